@@ -1,0 +1,52 @@
+import { type EngineCliOptions, engineFromCli } from '../engine-setup.js';
+import { EXIT } from '../exit-codes.js';
+import { blockedHints, printJson } from '../format.js';
+import { type GlobalOptions, openStore, parseDurationOption, resolveHome } from '../home.js';
+import { LineProgress } from '../progress.js';
+
+export interface CheckOptions extends GlobalOptions, EngineCliOptions {
+  maxTime?: string;
+  quiet?: boolean;
+}
+
+/**
+ * `baton check`: do everything that is due now, then exit. Safe for a heartbeat or cron and for
+ * several copies at once (claims are leased). Exit 1 when a run is blocked, so a heartbeat reports it.
+ */
+export async function checkCommand(options: CheckOptions): Promise<number> {
+  const home = resolveHome(options);
+  const store = openStore(home);
+  try {
+    const progress = options.json || options.quiet ? null : new LineProgress(process.stdout, true);
+    const engine = engineFromCli(
+      store,
+      home,
+      options,
+      progress ? { onClaim: progress.onClaim, onSettle: progress.onSettle } : {},
+    );
+    const maxTimeMs = options.maxTime ? parseDurationOption(options.maxTime, '--max-time') : null;
+    const timer = maxTimeMs === null ? null : setTimeout(() => engine.stop(0), maxTimeMs);
+    timer?.unref();
+    const stop = () => engine.stop(0);
+    process.once('SIGTERM', stop);
+    process.once('SIGINT', stop);
+    const report = await engine.run({ kind: 'drain' });
+    if (timer) clearTimeout(timer);
+    const blocked = await store.listRuns({ status: 'blocked', limit: 100 });
+    const details = await Promise.all(blocked.map((run) => store.getRun(run.id)));
+    if (options.json) {
+      printJson({ ...report, blocked: details.map((run) => ({ id: run!.id, reason: run!.blockedReason })) });
+    } else {
+      if (report.attemptsStarted === 0 && !options.quiet) process.stdout.write('nothing due\n');
+      for (const run of details) {
+        if (!run) continue;
+        process.stdout.write(`BLOCKED run ${run.id} (${run.planName}): ${run.blockedReason}\n`);
+        for (const step of run.steps.filter((s) => s.status === 'blocked'))
+          process.stdout.write(`  ${blockedHints(run.id, step.stepId)}\n`);
+      }
+    }
+    return blocked.length > 0 ? EXIT.workFailed : EXIT.ok;
+  } finally {
+    await store.close();
+  }
+}

@@ -1,0 +1,67 @@
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { BatonError } from '../../core/errors.js';
+import { EXIT } from '../exit-codes.js';
+import type { GlobalOptions } from '../home.js';
+
+const STARTER_PLAN = `# A Baton plan: steps run in order of their dependencies, each by an agent CLI.
+# Schema for editors: schema/plan.schema.json in the Baton package.
+version: 1
+name: my-task
+description: Research a topic, summarise it, then write a report
+inputs:
+  topic: { default: durable execution for AI agents, description: what to research }
+defaults:
+  # argv, never a shell string; the step's instruction is appended as the last argument.
+  agent: { command: [claude, -p, --permission-mode, acceptEdits] }
+  retry: { maxAttempts: 3, initialDelayMs: 30s, maxDelayMs: 10m }
+  timeoutMs: 30m
+steps:
+  - id: research
+    title: Research the topic
+    instruction: Research {{inputs.topic}} and write your notes to study/notes.md
+    requiredOutputs: [study/notes.md]
+  - id: summarise
+    dependsOn: [research]
+    instruction: Read {{steps.research.outputs}} and write a one-page summary to study/summary.md
+    requiredOutputs: [study/summary.md]
+  - id: report
+    dependsOn: [summarise]
+    delayBeforeMs: 2m   # a pause between steps, e.g. for rate-limited APIs
+    instruction: Using study/summary.md, write the final report to report.md
+    requiredOutputs: [report.md]
+`;
+
+/** `baton init [dir]`: a starter plan and the heartbeat line that drives it. */
+export async function initCommand(
+  dir: string | undefined,
+  options: GlobalOptions & { force?: boolean },
+): Promise<number> {
+  const target = resolve(dir ?? '.');
+  mkdirSync(target, { recursive: true });
+  const planPath = join(target, 'baton.plan.yaml');
+  if (existsSync(planPath) && !options.force) {
+    throw new BatonError(
+      'INVALID_ARGUMENT',
+      `${planPath} already exists; it was left as it is (use --force to overwrite it)`,
+    );
+  }
+  writeFileSync(planPath, STARTER_PLAN, { mode: 0o644 });
+  const home = resolve(options.home ?? process.env.BATON_HOME ?? join(target, '.baton'));
+  process.stdout.write(
+    [
+      `wrote ${planPath}`,
+      '',
+      'next:',
+      `  1. edit the plan (agent command, steps), then start it:  baton run ${planPath}`,
+      `     or store it for the heartbeat to drive:               baton run ${planPath} --detach`,
+      '  2. let a heartbeat drive due steps (crontab -e):',
+      `     */5 * * * * cd ${target} && baton check --quiet --home ${home}`,
+      '     or, for an OpenClaw agent, add this line to HEARTBEAT.md:',
+      `     Run \`baton check --quiet --home ${home}\` and report only BLOCKED lines.`,
+      '  3. see where things stand:  baton status',
+      '',
+    ].join('\n'),
+  );
+  return EXIT.ok;
+}

@@ -1,0 +1,82 @@
+import { randomBytes } from 'node:crypto';
+import { hostname } from 'node:os';
+import { join, resolve } from 'node:path';
+import { BatonError } from '../core/errors.js';
+import { parseDurationMs } from '../core/plan/duration.js';
+import type { AgentSpec } from '../core/plan/types.js';
+import { SqliteStore } from '../store/sqlite/sqlite-store.js';
+
+export interface GlobalOptions {
+  home?: string;
+  json?: boolean;
+}
+
+/** Baton's folder: `--home`, else BATON_HOME, else `.baton` in the current directory. */
+export function resolveHome(options: GlobalOptions): string {
+  return resolve(options.home ?? process.env.BATON_HOME ?? '.baton');
+}
+
+export function databasePath(home: string): string {
+  return join(home, 'baton.db');
+}
+
+export function openStore(home: string): SqliteStore {
+  return SqliteStore.open(databasePath(home));
+}
+
+/** A lease owner id unique to this process: host, pid and a random suffix. */
+export function ownerId(): string {
+  return `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
+}
+
+/**
+ * The agent command from `--agent` or BATON_AGENT_CMD: a JSON array of strings (argv), never a
+ * string to split, e.g. '["claude","-p","--output-format","json"]'.
+ */
+export function parseAgentOption(value: string | undefined, where: string): AgentSpec | undefined {
+  if (value === undefined || value.trim() === '') return undefined;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(value);
+  } catch {
+    throw new BatonError(
+      'CONFIG_INVALID',
+      `${where}: expected a JSON array of strings such as '["claude","-p"]', got ${JSON.stringify(value)}`,
+    );
+  }
+  if (
+    !Array.isArray(parsed) ||
+    parsed.length === 0 ||
+    !parsed.every((arg) => typeof arg === 'string' && arg.length > 0)
+  ) {
+    throw new BatonError(
+      'CONFIG_INVALID',
+      `${where}: expected a non-empty JSON array of non-empty strings, got ${value}`,
+    );
+  }
+  return {
+    command: parsed as string[],
+    promptVia: (parsed as string[]).includes('{prompt}') ? 'placeholder' : 'arg',
+  };
+}
+
+export function agentFromEnvOrOption(option: string | undefined): AgentSpec | undefined {
+  return (
+    parseAgentOption(option, '--agent') ?? parseAgentOption(process.env.BATON_AGENT_CMD, 'BATON_AGENT_CMD')
+  );
+}
+
+export function parsePositiveInt(value: string, where: string, max = 100_000): number {
+  if (!/^\d+$/.test(value) || Number(value) < 1 || Number(value) > max) {
+    throw new BatonError(
+      'INVALID_ARGUMENT',
+      `${where}: expected a whole number from 1 to ${max}, got "${value}"`,
+    );
+  }
+  return Number(value);
+}
+
+/** A duration flag: plain digits are milliseconds, or a number with a unit (500ms, 30s, 2m, 1h, 1d). */
+export function parseDurationOption(value: string, where: string): number {
+  return /^\d+$/.test(value) ? Number(value) : parseDurationMs(value, where);
+}

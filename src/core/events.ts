@@ -1,0 +1,43 @@
+import type { FailureClass } from './failure.js';
+import type { RunStatus } from './run-state.js';
+
+/**
+ * The append-only log of a run: persisted, shown by `baton timeline`, read by the dashboard.
+ * Each event is written in the same transaction as the state it describes.
+ */
+export type BatonEvent =
+  /** A run was stored with its plan snapshot. */
+  | { type: 'run.created'; planName: string; planHash: string; steps: number; status: RunStatus }
+  /** A human approved a proposed run, or retried a step of a blocked run: work goes on. */
+  | { type: 'run.resumed'; reason: string }
+  /** Every step succeeded, was skipped or degraded. */
+  | { type: 'run.succeeded' }
+  /** Nothing more can happen without a human; `reason` names the step(s) and what to do. */
+  | { type: 'run.blocked'; reason: string }
+  | { type: 'run.cancelled' }
+  /** A worker claimed the step and leased it until `leaseExpiresAt`. */
+  | { type: 'step.started'; stepId: string; attempt: number; owner: string; leaseExpiresAt: number }
+  | { type: 'step.succeeded'; stepId: string; attempt: number; durationMs: number | null; summary: string }
+  | {
+      type: 'step.failed';
+      stepId: string;
+      attempt: number;
+      durationMs: number | null;
+      failureClass: FailureClass;
+      message: string;
+      exitCode: number | null;
+      fingerprint: string;
+    }
+  | { type: 'step.retry_scheduled'; stepId: string; nextAttempt: number; delayMs: number; dueAt: number }
+  | { type: 'step.blocked'; stepId: string; failureClass: FailureClass; reason: string }
+  /** A human asked for the step to run again (`baton retry`). */
+  | { type: 'step.retry_requested'; stepId: string }
+  | { type: 'step.skipped'; stepId: string }
+  | { type: 'step.cancelled'; stepId: string }
+  /** A guardrail stopped the run. */
+  | { type: 'budget.exceeded'; limit: 'maxSteps'; value: number; max: number };
+
+export type BatonEventType = BatonEvent['type'];
+
+/** An event as stored: with its run, position and time. */
+export type StoredEvent = BatonEvent & { seq: number; runId: string; at: number };

@@ -1,0 +1,83 @@
+import type { FailureClass } from './failure.js';
+import type { Plan } from './plan/types.js';
+
+export const RUN_STATUSES = [
+  'awaiting_approval',
+  'running',
+  'blocked',
+  'succeeded',
+  'failed',
+  'cancelled',
+] as const;
+export type RunStatus = (typeof RUN_STATUSES)[number];
+
+export const STEP_STATUSES = [
+  'pending',
+  'ready',
+  'running',
+  'succeeded',
+  'retry_wait',
+  'blocked',
+  'skipped',
+  'degraded',
+  'cancelled',
+] as const;
+export type StepStatus = (typeof STEP_STATUSES)[number];
+
+/** Steps in these states let their dependents start. */
+export const SATISFIED_STEP_STATUSES: ReadonlySet<StepStatus> = new Set(['succeeded', 'skipped', 'degraded']);
+/** Steps in these states never change again (unless a human retries a blocked one). */
+export const FINAL_STEP_STATUSES: ReadonlySet<StepStatus> = new Set([
+  'succeeded',
+  'skipped',
+  'degraded',
+  'cancelled',
+]);
+/** Steps a worker may claim once `dueAt` has passed. */
+export const DUE_STEP_STATUSES: ReadonlySet<StepStatus> = new Set(['ready', 'retry_wait']);
+export const FINAL_RUN_STATUSES: ReadonlySet<RunStatus> = new Set(['succeeded', 'failed', 'cancelled']);
+
+/** The materialized state of one step. Times are milliseconds since the epoch. */
+export interface StepState {
+  stepId: string;
+  status: StepStatus;
+  /** Number of attempts started so far; the current or last attempt's number. */
+  attempt: number;
+  /** Attempts since the step was last (re)started by a human; counts against `retry.maxAttempts`. */
+  tries: number;
+  /** When a `ready` or `retry_wait` step becomes due. */
+  dueAt: number | null;
+  leaseOwner: string | null;
+  leaseExpiresAt: number | null;
+  /** When the current or last attempt started. */
+  startedAt: number | null;
+  lastError: string | null;
+  lastFailureClass: FailureClass | null;
+  fingerprint: string | null;
+  /** How many consecutive failures had `fingerprint`. */
+  fingerprintRepeats: number;
+  /** The step's result as stored JSON (`StepResult`), kept opaque here: the core never needs its content. */
+  resultJson: string | null;
+  blockedReason: string | null;
+  updatedAt: number;
+}
+
+/** What a successful step leaves for its successors. */
+export interface StepResult {
+  summary: string;
+  outputs: { path: string; size: number; sha256: string }[];
+  value?: unknown;
+}
+
+export interface RunState {
+  id: string;
+  status: RunStatus;
+  plan: Plan;
+  /** Attempts started in this run, all steps together (the `maxSteps` guardrail). */
+  attemptsTotal: number;
+  blockedReason: string | null;
+  createdAt: number;
+  updatedAt: number;
+  finishedAt: number | null;
+  steps: Readonly<Record<string, StepState>>;
+}

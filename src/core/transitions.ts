@@ -1,0 +1,372 @@
+import { fullJitterDelayMs, type RandomSource } from './backoff.js';
+import { BatonError } from './errors.js';
+import type { BatonEvent } from './events.js';
+import { isRetryable, type StepOutcome } from './failure.js';
+import { failureFingerprint } from './fingerprint.js';
+import type { Plan, PlanStep } from './plan/types.js';
+import {
+  DUE_STEP_STATUSES,
+  FINAL_RUN_STATUSES,
+  type RunState,
+  type RunStatus,
+  SATISFIED_STEP_STATUSES,
+  type StepState,
+} from './run-state.js';
+
+/**
+ * The run/step state machine as pure functions of (state, event, now). Each returns the new run
+ * state, the ids of the steps it changed and the events to append; the store writes all three in
+ * one transaction.
+ */
+export interface Transition {
+  run: RunState;
+  changedSteps: string[];
+  events: BatonEvent[];
+}
+
+function planStep(plan: Plan, stepId: string): PlanStep {
+  const step = plan.steps.find((candidate) => candidate.id === stepId);
+  if (!step)
+    throw new BatonError(
+      'STEP_NOT_FOUND',
+      `unknown step "${stepId}" (known: ${plan.steps.map((s) => s.id).join(', ')})`,
+    );
+  return step;
+}
+
+function stepState(run: RunState, stepId: string): StepState {
+  const state = run.steps[stepId];
+  if (!state) {
+    throw new BatonError(
+      'STEP_NOT_FOUND',
+      `run ${run.id} has no step "${stepId}" (known: ${Object.keys(run.steps).join(', ')})`,
+    );
+  }
+  return state;
+}
+
+/** Initial step states of a new run: steps without dependencies are ready after their delay. */
+export function initialStepStates(plan: Plan, now: number): Record<string, StepState> {
+  const steps: Record<string, StepState> = {};
+  for (const step of plan.steps) {
+    const ready = step.dependsOn.length === 0;
+    steps[step.id] = {
+      stepId: step.id,
+      status: ready ? 'ready' : 'pending',
+      attempt: 0,
+      tries: 0,
+      dueAt: ready ? now + step.delayBeforeMs : null,
+      leaseOwner: null,
+      leaseExpiresAt: null,
+      startedAt: null,
+      lastError: null,
+      lastFailureClass: null,
+      fingerprint: null,
+      fingerprintRepeats: 0,
+      resultJson: null,
+      blockedReason: null,
+      updatedAt: now,
+    };
+  }
+  return steps;
+}
+
+/** A builder that collects step changes and events, then settles the run status once. */
+class Draft {
+  readonly steps: Record<string, StepState>;
+  readonly changed = new Set<string>();
+  readonly events: BatonEvent[] = [];
+  run: RunState;
+
+  constructor(
+    run: RunState,
+    readonly now: number,
+  ) {
+    this.run = run;
+    this.steps = { ...run.steps };
+  }
+
+  setStep(stepId: string, patch: Partial<StepState>): StepState {
+    const next = { ...this.steps[stepId]!, ...patch, updatedAt: this.now };
+    this.steps[stepId] = next;
+    this.changed.add(stepId);
+    return next;
+  }
+
+  /** Dependents of `stepId` whose dependencies are all satisfied become ready after their delay. */
+  releaseDependents(stepId: string): void {
+    for (const step of this.run.plan.steps) {
+      if (!step.dependsOn.includes(stepId) || this.steps[step.id]?.status !== 'pending') continue;
+      if (step.dependsOn.every((dep) => SATISFIED_STEP_STATUSES.has(this.steps[dep]!.status))) {
+        this.setStep(step.id, { status: 'ready', dueAt: this.now + step.delayBeforeMs });
+      }
+    }
+  }
+
+  finish(): Transition {
+    const before = this.run.status;
+    let status: RunStatus = before;
+    let blockedReason = this.run.blockedReason;
+    if (!FINAL_RUN_STATUSES.has(before) && before !== 'awaiting_approval' && !isBudgetBlock(this.run)) {
+      status = deriveRunStatus(this.steps);
+      blockedReason = status === 'blocked' ? describeBlockedSteps(this.steps) : null;
+      if (status !== before || (status === 'blocked' && blockedReason !== this.run.blockedReason)) {
+        if (status === 'succeeded') this.events.push({ type: 'run.succeeded' });
+        if (status === 'blocked') this.events.push({ type: 'run.blocked', reason: blockedReason ?? '' });
+      }
+    }
+    const run: RunState = {
+      ...this.run,
+      status,
+      blockedReason,
+      steps: this.steps,
+      updatedAt: this.now,
+      finishedAt: FINAL_RUN_STATUSES.has(status) ? (this.run.finishedAt ?? this.now) : null,
+    };
+    return { run, changedSteps: [...this.changed], events: this.events };
+  }
+}
+
+function isBudgetBlock(run: RunState): boolean {
+  return run.status === 'blocked' && (run.blockedReason?.startsWith('budget:') ?? false);
+}
+
+/** running while anything can still happen; succeeded when every step is satisfied; else blocked. */
+export function deriveRunStatus(steps: Readonly<Record<string, StepState>>): RunStatus {
+  let allSatisfied = true;
+  let active = false;
+  let blocked = false;
+  for (const step of Object.values(steps)) {
+    if (!SATISFIED_STEP_STATUSES.has(step.status)) allSatisfied = false;
+    if (step.status === 'running' || DUE_STEP_STATUSES.has(step.status)) active = true;
+    if (step.status === 'blocked') blocked = true;
+  }
+  if (allSatisfied) return 'succeeded';
+  if (active) return 'running';
+  return blocked ? 'blocked' : 'running';
+}
+
+function describeBlockedSteps(steps: Readonly<Record<string, StepState>>): string {
+  return Object.values(steps)
+    .filter((step) => step.status === 'blocked')
+    .map((step) => `step ${step.stepId}: ${step.blockedReason ?? 'blocked'}`)
+    .join('; ');
+}
+
+/** Claims a due step for `owner` until `now + leaseMs`. Returns null when the run's budget stops it. */
+export function claimStep(
+  run: RunState,
+  stepId: string,
+  owner: string,
+  now: number,
+  leaseMs: number,
+): Transition {
+  const step = stepState(run, stepId);
+  if (run.status !== 'running' || !DUE_STEP_STATUSES.has(step.status)) {
+    throw new BatonError(
+      'INVALID_TRANSITION',
+      `step ${stepId} of run ${run.id} is ${step.status} (run ${run.status}): it cannot be claimed`,
+    );
+  }
+  const draft = new Draft(run, now);
+  const max = run.plan.limits.maxSteps;
+  if (run.attemptsTotal >= max) {
+    const reason = `budget: maxSteps ${max} reached (${run.attemptsTotal} attempts); raise limits.maxSteps in the plan to allow more`;
+    draft.events.push({ type: 'budget.exceeded', limit: 'maxSteps', value: run.attemptsTotal, max });
+    draft.events.push({ type: 'run.blocked', reason });
+    draft.run = { ...run, status: 'blocked', blockedReason: reason };
+    return draft.finish();
+  }
+  const attempt = step.attempt + 1;
+  const leaseExpiresAt = now + leaseMs;
+  draft.setStep(stepId, {
+    status: 'running',
+    attempt,
+    tries: step.tries + 1,
+    dueAt: null,
+    leaseOwner: owner,
+    leaseExpiresAt,
+    startedAt: now,
+  });
+  draft.run = { ...run, attemptsTotal: run.attemptsTotal + 1 };
+  draft.events.push({ type: 'step.started', stepId, attempt, owner, leaseExpiresAt });
+  return draft.finish();
+}
+
+/** True when `owner` still holds the lease of this attempt: otherwise its outcome is stale. */
+export function holdsLease(run: RunState, stepId: string, attempt: number, owner: string): boolean {
+  const step = run.steps[stepId];
+  return step?.status === 'running' && step.attempt === attempt && step.leaseOwner === owner;
+}
+
+/**
+ * Records the outcome of the running attempt: success releases dependents; a failure is retried
+ * with full-jitter backoff when its class is retryable, the tries are not used up and the same
+ * failure has not repeated `noProgressAfter` times; otherwise the step is blocked for a human.
+ */
+export function completeStep(
+  run: RunState,
+  stepId: string,
+  outcome: StepOutcome,
+  now: number,
+  random: RandomSource,
+  resultJson: string | null = null,
+): Transition {
+  const step = stepState(run, stepId);
+  if (step.status !== 'running') {
+    throw new BatonError(
+      'INVALID_TRANSITION',
+      `step ${stepId} of run ${run.id} is ${step.status}: only a running step can complete`,
+    );
+  }
+  const draft = new Draft(run, now);
+  const durationMs = step.startedAt === null ? null : now - step.startedAt;
+  const cleared = { leaseOwner: null, leaseExpiresAt: null, dueAt: null };
+  if (outcome.ok) {
+    draft.setStep(stepId, {
+      ...cleared,
+      status: 'succeeded',
+      resultJson,
+      lastError: null,
+      lastFailureClass: null,
+      blockedReason: null,
+    });
+    draft.events.push({
+      type: 'step.succeeded',
+      stepId,
+      attempt: step.attempt,
+      durationMs,
+      summary: outcome.summary.slice(0, 200),
+    });
+    draft.releaseDependents(stepId);
+    return draft.finish();
+  }
+  const fingerprint = failureFingerprint(stepId, outcome.failureClass, outcome.message);
+  const repeats = step.fingerprint === fingerprint ? step.fingerprintRepeats + 1 : 1;
+  draft.events.push({
+    type: 'step.failed',
+    stepId,
+    attempt: step.attempt,
+    durationMs,
+    failureClass: outcome.failureClass,
+    message: outcome.message,
+    exitCode: outcome.exitCode ?? null,
+    fingerprint,
+  });
+  const failed = {
+    ...cleared,
+    lastError: outcome.message,
+    lastFailureClass: outcome.failureClass,
+    fingerprint,
+    fingerprintRepeats: repeats,
+  };
+  const policy = planStep(run.plan, stepId).retry;
+  const noProgressAfter = run.plan.limits.noProgressAfter;
+  let blockClass = outcome.failureClass;
+  let reason: string | null = null;
+  if (!isRetryable(outcome.failureClass)) {
+    reason = `${outcome.failureClass} failure, not retried: ${outcome.message}`;
+  } else if (repeats >= noProgressAfter && step.tries < policy.maxAttempts) {
+    blockClass = 'no_progress';
+    reason = `no progress: the same ${outcome.failureClass} failure ${repeats} times in a row: ${outcome.message}`;
+  } else if (step.tries >= policy.maxAttempts) {
+    reason = `failed ${step.tries} of ${policy.maxAttempts} allowed tries; last (${outcome.failureClass}): ${outcome.message}`;
+  }
+  if (reason !== null) {
+    draft.setStep(stepId, { ...failed, status: 'blocked', blockedReason: reason });
+    draft.events.push({ type: 'step.blocked', stepId, failureClass: blockClass, reason });
+    return draft.finish();
+  }
+  const delayMs = outcome.retryAfterMs ?? fullJitterDelayMs(policy, step.tries, random);
+  const dueAt = now + delayMs;
+  draft.setStep(stepId, { ...failed, status: 'retry_wait', dueAt, blockedReason: null });
+  draft.events.push({ type: 'step.retry_scheduled', stepId, nextAttempt: step.attempt + 1, delayMs, dueAt });
+  return draft.finish();
+}
+
+/** A lease that ran out means its worker died or stalled: the attempt ends `interrupted`. */
+export function expireLease(run: RunState, stepId: string, now: number, random: RandomSource): Transition {
+  const step = stepState(run, stepId);
+  const owner = step.leaseOwner ?? 'unknown';
+  return completeStep(
+    run,
+    stepId,
+    {
+      ok: false,
+      failureClass: 'interrupted',
+      message: `lease of worker ${owner} expired: the worker died or stalled mid-step`,
+    },
+    now,
+    random,
+  );
+}
+
+/** `baton retry`: a blocked or waiting step becomes due now with fresh tries. */
+export function retryStep(run: RunState, stepId: string, now: number): Transition {
+  const step = stepState(run, stepId);
+  if (FINAL_RUN_STATUSES.has(run.status)) {
+    throw new BatonError('INVALID_TRANSITION', `run ${run.id} is ${run.status}: its steps cannot be retried`);
+  }
+  if (step.status !== 'blocked' && step.status !== 'retry_wait') {
+    throw new BatonError(
+      'INVALID_TRANSITION',
+      `step ${stepId} is ${step.status}: only a blocked or retry_wait step can be retried`,
+    );
+  }
+  const draft = new Draft(run, now);
+  draft.setStep(stepId, {
+    status: 'ready',
+    dueAt: now,
+    tries: 0,
+    fingerprint: null,
+    fingerprintRepeats: 0,
+    blockedReason: null,
+  });
+  draft.events.push({ type: 'step.retry_requested', stepId });
+  if (run.status === 'blocked' && !isBudgetBlock(run))
+    draft.events.push({ type: 'run.resumed', reason: `retry of step ${stepId}` });
+  return draft.finish();
+}
+
+/** `baton skip`: a step that is not running or done is marked skipped; its dependents may start. */
+export function skipStep(run: RunState, stepId: string, now: number): Transition {
+  const step = stepState(run, stepId);
+  if (FINAL_RUN_STATUSES.has(run.status)) {
+    throw new BatonError('INVALID_TRANSITION', `run ${run.id} is ${run.status}: its steps cannot be skipped`);
+  }
+  if (!['pending', 'ready', 'retry_wait', 'blocked'].includes(step.status)) {
+    throw new BatonError(
+      'INVALID_TRANSITION',
+      `step ${stepId} is ${step.status}: only a pending, ready, waiting or blocked step can be skipped`,
+    );
+  }
+  const draft = new Draft(run, now);
+  draft.setStep(stepId, { status: 'skipped', dueAt: null, blockedReason: null });
+  draft.events.push({ type: 'step.skipped', stepId });
+  draft.releaseDependents(stepId);
+  if (run.status === 'blocked' && !isBudgetBlock(run))
+    draft.events.push({ type: 'run.resumed', reason: `skip of step ${stepId}` });
+  return draft.finish();
+}
+
+/** `baton cancel`: the run and every unfinished step end; a running attempt's outcome will be discarded. */
+export function cancelRun(run: RunState, now: number): Transition {
+  if (FINAL_RUN_STATUSES.has(run.status)) {
+    throw new BatonError('INVALID_TRANSITION', `run ${run.id} is already ${run.status}`);
+  }
+  const draft = new Draft(run, now);
+  for (const step of Object.values(run.steps)) {
+    if (
+      step.status === 'succeeded' ||
+      step.status === 'skipped' ||
+      step.status === 'degraded' ||
+      step.status === 'cancelled'
+    )
+      continue;
+    draft.setStep(step.stepId, { status: 'cancelled', dueAt: null, leaseOwner: null, leaseExpiresAt: null });
+    draft.events.push({ type: 'step.cancelled', stepId: step.stepId });
+  }
+  draft.events.push({ type: 'run.cancelled' });
+  draft.run = { ...run, status: 'cancelled' };
+  return draft.finish();
+}

@@ -1,0 +1,246 @@
+import { hostname } from 'node:os';
+import type { RandomSource } from '../core/backoff.js';
+import { listTemplateRefs } from '../core/plan/template.js';
+import type { StepExecutor } from '../executors/step-executor.js';
+import type { AttemptKey, ClaimedStep, Completion, CycleResult, Store } from '../store/store.js';
+import { stopOrphanedAttempt } from './orphans.js';
+
+/** How long the engine keeps going. */
+export type EngineMode =
+  /** `baton check`: do everything due now, then return (timers left for the next heartbeat). */
+  | { kind: 'drain' }
+  /** `baton run`: drive one run until it succeeds, blocks, fails or is cancelled, waiting for its timers. */
+  | { kind: 'until-settled'; runId: string }
+  /** `baton worker`: until `stop()`. */
+  | { kind: 'forever' };
+
+export interface EngineOptions {
+  store: Store;
+  executors: { agent: StepExecutor; fn: StepExecutor };
+  home: string;
+  /** Lease owner id; unique per process. */
+  owner: string;
+  /** Steps executing at once in this process. Default 8. */
+  concurrency?: number;
+  /** Lease length in ms; renewed every third of it while a step runs. Default 30 000. */
+  leaseMs?: number;
+  /** Longest sleep while idle, so runs created by other processes are seen. Default 1000 ms. */
+  pollMs?: number;
+  now?: () => number;
+  random?: RandomSource;
+  /** Observers for progress output. */
+  onClaim?: (claim: ClaimedStep) => void;
+  onSettle?: (completion: Completion, accepted: boolean) => void;
+}
+
+export interface EngineReport {
+  attemptsStarted: number;
+  attemptsCommitted: number;
+  attemptsDiscarded: number;
+  reclaimed: number;
+}
+
+interface InFlight {
+  claim: ClaimedStep;
+  abort: AbortController;
+}
+
+const key = (k: AttemptKey): string => `${k.runId}\u0000${k.stepId}\u0000${k.attempt}`;
+
+/**
+ * The worker loop: one store transaction commits every finished attempt, reclaims expired leases
+ * and claims due steps; executors run outside transactions; leases are renewed while they run.
+ */
+export class Engine {
+  private readonly store: Store;
+  private readonly concurrency: number;
+  private readonly leaseMs: number;
+  private readonly pollMs: number;
+  private readonly now: () => number;
+  private readonly random: RandomSource;
+  private readonly inFlight = new Map<string, InFlight>();
+  private completions: Completion[] = [];
+  private wake: (() => void) | null = null;
+  private stopping = false;
+  private stopAbortAt: number | null = null;
+  private readonly report: EngineReport = {
+    attemptsStarted: 0,
+    attemptsCommitted: 0,
+    attemptsDiscarded: 0,
+    reclaimed: 0,
+  };
+
+  constructor(private readonly options: EngineOptions) {
+    this.store = options.store;
+    this.concurrency = options.concurrency ?? 8;
+    this.leaseMs = options.leaseMs ?? 30_000;
+    this.pollMs = options.pollMs ?? 1000;
+    this.now = options.now ?? Date.now;
+    this.random = options.random ?? Math.random;
+  }
+
+  /** Stop claiming; in-flight steps finish, and are aborted (then retried later) after `graceMs`. */
+  stop(graceMs = 30_000): void {
+    this.stopping = true;
+    this.stopAbortAt = this.now() + graceMs;
+    if (graceMs <= 0) for (const entry of this.inFlight.values()) entry.abort.abort();
+    this.wake?.();
+  }
+
+  async run(mode: EngineMode): Promise<EngineReport> {
+    const renewTimer = setInterval(() => void this.renewLeases(), Math.max(50, Math.floor(this.leaseMs / 3)));
+    renewTimer.unref();
+    try {
+      for (;;) {
+        if (this.stopAbortAt !== null && this.now() >= this.stopAbortAt) {
+          for (const entry of this.inFlight.values()) entry.abort.abort();
+        }
+        const claimLimit = this.stopping ? 0 : this.concurrency - this.inFlight.size;
+        let progressed = false;
+        if (this.completions.length > 0 || claimLimit > 0) {
+          const result = await this.cycle(claimLimit, mode);
+          for (const claim of result.claimed) this.start(claim);
+          progressed = result.claimed.length > 0 || result.reclaimed.length > 0;
+        }
+        if (this.inFlight.size > 0 || this.completions.length > 0) {
+          await this.sleep(this.completions.length > 0 ? 0 : this.pollMs);
+          continue;
+        }
+        if (this.stopping) break;
+        const next = await this.idleWait(mode, progressed);
+        if (next === 'done') break;
+      }
+    } finally {
+      clearInterval(renewTimer);
+    }
+    return { ...this.report };
+  }
+
+  /** With nothing in flight: decide whether to return, or how long to sleep. */
+  private async idleWait(mode: EngineMode, progressed: boolean): Promise<'done' | 'again'> {
+    const filter = mode.kind === 'until-settled' ? { runId: mode.runId } : {};
+    if (mode.kind === 'until-settled') {
+      const run = await this.store.getRun(mode.runId);
+      if (!run || run.status !== 'running') return 'done';
+    }
+    const wakeAt = await this.store.nextWakeAt(filter);
+    const now = this.now();
+    if (mode.kind === 'drain') return progressed && wakeAt !== null && wakeAt <= now ? 'again' : 'done';
+    // Due work that could not be claimed (another process holds the run's concurrency) must not spin.
+    const floor = progressed ? 0 : 25;
+    const delay = wakeAt === null ? this.pollMs : Math.min(Math.max(floor, wakeAt - now), this.pollMs);
+    await this.sleep(delay);
+    return 'again';
+  }
+
+  private async cycle(claimLimit: number, mode: EngineMode): Promise<CycleResult> {
+    const completions = this.completions;
+    this.completions = [];
+    const result = await this.store.cycle({
+      owner: this.options.owner,
+      now: this.now(),
+      leaseMs: this.leaseMs,
+      completions,
+      claimLimit,
+      random: this.random,
+      ...(mode.kind === 'until-settled' ? { runId: mode.runId } : {}),
+    });
+    completions.forEach((completion, index) => {
+      const accepted = result.accepted[index] ?? false;
+      if (accepted) this.report.attemptsCommitted++;
+      else this.report.attemptsDiscarded++;
+      this.options.onSettle?.(completion, accepted);
+    });
+    for (const reclaimed of result.reclaimed) {
+      this.report.reclaimed++;
+      stopOrphanedAttempt(reclaimed, hostname());
+    }
+    return result;
+  }
+
+  private start(claim: ClaimedStep): void {
+    const abort = new AbortController();
+    this.inFlight.set(key(claim), { claim, abort });
+    this.report.attemptsStarted++;
+    this.options.onClaim?.(claim);
+    void this.execute(claim, abort.signal);
+  }
+
+  private async execute(claim: ClaimedStep, signal: AbortSignal): Promise<void> {
+    const startedAt = this.now();
+    const executor = claim.step.kind === 'fn' ? this.options.executors.fn : this.options.executors.agent;
+    let completion: Completion;
+    try {
+      const results = await this.store.getStepResults(claim.runId, referencedSteps(claim));
+      const attempt = await executor.execute({
+        claim,
+        results,
+        home: this.options.home,
+        signal,
+        onProcess: (pid) =>
+          void this.store.recordAttemptProcess(claim, { pid, host: hostname() }).catch(() => undefined),
+      });
+      completion = {
+        ...attemptKey(claim),
+        owner: claim.owner,
+        outcome: attempt.outcome,
+        startedAt,
+        endedAt: this.now(),
+        logPath: attempt.logPath,
+      };
+    } catch (error) {
+      // A bug or an I/O failure at the edge: record it as a failure rather than lose the attempt.
+      const message = `internal error while running the step: ${error instanceof Error ? error.message : String(error)}`;
+      completion = {
+        ...attemptKey(claim),
+        owner: claim.owner,
+        outcome: { ok: false, failureClass: 'transient', message },
+        startedAt,
+        endedAt: this.now(),
+        logPath: null,
+      };
+    }
+    this.inFlight.delete(key(claim));
+    this.completions.push(completion);
+    this.wake?.();
+  }
+
+  private async renewLeases(): Promise<void> {
+    if (this.inFlight.size === 0) return;
+    const attempts = [...this.inFlight.values()].map((entry) => attemptKey(entry.claim));
+    try {
+      const lost = await this.store.renewLeases(this.options.owner, attempts, this.leaseMs, this.now());
+      for (const attempt of lost) this.inFlight.get(key(attempt))?.abort.abort();
+    } catch {
+      // The next renewal tries again; a lease that really runs out is reclaimed by the rules.
+    }
+  }
+
+  /** Sleeps up to `ms`, waking early when an attempt finishes or stop() is called. */
+  private sleep(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        this.wake = null;
+        // Let other attempts that finish in the same tick join this commit.
+        setImmediate(resolve);
+      };
+      const timer = setTimeout(done, ms);
+      this.wake = done;
+    });
+  }
+}
+
+function attemptKey(claim: AttemptKey): AttemptKey {
+  return { runId: claim.runId, stepId: claim.stepId, attempt: claim.attempt };
+}
+
+/** Steps whose results this attempt may read: template references for agents, dependencies for functions. */
+function referencedSteps(claim: ClaimedStep): string[] {
+  if (claim.step.kind === 'fn') return claim.step.dependsOn;
+  const ids = new Set<string>();
+  for (const ref of listTemplateRefs(claim.step.instruction ?? '')) {
+    if (ref.path[0] === 'steps' && ref.path[1] !== undefined) ids.add(ref.path[1]);
+  }
+  return [...ids];
+}

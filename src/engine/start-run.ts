@@ -1,0 +1,102 @@
+import { createHash } from 'node:crypto';
+import { mkdirSync, statSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import { BatonError } from '../core/errors.js';
+import type { AgentSpec, Plan } from '../core/plan/types.js';
+import { ulid } from '../core/ulid.js';
+import { assertAgentCommand } from '../executors/command-policy.js';
+import type { RunSummary, Store } from '../store/store.js';
+
+export interface StartRunOptions {
+  plan: Plan;
+  /** The plan file, when there is one: a relative `workspace` is resolved from its folder. */
+  planPath?: string;
+  /** Overrides the plan's workspace; relative to the current directory. */
+  workspace?: string;
+  inputs?: Record<string, string>;
+  /** Agent for steps whose plan sets none; baked into the stored snapshot so every later `check` uses it. */
+  defaultAgent?: AgentSpec;
+  runId?: string;
+  now?: number;
+}
+
+/** Resolves inputs against the plan's declarations: unknown names and missing required ones are refused. */
+export function resolveInputs(plan: Plan, given: Record<string, string>): Record<string, string> {
+  const declared = Object.keys(plan.inputs);
+  for (const name of Object.keys(given)) {
+    if (!Object.hasOwn(plan.inputs, name)) {
+      throw new BatonError(
+        'INPUT_MISSING',
+        `input "${name}" is not declared by plan ${plan.name} (declared: ${declared.length > 0 ? declared.join(', ') : 'none'})`,
+      );
+    }
+  }
+  const inputs: Record<string, string> = {};
+  const missing: string[] = [];
+  for (const [name, input] of Object.entries(plan.inputs)) {
+    const value = Object.hasOwn(given, name) ? given[name] : input.default;
+    if (value === undefined) missing.push(name);
+    else inputs[name] = value;
+  }
+  if (missing.length > 0) {
+    throw new BatonError(
+      'INPUT_MISSING',
+      `plan ${plan.name} needs input ${missing.map((m) => `"${m}"`).join(', ')}: pass --input ${missing[0]}=<value>`,
+    );
+  }
+  return inputs;
+}
+
+/** Sha256 of the normalized plan: the identity of the snapshot stored with the run. */
+export function planHash(plan: Plan): string {
+  return createHash('sha256').update(JSON.stringify(plan)).digest('hex');
+}
+
+/**
+ * Validates everything that can be checked before anything is stored (inputs, workspace, every
+ * agent command against the policy), then stores the run. Bad input throws and stores nothing.
+ */
+export async function startRun(store: Store, options: StartRunOptions): Promise<RunSummary> {
+  const now = options.now ?? Date.now();
+  const planDir = options.planPath ? dirname(resolve(options.planPath)) : process.cwd();
+  const workspace = options.workspace
+    ? resolve(options.workspace)
+    : resolve(planDir, options.plan.workspace ?? '.');
+  const inputs = resolveInputs(options.plan, options.inputs ?? {});
+  const plan: Plan = {
+    ...options.plan,
+    steps: options.plan.steps.map((step) =>
+      step.kind === 'agent' && !step.agent && options.defaultAgent
+        ? { ...step, agent: options.defaultAgent }
+        : step,
+    ),
+  };
+  for (const step of plan.steps) {
+    if (step.kind !== 'agent') continue;
+    if (!step.agent) {
+      throw new BatonError(
+        'CONFIG_INVALID',
+        `step "${step.id}" has no agent command: set defaults.agent.command in the plan, pass --agent '["claude","-p"]', or set BATON_AGENT_CMD`,
+      );
+    }
+    assertAgentCommand(step.agent.command);
+  }
+  try {
+    mkdirSync(workspace, { recursive: true });
+  } catch (error) {
+    throw new BatonError(
+      'CONFIG_INVALID',
+      `workspace ${workspace} cannot be created: ${(error as Error).message}`,
+      { cause: error },
+    );
+  }
+  if (!statSync(workspace).isDirectory())
+    throw new BatonError('CONFIG_INVALID', `workspace ${workspace} is not a directory`);
+  const runId = options.runId ?? ulid(now, Math.random);
+  if (!/^[A-Za-z0-9_-]{1,64}$/.test(runId)) {
+    throw new BatonError('INVALID_ARGUMENT', `run id "${runId}" must match [A-Za-z0-9_-]{1,64}`);
+  }
+  if (await store.getRun(runId))
+    throw new BatonError('INVALID_ARGUMENT', `a run with id "${runId}" already exists`);
+  return store.createRun({ id: runId, plan, planHash: planHash(plan), inputs, workspace, now });
+}

@@ -1,0 +1,94 @@
+import { BatonError } from '../core/errors.js';
+import type { StepResult } from '../core/run-state.js';
+import type { AttemptResult, ExecutionContext, StepExecutor } from './step-executor.js';
+
+/** What a registered TypeScript function receives. */
+export interface FunctionStepContext {
+  runId: string;
+  stepId: string;
+  attempt: number;
+  args: unknown;
+  inputs: Record<string, string>;
+  workspace: string;
+  /** Results of the steps this one depends on. */
+  results: Record<string, StepResult>;
+  signal: AbortSignal;
+}
+
+/** A function step returns a string (its summary) or any JSON value (summary = its JSON). */
+export type StepFunction = (context: FunctionStepContext) => unknown | Promise<unknown>;
+
+/** Thrown by a step function to say how its failure should be treated; any other throw is `agent_failed`. */
+export class StepFailure extends Error {
+  constructor(
+    message: string,
+    readonly failureClass: 'transient' | 'agent_failed' | 'invalid' | 'fatal' = 'agent_failed',
+  ) {
+    super(message);
+    this.name = 'StepFailure';
+  }
+}
+
+/** Named TypeScript functions that plans reference with `fn: <name>`. */
+export class FunctionRegistry {
+  private readonly functions = new Map<string, StepFunction>();
+
+  register(name: string, fn: StepFunction): this {
+    if (!/^[A-Za-z0-9._-]{1,100}$/.test(name)) {
+      throw new BatonError('INVALID_ARGUMENT', `function name "${name}" must match [A-Za-z0-9._-]{1,100}`);
+    }
+    this.functions.set(name, fn);
+    return this;
+  }
+
+  get(name: string): StepFunction | undefined {
+    return this.functions.get(name);
+  }
+
+  names(): string[] {
+    return [...this.functions.keys()].sort();
+  }
+}
+
+const SUMMARY_MAX_CHARS = 2000;
+
+export class FunctionExecutor implements StepExecutor {
+  constructor(private readonly registry: FunctionRegistry) {}
+
+  async execute(context: ExecutionContext): Promise<AttemptResult> {
+    const { claim } = context;
+    const name = claim.step.fn ?? '';
+    const fn = this.registry.get(name);
+    if (!fn) {
+      const known = this.registry.names();
+      const message = `no function registered as "${name}" (registered: ${known.length > 0 ? known.join(', ') : 'none'})`;
+      return { outcome: { ok: false, failureClass: 'invalid', message }, logPath: null };
+    }
+    try {
+      const value = await fn({
+        runId: claim.runId,
+        stepId: claim.stepId,
+        attempt: claim.attempt,
+        args: claim.step.args,
+        inputs: claim.inputs,
+        workspace: claim.workspace,
+        results: context.results,
+        signal: context.signal,
+      });
+      const summary = typeof value === 'string' ? value : value === undefined ? '' : JSON.stringify(value);
+      return {
+        outcome: {
+          ok: true,
+          summary: summary.slice(0, SUMMARY_MAX_CHARS),
+          outputs: [],
+          ...(value === undefined ? {} : { value }),
+        },
+        logPath: null,
+      };
+    } catch (error) {
+      const failureClass = error instanceof StepFailure ? error.failureClass : 'agent_failed';
+      const message = error instanceof Error ? error.message : String(error);
+      return { outcome: { ok: false, failureClass, message: `${name} threw: ${message}` }, logPath: null };
+    }
+  }
+}

@@ -1,0 +1,329 @@
+/**
+ * Runs one agent CLI process under supervision: never through a shell, in its own process group,
+ * with a wall-clock timeout, abort support, output streamed to a log file and only the tails of
+ * stdout and stderr kept in memory.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { statSync, type WriteStream } from 'node:fs';
+import { mkdir, open } from 'node:fs/promises';
+import { dirname } from 'node:path';
+import type { Readable } from 'node:stream';
+import { BatonError } from '../core/errors.js';
+
+export interface RunProcessOptions {
+  /** argv[0] is the executable (looked up on PATH by spawn); the rest are literal arguments. */
+  argv: readonly string[];
+  cwd: string;
+  /** The full environment given to the child. */
+  env: NodeJS.ProcessEnv;
+  /** Sent on stdin, which is then closed. When undefined stdin is not a pipe at all ('ignore'). */
+  stdinText?: string;
+  /** Wall clock, ms. Then the whole process group gets SIGTERM, and SIGKILL after killGraceMs. */
+  timeoutMs: number;
+  /** Ms between SIGTERM and SIGKILL. Default 5000. */
+  killGraceMs?: number;
+  /** stdout and stderr, in arrival order, streamed here (parent dirs created, mode 0o600). */
+  logPath: string;
+  /** Abort: the same SIGTERM-then-SIGKILL sequence on the group; result.aborted = true. */
+  signal?: AbortSignal;
+  /** Bytes of stdout and of stderr kept in memory. Default 65536. */
+  tailBytes?: number;
+  /** Called once the child has a pid. */
+  onSpawn?: (pid: number) => void;
+}
+
+export interface ProcessResult {
+  exitCode: number | null;
+  signal: NodeJS.Signals | null;
+  timedOut: boolean;
+  aborted: boolean;
+  durationMs: number;
+  /** The child could not be started (ENOENT: not found, EACCES: not executable); exitCode is null. */
+  spawnError?: { code: string; message: string };
+  /** utf8 of the last tailBytes of stdout, starting at a character boundary. */
+  stdoutTail: string;
+  stderrTail: string;
+  stdoutBytes: number;
+  stderrBytes: number;
+  logPath: string;
+}
+
+const DEFAULT_KILL_GRACE_MS = 5000;
+const DEFAULT_TAIL_BYTES = 65536;
+/** After the child exits, how long a grandchild may keep its stdout/stderr open before the group is killed. */
+const CLOSE_AFTER_EXIT_MS = 2000;
+
+/**
+ * Sends `signal` to the process group led by `pid`. Returns false when no such group exists (ESRCH).
+ */
+export function killProcessGroup(pid: number, signal: NodeJS.Signals): boolean {
+  // -0 is our own group and -1 is every process we may signal: never.
+  if (!Number.isInteger(pid) || pid <= 1) {
+    throw new BatonError('INVALID_ARGUMENT', `killProcessGroup: pid must be an integer > 1, got ${pid}`);
+  }
+  try {
+    process.kill(-pid, signal);
+    return true;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ESRCH') return false;
+    throw error;
+  }
+}
+
+/** Signals a group from a timer or event handler, where a throw would crash the process. */
+function signalGroupQuietly(pid: number, signal: NodeJS.Signals | 0): boolean {
+  try {
+    process.kill(-pid, signal);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Keeps the last `limit` bytes of a stream without holding the rest. */
+class ByteTail {
+  private chunks: Buffer[] = [];
+  private held = 0;
+  total = 0;
+
+  constructor(private readonly limit: number) {}
+
+  push(chunk: Buffer): void {
+    this.total += chunk.length;
+    if (this.limit === 0) return;
+    this.chunks.push(chunk);
+    this.held += chunk.length;
+    while (this.chunks.length > 1 && this.held - this.chunks[0]!.length >= this.limit) {
+      this.held -= this.chunks.shift()!.length;
+    }
+  }
+
+  text(): string {
+    const all = Buffer.concat(this.chunks);
+    if (all.length <= this.limit && this.held === this.total) return all.toString('utf8');
+    let start = all.length - this.limit;
+    // The cut may fall inside a character: skip its utf8 continuation bytes (10xxxxxx), at most 3.
+    const limit = Math.min(all.length, start + 3);
+    while (start < limit && (all[start]! & 0xc0) === 0x80) start++;
+    return all.subarray(start).toString('utf8');
+  }
+}
+
+function validate(options: RunProcessOptions): void {
+  const fail = (message: string) => new BatonError('INVALID_ARGUMENT', `runProcess: ${message}`);
+  if (options.argv.length === 0 || options.argv[0] === '') throw fail('argv must name an executable');
+  if (!(options.timeoutMs > 0)) throw fail(`timeoutMs must be a positive number, got ${options.timeoutMs}`);
+  const grace = options.killGraceMs;
+  if (grace !== undefined && !(grace >= 0)) throw fail(`killGraceMs must be >= 0, got ${grace}`);
+  const tail = options.tailBytes;
+  if (tail !== undefined && !(Number.isInteger(tail) && tail >= 0)) {
+    throw fail(`tailBytes must be a non-negative integer, got ${tail}`);
+  }
+}
+
+function describeSpawnError(error: NodeJS.ErrnoException, options: RunProcessOptions) {
+  const code = error.code ?? 'UNKNOWN';
+  let message = error.message;
+  if (code === 'ENOENT') {
+    let cwdIsDir = false;
+    try {
+      cwdIsDir = statSync(options.cwd).isDirectory();
+    } catch {}
+    message = cwdIsDir
+      ? `executable "${options.argv[0]}" not found (looked up on PATH): ${error.message}`
+      : `working directory "${options.cwd}" does not exist: ${error.message}`;
+  } else if (code === 'EACCES') {
+    message = `executable "${options.argv[0]}" is not executable (check its mode): ${error.message}`;
+  }
+  return { code, message };
+}
+
+/** Runs one process to completion. Never rejects for a child failure; rejects for bad input or log I/O errors. */
+export async function runProcess(options: RunProcessOptions): Promise<ProcessResult> {
+  validate(options);
+  await mkdir(dirname(options.logPath), { recursive: true });
+  const handle = await open(options.logPath, 'w', 0o600);
+  try {
+    await handle.chmod(0o600); // an existing file keeps its old mode on open
+  } catch (error) {
+    await handle.close();
+    throw error;
+  }
+  const log = handle.createWriteStream();
+
+  let child: ChildProcess | undefined;
+  try {
+    if (!options.signal?.aborted) {
+      child = spawn(options.argv[0]!, options.argv.slice(1), {
+        cwd: options.cwd,
+        env: options.env,
+        shell: false,
+        detached: true,
+        windowsHide: true,
+        stdio: [options.stdinText === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
+      });
+    }
+  } catch (error) {
+    log.destroy(); // spawn throws synchronously only for bad arguments (e.g. a NUL byte)
+    throw error;
+  }
+  if (child === undefined) {
+    await closeLog(log);
+    const empty = new ByteTail(0);
+    return { ...resultOf(empty, empty, options.logPath), aborted: true };
+  }
+  return supervise(child, options, log);
+}
+
+function closeLog(log: WriteStream): Promise<void> {
+  return new Promise((resolve, reject) => {
+    log.once('error', reject);
+    log.once('close', () => resolve());
+    log.end();
+  });
+}
+
+function resultOf(stdout: ByteTail, stderr: ByteTail, logPath: string): ProcessResult {
+  return {
+    exitCode: null,
+    signal: null,
+    timedOut: false,
+    aborted: false,
+    durationMs: 0,
+    stdoutTail: stdout.text(),
+    stderrTail: stderr.text(),
+    stdoutBytes: stdout.total,
+    stderrBytes: stderr.total,
+    logPath,
+  };
+}
+
+function supervise(
+  child: ChildProcess,
+  options: RunProcessOptions,
+  log: WriteStream,
+): Promise<ProcessResult> {
+  const killGraceMs = options.killGraceMs ?? DEFAULT_KILL_GRACE_MS;
+  const tailBytes = options.tailBytes ?? DEFAULT_TAIL_BYTES;
+  return new Promise<ProcessResult>((resolve, reject) => {
+    const started = performance.now();
+    const pid = child.pid;
+    const stdout = new ByteTail(tailBytes);
+    const stderr = new ByteTail(tailBytes);
+    let exitCode: number | null = null;
+    let exitSignal: NodeJS.Signals | null = null;
+    let timedOut = false;
+    let aborted = false;
+    let spawnError: ProcessResult['spawnError'];
+    let failure: unknown; // a bug or a log I/O error: reject once the child is gone
+    let terminating = false;
+    let killSent = false;
+    let waitingForKill = false;
+    let closed = false;
+    let finished = false;
+    const timers: NodeJS.Timeout[] = [];
+    const later = (ms: number, fn: () => void) => timers.push(setTimeout(fn, ms));
+
+    const terminate = () => {
+      if (terminating || pid === undefined) return;
+      terminating = true;
+      signalGroupQuietly(pid, 'SIGTERM');
+      later(killGraceMs, () => {
+        killSent = true;
+        signalGroupQuietly(pid, 'SIGKILL');
+        if (waitingForKill) finish();
+      });
+    };
+    const onAbort = () => {
+      if (!terminating) aborted = true;
+      terminate();
+    };
+
+    const finish = () => {
+      if (finished) return;
+      finished = true;
+      for (const timer of timers) clearTimeout(timer);
+      options.signal?.removeEventListener('abort', onAbort);
+      const result: ProcessResult = {
+        ...resultOf(stdout, stderr, options.logPath),
+        exitCode: spawnError ? null : exitCode,
+        signal: exitSignal,
+        timedOut,
+        aborted,
+        durationMs: Math.round(performance.now() - started),
+        ...(spawnError ? { spawnError } : {}),
+      };
+      if (failure !== undefined) {
+        log.destroy();
+        reject(failure);
+        return;
+      }
+      closeLog(log).then(() => resolve(result), reject);
+    };
+
+    log.on('error', (error) => {
+      failure ??= error;
+      terminate();
+    });
+    const streams = [child.stdout!, child.stderr!];
+    let paused = false;
+    const forward = (stream: Readable, tail: ByteTail) => {
+      stream.on('data', (chunk: Buffer) => {
+        tail.push(chunk);
+        if (failure !== undefined || log.write(chunk) || paused) return;
+        paused = true; // the log is slower than the child: hold the child back instead of buffering
+        for (const s of streams) s.pause();
+        log.once('drain', () => {
+          paused = false;
+          for (const s of streams) s.resume();
+        });
+      });
+    };
+    forward(child.stdout!, stdout);
+    forward(child.stderr!, stderr);
+
+    child.on('error', (error: NodeJS.ErrnoException) => {
+      if (pid !== undefined) return; // e.g. a failed kill(): the supervision above covers it
+      spawnError ??= describeSpawnError(error, options);
+      finish();
+    });
+    child.on('exit', (code, signal) => {
+      exitCode = code;
+      exitSignal = signal;
+      // A grandchild holding stdout/stderr open must not keep us waiting forever.
+      later(CLOSE_AFTER_EXIT_MS, () => {
+        if (closed) return; // waiting for the kill timer instead
+        if (pid !== undefined) signalGroupQuietly(pid, 'SIGKILL');
+        killSent = true;
+        for (const s of streams) s.destroy();
+        finish();
+      });
+    });
+    child.on('close', () => {
+      closed = true;
+      // Once we started killing the group, finish it: survivors get SIGKILL when the grace ends.
+      if (terminating && !killSent && pid !== undefined && signalGroupQuietly(pid, 0)) {
+        waitingForKill = true;
+        return;
+      }
+      finish();
+    });
+
+    if (pid === undefined) return; // spawn failed: 'error' follows
+    if (options.stdinText !== undefined && child.stdin) {
+      child.stdin.on('error', () => {}); // EPIPE when the child exits without reading
+      child.stdin.end(options.stdinText);
+    }
+    later(options.timeoutMs, () => {
+      if (!terminating) timedOut = true;
+      terminate();
+    });
+    options.signal?.addEventListener('abort', onAbort, { once: true });
+    try {
+      options.onSpawn?.(pid);
+    } catch (error) {
+      failure ??= error;
+      terminate();
+    }
+  });
+}

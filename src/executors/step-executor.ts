@@ -1,0 +1,32 @@
+import type { StepOutcome } from '../core/failure.js';
+import type { StepResult } from '../core/run-state.js';
+import type { ClaimedStep } from '../store/store.js';
+
+/** What an executor is given for one attempt. */
+export interface ExecutionContext {
+  claim: ClaimedStep;
+  /** Results of the steps the instruction references, for templates. */
+  results: Record<string, StepResult>;
+  /** Baton's home folder (`.baton`): attempt logs go under `runs/` in it. */
+  home: string;
+  /** Aborted when the lease is lost, the run is cancelled or the worker stops. */
+  signal: AbortSignal;
+  /** Called with the OS process id of an agent, so an orphan can be stopped after a crash. */
+  onProcess(pid: number): void;
+}
+
+export interface AttemptResult {
+  outcome: StepOutcome;
+  /** Attempt log relative to `home`, when the executor wrote one. */
+  logPath: string | null;
+}
+
+/** Runs one attempt of a step. Never throws for a failed step: the failure is in the outcome. */
+export interface StepExecutor {
+  execute(context: ExecutionContext): Promise<AttemptResult>;
+}
+
+/** Where attempt logs live, relative to the home folder. */
+export function attemptLogPath(claim: Pick<ClaimedStep, 'runId' | 'stepId' | 'attempt'>): string {
+  return `runs/${claim.runId}/${claim.stepId}/attempt-${claim.attempt}.log`;
+}

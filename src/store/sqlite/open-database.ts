@@ -1,0 +1,150 @@
+import {
+  chmodSync,
+  closeSync,
+  existsSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  statSync,
+} from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import Database from 'better-sqlite3';
+import { BatonError } from '../../core/errors.js';
+
+export type SqliteDatabase = Database.Database;
+
+export interface OpenSqliteOptions {
+  /** `FULL` (default) fsyncs every commit; `NORMAL` may lose the last commits on power loss. */
+  synchronous?: 'FULL' | 'NORMAL';
+  /** How long a writer waits for another process's transaction, in ms. Default 10 000. */
+  busyTimeoutMs?: number;
+}
+
+const MIGRATIONS_DIR = join(dirname(fileURLToPath(import.meta.url)), 'migrations');
+const APP_ID = 'baton';
+
+interface Migration {
+  version: number;
+  sql: string;
+}
+
+function loadMigrations(): Migration[] {
+  return readdirSync(MIGRATIONS_DIR)
+    .filter((name) => /^\d{6}\.sql$/.test(name))
+    .sort()
+    .map((name) => ({
+      version: Number(name.slice(0, 6)),
+      sql: readFileSync(join(MIGRATIONS_DIR, name), 'utf8'),
+    }));
+}
+
+/** The newest schema this code knows. */
+export function latestSchemaVersion(): number {
+  const migrations = loadMigrations();
+  return migrations[migrations.length - 1]?.version ?? 0;
+}
+
+function corrupt(path: string, cause: unknown): BatonError {
+  const detail = cause instanceof Error ? cause.message : String(cause);
+  return new BatonError(
+    'DB_CORRUPT',
+    `${path}: not a readable Baton database (${detail}). The file was left untouched; restore it from a backup or point --home at another folder.`,
+    { cause },
+  );
+}
+
+/** Creates the file 0600 before SQLite does, so state is never world-readable, even briefly. */
+function createPrivateFile(path: string): void {
+  mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+  if (!existsSync(path)) closeSync(openSync(path, 'a', 0o600));
+  if ((statSync(path).mode & 0o077) !== 0) chmodSync(path, 0o600);
+}
+
+function schemaVersion(db: SqliteDatabase, path: string): number {
+  const tables = db.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").pluck().all() as string[];
+  if (tables.length === 0) return 0;
+  if (!tables.includes('baton_meta')) {
+    throw new BatonError(
+      'DB_CORRUPT',
+      `${path}: this SQLite database was not made by Baton (tables: ${tables.slice(0, 5).join(', ')}). It was left untouched; use another --home.`,
+    );
+  }
+  const row = db.prepare("SELECT value FROM baton_meta WHERE key = 'schema_version'").pluck().get() as
+    | string
+    | undefined;
+  const app = db.prepare("SELECT value FROM baton_meta WHERE key = 'app'").pluck().get() as
+    | string
+    | undefined;
+  if (app !== APP_ID || row === undefined || !/^\d+$/.test(row)) {
+    throw new BatonError(
+      'DB_CORRUPT',
+      `${path}: the Baton metadata is damaged (app=${app ?? 'missing'}, schema_version=${row ?? 'missing'}).`,
+    );
+  }
+  return Number(row);
+}
+
+/** Applies every migration newer than the database, each in its own transaction with its version row. */
+function migrate(db: SqliteDatabase, path: string): void {
+  const current = schemaVersion(db, path);
+  const migrations = loadMigrations();
+  const latest = migrations[migrations.length - 1]?.version ?? 0;
+  if (current > latest) {
+    throw new BatonError(
+      'DB_TOO_NEW',
+      `${path}: the database has schema version ${current} but this Baton knows only up to ${latest}. Upgrade Baton; the database was left untouched.`,
+    );
+  }
+  for (const migration of migrations) {
+    if (migration.version <= current) continue;
+    db.exec('BEGIN IMMEDIATE');
+    try {
+      // Another process may have migrated while we waited for the write lock.
+      if (schemaVersion(db, path) >= migration.version) {
+        db.exec('COMMIT');
+        continue;
+      }
+      db.exec(migration.sql);
+      db.prepare(
+        "INSERT OR REPLACE INTO baton_meta (key, value) VALUES ('app', ?), ('schema_version', ?)",
+      ).run(APP_ID, String(migration.version));
+      db.exec('COMMIT');
+    } catch (error) {
+      db.exec('ROLLBACK');
+      throw error;
+    }
+  }
+}
+
+/** Opens (creating if needed) a Baton SQLite database: WAL, synchronous=FULL, foreign keys, migrated. */
+export function openSqliteDatabase(path: string, options: OpenSqliteOptions = {}): SqliteDatabase {
+  if (existsSync(path) && statSync(path).isDirectory()) {
+    throw new BatonError('DB_CORRUPT', `${path}: is a directory, not a database file`);
+  }
+  createPrivateFile(path);
+  let db: SqliteDatabase;
+  try {
+    db = new Database(path, { timeout: options.busyTimeoutMs ?? 10_000 });
+  } catch (error) {
+    throw corrupt(path, error);
+  }
+  try {
+    db.pragma('journal_mode = WAL');
+    db.pragma(`synchronous = ${options.synchronous ?? 'FULL'}`);
+    db.pragma('foreign_keys = ON');
+    migrate(db, path);
+  } catch (error) {
+    db.close();
+    if (error instanceof BatonError) throw error;
+    const code = (error as { code?: string }).code;
+    if (code === 'SQLITE_NOTADB' || code === 'SQLITE_CORRUPT') throw corrupt(path, error);
+    throw error;
+  }
+  for (const suffix of ['-wal', '-shm']) {
+    const side = path + suffix;
+    if (existsSync(side) && (statSync(side).mode & 0o077) !== 0) chmodSync(side, 0o600);
+  }
+  return db;
+}

@@ -1,0 +1,162 @@
+import type { BatonEvent } from '../../core/events.js';
+import type { FailureClass } from '../../core/failure.js';
+import type { Plan } from '../../core/plan/types.js';
+import type { RunState, RunStatus, StepState, StepStatus } from '../../core/run-state.js';
+import type { Transition } from '../../core/transitions.js';
+import type { SqliteDatabase } from './open-database.js';
+
+/** A run as loaded for a transition: the core's RunState plus what only the edge needs. */
+export interface LoadedRun {
+  state: RunState;
+  planHash: string;
+  inputs: Record<string, string>;
+  workspace: string;
+}
+
+interface RunRow {
+  id: string;
+  plan_name: string;
+  plan_json: string;
+  plan_hash: string;
+  inputs_json: string;
+  workspace: string;
+  status: string;
+  attempts_total: number;
+  blocked_reason: string | null;
+  created_at: number;
+  updated_at: number;
+  finished_at: number | null;
+}
+
+interface StepRow {
+  step_id: string;
+  status: string;
+  attempt: number;
+  tries: number;
+  due_at: number | null;
+  lease_owner: string | null;
+  lease_expires_at: number | null;
+  started_at: number | null;
+  last_error: string | null;
+  last_failure_class: string | null;
+  fingerprint: string | null;
+  fingerprint_repeats: number;
+  result_json: string | null;
+  blocked_reason: string | null;
+  updated_at: number;
+}
+
+const STEP_COLUMNS = `step_id, status, attempt, tries, due_at, lease_owner, lease_expires_at, started_at, last_error,
+  last_failure_class, fingerprint, fingerprint_repeats, result_json, blocked_reason, updated_at`;
+
+export function stepFromRow(row: StepRow): StepState {
+  return {
+    stepId: row.step_id,
+    status: row.status as StepStatus,
+    attempt: row.attempt,
+    tries: row.tries,
+    dueAt: row.due_at,
+    leaseOwner: row.lease_owner,
+    leaseExpiresAt: row.lease_expires_at,
+    startedAt: row.started_at,
+    lastError: row.last_error,
+    lastFailureClass: row.last_failure_class as FailureClass | null,
+    fingerprint: row.fingerprint,
+    fingerprintRepeats: row.fingerprint_repeats,
+    resultJson: row.result_json,
+    blockedReason: row.blocked_reason,
+    updatedAt: row.updated_at,
+  };
+}
+
+/**
+ * Prepared statements for loading and writing runs, bound to one connection. Plans are immutable
+ * snapshots, so each is parsed once per process and cached by run id and hash.
+ */
+export class RunRows {
+  private readonly planCache = new Map<string, { hash: string; plan: Plan }>();
+  private readonly selectRun;
+  private readonly selectSteps;
+  private readonly updateRun;
+  private readonly updateStep;
+  private readonly insertEvent;
+
+  constructor(db: SqliteDatabase) {
+    this.selectRun = db.prepare<[string], RunRow>('SELECT * FROM runs WHERE id = ?');
+    this.selectSteps = db.prepare<[string], StepRow>(
+      `SELECT ${STEP_COLUMNS} FROM steps WHERE run_id = ? ORDER BY position`,
+    );
+    this.updateRun = db.prepare(
+      `UPDATE runs SET status = @status, attempts_total = @attemptsTotal, blocked_reason = @blockedReason,
+         updated_at = @updatedAt, finished_at = @finishedAt WHERE id = @id`,
+    );
+    this.updateStep = db.prepare(
+      `UPDATE steps SET status = @status, attempt = @attempt, tries = @tries, due_at = @dueAt, lease_owner = @leaseOwner,
+         lease_expires_at = @leaseExpiresAt, started_at = @startedAt, last_error = @lastError,
+         last_failure_class = @lastFailureClass, fingerprint = @fingerprint, fingerprint_repeats = @fingerprintRepeats,
+         result_json = @resultJson, blocked_reason = @blockedReason, updated_at = @updatedAt,
+         pid = CASE WHEN @status = 'running' THEN pid ELSE NULL END,
+         host = CASE WHEN @status = 'running' THEN host ELSE NULL END
+       WHERE run_id = @runId AND step_id = @stepId`,
+    );
+    this.insertEvent = db.prepare(
+      'INSERT INTO events (run_id, at, type, step_id, data_json) VALUES (?, ?, ?, ?, ?)',
+    );
+  }
+
+  plan(row: Pick<RunRow, 'id' | 'plan_json' | 'plan_hash'>): Plan {
+    const cached = this.planCache.get(row.id);
+    if (cached && cached.hash === row.plan_hash) return cached.plan;
+    const plan = JSON.parse(row.plan_json) as Plan;
+    if (this.planCache.size > 10_000) this.planCache.clear();
+    this.planCache.set(row.id, { hash: row.plan_hash, plan });
+    return plan;
+  }
+
+  load(runId: string): LoadedRun | null {
+    const row = this.selectRun.get(runId);
+    if (!row) return null;
+    const steps: Record<string, StepState> = {};
+    for (const stepRow of this.selectSteps.all(runId)) steps[stepRow.step_id] = stepFromRow(stepRow);
+    return {
+      state: {
+        id: row.id,
+        status: row.status as RunStatus,
+        plan: this.plan(row),
+        attemptsTotal: row.attempts_total,
+        blockedReason: row.blocked_reason,
+        createdAt: row.created_at,
+        updatedAt: row.updated_at,
+        finishedAt: row.finished_at,
+        steps,
+      },
+      planHash: row.plan_hash,
+      inputs: JSON.parse(row.inputs_json) as Record<string, string>,
+      workspace: row.workspace,
+    };
+  }
+
+  /** Writes a transition's run row, changed steps and events. Call inside a transaction. */
+  persist(transition: Transition, now: number): void {
+    const run = transition.run;
+    this.updateRun.run({
+      id: run.id,
+      status: run.status,
+      attemptsTotal: run.attemptsTotal,
+      blockedReason: run.blockedReason,
+      updatedAt: run.updatedAt,
+      finishedAt: run.finishedAt,
+    });
+    for (const stepId of transition.changedSteps) {
+      const step = run.steps[stepId]!;
+      this.updateStep.run({ runId: run.id, ...step });
+    }
+    for (const event of transition.events) this.appendEvent(run.id, now, event);
+  }
+
+  appendEvent(runId: string, at: number, event: BatonEvent): void {
+    const { type, ...data } = event;
+    const stepId = 'stepId' in data ? (data.stepId as string) : null;
+    this.insertEvent.run(runId, at, type, stepId, JSON.stringify(data));
+  }
+}

@@ -1,0 +1,173 @@
+import { BatonError } from '../../core/errors.js';
+import type { BatonEvent, StoredEvent } from '../../core/events.js';
+import type { FailureClass, OutputArtifact } from '../../core/failure.js';
+import type { RunStatus, StepResult, StepStatus } from '../../core/run-state.js';
+import type { AttemptRecord, RunDetail, RunFilter, RunSummary } from '../store.js';
+import type { SqliteDatabase } from './open-database.js';
+import { type LoadedRun, RunRows } from './run-rows.js';
+
+interface SummaryRow {
+  id: string;
+  plan_name: string;
+  status: string;
+  blocked_reason: string | null;
+  created_at: number;
+  updated_at: number;
+  finished_at: number | null;
+  attempts_total: number;
+}
+
+const SUMMARY_COLUMNS =
+  'id, plan_name, status, blocked_reason, created_at, updated_at, finished_at, attempts_total';
+
+/** Read-only queries of the SQLite store: status, timeline, logs. */
+export class SqliteReads {
+  protected readonly rows: RunRows;
+
+  constructor(protected readonly db: SqliteDatabase) {
+    this.rows = new RunRows(db);
+  }
+
+  protected requireRun(runId: string): LoadedRun {
+    const entry = this.rows.load(runId);
+    if (!entry)
+      throw new BatonError('RUN_NOT_FOUND', `no run with id "${runId}" (list runs with: baton status)`);
+    return entry;
+  }
+
+  private stepCounts(runId: string): RunSummary['stepCounts'] {
+    const counts: RunSummary['stepCounts'] = {};
+    const rows = this.db
+      .prepare<[string], { status: string; n: number }>(
+        'SELECT status, count(*) AS n FROM steps WHERE run_id = ? GROUP BY status',
+      )
+      .all(runId);
+    for (const row of rows) counts[row.status as StepStatus] = row.n;
+    return counts;
+  }
+
+  private toSummary(row: SummaryRow): RunSummary {
+    return {
+      id: row.id,
+      planName: row.plan_name,
+      status: row.status as RunStatus,
+      blockedReason: row.blocked_reason,
+      createdAt: row.created_at,
+      updatedAt: row.updated_at,
+      finishedAt: row.finished_at,
+      attemptsTotal: row.attempts_total,
+      stepCounts: this.stepCounts(row.id),
+    };
+  }
+
+  protected summary(runId: string): RunSummary {
+    const row = this.db
+      .prepare<[string], SummaryRow>(`SELECT ${SUMMARY_COLUMNS} FROM runs WHERE id = ?`)
+      .get(runId);
+    if (!row)
+      throw new BatonError('RUN_NOT_FOUND', `no run with id "${runId}" (list runs with: baton status)`);
+    return this.toSummary(row);
+  }
+
+  async nextWakeAt(filter: RunFilter = {}): Promise<number | null> {
+    const runId = filter.runId ?? null;
+    const row = this.db
+      .prepare<
+        [string | null, string | null, string | null, string | null],
+        { due: number | null; lease: number | null }
+      >(
+        `SELECT
+           (SELECT min(s.due_at) FROM steps s JOIN runs r ON r.id = s.run_id
+             WHERE s.status IN ('ready', 'retry_wait') AND r.status = 'running' AND (? IS NULL OR s.run_id = ?)) AS due,
+           (SELECT min(lease_expires_at) FROM steps WHERE status = 'running' AND (? IS NULL OR run_id = ?)) AS lease`,
+      )
+      .get(runId, runId, runId, runId);
+    const times = [row?.due, row?.lease].filter((t): t is number => typeof t === 'number');
+    return times.length === 0 ? null : Math.min(...times);
+  }
+
+  async getRun(runId: string): Promise<RunDetail | null> {
+    const row = this.db
+      .prepare<
+        [string],
+        SummaryRow & { plan_json: string; plan_hash: string; inputs_json: string; workspace: string }
+      >(`SELECT ${SUMMARY_COLUMNS}, plan_json, plan_hash, inputs_json, workspace FROM runs WHERE id = ?`)
+      .get(runId);
+    if (!row) return null;
+    const loaded = this.rows.load(runId)!;
+    const plan = loaded.state.plan;
+    return {
+      ...this.toSummary(row),
+      plan,
+      planHash: row.plan_hash,
+      inputs: loaded.inputs,
+      workspace: loaded.workspace,
+      steps: plan.steps.map((step) => ({
+        ...loaded.state.steps[step.id]!,
+        title: step.title,
+        dependsOn: step.dependsOn,
+      })),
+    };
+  }
+
+  async listRuns(options: { status?: RunStatus; limit?: number } = {}): Promise<RunSummary[]> {
+    const rows = this.db
+      .prepare<[string | null, string | null, number], SummaryRow>(
+        `SELECT ${SUMMARY_COLUMNS} FROM runs WHERE (? IS NULL OR status = ?) ORDER BY created_at DESC, id DESC LIMIT ?`,
+      )
+      .all(options.status ?? null, options.status ?? null, options.limit ?? 50);
+    return rows.map((row) => this.toSummary(row));
+  }
+
+  async getEvents(runId: string, options: { afterSeq?: number } = {}): Promise<StoredEvent[]> {
+    const rows = this.db
+      .prepare<
+        [string, number],
+        { seq: number; run_id: string; at: number; type: string; step_id: string | null; data_json: string }
+      >(
+        'SELECT seq, run_id, at, type, step_id, data_json FROM events WHERE run_id = ? AND seq > ? ORDER BY seq',
+      )
+      .all(runId, options.afterSeq ?? 0);
+    return rows.map((row) => {
+      const data = JSON.parse(row.data_json) as Record<string, unknown>;
+      const event = { type: row.type, ...data } as BatonEvent;
+      return { ...event, seq: row.seq, runId: row.run_id, at: row.at };
+    });
+  }
+
+  async getAttempts(runId: string, stepId?: string): Promise<AttemptRecord[]> {
+    const rows = this.db
+      .prepare<[string, string | null, string | null], Record<string, unknown>>(
+        `SELECT * FROM attempts WHERE run_id = ? AND (? IS NULL OR step_id = ?) ORDER BY started_at, step_id, attempt`,
+      )
+      .all(runId, stepId ?? null, stepId ?? null);
+    return rows.map((row) => ({
+      runId: row.run_id as string,
+      stepId: row.step_id as string,
+      attempt: row.attempt as number,
+      owner: row.owner as string | null,
+      startedAt: row.started_at as number | null,
+      endedAt: row.ended_at as number | null,
+      outcome: row.outcome as AttemptRecord['outcome'],
+      failureClass: row.failure_class as FailureClass | null,
+      exitCode: row.exit_code as number | null,
+      fingerprint: row.fingerprint as string | null,
+      message: row.message as string | null,
+      summary: row.summary as string | null,
+      logPath: row.log_path as string | null,
+      outputs: JSON.parse(row.outputs_json as string) as OutputArtifact[],
+    }));
+  }
+
+  async getStepResults(runId: string, stepIds: readonly string[]): Promise<Record<string, StepResult>> {
+    const results: Record<string, StepResult> = {};
+    const select = this.db.prepare<[string, string], { result_json: string | null }>(
+      'SELECT result_json FROM steps WHERE run_id = ? AND step_id = ?',
+    );
+    for (const stepId of stepIds) {
+      const json = select.get(runId, stepId)?.result_json;
+      if (json) results[stepId] = JSON.parse(json) as StepResult;
+    }
+    return results;
+  }
+}

@@ -1,0 +1,325 @@
+import { hostname } from 'node:os';
+import type { StepOutcome } from '../../core/failure.js';
+import type { RunState } from '../../core/run-state.js';
+import {
+  cancelRun,
+  claimStep,
+  completeStep,
+  expireLease,
+  holdsLease,
+  initialStepStates,
+  retryStep,
+  skipStep,
+  type Transition,
+} from '../../core/transitions.js';
+import type {
+  AttemptKey,
+  ClaimedStep,
+  Completion,
+  CycleRequest,
+  CycleResult,
+  NewRun,
+  ReclaimedAttempt,
+  RunSummary,
+  Store,
+} from '../store.js';
+import { type OpenSqliteOptions, openSqliteDatabase, type SqliteDatabase } from './open-database.js';
+import type { LoadedRun } from './run-rows.js';
+import { SqliteReads } from './sqlite-reads.js';
+
+const RECLAIM_BATCH = 100;
+
+/** The embedded default store: one SQLite file, WAL, synchronous=FULL, writers serialized by BEGIN IMMEDIATE. */
+export class SqliteStore extends SqliteReads implements Store {
+  readonly kind = 'sqlite' as const;
+  private readonly statements;
+
+  static open(path: string, options?: OpenSqliteOptions): SqliteStore {
+    return new SqliteStore(openSqliteDatabase(path, options));
+  }
+
+  constructor(db: SqliteDatabase) {
+    super(db);
+    this.statements = {
+      insertRun: db.prepare(
+        `INSERT INTO runs (id, plan_name, plan_json, plan_hash, inputs_json, workspace, status, created_at, updated_at)
+         VALUES (?, ?, ?, ?, ?, ?, 'running', ?, ?)`,
+      ),
+      insertStep: db.prepare(
+        'INSERT INTO steps (run_id, step_id, position, status, due_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)',
+      ),
+      dueCandidates: db.prepare<
+        [number, string | null, string | null, number],
+        { run_id: string; step_id: string }
+      >(
+        `SELECT s.run_id, s.step_id FROM steps s JOIN runs r ON r.id = s.run_id
+         WHERE s.status IN ('ready', 'retry_wait') AND s.due_at <= ? AND r.status = 'running'
+           AND (? IS NULL OR s.run_id = ?)
+         ORDER BY s.due_at LIMIT ?`,
+      ),
+      expired: db.prepare<
+        [number, number],
+        { run_id: string; step_id: string; attempt: number; pid: number | null; host: string | null }
+      >(
+        `SELECT run_id, step_id, attempt, pid, host FROM steps
+         WHERE status = 'running' AND lease_expires_at <= ? ORDER BY lease_expires_at LIMIT ?`,
+      ),
+      insertAttempt: db.prepare(
+        `INSERT INTO attempts (run_id, step_id, attempt, owner, started_at, ended_at, outcome, failure_class, exit_code,
+           fingerprint, message, summary, log_path, outputs_json)
+         VALUES (@runId, @stepId, @attempt, @owner, @startedAt, @endedAt, @outcome, @failureClass, @exitCode,
+           @fingerprint, @message, @summary, @logPath, @outputsJson)
+         ON CONFLICT (run_id, step_id, attempt) DO NOTHING`,
+      ),
+      insertArtifact: db.prepare(
+        'INSERT OR IGNORE INTO artifacts (run_id, step_id, attempt, path, size, sha256) VALUES (?, ?, ?, ?, ?, ?)',
+      ),
+      renew: db.prepare(
+        `UPDATE steps SET lease_expires_at = ? WHERE run_id = ? AND step_id = ? AND attempt = ?
+           AND lease_owner = ? AND status = 'running'`,
+      ),
+      recordProcess: db.prepare(
+        "UPDATE steps SET pid = ?, host = ? WHERE run_id = ? AND step_id = ? AND attempt = ? AND status = 'running'",
+      ),
+    };
+  }
+
+  async createRun(spec: NewRun): Promise<RunSummary> {
+    const steps = initialStepStates(spec.plan, spec.now);
+    this.db
+      .transaction(() => {
+        this.statements.insertRun.run(
+          spec.id,
+          spec.plan.name,
+          JSON.stringify(spec.plan),
+          spec.planHash,
+          JSON.stringify(spec.inputs),
+          spec.workspace,
+          spec.now,
+          spec.now,
+        );
+        spec.plan.steps.forEach((step, position) => {
+          const state = steps[step.id]!;
+          this.statements.insertStep.run(spec.id, step.id, position, state.status, state.dueAt, spec.now);
+        });
+        this.rows.appendEvent(spec.id, spec.now, {
+          type: 'run.created',
+          planName: spec.plan.name,
+          planHash: spec.planHash,
+          steps: spec.plan.steps.length,
+          status: 'running',
+        });
+      })
+      .immediate();
+    return this.summary(spec.id);
+  }
+
+  async cycle(request: CycleRequest): Promise<CycleResult> {
+    return this.db.transaction(() => this.cycleInTransaction(request)).immediate();
+  }
+
+  private cycleInTransaction(request: CycleRequest): CycleResult {
+    const loaded = new Map<string, LoadedRun | null>();
+    const load = (runId: string): LoadedRun | null => {
+      if (!loaded.has(runId)) loaded.set(runId, this.rows.load(runId));
+      return loaded.get(runId) ?? null;
+    };
+    const apply = (entry: LoadedRun, transition: Transition): void => {
+      this.rows.persist(transition, request.now);
+      entry.state = transition.run;
+    };
+
+    const accepted = request.completions.map((completion) => {
+      const entry = load(completion.runId);
+      const live =
+        entry !== null && holdsLease(entry.state, completion.stepId, completion.attempt, completion.owner);
+      const resultJson = completion.outcome.ok ? JSON.stringify(resultOf(completion.outcome)) : null;
+      if (live) {
+        const transition = completeStep(
+          entry.state,
+          completion.stepId,
+          completion.outcome,
+          request.now,
+          request.random,
+          resultJson,
+        );
+        apply(entry, transition);
+      }
+      this.recordAttempt(completion, live, entry?.state ?? null);
+      return live;
+    });
+
+    const reclaimed: ReclaimedAttempt[] = [];
+    for (const row of this.statements.expired.all(request.now, RECLAIM_BATCH)) {
+      const entry = load(row.run_id);
+      if (!entry) continue;
+      const before = entry.state.steps[row.step_id]!;
+      apply(entry, expireLease(entry.state, row.step_id, request.now, request.random));
+      this.statements.insertAttempt.run({
+        runId: row.run_id,
+        stepId: row.step_id,
+        attempt: row.attempt,
+        owner: before.leaseOwner,
+        startedAt: before.startedAt,
+        endedAt: request.now,
+        outcome: 'interrupted',
+        failureClass: 'interrupted',
+        exitCode: null,
+        fingerprint: entry.state.steps[row.step_id]!.fingerprint,
+        message: entry.state.steps[row.step_id]!.lastError,
+        summary: null,
+        logPath: null,
+        outputsJson: '[]',
+      });
+      reclaimed.push({
+        runId: row.run_id,
+        stepId: row.step_id,
+        attempt: row.attempt,
+        pid: row.pid,
+        host: row.host,
+      });
+    }
+
+    const claimed: ClaimedStep[] = [];
+    if (request.claimLimit > 0) {
+      const runFilter = request.runId ?? null;
+      const candidates = this.statements.dueCandidates.all(
+        request.now,
+        runFilter,
+        runFilter,
+        Math.max(request.claimLimit * 4, 64),
+      );
+      for (const candidate of candidates) {
+        if (claimed.length >= request.claimLimit) break;
+        const entry = load(candidate.run_id);
+        if (!entry || entry.state.status !== 'running') continue;
+        if (runningCount(entry.state) >= entry.state.plan.limits.concurrency) continue;
+        const transition = claimStep(
+          entry.state,
+          candidate.step_id,
+          request.owner,
+          request.now,
+          request.leaseMs,
+        );
+        apply(entry, transition);
+        const step = transition.run.steps[candidate.step_id]!;
+        if (step.status !== 'running') continue;
+        claimed.push({
+          runId: candidate.run_id,
+          stepId: candidate.step_id,
+          attempt: step.attempt,
+          owner: request.owner,
+          leaseExpiresAt: step.leaseExpiresAt!,
+          tries: step.tries,
+          step: entry.state.plan.steps.find((s) => s.id === candidate.step_id)!,
+          planName: entry.state.plan.name,
+          inputs: entry.inputs,
+          workspace: entry.workspace,
+          lastError: step.lastError,
+        });
+      }
+    }
+    return { claimed, accepted, reclaimed };
+  }
+
+  private recordAttempt(completion: Completion, live: boolean, run: RunState | null): void {
+    const outcome = completion.outcome;
+    const step = run?.steps[completion.stepId];
+    this.statements.insertAttempt.run({
+      runId: completion.runId,
+      stepId: completion.stepId,
+      attempt: completion.attempt,
+      owner: completion.owner,
+      startedAt: completion.startedAt,
+      endedAt: completion.endedAt,
+      outcome: !live ? 'discarded' : outcome.ok ? 'succeeded' : 'failed',
+      failureClass: outcome.ok ? null : outcome.failureClass,
+      exitCode: outcome.exitCode ?? null,
+      fingerprint: outcome.ok || !live ? null : (step?.fingerprint ?? null),
+      message: outcome.ok ? null : outcome.message,
+      summary: outcome.ok ? outcome.summary : null,
+      logPath: completion.logPath,
+      outputsJson: JSON.stringify(outcome.ok ? outcome.outputs : []),
+    });
+    if (live && outcome.ok) {
+      for (const output of outcome.outputs) {
+        this.statements.insertArtifact.run(
+          completion.runId,
+          completion.stepId,
+          completion.attempt,
+          output.path,
+          output.size,
+          output.sha256,
+        );
+      }
+    }
+  }
+
+  async renewLeases(
+    owner: string,
+    attempts: readonly AttemptKey[],
+    leaseMs: number,
+    now: number,
+  ): Promise<AttemptKey[]> {
+    if (attempts.length === 0) return [];
+    return this.db
+      .transaction(() =>
+        attempts.filter(
+          (key) =>
+            this.statements.renew.run(now + leaseMs, key.runId, key.stepId, key.attempt, owner).changes === 0,
+        ),
+      )
+      .immediate();
+  }
+
+  async recordAttemptProcess(key: AttemptKey, proc: { pid: number; host: string }): Promise<void> {
+    this.statements.recordProcess.run(proc.pid, proc.host, key.runId, key.stepId, key.attempt);
+  }
+
+  private command(runId: string, change: (run: RunState) => Transition, now: number): RunSummary {
+    this.db
+      .transaction(() => {
+        const entry = this.requireRun(runId);
+        this.rows.persist(change(entry.state), now);
+      })
+      .immediate();
+    return this.summary(runId);
+  }
+
+  async retryStep(runId: string, stepId: string, now: number): Promise<RunSummary> {
+    return this.command(runId, (run) => retryStep(run, stepId, now), now);
+  }
+
+  async skipStep(runId: string, stepId: string, now: number): Promise<RunSummary> {
+    return this.command(runId, (run) => skipStep(run, stepId, now), now);
+  }
+
+  async cancelRun(runId: string, now: number): Promise<RunSummary> {
+    return this.command(runId, (run) => cancelRun(run, now), now);
+  }
+
+  async close(): Promise<void> {
+    if (this.db.open) this.db.close();
+  }
+
+  /** The host name recorded with attempt processes (for orphan clean-up on reclaim). */
+  static host(): string {
+    return hostname();
+  }
+}
+
+function runningCount(run: RunState): number {
+  let count = 0;
+  for (const step of Object.values(run.steps)) if (step.status === 'running') count++;
+  return count;
+}
+
+function resultOf(outcome: Extract<StepOutcome, { ok: true }>): {
+  summary: string;
+  outputs: unknown[];
+  value?: unknown;
+} {
+  return outcome.value === undefined
+    ? { summary: outcome.summary, outputs: outcome.outputs }
+    : { summary: outcome.summary, outputs: outcome.outputs, value: outcome.value };
+}

@@ -1,0 +1,143 @@
+import type { RandomSource } from '../core/backoff.js';
+import type { StoredEvent } from '../core/events.js';
+import type { FailureClass, OutputArtifact, StepOutcome } from '../core/failure.js';
+import type { Plan, PlanStep } from '../core/plan/types.js';
+import type { RunStatus, StepResult, StepState } from '../core/run-state.js';
+
+/**
+ * The one storage contract. SQLite (embedded default) implements it now; Postgres and the legacy
+ * state file implement the same contract and pass the same suite (test/store-contract.ts).
+ *
+ * Every method that changes state does it in ONE transaction: the events and the new
+ * materialized state are written together or not at all.
+ */
+export interface Store {
+  readonly kind: 'sqlite' | 'postgres' | 'statefile';
+  /** Stores a run with its plan snapshot; steps without dependencies become due after their delay. */
+  createRun(spec: NewRun): Promise<RunSummary>;
+  /**
+   * One worker round trip: commit finished attempts, reclaim expired leases, claim due steps.
+   * Committing and claiming together is the group commit: many runs' transitions share one fsync,
+   * and a successor is claimed in the same transaction that made it due.
+   */
+  cycle(request: CycleRequest): Promise<CycleResult>;
+  /** Extends the leases `owner` still holds; returns the attempts whose lease was lost (cancelled, reclaimed). */
+  renewLeases(
+    owner: string,
+    attempts: readonly AttemptKey[],
+    leaseMs: number,
+    now: number,
+  ): Promise<AttemptKey[]>;
+  /** Notes the OS process running an attempt so that whoever reclaims its lease can stop an orphan. */
+  recordAttemptProcess(key: AttemptKey, proc: { pid: number; host: string }): Promise<void>;
+  /** The earliest time anything becomes due or a lease runs out; null when nothing is pending. */
+  nextWakeAt(filter?: RunFilter): Promise<number | null>;
+  getRun(runId: string): Promise<RunDetail | null>;
+  listRuns(options?: { status?: RunStatus; limit?: number }): Promise<RunSummary[]>;
+  getEvents(runId: string, options?: { afterSeq?: number }): Promise<StoredEvent[]>;
+  getAttempts(runId: string, stepId?: string): Promise<AttemptRecord[]>;
+  /** Results of succeeded steps, for templates (`{{steps.x.summary}}`). Missing or unfinished steps are absent. */
+  getStepResults(runId: string, stepIds: readonly string[]): Promise<Record<string, StepResult>>;
+  /** Human commands, each one transaction. Throws BatonError for an unknown run/step or an impossible change. */
+  retryStep(runId: string, stepId: string, now: number): Promise<RunSummary>;
+  skipStep(runId: string, stepId: string, now: number): Promise<RunSummary>;
+  cancelRun(runId: string, now: number): Promise<RunSummary>;
+  close(): Promise<void>;
+}
+
+export interface NewRun {
+  id: string;
+  plan: Plan;
+  planHash: string;
+  inputs: Record<string, string>;
+  /** Absolute path of the directory the agents work in. */
+  workspace: string;
+  now: number;
+}
+
+export interface RunFilter {
+  runId?: string;
+}
+
+export interface AttemptKey {
+  runId: string;
+  stepId: string;
+  attempt: number;
+}
+
+export interface Completion extends AttemptKey {
+  owner: string;
+  outcome: StepOutcome;
+  startedAt: number;
+  endedAt: number;
+  /** Attempt log, relative to the Baton home directory. */
+  logPath: string | null;
+}
+
+export interface CycleRequest extends RunFilter {
+  owner: string;
+  now: number;
+  leaseMs: number;
+  completions: readonly Completion[];
+  /** How many due steps to claim at most (free worker slots). */
+  claimLimit: number;
+  random: RandomSource;
+}
+
+export interface ClaimedStep extends AttemptKey {
+  owner: string;
+  leaseExpiresAt: number;
+  tries: number;
+  step: PlanStep;
+  planName: string;
+  inputs: Record<string, string>;
+  workspace: string;
+  /** The previous attempt's error, for the troubleshoot prompt. */
+  lastError: string | null;
+}
+
+export interface ReclaimedAttempt extends AttemptKey {
+  pid: number | null;
+  host: string | null;
+}
+
+export interface CycleResult {
+  claimed: ClaimedStep[];
+  /** Per completion, in order: false when the lease had been lost and the outcome was discarded. */
+  accepted: boolean[];
+  reclaimed: ReclaimedAttempt[];
+}
+
+export interface RunSummary {
+  id: string;
+  planName: string;
+  status: RunStatus;
+  blockedReason: string | null;
+  createdAt: number;
+  updatedAt: number;
+  finishedAt: number | null;
+  attemptsTotal: number;
+  stepCounts: Partial<Record<StepState['status'], number>>;
+}
+
+export interface RunDetail extends RunSummary {
+  plan: Plan;
+  planHash: string;
+  inputs: Record<string, string>;
+  workspace: string;
+  steps: (StepState & { title: string; dependsOn: string[] })[];
+}
+
+export interface AttemptRecord extends AttemptKey {
+  owner: string | null;
+  startedAt: number | null;
+  endedAt: number | null;
+  outcome: 'succeeded' | 'failed' | 'interrupted' | 'discarded';
+  failureClass: FailureClass | null;
+  exitCode: number | null;
+  fingerprint: string | null;
+  message: string | null;
+  summary: string | null;
+  logPath: string | null;
+  outputs: OutputArtifact[];
+}
