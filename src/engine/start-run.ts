@@ -79,7 +79,7 @@ export async function startRun(store: Store, options: StartRunOptions): Promise<
         `step "${step.id}" has no agent command: set defaults.agent.command in the plan, pass --agent '["claude","-p"]', or set BATON_AGENT_CMD`,
       );
     }
-    assertAgentCommand(step.agent.command);
+    assertAgentCommand(step.agent.command, { cwd: workspace });
   }
   try {
     mkdirSync(workspace, { recursive: true });

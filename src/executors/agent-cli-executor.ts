@@ -36,7 +36,11 @@ export class AgentCliExecutor implements StepExecutor {
         'no agent command: set defaults.agent.command in the plan, or pass --agent \'["claude","-p"]\'';
       return { outcome: { ok: false, failureClass: 'invalid', message }, logPath: null };
     }
-    const verdict = checkAgentCommand(agent.command);
+    const env = this.options.env ?? process.env;
+    const verdict = checkAgentCommand(agent.command, {
+      cwd: claim.workspace,
+      ...(env.PATH === undefined ? {} : { pathEnv: env.PATH }),
+    });
     if (!verdict.ok)
       return { outcome: { ok: false, failureClass: 'invalid', message: verdict.reason }, logPath: null };
 
@@ -66,7 +70,7 @@ export class AgentCliExecutor implements StepExecutor {
       argv,
       cwd: claim.workspace,
       env: {
-        ...(this.options.env ?? process.env),
+        ...env,
         BATON_RUN_ID: claim.runId,
         BATON_STEP_ID: claim.stepId,
         BATON_ATTEMPT: String(claim.attempt),

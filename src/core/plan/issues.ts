@@ -1,0 +1,127 @@
+import { BatonError } from '../errors.js';
+import { RESERVED_NAMES, STEP_ID_PATTERN } from './types.js';
+
+/** One problem found in a plan. */
+export interface PlanIssue {
+  /** Field path such as `steps.fetch.dependsOn[0]`; `''` for the plan as a whole. */
+  path: string;
+  /** What is wrong and, where there is one, the fix. */
+  problem: string;
+  /** 1-based position in the text, for syntax errors. */
+  line?: number;
+  column?: number;
+}
+
+/** A `PLAN_INVALID` BatonError that also carries every issue found, as data. */
+export class PlanInvalidError extends BatonError {
+  readonly fileName: string;
+  readonly issues: readonly PlanIssue[];
+
+  constructor(fileName: string, issues: readonly PlanIssue[], options?: { cause?: unknown }) {
+    super('PLAN_INVALID', formatPlanIssues(fileName, issues), options);
+    this.fileName = fileName;
+    this.issues = issues;
+  }
+}
+
+/**
+ * One line per issue, `<file>: <path>: <problem>` (or `<file>:<line>:<col>: <problem>`),
+ * preceded by a `<file>: N problems` summary line when there are several.
+ */
+export function formatPlanIssues(fileName: string, issues: readonly PlanIssue[]): string {
+  const lines = issues.map((issue) => formatPlanIssue(fileName, issue));
+  return lines.length === 1
+    ? (lines[0] ?? '')
+    : [`${fileName}: ${lines.length} problems`, ...lines].join('\n');
+}
+
+export function formatPlanIssue(fileName: string, issue: PlanIssue): string {
+  if (issue.line !== undefined) return `${fileName}:${issue.line}:${issue.column ?? 1}: ${issue.problem}`;
+  return issue.path === '' ? `${fileName}: ${issue.problem}` : `${fileName}: ${issue.path}: ${issue.problem}`;
+}
+
+const PLAIN_KEY = /^[A-Za-z0-9_$-]+$/;
+
+/**
+ * Names the steps of a raw (not yet validated) plan for error paths: the step's id when it is a
+ * valid id used by no other step, else undefined (the path then uses the index, `steps[2]`).
+ */
+export function stepPathNames(raw: unknown): (string | undefined)[] {
+  const steps = isRecord(raw) && Array.isArray(raw.steps) ? (raw.steps as unknown[]) : [];
+  const ids = steps.map((step) => (isRecord(step) && typeof step.id === 'string' ? step.id : undefined));
+  return ids.map((id) =>
+    id !== undefined &&
+    STEP_ID_PATTERN.test(id) &&
+    !RESERVED_NAMES.has(id) &&
+    ids.indexOf(id) === ids.lastIndexOf(id)
+      ? id
+      : undefined,
+  );
+}
+
+/** `['steps', 2, 'dependsOn', 0]` -> `steps.report.dependsOn[0]` (or `steps[2].dependsOn[0]`). */
+export function formatIssuePath(
+  path: readonly PropertyKey[],
+  stepNames: readonly (string | undefined)[] = [],
+): string {
+  let text = '';
+  path.forEach((segment, index) => {
+    if (typeof segment === 'number') {
+      const stepName = index === 1 && path[0] === 'steps' ? stepNames[segment] : undefined;
+      text += stepName === undefined ? `[${segment}]` : `.${stepName}`;
+    } else {
+      const key = String(segment);
+      text += PLAIN_KEY.test(key) ? `${index === 0 ? '' : '.'}${key}` : `[${JSON.stringify(key)}]`;
+    }
+  });
+  return text;
+}
+
+/**
+ * The candidate closest to `word` if it is close enough to be a likely typo (edit distance,
+ * ignoring case, `_` and `-`), or one that starts with it (`timeout` -> `timeoutMs`).
+ */
+export function closestMatch(word: string, candidates: Iterable<string>): string | undefined {
+  const target = simplify(word);
+  let best: string | undefined;
+  let bestDistance = Number.POSITIVE_INFINITY;
+  let prefixMatch: string | undefined;
+  for (const candidate of candidates) {
+    const simple = simplify(candidate);
+    const distance = editDistance(target, simple);
+    const limit = Math.max(1, Math.floor(Math.max(target.length, simple.length) / 3));
+    if (distance <= limit && distance < Math.min(target.length, simple.length) && distance < bestDistance) {
+      best = candidate;
+      bestDistance = distance;
+    }
+    if (prefixMatch === undefined && target.length >= 4 && simple.startsWith(target)) prefixMatch = candidate;
+  }
+  return best ?? prefixMatch;
+}
+
+/** `did you mean "x"?` for the closest candidate, or undefined. */
+export function didYouMean(word: string, candidates: Iterable<string>): string | undefined {
+  const match = closestMatch(word, candidates);
+  return match === undefined ? undefined : `did you mean "${match}"?`;
+}
+
+export function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function simplify(word: string): string {
+  return word.toLowerCase().replace(/[-_]/g, '');
+}
+
+function editDistance(a: string, b: string): number {
+  let previous = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const current = [i];
+    for (let j = 1; j <= b.length; j++) {
+      const substitution = (previous[j - 1] ?? 0) + (a[i - 1] === b[j - 1] ? 0 : 1);
+      current[j] = Math.min((previous[j] ?? 0) + 1, (current[j - 1] ?? 0) + 1, substitution);
+    }
+    previous = current;
+  }
+  return previous[b.length] ?? 0;
+}

@@ -1,0 +1,226 @@
+import { checkTemplateRefs } from './check-templates.js';
+import { parseDurationMs } from './duration.js';
+import { checkDependsOn, findCycles, transitiveDependencies } from './graph.js';
+import { formatIssuePath, PlanInvalidError, type PlanIssue, stepPathNames } from './issues.js';
+import type { PlanFile, PlanFileStep } from './schema.js';
+import {
+  type AgentSpec,
+  DEFAULT_LIMITS,
+  DEFAULT_RETRY,
+  DEFAULT_TIMEOUT_MS,
+  type Plan,
+  type PlanInput,
+  type PlanStep,
+  type RetryPolicy,
+} from './types.js';
+
+type RawRetry = NonNullable<PlanFileStep['retry']>;
+type RawAgent = NonNullable<PlanFileStep['agent']>;
+
+/** `defaults:` of the plan file over the built-in defaults (durations not yet parsed). */
+interface StepDefaults {
+  agent: RawAgent | undefined;
+  retry: RetryPolicy;
+  timeoutMs: string | number;
+  delayBeforeMs: string | number;
+}
+
+/**
+ * Applies defaults to a plan that passed the schema and checks what the schema cannot see:
+ * unique ids, one executor per step, the dependency DAG, required output paths, retry bounds
+ * and template references. Throws one `PlanInvalidError` listing every problem found.
+ */
+export function normalizePlan(file: PlanFile, fileName: string): Plan {
+  const issues: PlanIssue[] = [];
+  const stepNames = stepPathNames(file);
+  const pathOf = (index: number, ...fields: (string | number)[]) =>
+    formatIssuePath(['steps', index, ...fields], stepNames);
+
+  if (file.workspace?.includes('\u0000')) {
+    issues.push({ path: 'workspace', problem: 'contains a NUL character' });
+  }
+  const inputs = normalizeInputs(file.inputs);
+  const defaults: StepDefaults = {
+    agent: file.defaults?.agent,
+    retry: mergeRetry(DEFAULT_RETRY, file.defaults?.retry, 'defaults.retry', issues),
+    timeoutMs: file.defaults?.timeoutMs ?? DEFAULT_TIMEOUT_MS,
+    delayBeforeMs: file.defaults?.delayBeforeMs ?? 0,
+  };
+  const steps = file.steps.map((step, index) => normalizeStep(step, defaults, pathOf(index), issues));
+
+  issues.push(...checkUniqueIds(steps, pathOf));
+  issues.push(...checkDependsOn(steps, pathOf));
+  // With duplicate ids the graph is ambiguous: the first step of an id stands for it.
+  const seen = new Set<string>();
+  const graph = steps.filter((step) => {
+    if (seen.has(step.id)) return false;
+    seen.add(step.id);
+    return true;
+  });
+  for (const cycle of findCycles(graph)) {
+    const index = steps.findIndex((step) => step.id === cycle[0]);
+    issues.push({
+      path: pathOf(index, 'dependsOn'),
+      problem: `cycle: ${cycle.join(' -> ')} (each step depends on the next): remove one of these dependencies`,
+    });
+  }
+  const dependencies = transitiveDependencies(graph);
+  const allStepIds = [...seen];
+  const inputNames = Object.keys(inputs);
+  steps.forEach((step, index) => {
+    if (step.instruction === undefined) return;
+    const context = {
+      stepId: step.id,
+      dependencies: dependencies.get(step.id) ?? new Set<string>(),
+      allStepIds,
+      inputNames,
+    };
+    issues.push(...checkTemplateRefs(step.instruction, pathOf(index, 'instruction'), context));
+  });
+
+  if (issues.length > 0) throw new PlanInvalidError(fileName, issues);
+  const plan: Plan = {
+    version: 1,
+    name: file.name,
+    inputs,
+    // Field by field: a plan built in code may hold keys set to undefined.
+    limits: {
+      maxSteps: file.limits?.maxSteps ?? DEFAULT_LIMITS.maxSteps,
+      noProgressAfter: file.limits?.noProgressAfter ?? DEFAULT_LIMITS.noProgressAfter,
+      concurrency: file.limits?.concurrency ?? DEFAULT_LIMITS.concurrency,
+    },
+    steps,
+  };
+  if (file.description !== undefined) plan.description = file.description;
+  if (file.workspace !== undefined) plan.workspace = file.workspace;
+  return plan;
+}
+
+function normalizeStep(
+  step: PlanFileStep,
+  defaults: StepDefaults,
+  path: string,
+  issues: PlanIssue[],
+): PlanStep {
+  const kind = step.fn === undefined ? 'agent' : 'fn';
+  if (step.fn !== undefined && step.instruction !== undefined) {
+    issues.push({
+      path,
+      problem: 'has both "instruction" and "fn": a step is either an agent step or a function step',
+    });
+  } else if (step.fn === undefined && step.instruction === undefined) {
+    issues.push({ path, problem: 'needs "instruction" (run by an agent) or "fn" (a registered function)' });
+  }
+  if (step.args !== undefined && step.fn === undefined) {
+    issues.push({
+      path: `${path}.args`,
+      problem: 'only function steps take args: add "fn" or remove "args"',
+    });
+  }
+  if (step.agent !== undefined && step.fn !== undefined) {
+    issues.push({ path: `${path}.agent`, problem: 'a function step does not run an agent: remove "agent"' });
+  }
+  (step.requiredOutputs ?? []).forEach((output, index) => {
+    const problem = outputPathProblem(output);
+    if (problem !== undefined) issues.push({ path: `${path}.requiredOutputs[${index}]`, problem });
+  });
+  const timeout = step.timeoutMs ?? defaults.timeoutMs;
+  const delayBefore = step.delayBeforeMs ?? defaults.delayBeforeMs;
+
+  const agent = kind === 'agent' ? (step.agent ?? defaults.agent) : undefined;
+  const normalized: PlanStep = {
+    id: step.id,
+    title: step.title ?? step.id,
+    kind,
+    ...(step.instruction === undefined ? {} : { instruction: step.instruction }),
+    ...(step.fn === undefined ? {} : { fn: step.fn }),
+    ...(step.args === undefined ? {} : { args: structuredClone(step.args) }),
+    ...(agent === undefined ? {} : { agent: normalizeAgent(agent) }),
+    dependsOn: [...(step.dependsOn ?? [])],
+    requiredOutputs: [...(step.requiredOutputs ?? [])],
+    retry: mergeRetry(defaults.retry, step.retry, `${path}.retry`, issues),
+    timeoutMs: parseDurationMs(timeout, `${path}.timeoutMs`),
+    delayBeforeMs: parseDurationMs(delayBefore, `${path}.delayBeforeMs`),
+  };
+  return normalized;
+}
+
+/** `override` merged over `base`; an initial delay above the maximum is an issue at `path`. */
+function mergeRetry(
+  base: RetryPolicy,
+  override: RawRetry | undefined,
+  path: string,
+  issues: PlanIssue[],
+): RetryPolicy {
+  if (override === undefined) return { ...base };
+  const retry: RetryPolicy = {
+    maxAttempts: override.maxAttempts ?? base.maxAttempts,
+    initialDelayMs:
+      override.initialDelayMs === undefined
+        ? base.initialDelayMs
+        : parseDurationMs(override.initialDelayMs, `${path}.initialDelayMs`),
+    factor: override.factor ?? base.factor,
+    maxDelayMs:
+      override.maxDelayMs === undefined
+        ? base.maxDelayMs
+        : parseDurationMs(override.maxDelayMs, `${path}.maxDelayMs`),
+  };
+  const delaysGiven = override.initialDelayMs !== undefined || override.maxDelayMs !== undefined;
+  if (delaysGiven && retry.initialDelayMs > retry.maxDelayMs) {
+    const from = (field: 'initialDelayMs' | 'maxDelayMs') =>
+      override[field] === undefined ? ', inherited' : '';
+    issues.push({
+      path,
+      problem: `initialDelayMs (${retry.initialDelayMs} ms${from('initialDelayMs')}) is greater than maxDelayMs (${retry.maxDelayMs} ms${from('maxDelayMs')}): lower initialDelayMs or raise maxDelayMs`,
+    });
+  }
+  return retry;
+}
+
+function normalizeAgent(agent: RawAgent): AgentSpec {
+  return { command: [...agent.command], promptVia: agent.promptVia ?? 'arg' };
+}
+
+function normalizeInputs(raw: PlanFile['inputs']): Record<string, PlanInput> {
+  const inputs: Record<string, PlanInput> = {};
+  for (const [name, spec] of Object.entries(raw ?? {})) {
+    const input: PlanInput = {};
+    if (spec?.default !== undefined) input.default = String(spec.default);
+    if (spec?.description !== undefined) input.description = spec.description;
+    inputs[name] = input;
+  }
+  return inputs;
+}
+
+function checkUniqueIds(
+  steps: readonly PlanStep[],
+  pathOf: (index: number, field: string) => string,
+): PlanIssue[] {
+  const issues: PlanIssue[] = [];
+  const firstIndex = new Map<string, number>();
+  steps.forEach((step, index) => {
+    const first = firstIndex.get(step.id);
+    if (first === undefined) {
+      firstIndex.set(step.id, index);
+    } else {
+      issues.push({
+        path: pathOf(index, 'id'),
+        problem: `duplicate step id "${step.id}" (already used by steps[${first}]): step ids must be unique`,
+      });
+    }
+  });
+  return issues;
+}
+
+/** Lexical checks only: the workspace is not known here, and the files do not exist yet. */
+function outputPathProblem(output: string): string | undefined {
+  const shown = JSON.stringify(output);
+  if (output.includes('\u0000')) return `${shown} contains a NUL character`;
+  if (output.startsWith('/') || output.startsWith('\\') || /^[A-Za-z]:/.test(output)) {
+    return `${shown} is absolute: use a path relative to the run workspace`;
+  }
+  if (output.split(/[\\/]/).includes('..')) {
+    return `${shown} leaves the run workspace through "..": use a path inside it`;
+  }
+  return undefined;
+}

@@ -1,0 +1,96 @@
+import { LineCounter, parseDocument } from 'yaml';
+import { PlanInvalidError, type PlanIssue } from './issues.js';
+import { normalizePlan } from './normalize.js';
+import { planFileSchema } from './schema.js';
+import type { Plan } from './types.js';
+import { planErrorMap, planIssuesFromZod } from './zod-issues.js';
+
+/**
+ * Parses the text of a plan file: JSON when the file name ends in `.json`, YAML otherwise.
+ * `fileName` is only used in messages. Throws `PlanInvalidError` (code `PLAN_INVALID`) with
+ * every problem found, syntax errors as `<file>:<line>:<col>: <message>`.
+ */
+export function parsePlanText(text: string, fileName: string): Plan {
+  const source = text.replace(/^\uFEFF/, '');
+  if (source.trim() === '') throw emptyPlan(fileName);
+  const value = /\.json$/i.test(fileName) ? parseJson(source, fileName) : parseYaml(source, fileName);
+  return validatePlanObject(value, fileName);
+}
+
+/** Validates and normalizes a plan given as a value, e.g. one built in code. */
+export function validatePlanObject(value: unknown, fileName: string): Plan {
+  const result = planFileSchema.safeParse(value, { error: planErrorMap });
+  if (!result.success) throw new PlanInvalidError(fileName, planIssuesFromZod(result.error.issues, value));
+  return normalizePlan(result.data, fileName);
+}
+
+function parseYaml(text: string, fileName: string): unknown {
+  const lineCounter = new LineCounter();
+  // YAML 1.2 core schema: `yes`/`on` stay strings. Merge keys (`<<: *anchor`) are allowed.
+  const doc = parseDocument(text, { lineCounter, prettyErrors: false, merge: true, uniqueKeys: true });
+  if (doc.errors.length > 0) {
+    const issues = doc.errors.map((error): PlanIssue => {
+      const { line, col } = lineCounter.linePos(error.pos[0]);
+      return { path: '', line, column: col, problem: error.message };
+    });
+    throw new PlanInvalidError(fileName, issues);
+  }
+  if (doc.contents === null) throw emptyPlan(fileName);
+  try {
+    return doc.toJS({ maxAliasCount: 100 });
+  } catch (error) {
+    const problem = error instanceof Error ? error.message : String(error);
+    throw new PlanInvalidError(fileName, [{ path: '', problem }], { cause: error });
+  }
+}
+
+function parseJson(text: string, fileName: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    const offset = jsonErrorOffset(text, message);
+    const before = text.slice(0, offset);
+    const line = before.split('\n').length;
+    const column = offset - before.lastIndexOf('\n');
+    const problem = message
+      .replace(/ in JSON at position \d+.*$/, '')
+      .replace(/, ".*" is not valid JSON$/s, '');
+    throw new PlanInvalidError(fileName, [{ path: '', line, column, problem }], { cause: error });
+  }
+}
+
+/**
+ * Where JSON.parse failed. V8 names the position in most messages, but not in
+ * "Unexpected token 'x', ... is not valid JSON" (Node 20): then the shortest prefix that fails
+ * for a reason other than ending early ends just after the offending character.
+ */
+function jsonErrorOffset(text: string, message: string): number {
+  const position = /at position (\d+)/.exec(message)?.[1];
+  if (position !== undefined) return Number(position);
+  if (!/^Unexpected token/.test(message)) return text.length;
+  const failsWithin = (length: number): boolean => {
+    try {
+      JSON.parse(text.slice(0, length));
+      return false;
+    } catch (error) {
+      const prefixMessage = error instanceof Error ? error.message : '';
+      const at = /at position (\d+)/.exec(prefixMessage)?.[1];
+      return !/end of JSON input/.test(prefixMessage) && (at === undefined || Number(at) < length);
+    }
+  };
+  let low = 1;
+  let high = text.length;
+  while (low < high) {
+    const middle = Math.floor((low + high) / 2);
+    if (failsWithin(middle)) high = middle;
+    else low = middle + 1;
+  }
+  return low - 1;
+}
+
+function emptyPlan(fileName: string): PlanInvalidError {
+  return new PlanInvalidError(fileName, [
+    { path: '', problem: 'the plan is empty: it needs at least a "name" and a list of "steps"' },
+  ]);
+}

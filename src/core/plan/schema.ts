@@ -1,0 +1,290 @@
+import { z } from 'zod';
+import { DURATION_EXAMPLES, DURATION_PATTERN, isDuration, parseDurationMs } from './duration.js';
+import { PLAN_NAME_PATTERN, RESERVED_NAMES, STEP_ID_PATTERN } from './types.js';
+import { describeValue, unknownKeysMessage } from './zod-issues.js';
+
+/**
+ * The plan file format as written by people (YAML or JSON) or built in code, before defaults
+ * and cross-reference checks (see normalize.ts). Also the source of the published JSON Schema.
+ */
+
+/** Node's timers fire at once beyond this (2^31 - 1 ms, about 24.8 days). */
+export const MAX_TIMEOUT_MS = 2_147_483_647;
+
+/** A strict object whose unknown-key error lists, or guesses, the allowed keys. */
+function strictObject<T extends z.core.$ZodLooseShape>(shape: T, what: string) {
+  const known = Object.keys(shape);
+  return z.strictObject(shape, {
+    error: (issue) => {
+      if (issue.code === 'unrecognized_keys') return unknownKeysMessage(issue.keys, known);
+      if (issue.code === 'invalid_type') return `expected ${what}, got ${describeValue(issue.input)}`;
+      return undefined;
+    },
+  });
+}
+
+function nameSchema(what: string, pattern: RegExp, rule: string) {
+  return z
+    .string({ error: (issue) => `expected ${what} (a string), got ${describeValue(issue.input)}` })
+    .regex(pattern, {
+      error: (issue) => `${describeValue(issue.input)} is not a valid ${what}: use ${rule}`,
+    });
+}
+
+/** Step ids and input names become object keys elsewhere, so prototype names are refused. */
+function idSchema(what: string) {
+  return nameSchema(what, STEP_ID_PATTERN, '1-64 letters, digits, "_" or "-"').refine(
+    (name) => !RESERVED_NAMES.has(name),
+    { error: (issue) => `${describeValue(issue.input)} is reserved: choose another ${what}` },
+  );
+}
+
+const durationProblem = (issue: { input?: unknown }) =>
+  `${describeValue(issue.input)} is not a duration: use whole milliseconds or a number with a unit (ms, s, m, h, d), e.g. ${DURATION_EXAMPLES}`;
+
+function durationSchema(description: string) {
+  return z
+    .union(
+      [
+        z.number().int({ error: durationProblem }).min(0, { error: durationProblem }),
+        z.string().regex(DURATION_PATTERN, { error: durationProblem }),
+      ],
+      { error: durationProblem },
+    )
+    .describe(`${description} Milliseconds, or a string with a unit: ${DURATION_EXAMPLES}.`);
+}
+
+const timeoutSchema = (description: string) =>
+  durationSchema(`${description} At least 1 ms, at most 24.8 days.`).refine(
+    (value) => {
+      if (!isDuration(value)) return true; // already reported by the union
+      const ms = parseDurationMs(value, 'timeoutMs');
+      return ms >= 1 && ms <= MAX_TIMEOUT_MS;
+    },
+    { error: (issue) => `${describeValue(issue.input)} is out of range: use between 1 ms and 24.8 days` },
+  );
+
+export const agentSchema = strictObject(
+  {
+    command: z
+      .array(z.string().min(1, { error: 'an argument cannot be empty' }), {
+        error: (issue) =>
+          `expected the command as a list of arguments, e.g. [claude, -p], got ${describeValue(issue.input)}`,
+      })
+      .min(1, { error: 'the command needs at least the program, e.g. [claude, -p]' })
+      .describe(
+        'Argv of the agent CLI, e.g. [claude, -p]. Never run through a shell. The prompt is added as promptVia says.',
+      ),
+    promptVia: z
+      .enum(['arg', 'placeholder', 'stdin'], {
+        error: (issue) => `${describeValue(issue.input)} is not allowed: use arg, placeholder or stdin`,
+      })
+      .optional()
+      .describe(
+        'How the prompt reaches the agent: arg (appended as the last argument, default), placeholder (replaces the argument "{prompt}", which must appear exactly once), stdin.',
+      ),
+  },
+  'an agent: { command: [...], promptVia? }',
+)
+  .superRefine((agent, ctx) => {
+    const placeholders = agent.command.filter((arg) => arg === '{prompt}').length;
+    if ((agent.promptVia ?? 'arg') === 'placeholder' && placeholders !== 1) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['command'],
+        message: `promptVia is placeholder, so the command must contain the argument "{prompt}" exactly once (found ${placeholders})`,
+      });
+    } else if ((agent.promptVia ?? 'arg') !== 'placeholder' && placeholders > 0) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['command'],
+        message: `contains "{prompt}" but promptVia is ${agent.promptVia ?? 'arg (the default)'}: set promptVia: placeholder`,
+      });
+    }
+  })
+  .describe('The agent CLI that runs instruction steps. A step-level agent replaces defaults.agent whole.');
+
+export const retrySchema = strictObject(
+  {
+    maxAttempts: z
+      .number()
+      .int()
+      .min(1)
+      .max(100)
+      .optional()
+      .describe('Attempts in total, the first included (1..100). Default 3.'),
+    initialDelayMs: durationSchema(
+      'Delay before the second attempt; not more than maxDelayMs. Default 1s.',
+    ).optional(),
+    factor: z
+      .number()
+      .min(1)
+      .max(1000)
+      .optional()
+      .describe('Multiplier of the delay after each failed attempt (>= 1). Default 2.'),
+    maxDelayMs: durationSchema('Upper bound of any delay between attempts. Default 5m.').optional(),
+  },
+  'a retry policy: { maxAttempts?, initialDelayMs?, factor?, maxDelayMs? }',
+).describe('Retry policy; the fields given are merged over defaults.retry, then over the built-in defaults.');
+
+const jsonValueSchema = z.unknown().refine((value) => isJsonValue(value), {
+  error: 'must be plain JSON (no NaN, Infinity or non-plain objects)',
+});
+
+export const stepSchema = strictObject(
+  {
+    id: idSchema('step id').describe('Unique step id: 1-64 letters, digits, "_" or "-".'),
+    title: z.string().min(1).optional().describe('Human title. Defaults to the id.'),
+    instruction: z
+      .string()
+      .min(1)
+      .optional()
+      .describe(
+        'Prompt for the agent (makes this an agent step). May use {{inputs.<name>}}, {{steps.<id>.summary}}, {{steps.<id>.outputs}} (for steps it depends on), {{run.workspace}}, {{run.id}}.',
+      ),
+    fn: z
+      .string()
+      .min(1)
+      .optional()
+      .describe('Name of a registered TypeScript function (makes this a function step).'),
+    args: jsonValueSchema.optional().describe('Any JSON value, passed to the function of a fn step.'),
+    agent: agentSchema.optional(),
+    dependsOn: z
+      .array(z.string(), {
+        error: (issue) => `expected a list of step ids, e.g. [fetch], got ${describeValue(issue.input)}`,
+      })
+      .optional()
+      .describe('Ids of the steps that must succeed before this one starts.'),
+    requiredOutputs: z
+      .array(z.string().min(1), {
+        error: (issue) => `expected a list of paths, e.g. [notes.md], got ${describeValue(issue.input)}`,
+      })
+      .optional()
+      .describe('Files the step must leave, relative to the run workspace; the step fails without them.'),
+    retry: retrySchema.optional(),
+    timeoutMs: timeoutSchema(
+      'Timeout of one attempt of this step. Default: defaults.timeoutMs, else 1h.',
+    ).optional(),
+    delayBeforeMs: durationSchema(
+      'Durable delay before the first attempt of this step. Default: defaults.delayBeforeMs, else 0.',
+    ).optional(),
+  },
+  'a step: { id, instruction or fn, ... }',
+).meta({
+  description: 'One step: exactly one of instruction (agent step) or fn (function step).',
+  // For editors; Baton itself checks this in normalize.ts with a clearer message.
+  oneOf: [{ required: ['instruction'] }, { required: ['fn'] }],
+});
+
+export const inputSchema = strictObject(
+  {
+    default: z
+      .union([z.string(), z.number(), z.boolean()])
+      .optional()
+      .describe('Value used when the run does not give one. Without it the input is required.'),
+    description: z.string().optional().describe('What the input is for.'),
+  },
+  'an input: { default?, description? } (or nothing, for a required input)',
+)
+  .nullable()
+  .describe('A run input. Empty (null or {}) means required.');
+
+export const defaultsSchema = strictObject(
+  {
+    agent: agentSchema.optional(),
+    retry: retrySchema.optional(),
+    timeoutMs: timeoutSchema('Timeout of one attempt, for every step. Default 1h.').optional(),
+    delayBeforeMs: durationSchema(
+      'Durable delay before the first attempt of every step. Default 0.',
+    ).optional(),
+  },
+  'defaults: { agent?, retry?, timeoutMs?, delayBeforeMs? }',
+).describe('Applied to every step that does not set the field itself.');
+
+export const limitsSchema = strictObject(
+  {
+    maxSteps: z
+      .number()
+      .int()
+      .min(1)
+      .max(100_000)
+      .optional()
+      .describe('Step attempts per run, all steps together (1..100000). Default 50.'),
+    noProgressAfter: z
+      .number()
+      .int()
+      .min(2)
+      .optional()
+      .describe('Block a step after the same failure fingerprint this many times (>= 2). Default 3.'),
+    concurrency: z
+      .number()
+      .int()
+      .min(1)
+      .max(256)
+      .optional()
+      .describe('Steps of one run that may run in parallel (1..256). Default 4.'),
+  },
+  'limits: { maxSteps?, noProgressAfter?, concurrency? }',
+).describe('Guardrails of a run.');
+
+export const planFileSchema = strictObject(
+  {
+    $schema: z.string().optional().describe('JSON Schema reference for editors; ignored by Baton.'),
+    version: z
+      .literal(1, { error: (issue) => `only version 1 is supported, got ${describeValue(issue.input)}` })
+      .optional()
+      .describe('Plan format version. Only 1.'),
+    name: nameSchema('plan name', PLAN_NAME_PATTERN, '1-100 letters, digits, ".", "_" or "-"').describe(
+      'Plan name: 1-100 letters, digits, ".", "_" or "-".',
+    ),
+    description: z.string().optional().describe('What the plan does.'),
+    workspace: z
+      .string()
+      .min(1)
+      .optional()
+      .describe('Working directory of runs, relative to the folder of the plan file.'),
+    inputs: z
+      .record(idSchema('input name'), inputSchema, {
+        error: (issue) =>
+          `expected the inputs as a mapping of names, e.g. { topic: { default: x } }, got ${describeValue(issue.input)}`,
+      })
+      .optional()
+      .describe('Named run inputs, used in instructions as {{inputs.<name>}}.'),
+    defaults: defaultsSchema.optional(),
+    limits: limitsSchema.optional(),
+    steps: z
+      .array(stepSchema, {
+        error: (issue) => `expected a list of steps, got ${describeValue(issue.input)}`,
+      })
+      .min(1, { error: 'a plan needs at least one step' })
+      .describe('The steps, in order. Steps run once their dependsOn have succeeded.'),
+  },
+  'a plan: a mapping with at least name and steps',
+).meta({
+  title: 'Baton plan',
+  description: 'A Baton plan: named steps run by agents or functions, with retries.',
+});
+
+/** A plan file that passed the schema, before defaults and cross-reference checks. */
+export type PlanFile = z.output<typeof planFileSchema>;
+export type PlanFileStep = PlanFile['steps'][number];
+
+/** The JSON Schema of the plan format (draft-07, which editors support best). */
+export function planJsonSchema(): Record<string, unknown> {
+  return z.toJSONSchema(planFileSchema, { target: 'draft-7', io: 'input', unrepresentable: 'any' });
+}
+
+/** The JSON Schema as committed in `schema/plan.schema.json`. */
+export function planJsonSchemaText(): string {
+  return `${JSON.stringify(planJsonSchema(), null, 2)}\n`;
+}
+
+function isJsonValue(value: unknown, ancestors: object[] = []): boolean {
+  if (value === null || typeof value === 'string' || typeof value === 'boolean') return true;
+  if (typeof value === 'number') return Number.isFinite(value);
+  if (typeof value !== 'object' || ancestors.includes(value)) return false;
+  const proto = Object.getPrototypeOf(value);
+  if (!Array.isArray(value) && proto !== Object.prototype && proto !== null) return false;
+  const inner = [...ancestors, value];
+  return Object.values(value).every((item) => isJsonValue(item, inner));
+}

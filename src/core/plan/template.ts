@@ -1,0 +1,100 @@
+import { BatonError } from '../errors.js';
+import { STEP_ID_PATTERN as NAME } from './types.js';
+
+/**
+ * `{{...}}` references in step instructions. Plain substitution of a closed set of forms, never
+ * evaluation: no expressions, no property walking, and a substituted value is not scanned again.
+ */
+
+/** What a template can see when a step's instruction is rendered. */
+export interface TemplateContext {
+  run: { id: string; workspace: string };
+  inputs: Record<string, string>;
+  steps: Record<string, { summary: string; outputs: string[] }>;
+}
+
+/** A reference in one of the allowed forms. */
+export type TemplateRef =
+  | { kind: 'run'; field: 'id' | 'workspace' }
+  | { kind: 'input'; name: string }
+  | { kind: 'step'; stepId: string; field: 'summary' | 'outputs' };
+
+export const ALLOWED_TEMPLATE_FORMS =
+  '{{inputs.<name>}}, {{steps.<id>.summary}}, {{steps.<id>.outputs}}, {{run.workspace}}, {{run.id}}';
+
+// No braces inside, so `{{{x}}}` finds `{{x}}` and stray braces stay literal text.
+const REF_PATTERN = /\{\{([^{}]*)\}\}/g;
+
+/** Every `{{...}}` in the text, in order: the raw text and its dot-separated path (trimmed). */
+export function listTemplateRefs(text: string): { raw: string; path: string[] }[] {
+  return Array.from(text.matchAll(REF_PATTERN), (match) => ({
+    raw: match[0],
+    path: splitRefPath(match[1] ?? ''),
+  }));
+}
+
+/** The reference a path denotes, or undefined when it is not one of the allowed forms. */
+export function parseTemplateRef(path: readonly string[]): TemplateRef | undefined {
+  const [head, name, field, ...rest] = path;
+  if (rest.length > 0 || head === undefined) return undefined;
+  if (head === 'run' && field === undefined && (name === 'id' || name === 'workspace')) {
+    return { kind: 'run', field: name };
+  }
+  if (head === 'inputs' && field === undefined && name !== undefined && NAME.test(name)) {
+    return { kind: 'input', name };
+  }
+  if (
+    head === 'steps' &&
+    name !== undefined &&
+    NAME.test(name) &&
+    (field === 'summary' || field === 'outputs')
+  ) {
+    return { kind: 'step', stepId: name, field };
+  }
+  return undefined;
+}
+
+/**
+ * Replaces every reference with its value (outputs are joined with ", "). Text without `{{...}}`
+ * is returned unchanged. Throws `PLAN_INVALID` naming the reference it cannot resolve.
+ */
+export function renderTemplate(text: string, ctx: TemplateContext): string {
+  // A replacer function's return value is inserted as is: `$&` and friends are not expanded.
+  return text.replace(REF_PATTERN, (raw: string, inner: string) => {
+    const ref = parseTemplateRef(splitRefPath(inner));
+    if (ref === undefined) {
+      throw new BatonError(
+        'PLAN_INVALID',
+        `${raw} is not a template reference; allowed: ${ALLOWED_TEMPLATE_FORMS}`,
+      );
+    }
+    return resolveRef(raw, ref, ctx);
+  });
+}
+
+function resolveRef(raw: string, ref: TemplateRef, ctx: TemplateContext): string {
+  if (ref.kind === 'run') return ref.field === 'id' ? ctx.run.id : ctx.run.workspace;
+  if (ref.kind === 'input') {
+    const value = ownValue(ctx.inputs, ref.name);
+    if (typeof value === 'string') return value;
+    throw new BatonError('PLAN_INVALID', `${raw}: the run has no value for input "${ref.name}"`);
+  }
+  const result = ownValue(ctx.steps, ref.stepId);
+  if (result === undefined) {
+    throw new BatonError(
+      'PLAN_INVALID',
+      `${raw}: step "${ref.stepId}" has no result in this run (it has not succeeded yet)`,
+    );
+  }
+  return ref.field === 'summary' ? String(result.summary) : result.outputs.join(', ');
+}
+
+/** Own properties only: `__proto__`, `constructor` and friends never reach a prototype. */
+function ownValue<T>(record: Record<string, T>, key: string): T | undefined {
+  return Object.hasOwn(record, key) ? record[key] : undefined;
+}
+
+function splitRefPath(inner: string): string[] {
+  const trimmed = inner.trim();
+  return trimmed === '' ? [] : trimmed.split('.');
+}

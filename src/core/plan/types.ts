@@ -1,0 +1,104 @@
+/**
+ * The normalized plan: what the rest of Baton works with once a plan file (or a plan built in
+ * code) has been validated, defaults applied and cross-references checked. Every field is
+ * filled in; durations are milliseconds.
+ */
+
+/**
+ * How the prompt reaches an agent CLI:
+ * - `arg`: appended as the last argv element (default);
+ * - `placeholder`: replaces the argv element `"{prompt}"`, which must appear exactly once;
+ * - `stdin`: written to the child's standard input.
+ */
+export type PromptVia = 'arg' | 'placeholder' | 'stdin';
+
+/** An agent CLI invocation: argv (never a shell string) and how the prompt is passed. */
+export interface AgentSpec {
+  command: string[];
+  promptVia: PromptVia;
+}
+
+/** Exponential backoff between attempts of one step. */
+export interface RetryPolicy {
+  /** Attempts in total, the first one included (1..100). */
+  maxAttempts: number;
+  /** Delay before the second attempt, in ms (<= maxDelayMs). */
+  initialDelayMs: number;
+  /** Multiplier applied to the delay after each failed attempt (>= 1). */
+  factor: number;
+  /** Upper bound of any single delay, in ms. */
+  maxDelayMs: number;
+}
+
+export interface PlanStep {
+  /** Unique within the plan, `[A-Za-z0-9_-]{1,64}`. */
+  id: string;
+  /** Human title; defaults to the id. */
+  title: string;
+  /** `agent`: an instruction run by an agent CLI; `fn`: a registered TypeScript function. */
+  kind: 'agent' | 'fn';
+  /** Kind `agent`: the prompt, with `{{...}}` references still unrendered. */
+  instruction?: string;
+  /** Kind `fn`: the registered function name. */
+  fn?: string;
+  /** Kind `fn`: any JSON value, passed to the function. */
+  args?: unknown;
+  /** Kind `agent`: from the step or from `defaults.agent`; undefined when neither sets it. */
+  agent?: AgentSpec;
+  /** Ids of steps that must succeed first (a DAG, checked). */
+  dependsOn: string[];
+  /** Paths relative to the run workspace that must exist for the step to count as done. */
+  requiredOutputs: string[];
+  retry: RetryPolicy;
+  /** Per-attempt timeout in ms (>= 1). */
+  timeoutMs: number;
+  /** Durable delay before the step's first attempt, in ms. */
+  delayBeforeMs: number;
+}
+
+/** A run input; without `default` it is required when a run starts. */
+export interface PlanInput {
+  default?: string;
+  description?: string;
+}
+
+export interface PlanLimits {
+  /** Step attempts per run, all steps together (1..100000). */
+  maxSteps: number;
+  /** The same failure fingerprint this many times in a row blocks the step (>= 2). */
+  noProgressAfter: number;
+  /** Steps of one run that may execute in parallel (1..256). */
+  concurrency: number;
+}
+
+export interface Plan {
+  version: 1;
+  name: string;
+  description?: string;
+  /** As written in the plan, relative to the plan file's folder; resolved at the edge. */
+  workspace?: string;
+  inputs: Record<string, PlanInput>;
+  limits: PlanLimits;
+  /** In the order of the plan file. */
+  steps: PlanStep[];
+}
+
+/** Step ids and input names: `[A-Za-z0-9_-]{1,64}`, also safe inside `{{steps.<id>.summary}}`. */
+export const STEP_ID_PATTERN = /^[A-Za-z0-9_-]{1,64}$/;
+/** Plan names: `[A-Za-z0-9._-]{1,100}`. */
+export const PLAN_NAME_PATTERN = /^[A-Za-z0-9._-]{1,100}$/;
+/** Refused as step ids and input names: they would reach object prototypes where ids are keys. */
+export const RESERVED_NAMES: ReadonlySet<string> = new Set(['__proto__', 'constructor', 'prototype']);
+
+// Frozen so that no caller can change the defaults of every later plan by accident.
+export const DEFAULT_RETRY: RetryPolicy = Object.freeze({
+  maxAttempts: 3,
+  initialDelayMs: 1000,
+  factor: 2,
+  maxDelayMs: 300_000,
+});
+
+export const DEFAULT_LIMITS: PlanLimits = Object.freeze({ maxSteps: 50, noProgressAfter: 3, concurrency: 4 });
+
+/** One hour. */
+export const DEFAULT_TIMEOUT_MS = 3_600_000;

@@ -1,0 +1,296 @@
+/**
+ * The data behind command-policy.ts: which programs are shells, wrappers and interpreters, and which
+ * of their options make them run text as code.
+ *
+ * Program names are matched on their base name in lower case, without a `.exe` suffix and also
+ * without a trailing version (`python3.12` → `python`, `ksh93` → `ksh`, `BASH.EXE` → `bash`).
+ * Matching ignores case on purpose: on a case-insensitive file system (macOS, Windows) `BASH` runs
+ * bash, and no agent CLI is named like a shell in another case.
+ */
+
+/** The argv element that the executor replaces with the step's prompt. */
+export const PROMPT_PLACEHOLDER = '{prompt}';
+
+/** Programs that interpret their arguments or stdin as shell code. */
+export const SHELL_NAMES = [
+  'sh',
+  'bash',
+  'dash',
+  'zsh',
+  'ksh',
+  'mksh',
+  'lksh',
+  'pdksh',
+  'oksh',
+  'ash',
+  'hush',
+  'posh',
+  'rbash',
+  'yash',
+  'fish',
+  'csh',
+  'tcsh',
+  'nu',
+  'xonsh',
+  'elvish',
+  'osh',
+  'ysh',
+  'busybox',
+  'toybox',
+  'pwsh',
+  'powershell',
+  'cmd',
+  'wsl',
+] as const;
+
+/** Multi-call binaries: a symlink to one of them runs the applet named like the symlink. */
+export const MULTICALL_NAMES = ['busybox', 'toybox', 'coreutils'] as const;
+
+const SHELL_BUILTIN = 'is a shell builtin: only a shell runs it, and it would run its arguments as code';
+const PROGRAM_OPERAND = 'takes its first operand as a program, so the appended prompt would run as code';
+
+/** Programs refused whatever their arguments, with why. */
+export const REFUSED_PROGRAMS = {
+  eval: SHELL_BUILTIN,
+  exec: SHELL_BUILTIN,
+  source: SHELL_BUILTIN,
+  '.': SHELL_BUILTIN,
+  xargs: 'builds command lines from its input',
+  watch: 'runs its command through sh -c',
+  script: 'runs its command through a shell',
+  ssh: 'runs its command through a remote shell',
+  rsh: 'runs its command through a remote shell',
+  su: "runs the target user's shell, which would interpret the arguments",
+  runuser: "runs the target user's shell, which would interpret the arguments",
+  sg: 'runs its command through sh -c',
+  newgrp: 'starts a shell',
+  awk: PROGRAM_OPERAND,
+  gawk: PROGRAM_OPERAND,
+  mawk: PROGRAM_OPERAND,
+  nawk: PROGRAM_OPERAND,
+  goawk: PROGRAM_OPERAND,
+  'original-awk': PROGRAM_OPERAND,
+  sed: `${PROGRAM_OPERAND} (sed scripts can also run shell commands)`,
+  gsed: `${PROGRAM_OPERAND} (sed scripts can also run shell commands)`,
+  tclsh: 'reads Tcl commands from a script argument or stdin',
+  wish: 'reads Tcl commands from a script argument or stdin',
+} as const satisfies Record<string, string>;
+
+/** Options of `find` that run a command. */
+export const FIND_EXEC_OPTIONS = ['-exec', '-execdir', '-ok', '-okdir'] as const;
+
+/**
+ * How a program parses its options, enough to find its first operand (the wrapped command or the
+ * script) and the options that run code. Short options may be clustered (`-Ic`, `-oL`).
+ */
+export interface OptionGrammar {
+  /** Short letters taking a value: the rest of the cluster, else the next argument (`-u NAME`). */
+  readonly shortValue?: string;
+  /** Short letters whose optional value can only be attached (`perl -i.bak`); they end the cluster. */
+  readonly shortAttached?: string;
+  /** Long options taking the next argument unless written `--name=value`. */
+  readonly longValue?: readonly string[];
+  /** Options whose value is the script (`python3 -m module`, `php -f file`). */
+  readonly scriptOption?: readonly string[];
+  /** Options that make the program run text from the command line as code (`-c`, `--eval`). */
+  readonly code?: readonly string[];
+  /** Options whose value is loaded as code (a module specifier, which may be a `data:` URL). */
+  readonly codeValue?: readonly string[];
+  /** Other refused options, with why (completing "makes <program> ..."). */
+  readonly refused?: Readonly<Record<string, string>>;
+  /** A bare `-` is an option (env's `-` means `-i`), not an operand. */
+  readonly dashIsOption?: boolean;
+}
+
+/** A program that runs another command: its first operand (after `positionals`) is that command. */
+export interface WrapperRule extends OptionGrammar {
+  /** Operands before the wrapped command (timeout's duration, chroot's new root). */
+  readonly positionals?: number;
+  /** `NAME=value` operands before the command are environment assignments (env, sudo). */
+  readonly assignments?: boolean;
+}
+
+const SHELL_OPTION = 'run the command through a shell';
+const SPLITS_STRING = 'split its argument into a command line';
+
+export const WRAPPERS = {
+  env: {
+    shortValue: 'uCP',
+    longValue: ['--unset', '--chdir'],
+    refused: { '-S': SPLITS_STRING, '--split-string': SPLITS_STRING },
+    dashIsOption: true,
+    assignments: true,
+  },
+  nohup: {},
+  sudo: {
+    shortValue: 'ugpCDrtTURh',
+    longValue: [
+      '--user',
+      '--group',
+      '--prompt',
+      '--close-from',
+      '--chdir',
+      '--role',
+      '--type',
+      '--command-timeout',
+      '--other-user',
+      '--chroot',
+      '--host',
+    ],
+    refused: { '-s': SHELL_OPTION, '--shell': SHELL_OPTION, '-i': SHELL_OPTION, '--login': SHELL_OPTION },
+    assignments: true,
+  },
+  doas: { shortValue: 'Cu', refused: { '-s': 'run a shell' } },
+  pkexec: { longValue: ['--user'] },
+  timeout: { shortValue: 'ks', longValue: ['--kill-after', '--signal'], positionals: 1 },
+  nice: { shortValue: 'n', longValue: ['--adjustment'] },
+  ionice: { shortValue: 'cnpPu', longValue: ['--class', '--classdata', '--pid', '--pgid', '--uid'] },
+  stdbuf: { shortValue: 'ioe', longValue: ['--input', '--output', '--error'] },
+  setsid: {},
+  chrt: {
+    shortValue: 'TPD',
+    longValue: ['--sched-runtime', '--sched-period', '--sched-deadline'],
+    positionals: 1,
+  },
+  taskset: { positionals: 1 },
+  flock: {
+    shortValue: 'wE',
+    longValue: ['--timeout', '--wait', '--conflict-exit-code'],
+    refused: { '-c': 'run its argument through sh -c', '--command': 'run its argument through sh -c' },
+    positionals: 1,
+  },
+  nsenter: {
+    shortValue: 'tSGN',
+    shortAttached: 'muinpUCTrw',
+    longValue: ['--target', '--setuid', '--setgid', '--net-socket'],
+  },
+  unshare: {
+    shortValue: 'SGRwl',
+    shortAttached: 'muinpUCT',
+    longValue: [
+      '--propagation',
+      '--setgroups',
+      '--map-user',
+      '--map-group',
+      '--map-users',
+      '--map-groups',
+      '--setuid',
+      '--setgid',
+      '--root',
+      '--wd',
+      '--monotonic',
+      '--boottime',
+      '--load-interp',
+    ],
+  },
+  chroot: { longValue: ['--userspec', '--groups'], positionals: 1 },
+  time: { shortValue: 'fo', longValue: ['--format', '--output'] },
+  command: {},
+  builtin: {},
+  coreutils: { refused: { '--coreutils-prog': 'hide which utility runs' } },
+  npx: {
+    shortValue: 'pw',
+    longValue: ['--package', '--workspace', '--prefix'],
+    refused: { '-c': SHELL_OPTION, '--call': SHELL_OPTION },
+  },
+  bunx: { shortValue: 'p', longValue: ['--package'] },
+} as const satisfies Record<string, WrapperRule>;
+
+/** A program that runs a script: its first operand is the script (or a subcommand). */
+export interface InterpreterRule extends OptionGrammar {
+  /** Subcommands: `null` means the script follows (`deno run x.ts`); a string is why it is refused
+   * (completing "makes <program> ..."). */
+  readonly subcommands?: Readonly<Record<string, string | null>>;
+}
+
+const READS_STDIN = 'read code from stdin, where the prompt may be sent';
+
+const PYTHON: InterpreterRule = {
+  shortValue: 'WX',
+  longValue: ['--check-hash-based-pycs'],
+  scriptOption: ['-m'],
+  code: ['-c'],
+  refused: { '-i': READS_STDIN },
+};
+const NODE: InterpreterRule = {
+  shortValue: 'C',
+  longValue: ['--conditions', '--env-file', '--title', '--input-type', '--redirect-warnings', '--watch-path'],
+  code: ['-e', '-p', '--eval', '--print'],
+  codeValue: ['-r', '--require', '--import', '--loader', '--experimental-loader'],
+  refused: { '-i': READS_STDIN, '--interactive': READS_STDIN },
+};
+const BUN: InterpreterRule = {
+  code: ['-e', '-p', '--eval', '--print'],
+  codeValue: ['-r', '--preload'],
+  subcommands: { run: null, exec: 'run its argument as a Bun Shell command line', repl: READS_STDIN },
+};
+const DENO: InterpreterRule = {
+  shortValue: 'cL',
+  longValue: ['--config', '--import-map', '--lock', '--cert', '--location', '--seed', '--ext', '--log-level'],
+  codeValue: ['--preload'],
+  subcommands: { run: null, eval: 'evaluate its argument as code', repl: READS_STDIN },
+};
+const PERL: InterpreterRule = { shortValue: 'I', shortAttached: 'i0lCdDxMmVF', code: ['-e', '-E'] };
+const RUBY: InterpreterRule = {
+  shortValue: 'IrCEF',
+  shortAttached: 'xiKTW0',
+  longValue: ['--encoding', '--external-encoding', '--internal-encoding', '--enable', '--disable', '--dump'],
+  code: ['-e'],
+};
+const PHP: InterpreterRule = {
+  shortValue: 'cdzSt',
+  longValue: ['--php-ini', '--define', '--zend-extension', '--rf', '--rc', '--re', '--rz', '--ri'],
+  scriptOption: ['-f', '-F', '--file', '--process-file'],
+  code: ['-r', '-R', '-B', '-E', '--run', '--process-code', '--process-begin', '--process-end'],
+  refused: { '-a': READS_STDIN, '--interactive': READS_STDIN },
+};
+const LUA: InterpreterRule = { shortValue: 'ljO', code: ['-e'], refused: { '-i': READS_STDIN } };
+const JULIA: InterpreterRule = {
+  shortValue: 'LJCtp',
+  longValue: ['--load', '--sysimage', '--cpu-target', '--threads', '--procs', '--machine-file', '--project'],
+  code: ['-e', '-E', '--eval', '--print'],
+  refused: { '-i': READS_STDIN },
+};
+/** `npm exec` and `npm x` are npx; their command is treated as the script. */
+const NPM: InterpreterRule = {
+  shortValue: 'pw',
+  longValue: ['--package', '--workspace', '--prefix'],
+  refused: { '-c': 'run its argument through a shell', '--call': 'run its argument through a shell' },
+  subcommands: { exec: null, x: null },
+};
+
+/** Interpreters by name. */
+export const INTERPRETERS = {
+  python: PYTHON,
+  pythonw: PYTHON,
+  ipython: PYTHON,
+  pypy: PYTHON,
+  node: NODE,
+  nodejs: NODE,
+  bun: BUN,
+  deno: DENO,
+  perl: PERL,
+  ruby: RUBY,
+  php: PHP,
+  lua: LUA,
+  luajit: LUA,
+  osascript: { shortValue: 'ls', code: ['-e'], refused: { '-i': READS_STDIN } },
+  rscript: { code: ['-e'] },
+  r: { scriptOption: ['-f', '--file'], code: ['-e'] },
+  julia: JULIA,
+  expect: { shortValue: 'D', scriptOption: ['-f'], code: ['-c'], refused: { '-i': READS_STDIN } },
+  npm: NPM,
+} as const satisfies Record<string, InterpreterRule>;
+
+/** Lookup keys of a program: its base name in lower case without `.exe`, then without a version. */
+export function programKeys(program: string): string[] {
+  const base = (program.split(/[\\/]/).pop() ?? program).toLowerCase().replace(/\.exe$/, '');
+  const unversioned = base.replace(/-?\d+(?:\.\d+)*[a-z]?$/, '');
+  return unversioned === '' || unversioned === base ? [base] : [base, unversioned];
+}
+
+/** The rule of the first key that `table` has. */
+export function findRule<T>(table: Readonly<Record<string, T>>, keys: readonly string[]): T | undefined {
+  const key = keys.find((candidate) => Object.hasOwn(table, candidate));
+  return key === undefined ? undefined : table[key];
+}

@@ -1,0 +1,51 @@
+import { readFile, stat } from 'node:fs/promises';
+import { resolve } from 'node:path';
+import { BatonError } from '../core/errors.js';
+import { parsePlanText } from '../core/plan/parse.js';
+import type { Plan } from '../core/plan/types.js';
+
+/** Plan files larger than this are refused (a plan is a few KB; bulk belongs in artifacts). */
+export const MAX_PLAN_FILE_BYTES = 5 * 1024 * 1024;
+
+/**
+ * Reads and validates a plan file (JSON if the name ends in `.json`, else YAML). Messages name
+ * the file as given. `text` is the file's content, e.g. for hashing the snapshot.
+ */
+export async function loadPlanFile(path: string): Promise<{ plan: Plan; text: string; absPath: string }> {
+  const absPath = resolve(path);
+  const info = await stat(absPath).catch((error: unknown) => {
+    throw readError(path, error);
+  });
+  if (info.isDirectory()) {
+    throw new BatonError(
+      'PLAN_INVALID',
+      `${path}: is a directory: give the plan file itself (.yaml, .yml or .json)`,
+    );
+  }
+  if (!info.isFile()) throw new BatonError('PLAN_INVALID', `${path}: is not a regular file`);
+  if (info.size > MAX_PLAN_FILE_BYTES) {
+    throw new BatonError(
+      'PLAN_INVALID',
+      `${path}: the file is ${info.size} bytes, more than the 5 MB a plan may have: keep bulky data in files the steps read`,
+    );
+  }
+  const bytes = await readFile(absPath).catch((error: unknown) => {
+    throw readError(path, error);
+  });
+  let text: string;
+  try {
+    text = new TextDecoder('utf-8', { fatal: true }).decode(bytes);
+  } catch (error) {
+    throw new BatonError('PLAN_INVALID', `${path}: is not valid UTF-8 text`, { cause: error });
+  }
+  return { plan: parsePlanText(text, path), text, absPath };
+}
+
+function readError(path: string, error: unknown): BatonError {
+  const code = (error as NodeJS.ErrnoException | undefined)?.code;
+  if (code === 'ENOENT' || code === 'ENOTDIR') {
+    return new BatonError('PLAN_NOT_FOUND', `plan file not found: ${path}`, { cause: error });
+  }
+  const reason = code === 'EACCES' || code === 'EPERM' ? 'permission denied' : String(error);
+  return new BatonError('PLAN_INVALID', `${path}: cannot read the plan file: ${reason}`, { cause: error });
+}

@@ -1,0 +1,258 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { isBatonError } from '../src/core/errors.js';
+import { validatePlanObject } from '../src/core/plan/parse.js';
+import type { Plan } from '../src/core/plan/types.js';
+import type { Completion, Store } from '../src/store/store.js';
+
+/**
+ * The contract every Store implementation passes (SQLite now; Postgres and the state file later).
+ * `open` returns a fresh, empty store; `reopen` a second handle on the same data (another process's view).
+ */
+export interface StoreHarness {
+  open(): Promise<Store>;
+  reopen(): Promise<Store>;
+  cleanup(): Promise<void>;
+}
+
+export function chainPlan(steps: number, extra: Record<string, unknown> = {}): Plan {
+  return validatePlanObject(
+    {
+      name: 'chain',
+      defaults: { retry: { maxAttempts: 2, initialDelayMs: 0, maxDelayMs: 0 } },
+      steps: Array.from({ length: steps }, (_, i) => ({
+        id: `s${i + 1}`,
+        fn: 'noop',
+        ...(i > 0 ? { dependsOn: [`s${i}`] } : {}),
+      })),
+      ...extra,
+    },
+    'contract',
+  );
+}
+
+export function diamondPlan(): Plan {
+  return validatePlanObject(
+    {
+      name: 'diamond',
+      limits: { concurrency: 2 },
+      steps: [
+        { id: 'a', fn: 'noop' },
+        { id: 'b', fn: 'noop', dependsOn: ['a'] },
+        { id: 'c', fn: 'noop', dependsOn: ['a'] },
+        { id: 'd', fn: 'noop', dependsOn: ['a'] },
+        { id: 'e', fn: 'noop', dependsOn: ['b', 'c', 'd'] },
+      ],
+    },
+    'contract',
+  );
+}
+
+const random = () => 0;
+const okOutcome = {
+  ok: true as const,
+  summary: 'fine',
+  outputs: [{ path: 'out.md', size: 3, sha256: 'abc' }],
+};
+
+export function describeStoreContract(name: string, makeHarness: () => StoreHarness): void {
+  describe(`Store contract: ${name}`, () => {
+    let harness: StoreHarness;
+    let store: Store;
+
+    beforeEach(async () => {
+      harness = makeHarness();
+      store = await harness.open();
+    });
+    afterEach(async () => {
+      await store.close();
+      await harness.cleanup();
+    });
+
+    const create = (plan: Plan, id = 'run1', now = 1000) =>
+      store.createRun({ id, plan, planHash: 'h', inputs: { x: '1' }, workspace: '/ws', now });
+    const cycle = (now: number, completions: Completion[] = [], claimLimit = 10, owner = 'w1') =>
+      store.cycle({ owner, now, leaseMs: 1000, completions, claimLimit, random });
+    const done = (
+      c: { runId: string; stepId: string; attempt: number },
+      now: number,
+      owner = 'w1',
+    ): Completion => ({
+      ...c,
+      owner,
+      outcome: okOutcome,
+      startedAt: now - 1,
+      endedAt: now,
+      logPath: null,
+    });
+
+    it('stores a run with its plan snapshot, inputs and a run.created event', async () => {
+      const summary = await create(chainPlan(3));
+      expect(summary).toMatchObject({
+        id: 'run1',
+        planName: 'chain',
+        status: 'running',
+        stepCounts: { ready: 1, pending: 2 },
+      });
+      const run = await store.getRun('run1');
+      expect(run?.plan.steps.map((s) => s.id)).toEqual(['s1', 's2', 's3']);
+      expect(run?.inputs).toEqual({ x: '1' });
+      expect(run?.workspace).toBe('/ws');
+      expect((await store.getEvents('run1')).map((e) => e.type)).toEqual(['run.created']);
+      expect(await store.getRun('nope')).toBeNull();
+      expect((await store.listRuns()).map((r) => r.id)).toEqual(['run1']);
+    });
+
+    it('claims only due steps of running runs, within the claim limit and per-run concurrency', async () => {
+      await create(diamondPlan());
+      const first = await cycle(1000);
+      expect(first.claimed.map((c) => c.stepId)).toEqual(['a']);
+      expect(first.claimed[0]).toMatchObject({
+        attempt: 1,
+        tries: 1,
+        owner: 'w1',
+        leaseExpiresAt: 2000,
+        inputs: { x: '1' },
+        workspace: '/ws',
+      });
+      // Committing a and claiming successors happens in one transaction, limited to concurrency 2.
+      const second = await cycle(1010, [done(first.claimed[0]!, 1010)]);
+      expect(second.accepted).toEqual([true]);
+      expect(second.claimed).toHaveLength(2);
+      expect((await cycle(1020)).claimed).toHaveLength(0);
+    });
+
+    it('does not claim a step before its due time', async () => {
+      await create(chainPlan(1, { defaults: { delayBeforeMs: 5000 } }));
+      expect((await cycle(1000)).claimed).toHaveLength(0);
+      expect(await store.nextWakeAt()).toBe(6000);
+      expect((await cycle(6000)).claimed).toHaveLength(1);
+    });
+
+    it('drives a chain to success; a succeeded step is never claimed again', async () => {
+      await create(chainPlan(3));
+      let now = 1000;
+      let claimed = (await cycle(now)).claimed;
+      const seen: string[] = [];
+      while (claimed.length > 0) {
+        now += 10;
+        seen.push(...claimed.map((c) => c.stepId));
+        claimed = (
+          await cycle(
+            now,
+            claimed.map((c) => done(c, now)),
+          )
+        ).claimed;
+      }
+      expect(seen).toEqual(['s1', 's2', 's3']);
+      const run = await store.getRun('run1');
+      expect(run?.status).toBe('succeeded');
+      expect(run?.finishedAt).toBe(now);
+      expect(await store.nextWakeAt()).toBeNull();
+      const results = await store.getStepResults('run1', ['s1', 's3', 'zz']);
+      expect(Object.keys(results).sort()).toEqual(['s1', 's3']);
+      expect(results.s1?.summary).toBe('fine');
+      const attempts = await store.getAttempts('run1', 's1');
+      expect(attempts).toMatchObject([{ attempt: 1, outcome: 'succeeded', outputs: okOutcome.outputs }]);
+      const types = (await store.getEvents('run1')).map((e) => e.type);
+      expect(types.filter((t) => t === 'step.started')).toHaveLength(3);
+      expect(types[types.length - 1]).toBe('run.succeeded');
+    });
+
+    it('discards the outcome of an attempt whose lease was lost', async () => {
+      await create(chainPlan(1));
+      const [claim] = (await cycle(1000)).claimed;
+      const result = await cycle(1010, [done(claim!, 1010, 'someone-else')], 0);
+      expect(result.accepted).toEqual([false]);
+      expect((await store.getRun('run1'))?.steps[0]?.status).toBe('running');
+    });
+
+    it('reclaims an expired lease as an interrupted attempt, then retries it', async () => {
+      await create(chainPlan(1));
+      const [claim] = (await cycle(1000, [], 10, 'dead')).claimed;
+      const later = await cycle(2001, [], 10, 'alive');
+      expect(later.reclaimed).toMatchObject([{ runId: 'run1', stepId: 's1', attempt: 1 }]);
+      expect(later.claimed).toMatchObject([{ stepId: 's1', attempt: 2, owner: 'alive' }]);
+      const attempts = await store.getAttempts('run1', 's1');
+      expect(attempts[0]).toMatchObject({ attempt: 1, outcome: 'interrupted', failureClass: 'interrupted' });
+      // The dead worker's late result is refused.
+      expect((await cycle(2002, [done(claim!, 2002, 'dead')], 0)).accepted).toEqual([false]);
+    });
+
+    it('renews leases it holds and reports the ones it lost', async () => {
+      await create(chainPlan(1));
+      await create(chainPlan(1), 'run2');
+      const claims = (await cycle(1000)).claimed;
+      expect(claims).toHaveLength(2);
+      await store.cancelRun('run2', 1100);
+      const lost = await store.renewLeases('w1', claims, 1000, 1500);
+      expect(lost.map((l) => l.runId)).toEqual(['run2']);
+      // Renewed until 2500: not reclaimed at 2100.
+      expect((await cycle(2100, [], 0, 'other')).reclaimed).toHaveLength(0);
+    });
+
+    it('writes a transition all or nothing', async () => {
+      await create(chainPlan(2));
+      const [claim] = (await cycle(1000)).claimed;
+      const eventsBefore = await store.getEvents('run1');
+      const bogus: Completion = { ...done(claim!, 1010), runId: 'no-such-run' };
+      await expect(cycle(1010, [done(claim!, 1010), bogus])).rejects.toThrow();
+      expect((await store.getRun('run1'))?.steps[0]?.status).toBe('running');
+      expect(await store.getEvents('run1')).toEqual(eventsBefore);
+    });
+
+    it('blocks after the retry cap, and lets a human retry, skip and cancel', async () => {
+      await create(chainPlan(2));
+      let [claim] = (await cycle(1000)).claimed;
+      const failure = (c: typeof claim, now: number): Completion => ({
+        ...done(c!, now),
+        outcome: { ok: false, failureClass: 'agent_failed', message: `exit ${now}` },
+      });
+      [claim] = (await cycle(1010, [failure(claim, 1010)])).claimed;
+      expect(claim?.attempt).toBe(2);
+      expect(claim?.lastError).toBe('exit 1010');
+      await cycle(1020, [failure(claim, 1020)]);
+      let run = await store.getRun('run1');
+      expect(run?.status).toBe('blocked');
+      expect(run?.steps[0]).toMatchObject({ status: 'blocked' });
+      expect(run?.blockedReason).toContain('s1');
+      expect((await store.retryStep('run1', 's1', 1030)).status).toBe('running');
+      expect((await cycle(1030)).claimed[0]).toMatchObject({ stepId: 's1', attempt: 3, tries: 1 });
+      await store.cancelRun('run1', 1040);
+      run = await store.getRun('run1');
+      expect(run?.status).toBe('cancelled');
+      expect((await cycle(1050)).claimed).toHaveLength(0);
+      await create(chainPlan(2), 'run2');
+      expect((await store.skipStep('run2', 's1', 1060)).stepCounts).toMatchObject({ skipped: 1, ready: 1 });
+    });
+
+    it('refuses unknown runs and steps with clear errors, changing nothing', async () => {
+      await create(chainPlan(1));
+      await expect(store.retryStep('nope', 's1', 1)).rejects.toSatisfy((e) =>
+        isBatonError(e, 'RUN_NOT_FOUND'),
+      );
+      await expect(store.skipStep('run1', 'zz', 1)).rejects.toSatisfy((e) =>
+        isBatonError(e, 'STEP_NOT_FOUND'),
+      );
+      await expect(store.retryStep('run1', 's1', 1)).rejects.toSatisfy((e) =>
+        isBatonError(e, 'INVALID_TRANSITION'),
+      );
+      expect((await store.getEvents('run1')).map((e) => e.type)).toEqual(['run.created']);
+    });
+
+    it('lets two handles on the same data claim each step once', async () => {
+      for (let i = 0; i < 5; i++) await create(chainPlan(1), `run${i}`);
+      const other = await harness.reopen();
+      try {
+        const [a, b] = await Promise.all([
+          store.cycle({ owner: 'A', now: 1000, leaseMs: 1000, completions: [], claimLimit: 3, random }),
+          other.cycle({ owner: 'B', now: 1000, leaseMs: 1000, completions: [], claimLimit: 3, random }),
+        ]);
+        const keys = [...a!.claimed, ...b!.claimed].map((c) => c.runId);
+        expect(new Set(keys).size).toBe(keys.length);
+        expect(keys).toHaveLength(5);
+      } finally {
+        await other.close();
+      }
+    });
+  });
+}

@@ -1,0 +1,87 @@
+import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { afterEach, describe, expect, it } from 'vitest';
+import { isBatonError } from '../src/core/errors.js';
+import { SqliteStore } from '../src/store/sqlite/sqlite-store.js';
+import { chainPlan, describeStoreContract } from './store-contract.js';
+
+describeStoreContract('sqlite', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'baton-store-'));
+  const path = join(dir, 'baton.db');
+  return {
+    open: async () => SqliteStore.open(path),
+    reopen: async () => SqliteStore.open(path),
+    cleanup: async () => rmSync(dir, { recursive: true, force: true }),
+  };
+});
+
+describe('SQLite store specifics', () => {
+  const dirs: string[] = [];
+  const tempDb = () => {
+    const dir = mkdtempSync(join(tmpdir(), 'baton-sqlite-'));
+    dirs.push(dir);
+    return join(dir, 'nested', 'baton.db');
+  };
+  afterEach(() => {
+    for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('creates the database 0600 in WAL mode with synchronous=FULL, and keeps data across reopen', async () => {
+    const path = tempDb();
+    const store = SqliteStore.open(path);
+    await store.createRun({
+      id: 'r',
+      plan: chainPlan(2),
+      planHash: 'h',
+      inputs: {},
+      workspace: '/w',
+      now: 1,
+    });
+    await store.close();
+    expect(statSync(path).mode & 0o777).toBe(0o600);
+    const db = new Database(path, { readonly: true });
+    expect(db.pragma('journal_mode', { simple: true })).toBe('wal');
+    db.close();
+    const again = SqliteStore.open(path);
+    expect((await again.getRun('r'))?.steps).toHaveLength(2);
+    await again.close();
+  });
+
+  it('refuses a database newer than the code and leaves it untouched', () => {
+    const path = tempDb();
+    SqliteStore.open(path).close();
+    const db = new Database(path);
+    db.prepare("UPDATE baton_meta SET value = '999' WHERE key = 'schema_version'").run();
+    db.close();
+    const before = readFileSync(path);
+    expect(() => SqliteStore.open(path)).toThrow(/schema version 999.*Upgrade Baton/);
+    expect(readFileSync(path).equals(before)).toBe(true);
+  });
+
+  it('refuses a corrupt file and a foreign SQLite database without changing them', () => {
+    const corrupt = tempDb();
+    SqliteStore.open(corrupt).close();
+    rmSync(corrupt);
+    writeFileSync(corrupt, Buffer.alloc(8192, 7));
+    const bytes = readFileSync(corrupt);
+    let error: unknown;
+    try {
+      SqliteStore.open(corrupt);
+    } catch (e) {
+      error = e;
+    }
+    expect(isBatonError(error, 'DB_CORRUPT')).toBe(true);
+    expect(String((error as Error).message)).toContain('not a readable Baton database');
+    expect(readFileSync(corrupt).equals(bytes)).toBe(true);
+
+    const foreign = tempDb();
+    SqliteStore.open(foreign).close();
+    rmSync(foreign);
+    const db = new Database(foreign);
+    db.exec('CREATE TABLE invoices (id INTEGER PRIMARY KEY)');
+    db.close();
+    expect(() => SqliteStore.open(foreign)).toThrow(/not made by Baton \(tables: invoices\)/);
+  });
+});
