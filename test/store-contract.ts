@@ -239,6 +239,21 @@ export function describeStoreContract(name: string, makeHarness: () => StoreHarn
       expect((await store.getEvents('run1')).map((e) => e.type)).toEqual(['run.created']);
     });
 
+    it("sees another handle's writes (no stale cached state)", async () => {
+      await create(chainPlan(2));
+      const [claim] = (await cycle(1000)).claimed;
+      const other = await harness.reopen();
+      try {
+        await other.cancelRun('run1', 1005);
+      } finally {
+        await other.close();
+      }
+      const result = await cycle(1010, [done(claim!, 1010)]);
+      expect(result.accepted).toEqual([false]);
+      expect(result.claimed).toHaveLength(0);
+      expect((await store.getRun('run1'))?.status).toBe('cancelled');
+    });
+
     it('lets two handles on the same data claim each step once', async () => {
       for (let i = 0; i < 5; i++) await create(chainPlan(1), `run${i}`);
       const other = await harness.reopen();

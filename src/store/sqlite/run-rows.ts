@@ -26,6 +26,7 @@ interface RunRow {
   created_at: number;
   updated_at: number;
   finished_at: number | null;
+  version: number;
 }
 
 interface StepRow {
@@ -69,12 +70,20 @@ export function stepFromRow(row: StepRow): StepState {
   };
 }
 
+const CACHE_LIMIT = 10_000;
+
 /**
  * Prepared statements for loading and writing runs, bound to one connection. Plans are immutable
- * snapshots, so each is parsed once per process and cached by run id and hash.
+ * snapshots, so each is parsed once per process. Step states are cached by run version: every
+ * write bumps `runs.version` in the same transaction, so a cached state whose version still
+ * matches is exactly what is on disk, whichever process wrote last.
  */
 export class RunRows {
   private readonly planCache = new Map<string, { hash: string; plan: Plan }>();
+  private readonly stateCache = new Map<
+    string,
+    { version: number; steps: Readonly<Record<string, StepState>> }
+  >();
   private readonly selectRun;
   private readonly selectSteps;
   private readonly updateRun;
@@ -88,7 +97,7 @@ export class RunRows {
     );
     this.updateRun = db.prepare(
       `UPDATE runs SET status = @status, attempts_total = @attemptsTotal, blocked_reason = @blockedReason,
-         updated_at = @updatedAt, finished_at = @finishedAt WHERE id = @id`,
+         updated_at = @updatedAt, finished_at = @finishedAt, version = version + 1 WHERE id = @id RETURNING version`,
     );
     this.updateStep = db.prepare(
       `UPDATE steps SET status = @status, attempt = @attempt, tries = @tries, due_at = @dueAt, lease_owner = @leaseOwner,
@@ -108,7 +117,7 @@ export class RunRows {
     const cached = this.planCache.get(row.id);
     if (cached && cached.hash === row.plan_hash) return cached.plan;
     const plan = JSON.parse(row.plan_json) as Plan;
-    if (this.planCache.size > 10_000) this.planCache.clear();
+    if (this.planCache.size > CACHE_LIMIT) this.planCache.clear();
     this.planCache.set(row.id, { hash: row.plan_hash, plan });
     return plan;
   }
@@ -116,8 +125,16 @@ export class RunRows {
   load(runId: string): LoadedRun | null {
     const row = this.selectRun.get(runId);
     if (!row) return null;
-    const steps: Record<string, StepState> = {};
-    for (const stepRow of this.selectSteps.all(runId)) steps[stepRow.step_id] = stepFromRow(stepRow);
+    const cached = this.stateCache.get(runId);
+    let steps: Readonly<Record<string, StepState>>;
+    if (cached && cached.version === row.version) {
+      steps = cached.steps;
+    } else {
+      const loaded: Record<string, StepState> = {};
+      for (const stepRow of this.selectSteps.all(runId)) loaded[stepRow.step_id] = stepFromRow(stepRow);
+      steps = loaded;
+      this.remember(runId, row.version, steps);
+    }
     return {
       state: {
         id: row.id,
@@ -136,17 +153,28 @@ export class RunRows {
     };
   }
 
+  private remember(runId: string, version: number, steps: Readonly<Record<string, StepState>>): void {
+    if (this.stateCache.size > CACHE_LIMIT) this.stateCache.clear();
+    this.stateCache.set(runId, { version, steps });
+  }
+
+  /** Forgets cached states, e.g. after a transaction rolled back. */
+  forget(): void {
+    this.stateCache.clear();
+  }
+
   /** Writes a transition's run row, changed steps and events. Call inside a transaction. */
   persist(transition: Transition, now: number): void {
     const run = transition.run;
-    this.updateRun.run({
+    const { version } = this.updateRun.get({
       id: run.id,
       status: run.status,
       attemptsTotal: run.attemptsTotal,
       blockedReason: run.blockedReason,
       updatedAt: run.updatedAt,
       finishedAt: run.finishedAt,
-    });
+    }) as { version: number };
+    this.remember(run.id, version, run.steps);
     for (const stepId of transition.changedSteps) {
       const step = run.steps[stepId]!;
       this.updateStep.run({ runId: run.id, ...step });

@@ -78,6 +78,7 @@ export class SqliteStore extends SqliteReads implements Store {
         `UPDATE steps SET lease_expires_at = ? WHERE run_id = ? AND step_id = ? AND attempt = ?
            AND lease_owner = ? AND status = 'running'`,
       ),
+      bumpVersion: db.prepare('UPDATE runs SET version = version + 1 WHERE id = ?'),
       recordProcess: db.prepare(
         "UPDATE steps SET pid = ?, host = ? WHERE run_id = ? AND step_id = ? AND attempt = ? AND status = 'running'",
       ),
@@ -86,36 +87,44 @@ export class SqliteStore extends SqliteReads implements Store {
 
   async createRun(spec: NewRun): Promise<RunSummary> {
     const steps = initialStepStates(spec.plan, spec.now);
-    this.db
-      .transaction(() => {
-        this.statements.insertRun.run(
-          spec.id,
-          spec.plan.name,
-          JSON.stringify(spec.plan),
-          spec.planHash,
-          JSON.stringify(spec.inputs),
-          spec.workspace,
-          spec.now,
-          spec.now,
-        );
-        spec.plan.steps.forEach((step, position) => {
-          const state = steps[step.id]!;
-          this.statements.insertStep.run(spec.id, step.id, position, state.status, state.dueAt, spec.now);
-        });
-        this.rows.appendEvent(spec.id, spec.now, {
-          type: 'run.created',
-          planName: spec.plan.name,
-          planHash: spec.planHash,
-          steps: spec.plan.steps.length,
-          status: 'running',
-        });
-      })
-      .immediate();
+    this.write(() => {
+      this.statements.insertRun.run(
+        spec.id,
+        spec.plan.name,
+        JSON.stringify(spec.plan),
+        spec.planHash,
+        JSON.stringify(spec.inputs),
+        spec.workspace,
+        spec.now,
+        spec.now,
+      );
+      spec.plan.steps.forEach((step, position) => {
+        const state = steps[step.id]!;
+        this.statements.insertStep.run(spec.id, step.id, position, state.status, state.dueAt, spec.now);
+      });
+      this.rows.appendEvent(spec.id, spec.now, {
+        type: 'run.created',
+        planName: spec.plan.name,
+        planHash: spec.planHash,
+        steps: spec.plan.steps.length,
+        status: 'running',
+      });
+    });
     return this.summary(spec.id);
   }
 
   async cycle(request: CycleRequest): Promise<CycleResult> {
-    return this.db.transaction(() => this.cycleInTransaction(request)).immediate();
+    return this.write(() => this.cycleInTransaction(request));
+  }
+
+  /** One write transaction (BEGIN IMMEDIATE). On failure the cached step states may be ahead of disk: drop them. */
+  private write<T>(fn: () => T): T {
+    try {
+      return this.db.transaction(fn).immediate();
+    } catch (error) {
+      this.rows.forget();
+      throw error;
+    }
   }
 
   private cycleInTransaction(request: CycleRequest): CycleResult {
@@ -277,12 +286,10 @@ export class SqliteStore extends SqliteReads implements Store {
   }
 
   private command(runId: string, change: (run: RunState) => Transition, now: number): RunSummary {
-    this.db
-      .transaction(() => {
-        const entry = this.requireRun(runId);
-        this.rows.persist(change(entry.state), now);
-      })
-      .immediate();
+    this.write(() => {
+      const entry = this.requireRun(runId);
+      this.rows.persist(change(entry.state), now);
+    });
     return this.summary(runId);
   }
 

@@ -16,7 +16,9 @@ CREATE TABLE runs (
   blocked_reason TEXT,
   created_at INTEGER NOT NULL,
   updated_at INTEGER NOT NULL,
-  finished_at INTEGER
+  finished_at INTEGER,
+  -- Bumped by every write to the run or its steps: lets a process reuse the steps it loaded last.
+  version INTEGER NOT NULL DEFAULT 0
 ) WITHOUT ROWID;
 CREATE INDEX runs_by_status ON runs (status, created_at);
 
