@@ -75,9 +75,10 @@ program
   .action(act(async () => (await import('./commands/run.js')).runCommand));
 
 program
-  .command('check')
+  .command('check [state-json]')
   .description(
-    'run every step that is due now, then exit; safe to run from cron or a heartbeat, several at once',
+    'run every step that is due now, then exit; safe to run from cron or a heartbeat, several at once.\n' +
+      "With a state.json path: behave as the agent-step-sequencer skill's check script on that file",
   )
   .option('--max-time <duration>', 'stop after this long (e.g. 4m); unfinished attempts are retried later')
   .option('--quiet', 'print only blocked runs')
@@ -85,7 +86,25 @@ program
   .addOption(concurrency())
   .addOption(lease())
   .addOption(json())
-  .action(act(async () => (await import('./commands/check.js')).checkCommand));
+  .action(
+    act(async () => {
+      const { checkCommand } = await import('./commands/check.js');
+      const { legacyCommand } = await import('./commands/legacy.js');
+      return (statePath: string | undefined, options: object) =>
+        statePath === undefined ? checkCommand(options) : legacyCommand('check', statePath, options);
+    }),
+  );
+
+program
+  .command('step <state-json>')
+  .description("run the current step of a skill state.json once (the skill's runner script)")
+  .addOption(json())
+  .action(
+    act(async () => {
+      const { legacyCommand } = await import('./commands/legacy.js');
+      return (statePath: string, options: object) => legacyCommand('step', statePath, options);
+    }),
+  );
 
 program
   .command('worker')

@@ -131,6 +131,9 @@ export function openSqliteDatabase(path: string, options: OpenSqliteOptions = {}
     throw corrupt(path, error);
   }
   try {
+    // Small pages: a transition touches about ten pages (step row, indexes, run, event, attempt),
+    // each copied whole into the WAL and fsynced; 1 KiB pages write a quarter of what 4 KiB ones do.
+    if (process.env.BATON_PAGE_SIZE) db.pragma(`page_size = ${Number(process.env.BATON_PAGE_SIZE)}`);
     db.pragma('journal_mode = WAL');
     db.pragma(`synchronous = ${options.synchronous ?? 'FULL'}`);
     db.pragma('foreign_keys = ON');

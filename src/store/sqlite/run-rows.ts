@@ -16,7 +16,6 @@ export interface LoadedRun {
 interface RunRow {
   id: string;
   plan_name: string;
-  plan_json: string;
   plan_hash: string;
   inputs_json: string;
   workspace: string;
@@ -85,13 +84,20 @@ export class RunRows {
     { version: number; steps: Readonly<Record<string, StepState>> }
   >();
   private readonly selectRun;
+  private readonly selectPlan;
   private readonly selectSteps;
   private readonly updateRun;
   private readonly updateStep;
   private readonly insertEvent;
 
   constructor(db: SqliteDatabase) {
-    this.selectRun = db.prepare<[string], RunRow>('SELECT * FROM runs WHERE id = ?');
+    this.selectRun = db.prepare<[string], RunRow>(
+      `SELECT id, plan_name, plan_hash, inputs_json, workspace, status, attempts_total, blocked_reason, created_at,
+         updated_at, finished_at, version FROM runs WHERE id = ?`,
+    );
+    this.selectPlan = db
+      .prepare<[string], string>('SELECT plan_json FROM run_plans WHERE run_id = ?')
+      .pluck();
     this.selectSteps = db.prepare<[string], StepRow>(
       `SELECT ${STEP_COLUMNS} FROM steps WHERE run_id = ? ORDER BY position`,
     );
@@ -113,10 +119,10 @@ export class RunRows {
     );
   }
 
-  plan(row: Pick<RunRow, 'id' | 'plan_json' | 'plan_hash'>): Plan {
+  plan(row: Pick<RunRow, 'id' | 'plan_hash'>): Plan {
     const cached = this.planCache.get(row.id);
     if (cached && cached.hash === row.plan_hash) return cached.plan;
-    const plan = JSON.parse(row.plan_json) as Plan;
+    const plan = JSON.parse(this.selectPlan.get(row.id) ?? 'null') as Plan;
     if (this.planCache.size > CACHE_LIMIT) this.planCache.clear();
     this.planCache.set(row.id, { hash: row.plan_hash, plan });
     return plan;

@@ -88,10 +88,9 @@ export class SqliteReads {
 
   async getRun(runId: string): Promise<RunDetail | null> {
     const row = this.db
-      .prepare<
-        [string],
-        SummaryRow & { plan_json: string; plan_hash: string; inputs_json: string; workspace: string }
-      >(`SELECT ${SUMMARY_COLUMNS}, plan_json, plan_hash, inputs_json, workspace FROM runs WHERE id = ?`)
+      .prepare<[string], SummaryRow & { plan_hash: string }>(
+        `SELECT ${SUMMARY_COLUMNS}, plan_hash FROM runs WHERE id = ?`,
+      )
       .get(runId);
     if (!row) return null;
     const loaded = this.rows.load(runId)!;

@@ -42,20 +42,23 @@ export class SqliteStore extends SqliteReads implements Store {
     super(db);
     this.statements = {
       insertRun: db.prepare(
-        `INSERT INTO runs (id, plan_name, plan_json, plan_hash, inputs_json, workspace, status, created_at, updated_at)
-         VALUES (?, ?, ?, ?, ?, ?, 'running', ?, ?)`,
+        `INSERT INTO runs (id, plan_name, plan_hash, inputs_json, workspace, status, created_at, updated_at)
+         VALUES (?, ?, ?, ?, ?, 'running', ?, ?)`,
       ),
+      insertPlan: db.prepare('INSERT INTO run_plans (run_id, plan_json) VALUES (?, ?)'),
       insertStep: db.prepare(
         'INSERT INTO steps (run_id, step_id, position, status, due_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)',
       ),
-      dueCandidates: db.prepare<
-        [number, string | null, string | null, number],
-        { run_id: string; step_id: string }
-      >(
-        `SELECT s.run_id, s.step_id FROM steps s JOIN runs r ON r.id = s.run_id
-         WHERE s.status IN ('ready', 'retry_wait') AND s.due_at <= ? AND r.status = 'running'
-           AND (? IS NULL OR s.run_id = ?)
+      // Driven by the partial index of due steps, so a claim costs what is due, not what is stored.
+      dueCandidates: db.prepare<[number, number], { run_id: string; step_id: string }>(
+        `SELECT s.run_id, s.step_id FROM steps s INDEXED BY steps_due
+         WHERE s.status IN ('ready', 'retry_wait') AND s.due_at <= ?
+           AND EXISTS (SELECT 1 FROM runs r WHERE r.id = s.run_id AND r.status = 'running')
          ORDER BY s.due_at LIMIT ?`,
+      ),
+      dueCandidatesOfRun: db.prepare<[string, number, number], { run_id: string; step_id: string }>(
+        `SELECT run_id, step_id FROM steps
+         WHERE run_id = ? AND status IN ('ready', 'retry_wait') AND due_at <= ? ORDER BY due_at LIMIT ?`,
       ),
       expired: db.prepare<
         [number, number],
@@ -91,13 +94,13 @@ export class SqliteStore extends SqliteReads implements Store {
       this.statements.insertRun.run(
         spec.id,
         spec.plan.name,
-        JSON.stringify(spec.plan),
         spec.planHash,
         JSON.stringify(spec.inputs),
         spec.workspace,
         spec.now,
         spec.now,
       );
+      this.statements.insertPlan.run(spec.id, JSON.stringify(spec.plan));
       spec.plan.steps.forEach((step, position) => {
         const state = steps[step.id]!;
         this.statements.insertStep.run(spec.id, step.id, position, state.status, state.dueAt, spec.now);
@@ -191,13 +194,11 @@ export class SqliteStore extends SqliteReads implements Store {
 
     const claimed: ClaimedStep[] = [];
     if (request.claimLimit > 0) {
-      const runFilter = request.runId ?? null;
-      const candidates = this.statements.dueCandidates.all(
-        request.now,
-        runFilter,
-        runFilter,
-        Math.max(request.claimLimit * 4, 64),
-      );
+      const limit = Math.max(request.claimLimit * 4, 64);
+      const candidates =
+        request.runId === undefined
+          ? this.statements.dueCandidates.all(request.now, limit)
+          : this.statements.dueCandidatesOfRun.all(request.runId, request.now, limit);
       for (const candidate of candidates) {
         if (claimed.length >= request.claimLimit) break;
         const entry = load(candidate.run_id);

@@ -7,7 +7,6 @@ CREATE TABLE baton_meta (
 CREATE TABLE runs (
   id TEXT PRIMARY KEY,
   plan_name TEXT NOT NULL,
-  plan_json TEXT NOT NULL,
   plan_hash TEXT NOT NULL,
   inputs_json TEXT NOT NULL,
   workspace TEXT NOT NULL,
@@ -21,6 +20,13 @@ CREATE TABLE runs (
   version INTEGER NOT NULL DEFAULT 0
 ) WITHOUT ROWID;
 CREATE INDEX runs_by_status ON runs (status, created_at);
+
+-- The plan snapshot lives apart from the run row: the run row is rewritten at every transition,
+-- and a large plan in it would be copied into the WAL each time.
+CREATE TABLE run_plans (
+  run_id TEXT PRIMARY KEY REFERENCES runs (id) ON DELETE CASCADE,
+  plan_json TEXT NOT NULL
+) WITHOUT ROWID;
 
 CREATE TABLE steps (
   run_id TEXT NOT NULL REFERENCES runs (id) ON DELETE CASCADE,

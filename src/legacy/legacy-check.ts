@@ -1,0 +1,240 @@
+import { createHash } from 'node:crypto';
+import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { hostname } from 'node:os';
+import { basename, dirname, join, resolve } from 'node:path';
+import { classifyAgentExit } from '../core/classify-agent-exit.js';
+import { stopOrphanedAttempt } from '../engine/orphans.js';
+import { runProcess } from '../executors/run-process.js';
+import { checkOutputPath } from '../executors/workspace-paths.js';
+import type { LegacyConfig } from './legacy-config.js';
+import { nextLegacyAction } from './legacy-rules.js';
+import type { LegacyState } from './state-file.js';
+import { readLegacyState, writeLegacyState } from './state-file-io.js';
+import { StateLock } from './state-lock.js';
+
+export interface LegacyCheckOptions {
+  statePath: string;
+  config: LegacyConfig;
+  env: NodeJS.ProcessEnv;
+  /** `check` drives every step it can; `step` runs the current step once, as the skill's runner. */
+  mode: 'check' | 'step';
+  timeoutMs?: number;
+  now?: () => number;
+  log?: (line: string) => void;
+}
+
+export interface LegacyReport {
+  outcome: 'missing' | 'busy' | 'done' | 'finished' | 'progressed' | 'waiting' | 'blocked';
+  stepsRun: number;
+  blockers: string[];
+  waitingUntil?: string;
+}
+
+/** The sidecar folder beside a state file: the lock, the agent logs and the running agent's pid. */
+export function sidecarDir(statePath: string): string {
+  return `${statePath}.baton`;
+}
+
+/** The skill keeps 500 characters of stderr in `error`; the full output is in the log named beside it. */
+const ERROR_CHARS = 500;
+
+function legacyRunId(statePath: string): string {
+  return `statefile-${createHash('sha256').update(statePath).digest('hex').slice(0, 12)}`;
+}
+
+/** `baton check <state.json>` / `baton step <state.json>`: the skill's check and runner, made safe. */
+export async function runLegacyCheck(options: LegacyCheckOptions): Promise<LegacyReport> {
+  const statePath = resolve(options.statePath);
+  const now = options.now ?? Date.now;
+  const log = options.log ?? (() => undefined);
+  if (!existsSync(statePath)) return { outcome: 'missing', stepsRun: 0, blockers: [] };
+  // Validate before taking the lock, so a malformed file is refused even while another check runs.
+  const first = readLegacyState(statePath);
+  if (!first || first.status === 'DONE')
+    return { outcome: first ? 'done' : 'missing', stepsRun: 0, blockers: first?.blockers ?? [] };
+  const sidecar = sidecarDir(statePath);
+  const lock = StateLock.tryAcquire(sidecar);
+  if (!lock) {
+    log(`another baton check is working on ${statePath}; leaving it to that one`);
+    return { outcome: 'busy', stepsRun: 0, blockers: first.blockers };
+  }
+  try {
+    stopOrphan(sidecar);
+    const state = readLegacyState(statePath);
+    if (!state) return { outcome: 'missing', stepsRun: 0, blockers: [] };
+    return await drive(statePath, state, options, now, log);
+  } finally {
+    lock.release();
+  }
+}
+
+async function drive(
+  statePath: string,
+  state: LegacyState,
+  options: LegacyCheckOptions,
+  now: () => number,
+  log: (line: string) => void,
+): Promise<LegacyReport> {
+  state.lastHeartbeatIso = new Date(now()).toISOString();
+  let dirty = true;
+  let stepsRun = 0;
+  let reachedEndNow = false;
+  const save = () => {
+    writeLegacyState(statePath, state);
+    dirty = false;
+  };
+  try {
+    for (;;) {
+      const action = nextLegacyAction(state, now(), options.config.maxRetries, reachedEndNow);
+      if (action.kind === 'idle')
+        return {
+          outcome: state.status === 'DONE' ? 'done' : 'progressed',
+          stepsRun,
+          blockers: state.blockers,
+        };
+      if (action.kind === 'finish') {
+        state.status = 'DONE';
+        log(`all ${state.stepQueue.length} steps are DONE: state marked DONE`);
+        return { outcome: 'finished', stepsRun, blockers: state.blockers };
+      }
+      if (action.kind === 'advance') {
+        // Recomputed from DONE after a crash, so it is written together with the next change.
+        state.currentStep += 1;
+        dirty = true;
+        if (state.currentStep >= state.stepQueue.length) reachedEndNow = true;
+        if (options.mode === 'step') return { outcome: 'progressed', stepsRun, blockers: state.blockers };
+        continue;
+      }
+      if (action.kind === 'block') {
+        if (!action.alreadyListed) {
+          state.blockers.push(action.stepId);
+          dirty = true;
+          log(
+            `BLOCKED ${action.stepId}: failed ${state.stepRuns[action.stepId]?.tries} tries; last error: ${state.stepRuns[action.stepId]?.error ?? '-'}`,
+          );
+        }
+        return { outcome: 'blocked', stepsRun, blockers: state.blockers };
+      }
+      if (action.kind === 'wait') {
+        const until = new Date(action.until).toISOString();
+        log(`${action.stepId} waits for stepDelayMinutes until ${until}`);
+        return { outcome: 'waiting', stepsRun, blockers: state.blockers, waitingUntil: until };
+      }
+      if (stepsRun > 0 && options.mode === 'step')
+        return { outcome: 'progressed', stepsRun, blockers: state.blockers };
+      await runStep(
+        statePath,
+        state,
+        action.stepId,
+        action.prompt,
+        action.tries + 1,
+        options,
+        now,
+        log,
+        save,
+      );
+      stepsRun++;
+    }
+  } finally {
+    if (dirty) save();
+  }
+}
+
+async function runStep(
+  statePath: string,
+  state: LegacyState,
+  stepId: string,
+  prompt: string,
+  tries: number,
+  options: LegacyCheckOptions,
+  now: () => number,
+  log: (line: string) => void,
+  save: () => void,
+): Promise<void> {
+  const workspace = dirname(statePath);
+  const sidecar = sidecarDir(statePath);
+  const logRel = join(`${basename(statePath)}.baton`, 'logs', `${stepId}.try-${tries}.log`);
+  state.stepRuns[stepId] = {
+    ...state.stepRuns[stepId],
+    status: 'IN_PROGRESS',
+    tries,
+    lastRunIso: new Date(now()).toISOString(),
+  };
+  delete state.stepRuns[stepId]!.error;
+  save();
+  log(`${stepId}: started (try ${tries})`);
+  const runId = legacyRunId(statePath);
+  const result = await runProcess({
+    argv: [...options.config.agentArgv, prompt],
+    cwd: workspace,
+    env: {
+      ...options.env,
+      BATON_RUN_ID: runId,
+      BATON_STEP_ID: stepId,
+      BATON_ATTEMPT: String(tries),
+      BATON_WORKSPACE: workspace,
+    },
+    timeoutMs: options.timeoutMs ?? 3_600_000,
+    logPath: join(workspace, logRel),
+    onSpawn: (pid) =>
+      writeFileSync(
+        join(sidecar, 'agent.json'),
+        JSON.stringify({ pid, host: hostname(), runId, stepId, attempt: tries }),
+        { mode: 0o600 },
+      ),
+  });
+  rmSync(join(sidecar, 'agent.json'), { force: true });
+  let error: string | null = null;
+  if (result.exitCode !== 0 || result.spawnError || result.timedOut) {
+    const verdict = classifyAgentExit({
+      exitCode: result.exitCode,
+      signal: result.signal,
+      timedOut: result.timedOut,
+      timeoutMs: options.timeoutMs ?? 3_600_000,
+      command: options.config.agentArgv[0] ?? '',
+      stdoutTail: result.stdoutTail,
+      stderrTail: result.stderrTail,
+      ...(result.spawnError ? { spawnErrorCode: result.spawnError.code } : {}),
+    });
+    error = result.timedOut
+      ? 'Timeout'
+      : result.stderrTail.trim() || (verdict.ok ? `exit ${result.exitCode}` : verdict.message);
+  } else {
+    const required = state.plan.steps[stepId]?.requiredOutputs ?? [];
+    const missing: string[] = [];
+    for (const rel of required) {
+      const check = await checkOutputPath(workspace, rel);
+      if (!check.ok) missing.push(rel);
+    }
+    if (missing.length > 0) error = `Missing required outputs: ${missing.join(', ')}`;
+    else for (const rel of required) if (!state.artifacts.includes(rel)) state.artifacts.push(rel);
+  }
+  const entry = state.stepRuns[stepId]!;
+  entry.status = error === null ? 'DONE' : 'FAILED';
+  entry.lastRunIso = new Date(now()).toISOString();
+  entry.log = logRel;
+  if (error !== null) entry.error = error.slice(0, ERROR_CHARS);
+  save();
+  log(`${stepId}: ${entry.status}${error ? `: ${error.split('\n')[0]}` : ''}`);
+}
+
+function stopOrphan(sidecar: string): void {
+  const file = join(sidecar, 'agent.json');
+  if (!existsSync(file)) return;
+  try {
+    const info = JSON.parse(readFileSync(file, 'utf8')) as {
+      pid: number;
+      host: string;
+      runId: string;
+      stepId: string;
+      attempt: number;
+    };
+    stopOrphanedAttempt(
+      { runId: info.runId, stepId: info.stepId, attempt: info.attempt, pid: info.pid, host: info.host },
+      hostname(),
+    );
+  } catch {
+    // A damaged pid file only means there is nothing we can safely stop.
+  }
+  rmSync(file, { force: true });
+}

@@ -1,0 +1,48 @@
+import { BatonError } from '../core/errors.js';
+import { assertAgentCommand } from '../executors/command-policy.js';
+
+/** The skill's environment variables, read once at the entry point. */
+export interface LegacyConfig {
+  /** STEP_AGENT_CMD split into argv (default `echo`), already checked against the skill's stricter policy. */
+  agentArgv: string[];
+  /** STEP_MAX_RETRIES (default 3): tries before the step id goes to `blockers`. */
+  maxRetries: number;
+}
+
+/**
+ * STEP_AGENT_CMD is space-separated in the skill; a JSON array is accepted too for arguments with
+ * spaces. The legacy policy also refuses any `-c` or `-e`, as the skill did.
+ */
+export function legacyConfigFromEnv(env: NodeJS.ProcessEnv, cwd: string): LegacyConfig {
+  const raw = env.STEP_AGENT_CMD?.trim() || 'echo';
+  let argv: string[];
+  if (raw.startsWith('[')) {
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(raw);
+    } catch {
+      throw new BatonError(
+        'AGENT_CMD_REFUSED',
+        `STEP_AGENT_CMD starts with "[" but is not a JSON array of strings: ${raw}`,
+      );
+    }
+    if (!Array.isArray(parsed) || !parsed.every((arg) => typeof arg === 'string')) {
+      throw new BatonError(
+        'AGENT_CMD_REFUSED',
+        `STEP_AGENT_CMD: expected a JSON array of strings, got ${raw}`,
+      );
+    }
+    argv = parsed as string[];
+  } else {
+    argv = raw.split(/\s+/);
+  }
+  assertAgentCommand(argv, { mode: 'legacy', cwd, ...(env.PATH === undefined ? {} : { pathEnv: env.PATH }) });
+  const retries = env.STEP_MAX_RETRIES?.trim() || '3';
+  if (!/^\d+$/.test(retries) || Number(retries) < 1 || Number(retries) > 1000) {
+    throw new BatonError(
+      'CONFIG_INVALID',
+      `STEP_MAX_RETRIES must be a whole number from 1 to 1000, got "${env.STEP_MAX_RETRIES}"`,
+    );
+  }
+  return { agentArgv: argv, maxRetries: Number(retries) };
+}

@@ -1,0 +1,62 @@
+import {
+  closeSync,
+  fsyncSync,
+  openSync,
+  readFileSync,
+  renameSync,
+  statSync,
+  unlinkSync,
+  writeSync,
+} from 'node:fs';
+import { basename, dirname, join } from 'node:path';
+import { BatonError } from '../core/errors.js';
+import { type LegacyState, parseLegacyState } from './state-file.js';
+
+const MAX_STATE_BYTES = 16 * 1024 * 1024;
+
+/** Reads and validates a state file; null when it does not exist. */
+export function readLegacyState(path: string): LegacyState | null {
+  let size: number;
+  try {
+    const info = statSync(path);
+    if (!info.isFile()) throw new BatonError('STATE_CORRUPT', `${path}: is not a regular file`);
+    size = info.size;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    throw error;
+  }
+  if (size > MAX_STATE_BYTES)
+    throw new BatonError(
+      'STATE_CORRUPT',
+      `${path}: ${size} bytes is more than a state file may have (16 MB)`,
+    );
+  return parseLegacyState(readFileSync(path, 'utf8'), path);
+}
+
+/**
+ * Replaces the file atomically: write a temporary file beside it (0600), fsync it, rename it over
+ * the original, fsync the folder. A crash at any instant leaves the old file or the new one, whole.
+ */
+export function writeLegacyState(path: string, state: LegacyState): void {
+  const text = `${JSON.stringify(state, null, 2)}\n`;
+  const temp = join(dirname(path), `.${basename(path)}.${process.pid}.tmp`);
+  const fd = openSync(temp, 'w', 0o600);
+  try {
+    writeSync(fd, text);
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+  try {
+    renameSync(temp, path);
+  } catch (error) {
+    unlinkSync(temp);
+    throw error;
+  }
+  const dir = openSync(dirname(path), 'r');
+  try {
+    fsyncSync(dir);
+  } finally {
+    closeSync(dir);
+  }
+}

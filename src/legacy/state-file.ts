@@ -1,0 +1,91 @@
+import { z } from 'zod';
+import { BatonError } from '../core/errors.js';
+
+/**
+ * The agent-step-sequencer skill's state.json, a public format users already have on disk.
+ * Fields Baton does not know are kept as they are when the file is rewritten.
+ */
+export const LEGACY_STEP_STATUSES = ['PENDING', 'IN_PROGRESS', 'DONE', 'FAILED'] as const;
+export type LegacyStepStatus = (typeof LEGACY_STEP_STATUSES)[number];
+
+const stepDefinition = z.looseObject({
+  title: z.string().optional(),
+  instruction: z.string({ error: 'must be a string: the prompt given to the agent' }),
+  requiredOutputs: z.array(z.string()).optional(),
+});
+
+const stepRun = z.looseObject({
+  status: z.enum(LEGACY_STEP_STATUSES),
+  tries: z.number().int().min(0).default(0),
+  lastRunIso: z.string().optional(),
+  error: z.string().optional(),
+});
+
+const stateFile = z.looseObject({
+  plan: z.looseObject({ steps: z.record(z.string(), stepDefinition) }),
+  stepQueue: z.array(z.string()),
+  currentStep: z.number().int().min(0).default(0),
+  stepRuns: z.record(z.string(), stepRun).default({}),
+  stepDelayMinutes: z.number().min(0).default(0),
+  blockers: z.array(z.string()).default([]),
+  lastHeartbeatIso: z.string().optional(),
+  artifacts: z.array(z.string()).default([]),
+  status: z.enum(['IN_PROGRESS', 'DONE']),
+});
+
+export type LegacyState = z.output<typeof stateFile>;
+export type LegacyStepRun = z.output<typeof stepRun>;
+
+function pathText(path: readonly PropertyKey[]): string {
+  return path
+    .map((part, i) => (typeof part === 'number' ? `[${part}]` : i === 0 ? String(part) : `.${String(part)}`))
+    .join('');
+}
+
+/** Parses and validates a state file's text; every problem is named with its path. Throws STATE_CORRUPT. */
+export function parseLegacyState(text: string, file: string): LegacyState {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(text);
+  } catch (error) {
+    const hint = text.trim().length === 0 ? 'the file is empty' : (error as Error).message;
+    throw new BatonError('STATE_CORRUPT', `${file}: not valid JSON (${hint}); the file was left untouched`, {
+      cause: error,
+    });
+  }
+  if (
+    typeof raw !== 'object' ||
+    raw === null ||
+    Array.isArray(raw) ||
+    !('plan' in raw) ||
+    !('stepQueue' in raw)
+  ) {
+    throw new BatonError(
+      'STATE_CORRUPT',
+      `${file}: not an agent-step-sequencer state file (it needs "plan", "stepQueue" and "status"); the file was left untouched`,
+    );
+  }
+  const result = stateFile.safeParse(raw);
+  if (!result.success) {
+    const problems = result.error.issues.map(
+      (issue) => `${file}: ${pathText(issue.path) || '(top level)'}: ${issue.message}`,
+    );
+    throw new BatonError('STATE_CORRUPT', `${problems.join('\n')}\n(the file was left untouched)`);
+  }
+  const state = result.data;
+  const unknown = state.stepQueue.filter((id) => !Object.hasOwn(state.plan.steps, id));
+  if (unknown.length > 0) {
+    const known = Object.keys(state.plan.steps).join(', ') || 'none';
+    throw new BatonError(
+      'STATE_CORRUPT',
+      `${file}: stepQueue names step(s) ${unknown.map((id) => `"${id}"`).join(', ')} that plan.steps does not define (defined: ${known}); the file was left untouched`,
+    );
+  }
+  if (state.currentStep > state.stepQueue.length) {
+    throw new BatonError(
+      'STATE_CORRUPT',
+      `${file}: currentStep ${state.currentStep} is past the end of stepQueue (${state.stepQueue.length} steps); the file was left untouched`,
+    );
+  }
+  return state;
+}
