@@ -328,7 +328,9 @@ steps:
     expect(yamlError('name: p\ninputs: [topic]\nsteps: [{ id: a, fn: f }]\n')).toBe(
       'plan.yaml: inputs: expected the inputs as a mapping of names, e.g. { topic: { default: x } }, got a list',
     );
-    expect(parsePlanText('name: constructor\nsteps: [{ id: a, fn: f }]\n', 'p.yaml').name).toBe('constructor');
+    expect(parsePlanText('name: constructor\nsteps: [{ id: a, fn: f }]\n', 'p.yaml').name).toBe(
+      'constructor',
+    );
   });
 
   it('checks bounds of retry, limits and timeouts', () => {

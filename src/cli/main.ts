@@ -117,6 +117,65 @@ program
   .action(act(async () => (await import('./commands/worker.js')).workerCommand));
 
 program
+  .command('propose <plan>')
+  .description('validate a plan and store it as a run awaiting approval; prints a summary to show the user')
+  .option('-i, --input <name=value...>', 'a plan input, repeatable')
+  .option(
+    '--workspace <dir>',
+    "folder the agents work in (default: the plan's workspace, else the plan file's folder)",
+  )
+  .option('--id <run-id>', 'use this run id instead of a generated one')
+  .addOption(agent())
+  .addOption(json())
+  .action(act(async () => (await import('./commands/propose.js')).proposeCommand));
+
+program
+  .command('approve <run>')
+  .description('start a proposed run')
+  .option(
+    '--delay <duration>',
+    'wait this long before each step that follows another (e.g. 2m for rate-limited APIs)',
+  )
+  .addOption(json())
+  .action(
+    act(async () => {
+      const { decideCommand } = await import('./commands/propose.js');
+      return (runId: string, options: object) => decideCommand('approve', runId, options);
+    }),
+  );
+
+program
+  .command('reject <run>')
+  .description('drop a proposed run; nothing of it runs')
+  .addOption(json())
+  .action(
+    act(async () => {
+      const { decideCommand } = await import('./commands/propose.js');
+      return (runId: string, options: object) => decideCommand('reject', runId, options);
+    }),
+  );
+
+program
+  .command('classify <request...>')
+  .description("does this request need a multi-step plan? (the skill's MULTI_STEP rule, English and Chinese)")
+  .addOption(json())
+  .action(act(async () => (await import('./commands/classify.js')).classifyCommand));
+
+program
+  .command('import <state-json>')
+  .description(
+    'turn an agent-step-sequencer state.json into a native run (STEP_AGENT_CMD, STEP_MAX_RETRIES apply)',
+  )
+  .option('--id <run-id>', 'use this run id instead of a generated one')
+  .addOption(json())
+  .action(
+    act(async () => {
+      const { importCommand } = await import('./commands/legacy.js');
+      return importCommand;
+    }),
+  );
+
+program
   .command('status [run]')
   .description(
     "list recent runs, or show one run's steps (exit 1 if that run is blocked, failed or cancelled)",
@@ -154,6 +213,17 @@ for (const [name, description] of [
       }),
     );
 }
+
+program
+  .command('resume <run>')
+  .description('give a run stopped by its maxSteps budget as many attempts again, and go on')
+  .addOption(json())
+  .action(
+    act(async () => {
+      const { manageCommand } = await import('./commands/read.js');
+      return (runId: string, options: object) => manageCommand('resume', runId, undefined, options);
+    }),
+  );
 
 program
   .command('cancel <run>')

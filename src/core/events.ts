@@ -15,6 +15,10 @@ export type BatonEvent =
   /** Nothing more can happen without a human; `reason` names the step(s) and what to do. */
   | { type: 'run.blocked'; reason: string }
   | { type: 'run.cancelled' }
+  /** A human approved a proposed run (`baton approve`); `delayMs` was added between dependent steps. */
+  | { type: 'run.approved'; delayMs: number }
+  /** A human rejected a proposed run (`baton reject`). */
+  | { type: 'run.rejected' }
   /** A worker claimed the step and leased it until `leaseExpiresAt`. */
   | { type: 'step.started'; stepId: string; attempt: number; owner: string; leaseExpiresAt: number }
   | { type: 'step.succeeded'; stepId: string; attempt: number; durationMs: number | null; summary: string }

@@ -22,6 +22,8 @@ export interface Transition {
   run: RunState;
   changedSteps: string[];
   events: BatonEvent[];
+  /** Set when the plan snapshot itself changed (only before any step ran: approval with a delay). */
+  planChanged?: boolean;
 }
 
 function planStep(plan: Plan, stepId: string): PlanStep {
@@ -45,14 +47,23 @@ function stepState(run: RunState, stepId: string): StepState {
   return state;
 }
 
-/** Initial step states of a new run: steps without dependencies are ready after their delay. */
-export function initialStepStates(plan: Plan, now: number): Record<string, StepState> {
+/**
+ * Initial step states of a new run: steps without dependencies are ready after their delay.
+ * `completed` steps (a run imported half done) start succeeded, and release their dependents.
+ */
+export function initialStepStates(
+  plan: Plan,
+  now: number,
+  completed: ReadonlySet<string> = new Set(),
+  completedResultJson: string | null = null,
+): Record<string, StepState> {
   const steps: Record<string, StepState> = {};
   for (const step of plan.steps) {
-    const ready = step.dependsOn.length === 0;
+    const done = completed.has(step.id);
+    const ready = !done && step.dependsOn.every((dep) => completed.has(dep));
     steps[step.id] = {
       stepId: step.id,
-      status: ready ? 'ready' : 'pending',
+      status: done ? 'succeeded' : ready ? 'ready' : 'pending',
       attempt: 0,
       tries: 0,
       dueAt: ready ? now + step.delayBeforeMs : null,
@@ -63,7 +74,7 @@ export function initialStepStates(plan: Plan, now: number): Record<string, StepS
       lastFailureClass: null,
       fingerprint: null,
       fingerprintRepeats: 0,
-      resultJson: null,
+      resultJson: done ? completedResultJson : null,
       blockedReason: null,
       updatedAt: now,
     };
@@ -171,7 +182,7 @@ export function claimStep(
   const draft = new Draft(run, now);
   const max = run.plan.limits.maxSteps;
   if (run.attemptsTotal >= max) {
-    const reason = `budget: maxSteps ${max} reached (${run.attemptsTotal} attempts); raise limits.maxSteps in the plan to allow more`;
+    const reason = `budget: maxSteps ${max} reached (${run.attemptsTotal} attempts); to allow ${max} more: baton resume ${run.id}`;
     draft.events.push({ type: 'budget.exceeded', limit: 'maxSteps', value: run.attemptsTotal, max });
     draft.events.push({ type: 'run.blocked', reason });
     draft.run = { ...run, status: 'blocked', blockedReason: reason };
@@ -369,4 +380,61 @@ export function cancelRun(run: RunState, now: number): Transition {
   draft.events.push({ type: 'run.cancelled' });
   draft.run = { ...run, status: 'cancelled' };
   return draft.finish();
+}
+
+/**
+ * `baton approve`: a proposed run starts now. `delayMs` (the skill's "wait between steps?") becomes
+ * every dependent step's minimum `delayBeforeMs`; nothing has run yet, so the snapshot may change.
+ */
+export function approveRun(run: RunState, now: number, delayMs = 0): Transition {
+  if (run.status !== 'awaiting_approval') {
+    throw new BatonError(
+      'INVALID_TRANSITION',
+      `run ${run.id} is ${run.status}: only a run awaiting approval can be approved`,
+    );
+  }
+  const plan: Plan =
+    delayMs > 0
+      ? {
+          ...run.plan,
+          steps: run.plan.steps.map((step) =>
+            step.dependsOn.length > 0 && step.delayBeforeMs < delayMs
+              ? { ...step, delayBeforeMs: delayMs }
+              : step,
+          ),
+        }
+      : run.plan;
+  const draft = new Draft({ ...run, plan, status: 'running' }, now);
+  for (const step of plan.steps) {
+    if (draft.steps[step.id]!.status === 'ready') draft.setStep(step.id, { dueAt: now + step.delayBeforeMs });
+  }
+  draft.events.push({ type: 'run.approved', delayMs });
+  return { ...draft.finish(), planChanged: plan !== run.plan };
+}
+
+/** `baton reject`: a proposed run is dropped; it never starts. */
+export function rejectRun(run: RunState, now: number): Transition {
+  if (run.status !== 'awaiting_approval') {
+    throw new BatonError(
+      'INVALID_TRANSITION',
+      `run ${run.id} is ${run.status}: only a run awaiting approval can be rejected`,
+    );
+  }
+  const cancelled = cancelRun({ ...run, status: 'running' }, now);
+  return { ...cancelled, events: [{ type: 'run.rejected' }, ...cancelled.events] };
+}
+
+/** `baton resume`: a run stopped by its maxSteps budget gets as many attempts again and goes on. */
+export function resumeRun(run: RunState, now: number): Transition {
+  if (!isBudgetBlock(run)) {
+    throw new BatonError(
+      'INVALID_TRANSITION',
+      `run ${run.id} is ${run.status}${run.blockedReason ? ` (${run.blockedReason})` : ''}: only a run stopped by its budget can be resumed; for a blocked step use baton retry or baton skip`,
+    );
+  }
+  const maxSteps = run.attemptsTotal + run.plan.limits.maxSteps;
+  const plan: Plan = { ...run.plan, limits: { ...run.plan.limits, maxSteps } };
+  const draft = new Draft({ ...run, plan, status: 'running', blockedReason: null }, now);
+  draft.events.push({ type: 'run.resumed', reason: `budget raised to maxSteps ${maxSteps}` });
+  return { ...draft.finish(), planChanged: true };
 }

@@ -5,7 +5,7 @@ import { BatonError } from '../core/errors.js';
 import type { AgentSpec, Plan } from '../core/plan/types.js';
 import { ulid } from '../core/ulid.js';
 import { assertAgentCommand } from '../executors/command-policy.js';
-import type { RunSummary, Store } from '../store/store.js';
+import type { NewRun, RunSummary, Store } from '../store/store.js';
 
 export interface StartRunOptions {
   plan: Plan;
@@ -18,6 +18,10 @@ export interface StartRunOptions {
   defaultAgent?: AgentSpec;
   runId?: string;
   now?: number;
+  /** Store the run as proposed: it starts only when approved. */
+  awaitingApproval?: boolean;
+  /** Steps already done before the run existed (an imported state.json). */
+  completedSteps?: readonly string[];
 }
 
 /** Resolves inputs against the plan's declarations: unknown names and missing required ones are refused. */
@@ -53,10 +57,11 @@ export function planHash(plan: Plan): string {
 }
 
 /**
- * Validates everything that can be checked before anything is stored (inputs, workspace, every
- * agent command against the policy), then stores the run. Bad input throws and stores nothing.
+ * Checks everything that can be checked before anything is stored (inputs, workspace, every agent
+ * command against the policy, the run id) and returns the run to store. Touches no store, so a
+ * caller may validate before it opens (and so creates) a database.
  */
-export async function startRun(store: Store, options: StartRunOptions): Promise<RunSummary> {
+export function prepareRun(options: StartRunOptions): NewRun {
   const now = options.now ?? Date.now();
   const planDir = options.planPath ? dirname(resolve(options.planPath)) : process.cwd();
   const workspace = options.workspace
@@ -96,7 +101,22 @@ export async function startRun(store: Store, options: StartRunOptions): Promise<
   if (!/^[A-Za-z0-9_-]{1,64}$/.test(runId)) {
     throw new BatonError('INVALID_ARGUMENT', `run id "${runId}" must match [A-Za-z0-9_-]{1,64}`);
   }
-  if (await store.getRun(runId))
-    throw new BatonError('INVALID_ARGUMENT', `a run with id "${runId}" already exists`);
-  return store.createRun({ id: runId, plan, planHash: planHash(plan), inputs, workspace, now });
+  return {
+    id: runId,
+    plan,
+    planHash: planHash(plan),
+    inputs,
+    workspace,
+    now,
+    ...(options.awaitingApproval ? { awaitingApproval: true } : {}),
+    ...(options.completedSteps ? { completedSteps: options.completedSteps } : {}),
+  };
+}
+
+/** Validates (see prepareRun) and stores a run. Bad input throws and stores nothing. */
+export async function startRun(store: Store, options: StartRunOptions | NewRun): Promise<RunSummary> {
+  const run = 'planHash' in options ? options : prepareRun(options);
+  if (await store.getRun(run.id))
+    throw new BatonError('INVALID_ARGUMENT', `a run with id "${run.id}" already exists`);
+  return store.createRun(run);
 }

@@ -42,6 +42,11 @@ export interface Store {
   retryStep(runId: string, stepId: string, now: number): Promise<RunSummary>;
   skipStep(runId: string, stepId: string, now: number): Promise<RunSummary>;
   cancelRun(runId: string, now: number): Promise<RunSummary>;
+  /** Starts a run stored with `awaitingApproval`; `delayMs` becomes the minimum wait before each dependent step. */
+  approveRun(runId: string, now: number, delayMs?: number): Promise<RunSummary>;
+  rejectRun(runId: string, now: number): Promise<RunSummary>;
+  /** Gives a run stopped by its maxSteps budget as many attempts again. */
+  resumeRun(runId: string, now: number): Promise<RunSummary>;
   close(): Promise<void>;
 }
 
@@ -53,6 +58,10 @@ export interface NewRun {
   /** Absolute path of the directory the agents work in. */
   workspace: string;
   now: number;
+  /** Store it proposed: nothing runs until `approveRun` (`baton propose` / `baton approve`). */
+  awaitingApproval?: boolean;
+  /** Steps already done elsewhere (`baton import` of a half-done state.json): they start succeeded. */
+  completedSteps?: readonly string[];
 }
 
 export interface RunFilter {

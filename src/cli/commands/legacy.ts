@@ -25,3 +25,40 @@ export async function legacyCommand(
     process.stdout.write(`BLOCKED ${statePath}: ${report.blockers.join(', ')}\n`);
   return report.outcome === 'blocked' ? EXIT.workFailed : EXIT.ok;
 }
+
+/** `baton import <state.json>`: a skill state file becomes a native run (the file is only read). */
+export async function importCommand(
+  statePath: string,
+  options: GlobalOptions & { id?: string; detach?: boolean },
+): Promise<number> {
+  const { BatonError } = await import('../../core/errors.js');
+  const { legacyConfigFromEnv } = await import('../../legacy/legacy-config.js');
+  const { readLegacyState } = await import('../../legacy/state-file-io.js');
+  const { planFromLegacyState } = await import('../../legacy/import-state.js');
+  const { prepareRun, startRun } = await import('../../engine/start-run.js');
+  const { openStore, resolveHome } = await import('../home.js');
+  const state = readLegacyState(statePath);
+  if (!state) throw new BatonError('PLAN_NOT_FOUND', `state file not found: ${statePath}`);
+  const config = legacyConfigFromEnv(process.env, dirname(resolve(statePath)));
+  const { plan, completedSteps, workspace } = planFromLegacyState(state, statePath, config);
+  const prepared = prepareRun({
+    plan,
+    workspace,
+    completedSteps,
+    ...(options.id ? { runId: options.id } : {}),
+  });
+  const store = openStore(resolveHome(options));
+  try {
+    const run = await startRun(store, prepared);
+    if (options.json) printJson(run);
+    else {
+      process.stdout.write(
+        `imported ${statePath} as run ${run.id}: ${plan.steps.length} steps, ${completedSteps.length} already done\n` +
+          `drive it with: baton check   (the state file was not changed; stop its old heartbeat line)\n`,
+      );
+    }
+    return EXIT.ok;
+  } finally {
+    await store.close();
+  }
+}

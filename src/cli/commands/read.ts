@@ -2,7 +2,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { BatonError } from '../../core/errors.js';
 import type { StoredEvent } from '../../core/events.js';
-import type { RunDetail, Store } from '../../store/store.js';
+import type { RunDetail, RunSummary, Store } from '../../store/store.js';
 import { EXIT } from '../exit-codes.js';
 import {
   blockedHints,
@@ -196,9 +196,28 @@ export async function logsCommand(
   });
 }
 
-type Command = 'retry' | 'skip' | 'cancel';
+type Command = 'retry' | 'skip' | 'cancel' | 'resume';
 
-/** `baton retry|skip <run> <step>`, `baton cancel <run>`. */
+const COMMANDS: Record<
+  Command,
+  { apply: (store: Store, runId: string, stepId: string, now: number) => Promise<RunSummary>; done: string }
+> = {
+  retry: {
+    apply: (store, runId, stepId, now) => store.retryStep(runId, stepId, now),
+    done: 'step {step} will run again',
+  },
+  skip: {
+    apply: (store, runId, stepId, now) => store.skipStep(runId, stepId, now),
+    done: 'step {step} skipped',
+  },
+  cancel: { apply: (store, runId, _stepId, now) => store.cancelRun(runId, now), done: 'run {run} cancelled' },
+  resume: {
+    apply: (store, runId, _stepId, now) => store.resumeRun(runId, now),
+    done: 'run {run} resumed with a raised budget',
+  },
+};
+
+/** `baton retry|skip <run> <step>`, `baton cancel|resume <run>`: one transaction each. */
 export async function manageCommand(
   command: Command,
   runId: string,
@@ -207,22 +226,13 @@ export async function manageCommand(
 ): Promise<number> {
   return withStore(options, async (store) => {
     await requireRun(store, runId);
-    const now = Date.now();
-    const summary =
-      command === 'cancel'
-        ? await store.cancelRun(runId, now)
-        : command === 'retry'
-          ? await store.retryStep(runId, stepId!, now)
-          : await store.skipStep(runId, stepId!, now);
+    const { apply, done } = COMMANDS[command];
+    const summary = await apply(store, runId, stepId ?? '', Date.now());
     if (options.json) printJson(summary);
     else {
-      const what =
-        command === 'cancel'
-          ? `run ${runId} cancelled`
-          : `step ${stepId} ${command === 'retry' ? 'will run again' : 'skipped'}`;
-      process.stdout.write(
-        `${what}; run is ${summary.status}${command === 'cancel' ? '' : ' (baton check or baton worker drives it)'}\n`,
-      );
+      const what = done.replace('{step}', stepId ?? '').replace('{run}', runId);
+      const next = summary.status === 'running' ? ' (baton check or baton worker drives it)' : '';
+      process.stdout.write(`${what}; run is ${summary.status}${next}\n`);
     }
     return EXIT.ok;
   });

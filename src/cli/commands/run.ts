@@ -1,5 +1,5 @@
 import { BatonError } from '../../core/errors.js';
-import { startRun } from '../../engine/start-run.js';
+import { prepareRun, startRun } from '../../engine/start-run.js';
 import { loadPlanFile } from '../../plan/load-plan-file.js';
 import { type EngineCliOptions, engineFromCli } from '../engine-setup.js';
 import { EXIT } from '../exit-codes.js';
@@ -31,18 +31,20 @@ export function parseInputs(pairs: readonly string[] = []): Record<string, strin
 /** `baton run <plan>`: store the run, then drive it to the end in the foreground (unless --detach). */
 export async function runCommand(planPath: string, options: RunOptions): Promise<number> {
   const { plan } = await loadPlanFile(planPath);
+  const defaultAgent = agentFromEnvOrOption(options.agent);
+  // Everything is checked before the database is opened: bad input creates nothing.
+  const prepared = prepareRun({
+    plan,
+    planPath,
+    inputs: parseInputs(options.input),
+    ...(options.workspace ? { workspace: options.workspace } : {}),
+    ...(defaultAgent ? { defaultAgent } : {}),
+    ...(options.id ? { runId: options.id } : {}),
+  });
   const home = resolveHome(options);
   const store = openStore(home);
   try {
-    const defaultAgent = agentFromEnvOrOption(options.agent);
-    const created = await startRun(store, {
-      plan,
-      planPath,
-      inputs: parseInputs(options.input),
-      ...(options.workspace ? { workspace: options.workspace } : {}),
-      ...(defaultAgent ? { defaultAgent } : {}),
-      ...(options.id ? { runId: options.id } : {}),
-    });
+    const created = await startRun(store, prepared);
     if (options.detach) {
       if (options.json) printJson(created);
       else

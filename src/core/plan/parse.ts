@@ -55,7 +55,7 @@ function parseJson(text: string, fileName: string): unknown {
     const column = offset - before.lastIndexOf('\n');
     const problem = message
       .replace(/ in JSON at position \d+.*$/, '')
-      .replace(/, ".*" is not valid JSON$/s, '');
+      .replace(/, (?:\.\.\.)?".*" is not valid JSON$/s, '');
     throw new PlanInvalidError(fileName, [{ path: '', line, column, problem }], { cause: error });
   }
 }

@@ -30,14 +30,17 @@ interface Migration {
   sql: string;
 }
 
+let migrationsCache: Migration[] | null = null;
+
 function loadMigrations(): Migration[] {
-  return readdirSync(MIGRATIONS_DIR)
+  migrationsCache ??= readdirSync(MIGRATIONS_DIR)
     .filter((name) => /^\d{6}\.sql$/.test(name))
     .sort()
     .map((name) => ({
       version: Number(name.slice(0, 6)),
       sql: readFileSync(join(MIGRATIONS_DIR, name), 'utf8'),
     }));
+  return migrationsCache;
 }
 
 /** The newest schema this code knows. */
@@ -90,13 +93,6 @@ function schemaVersion(db: SqliteDatabase, path: string): number {
 function migrate(db: SqliteDatabase, path: string): void {
   const current = schemaVersion(db, path);
   const migrations = loadMigrations();
-  const latest = migrations[migrations.length - 1]?.version ?? 0;
-  if (current > latest) {
-    throw new BatonError(
-      'DB_TOO_NEW',
-      `${path}: the database has schema version ${current} but this Baton knows only up to ${latest}. Upgrade Baton; the database was left untouched.`,
-    );
-  }
   for (const migration of migrations) {
     if (migration.version <= current) continue;
     db.exec('BEGIN IMMEDIATE');
@@ -118,12 +114,30 @@ function migrate(db: SqliteDatabase, path: string): void {
   }
 }
 
+const REQUIRED_TABLES = ['baton_meta', 'runs', 'run_plans', 'steps', 'attempts', 'events', 'artifacts'];
+
+/** After migrating, the tables this code reads must all be there. */
+function assertSchemaComplete(db: SqliteDatabase, path: string): void {
+  const tables = new Set(
+    db.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").pluck().all() as string[],
+  );
+  const missing = REQUIRED_TABLES.filter((table) => !tables.has(table));
+  if (missing.length > 0) {
+    throw new BatonError(
+      'DB_CORRUPT',
+      `${path}: the Baton database is missing table(s) ${missing.join(', ')} although its schema version says otherwise; it was left untouched (restore a backup or use another --home)`,
+    );
+  }
+}
+
 /** Opens (creating if needed) a Baton SQLite database: WAL, synchronous=FULL, foreign keys, migrated. */
 export function openSqliteDatabase(path: string, options: OpenSqliteOptions = {}): SqliteDatabase {
-  if (existsSync(path) && statSync(path).isDirectory()) {
+  const exists = existsSync(path);
+  if (exists && statSync(path).isDirectory()) {
     throw new BatonError('DB_CORRUPT', `${path}: is a directory, not a database file`);
   }
-  createPrivateFile(path);
+  const isNew = !exists || statSync(path).size === 0;
+  if (!exists) createPrivateFile(path);
   let db: SqliteDatabase;
   try {
     db = new Database(path, { timeout: options.busyTimeoutMs ?? 10_000 });
@@ -131,13 +145,21 @@ export function openSqliteDatabase(path: string, options: OpenSqliteOptions = {}
     throw corrupt(path, error);
   }
   try {
-    // Small pages: a transition touches about ten pages (step row, indexes, run, event, attempt),
-    // each copied whole into the WAL and fsynced; 1 KiB pages write a quarter of what 4 KiB ones do.
-    if (process.env.BATON_PAGE_SIZE) db.pragma(`page_size = ${Number(process.env.BATON_PAGE_SIZE)}`);
+    // Identify the file before changing anything: a foreign, damaged or newer file is refused untouched.
+    const version = schemaVersion(db, path);
+    if (version > latestSchemaVersion()) {
+      throw new BatonError(
+        'DB_TOO_NEW',
+        `${path}: the database has schema version ${version} but this Baton knows only up to ${latestSchemaVersion()}. Upgrade Baton; the database was left untouched.`,
+      );
+    }
+    createPrivateFile(path);
+    if (isNew && process.env.BATON_PAGE_SIZE) db.pragma(`page_size = ${Number(process.env.BATON_PAGE_SIZE)}`);
     db.pragma('journal_mode = WAL');
     db.pragma(`synchronous = ${options.synchronous ?? 'FULL'}`);
     db.pragma('foreign_keys = ON');
     migrate(db, path);
+    assertSchemaComplete(db, path);
   } catch (error) {
     db.close();
     if (error instanceof BatonError) throw error;
@@ -150,4 +172,9 @@ export function openSqliteDatabase(path: string, options: OpenSqliteOptions = {}
     if (existsSync(side) && (statSync(side).mode & 0o077) !== 0) chmodSync(side, 0o600);
   }
   return db;
+}
+
+/** Wraps a failure to prepare statements on an opened database (a damaged schema) as DB_CORRUPT. */
+export function schemaError(path: string, error: unknown): BatonError {
+  return corrupt(path, error);
 }

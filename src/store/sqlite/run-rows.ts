@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { BatonEvent } from '../../core/events.js';
 import type { FailureClass } from '../../core/failure.js';
 import type { Plan } from '../../core/plan/types.js';
@@ -89,6 +90,8 @@ export class RunRows {
   private readonly updateRun;
   private readonly updateStep;
   private readonly insertEvent;
+  private readonly updatePlan;
+  private readonly updatePlanHash;
 
   constructor(db: SqliteDatabase) {
     this.selectRun = db.prepare<[string], RunRow>(
@@ -114,6 +117,8 @@ export class RunRows {
          host = CASE WHEN @status = 'running' THEN host ELSE NULL END
        WHERE run_id = @runId AND step_id = @stepId`,
     );
+    this.updatePlan = db.prepare('UPDATE run_plans SET plan_json = ? WHERE run_id = ?');
+    this.updatePlanHash = db.prepare('UPDATE runs SET plan_hash = ? WHERE id = ?');
     this.insertEvent = db.prepare(
       'INSERT INTO events (run_id, at, type, step_id, data_json) VALUES (?, ?, ?, ?, ?)',
     );
@@ -181,6 +186,13 @@ export class RunRows {
       finishedAt: run.finishedAt,
     }) as { version: number };
     this.remember(run.id, version, run.steps);
+    if (transition.planChanged) {
+      const json = JSON.stringify(run.plan);
+      const hash = createHash('sha256').update(json).digest('hex');
+      this.updatePlan.run(json, run.id);
+      this.updatePlanHash.run(hash, run.id);
+      this.planCache.set(run.id, { hash, plan: run.plan });
+    }
     for (const stepId of transition.changedSteps) {
       const step = run.steps[stepId]!;
       this.updateStep.run({ runId: run.id, ...step });

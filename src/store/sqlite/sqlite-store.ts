@@ -2,12 +2,15 @@ import { hostname } from 'node:os';
 import type { StepOutcome } from '../../core/failure.js';
 import type { RunState } from '../../core/run-state.js';
 import {
+  approveRun,
   cancelRun,
   claimStep,
   completeStep,
   expireLease,
   holdsLease,
   initialStepStates,
+  rejectRun,
+  resumeRun,
   retryStep,
   skipStep,
   type Transition,
@@ -23,7 +26,12 @@ import type {
   RunSummary,
   Store,
 } from '../store.js';
-import { type OpenSqliteOptions, openSqliteDatabase, type SqliteDatabase } from './open-database.js';
+import {
+  type OpenSqliteOptions,
+  openSqliteDatabase,
+  type SqliteDatabase,
+  schemaError,
+} from './open-database.js';
 import type { LoadedRun } from './run-rows.js';
 import { SqliteReads } from './sqlite-reads.js';
 
@@ -35,7 +43,13 @@ export class SqliteStore extends SqliteReads implements Store {
   private readonly statements;
 
   static open(path: string, options?: OpenSqliteOptions): SqliteStore {
-    return new SqliteStore(openSqliteDatabase(path, options));
+    const db = openSqliteDatabase(path, options);
+    try {
+      return new SqliteStore(db);
+    } catch (error) {
+      db.close();
+      throw schemaError(path, error);
+    }
   }
 
   constructor(db: SqliteDatabase) {
@@ -43,11 +57,11 @@ export class SqliteStore extends SqliteReads implements Store {
     this.statements = {
       insertRun: db.prepare(
         `INSERT INTO runs (id, plan_name, plan_hash, inputs_json, workspace, status, created_at, updated_at)
-         VALUES (?, ?, ?, ?, ?, 'running', ?, ?)`,
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
       ),
       insertPlan: db.prepare('INSERT INTO run_plans (run_id, plan_json) VALUES (?, ?)'),
       insertStep: db.prepare(
-        'INSERT INTO steps (run_id, step_id, position, status, due_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)',
+        'INSERT INTO steps (run_id, step_id, position, status, due_at, result_json, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)',
       ),
       // Driven by the partial index of due steps, so a claim costs what is due, not what is stored.
       dueCandidates: db.prepare<[number, number], { run_id: string; step_id: string }>(
@@ -89,7 +103,9 @@ export class SqliteStore extends SqliteReads implements Store {
   }
 
   async createRun(spec: NewRun): Promise<RunSummary> {
-    const steps = initialStepStates(spec.plan, spec.now);
+    const imported = JSON.stringify({ summary: 'done before the run was imported', outputs: [] });
+    const steps = initialStepStates(spec.plan, spec.now, new Set(spec.completedSteps ?? []), imported);
+    const status = spec.awaitingApproval ? 'awaiting_approval' : 'running';
     this.write(() => {
       this.statements.insertRun.run(
         spec.id,
@@ -97,20 +113,29 @@ export class SqliteStore extends SqliteReads implements Store {
         spec.planHash,
         JSON.stringify(spec.inputs),
         spec.workspace,
+        status,
         spec.now,
         spec.now,
       );
       this.statements.insertPlan.run(spec.id, JSON.stringify(spec.plan));
       spec.plan.steps.forEach((step, position) => {
         const state = steps[step.id]!;
-        this.statements.insertStep.run(spec.id, step.id, position, state.status, state.dueAt, spec.now);
+        this.statements.insertStep.run(
+          spec.id,
+          step.id,
+          position,
+          state.status,
+          state.dueAt,
+          state.resultJson,
+          spec.now,
+        );
       });
       this.rows.appendEvent(spec.id, spec.now, {
         type: 'run.created',
         planName: spec.plan.name,
         planHash: spec.planHash,
         steps: spec.plan.steps.length,
-        status: 'running',
+        status,
       });
     });
     return this.summary(spec.id);
@@ -304,6 +329,18 @@ export class SqliteStore extends SqliteReads implements Store {
 
   async cancelRun(runId: string, now: number): Promise<RunSummary> {
     return this.command(runId, (run) => cancelRun(run, now), now);
+  }
+
+  async approveRun(runId: string, now: number, delayMs = 0): Promise<RunSummary> {
+    return this.command(runId, (run) => approveRun(run, now, delayMs), now);
+  }
+
+  async rejectRun(runId: string, now: number): Promise<RunSummary> {
+    return this.command(runId, (run) => rejectRun(run, now), now);
+  }
+
+  async resumeRun(runId: string, now: number): Promise<RunSummary> {
+    return this.command(runId, (run) => resumeRun(run, now), now);
   }
 
   async close(): Promise<void> {

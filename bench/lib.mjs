@@ -1,0 +1,111 @@
+// Shared helpers for the benchmark workloads. Benches measure the built code in dist/.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { validatePlanObject } from '../dist/core/plan/parse.js';
+import { startRun } from '../dist/engine/start-run.js';
+import { FunctionExecutor, FunctionRegistry } from '../dist/executors/function-executor.js';
+import { SqliteStore } from '../dist/store/sqlite/sqlite-store.js';
+
+/** ~100 bytes, returned by every no-op step (its summary) and inserted by the floor. */
+export const PAYLOAD = 'x'.repeat(100);
+
+/** A fresh folder under os.tmpdir(); `dispose()` removes it. */
+export function tempHome(label) {
+  const dir = mkdtempSync(join(tmpdir(), `baton-bench-${label}-`));
+  return { dir, dbPath: join(dir, 'baton.db'), dispose: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+/** A chain s1 -> s2 -> ... -> sN of `fn: noop` steps. */
+export function chainPlan(name, length) {
+  const steps = Array.from({ length }, (_, i) => ({
+    id: `s${i + 1}`,
+    fn: 'noop',
+    ...(i > 0 ? { dependsOn: [`s${i}`] } : {}),
+  }));
+  return validatePlanObject(
+    { name, limits: { concurrency: 1, maxSteps: Math.max(50, length * 2) }, steps },
+    'bench',
+  );
+}
+
+/** The store's defaults: WAL and synchronous=FULL. */
+export function openStore(dbPath) {
+  return SqliteStore.open(dbPath, { synchronous: process.env.BENCH_SYNC ?? 'FULL' });
+}
+
+/** Creates `count` runs of `plan`, ids r0001..; returns the ids. */
+export async function createRuns(store, plan, count, workspace) {
+  const ids = [];
+  for (let i = 0; i < count; i++) {
+    const runId = `r${String(i + 1).padStart(4, '0')}`;
+    await startRun(store, { plan, runId, workspace });
+    ids.push(runId);
+  }
+  return ids;
+}
+
+/** Executors for the engine: `noop` returns PAYLOAD; agent steps are not used by the benches. */
+export function noopExecutors(onRun) {
+  const registry = new FunctionRegistry().register('noop', (ctx) => {
+    onRun?.(ctx);
+    return PAYLOAD;
+  });
+  const fn = new FunctionExecutor(registry);
+  const agent = {
+    execute: async () => {
+      throw new Error('bench plans have no agent steps');
+    },
+  };
+  return { fn, agent };
+}
+
+/** Fails the workload loudly (non-zero exit through an uncaught error). */
+export function assert(condition, message) {
+  if (!condition) throw new Error(`bench assertion failed: ${message}`);
+}
+
+export const now = () => performance.now();
+
+/** Peak resident set size of this process so far, in MB. */
+export function peakRssMb() {
+  return process.resourceUsage().maxRSS / 1024;
+}
+
+/** Each workload prints exactly one line `BENCH_RESULT <json>` for run-all.mjs to pick up. */
+export function emit(result) {
+  process.stdout.write(`BENCH_RESULT ${JSON.stringify({ ...result, peakRssMb: peakRssMb() })}\n`);
+}
+
+export const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+export function median(values) {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+}
+
+/**
+ * Runs `fn`; with BENCH_PROFILE=<dir> set, records a V8 CPU profile of just that phase (not the
+ * set-up) to <dir>/<label>-<pid>.cpuprofile. Summarize it with `node bench/profile-top.mjs <dir> --dist`.
+ */
+export async function profiled(label, fn) {
+  const dir = process.env.BENCH_PROFILE;
+  if (!dir) return fn();
+  const { Session } = await import('node:inspector/promises');
+  const { mkdirSync, writeFileSync } = await import('node:fs');
+  const session = new Session();
+  session.connect();
+  await session.post('Profiler.enable');
+  await session.post('Profiler.setSamplingInterval', { interval: 100 });
+  await session.post('Profiler.start');
+  try {
+    return await fn();
+  } finally {
+    const { profile } = await session.post('Profiler.stop');
+    session.disconnect();
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(join(dir, `${label}-${process.pid}.cpuprofile`), JSON.stringify(profile));
+  }
+}

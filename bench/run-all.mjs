@@ -1,0 +1,275 @@
+// Runs every benchmark BENCH_RUNS times (default 5), each measurement in a fresh child process,
+// rounds interleaved so that machine noise hits every benchmark alike. Prints median/min/max,
+// the goal and the ratio to the floor measured in the same run; writes bench/results/latest.json.
+// BENCH_ONLY=floor,parallel-256 runs a subset (the floor always runs).
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { cpus, loadavg, totalmem } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { median } from './lib.mjs';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const RUNS = Number(process.env.BENCH_RUNS ?? 5);
+const CHILD_TIMEOUT_MS = 180_000;
+
+/**
+ * Each benchmark: the workload script and its arguments, the figures to report (`pick`), and per
+ * figure its unit, whether more is better, its goal, and how it compares with the floor:
+ * `rate` = value / floor tx/s (steps per floor commit), `time` = value / floor ms per tx.
+ */
+const BENCHMARKS = [
+  {
+    name: 'floor',
+    script: 'floor.mjs',
+    figures: [
+      { key: 'txPerSec', label: 'floor (1 insert/txn, FULL)', unit: 'tx/s', higher: true, vsFloor: 'rate' },
+      { key: 'msPerTx', label: 'floor ms per transaction', unit: 'ms/tx', higher: false, vsFloor: 'time' },
+    ],
+  },
+  {
+    name: 'parallel-256',
+    script: 'parallel.mjs',
+    args: ['256'],
+    figures: [
+      {
+        key: 'stepsPerSec',
+        label: '200x10 parallel, conc 256',
+        unit: 'st/s',
+        higher: true,
+        goal: 3000,
+        vsFloor: 'rate',
+      },
+    ],
+  },
+  {
+    name: 'parallel-64',
+    script: 'parallel.mjs',
+    args: ['64'],
+    figures: [
+      {
+        key: 'stepsPerSec',
+        label: '200x10 parallel, conc 64',
+        unit: 'st/s',
+        higher: true,
+        goal: 3000,
+        vsFloor: 'rate',
+      },
+    ],
+  },
+  {
+    name: 'sequential',
+    script: 'sequential.mjs',
+    figures: [
+      {
+        key: 'msPerStep',
+        label: '1x200 sequential',
+        unit: 'ms/st',
+        higher: false,
+        goal: 0.75,
+        vsFloor: 'time',
+      },
+      { key: 'peakRssMb', label: '1x200 peak RSS', unit: 'MB', higher: false, goal: 80 },
+    ],
+  },
+  {
+    name: 'check',
+    script: 'check-startup.mjs',
+    figures: [
+      {
+        key: 'checkMs',
+        label: 'baton check, nothing due',
+        unit: 'ms',
+        higher: false,
+        goal: 150,
+        vsFloor: 'time',
+      },
+      { key: 'nodeMs', label: '  (reference: node -e 0)', unit: 'ms', higher: false, vsFloor: 'time' },
+      { key: 'overNodeMs', label: '  check minus node -e 0', unit: 'ms', higher: false, vsFloor: 'time' },
+    ],
+  },
+  {
+    name: 'crash',
+    script: 'crash-restart.mjs',
+    figures: [
+      { key: 'inFlightAtKill', label: 'crash: in flight at kill', unit: 'steps', higher: false },
+      {
+        key: 'reExecuted',
+        label: 'crash: re-executed',
+        unit: 'steps',
+        higher: false,
+        goalText: '<= in-flight',
+      },
+      { key: 'secondWorkerFirstCommitMs', label: 'crash: restart to 1st commit', unit: 'ms', higher: false },
+      {
+        key: 'secondWorkerStepsPerSec',
+        label: 'crash: 2nd worker rest',
+        unit: 'st/s',
+        higher: true,
+        vsFloor: 'rate',
+      },
+    ],
+  },
+];
+
+function runWorkload(bench) {
+  const started = Date.now();
+  const child = spawnSync(process.execPath, [join(here, 'workloads', bench.script), ...(bench.args ?? [])], {
+    encoding: 'utf8',
+    timeout: CHILD_TIMEOUT_MS,
+    maxBuffer: 16 * 1024 * 1024,
+  });
+  const line = child.stdout?.split('\n').find((l) => l.startsWith('BENCH_RESULT '));
+  if (child.status !== 0 || !line) {
+    const why = child.error
+      ? child.error.message
+      : `exit ${child.status}${child.signal ? ` (${child.signal})` : ''}`;
+    return {
+      error: `${why}\n${child.stderr ?? ''}${child.stdout ?? ''}`.trim(),
+      wallMs: Date.now() - started,
+    };
+  }
+  return { ...JSON.parse(line.slice('BENCH_RESULT '.length)), wallMs: Date.now() - started };
+}
+
+const only = process.env.BENCH_ONLY?.split(',').map((s) => s.trim());
+const selected = BENCHMARKS.filter((b) => b.name === 'floor' || !only || only.includes(b.name));
+const samples = Object.fromEntries(selected.map((b) => [b.name, []]));
+const failures = [];
+const t0 = Date.now();
+const load0 = loadavg()[0];
+
+for (let round = 1; round <= RUNS; round++) {
+  for (const bench of selected) {
+    if (failures.some((f) => f.name === bench.name)) continue;
+    const result = runWorkload(bench);
+    if (result.error) {
+      failures.push({ name: bench.name, round, error: result.error });
+      process.stderr.write(`\nFAILED ${bench.name} (round ${round}):\n${result.error}\n`);
+      continue;
+    }
+    samples[bench.name].push(result);
+  }
+  process.stderr.write(`round ${round}/${RUNS} done (${((Date.now() - t0) / 1000).toFixed(0)} s)\n`);
+}
+
+const stats = (values) => ({ median: median(values), min: Math.min(...values), max: Math.max(...values) });
+const floorRuns = samples.floor;
+if (floorRuns.length === 0) {
+  process.stderr.write('the floor benchmark failed: nothing to compare with\n');
+  process.exit(1);
+}
+const floor = {
+  txPerSec: stats(floorRuns.map((r) => r.txPerSec)).median,
+  msPerTx: stats(floorRuns.map((r) => r.msPerTx)).median,
+};
+
+const rows = [];
+for (const bench of selected) {
+  const runs = samples[bench.name];
+  for (const figure of bench.figures) {
+    if (runs.length === 0) {
+      rows.push({ benchmark: bench.name, label: figure.label, unit: figure.unit, failed: true });
+      continue;
+    }
+    const s = stats(runs.map((r) => r[figure.key]));
+    const vsFloor =
+      figure.vsFloor === 'rate'
+        ? s.median / floor.txPerSec
+        : figure.vsFloor === 'time'
+          ? s.median / floor.msPerTx
+          : null;
+    const goal =
+      figure.goal === undefined ? (figure.goalText ?? null) : `${figure.higher ? '>=' : '<='} ${figure.goal}`;
+    const met =
+      figure.goal === undefined ? null : figure.higher ? s.median >= figure.goal : s.median <= figure.goal;
+    rows.push({
+      benchmark: bench.name,
+      label: figure.label,
+      key: figure.key,
+      unit: figure.unit,
+      ...s,
+      goal,
+      met,
+      vsFloor,
+      samples: runs.map((r) => r[figure.key]),
+    });
+  }
+}
+
+const fmt = (v) =>
+  v === undefined || v === null
+    ? ''
+    : Math.abs(v) >= 100
+      ? v.toFixed(0)
+      : Math.abs(v) >= 10
+        ? v.toFixed(1)
+        : v.toFixed(2);
+const pad = (s, n) => String(s).padEnd(n);
+const lpad = (s, n) => String(s).padStart(n);
+const lines = [
+  `${pad('benchmark', 30)}${lpad('median', 9)} ${pad('unit', 6)}${lpad('min', 8)}${lpad('max', 8)}   ${pad('goal', 14)}${pad('met', 5)}vs floor`,
+];
+for (const r of rows) {
+  if (r.failed) {
+    lines.push(`${pad(r.label, 30)}${lpad('FAILED', 9)}`);
+    continue;
+  }
+  const met = r.met === null ? '' : r.met ? 'yes' : 'NO';
+  const vs = r.vsFloor === null ? '' : `${fmt(r.vsFloor)}x`;
+  lines.push(
+    `${pad(r.label, 30)}${lpad(fmt(r.median), 9)} ${pad(r.unit, 6)}${lpad(fmt(r.min), 8)}${lpad(fmt(r.max), 8)}   ${pad(r.goal ?? '', 14)}${pad(met, 5)}${vs}`,
+  );
+}
+const crash = samples.crash ?? [];
+const load1 = loadavg()[0];
+const notes = [
+  `${RUNS} runs per benchmark, each in a fresh process; median/min/max over runs.`,
+  'vs floor: for rates, steps per floor transaction (higher is better); for times, floor transactions per step or per invocation (lower is better).',
+  `floor median: ${fmt(floor.txPerSec)} tx/s = ${fmt(floor.msPerTx)} ms per committed transaction.`,
+  crash.length > 0
+    ? `crash: every run re-executed <= in-flight at kill (${crash.map((r) => `${r.reExecuted}/${r.inFlightAtKill}`).join(', ')}); committed at kill ${crash.map((r) => r.committedAtKill).join(', ')} of 2000.`
+    : null,
+  `machine: ${cpus().length} CPUs (${cpus()[0]?.model ?? '?'}), ${(totalmem() / 2 ** 30).toFixed(1)} GB, node ${process.version}, load average ${load0.toFixed(2)} -> ${load1.toFixed(2)}.`,
+  `total time ${((Date.now() - t0) / 1000).toFixed(0)} s.`,
+].filter(Boolean);
+process.stdout.write(`\n${lines.join('\n')}\n\n${notes.map((n) => `- ${n}`).join('\n')}\n`);
+
+const resultsDir = join(here, 'results');
+mkdirSync(resultsDir, { recursive: true });
+const out = join(resultsDir, 'latest.json');
+writeFileSync(
+  out,
+  `${JSON.stringify(
+    {
+      at: new Date().toISOString(),
+      runs: RUNS,
+      machine: {
+        cpus: cpus().length,
+        cpuModel: cpus()[0]?.model,
+        totalMemGb: totalmem() / 2 ** 30,
+        node: process.version,
+        loadAvgStart: load0,
+        loadAvgEnd: load1,
+      },
+      floor,
+      rows,
+      samples,
+      failures,
+    },
+    null,
+    2,
+  )}\n`,
+);
+// `npm run lint` (biome check .) covers bench/**: leave the file as the project's formatter would.
+const biome = join(here, '..', 'node_modules', '.bin', 'biome');
+const formatted = spawnSync(biome, ['format', '--write', out], { encoding: 'utf8' });
+if (formatted.status !== 0)
+  process.stderr.write(`note: could not format ${out} with biome: ${formatted.stderr}\n`);
+process.stdout.write(`\nresults written to ${out}\n`);
+if (failures.length > 0) {
+  process.stderr.write(
+    `\n${failures.length} benchmark(s) FAILED: ${failures.map((f) => f.name).join(', ')}\n`,
+  );
+  process.exit(1);
+}

@@ -1,0 +1,71 @@
+// `baton check` with nothing to do: process start to exit of the CLI on an existing database
+// holding a few finished runs. Also times a bare `node -e 0` as the reference.
+import { spawnSync } from 'node:child_process';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Engine } from '../../dist/engine/engine.js';
+import {
+  assert,
+  chainPlan,
+  createRuns,
+  emit,
+  median,
+  noopExecutors,
+  now,
+  openStore,
+  tempHome,
+} from '../lib.mjs';
+
+const INVOCATIONS = Number(process.env.BENCH_CHECK_INVOCATIONS ?? 10);
+const CLI = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'dist', 'cli', 'main.js');
+
+function timeCommand(args, check) {
+  const start = now();
+  const result = spawnSync(process.execPath, args, { encoding: 'utf8' });
+  const ms = now() - start;
+  check?.(result);
+  return ms;
+}
+
+const home = tempHome('check');
+try {
+  const store = openStore(home.dbPath);
+  const ids = await createRuns(store, chainPlan('bench-check', 3), 5, home.dir);
+  await new Engine({ store, executors: noopExecutors(), home: home.dir, owner: 'bench' }).run({
+    kind: 'drain',
+  });
+  const runs = await store.listRuns();
+  await store.close();
+  assert(
+    runs.length === ids.length && runs.every((r) => r.status === 'succeeded'),
+    'setup runs did not all succeed',
+  );
+
+  const checkOk = (result) =>
+    assert(
+      result.status === 0 && result.stdout.includes('nothing due'),
+      `baton check exited ${result.status}: ${result.stdout}${result.stderr}`,
+    );
+  const check = () => timeCommand([CLI, 'check', '--home', home.dir], checkOk);
+  const bare = () => timeCommand(['-e', '0'], (r) => assert(r.status === 0, 'node -e 0 failed'));
+  // One warm-up of each (file cache), then interleaved so machine noise hits both alike.
+  check();
+  bare();
+  const checkMs = [];
+  const nodeMs = [];
+  for (let i = 0; i < INVOCATIONS; i++) {
+    checkMs.push(check());
+    nodeMs.push(bare());
+  }
+  emit({
+    invocations: INVOCATIONS,
+    checkMs: median(checkMs),
+    checkMinMs: Math.min(...checkMs),
+    nodeMs: median(nodeMs),
+    nodeMinMs: Math.min(...nodeMs),
+    // Baton's own share: check minus the bare node start that preceded it, pair by pair.
+    overNodeMs: median(checkMs.map((ms, i) => ms - nodeMs[i])),
+  });
+} finally {
+  home.dispose();
+}

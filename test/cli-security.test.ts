@@ -1,0 +1,187 @@
+/**
+ * End to end: a prompt is one literal argument (never shell text), and required outputs cannot
+ * point Baton at files outside the run workspace.
+ */
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import {
+  agentCommand,
+  attempts,
+  expectExit,
+  removeTempDirs,
+  runBaton,
+  runStatus,
+  stopProcesses,
+  tempDir,
+  timeline,
+  writePlan,
+} from './helpers/cli.js';
+
+const TEST_TIMEOUT = 60_000;
+
+afterEach(() => stopProcesses());
+afterAll(() => removeTempDirs());
+
+function artifactRows(home: string): unknown[] {
+  const db = new Database(join(home, 'baton.db'), { readonly: true, fileMustExist: true });
+  try {
+    return db.prepare('SELECT * FROM artifacts').all();
+  } finally {
+    db.close();
+  }
+}
+
+describe('prompts reach the agent as one literal argument', () => {
+  it(
+    'an instruction full of shell metacharacters is passed verbatim and runs nothing',
+    async () => {
+      const dir = tempDir('baton-cli-shell-');
+      const home = join(dir, 'home');
+      // If anything ever ran this through a shell, `~` is a throw-away HOME, never the real one.
+      const fakeHome = join(dir, 'fake-home');
+      const marker = join(fakeHome, 'keep-me');
+      mkdirSync(marker, { recursive: true });
+      const pwned = `/tmp/baton-pwned-${randomBytes(6).toString('hex')}`;
+      const instruction = `$(touch ${pwned}); rm -rf ~/keep-me && echo "x" | cat > y; \`touch ${pwned}-tick\` '\\" * ? \${HOME} %s \n second line; > z`;
+      const argvFile = join(dir, 'argv.json');
+      const file = writePlan(
+        dir,
+        {
+          name: 'metachars',
+          defaults: { agent: { command: agentCommand('agent-echo-argv') } },
+          steps: [{ id: 'echo', instruction }],
+        },
+        { format: 'json' },
+      );
+      const env = { ARGV_FILE: argvFile, HOME: fakeHome };
+      expectExit(await runBaton(['run', file, '--id', 'meta'], { home, env }), 0);
+
+      expect(JSON.parse(readFileSync(argvFile, 'utf8'))).toEqual([instruction]);
+      expect(existsSync(pwned)).toBe(false);
+      expect(existsSync(`${pwned}-tick`)).toBe(false);
+      expect(existsSync(join(dir, 'y'))).toBe(false);
+      expect(existsSync(join(dir, 'z'))).toBe(false);
+      expect(existsSync(marker)).toBe(true);
+    },
+    TEST_TIMEOUT,
+  );
+
+  it(
+    'an --input value with metacharacters, rendered into the instruction, stays literal',
+    async () => {
+      const dir = tempDir('baton-cli-input-');
+      const home = join(dir, 'home');
+      const pwned = `/tmp/baton-pwned-${randomBytes(6).toString('hex')}`;
+      const value = `"; touch ${pwned}; echo "{{inputs.topic}}`;
+      const argvFile = join(dir, 'argv.json');
+      const file = writePlan(dir, {
+        name: 'input-metachars',
+        inputs: { topic: {} },
+        defaults: { agent: { command: agentCommand('agent-echo-argv') } },
+        steps: [{ id: 'echo', instruction: 'Research <{{inputs.topic}}> now' }],
+      });
+      expectExit(
+        await runBaton(['run', file, '--id', 'inp', '--input', `topic=${value}`], {
+          home,
+          env: { ARGV_FILE: argvFile },
+        }),
+        0,
+      );
+      // Substituted once, never re-scanned for templates, never parsed by a shell.
+      expect(JSON.parse(readFileSync(argvFile, 'utf8'))).toEqual([`Research <${value}> now`]);
+      expect(existsSync(pwned)).toBe(false);
+    },
+    TEST_TIMEOUT,
+  );
+});
+
+describe('required outputs stay inside the workspace', () => {
+  it(
+    'a required output that is a symlink to a file outside the workspace fails the step',
+    async () => {
+      const dir = tempDir('baton-cli-symlink-');
+      const home = join(dir, 'home');
+      const workspace = join(dir, 'workspace');
+      const outside = join(tempDir('baton-cli-outside-'), 'secret.txt');
+      writeFileSync(outside, 'not yours\n');
+      mkdirSync(workspace);
+      symlinkSync(outside, join(workspace, 'report.md'));
+      const file = writePlan(dir, {
+        name: 'symlink',
+        workspace: 'workspace',
+        defaults: {
+          agent: { command: agentCommand('agent-succeed') },
+          retry: { maxAttempts: 3, initialDelayMs: 10 },
+        },
+        steps: [{ id: 'write', instruction: 'write the report', requiredOutputs: ['report.md'] }],
+      });
+      expectExit(await runBaton(['run', file, '--id', 'link'], { home }), 1);
+
+      const run = await runStatus(home, 'link');
+      expect(run.workspace).toBe(workspace);
+      const step = run.steps[0]!;
+      expect(step.status).toBe('blocked');
+      expect(step.lastError).toContain('report.md');
+      expect(step.lastError).toContain('outside the workspace');
+      // A path escape is for a human: not retried.
+      expect(step.attempt).toBe(1);
+      const records = await attempts(home, 'link', 'write');
+      expect(records.map((a) => [a.outcome, a.outputs])).toEqual([['failed', []]]);
+      expect(artifactRows(home)).toEqual([]);
+      const events = await timeline(home, 'link');
+      expect(events.some((e) => e.type === 'step.succeeded')).toBe(false);
+    },
+    TEST_TIMEOUT,
+  );
+
+  it(
+    'a required output under a symlinked folder that leads outside fails the step too',
+    async () => {
+      const dir = tempDir('baton-cli-symdir-');
+      const home = join(dir, 'home');
+      const outsideDir = tempDir('baton-cli-outside-dir-');
+      const file = writePlan(dir, {
+        name: 'symdir',
+        defaults: {
+          agent: { command: agentCommand('agent-write-outputs') },
+          retry: { maxAttempts: 1 },
+        },
+        steps: [{ id: 'write', instruction: 'write it', requiredOutputs: ['out/result.txt'] }],
+      });
+      symlinkSync(outsideDir, join(dir, 'out'));
+      // The agent writes through the symlink, so the file exists, but outside the workspace.
+      expectExit(
+        await runBaton(['run', file, '--id', 'symdir'], { home, env: { WRITE_OUTPUTS: 'out/result.txt' } }),
+        1,
+      );
+      expect(existsSync(join(outsideDir, 'result.txt'))).toBe(true);
+      const step = (await runStatus(home, 'symdir')).steps[0]!;
+      expect(step.status).toBe('blocked');
+      expect(step.lastError).toContain('outside the workspace');
+      expect(artifactRows(home)).toEqual([]);
+    },
+    TEST_TIMEOUT,
+  );
+
+  it.each([['../x'], ['/etc/hostname'], ['a/../../x']])(
+    'requiredOutputs %j is refused when the plan loads (exit 2)',
+    async (output) => {
+      const dir = tempDir('baton-cli-escape-');
+      const home = join(dir, 'home');
+      const file = writePlan(dir, {
+        name: 'escape',
+        defaults: { agent: { command: agentCommand('agent-succeed') } },
+        steps: [{ id: 'a', instruction: 'a', requiredOutputs: [output] }],
+      });
+      const result = await runBaton(['run', file, '--id', 'esc'], { home });
+      expectExit(result, 2);
+      expect(result.stderr).toMatch(/^baton: .*plan\.yaml: steps\.a\.requiredOutputs\[0\]: /);
+      expect(result.stderr).toContain(JSON.stringify(output));
+      expect(existsSync(join(home, 'baton.db'))).toBe(false);
+    },
+    TEST_TIMEOUT,
+  );
+});
