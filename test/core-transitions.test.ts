@@ -4,7 +4,7 @@ import { backoffCeilingMs, fullJitterDelayMs } from '../src/core/backoff.js';
 import type { StepOutcome } from '../src/core/failure.js';
 import { validatePlanObject } from '../src/core/plan/parse.js';
 import type { Plan } from '../src/core/plan/types.js';
-import { FINAL_STEP_STATUSES, type RunState, STEP_STATUSES } from '../src/core/run-state.js';
+import { FINAL_STEP_STATUSES, type RunState, STEP_STATUSES, stepOf } from '../src/core/run-state.js';
 import {
   cancelRun,
   claimStep,
@@ -57,7 +57,7 @@ const zero = () => 0;
 function runToEnd(run: RunState, outcomeFor: (stepId: string) => StepOutcome): RunState {
   let now = 1;
   for (let guard = 0; guard < 100 && run.status === 'running'; guard++) {
-    const due = Object.values(run.steps).find(
+    const due = run.steps.find(
       (s) => (s.status === 'ready' || s.status === 'retry_wait') && (s.dueAt ?? 0) <= now,
     );
     if (!due) {
@@ -75,17 +75,17 @@ function runToEnd(run: RunState, outcomeFor: (stepId: string) => StepOutcome): R
 describe('state machine', () => {
   it('starts steps without dependencies and waits for delays', () => {
     const steps = initialStepStates(plan(), 1000);
-    expect(steps.a).toMatchObject({ status: 'ready', dueAt: 1000 });
-    expect(steps.b?.status).toBe('pending');
+    expect(steps[0]).toMatchObject({ status: 'ready', dueAt: 1000 });
+    expect(steps[1]?.status).toBe('pending');
   });
 
   it('releases dependents with their delay when a step succeeds, and ends succeeded', () => {
     let run = claimStep(newRun(), 'a', 'w', 10, 1000).run;
     const t = completeStep(run, 'a', ok, 20, zero, '{"summary":"done","outputs":[]}');
     run = t.run;
-    expect(run.steps.b).toMatchObject({ status: 'ready', dueAt: 20 });
-    expect(run.steps.c).toMatchObject({ status: 'ready', dueAt: 520 });
-    expect(run.steps.d?.status).toBe('pending');
+    expect(run.steps[1]).toMatchObject({ status: 'ready', dueAt: 20 });
+    expect(run.steps[2]).toMatchObject({ status: 'ready', dueAt: 520 });
+    expect(run.steps[3]?.status).toBe('pending');
     expect(t.events.map((e) => e.type)).toEqual(['step.succeeded']);
     expect(runToEnd(run, () => ok).status).toBe('succeeded');
   });
@@ -93,7 +93,7 @@ describe('state machine', () => {
   it('retries a retryable failure with backoff and blocks after maxAttempts', () => {
     let run = claimStep(newRun(), 'a', 'w', 0, 1000).run;
     const first = completeStep(run, 'a', fail('agent_failed', 'exit 1 at 12:00:01'), 10, () => 0.5);
-    expect(first.run.steps.a).toMatchObject({
+    expect(first.run.steps[0]).toMatchObject({
       status: 'retry_wait',
       dueAt: 10 + 50,
       lastError: 'exit 1 at 12:00:01',
@@ -103,8 +103,8 @@ describe('state machine', () => {
     run = completeStep(run, 'a', fail('agent_failed', 'different 1'), 110, zero).run;
     run = claimStep(run, 'a', 'w', 200, 1000).run;
     const last = completeStep(run, 'a', fail('agent_failed', 'different 2'), 210, zero);
-    expect(last.run.steps.a?.status).toBe('blocked');
-    expect(last.run.steps.a?.blockedReason).toContain('failed 3 of 3 allowed tries');
+    expect(last.run.steps[0]?.status).toBe('blocked');
+    expect(last.run.steps[0]?.blockedReason).toContain('failed 3 of 3 allowed tries');
     expect(last.run.status).toBe('blocked');
     expect(last.events.map((e) => e.type)).toEqual(['step.failed', 'step.blocked', 'run.blocked']);
   });
@@ -113,7 +113,7 @@ describe('state machine', () => {
     for (const failureClass of ['fatal', 'invalid'] as const) {
       const run = claimStep(newRun(), 'a', 'w', 0, 1000).run;
       const t = completeStep(run, 'a', fail(failureClass), 5, zero);
-      expect(t.run.steps.a?.status).toBe('blocked');
+      expect(t.run.steps[0]?.status).toBe('blocked');
       expect(t.run.status).toBe('blocked');
     }
   });
@@ -135,8 +135,8 @@ describe('state machine', () => {
         zero,
       ).run;
     }
-    expect(run.steps.a?.status).toBe('blocked');
-    expect(run.steps.a?.blockedReason).toMatch(/^no progress/);
+    expect(run.steps[0]?.status).toBe('blocked');
+    expect(run.steps[0]?.blockedReason).toMatch(/^no progress/);
   });
 
   it('honours a retryAfterMs from the failure instead of backoff', () => {
@@ -148,13 +148,13 @@ describe('state machine', () => {
       10,
       () => 0.99,
     );
-    expect(t.run.steps.a?.dueAt).toBe(60_010);
+    expect(t.run.steps[0]?.dueAt).toBe(60_010);
   });
 
   it('records an expired lease as interrupted and retries it', () => {
     const run = claimStep(newRun(), 'a', 'dead-worker', 0, 1000).run;
     const t = expireLease(run, 'a', 2000, zero);
-    expect(t.run.steps.a).toMatchObject({
+    expect(t.run.steps[0]).toMatchObject({
       status: 'retry_wait',
       lastFailureClass: 'interrupted',
       leaseOwner: null,
@@ -169,7 +169,7 @@ describe('state machine', () => {
     expect(t.run.status).toBe('blocked');
     expect(t.run.blockedReason).toMatch(/^budget: maxSteps 1/);
     expect(t.events.map((e) => e.type)).toEqual(['budget.exceeded', 'run.blocked']);
-    expect(t.run.steps.b?.status).toBe('ready');
+    expect(t.run.steps[1]?.status).toBe('ready');
   });
 
   it('lets a human retry or skip a blocked step, and cancel a run', () => {
@@ -178,13 +178,13 @@ describe('state machine', () => {
     expect(run.status).toBe('blocked');
     const retried = retryStep(run, 'a', 5);
     expect(retried.run.status).toBe('running');
-    expect(retried.run.steps.a).toMatchObject({ status: 'ready', tries: 0, dueAt: 5 });
+    expect(retried.run.steps[0]).toMatchObject({ status: 'ready', tries: 0, dueAt: 5 });
     const skipped = skipStep(run, 'a', 5);
-    expect(skipped.run.steps.b?.status).toBe('ready');
+    expect(skipped.run.steps[1]?.status).toBe('ready');
     expect(skipped.run.status).toBe('running');
     const cancelled = cancelRun(skipped.run, 6);
     expect(cancelled.run.status).toBe('cancelled');
-    expect(Object.values(cancelled.run.steps).every((s) => FINAL_STEP_STATUSES.has(s.status))).toBe(true);
+    expect(cancelled.run.steps.every((s) => FINAL_STEP_STATUSES.has(s.status))).toBe(true);
     expect(() => retryStep(cancelled.run, 'b', 7)).toThrow(/cancelled/);
     expect(() => skipStep(newRun(), 'zzz', 1)).toThrow(/unknown|no step/);
   });
@@ -229,7 +229,7 @@ describe('properties of the state machine', () => {
 
   function apply(run: RunState, o: Op, now: number): Transition | null {
     const id = run.plan.steps[o.step]!.id;
-    const step = run.steps[id]!;
+    const step = stepOf(run, id)!;
     try {
       switch (o.kind) {
         case 'claim':
@@ -273,7 +273,7 @@ describe('properties of the state machine', () => {
           const t = apply(run, o, now);
           if (!t) continue;
           run = t.run;
-          for (const step of Object.values(run.steps)) {
+          for (const step of run.steps) {
             expect(STEP_STATUSES).toContain(step.status);
             if (succeeded.has(step.stepId)) expect(step.status).toBe('succeeded');
             if (step.status === 'succeeded') succeeded.add(step.stepId);
@@ -285,10 +285,10 @@ describe('properties of the state machine', () => {
             const deps = run.plan.steps.find((s) => s.id === step.stepId)!.dependsOn;
             if (!['pending', 'cancelled', 'skipped'].includes(step.status)) {
               for (const dep of deps)
-                expect(['succeeded', 'skipped', 'degraded']).toContain(run.steps[dep]!.status);
+                expect(['succeeded', 'skipped', 'degraded']).toContain(stepOf(run, dep)!.status);
             }
           }
-          const all = Object.values(run.steps);
+          const all = run.steps;
           if (run.status === 'succeeded')
             expect(all.every((s) => ['succeeded', 'skipped', 'degraded'].includes(s.status))).toBe(true);
           expect(run.attemptsTotal).toBe(all.reduce((n, s) => n + s.attempt, 0));

@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { join, resolve } from 'node:path';
 import { BatonError } from '../core/errors.js';
@@ -26,7 +25,7 @@ export function openStore(home: string): SqliteStore {
 
 /** A lease owner id unique to this process: host, pid and a random suffix. */
 export function ownerId(): string {
-  return `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
+  return `${hostname()}:${process.pid}:${Math.random().toString(16).slice(2, 8)}`;
 }
 
 /**

@@ -1,248 +1,55 @@
 #!/usr/bin/env node
-import { Command, CommanderError, Option } from 'commander';
+import { parseArgs } from 'node:util';
 import { isBatonError } from '../core/errors.js';
 import { EXIT } from './exit-codes.js';
 
-// Command modules are imported when their command runs, so `baton check` stays fast to start.
-const program = new Command()
-  .name('baton')
-  .description(
-    'A durable step sequencer for AI agents: a plan of steps run by agent CLIs, stored in SQLite,\n' +
-      'surviving crashes, retrying what is worth retrying and handing the rest to a human.',
-  )
-  .version('0.1.0')
-  .option('--home <dir>', 'Baton folder holding baton.db and attempt logs (env BATON_HOME)', undefined)
-  .showHelpAfterError('(run baton <command> --help for usage)')
-  .exitOverride()
-  .addHelpText(
-    'after',
-    `
-Exit codes: 0 ok, 1 work failed or is blocked, 2 bad input or configuration.
-
-Quick start:
-  baton init                      write a starter plan (baton.plan.yaml)
-  baton run baton.plan.yaml       run it in the foreground
-  baton status                    list runs; baton status <run> for its steps
-  baton check                     run what is due, then exit (for cron / heartbeats)`,
-  );
-
-type Action = (...args: never[]) => Promise<number>;
-let exitCode: number = EXIT.ok;
-const act =
-  <A extends unknown[]>(load: () => Promise<(...args: A) => Promise<number>>) =>
-  async (...args: A) => {
-    const command = args[args.length - 1] as Command;
-    const options = { ...program.opts(), ...command.opts() };
-    const fn = await load();
-    const positional = args.slice(0, -2);
-    exitCode = await (fn as unknown as Action)(...(positional as never[]), options as never);
+/**
+ * `baton check` runs every few minutes from heartbeats and cron, so its common forms skip the
+ * full command-line parser (commander, about a fifth of the start-up time). Anything unusual,
+ * including every mistake, goes through commander, which reports it properly.
+ */
+async function fastCheck(args: string[]): Promise<number | null> {
+  if (args[0] !== 'check') return null;
+  let parsed: ReturnType<typeof parseCheckArgs>;
+  try {
+    parsed = parseCheckArgs(args.slice(1));
+  } catch {
+    return null;
+  }
+  const { values, positionals } = parsed;
+  if (positionals.length > 1) return null;
+  const options = {
+    ...(values.home === undefined ? {} : { home: values.home }),
+    ...(values.json ? { json: true } : {}),
+    ...(values.quiet ? { quiet: true } : {}),
   };
-
-const json = () => new Option('--json', 'print JSON instead of text');
-const agent = () =>
-  new Option(
-    '--agent <argv-json>',
-    'agent for steps whose plan sets none, as a JSON array (env BATON_AGENT_CMD)',
-  );
-const concurrency = () =>
-  new Option('--concurrency <n>', 'steps running at once in this process (env BATON_CONCURRENCY, default 8)');
-const lease = () =>
-  new Option(
-    '--lease <duration>',
-    'lease length; an attempt whose worker stops renewing is retried after it (default 30s)',
-  );
-
-program
-  .command('init [dir]')
-  .description('write a starter plan (baton.plan.yaml) and print the heartbeat line that drives it')
-  .option('--force', 'overwrite an existing baton.plan.yaml')
-  .action(act(async () => (await import('./commands/init.js')).initCommand));
-
-program
-  .command('run <plan>')
-  .description('store a run of a plan (YAML or JSON) and drive it to the end in the foreground')
-  .option('-i, --input <name=value...>', 'a plan input, repeatable')
-  .option(
-    '--workspace <dir>',
-    "folder the agents work in (default: the plan's workspace, else the plan file's folder)",
-  )
-  .option('--id <run-id>', 'use this run id instead of a generated one')
-  .option('--detach', 'store the run and return; baton check or baton worker drives it')
-  .addOption(agent())
-  .addOption(concurrency())
-  .addOption(lease())
-  .addOption(json())
-  .action(act(async () => (await import('./commands/run.js')).runCommand));
-
-program
-  .command('check [state-json]')
-  .description(
-    'run every step that is due now, then exit; safe to run from cron or a heartbeat, several at once.\n' +
-      "With a state.json path: behave as the agent-step-sequencer skill's check script on that file",
-  )
-  .option('--max-time <duration>', 'stop after this long (e.g. 4m); unfinished attempts are retried later')
-  .option('--quiet', 'print only blocked runs')
-  .addOption(agent())
-  .addOption(concurrency())
-  .addOption(lease())
-  .addOption(json())
-  .action(
-    act(async () => {
-      const { checkCommand } = await import('./commands/check.js');
-      const { legacyCommand } = await import('./commands/legacy.js');
-      return (statePath: string | undefined, options: object) =>
-        statePath === undefined ? checkCommand(options) : legacyCommand('check', statePath, options);
-    }),
-  );
-
-program
-  .command('step <state-json>')
-  .description("run the current step of a skill state.json once (the skill's runner script)")
-  .addOption(json())
-  .action(
-    act(async () => {
-      const { legacyCommand } = await import('./commands/legacy.js');
-      return (statePath: string, options: object) => legacyCommand('step', statePath, options);
-    }),
-  );
-
-program
-  .command('worker')
-  .description('stay up and run steps as they become due (SIGTERM: finish in-flight steps, then exit)')
-  .option('--grace <duration>', 'on SIGTERM, how long in-flight steps may take to finish (default 30s)')
-  .option('--quiet', 'no progress lines')
-  .addOption(agent())
-  .addOption(concurrency())
-  .addOption(lease())
-  .action(act(async () => (await import('./commands/worker.js')).workerCommand));
-
-program
-  .command('propose <plan>')
-  .description('validate a plan and store it as a run awaiting approval; prints a summary to show the user')
-  .option('-i, --input <name=value...>', 'a plan input, repeatable')
-  .option(
-    '--workspace <dir>',
-    "folder the agents work in (default: the plan's workspace, else the plan file's folder)",
-  )
-  .option('--id <run-id>', 'use this run id instead of a generated one')
-  .addOption(agent())
-  .addOption(json())
-  .action(act(async () => (await import('./commands/propose.js')).proposeCommand));
-
-program
-  .command('approve <run>')
-  .description('start a proposed run')
-  .option(
-    '--delay <duration>',
-    'wait this long before each step that follows another (e.g. 2m for rate-limited APIs)',
-  )
-  .addOption(json())
-  .action(
-    act(async () => {
-      const { decideCommand } = await import('./commands/propose.js');
-      return (runId: string, options: object) => decideCommand('approve', runId, options);
-    }),
-  );
-
-program
-  .command('reject <run>')
-  .description('drop a proposed run; nothing of it runs')
-  .addOption(json())
-  .action(
-    act(async () => {
-      const { decideCommand } = await import('./commands/propose.js');
-      return (runId: string, options: object) => decideCommand('reject', runId, options);
-    }),
-  );
-
-program
-  .command('classify <request...>')
-  .description("does this request need a multi-step plan? (the skill's MULTI_STEP rule, English and Chinese)")
-  .addOption(json())
-  .action(act(async () => (await import('./commands/classify.js')).classifyCommand));
-
-program
-  .command('import <state-json>')
-  .description(
-    'turn an agent-step-sequencer state.json into a native run (STEP_AGENT_CMD, STEP_MAX_RETRIES apply)',
-  )
-  .option('--id <run-id>', 'use this run id instead of a generated one')
-  .addOption(json())
-  .action(
-    act(async () => {
-      const { importCommand } = await import('./commands/legacy.js');
-      return importCommand;
-    }),
-  );
-
-program
-  .command('status [run]')
-  .description(
-    "list recent runs, or show one run's steps (exit 1 if that run is blocked, failed or cancelled)",
-  )
-  .option('--limit <n>', 'how many runs to list (default 20)')
-  .addOption(json())
-  .action(act(async () => (await import('./commands/read.js')).statusCommand));
-
-program
-  .command('timeline <run>')
-  .description('every transition of a run: time, elapsed, step, attempt, duration, outcome')
-  .addOption(json())
-  .action(act(async () => (await import('./commands/read.js')).timelineCommand));
-
-program
-  .command('logs <run> <step>')
-  .description("full output of a step's attempt (the last one unless --attempt)")
-  .option('--attempt <n>', 'which attempt')
-  .addOption(json())
-  .action(act(async () => (await import('./commands/read.js')).logsCommand));
-
-for (const [name, description] of [
-  ['retry', 'run a blocked (or waiting) step again now, with fresh tries'],
-  ['skip', 'mark a step skipped so the steps after it can go on'],
-] as const) {
-  program
-    .command(`${name} <run> <step>`)
-    .description(description)
-    .addOption(json())
-    .action(
-      act(async () => {
-        const { manageCommand } = await import('./commands/read.js');
-        return (runId: string, stepId: string, options: object) =>
-          manageCommand(name, runId, stepId, options);
-      }),
-    );
+  if (positionals.length === 1)
+    return (await import('./commands/legacy.js')).legacyCommand('check', positionals[0]!, options);
+  return (await import('./commands/check.js')).checkCommand(options);
 }
 
-program
-  .command('resume <run>')
-  .description('give a run stopped by its maxSteps budget as many attempts again, and go on')
-  .addOption(json())
-  .action(
-    act(async () => {
-      const { manageCommand } = await import('./commands/read.js');
-      return (runId: string, options: object) => manageCommand('resume', runId, undefined, options);
-    }),
-  );
-
-program
-  .command('cancel <run>')
-  .description('cancel a run: no step of it starts again; running agents are stopped')
-  .addOption(json())
-  .action(
-    act(async () => {
-      const { manageCommand } = await import('./commands/read.js');
-      return (runId: string, options: object) => manageCommand('cancel', runId, undefined, options);
-    }),
-  );
+function parseCheckArgs(args: string[]) {
+  return parseArgs({
+    args,
+    strict: true,
+    allowPositionals: true,
+    options: { home: { type: 'string' }, json: { type: 'boolean' }, quiet: { type: 'boolean' } },
+  });
+}
 
 async function main(): Promise<void> {
+  // `baton status | head` closes the pipe early: that is not an error worth a stack trace.
+  process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+    if (error.code === 'EPIPE') process.exit(process.exitCode ?? 0);
+    throw error;
+  });
+  let exitCode: number;
   try {
-    await program.parseAsync(process.argv);
+    exitCode =
+      (await fastCheck(process.argv.slice(2))) ??
+      (await (await import('./program.js')).runProgram(process.argv));
   } catch (error) {
-    if (error instanceof CommanderError) {
-      exitCode = error.exitCode === 0 ? EXIT.ok : EXIT.badInput;
-    } else if (isBatonError(error)) {
+    if (isBatonError(error)) {
       process.stderr.write(`baton: ${error.message}\n`);
       exitCode = EXIT.badInput;
     } else {

@@ -79,5 +79,34 @@ export interface RunState {
   createdAt: number;
   updatedAt: number;
   finishedAt: number | null;
-  steps: Readonly<Record<string, StepState>>;
+  /** One state per plan step, in the plan's order (arrays copy fast: a transition copies them). */
+  steps: readonly StepState[];
+}
+
+interface PlanIndex {
+  position: Map<string, number>;
+  dependents: Map<string, string[]>;
+}
+
+const planIndexes = new WeakMap<Plan, PlanIndex>();
+
+/** Positions and dependents of a plan's steps, computed once per plan object. */
+export function planIndex(plan: Plan): PlanIndex {
+  let index = planIndexes.get(plan);
+  if (!index) {
+    index = { position: new Map(), dependents: new Map() };
+    for (const [i, step] of plan.steps.entries()) index.position.set(step.id, i);
+    for (const step of plan.steps) {
+      for (const dep of step.dependsOn)
+        index.dependents.set(dep, [...(index.dependents.get(dep) ?? []), step.id]);
+    }
+    planIndexes.set(plan, index);
+  }
+  return index;
+}
+
+/** The state of one step, or undefined for an id the plan does not have. */
+export function stepOf(run: Pick<RunState, 'plan' | 'steps'>, stepId: string): StepState | undefined {
+  const position = planIndex(run.plan).position.get(stepId);
+  return position === undefined ? undefined : run.steps[position];
 }

@@ -7,10 +7,12 @@ import type { Plan, PlanStep } from './plan/types.js';
 import {
   DUE_STEP_STATUSES,
   FINAL_RUN_STATUSES,
+  planIndex,
   type RunState,
   type RunStatus,
   SATISFIED_STEP_STATUSES,
   type StepState,
+  stepOf,
 } from './run-state.js';
 
 /**
@@ -37,11 +39,11 @@ function planStep(plan: Plan, stepId: string): PlanStep {
 }
 
 function stepState(run: RunState, stepId: string): StepState {
-  const state = run.steps[stepId];
+  const state = stepOf(run, stepId);
   if (!state) {
     throw new BatonError(
       'STEP_NOT_FOUND',
-      `run ${run.id} has no step "${stepId}" (known: ${Object.keys(run.steps).join(', ')})`,
+      `run ${run.id} has no step "${stepId}" (known: ${run.steps.map((s) => s.stepId).join(', ')})`,
     );
   }
   return state;
@@ -56,12 +58,11 @@ export function initialStepStates(
   now: number,
   completed: ReadonlySet<string> = new Set(),
   completedResultJson: string | null = null,
-): Record<string, StepState> {
-  const steps: Record<string, StepState> = {};
-  for (const step of plan.steps) {
+): StepState[] {
+  return plan.steps.map((step) => {
     const done = completed.has(step.id);
     const ready = !done && step.dependsOn.every((dep) => completed.has(dep));
-    steps[step.id] = {
+    return {
       stepId: step.id,
       status: done ? 'succeeded' : ready ? 'ready' : 'pending',
       attempt: 0,
@@ -78,13 +79,12 @@ export function initialStepStates(
       blockedReason: null,
       updatedAt: now,
     };
-  }
-  return steps;
+  });
 }
 
 /** A builder that collects step changes and events, then settles the run status once. */
 class Draft {
-  readonly steps: Record<string, StepState>;
+  readonly steps: StepState[];
   readonly changed = new Set<string>();
   readonly events: BatonEvent[] = [];
   run: RunState;
@@ -94,24 +94,31 @@ class Draft {
     readonly now: number,
   ) {
     this.run = run;
-    this.steps = { ...run.steps };
+    this.steps = [...run.steps];
   }
 
   setStep(stepId: string, patch: Partial<StepState>): StepState {
-    const next = { ...this.steps[stepId]!, ...patch, updatedAt: this.now };
-    this.steps[stepId] = next;
+    const position = planIndex(this.run.plan).position.get(stepId)!;
+    const next = { ...this.steps[position]!, ...patch, updatedAt: this.now };
+    this.steps[position] = next;
     this.changed.add(stepId);
     return next;
   }
 
   /** Dependents of `stepId` whose dependencies are all satisfied become ready after their delay. */
   releaseDependents(stepId: string): void {
-    for (const step of this.run.plan.steps) {
-      if (!step.dependsOn.includes(stepId) || this.steps[step.id]?.status !== 'pending') continue;
-      if (step.dependsOn.every((dep) => SATISFIED_STEP_STATUSES.has(this.steps[dep]!.status))) {
+    const { position, dependents } = planIndex(this.run.plan);
+    for (const dependentId of dependents.get(stepId) ?? []) {
+      const step = this.run.plan.steps[position.get(dependentId)!]!;
+      if (this.get(step.id).status !== 'pending') continue;
+      if (step.dependsOn.every((dep) => SATISFIED_STEP_STATUSES.has(this.get(dep).status))) {
         this.setStep(step.id, { status: 'ready', dueAt: this.now + step.delayBeforeMs });
       }
     }
+  }
+
+  get(stepId: string): StepState {
+    return this.steps[planIndex(this.run.plan).position.get(stepId)!]!;
   }
 
   finish(): Transition {
@@ -143,11 +150,11 @@ function isBudgetBlock(run: RunState): boolean {
 }
 
 /** running while anything can still happen; succeeded when every step is satisfied; else blocked. */
-export function deriveRunStatus(steps: Readonly<Record<string, StepState>>): RunStatus {
+export function deriveRunStatus(steps: readonly StepState[]): RunStatus {
   let allSatisfied = true;
   let active = false;
   let blocked = false;
-  for (const step of Object.values(steps)) {
+  for (const step of steps) {
     if (!SATISFIED_STEP_STATUSES.has(step.status)) allSatisfied = false;
     if (step.status === 'running' || DUE_STEP_STATUSES.has(step.status)) active = true;
     if (step.status === 'blocked') blocked = true;
@@ -157,8 +164,8 @@ export function deriveRunStatus(steps: Readonly<Record<string, StepState>>): Run
   return blocked ? 'blocked' : 'running';
 }
 
-function describeBlockedSteps(steps: Readonly<Record<string, StepState>>): string {
-  return Object.values(steps)
+function describeBlockedSteps(steps: readonly StepState[]): string {
+  return steps
     .filter((step) => step.status === 'blocked')
     .map((step) => `step ${step.stepId}: ${step.blockedReason ?? 'blocked'}`)
     .join('; ');
@@ -206,7 +213,7 @@ export function claimStep(
 
 /** True when `owner` still holds the lease of this attempt: otherwise its outcome is stale. */
 export function holdsLease(run: RunState, stepId: string, attempt: number, owner: string): boolean {
-  const step = run.steps[stepId];
+  const step = stepOf(run, stepId);
   return step?.status === 'running' && step.attempt === attempt && step.leaseOwner === owner;
 }
 
@@ -366,7 +373,7 @@ export function cancelRun(run: RunState, now: number): Transition {
     throw new BatonError('INVALID_TRANSITION', `run ${run.id} is already ${run.status}`);
   }
   const draft = new Draft(run, now);
-  for (const step of Object.values(run.steps)) {
+  for (const step of run.steps) {
     if (
       step.status === 'succeeded' ||
       step.status === 'skipped' ||
@@ -406,7 +413,7 @@ export function approveRun(run: RunState, now: number, delayMs = 0): Transition 
       : run.plan;
   const draft = new Draft({ ...run, plan, status: 'running' }, now);
   for (const step of plan.steps) {
-    if (draft.steps[step.id]!.status === 'ready') draft.setStep(step.id, { dueAt: now + step.delayBeforeMs });
+    if (draft.get(step.id).status === 'ready') draft.setStep(step.id, { dueAt: now + step.delayBeforeMs });
   }
   draft.events.push({ type: 'run.approved', delayMs });
   return { ...draft.finish(), planChanged: plan !== run.plan };

@@ -2,7 +2,13 @@ import { createHash } from 'node:crypto';
 import type { BatonEvent } from '../../core/events.js';
 import type { FailureClass } from '../../core/failure.js';
 import type { Plan } from '../../core/plan/types.js';
-import type { RunState, RunStatus, StepState, StepStatus } from '../../core/run-state.js';
+import {
+  type RunState,
+  type RunStatus,
+  type StepState,
+  type StepStatus,
+  stepOf,
+} from '../../core/run-state.js';
 import type { Transition } from '../../core/transitions.js';
 import type { SqliteDatabase } from './open-database.js';
 
@@ -80,10 +86,7 @@ const CACHE_LIMIT = 10_000;
  */
 export class RunRows {
   private readonly planCache = new Map<string, { hash: string; plan: Plan }>();
-  private readonly stateCache = new Map<
-    string,
-    { version: number; steps: Readonly<Record<string, StepState>> }
-  >();
+  private readonly stateCache = new Map<string, { version: number; steps: readonly StepState[] }>();
   private readonly selectRun;
   private readonly selectPlan;
   private readonly selectSteps;
@@ -137,13 +140,12 @@ export class RunRows {
     const row = this.selectRun.get(runId);
     if (!row) return null;
     const cached = this.stateCache.get(runId);
-    let steps: Readonly<Record<string, StepState>>;
+    let steps: readonly StepState[];
     if (cached && cached.version === row.version) {
       steps = cached.steps;
     } else {
-      const loaded: Record<string, StepState> = {};
-      for (const stepRow of this.selectSteps.all(runId)) loaded[stepRow.step_id] = stepFromRow(stepRow);
-      steps = loaded;
+      // Rows come in plan order (position), which is the order RunState keeps.
+      steps = this.selectSteps.all(runId).map(stepFromRow);
       this.remember(runId, row.version, steps);
     }
     return {
@@ -164,7 +166,7 @@ export class RunRows {
     };
   }
 
-  private remember(runId: string, version: number, steps: Readonly<Record<string, StepState>>): void {
+  private remember(runId: string, version: number, steps: readonly StepState[]): void {
     if (this.stateCache.size > CACHE_LIMIT) this.stateCache.clear();
     this.stateCache.set(runId, { version, steps });
   }
@@ -174,9 +176,17 @@ export class RunRows {
     this.stateCache.clear();
   }
 
-  /** Writes a transition's run row, changed steps and events. Call inside a transaction. */
+  /** Writes a transition's events and new state. Call inside a transaction. */
   persist(transition: Transition, now: number): void {
-    const run = transition.run;
+    for (const event of transition.events) this.appendEvent(transition.run.id, now, event);
+    this.writeState(transition.run, transition.changedSteps, transition.planChanged ?? false);
+  }
+
+  /**
+   * Writes a run row (bumping its version) and the given steps as they are in `run`. A cycle that
+   * applies several transitions to one run calls this once, at the end, with all changed steps.
+   */
+  writeState(run: RunState, changedSteps: Iterable<string>, planChanged: boolean): void {
     const { version } = this.updateRun.get({
       id: run.id,
       status: run.status,
@@ -186,18 +196,14 @@ export class RunRows {
       finishedAt: run.finishedAt,
     }) as { version: number };
     this.remember(run.id, version, run.steps);
-    if (transition.planChanged) {
+    if (planChanged) {
       const json = JSON.stringify(run.plan);
       const hash = createHash('sha256').update(json).digest('hex');
       this.updatePlan.run(json, run.id);
       this.updatePlanHash.run(hash, run.id);
       this.planCache.set(run.id, { hash, plan: run.plan });
     }
-    for (const stepId of transition.changedSteps) {
-      const step = run.steps[stepId]!;
-      this.updateStep.run({ runId: run.id, ...step });
-    }
-    for (const event of transition.events) this.appendEvent(run.id, now, event);
+    for (const stepId of changedSteps) this.updateStep.run({ runId: run.id, ...stepOf(run, stepId)! });
   }
 
   appendEvent(runId: string, at: number, event: BatonEvent): void {

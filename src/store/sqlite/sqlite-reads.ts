@@ -1,7 +1,8 @@
+import type { Statement } from 'better-sqlite3';
 import { BatonError } from '../../core/errors.js';
 import type { BatonEvent, StoredEvent } from '../../core/events.js';
 import type { FailureClass, OutputArtifact } from '../../core/failure.js';
-import type { RunStatus, StepResult, StepStatus } from '../../core/run-state.js';
+import { type RunStatus, type StepResult, type StepStatus, stepOf } from '../../core/run-state.js';
 import type { AttemptRecord, RunDetail, RunFilter, RunSummary } from '../store.js';
 import type { SqliteDatabase } from './open-database.js';
 import { type LoadedRun, RunRows } from './run-rows.js';
@@ -23,9 +24,20 @@ const SUMMARY_COLUMNS =
 /** Read-only queries of the SQLite store: status, timeline, logs. */
 export class SqliteReads {
   protected readonly rows: RunRows;
+  private readonly preparedByText = new Map<string, Statement>();
 
   constructor(protected readonly db: SqliteDatabase) {
     this.rows = new RunRows(db);
+  }
+
+  /** A prepared statement, prepared once per connection. */
+  protected sql<P extends unknown[], R>(text: string): Statement<P, R> {
+    let statement = this.preparedByText.get(text);
+    if (!statement) {
+      statement = this.db.prepare(text);
+      this.preparedByText.set(text, statement);
+    }
+    return statement as unknown as Statement<P, R>;
   }
 
   protected requireRun(runId: string): LoadedRun {
@@ -37,11 +49,9 @@ export class SqliteReads {
 
   private stepCounts(runId: string): RunSummary['stepCounts'] {
     const counts: RunSummary['stepCounts'] = {};
-    const rows = this.db
-      .prepare<[string], { status: string; n: number }>(
-        'SELECT status, count(*) AS n FROM steps WHERE run_id = ? GROUP BY status',
-      )
-      .all(runId);
+    const rows = this.sql<[string], { status: string; n: number }>(
+      'SELECT status, count(*) AS n FROM steps WHERE run_id = ? GROUP BY status',
+    ).all(runId);
     for (const row of rows) counts[row.status as StepStatus] = row.n;
     return counts;
   }
@@ -61,9 +71,7 @@ export class SqliteReads {
   }
 
   protected summary(runId: string): RunSummary {
-    const row = this.db
-      .prepare<[string], SummaryRow>(`SELECT ${SUMMARY_COLUMNS} FROM runs WHERE id = ?`)
-      .get(runId);
+    const row = this.sql<[string], SummaryRow>(`SELECT ${SUMMARY_COLUMNS} FROM runs WHERE id = ?`).get(runId);
     if (!row)
       throw new BatonError('RUN_NOT_FOUND', `no run with id "${runId}" (list runs with: baton status)`);
     return this.toSummary(row);
@@ -71,27 +79,23 @@ export class SqliteReads {
 
   async nextWakeAt(filter: RunFilter = {}): Promise<number | null> {
     const runId = filter.runId ?? null;
-    const row = this.db
-      .prepare<
-        [string | null, string | null, string | null, string | null],
-        { due: number | null; lease: number | null }
-      >(
-        `SELECT
+    const row = this.sql<
+      [string | null, string | null, string | null, string | null],
+      { due: number | null; lease: number | null }
+    >(
+      `SELECT
            (SELECT min(s.due_at) FROM steps s JOIN runs r ON r.id = s.run_id
              WHERE s.status IN ('ready', 'retry_wait') AND r.status = 'running' AND (? IS NULL OR s.run_id = ?)) AS due,
            (SELECT min(lease_expires_at) FROM steps WHERE status = 'running' AND (? IS NULL OR run_id = ?)) AS lease`,
-      )
-      .get(runId, runId, runId, runId);
+    ).get(runId, runId, runId, runId);
     const times = [row?.due, row?.lease].filter((t): t is number => typeof t === 'number');
     return times.length === 0 ? null : Math.min(...times);
   }
 
   async getRun(runId: string): Promise<RunDetail | null> {
-    const row = this.db
-      .prepare<[string], SummaryRow & { plan_hash: string }>(
-        `SELECT ${SUMMARY_COLUMNS}, plan_hash FROM runs WHERE id = ?`,
-      )
-      .get(runId);
+    const row = this.sql<[string], SummaryRow & { plan_hash: string }>(
+      `SELECT ${SUMMARY_COLUMNS}, plan_hash FROM runs WHERE id = ?`,
+    ).get(runId);
     if (!row) return null;
     const loaded = this.rows.load(runId)!;
     const plan = loaded.state.plan;
@@ -102,7 +106,7 @@ export class SqliteReads {
       inputs: loaded.inputs,
       workspace: loaded.workspace,
       steps: plan.steps.map((step) => ({
-        ...loaded.state.steps[step.id]!,
+        ...stepOf(loaded.state, step.id)!,
         title: step.title,
         dependsOn: step.dependsOn,
       })),
@@ -110,23 +114,19 @@ export class SqliteReads {
   }
 
   async listRuns(options: { status?: RunStatus; limit?: number } = {}): Promise<RunSummary[]> {
-    const rows = this.db
-      .prepare<[string | null, string | null, number], SummaryRow>(
-        `SELECT ${SUMMARY_COLUMNS} FROM runs WHERE (? IS NULL OR status = ?) ORDER BY created_at DESC, id DESC LIMIT ?`,
-      )
-      .all(options.status ?? null, options.status ?? null, options.limit ?? 50);
+    const rows = this.sql<[string | null, string | null, number], SummaryRow>(
+      `SELECT ${SUMMARY_COLUMNS} FROM runs WHERE (? IS NULL OR status = ?) ORDER BY created_at DESC, id DESC LIMIT ?`,
+    ).all(options.status ?? null, options.status ?? null, options.limit ?? 50);
     return rows.map((row) => this.toSummary(row));
   }
 
   async getEvents(runId: string, options: { afterSeq?: number } = {}): Promise<StoredEvent[]> {
-    const rows = this.db
-      .prepare<
-        [string, number],
-        { seq: number; run_id: string; at: number; type: string; step_id: string | null; data_json: string }
-      >(
-        'SELECT seq, run_id, at, type, step_id, data_json FROM events WHERE run_id = ? AND seq > ? ORDER BY seq',
-      )
-      .all(runId, options.afterSeq ?? 0);
+    const rows = this.sql<
+      [string, number],
+      { seq: number; run_id: string; at: number; type: string; step_id: string | null; data_json: string }
+    >(
+      'SELECT seq, run_id, at, type, step_id, data_json FROM events WHERE run_id = ? AND seq > ? ORDER BY seq',
+    ).all(runId, options.afterSeq ?? 0);
     return rows.map((row) => {
       const data = JSON.parse(row.data_json) as Record<string, unknown>;
       const event = { type: row.type, ...data } as BatonEvent;
@@ -135,11 +135,9 @@ export class SqliteReads {
   }
 
   async getAttempts(runId: string, stepId?: string): Promise<AttemptRecord[]> {
-    const rows = this.db
-      .prepare<[string, string | null, string | null], Record<string, unknown>>(
-        `SELECT * FROM attempts WHERE run_id = ? AND (? IS NULL OR step_id = ?) ORDER BY started_at, step_id, attempt`,
-      )
-      .all(runId, stepId ?? null, stepId ?? null);
+    const rows = this.sql<[string, string | null, string | null], Record<string, unknown>>(
+      `SELECT * FROM attempts WHERE run_id = ? AND (? IS NULL OR step_id = ?) ORDER BY started_at, step_id, attempt`,
+    ).all(runId, stepId ?? null, stepId ?? null);
     return rows.map((row) => ({
       runId: row.run_id as string,
       stepId: row.step_id as string,
@@ -160,7 +158,7 @@ export class SqliteReads {
 
   async getStepResults(runId: string, stepIds: readonly string[]): Promise<Record<string, StepResult>> {
     const results: Record<string, StepResult> = {};
-    const select = this.db.prepare<[string, string], { result_json: string | null }>(
+    const select = this.sql<[string, string], { result_json: string | null }>(
       'SELECT result_json FROM steps WHERE run_id = ? AND step_id = ?',
     );
     for (const stepId of stepIds) {

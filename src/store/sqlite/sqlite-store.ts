@@ -1,6 +1,6 @@
 import { hostname } from 'node:os';
 import type { StepOutcome } from '../../core/failure.js';
-import type { RunState } from '../../core/run-state.js';
+import { DUE_STEP_STATUSES, type RunState, stepOf } from '../../core/run-state.js';
 import {
   approveRun,
   cancelRun,
@@ -64,14 +64,14 @@ export class SqliteStore extends SqliteReads implements Store {
         'INSERT INTO steps (run_id, step_id, position, status, due_at, result_json, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)',
       ),
       // Driven by the partial index of due steps, so a claim costs what is due, not what is stored.
-      dueCandidates: db.prepare<[number, number], { run_id: string; step_id: string }>(
-        `SELECT s.run_id, s.step_id FROM steps s INDEXED BY steps_due
+      dueCandidates: db.prepare<[number, number], DueRow>(
+        `SELECT s.run_id, s.step_id, s.due_at FROM steps s INDEXED BY steps_due
          WHERE s.status IN ('ready', 'retry_wait') AND s.due_at <= ?
            AND EXISTS (SELECT 1 FROM runs r WHERE r.id = s.run_id AND r.status = 'running')
          ORDER BY s.due_at LIMIT ?`,
       ),
-      dueCandidatesOfRun: db.prepare<[string, number, number], { run_id: string; step_id: string }>(
-        `SELECT run_id, step_id FROM steps
+      dueCandidatesOfRun: db.prepare<[string, number, number], DueRow>(
+        `SELECT run_id, step_id, due_at FROM steps
          WHERE run_id = ? AND status IN ('ready', 'retry_wait') AND due_at <= ? ORDER BY due_at LIMIT ?`,
       ),
       expired: db.prepare<
@@ -119,7 +119,7 @@ export class SqliteStore extends SqliteReads implements Store {
       );
       this.statements.insertPlan.run(spec.id, JSON.stringify(spec.plan));
       spec.plan.steps.forEach((step, position) => {
-        const state = steps[step.id]!;
+        const state = steps[position]!;
         this.statements.insertStep.run(
           spec.id,
           step.id,
@@ -156,13 +156,26 @@ export class SqliteStore extends SqliteReads implements Store {
   }
 
   private cycleInTransaction(request: CycleRequest): CycleResult {
-    const loaded = new Map<string, LoadedRun | null>();
+    // Runs touched by this cycle: events are written as transitions happen, each changed run and
+    // step row once at the end (a completion and its successor's claim often touch the same rows).
+    const touched = new Map<
+      string,
+      { entry: LoadedRun | null; changed: Set<string>; planChanged: boolean; dirty: boolean }
+    >();
     const load = (runId: string): LoadedRun | null => {
-      if (!loaded.has(runId)) loaded.set(runId, this.rows.load(runId));
-      return loaded.get(runId) ?? null;
+      let slot = touched.get(runId);
+      if (!slot) {
+        slot = { entry: this.rows.load(runId), changed: new Set(), planChanged: false, dirty: false };
+        touched.set(runId, slot);
+      }
+      return slot.entry;
     };
     const apply = (entry: LoadedRun, transition: Transition): void => {
-      this.rows.persist(transition, request.now);
+      for (const event of transition.events) this.rows.appendEvent(entry.state.id, request.now, event);
+      const slot = touched.get(entry.state.id)!;
+      for (const stepId of transition.changedSteps) slot.changed.add(stepId);
+      slot.planChanged ||= transition.planChanged ?? false;
+      slot.dirty = true;
       entry.state = transition.run;
     };
 
@@ -190,7 +203,7 @@ export class SqliteStore extends SqliteReads implements Store {
     for (const row of this.statements.expired.all(request.now, RECLAIM_BATCH)) {
       const entry = load(row.run_id);
       if (!entry) continue;
-      const before = entry.state.steps[row.step_id]!;
+      const before = stepOf(entry.state, row.step_id)!;
       apply(entry, expireLease(entry.state, row.step_id, request.now, request.random));
       this.statements.insertAttempt.run({
         runId: row.run_id,
@@ -202,8 +215,8 @@ export class SqliteStore extends SqliteReads implements Store {
         outcome: 'interrupted',
         failureClass: 'interrupted',
         exitCode: null,
-        fingerprint: entry.state.steps[row.step_id]!.fingerprint,
-        message: entry.state.steps[row.step_id]!.lastError,
+        fingerprint: stepOf(entry.state, row.step_id)!.fingerprint,
+        message: stepOf(entry.state, row.step_id)!.lastError,
         summary: null,
         logPath: null,
         outputsJson: '[]',
@@ -220,14 +233,18 @@ export class SqliteStore extends SqliteReads implements Store {
     const claimed: ClaimedStep[] = [];
     if (request.claimLimit > 0) {
       const limit = Math.max(request.claimLimit * 4, 64);
-      const candidates =
+      const stored =
         request.runId === undefined
           ? this.statements.dueCandidates.all(request.now, limit)
           : this.statements.dueCandidatesOfRun.all(request.runId, request.now, limit);
-      for (const candidate of candidates) {
+      for (const candidate of dueCandidates(stored, touched.values(), request)) {
         if (claimed.length >= request.claimLimit) break;
         const entry = load(candidate.run_id);
         if (!entry || entry.state.status !== 'running') continue;
+        // Rows of runs this cycle touched are not written yet: their in-memory state decides.
+        const current = stepOf(entry.state, candidate.step_id);
+        if (!current || !DUE_STEP_STATUSES.has(current.status) || (current.dueAt ?? 0) > request.now)
+          continue;
         if (runningCount(entry.state) >= entry.state.plan.limits.concurrency) continue;
         const transition = claimStep(
           entry.state,
@@ -237,7 +254,7 @@ export class SqliteStore extends SqliteReads implements Store {
           request.leaseMs,
         );
         apply(entry, transition);
-        const step = transition.run.steps[candidate.step_id]!;
+        const step = stepOf(transition.run, candidate.step_id)!;
         if (step.status !== 'running') continue;
         claimed.push({
           runId: candidate.run_id,
@@ -254,12 +271,15 @@ export class SqliteStore extends SqliteReads implements Store {
         });
       }
     }
+    for (const slot of touched.values()) {
+      if (slot.dirty && slot.entry) this.rows.writeState(slot.entry.state, slot.changed, slot.planChanged);
+    }
     return { claimed, accepted, reclaimed };
   }
 
   private recordAttempt(completion: Completion, live: boolean, run: RunState | null): void {
     const outcome = completion.outcome;
-    const step = run?.steps[completion.stepId];
+    const step = run ? stepOf(run, completion.stepId) : undefined;
     this.statements.insertAttempt.run({
       runId: completion.runId,
       stepId: completion.stepId,
@@ -353,9 +373,42 @@ export class SqliteStore extends SqliteReads implements Store {
   }
 }
 
+interface DueRow {
+  run_id: string;
+  step_id: string;
+  due_at: number;
+}
+
+/**
+ * Steps to try to claim, earliest due first: those the database holds as due, and those that
+ * became due in this very cycle (a completed step's successors), which are only in memory yet.
+ */
+function dueCandidates(
+  stored: DueRow[],
+  touched: Iterable<{ entry: LoadedRun | null; changed: ReadonlySet<string> }>,
+  request: Pick<CycleRequest, 'now' | 'runId'>,
+): DueRow[] {
+  const byKey = new Map<string, DueRow>();
+  for (const row of stored) byKey.set(`${row.run_id}\u0000${row.step_id}`, row);
+  for (const { entry, changed } of touched) {
+    if (!entry || (request.runId !== undefined && entry.state.id !== request.runId)) continue;
+    for (const stepId of changed) {
+      const step = stepOf(entry.state, stepId)!;
+      if (DUE_STEP_STATUSES.has(step.status) && step.dueAt !== null && step.dueAt <= request.now) {
+        byKey.set(`${entry.state.id}\u0000${step.stepId}`, {
+          run_id: entry.state.id,
+          step_id: step.stepId,
+          due_at: step.dueAt,
+        });
+      }
+    }
+  }
+  return [...byKey.values()].sort((a, b) => a.due_at - b.due_at);
+}
+
 function runningCount(run: RunState): number {
   let count = 0;
-  for (const step of Object.values(run.steps)) if (step.status === 'running') count++;
+  for (const step of run.steps) if (step.status === 'running') count++;
   return count;
 }
 
