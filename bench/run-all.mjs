@@ -89,6 +89,27 @@ const BENCHMARKS = [
     ],
   },
   {
+    name: 'legacy-check',
+    script: 'legacy-check.mjs',
+    figures: [
+      {
+        key: 'msPerStep',
+        label: 'state.json check, 50 steps (true)',
+        unit: 'ms/st',
+        higher: false,
+        goal: 5,
+        vsFloor: 'time',
+      },
+      {
+        key: 'rawMsPerStep',
+        label: '  raw, with process start',
+        unit: 'ms/st',
+        higher: false,
+        vsFloor: 'time',
+      },
+    ],
+  },
+  {
     name: 'crash',
     script: 'crash-restart.mjs',
     figures: [
@@ -207,18 +228,19 @@ const fmt = (v) =>
         : v.toFixed(2);
 const pad = (s, n) => String(s).padEnd(n);
 const lpad = (s, n) => String(s).padStart(n);
+const LABEL_WIDTH = Math.max(30, ...rows.map((r) => r.label.length + 2));
 const lines = [
-  `${pad('benchmark', 30)}${lpad('median', 9)} ${pad('unit', 6)}${lpad('min', 8)}${lpad('max', 8)}   ${pad('goal', 14)}${pad('met', 5)}vs floor`,
+  `${pad('benchmark', LABEL_WIDTH)}${lpad('median', 9)} ${pad('unit', 6)}${lpad('min', 8)}${lpad('max', 8)}   ${pad('goal', 14)}${pad('met', 5)}vs floor`,
 ];
 for (const r of rows) {
   if (r.failed) {
-    lines.push(`${pad(r.label, 30)}${lpad('FAILED', 9)}`);
+    lines.push(`${pad(r.label, LABEL_WIDTH)}${lpad('FAILED', 9)}`);
     continue;
   }
   const met = r.met === null ? '' : r.met ? 'yes' : 'NO';
   const vs = r.vsFloor === null ? '' : `${fmt(r.vsFloor)}x`;
   lines.push(
-    `${pad(r.label, 30)}${lpad(fmt(r.median), 9)} ${pad(r.unit, 6)}${lpad(fmt(r.min), 8)}${lpad(fmt(r.max), 8)}   ${pad(r.goal ?? '', 14)}${pad(met, 5)}${vs}`,
+    `${pad(r.label, LABEL_WIDTH)}${lpad(fmt(r.median), 9)} ${pad(r.unit, 6)}${lpad(fmt(r.min), 8)}${lpad(fmt(r.max), 8)}   ${pad(r.goal ?? '', 14)}${pad(met, 5)}${vs}`,
   );
 }
 const crash = samples.crash ?? [];

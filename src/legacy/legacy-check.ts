@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { basename, dirname, join, resolve } from 'node:path';
 import { classifyAgentExit } from '../core/classify-agent-exit.js';
@@ -24,7 +24,7 @@ export interface LegacyCheckOptions {
 }
 
 export interface LegacyReport {
-  outcome: 'missing' | 'busy' | 'done' | 'finished' | 'progressed' | 'waiting' | 'blocked';
+  outcome: 'missing' | 'busy' | 'done' | 'finished' | 'progressed' | 'waiting' | 'blocked' | 'failed';
   stepsRun: number;
   blockers: string[];
   waitingUntil?: string;
@@ -60,8 +60,11 @@ export async function runLegacyCheck(options: LegacyCheckOptions): Promise<Legac
   }
   try {
     stopOrphan(sidecar);
+    removeTornTempFiles(statePath);
+    // Read again under the lock: another check may have finished the file meanwhile.
     const state = readLegacyState(statePath);
     if (!state) return { outcome: 'missing', stepsRun: 0, blockers: [] };
+    if (state.status === 'DONE') return { outcome: 'done', stepsRun: 0, blockers: state.blockers };
     return await drive(statePath, state, options, now, log);
   } finally {
     lock.release();
@@ -102,7 +105,6 @@ async function drive(
         state.currentStep += 1;
         dirty = true;
         if (state.currentStep >= state.stepQueue.length) reachedEndNow = true;
-        if (options.mode === 'step') return { outcome: 'progressed', stepsRun, blockers: state.blockers };
         continue;
       }
       if (action.kind === 'block') {
@@ -120,9 +122,9 @@ async function drive(
         log(`${action.stepId} waits for stepDelayMinutes until ${until}`);
         return { outcome: 'waiting', stepsRun, blockers: state.blockers, waitingUntil: until };
       }
-      if (stepsRun > 0 && options.mode === 'step')
-        return { outcome: 'progressed', stepsRun, blockers: state.blockers };
-      await runStep(
+      // runStep writes IN_PROGRESS (with every change so far, e.g. the previous step's DONE) before
+      // the agent starts; its own outcome is written with the next step's start, or at the end.
+      const status = await runStep(
         statePath,
         state,
         action.stepId,
@@ -133,7 +135,11 @@ async function drive(
         log,
         save,
       );
+      dirty = true;
       stepsRun++;
+      if (options.mode === 'step') {
+        return { outcome: status === 'FAILED' ? 'failed' : 'progressed', stepsRun, blockers: state.blockers };
+      }
     }
   } finally {
     if (dirty) save();
@@ -150,7 +156,7 @@ async function runStep(
   now: () => number,
   log: (line: string) => void,
   save: () => void,
-): Promise<void> {
+): Promise<'DONE' | 'FAILED'> {
   const workspace = dirname(statePath);
   const sidecar = sidecarDir(statePath);
   const logRel = join(`${basename(statePath)}.baton`, 'logs', `${stepId}.try-${tries}.log`);
@@ -213,9 +219,24 @@ async function runStep(
   entry.status = error === null ? 'DONE' : 'FAILED';
   entry.lastRunIso = new Date(now()).toISOString();
   entry.log = logRel;
-  if (error !== null) entry.error = error.slice(0, ERROR_CHARS);
-  save();
+  if (error !== null) entry.error = shortError(error);
   log(`${stepId}: ${entry.status}${error ? `: ${error.split('\n')[0]}` : ''}`);
+  return entry.status;
+}
+
+/** The skill keeps 500 characters; the end of the output is where the reason usually is. */
+function shortError(error: string): string {
+  const text = error.trim();
+  return text.slice(-ERROR_CHARS);
+}
+
+/** A check killed in the middle of a write leaves its temporary file: the lock holder removes them. */
+function removeTornTempFiles(statePath: string): void {
+  const prefix = `.${basename(statePath)}.`;
+  for (const name of readdirSync(dirname(statePath))) {
+    if (name.startsWith(prefix) && name.endsWith('.tmp'))
+      rmSync(join(dirname(statePath), name), { force: true });
+  }
 }
 
 function stopOrphan(sidecar: string): void {

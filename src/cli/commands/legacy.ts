@@ -23,7 +23,8 @@ export async function legacyCommand(
   if (options.json) printJson(report);
   else if (report.outcome === 'blocked' && options.quiet)
     process.stdout.write(`BLOCKED ${statePath}: ${report.blockers.join(', ')}\n`);
-  return report.outcome === 'blocked' ? EXIT.workFailed : EXIT.ok;
+  // As the skill's scripts: the runner exits 1 when its step failed; a blocked state is reported the same way.
+  return report.outcome === 'blocked' || report.outcome === 'failed' ? EXIT.workFailed : EXIT.ok;
 }
 
 /** `baton import <state.json>`: a skill state file becomes a native run (the file is only read). */

@@ -1,5 +1,6 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { createReadStream, existsSync } from 'node:fs';
 import { join } from 'node:path';
+import { pipeline } from 'node:stream/promises';
 import { BatonError } from '../../core/errors.js';
 import type { StoredEvent } from '../../core/events.js';
 import type { RunDetail, RunSummary, Store } from '../../store/store.js';
@@ -191,7 +192,8 @@ export async function logsCommand(
     const file = join(home, attempt.logPath);
     if (!existsSync(file))
       throw new BatonError('INVALID_ARGUMENT', `the log file ${file} is gone (removed by hand?)`);
-    process.stdout.write(readFileSync(file));
+    // Streamed: an agent that printed gigabytes must not be read into memory.
+    await pipeline(createReadStream(file), process.stdout, { end: false });
     return EXIT.ok;
   });
 }

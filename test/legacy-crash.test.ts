@@ -1,0 +1,192 @@
+/**
+ * Real crashes of `baton check <state.json>`: the process is SIGKILLed in the middle of an agent,
+ * right after an agent exits (before the DONE write), and at random instants of short checks
+ * (some land in the middle of a write). After every kill the state file must parse whole; a later
+ * check must finish the run; no step that was DONE in the file before a kill may run again; and an
+ * agent orphaned by a kill must not outlive the start of the next check.
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import {
+  type BatonProcess,
+  expectExit,
+  isAlive,
+  killAgents,
+  readCounts,
+  removeTempDirs,
+  sleep,
+  spawnBaton,
+  stopProcesses,
+  tempDir,
+  waitFor,
+} from './helpers/cli.js';
+import {
+  type LegacyStateJson,
+  legacyAgent,
+  legacyState,
+  readState,
+  runLegacy,
+  statuses,
+  stepIds,
+  tmpFilesIn,
+  writeState,
+} from './helpers/legacy.js';
+
+const countFiles: string[] = [];
+
+afterEach(async () => {
+  await stopProcesses();
+  // Agents of killed checks may run on as orphans: never leave one behind.
+  for (const file of countFiles.splice(0)) killAgents(readCounts(file));
+});
+afterAll(() => removeTempDirs());
+
+/**
+ * One crash scenario: a state file, the agent-count file, and per step the number of count lines
+ * it had when the file first showed it DONE (that number must never grow).
+ */
+class CrashScenario {
+  readonly dir = tempDir('baton-legacy-crash-');
+  readonly countFile = join(this.dir, 'count.txt');
+  readonly statePath: string;
+  readonly doneCounts = new Map<string, number>();
+  kills = 0;
+
+  constructor(
+    readonly ids: readonly string[],
+    extra: Record<string, unknown> = {},
+  ) {
+    this.statePath = writeState(this.dir, legacyState(ids, extra));
+    countFiles.push(this.countFile);
+  }
+
+  env(sleepMs: number): Record<string, string> {
+    return {
+      STEP_AGENT_CMD: legacyAgent('agent-count'),
+      COUNT_FILE: this.countFile,
+      SLEEP_MS: String(sleepMs),
+      // Kills count as tries: keep them from blocking the step.
+      STEP_MAX_RETRIES: '100',
+    };
+  }
+
+  /** Reads the file (it must parse whole) and records the DONE steps with their count lines. */
+  observe(): LegacyStateJson {
+    const state = readState(this.statePath);
+    expect(Array.isArray(state.stepQueue), 'the state file has its stepQueue').toBe(true);
+    const counts = this.countsByStep();
+    for (const [id, status] of Object.entries(statuses(state))) {
+      if (status === 'DONE' && !this.doneCounts.has(id)) this.doneCounts.set(id, counts.get(id) ?? 0);
+    }
+    return state;
+  }
+
+  countsByStep(): Map<string, number> {
+    const counts = new Map<string, number>();
+    for (const line of readCounts(this.countFile)) counts.set(line.step, (counts.get(line.step) ?? 0) + 1);
+    return counts;
+  }
+
+  /** Observes the file, SIGKILLs the check, and checks the file again. */
+  async kill(proc: BatonProcess): Promise<LegacyStateJson> {
+    this.observe();
+    proc.child.kill('SIGKILL');
+    const { signal, code } = await proc.exited;
+    if (signal === 'SIGKILL') this.kills++;
+    else expect(code, `check ended by itself: ${proc.stderr()}`).not.toBeNull();
+    return this.observe();
+  }
+
+  /** Runs checks until the file says DONE, then checks that no DONE step ran again. */
+  async finish(sleepMs = 0): Promise<LegacyStateJson> {
+    for (let i = 0; i < 4; i++) {
+      expectExit(await runLegacy('check', this.statePath, this.env(sleepMs)), 0);
+      if (this.observe().status === 'DONE') break;
+    }
+    const state = this.observe();
+    expect(state.status).toBe('DONE');
+    expect(state.currentStep).toBe(this.ids.length);
+    expect(Object.values(statuses(state)).every((s) => s === 'DONE')).toBe(true);
+    expect(state.blockers).toEqual([]);
+    const counts = this.countsByStep();
+    for (const id of this.ids) expect(counts.get(id) ?? 0, `${id} ran`).toBeGreaterThanOrEqual(1);
+    for (const [id, atDone] of this.doneCounts)
+      expect(counts.get(id), `${id} ran again after DONE`).toBe(atDone);
+    return state;
+  }
+
+  logOf(step: string, attempt: number): string {
+    return join(`${this.statePath}.baton`, 'logs', `${step}.try-${attempt}.log`);
+  }
+}
+
+describe('SIGKILL of baton check on a state file', () => {
+  it('(a) in the middle of the agent: whole file, the orphan is stopped by the next check, run finishes', async () => {
+    const scenario = new CrashScenario(stepIds(5));
+    // The killed check's agent sleeps 20 s: only a kill can end it within the few seconds below.
+    const proc = spawnBaton(['check', scenario.statePath], { env: scenario.env(20_000) });
+    const line = await waitFor(() => readCounts(scenario.countFile)[0], 15_000, 'the first agent to start');
+    const killed = await scenario.kill(proc);
+    expect(killed.stepRuns['step-1']).toMatchObject({ status: 'IN_PROGRESS', tries: 1 });
+    expect(isAlive(line.pid), 'the agent outlives the killed check').toBe(true);
+
+    const next = spawnBaton(['check', scenario.statePath], { env: scenario.env(300) });
+    await waitFor(() => !isAlive(line.pid), 5_000, `the orphaned agent ${line.pid} to be stopped`);
+    expect((await next.exited).code).toBe(0);
+    const state = await scenario.finish(300);
+    // The interrupted try counts: step-1 ran twice, the others once.
+    expect(state.stepRuns['step-1']!.tries).toBe(2);
+    expect(Object.fromEntries(scenario.countsByStep())).toEqual({
+      'step-1': 2,
+      'step-2': 1,
+      'step-3': 1,
+      'step-4': 1,
+      'step-5': 1,
+    });
+  });
+
+  it('(b) right after the agent exits, before the DONE write (polled, then at random small delays)', async () => {
+    const scenario = new CrashScenario(stepIds(5));
+    let inWindow = 0;
+    for (let round = 0; round < 5; round++) {
+      if (Object.values(statuses(scenario.observe())).every((s) => s === 'DONE')) break;
+      const seen = readCounts(scenario.countFile).length;
+      const proc = spawnBaton(['check', scenario.statePath], { env: scenario.env(300) });
+      const line = await waitFor(() => readCounts(scenario.countFile)[seen], 15_000, 'an agent to start');
+      const log = scenario.logOf(line.step, line.attempt);
+      // agent-count prints `counted <step>` as it exits: kill as soon as the log shows it.
+      await waitFor(
+        () => existsSync(log) && readFileSync(log, 'utf8').includes('counted'),
+        15_000,
+        `${log} to show the agent's last line`,
+        1,
+      );
+      if (round > 0) await sleep(Math.floor(Math.random() * 6));
+      const after = await scenario.kill(proc);
+      if (after.stepRuns[line.step]?.status === 'IN_PROGRESS') inWindow++;
+    }
+    expect(scenario.kills).toBeGreaterThanOrEqual(3);
+    await scenario.finish(0);
+    // How often the kill landed between the agent's exit and the DONE write (timing-dependent).
+    console.info(`(b) ${scenario.kills} kills, ${inWindow} of them before the DONE write`);
+  });
+
+  it('(c) at random instants of short checks, some in the middle of a write', async () => {
+    // A large unknown field makes each write take a while, so random kills land inside writes.
+    const scenario = new CrashScenario(stepIds(5), { padding: 'p'.repeat(2 * 1024 * 1024) });
+    let tmpLeft = 0;
+    for (let round = 0; round < 25; round++) {
+      const state = scenario.observe();
+      if (state.status === 'DONE') break;
+      const proc = spawnBaton(['check', scenario.statePath], { env: scenario.env(0) });
+      await sleep(60 + Math.floor(Math.random() * 400));
+      const after = await scenario.kill(proc);
+      expect(after.padding).toHaveLength(2 * 1024 * 1024);
+      tmpLeft = tmpFilesIn(scenario.dir).length;
+    }
+    const state = await scenario.finish(0);
+    expect(state.padding).toHaveLength(2 * 1024 * 1024);
+    console.info(`(c) ${scenario.kills} kills; ${tmpLeft} temporary file(s) left by kills inside a write`);
+  });
+});
