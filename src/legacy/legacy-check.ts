@@ -9,7 +9,7 @@ import { checkOutputPath } from '../executors/workspace-paths.js';
 import type { LegacyConfig } from './legacy-config.js';
 import { nextLegacyAction } from './legacy-rules.js';
 import type { LegacyState } from './state-file.js';
-import { readLegacyState, writeLegacyState } from './state-file-io.js';
+import { LegacyStateWriter, readLegacyState } from './state-file-io.js';
 import { StateLock } from './state-lock.js';
 
 export interface LegacyCheckOptions {
@@ -82,8 +82,9 @@ async function drive(
   let dirty = true;
   let stepsRun = 0;
   let reachedEndNow = false;
+  const writer = new LegacyStateWriter(statePath);
   const save = () => {
-    writeLegacyState(statePath, state);
+    writer.write(state);
     dirty = false;
   };
   try {
@@ -142,7 +143,11 @@ async function drive(
       }
     }
   } finally {
-    if (dirty) save();
+    try {
+      if (dirty) save();
+    } finally {
+      writer.close();
+    }
   }
 }
 

@@ -36,27 +36,35 @@ export function readLegacyState(path: string): LegacyState | null {
 /**
  * Replaces the file atomically: write a temporary file beside it (0600), fsync it, rename it over
  * the original, fsync the folder. A crash at any instant leaves the old file or the new one, whole.
+ * One writer per check keeps the folder open, so each write opens only its temporary file.
  */
-export function writeLegacyState(path: string, state: LegacyState): void {
-  const text = `${JSON.stringify(state, null, 2)}\n`;
-  const temp = join(dirname(path), `.${basename(path)}.${process.pid}.tmp`);
-  const fd = openSync(temp, 'w', 0o600);
-  try {
-    writeSync(fd, text);
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
+export class LegacyStateWriter {
+  private dirFd: number | null = null;
+
+  constructor(private readonly path: string) {}
+
+  write(state: LegacyState): void {
+    const text = `${JSON.stringify(state, null, 2)}\n`;
+    const temp = join(dirname(this.path), `.${basename(this.path)}.${process.pid}.tmp`);
+    const fd = openSync(temp, 'w', 0o600);
+    try {
+      writeSync(fd, text);
+      fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
+    try {
+      renameSync(temp, this.path);
+    } catch (error) {
+      unlinkSync(temp);
+      throw error;
+    }
+    this.dirFd ??= openSync(dirname(this.path), 'r');
+    fsyncSync(this.dirFd);
   }
-  try {
-    renameSync(temp, path);
-  } catch (error) {
-    unlinkSync(temp);
-    throw error;
-  }
-  const dir = openSync(dirname(path), 'r');
-  try {
-    fsyncSync(dir);
-  } finally {
-    closeSync(dir);
+
+  close(): void {
+    if (this.dirFd !== null) closeSync(this.dirFd);
+    this.dirFd = null;
   }
 }
