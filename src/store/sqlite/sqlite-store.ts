@@ -52,8 +52,11 @@ export class SqliteStore extends SqliteReads implements Store {
     }
   }
 
+  private readonly inTransaction;
+
   constructor(db: SqliteDatabase) {
     super(db);
+    this.inTransaction = db.transaction((fn: () => unknown) => fn());
     this.statements = {
       insertRun: db.prepare(
         `INSERT INTO runs (id, plan_name, plan_hash, inputs_json, workspace, status, created_at, updated_at)
@@ -148,7 +151,8 @@ export class SqliteStore extends SqliteReads implements Store {
   /** One write transaction (BEGIN IMMEDIATE). On failure the cached step states may be ahead of disk: drop them. */
   private write<T>(fn: () => T): T {
     try {
-      return this.db.transaction(fn).immediate();
+      // One reusable transaction wrapper: better-sqlite3 builds a new one per db.transaction() call.
+      return this.inTransaction.immediate(fn) as T;
     } catch (error) {
       this.rows.forget();
       throw error;
