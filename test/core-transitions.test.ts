@@ -4,15 +4,13 @@ import { backoffCeilingMs, fullJitterDelayMs } from '../src/core/backoff.js';
 import type { StepOutcome } from '../src/core/failure.js';
 import { validatePlanObject } from '../src/core/plan/parse.js';
 import type { Plan } from '../src/core/plan/types.js';
+import { cancelRun, retryStep, skipStep } from '../src/core/run-commands.js';
 import { FINAL_STEP_STATUSES, type RunState, STEP_STATUSES, stepOf } from '../src/core/run-state.js';
 import {
-  cancelRun,
   claimStep,
   completeStep,
   expireLease,
   initialStepStates,
-  retryStep,
-  skipStep,
   type Transition,
 } from '../src/core/transitions.js';
 

@@ -1,18 +1,13 @@
 import { hostname } from 'node:os';
 import type { StepOutcome } from '../../core/failure.js';
+import { approveRun, cancelRun, rejectRun, resumeRun, retryStep, skipStep } from '../../core/run-commands.js';
 import { DUE_STEP_STATUSES, type RunState, stepOf } from '../../core/run-state.js';
 import {
-  approveRun,
-  cancelRun,
   claimStep,
   completeStep,
   expireLease,
   holdsLease,
   initialStepStates,
-  rejectRun,
-  resumeRun,
-  retryStep,
-  skipStep,
   type Transition,
 } from '../../core/transitions.js';
 import type {

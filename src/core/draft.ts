@@ -1,0 +1,136 @@
+import { BatonError } from './errors.js';
+import type { BatonEvent } from './events.js';
+import type { Plan, PlanStep } from './plan/types.js';
+import {
+  DUE_STEP_STATUSES,
+  FINAL_RUN_STATUSES,
+  planIndex,
+  type RunState,
+  type RunStatus,
+  SATISFIED_STEP_STATUSES,
+  type StepState,
+  stepOf,
+} from './run-state.js';
+
+/**
+ * The run/step state machine as pure functions of (state, event, now). Each returns the new run
+ * state, the ids of the steps it changed and the events to append; the store writes all three in
+ * one transaction.
+ */
+export interface Transition {
+  run: RunState;
+  changedSteps: string[];
+  events: BatonEvent[];
+  /** Set when the plan snapshot itself changed (only before any step ran: approval with a delay). */
+  planChanged?: boolean;
+}
+
+export function planStep(plan: Plan, stepId: string): PlanStep {
+  const step = plan.steps.find((candidate) => candidate.id === stepId);
+  if (!step)
+    throw new BatonError(
+      'STEP_NOT_FOUND',
+      `unknown step "${stepId}" (known: ${plan.steps.map((s) => s.id).join(', ')})`,
+    );
+  return step;
+}
+
+export function stepState(run: RunState, stepId: string): StepState {
+  const state = stepOf(run, stepId);
+  if (!state) {
+    throw new BatonError(
+      'STEP_NOT_FOUND',
+      `run ${run.id} has no step "${stepId}" (known: ${run.steps.map((s) => s.stepId).join(', ')})`,
+    );
+  }
+  return state;
+}
+
+/** A builder that collects step changes and events, then settles the run status once. */
+export class Draft {
+  readonly steps: StepState[];
+  readonly changed = new Set<string>();
+  readonly events: BatonEvent[] = [];
+  run: RunState;
+
+  constructor(
+    run: RunState,
+    readonly now: number,
+  ) {
+    this.run = run;
+    this.steps = [...run.steps];
+  }
+
+  setStep(stepId: string, patch: Partial<StepState>): StepState {
+    const position = planIndex(this.run.plan).position.get(stepId)!;
+    const next = { ...this.steps[position]!, ...patch, updatedAt: this.now };
+    this.steps[position] = next;
+    this.changed.add(stepId);
+    return next;
+  }
+
+  /** Dependents of `stepId` whose dependencies are all satisfied become ready after their delay. */
+  releaseDependents(stepId: string): void {
+    const { position, dependents } = planIndex(this.run.plan);
+    for (const dependentId of dependents.get(stepId) ?? []) {
+      const step = this.run.plan.steps[position.get(dependentId)!]!;
+      if (this.get(step.id).status !== 'pending') continue;
+      if (step.dependsOn.every((dep) => SATISFIED_STEP_STATUSES.has(this.get(dep).status))) {
+        this.setStep(step.id, { status: 'ready', dueAt: this.now + step.delayBeforeMs });
+      }
+    }
+  }
+
+  get(stepId: string): StepState {
+    return this.steps[planIndex(this.run.plan).position.get(stepId)!]!;
+  }
+
+  finish(): Transition {
+    const before = this.run.status;
+    let status: RunStatus = before;
+    let blockedReason = this.run.blockedReason;
+    if (!FINAL_RUN_STATUSES.has(before) && before !== 'awaiting_approval' && !isBudgetBlock(this.run)) {
+      status = deriveRunStatus(this.steps);
+      blockedReason = status === 'blocked' ? describeBlockedSteps(this.steps) : null;
+      if (status !== before || (status === 'blocked' && blockedReason !== this.run.blockedReason)) {
+        if (status === 'succeeded') this.events.push({ type: 'run.succeeded' });
+        if (status === 'blocked') this.events.push({ type: 'run.blocked', reason: blockedReason ?? '' });
+      }
+    }
+    const run: RunState = {
+      ...this.run,
+      status,
+      blockedReason,
+      steps: this.steps,
+      updatedAt: this.now,
+      finishedAt: FINAL_RUN_STATUSES.has(status) ? (this.run.finishedAt ?? this.now) : null,
+    };
+    return { run, changedSteps: [...this.changed], events: this.events };
+  }
+}
+
+export function isBudgetBlock(run: RunState): boolean {
+  return run.status === 'blocked' && (run.blockedReason?.startsWith('budget:') ?? false);
+}
+
+/** running while anything can still happen; succeeded when every step is satisfied; else blocked. */
+export function deriveRunStatus(steps: readonly StepState[]): RunStatus {
+  let allSatisfied = true;
+  let active = false;
+  let blocked = false;
+  for (const step of steps) {
+    if (!SATISFIED_STEP_STATUSES.has(step.status)) allSatisfied = false;
+    if (step.status === 'running' || DUE_STEP_STATUSES.has(step.status)) active = true;
+    if (step.status === 'blocked') blocked = true;
+  }
+  if (allSatisfied) return 'succeeded';
+  if (active) return 'running';
+  return blocked ? 'blocked' : 'running';
+}
+
+function describeBlockedSteps(steps: readonly StepState[]): string {
+  return steps
+    .filter((step) => step.status === 'blocked')
+    .map((step) => `step ${step.stepId}: ${step.blockedReason ?? 'blocked'}`)
+    .join('; ');
+}

@@ -1,0 +1,131 @@
+import { Draft, isBudgetBlock, stepState, type Transition } from './draft.js';
+import { BatonError } from './errors.js';
+import type { Plan } from './plan/types.js';
+import { FINAL_RUN_STATUSES, type RunState } from './run-state.js';
+
+/** `baton retry`: a blocked or waiting step becomes due now with fresh tries. */
+export function retryStep(run: RunState, stepId: string, now: number): Transition {
+  const step = stepState(run, stepId);
+  if (FINAL_RUN_STATUSES.has(run.status)) {
+    throw new BatonError('INVALID_TRANSITION', `run ${run.id} is ${run.status}: its steps cannot be retried`);
+  }
+  if (step.status !== 'blocked' && step.status !== 'retry_wait') {
+    throw new BatonError(
+      'INVALID_TRANSITION',
+      `step ${stepId} is ${step.status}: only a blocked or retry_wait step can be retried`,
+    );
+  }
+  const draft = new Draft(run, now);
+  draft.setStep(stepId, {
+    status: 'ready',
+    dueAt: now,
+    tries: 0,
+    fingerprint: null,
+    fingerprintRepeats: 0,
+    blockedReason: null,
+  });
+  draft.events.push({ type: 'step.retry_requested', stepId });
+  if (run.status === 'blocked' && !isBudgetBlock(run))
+    draft.events.push({ type: 'run.resumed', reason: `retry of step ${stepId}` });
+  return draft.finish();
+}
+
+/** `baton skip`: a step that is not running or done is marked skipped; its dependents may start. */
+export function skipStep(run: RunState, stepId: string, now: number): Transition {
+  const step = stepState(run, stepId);
+  if (FINAL_RUN_STATUSES.has(run.status)) {
+    throw new BatonError('INVALID_TRANSITION', `run ${run.id} is ${run.status}: its steps cannot be skipped`);
+  }
+  if (!['pending', 'ready', 'retry_wait', 'blocked'].includes(step.status)) {
+    throw new BatonError(
+      'INVALID_TRANSITION',
+      `step ${stepId} is ${step.status}: only a pending, ready, waiting or blocked step can be skipped`,
+    );
+  }
+  const draft = new Draft(run, now);
+  draft.setStep(stepId, { status: 'skipped', dueAt: null, blockedReason: null });
+  draft.events.push({ type: 'step.skipped', stepId });
+  draft.releaseDependents(stepId);
+  if (run.status === 'blocked' && !isBudgetBlock(run))
+    draft.events.push({ type: 'run.resumed', reason: `skip of step ${stepId}` });
+  return draft.finish();
+}
+
+/** `baton cancel`: the run and every unfinished step end; a running attempt's outcome will be discarded. */
+export function cancelRun(run: RunState, now: number): Transition {
+  if (FINAL_RUN_STATUSES.has(run.status)) {
+    throw new BatonError('INVALID_TRANSITION', `run ${run.id} is already ${run.status}`);
+  }
+  const draft = new Draft(run, now);
+  for (const step of run.steps) {
+    if (
+      step.status === 'succeeded' ||
+      step.status === 'skipped' ||
+      step.status === 'degraded' ||
+      step.status === 'cancelled'
+    )
+      continue;
+    draft.setStep(step.stepId, { status: 'cancelled', dueAt: null, leaseOwner: null, leaseExpiresAt: null });
+    draft.events.push({ type: 'step.cancelled', stepId: step.stepId });
+  }
+  draft.events.push({ type: 'run.cancelled' });
+  draft.run = { ...run, status: 'cancelled' };
+  return draft.finish();
+}
+
+/**
+ * `baton approve`: a proposed run starts now. `delayMs` (the skill's "wait between steps?") becomes
+ * every dependent step's minimum `delayBeforeMs`; nothing has run yet, so the snapshot may change.
+ */
+export function approveRun(run: RunState, now: number, delayMs = 0): Transition {
+  if (run.status !== 'awaiting_approval') {
+    throw new BatonError(
+      'INVALID_TRANSITION',
+      `run ${run.id} is ${run.status}: only a run awaiting approval can be approved`,
+    );
+  }
+  const plan: Plan =
+    delayMs > 0
+      ? {
+          ...run.plan,
+          steps: run.plan.steps.map((step) =>
+            step.dependsOn.length > 0 && step.delayBeforeMs < delayMs
+              ? { ...step, delayBeforeMs: delayMs }
+              : step,
+          ),
+        }
+      : run.plan;
+  const draft = new Draft({ ...run, plan, status: 'running' }, now);
+  for (const step of plan.steps) {
+    if (draft.get(step.id).status === 'ready') draft.setStep(step.id, { dueAt: now + step.delayBeforeMs });
+  }
+  draft.events.push({ type: 'run.approved', delayMs });
+  return { ...draft.finish(), planChanged: plan !== run.plan };
+}
+
+/** `baton reject`: a proposed run is dropped; it never starts. */
+export function rejectRun(run: RunState, now: number): Transition {
+  if (run.status !== 'awaiting_approval') {
+    throw new BatonError(
+      'INVALID_TRANSITION',
+      `run ${run.id} is ${run.status}: only a run awaiting approval can be rejected`,
+    );
+  }
+  const cancelled = cancelRun({ ...run, status: 'running' }, now);
+  return { ...cancelled, events: [{ type: 'run.rejected' }, ...cancelled.events] };
+}
+
+/** `baton resume`: a run stopped by its maxSteps budget gets as many attempts again and goes on. */
+export function resumeRun(run: RunState, now: number): Transition {
+  if (!isBudgetBlock(run)) {
+    throw new BatonError(
+      'INVALID_TRANSITION',
+      `run ${run.id} is ${run.status}${run.blockedReason ? ` (${run.blockedReason})` : ''}: only a run stopped by its budget can be resumed; for a blocked step use baton retry or baton skip`,
+    );
+  }
+  const maxSteps = run.attemptsTotal + run.plan.limits.maxSteps;
+  const plan: Plan = { ...run.plan, limits: { ...run.plan.limits, maxSteps } };
+  const draft = new Draft({ ...run, plan, status: 'running', blockedReason: null }, now);
+  draft.events.push({ type: 'run.resumed', reason: `budget raised to maxSteps ${maxSteps}` });
+  return { ...draft.finish(), planChanged: true };
+}
