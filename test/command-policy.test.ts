@@ -87,6 +87,9 @@ const REFUSED: Refused[] = [
   [['{prompt}'], '{prompt}'],
   // Interpreters given inline code, stdin, or no script at all.
   [['python3', '-c'], '-c'],
+  // A module run as a program decides what its arguments mean: `python -m timeit <prompt>` runs it.
+  [['python3', '-m', 'timeit', '-n', '1'], '-m'],
+  [['python3', '-m', 'agent'], '-m'],
   [['python', '-Ic'], '-Ic'],
   [['python3.12', '-c', 'print(1)'], '-c'],
   [['pypy3', '-c'], '-c'],
@@ -162,7 +165,6 @@ const ALLOWED: string[][] = [
   ['claude', '-p', '{prompt}', '--output-format', 'json'],
   ['node', 'agent.mjs', '-e', '-p'],
   ['python3', 'agent.py', '-c'],
-  ['python3', '-m', 'agent'],
   ['python3', '-W', 'error', 'agent.py'],
   ['env', 'FOO=1', 'claude', '-p'],
   ['sudo', '-u', 'bot', 'claude', '-p'],

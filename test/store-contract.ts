@@ -158,6 +158,57 @@ export function describeStoreContract(name: string, makeHarness: () => StoreHarn
       expect(types[types.length - 1]).toBe('run.succeeded');
     });
 
+    it('does not let a run at its concurrency hide other runs due later (no starvation)', async () => {
+      const wide = validatePlanObject(
+        {
+          name: 'wide',
+          limits: { concurrency: 1 },
+          steps: Array.from({ length: 100 }, (_, i) => ({ id: `w${i}`, fn: 'noop' })),
+        },
+        'contract',
+      );
+      await create(wide, 'busy', 1000);
+      await create(chainPlan(1), 'small', 1001);
+      const claims = (await cycle(2000, [], 8)).claimed.map((c) => c.runId).sort();
+      expect(claims).toEqual(['busy', 'small']);
+    });
+
+    it('claims only the function steps this process can run', async () => {
+      await create(chainPlan(1));
+      const none = await store.cycle({
+        owner: 'w1',
+        now: 1000,
+        leaseMs: 1000,
+        completions: [],
+        claimLimit: 5,
+        random,
+        functions: [],
+      });
+      expect(none.claimed).toHaveLength(0);
+      const some = await store.cycle({
+        owner: 'w1',
+        now: 1000,
+        leaseMs: 1000,
+        completions: [],
+        claimLimit: 5,
+        random,
+        functions: ['noop'],
+      });
+      expect(some.claimed).toHaveLength(1);
+    });
+
+    it('accepts a late completion whose lease ran out but was not reclaimed yet, in the same cycle as reclaims', async () => {
+      await create(chainPlan(2));
+      const [claim] = (await cycle(1000)).claimed;
+      // Lease ended at 2000; the worker reports at 5000 (it was suspended), before anyone reclaimed.
+      const late = await cycle(5000, [done(claim!, 5000)]);
+      expect(late.accepted).toEqual([true]);
+      expect(late.reclaimed).toHaveLength(0);
+      expect(late.claimed.map((c) => c.stepId)).toEqual(['s2']);
+      const attempts = await store.getAttempts('run1', 's1');
+      expect(attempts.map((a) => a.outcome)).toEqual(['succeeded']);
+    });
+
     it('discards the outcome of an attempt whose lease was lost', async () => {
       await create(chainPlan(1));
       const [claim] = (await cycle(1000)).claimed;

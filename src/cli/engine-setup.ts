@@ -1,14 +1,60 @@
+import { BatonError } from '../core/errors.js';
 import { Engine, type EngineOptions } from '../engine/engine.js';
 import type { AgentCliExecutorOptions } from '../executors/agent-cli-executor.js';
 import { FunctionExecutor, FunctionRegistry } from '../executors/function-executor.js';
 import type { AttemptResult, ExecutionContext, StepExecutor } from '../executors/step-executor.js';
 import type { Store } from '../store/store.js';
-import { agentFromEnvOrOption, ownerId, parseDurationOption, parsePositiveInt } from './home.js';
+import { ownerId, parseDurationOption, parsePositiveInt } from './home.js';
 
 export interface EngineCliOptions {
-  agent?: string;
   concurrency?: string;
   lease?: string;
+}
+
+export interface EngineSettings {
+  concurrency?: number;
+  leaseMs?: number;
+}
+
+const MAX_LEASE_MS = 86_400_000;
+
+/** Flags, then BATON_* variables, checked before anything is stored or started. */
+export function engineSettingsFromCli(options: EngineCliOptions): EngineSettings {
+  const concurrency = options.concurrency ?? process.env.BATON_CONCURRENCY;
+  const lease = options.lease ?? process.env.BATON_LEASE_MS;
+  const settings: EngineSettings = {};
+  if (concurrency) settings.concurrency = parsePositiveInt(concurrency, '--concurrency', 256);
+  if (lease) {
+    const leaseMs = parseDurationOption(lease, '--lease');
+    if (leaseMs < 100 || leaseMs > MAX_LEASE_MS) {
+      throw new BatonError(
+        'INVALID_ARGUMENT',
+        `--lease ${lease}: a lease must be from 100ms to 24h (it is renewed every third of it)`,
+      );
+    }
+    settings.leaseMs = leaseMs;
+  }
+  return settings;
+}
+
+/**
+ * SIGINT/SIGTERM: stop claiming and let in-flight steps finish for `graceMs`; a second signal
+ * stops at once (running agents' process groups are killed, their steps retried later).
+ * Returns a function that removes the handlers.
+ */
+export function handleStopSignals(engine: Engine, graceMs: number, say: (line: string) => void): () => void {
+  let signals = 0;
+  const stop = () => {
+    signals++;
+    engine.stop(signals > 1 ? 0 : graceMs);
+    say(signals > 1 ? 'stopping now' : `finishing in-flight steps (up to ${graceMs} ms; again to stop now)`);
+  };
+  process.on('SIGINT', stop);
+  process.on('SIGTERM', stop);
+  return () => {
+    process.off('SIGINT', stop);
+    process.off('SIGTERM', stop);
+  };
 }
 
 /** Loads the agent executor (and its command policy) only when a step actually runs: `check` with nothing due starts faster. */
@@ -25,26 +71,23 @@ class LazyAgentExecutor implements StepExecutor {
   }
 }
 
-/** Builds the engine the same way for run, check and worker: options from flags, then BATON_* variables. */
+/** Builds the engine the same way for run, check and worker. Stored runs carry their agent command. */
 export function engineFromCli(
   store: Store,
   home: string,
-  options: EngineCliOptions,
+  settings: EngineSettings,
   observers: Pick<EngineOptions, 'onClaim' | 'onSettle'> = {},
 ): Engine {
-  const concurrency = options.concurrency ?? process.env.BATON_CONCURRENCY;
-  const lease = options.lease ?? process.env.BATON_LEASE_MS;
-  const defaultAgent = agentFromEnvOrOption(options.agent);
   return new Engine({
     store,
     home,
     owner: ownerId(),
-    executors: {
-      agent: new LazyAgentExecutor(defaultAgent ? { defaultAgent } : {}),
-      fn: new FunctionExecutor(new FunctionRegistry()),
-    },
-    ...(concurrency ? { concurrency: parsePositiveInt(concurrency, '--concurrency', 256) } : {}),
-    ...(lease ? { leaseMs: Math.max(100, parseDurationOption(lease, '--lease')) } : {}),
+    executors: { agent: new LazyAgentExecutor({}), fn: new FunctionExecutor(new FunctionRegistry()) },
+    ...settings,
     ...observers,
+    onError: (error) =>
+      process.stderr.write(
+        `baton: store busy or failing, retrying: ${error instanceof Error ? error.message : String(error)}\n`,
+      ),
   });
 }

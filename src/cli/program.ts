@@ -80,7 +80,6 @@ program
   )
   .option('--max-time <duration>', 'stop after this long (e.g. 4m); unfinished attempts are retried later')
   .option('--quiet', 'print only blocked runs')
-  .addOption(agent())
   .addOption(concurrency())
   .addOption(lease())
   .addOption(json())
@@ -109,7 +108,6 @@ program
   .description('stay up and run steps as they become due (SIGTERM: finish in-flight steps, then exit)')
   .option('--grace <duration>', 'on SIGTERM, how long in-flight steps may take to finish (default 30s)')
   .option('--quiet', 'no progress lines')
-  .addOption(agent())
   .addOption(concurrency())
   .addOption(lease())
   .action(act(async () => (await import('./commands/worker.js')).workerCommand));

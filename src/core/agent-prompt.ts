@@ -13,14 +13,18 @@ export function troubleshootPrompt(
   return `Step ${stepId} failed (tries: ${failedTries}). Previous run ended with: ${lastError}. Please troubleshoot and retry: ${instruction}`;
 }
 
-/** The argv and stdin for one attempt: the prompt is always ONE argument (or stdin), never parsed. */
+/**
+ * The argv and stdin for one attempt: the prompt is always ONE argument (or stdin), never parsed.
+ * A prompt that starts with "-" (from an input or an earlier step's summary) would be read as an
+ * option by the agent CLI's parser; it gets a leading space, which keeps it a plain argument.
+ */
 export function agentInvocation(agent: AgentSpec, prompt: string): { argv: string[]; stdinText?: string } {
   if (agent.promptVia === 'stdin') return { argv: [...agent.command], stdinText: prompt };
+  const asArgument = prompt.startsWith('-') ? ` ${prompt}` : prompt;
   if (agent.promptVia === 'placeholder')
-    return { argv: agent.command.map((arg) => (arg === '{prompt}' ? prompt : arg)) };
-  return { argv: [...agent.command, prompt] };
+    return { argv: agent.command.map((arg) => (arg === '{prompt}' ? asArgument : arg)) };
+  return { argv: [...agent.command, asArgument] };
 }
-
 const SUMMARY_MAX_CHARS = 2000;
 
 /**

@@ -9,6 +9,12 @@ export function retryStep(run: RunState, stepId: string, now: number): Transitio
   if (FINAL_RUN_STATUSES.has(run.status)) {
     throw new BatonError('INVALID_TRANSITION', `run ${run.id} is ${run.status}: its steps cannot be retried`);
   }
+  if (isBudgetBlock(run)) {
+    throw new BatonError(
+      'INVALID_TRANSITION',
+      `run ${run.id} is stopped by its budget (${run.blockedReason}); give it more attempts first: baton resume ${run.id}`,
+    );
+  }
   if (step.status !== 'blocked' && step.status !== 'retry_wait') {
     throw new BatonError(
       'INVALID_TRANSITION',

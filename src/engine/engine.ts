@@ -31,6 +31,8 @@ export interface EngineOptions {
   /** Observers for progress output. */
   onClaim?: (claim: ClaimedStep) => void;
   onSettle?: (completion: Completion, accepted: boolean) => void;
+  /** A store transaction failed and will be retried (the engine stops after 10 in a row). */
+  onError?: (error: unknown) => void;
 }
 
 export interface EngineReport {
@@ -44,6 +46,9 @@ interface InFlight {
   claim: ClaimedStep;
   abort: AbortController;
 }
+
+/** Consecutive failed store transactions before the engine gives up. */
+const MAX_FAILED_CYCLES = 10;
 
 const key = (k: AttemptKey): string => `${k.runId}\u0000${k.stepId}\u0000${k.attempt}`;
 
@@ -63,6 +68,8 @@ export class Engine {
   private wake: (() => void) | null = null;
   private stopping = false;
   private stopAbortAt: number | null = null;
+  private failedCycles = 0;
+  private readonly functionNames: readonly string[] | undefined;
   private readonly report: EngineReport = {
     attemptsStarted: 0,
     attemptsCommitted: 0,
@@ -77,6 +84,7 @@ export class Engine {
     this.pollMs = options.pollMs ?? 1000;
     this.now = options.now ?? Date.now;
     this.random = options.random ?? Math.random;
+    this.functionNames = options.executors.fn.functionNames?.();
   }
 
   /** Stop claiming; in-flight steps finish, and are aborted (then retried later) after `graceMs`. */
@@ -126,9 +134,16 @@ export class Engine {
     const wakeAt = await this.store.nextWakeAt(filter);
     const now = this.now();
     if (mode.kind === 'drain') return progressed && wakeAt !== null && wakeAt <= now ? 'again' : 'done';
-    // Due work that could not be claimed (another process holds the run's concurrency) must not spin.
-    const floor = progressed ? 0 : 25;
-    const delay = wakeAt === null ? this.pollMs : Math.min(Math.max(floor, wakeAt - now), this.pollMs);
+    // Due work that could not be claimed (its run is at its concurrency in another process, or it is a
+    // function this process lacks) is looked at again at the poll interval, not in a hot loop.
+    const delay =
+      wakeAt === null
+        ? this.pollMs
+        : wakeAt > now
+          ? Math.min(wakeAt - now, this.pollMs)
+          : progressed
+            ? 0
+            : this.pollMs;
     await this.sleep(delay);
     return 'again';
   }
@@ -136,15 +151,29 @@ export class Engine {
   private async cycle(claimLimit: number, mode: EngineMode): Promise<CycleResult> {
     const completions = this.completions;
     this.completions = [];
-    const result = await this.store.cycle({
-      owner: this.options.owner,
-      now: this.now(),
-      leaseMs: this.leaseMs,
-      completions,
-      claimLimit,
-      random: this.random,
-      ...(mode.kind === 'until-settled' ? { runId: mode.runId } : {}),
-    });
+    let result: CycleResult;
+    try {
+      result = await this.store.cycle({
+        owner: this.options.owner,
+        now: this.now(),
+        leaseMs: this.leaseMs,
+        completions,
+        claimLimit,
+        random: this.random,
+        ...(this.functionNames ? { functions: this.functionNames } : {}),
+        ...(mode.kind === 'until-settled' ? { runId: mode.runId } : {}),
+      });
+      this.failedCycles = 0;
+    } catch (error) {
+      // Outcomes are not lost to a failed transaction (a busy database, a full disk): they are
+      // committed by the next cycle. A store that keeps failing stops the engine.
+      this.completions.unshift(...completions);
+      this.failedCycles++;
+      if (this.failedCycles >= MAX_FAILED_CYCLES) throw error;
+      this.options.onError?.(error);
+      await new Promise((resolve) => setTimeout(resolve, Math.min(5000, 100 * 2 ** this.failedCycles)));
+      return { claimed: [], accepted: [], reclaimed: [] };
+    }
     completions.forEach((completion, index) => {
       const accepted = result.accepted[index] ?? false;
       if (accepted) this.report.attemptsCommitted++;

@@ -208,9 +208,13 @@ const READS_STDIN = 'read code from stdin, where the prompt may be sent';
 const PYTHON: InterpreterRule = {
   shortValue: 'WX',
   longValue: ['--check-hash-based-pycs'],
-  scriptOption: ['-m'],
   code: ['-c'],
-  refused: { '-i': READS_STDIN },
+  // A module run as a program decides what its arguments mean: `python -m timeit <prompt>`
+  // executes the prompt. Run the agent's own console script instead (aider, not python -m aider).
+  refused: {
+    '-i': READS_STDIN,
+    '-m': "run a library module whose arguments may be code (e.g. python -m timeit); run the agent's own command",
+  },
 };
 const NODE: InterpreterRule = {
   shortValue: 'C',

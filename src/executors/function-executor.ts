@@ -55,6 +55,10 @@ const SUMMARY_MAX_CHARS = 2000;
 export class FunctionExecutor implements StepExecutor {
   constructor(private readonly registry: FunctionRegistry) {}
 
+  functionNames(): readonly string[] {
+    return this.registry.names();
+  }
+
   async execute(context: ExecutionContext): Promise<AttemptResult> {
     const { claim } = context;
     const name = claim.step.fn ?? '';

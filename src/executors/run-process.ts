@@ -141,7 +141,7 @@ function describeSpawnError(error: NodeJS.ErrnoException, options: RunProcessOpt
 /** Runs one process to completion. Never rejects for a child failure; rejects for bad input or log I/O errors. */
 export async function runProcess(options: RunProcessOptions): Promise<ProcessResult> {
   validate(options);
-  await mkdir(dirname(options.logPath), { recursive: true });
+  await mkdir(dirname(options.logPath), { recursive: true, mode: 0o700 });
   const handle = await open(options.logPath, 'w', 0o600);
   try {
     await handle.chmod(0o600); // an existing file keeps its old mode on open

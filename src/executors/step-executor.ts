@@ -24,6 +24,8 @@ export interface AttemptResult {
 /** Runs one attempt of a step. Never throws for a failed step: the failure is in the outcome. */
 export interface StepExecutor {
   execute(context: ExecutionContext): Promise<AttemptResult>;
+  /** For function executors: the names this process can run; the engine claims no other function step. */
+  functionNames?(): readonly string[];
 }
 
 /** Where attempt logs live, relative to the home folder. */

@@ -2,10 +2,8 @@ import { createHash } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { basename, dirname, join, resolve } from 'node:path';
-import { classifyAgentExit } from '../core/classify-agent-exit.js';
 import { stopOrphanedAttempt } from '../engine/orphans.js';
-import { runProcess } from '../executors/run-process.js';
-import { checkOutputPath } from '../executors/workspace-paths.js';
+import { runAgentAttempt } from '../executors/agent-attempt.js';
 import type { LegacyConfig } from './legacy-config.js';
 import { nextLegacyAction } from './legacy-rules.js';
 import type { LegacyState } from './state-file.js';
@@ -19,12 +17,23 @@ export interface LegacyCheckOptions {
   /** `check` drives every step it can; `step` runs the current step once, as the skill's runner. */
   mode: 'check' | 'step';
   timeoutMs?: number;
+  /** Aborts a running agent (--max-time, SIGTERM); its try does not count. */
+  signal?: AbortSignal;
   now?: () => number;
   log?: (line: string) => void;
 }
 
 export interface LegacyReport {
-  outcome: 'missing' | 'busy' | 'done' | 'finished' | 'progressed' | 'waiting' | 'blocked' | 'failed';
+  outcome:
+    | 'missing'
+    | 'busy'
+    | 'done'
+    | 'finished'
+    | 'progressed'
+    | 'waiting'
+    | 'blocked'
+    | 'failed'
+    | 'stopped';
   stepsRun: number;
   blockers: string[];
   waitingUntil?: string;
@@ -123,6 +132,7 @@ async function drive(
         log(`${action.stepId} waits for stepDelayMinutes until ${until}`);
         return { outcome: 'waiting', stepsRun, blockers: state.blockers, waitingUntil: until };
       }
+      if (options.signal?.aborted) return { outcome: 'stopped', stepsRun, blockers: state.blockers };
       // runStep writes IN_PROGRESS (with every change so far, e.g. the previous step's DONE) before
       // the agent starts; its own outcome is written with the next step's start, or at the end.
       const status = await runStep(
@@ -137,6 +147,7 @@ async function drive(
         save,
       );
       dirty = true;
+      if (status === 'STOPPED') return { outcome: 'stopped', stepsRun, blockers: state.blockers };
       stepsRun++;
       if (options.mode === 'step') {
         return { outcome: status === 'FAILED' ? 'failed' : 'progressed', stepsRun, blockers: state.blockers };
@@ -161,12 +172,13 @@ async function runStep(
   now: () => number,
   log: (line: string) => void,
   save: () => void,
-): Promise<'DONE' | 'FAILED'> {
+): Promise<'DONE' | 'FAILED' | 'STOPPED'> {
   const workspace = dirname(statePath);
   const sidecar = sidecarDir(statePath);
-  const logRel = join(`${basename(statePath)}.baton`, 'logs', `${stepId}.try-${tries}.log`);
+  const logRel = join(`${basename(statePath)}.baton`, 'logs', `${fileNameFor(stepId)}.try-${tries}.log`);
+  const previous = state.stepRuns[stepId];
   state.stepRuns[stepId] = {
-    ...state.stepRuns[stepId],
+    ...previous,
     status: 'IN_PROGRESS',
     tries,
     lastRunIso: new Date(now()).toISOString(),
@@ -175,9 +187,12 @@ async function runStep(
   save();
   log(`${stepId}: started (try ${tries})`);
   const runId = legacyRunId(statePath);
-  const result = await runProcess({
-    argv: [...options.config.agentArgv, prompt],
-    cwd: workspace,
+  const timeoutMs = options.timeoutMs ?? 3_600_000;
+  const result = await runAgentAttempt({
+    agent: { command: options.config.agentArgv, promptVia: 'arg' },
+    prompt,
+    workspace,
+    requiredOutputs: state.plan.steps[stepId]?.requiredOutputs ?? [],
     env: {
       ...options.env,
       BATON_RUN_ID: runId,
@@ -185,8 +200,11 @@ async function runStep(
       BATON_ATTEMPT: String(tries),
       BATON_WORKSPACE: workspace,
     },
-    timeoutMs: options.timeoutMs ?? 3_600_000,
+    timeoutMs,
+    killGraceMs: 5000,
     logPath: join(workspace, logRel),
+    policy: 'legacy',
+    ...(options.signal ? { signal: options.signal } : {}),
     onSpawn: (pid) =>
       writeFileSync(
         join(sidecar, 'agent.json'),
@@ -195,38 +213,41 @@ async function runStep(
       ),
   });
   rmSync(join(sidecar, 'agent.json'), { force: true });
-  let error: string | null = null;
-  if (result.exitCode !== 0 || result.spawnError || result.timedOut) {
-    const verdict = classifyAgentExit({
-      exitCode: result.exitCode,
-      signal: result.signal,
-      timedOut: result.timedOut,
-      timeoutMs: options.timeoutMs ?? 3_600_000,
-      command: options.config.agentArgv[0] ?? '',
-      stdoutTail: result.stdoutTail,
-      stderrTail: result.stderrTail,
-      ...(result.spawnError ? { spawnErrorCode: result.spawnError.code } : {}),
-    });
-    error = result.timedOut
-      ? 'Timeout'
-      : result.stderrTail.trim() || (verdict.ok ? `exit ${result.exitCode}` : verdict.message);
-  } else {
-    const required = state.plan.steps[stepId]?.requiredOutputs ?? [];
-    const missing: string[] = [];
-    for (const rel of required) {
-      const check = await checkOutputPath(workspace, rel);
-      if (!check.ok) missing.push(rel);
-    }
-    if (missing.length > 0) error = `Missing required outputs: ${missing.join(', ')}`;
-    else for (const rel of required) if (!state.artifacts.includes(rel)) state.artifacts.push(rel);
-  }
   const entry = state.stepRuns[stepId]!;
+  if (!result.ok && result.aborted) {
+    // Out of time (--max-time) or told to stop: this try does not count; the next check runs it again.
+    state.stepRuns[stepId] = previous ?? { status: 'PENDING', tries: 0 };
+    log(`${stepId}: stopped before it finished; the next check runs it again`);
+    return 'STOPPED';
+  }
+  let error: string | null = null;
+  if (!result.ok) {
+    // As the skill: an output outside the workspace counts as missing; otherwise stderr when there is any.
+    const stderr = result.process?.stderrTail.trim() ?? '';
+    error = result.failedOutputs
+      ? `Missing required outputs: ${result.failedOutputs.join(', ')}`
+      : result.process?.timedOut
+        ? 'Timeout'
+        : stderr || result.message;
+  } else {
+    for (const output of result.outputs)
+      if (!state.artifacts.includes(output.path)) state.artifacts.push(output.path);
+  }
   entry.status = error === null ? 'DONE' : 'FAILED';
   entry.lastRunIso = new Date(now()).toISOString();
   entry.log = logRel;
   if (error !== null) entry.error = shortError(error);
   log(`${stepId}: ${entry.status}${error ? `: ${error.split('\n')[0]}` : ''}`);
   return entry.status;
+}
+
+/** Step ids of the skill's format are free text: file names get a safe form (and a hash when changed). */
+function fileNameFor(stepId: string): string {
+  const safe = stepId
+    .replace(/[^A-Za-z0-9._-]/g, '_')
+    .replace(/^\.+/, '_')
+    .slice(0, 80);
+  return safe === stepId ? safe : `${safe}-${createHash('sha256').update(stepId).digest('hex').slice(0, 8)}`;
 }
 
 /** The skill keeps 500 characters; the end of the output is where the reason usually is. */

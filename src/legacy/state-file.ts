@@ -73,6 +73,15 @@ export function parseLegacyState(text: string, file: string): LegacyState {
     throw new BatonError('STATE_CORRUPT', `${problems.join('\n')}\n(the file was left untouched)`);
   }
   const state = result.data;
+  const unsafe = Object.keys(state.plan.steps).filter(
+    (id) => id.length === 0 || /[\u0000-\u001f\u007f]/.test(id),
+  );
+  if (unsafe.length > 0) {
+    throw new BatonError(
+      'STATE_CORRUPT',
+      `${file}: plan.steps has step id(s) ${unsafe.map((id) => JSON.stringify(id)).join(', ')} that are empty or hold control characters; rename them; the file was left untouched`,
+    );
+  }
   const unknown = state.stepQueue.filter((id) => !Object.hasOwn(state.plan.steps, id));
   if (unknown.length > 0) {
     const known = Object.keys(state.plan.steps).join(', ') || 'none';

@@ -1,4 +1,4 @@
-import { mkdirSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 
@@ -13,7 +13,9 @@ export class StateLock {
   /** The lock, or null when another process holds it. */
   static tryAcquire(sidecarDir: string): StateLock | null {
     mkdirSync(sidecarDir, { recursive: true, mode: 0o700 });
-    const db = new Database(join(sidecarDir, 'lock.db'), { timeout: 0 });
+    const path = join(sidecarDir, 'lock.db');
+    closeSync(openSync(path, 'a', 0o600));
+    const db = new Database(path, { timeout: 0 });
     try {
       db.exec('BEGIN EXCLUSIVE');
       return new StateLock(db);

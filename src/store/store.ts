@@ -90,6 +90,8 @@ export interface CycleRequest extends RunFilter {
   completions: readonly Completion[];
   /** How many due steps to claim at most (free worker slots). */
   claimLimit: number;
+  /** Function steps this process can run; undefined: all. Others are left for a process that can. */
+  functions?: readonly string[];
   random: RandomSource;
 }
 

@@ -1,4 +1,4 @@
-import { type EngineCliOptions, engineFromCli } from '../engine-setup.js';
+import { type EngineCliOptions, engineFromCli, engineSettingsFromCli } from '../engine-setup.js';
 import { EXIT } from '../exit-codes.js';
 import { blockedHints, printJson } from '../format.js';
 import { type GlobalOptions, openStore, parseDurationOption, resolveHome } from '../home.js';
@@ -14,6 +14,8 @@ export interface CheckOptions extends GlobalOptions, EngineCliOptions {
  * several copies at once (claims are leased). Exit 1 when a run is blocked, so a heartbeat reports it.
  */
 export async function checkCommand(options: CheckOptions): Promise<number> {
+  const settings = engineSettingsFromCli(options);
+  const maxTimeMs = options.maxTime ? parseDurationOption(options.maxTime, '--max-time') : null;
   const home = resolveHome(options);
   const store = openStore(home);
   try {
@@ -21,10 +23,9 @@ export async function checkCommand(options: CheckOptions): Promise<number> {
     const engine = engineFromCli(
       store,
       home,
-      options,
+      settings,
       progress ? { onClaim: progress.onClaim, onSettle: progress.onSettle } : {},
     );
-    const maxTimeMs = options.maxTime ? parseDurationOption(options.maxTime, '--max-time') : null;
     const timer = maxTimeMs === null ? null : setTimeout(() => engine.stop(0), maxTimeMs);
     timer?.unref();
     const stop = () => engine.stop(0);

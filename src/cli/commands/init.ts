@@ -38,7 +38,15 @@ export async function initCommand(
   options: GlobalOptions & { force?: boolean },
 ): Promise<number> {
   const target = resolve(dir ?? '.');
-  mkdirSync(target, { recursive: true });
+  try {
+    mkdirSync(target, { recursive: true });
+  } catch (error) {
+    throw new BatonError(
+      'INVALID_ARGUMENT',
+      `baton init ${dir}: ${target} is not a folder that can be created (${(error as NodeJS.ErrnoException).code}); give a folder`,
+      { cause: error },
+    );
+  }
   const planPath = join(target, 'baton.plan.yaml');
   if (existsSync(planPath) && !options.force) {
     throw new BatonError(

@@ -7,19 +7,31 @@ import type { GlobalOptions } from '../home.js';
 export async function legacyCommand(
   mode: 'check' | 'step',
   statePath: string,
-  options: GlobalOptions & { quiet?: boolean },
+  options: GlobalOptions & { quiet?: boolean; maxTime?: string },
 ): Promise<number> {
   const { legacyConfigFromEnv } = await import('../../legacy/legacy-config.js');
   const { runLegacyCheck } = await import('../../legacy/legacy-check.js');
   // A refused STEP_AGENT_CMD is bad configuration: exit 2 before the file is touched.
   const config = legacyConfigFromEnv(process.env, dirname(resolve(statePath)));
+  const { parseDurationOption } = await import('../home.js');
+  const maxTimeMs = options.maxTime ? parseDurationOption(options.maxTime, '--max-time') : null;
+  // --max-time and SIGTERM/SIGINT stop the running agent; that try does not count.
+  const stop = new AbortController();
+  const timer = maxTimeMs === null ? null : setTimeout(() => stop.abort(), maxTimeMs);
+  const onSignal = () => stop.abort();
+  process.once('SIGTERM', onSignal);
+  process.once('SIGINT', onSignal);
   const report = await runLegacyCheck({
     statePath,
     config,
     env: process.env,
     mode,
+    signal: stop.signal,
     log: options.json || options.quiet ? () => undefined : (line) => process.stdout.write(`${line}\n`),
   });
+  if (timer) clearTimeout(timer);
+  process.off('SIGTERM', onSignal);
+  process.off('SIGINT', onSignal);
   if (options.json) printJson(report);
   else if (report.outcome === 'blocked' && options.quiet)
     process.stdout.write(`BLOCKED ${statePath}: ${report.blockers.join(', ')}\n`);

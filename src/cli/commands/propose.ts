@@ -1,17 +1,11 @@
 import { BatonError } from '../../core/errors.js';
-import { prepareRun, startRun } from '../../engine/start-run.js';
-import { loadPlanFile } from '../../plan/load-plan-file.js';
+import { startRun } from '../../engine/start-run.js';
 import type { RunDetail } from '../../store/store.js';
 import { EXIT } from '../exit-codes.js';
 import { formatDuration, printJson } from '../format.js';
-import {
-  agentFromEnvOrOption,
-  type GlobalOptions,
-  openStore,
-  parseDurationOption,
-  resolveHome,
-} from '../home.js';
-import { parseInputs, type RunOptions } from './run.js';
+import { type GlobalOptions, openStore, parseDurationOption, resolveHome } from '../home.js';
+import { prepareRunFromCli } from '../prepare-run.js';
+import type { RunOptions } from './run.js';
 
 function shorten(text: string, max = 160): string {
   const line = text.replace(/\s+/g, ' ').trim();
@@ -46,17 +40,7 @@ export function describeProposal(run: RunDetail): string {
 
 /** `baton propose <plan>`: validate and store a run that waits for a human's approval. */
 export async function proposeCommand(planPath: string, options: RunOptions): Promise<number> {
-  const { plan } = await loadPlanFile(planPath);
-  const defaultAgent = agentFromEnvOrOption(options.agent);
-  const prepared = prepareRun({
-    plan,
-    planPath,
-    inputs: parseInputs(options.input),
-    awaitingApproval: true,
-    ...(options.workspace ? { workspace: options.workspace } : {}),
-    ...(defaultAgent ? { defaultAgent } : {}),
-    ...(options.id ? { runId: options.id } : {}),
-  });
+  const { prepared } = await prepareRunFromCli(planPath, options, { awaitingApproval: true });
   const store = openStore(resolveHome(options));
   try {
     const created = await startRun(store, prepared);

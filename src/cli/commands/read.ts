@@ -63,7 +63,7 @@ export async function statusCommand(
       );
       process.stdout.write(`workspace ${run.workspace}\n`);
       if (run.blockedReason) process.stdout.write(`blocked: ${run.blockedReason}\n`);
-      const rows = [['STEP', 'STATUS', 'TRIES', 'DUE', 'LAST ERROR']];
+      const rows = [['STEP', 'STATUS', 'ATTEMPTS', 'DUE', 'LAST ERROR']];
       for (const step of run.steps) {
         const due =
           step.dueAt !== null && (step.status === 'ready' || step.status === 'retry_wait')

@@ -1,46 +1,28 @@
-import { BatonError } from '../../core/errors.js';
-import { prepareRun, startRun } from '../../engine/start-run.js';
-import { loadPlanFile } from '../../plan/load-plan-file.js';
-import { type EngineCliOptions, engineFromCli } from '../engine-setup.js';
+import { startRun } from '../../engine/start-run.js';
+import {
+  type EngineCliOptions,
+  engineFromCli,
+  engineSettingsFromCli,
+  handleStopSignals,
+} from '../engine-setup.js';
 import { EXIT } from '../exit-codes.js';
 import { blockedHints, formatDuration, printJson, stepProgress } from '../format.js';
-import { agentFromEnvOrOption, type GlobalOptions, openStore, resolveHome } from '../home.js';
+import { type GlobalOptions, openStore, resolveHome } from '../home.js';
+import { prepareRunFromCli } from '../prepare-run.js';
 import { LineProgress, LiveStepList } from '../progress.js';
 
 export interface RunOptions extends GlobalOptions, EngineCliOptions {
   input?: string[];
   workspace?: string;
   id?: string;
+  agent?: string;
   detach?: boolean;
-}
-
-export function parseInputs(pairs: readonly string[] = []): Record<string, string> {
-  const inputs: Record<string, string> = {};
-  for (const pair of pairs) {
-    const eq = pair.indexOf('=');
-    if (eq <= 0)
-      throw new BatonError(
-        'INVALID_ARGUMENT',
-        `--input "${pair}": expected name=value, e.g. --input topic="durable execution"`,
-      );
-    inputs[pair.slice(0, eq)] = pair.slice(eq + 1);
-  }
-  return inputs;
 }
 
 /** `baton run <plan>`: store the run, then drive it to the end in the foreground (unless --detach). */
 export async function runCommand(planPath: string, options: RunOptions): Promise<number> {
-  const { plan } = await loadPlanFile(planPath);
-  const defaultAgent = agentFromEnvOrOption(options.agent);
-  // Everything is checked before the database is opened: bad input creates nothing.
-  const prepared = prepareRun({
-    plan,
-    planPath,
-    inputs: parseInputs(options.input),
-    ...(options.workspace ? { workspace: options.workspace } : {}),
-    ...(defaultAgent ? { defaultAgent } : {}),
-    ...(options.id ? { runId: options.id } : {}),
-  });
+  const { plan, prepared } = await prepareRunFromCli(planPath, options);
+  const settings = engineSettingsFromCli(options);
   const home = resolveHome(options);
   const store = openStore(home);
   try {
@@ -66,15 +48,17 @@ export async function runCommand(planPath: string, options: RunOptions): Promise
     const engine = engineFromCli(
       store,
       home,
-      options,
+      settings,
       progress ? { onClaim: progress.onClaim, onSettle: progress.onSettle } : {},
     );
-    const stop = () => engine.stop(10_000);
-    process.once('SIGINT', stop);
-    process.once('SIGTERM', stop);
-    await engine.run({ kind: 'until-settled', runId: created.id });
-    process.off('SIGINT', stop);
-    process.off('SIGTERM', stop);
+    const removeHandlers = handleStopSignals(engine, 10_000, (line) =>
+      process.stderr.write(`baton run: ${line}\n`),
+    );
+    try {
+      await engine.run({ kind: 'until-settled', runId: created.id });
+    } finally {
+      removeHandlers();
+    }
     const run = (await store.getRun(created.id))!;
     if (progress instanceof LiveStepList) progress.settle(run.steps);
     if (options.json) {

@@ -1,4 +1,9 @@
-import { type EngineCliOptions, engineFromCli } from '../engine-setup.js';
+import {
+  type EngineCliOptions,
+  engineFromCli,
+  engineSettingsFromCli,
+  handleStopSignals,
+} from '../engine-setup.js';
 import { EXIT } from '../exit-codes.js';
 import { type GlobalOptions, openStore, parseDurationOption, resolveHome } from '../home.js';
 import { LineProgress } from '../progress.js';
@@ -10,32 +15,27 @@ export interface WorkerOptions extends GlobalOptions, EngineCliOptions {
 
 /** `baton worker`: stay up, run steps as they become due, sleep until the next due time. */
 export async function workerCommand(options: WorkerOptions): Promise<number> {
+  const settings = engineSettingsFromCli(options);
+  const graceMs = options.grace ? parseDurationOption(options.grace, '--grace') : 30_000;
   const home = resolveHome(options);
   const store = openStore(home);
-  const graceMs = options.grace ? parseDurationOption(options.grace, '--grace') : 30_000;
   try {
     const progress = options.quiet ? null : new LineProgress(process.stdout, true);
     const engine = engineFromCli(
       store,
       home,
-      options,
+      settings,
       progress ? { onClaim: progress.onClaim, onSettle: progress.onSettle } : {},
     );
-    let signals = 0;
-    const stop = () => {
-      signals++;
-      // A second signal stops at once: in-flight attempts are aborted and retried later.
-      engine.stop(signals > 1 ? 0 : graceMs);
-      process.stderr.write(
-        signals > 1
-          ? 'baton worker: stopping now\n'
-          : `baton worker: finishing in-flight steps (up to ${graceMs} ms)\n`,
-      );
-    };
-    process.on('SIGTERM', stop);
-    process.on('SIGINT', stop);
+    const removeHandlers = handleStopSignals(engine, graceMs, (line) =>
+      process.stderr.write(`baton worker: ${line}\n`),
+    );
     process.stderr.write(`baton worker: watching ${home}\n`);
-    await engine.run({ kind: 'forever' });
+    try {
+      await engine.run({ kind: 'forever' });
+    } finally {
+      removeHandlers();
+    }
     return EXIT.ok;
   } finally {
     await store.close();

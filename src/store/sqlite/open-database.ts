@@ -60,7 +60,16 @@ function corrupt(path: string, cause: unknown): BatonError {
 
 /** Creates the file 0600 before SQLite does, so state is never world-readable, even briefly. */
 function createPrivateFile(path: string): void {
-  mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+  try {
+    mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    throw new BatonError(
+      'CONFIG_INVALID',
+      `cannot use ${dirname(path)} as the Baton folder (${code === 'EEXIST' || code === 'ENOTDIR' ? 'a file is in the way' : code}); pass --home <folder>`,
+      { cause: error },
+    );
+  }
   if (!existsSync(path)) closeSync(openSync(path, 'a', 0o600));
   if ((statSync(path).mode & 0o077) !== 0) chmodSync(path, 0o600);
 }

@@ -1,7 +1,7 @@
 import { hostname } from 'node:os';
 import type { StepOutcome } from '../../core/failure.js';
 import { approveRun, cancelRun, rejectRun, resumeRun, retryStep, skipStep } from '../../core/run-commands.js';
-import { DUE_STEP_STATUSES, type RunState, stepOf } from '../../core/run-state.js';
+import { DUE_STEP_STATUSES, planIndex, type RunState, stepOf } from '../../core/run-state.js';
 import {
   claimStep,
   completeStep,
@@ -31,6 +31,9 @@ import type { LoadedRun } from './run-rows.js';
 import { SqliteReads } from './sqlite-reads.js';
 
 const RECLAIM_BATCH = 100;
+/** Due steps read per query, and at most how many pages one cycle looks through. */
+const CLAIM_PAGE = 64;
+const CLAIM_MAX_PAGES = 20;
 
 /** The embedded default store: one SQLite file, WAL, synchronous=FULL, writers serialized by BEGIN IMMEDIATE. */
 export class SqliteStore extends SqliteReads implements Store {
@@ -62,15 +65,19 @@ export class SqliteStore extends SqliteReads implements Store {
         'INSERT INTO steps (run_id, step_id, position, status, due_at, result_json, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)',
       ),
       // Driven by the partial index of due steps, so a claim costs what is due, not what is stored.
-      dueCandidates: db.prepare<[number, number], DueRow>(
+      // Driven by the partial index of due steps, so a claim costs what is due, not what is stored;
+      // paged by (due_at, run_id, step_id) so steps that cannot be claimed never hide later ones.
+      dueCandidates: db.prepare<[number, number, number, string, string, number], DueRow>(
         `SELECT s.run_id, s.step_id, s.due_at FROM steps s INDEXED BY steps_due
-         WHERE s.status IN ('ready', 'retry_wait') AND s.due_at <= ?
+         WHERE s.status IN ('ready', 'retry_wait') AND s.due_at <= ? AND s.due_at >= ?
+           AND (s.due_at, s.run_id, s.step_id) > (?, ?, ?)
            AND EXISTS (SELECT 1 FROM runs r WHERE r.id = s.run_id AND r.status = 'running')
-         ORDER BY s.due_at LIMIT ?`,
+         ORDER BY s.due_at, s.run_id, s.step_id LIMIT ?`,
       ),
-      dueCandidatesOfRun: db.prepare<[string, number, number], DueRow>(
+      dueCandidatesOfRun: db.prepare<[string, number, number, string, number], DueRow>(
         `SELECT run_id, step_id, due_at FROM steps
-         WHERE run_id = ? AND status IN ('ready', 'retry_wait') AND due_at <= ? ORDER BY due_at LIMIT ?`,
+         WHERE run_id = ? AND status IN ('ready', 'retry_wait') AND due_at <= ? AND (due_at, step_id) > (?, ?)
+         ORDER BY due_at, step_id LIMIT ?`,
       ),
       expired: db.prepare<
         [number, number],
@@ -203,6 +210,8 @@ export class SqliteStore extends SqliteReads implements Store {
       const entry = load(row.run_id);
       if (!entry) continue;
       const before = stepOf(entry.state, row.step_id)!;
+      // A completion in this same cycle may have settled the attempt (its worker was late, not dead).
+      if (before.status !== 'running' || before.attempt !== row.attempt) continue;
       apply(entry, expireLease(entry.state, row.step_id, request.now, request.random));
       this.statements.insertAttempt.run({
         runId: row.run_id,
@@ -230,44 +239,71 @@ export class SqliteStore extends SqliteReads implements Store {
     }
 
     const claimed: ClaimedStep[] = [];
+    const tryClaim = (candidate: DueRow): void => {
+      const entry = load(candidate.run_id);
+      if (!entry || entry.state.status !== 'running') return;
+      // Rows of runs this cycle touched are not written yet: their in-memory state decides.
+      const current = stepOf(entry.state, candidate.step_id);
+      if (!current || !DUE_STEP_STATUSES.has(current.status) || (current.dueAt ?? 0) > request.now) return;
+      const planStep = entry.state.plan.steps[planIndex(entry.state.plan).position.get(candidate.step_id)!]!;
+      if (planStep.kind === 'fn' && request.functions && !request.functions.includes(planStep.fn ?? ''))
+        return;
+      if (runningCount(entry.state) >= entry.state.plan.limits.concurrency) return;
+      const transition = claimStep(
+        entry.state,
+        candidate.step_id,
+        request.owner,
+        request.now,
+        request.leaseMs,
+      );
+      apply(entry, transition);
+      const step = stepOf(transition.run, candidate.step_id)!;
+      if (step.status !== 'running') return;
+      claimed.push({
+        runId: candidate.run_id,
+        stepId: candidate.step_id,
+        attempt: step.attempt,
+        owner: request.owner,
+        leaseExpiresAt: step.leaseExpiresAt!,
+        tries: step.tries,
+        step: planStep,
+        planName: entry.state.plan.name,
+        inputs: entry.inputs,
+        workspace: entry.workspace,
+        lastError: step.lastError,
+      });
+    };
     if (request.claimLimit > 0) {
-      const limit = Math.max(request.claimLimit * 4, 64);
-      const stored =
-        request.runId === undefined
-          ? this.statements.dueCandidates.all(request.now, limit)
-          : this.statements.dueCandidatesOfRun.all(request.runId, request.now, limit);
-      for (const candidate of dueCandidates(stored, touched.values(), request)) {
-        if (claimed.length >= request.claimLimit) break;
-        const entry = load(candidate.run_id);
-        if (!entry || entry.state.status !== 'running') continue;
-        // Rows of runs this cycle touched are not written yet: their in-memory state decides.
-        const current = stepOf(entry.state, candidate.step_id);
-        if (!current || !DUE_STEP_STATUSES.has(current.status) || (current.dueAt ?? 0) > request.now)
-          continue;
-        if (runningCount(entry.state) >= entry.state.plan.limits.concurrency) continue;
-        const transition = claimStep(
-          entry.state,
-          candidate.step_id,
-          request.owner,
-          request.now,
-          request.leaseMs,
-        );
-        apply(entry, transition);
-        const step = stepOf(transition.run, candidate.step_id)!;
-        if (step.status !== 'running') continue;
-        claimed.push({
-          runId: candidate.run_id,
-          stepId: candidate.step_id,
-          attempt: step.attempt,
-          owner: request.owner,
-          leaseExpiresAt: step.leaseExpiresAt!,
-          tries: step.tries,
-          step: entry.state.plan.steps.find((s) => s.id === candidate.step_id)!,
-          planName: entry.state.plan.name,
-          inputs: entry.inputs,
-          workspace: entry.workspace,
-          lastError: step.lastError,
-        });
+      const seen = new Set<string>();
+      let after: DueRow = { run_id: '', step_id: '', due_at: Number.MIN_SAFE_INTEGER };
+      for (let page = 0; page < CLAIM_MAX_PAGES && claimed.length < request.claimLimit; page++) {
+        const stored =
+          request.runId === undefined
+            ? this.statements.dueCandidates.all(
+                request.now,
+                after.due_at,
+                after.due_at,
+                after.run_id,
+                after.step_id,
+                CLAIM_PAGE,
+              )
+            : this.statements.dueCandidatesOfRun.all(
+                request.runId,
+                request.now,
+                after.due_at,
+                after.step_id,
+                CLAIM_PAGE,
+              );
+        const candidates = page === 0 ? dueCandidates(stored, touched.values(), request) : stored;
+        for (const candidate of candidates) {
+          if (claimed.length >= request.claimLimit) break;
+          const key = `${candidate.run_id}\u0000${candidate.step_id}`;
+          if (seen.has(key)) continue;
+          seen.add(key);
+          tryClaim(candidate);
+        }
+        if (stored.length < CLAIM_PAGE) break;
+        after = stored[stored.length - 1]!;
       }
     }
     for (const slot of touched.values()) {
@@ -316,14 +352,15 @@ export class SqliteStore extends SqliteReads implements Store {
     now: number,
   ): Promise<AttemptKey[]> {
     if (attempts.length === 0) return [];
-    return this.db
-      .transaction(() =>
-        attempts.filter(
-          (key) =>
-            this.statements.renew.run(now + leaseMs, key.runId, key.stepId, key.attempt, owner).changes === 0,
-        ),
-      )
-      .immediate();
+    return this.write(() => {
+      const lost = attempts.filter(
+        (key) =>
+          this.statements.renew.run(now + leaseMs, key.runId, key.stepId, key.attempt, owner).changes === 0,
+      );
+      // Lease times are part of the cached step states: a new version makes every process reload them.
+      for (const runId of new Set(attempts.map((key) => key.runId))) this.statements.bumpVersion.run(runId);
+      return lost;
+    });
   }
 
   async recordAttemptProcess(key: AttemptKey, proc: { pid: number; host: string }): Promise<void> {

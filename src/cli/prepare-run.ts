@@ -1,0 +1,63 @@
+import { BatonError } from '../core/errors.js';
+import type { Plan } from '../core/plan/types.js';
+import { prepareRun } from '../engine/start-run.js';
+import { loadPlanFile } from '../plan/load-plan-file.js';
+import type { NewRun } from '../store/store.js';
+import { agentFromEnvOrOption } from './home.js';
+
+export interface PrepareOptions {
+  input?: string[];
+  workspace?: string;
+  id?: string;
+  agent?: string;
+}
+
+export function parseInputs(pairs: readonly string[] = []): Record<string, string> {
+  const inputs: Record<string, string> = {};
+  for (const pair of pairs) {
+    const eq = pair.indexOf('=');
+    if (eq <= 0) {
+      throw new BatonError(
+        'INVALID_ARGUMENT',
+        `--input "${pair}": expected name=value, e.g. --input topic="durable execution"`,
+      );
+    }
+    inputs[pair.slice(0, eq)] = pair.slice(eq + 1);
+  }
+  return inputs;
+}
+
+/** The CLI runs agent steps; function steps need a program that registers the functions. */
+function refuseFunctionSteps(plan: Plan, planPath: string): void {
+  const fnSteps = plan.steps.filter((step) => step.kind === 'fn');
+  if (fnSteps.length === 0) return;
+  const names = fnSteps.map((step) => `${step.id} (fn: ${step.fn})`).join(', ');
+  throw new BatonError(
+    'CONFIG_INVALID',
+    `${planPath}: step(s) ${names} call TypeScript functions, which the baton command cannot run; start this plan from your program with startRun() and a FunctionRegistry (README: TypeScript API)`,
+  );
+}
+
+/**
+ * Loads and checks a plan for `run` and `propose`: everything is validated before any database
+ * is opened, so bad input creates and changes nothing.
+ */
+export async function prepareRunFromCli(
+  planPath: string,
+  options: PrepareOptions,
+  extra: { awaitingApproval?: boolean } = {},
+): Promise<{ plan: Plan; prepared: NewRun }> {
+  const { plan } = await loadPlanFile(planPath);
+  refuseFunctionSteps(plan, planPath);
+  const defaultAgent = agentFromEnvOrOption(options.agent);
+  const prepared = prepareRun({
+    plan,
+    planPath,
+    inputs: parseInputs(options.input),
+    ...(options.workspace ? { workspace: options.workspace } : {}),
+    ...(defaultAgent ? { defaultAgent } : {}),
+    ...(options.id ? { runId: options.id } : {}),
+    ...(extra.awaitingApproval ? { awaitingApproval: true } : {}),
+  });
+  return { plan, prepared };
+}

@@ -1,0 +1,151 @@
+import { agentInvocation, summarizeAgentOutput } from '../core/agent-prompt.js';
+import { classifyAgentExit } from '../core/classify-agent-exit.js';
+import type { FailureClass, OutputArtifact } from '../core/failure.js';
+import type { AgentSpec } from '../core/plan/types.js';
+import { type CommandPolicyMode, checkAgentCommand } from './command-policy.js';
+import { type ProcessResult, runProcess } from './run-process.js';
+import { checkOutputPath, describeArtifact } from './workspace-paths.js';
+
+export interface AgentAttemptOptions {
+  agent: AgentSpec;
+  prompt: string;
+  /** Working directory of the agent; required outputs are resolved inside it. */
+  workspace: string;
+  requiredOutputs: readonly string[];
+  env: NodeJS.ProcessEnv;
+  timeoutMs: number;
+  killGraceMs: number;
+  /** Absolute path of the attempt log (full stdout and stderr). */
+  logPath: string;
+  signal?: AbortSignal;
+  onSpawn?: (pid: number) => void;
+  /** `legacy`: the skill's stricter rule for STEP_AGENT_CMD (also refuses any -c / -e). */
+  policy?: CommandPolicyMode;
+}
+
+export type AgentAttemptResult =
+  | { ok: true; summary: string; outputs: OutputArtifact[]; exitCode: number | null; process: ProcessResult }
+  | {
+      ok: false;
+      failureClass: FailureClass;
+      message: string;
+      exitCode: number | null;
+      retryAfterMs?: number;
+      /** Stopped by the signal (cancel, lease lost, shutdown, --max-time): not the agent's failure. */
+      aborted: boolean;
+      /** Null when the command was refused before anything ran. */
+      process: ProcessResult | null;
+      /** Declared outputs that are missing or resolve outside the workspace, in declared order. */
+      failedOutputs?: string[];
+    };
+
+/**
+ * One supervised agent attempt, the same for native runs and state.json files: the command is
+ * checked against the policy, the prompt passed as one argument (or on stdin), the process group
+ * timed out and killed, the exit classified (exit 0 is not proof: a JSON error record or a
+ * rate-limit line still fails), then required outputs must exist inside the workspace.
+ */
+export async function runAgentAttempt(options: AgentAttemptOptions): Promise<AgentAttemptResult> {
+  const verdict = checkAgentCommand(options.agent.command, {
+    cwd: options.workspace,
+    ...(options.policy ? { mode: options.policy } : {}),
+    ...(options.env.PATH === undefined ? {} : { pathEnv: options.env.PATH }),
+  });
+  if (!verdict.ok)
+    return {
+      ok: false,
+      failureClass: 'invalid',
+      message: verdict.reason,
+      exitCode: null,
+      aborted: false,
+      process: null,
+    };
+  const { argv, stdinText } = agentInvocation(options.agent, options.prompt);
+  const result = await runProcess({
+    argv,
+    cwd: options.workspace,
+    env: options.env,
+    ...(stdinText === undefined ? {} : { stdinText }),
+    timeoutMs: options.timeoutMs,
+    killGraceMs: options.killGraceMs,
+    logPath: options.logPath,
+    ...(options.signal ? { signal: options.signal } : {}),
+    ...(options.onSpawn ? { onSpawn: options.onSpawn } : {}),
+  });
+  if (result.aborted) {
+    const message = 'stopped before it finished (cancelled, lease lost, shutting down or out of time)';
+    return {
+      ok: false,
+      failureClass: 'interrupted',
+      message,
+      exitCode: result.exitCode,
+      aborted: true,
+      process: result,
+    };
+  }
+  const exit = classifyAgentExit({
+    exitCode: result.exitCode,
+    signal: result.signal,
+    timedOut: result.timedOut,
+    timeoutMs: options.timeoutMs,
+    command: options.agent.command[0] ?? '',
+    stdoutTail: result.stdoutTail,
+    stderrTail: result.stderrTail,
+    ...(result.spawnError ? { spawnErrorCode: result.spawnError.code } : {}),
+  });
+  if (!exit.ok) {
+    const retryAfter = exit.retryAfterMs === undefined ? {} : { retryAfterMs: exit.retryAfterMs };
+    return {
+      ok: false,
+      failureClass: exit.failureClass,
+      message: exit.message,
+      exitCode: result.exitCode,
+      aborted: false,
+      process: result,
+      ...retryAfter,
+    };
+  }
+  const missing: string[] = [];
+  const refused: string[] = [];
+  const failedOutputs: string[] = [];
+  const outputs: OutputArtifact[] = [];
+  for (const relPath of options.requiredOutputs) {
+    const check = await checkOutputPath(options.workspace, relPath);
+    if (check.ok) outputs.push(await describeArtifact(options.workspace, check.absPath));
+    else {
+      failedOutputs.push(relPath);
+      if (check.problem === 'missing') missing.push(relPath);
+      else refused.push(check.message);
+    }
+  }
+  if (refused.length > 0) {
+    // An output resolving outside the workspace is a safety problem for a human, not something to retry.
+    return {
+      ok: false,
+      failureClass: 'invalid',
+      message: `Refused outputs: ${refused.join('; ')}`,
+      exitCode: result.exitCode,
+      aborted: false,
+      process: result,
+      failedOutputs,
+    };
+  }
+  if (missing.length > 0) {
+    return {
+      ok: false,
+      failureClass: 'agent_failed',
+      message: `Missing required outputs: ${missing.join(', ')}`,
+      exitCode: result.exitCode,
+      aborted: false,
+      process: result,
+      failedOutputs,
+    };
+  }
+  return {
+    ok: true,
+    summary: summarizeAgentOutput(result.stdoutTail),
+    outputs,
+    exitCode: result.exitCode,
+    process: result,
+  };
+}
