@@ -1,6 +1,6 @@
 import { hostname } from 'node:os';
 import { join, resolve } from 'node:path';
-import { BatonError } from '../core/errors.js';
+import { BatonError, parseArgvJson } from '../core/errors.js';
 import { parseDurationMs } from '../core/plan/duration.js';
 import type { AgentSpec } from '../core/plan/types.js';
 import { SqliteStore } from '../store/sqlite/sqlite-store.js';
@@ -34,29 +34,8 @@ export function ownerId(): string {
  */
 export function parseAgentOption(value: string | undefined, where: string): AgentSpec | undefined {
   if (value === undefined || value.trim() === '') return undefined;
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(value);
-  } catch {
-    throw new BatonError(
-      'CONFIG_INVALID',
-      `${where}: expected a JSON array of strings such as '["claude","-p"]', got ${JSON.stringify(value)}`,
-    );
-  }
-  if (
-    !Array.isArray(parsed) ||
-    parsed.length === 0 ||
-    !parsed.every((arg) => typeof arg === 'string' && arg.length > 0)
-  ) {
-    throw new BatonError(
-      'CONFIG_INVALID',
-      `${where}: expected a non-empty JSON array of non-empty strings, got ${value}`,
-    );
-  }
-  return {
-    command: parsed as string[],
-    promptVia: (parsed as string[]).includes('{prompt}') ? 'placeholder' : 'arg',
-  };
+  const argv = parseArgvJson(value, where);
+  return { command: argv, promptVia: argv.includes('{prompt}') ? 'placeholder' : 'arg' };
 }
 
 export function agentFromEnvOrOption(option: string | undefined): AgentSpec | undefined {

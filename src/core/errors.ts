@@ -33,3 +33,35 @@ export class BatonError extends Error {
 export function isBatonError(value: unknown, code?: BatonErrorCode): value is BatonError {
   return value instanceof BatonError && (code === undefined || value.code === code);
 }
+
+/** The one message for an unknown run id, wherever it is looked up. */
+export function runNotFound(runId: string): BatonError {
+  return new BatonError('RUN_NOT_FOUND', `no run with id "${runId}" (list runs with: baton status)`);
+}
+
+/**
+ * An agent command given as a JSON array of strings (a flag or an environment variable): argv,
+ * never a string to split. `where` names the flag or variable in the message.
+ */
+export function parseArgvJson(value: string, where: string): string[] {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(value);
+  } catch {
+    throw new BatonError(
+      'CONFIG_INVALID',
+      `${where}: expected a JSON array of strings such as '["claude","-p"]', got ${JSON.stringify(value)}`,
+    );
+  }
+  if (
+    !Array.isArray(parsed) ||
+    parsed.length === 0 ||
+    !parsed.every((arg) => typeof arg === 'string' && arg.length > 0)
+  ) {
+    throw new BatonError(
+      'CONFIG_INVALID',
+      `${where}: expected a non-empty JSON array of non-empty strings, got ${value}`,
+    );
+  }
+  return parsed as string[];
+}

@@ -1,4 +1,4 @@
-import { BatonError } from '../core/errors.js';
+import { BatonError, parseArgvJson } from '../core/errors.js';
 import { assertAgentCommand } from '../executors/command-policy.js';
 
 /** The skill's environment variables, read once at the entry point. */
@@ -15,27 +15,7 @@ export interface LegacyConfig {
  */
 export function legacyConfigFromEnv(env: NodeJS.ProcessEnv, cwd: string): LegacyConfig {
   const raw = env.STEP_AGENT_CMD?.trim() || 'echo';
-  let argv: string[];
-  if (raw.startsWith('[')) {
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(raw);
-    } catch {
-      throw new BatonError(
-        'AGENT_CMD_REFUSED',
-        `STEP_AGENT_CMD starts with "[" but is not a JSON array of strings: ${raw}`,
-      );
-    }
-    if (!Array.isArray(parsed) || !parsed.every((arg) => typeof arg === 'string')) {
-      throw new BatonError(
-        'AGENT_CMD_REFUSED',
-        `STEP_AGENT_CMD: expected a JSON array of strings, got ${raw}`,
-      );
-    }
-    argv = parsed as string[];
-  } else {
-    argv = raw.split(/\s+/);
-  }
+  const argv = raw.startsWith('[') ? parseArgvJson(raw, 'STEP_AGENT_CMD') : raw.split(/\s+/);
   assertAgentCommand(argv, { mode: 'legacy', cwd, ...(env.PATH === undefined ? {} : { pathEnv: env.PATH }) });
   const retries = env.STEP_MAX_RETRIES?.trim() || '3';
   if (!/^\d+$/.test(retries) || Number(retries) < 1 || Number(retries) > 1000) {

@@ -1,4 +1,4 @@
-import { BatonError } from '../../core/errors.js';
+import { runNotFound } from '../../core/errors.js';
 import { startRun } from '../../engine/start-run.js';
 import type { RunDetail } from '../../store/store.js';
 import { EXIT } from '../exit-codes.js';
@@ -61,8 +61,7 @@ export async function decideCommand(
 ): Promise<number> {
   const store = openStore(resolveHome(options));
   try {
-    if (!(await store.getRun(runId)))
-      throw new BatonError('RUN_NOT_FOUND', `no run with id "${runId}" (list runs with: baton status)`);
+    if (!(await store.getRun(runId))) throw runNotFound(runId);
     const delayMs = options.delay ? parseDurationOption(options.delay, '--delay') : 0;
     const summary =
       decision === 'approve'

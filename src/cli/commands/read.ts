@@ -1,7 +1,7 @@
 import { createReadStream, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
-import { BatonError } from '../../core/errors.js';
+import { BatonError, runNotFound } from '../../core/errors.js';
 import type { StoredEvent } from '../../core/events.js';
 import type { RunDetail, RunSummary, Store } from '../../store/store.js';
 import { EXIT } from '../exit-codes.js';
@@ -31,7 +31,7 @@ async function withStore<T>(
 
 async function requireRun(store: Store, runId: string): Promise<RunDetail> {
   const run = await store.getRun(runId);
-  if (!run) throw new BatonError('RUN_NOT_FOUND', `no run with id "${runId}" (list runs with: baton status)`);
+  if (!run) throw runNotFound(runId);
   return run;
 }
 

@@ -1,5 +1,5 @@
 import type { Statement } from 'better-sqlite3';
-import { BatonError } from '../../core/errors.js';
+import { runNotFound } from '../../core/errors.js';
 import type { BatonEvent, StoredEvent } from '../../core/events.js';
 import type { FailureClass, OutputArtifact } from '../../core/failure.js';
 import { type RunStatus, type StepResult, type StepStatus, stepOf } from '../../core/run-state.js';
@@ -42,8 +42,7 @@ export class SqliteReads {
 
   protected requireRun(runId: string): LoadedRun {
     const entry = this.rows.load(runId);
-    if (!entry)
-      throw new BatonError('RUN_NOT_FOUND', `no run with id "${runId}" (list runs with: baton status)`);
+    if (!entry) throw runNotFound(runId);
     return entry;
   }
 
@@ -72,8 +71,7 @@ export class SqliteReads {
 
   protected summary(runId: string): RunSummary {
     const row = this.sql<[string], SummaryRow>(`SELECT ${SUMMARY_COLUMNS} FROM runs WHERE id = ?`).get(runId);
-    if (!row)
-      throw new BatonError('RUN_NOT_FOUND', `no run with id "${runId}" (list runs with: baton status)`);
+    if (!row) throw runNotFound(runId);
     return this.toSummary(row);
   }
 
