@@ -1,5 +1,4 @@
 import { hostname } from 'node:os';
-import type { StepOutcome } from '../../core/failure.js';
 import { approveRun, cancelRun, rejectRun, resumeRun, retryStep, skipStep } from '../../core/run-commands.js';
 import { DUE_STEP_STATUSES, planIndex, type RunState, stepOf } from '../../core/run-state.js';
 import {
@@ -21,6 +20,7 @@ import type {
   RunSummary,
   Store,
 } from '../store.js';
+import { dueCandidates, resultOf, runningCount } from './claim-candidates.js';
 import {
   type OpenSqliteOptions,
   openSqliteDatabase,
@@ -29,6 +29,7 @@ import {
 } from './open-database.js';
 import type { LoadedRun } from './run-rows.js';
 import { SqliteReads } from './sqlite-reads.js';
+import { type DueRow, prepareStoreStatements } from './store-statements.js';
 
 const RECLAIM_BATCH = 100;
 /** Due steps read per query, and at most how many pages one cycle looks through. */
@@ -55,56 +56,7 @@ export class SqliteStore extends SqliteReads implements Store {
   constructor(db: SqliteDatabase) {
     super(db);
     this.inTransaction = db.transaction((fn: () => unknown) => fn());
-    this.statements = {
-      insertRun: db.prepare(
-        `INSERT INTO runs (id, plan_name, plan_hash, inputs_json, workspace, status, created_at, updated_at)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
-      ),
-      insertPlan: db.prepare('INSERT INTO run_plans (run_id, plan_json) VALUES (?, ?)'),
-      insertStep: db.prepare(
-        'INSERT INTO steps (run_id, step_id, position, status, due_at, result_json, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)',
-      ),
-      // Driven by the partial index of due steps, so a claim costs what is due, not what is stored.
-      // Driven by the partial index of due steps, so a claim costs what is due, not what is stored;
-      // paged by (due_at, run_id, step_id) so steps that cannot be claimed never hide later ones.
-      dueCandidates: db.prepare<[number, number, number, string, string, number], DueRow>(
-        `SELECT s.run_id, s.step_id, s.due_at FROM steps s INDEXED BY steps_due
-         WHERE s.status IN ('ready', 'retry_wait') AND s.due_at <= ? AND s.due_at >= ?
-           AND (s.due_at, s.run_id, s.step_id) > (?, ?, ?)
-           AND EXISTS (SELECT 1 FROM runs r WHERE r.id = s.run_id AND r.status = 'running')
-         ORDER BY s.due_at, s.run_id, s.step_id LIMIT ?`,
-      ),
-      dueCandidatesOfRun: db.prepare<[string, number, number, string, number], DueRow>(
-        `SELECT run_id, step_id, due_at FROM steps
-         WHERE run_id = ? AND status IN ('ready', 'retry_wait') AND due_at <= ? AND (due_at, step_id) > (?, ?)
-         ORDER BY due_at, step_id LIMIT ?`,
-      ),
-      expired: db.prepare<
-        [number, number],
-        { run_id: string; step_id: string; attempt: number; pid: number | null; host: string | null }
-      >(
-        `SELECT run_id, step_id, attempt, pid, host FROM steps
-         WHERE status = 'running' AND lease_expires_at <= ? ORDER BY lease_expires_at LIMIT ?`,
-      ),
-      insertAttempt: db.prepare(
-        `INSERT INTO attempts (run_id, step_id, attempt, owner, started_at, ended_at, outcome, failure_class, exit_code,
-           fingerprint, message, summary, log_path, outputs_json)
-         VALUES (@runId, @stepId, @attempt, @owner, @startedAt, @endedAt, @outcome, @failureClass, @exitCode,
-           @fingerprint, @message, @summary, @logPath, @outputsJson)
-         ON CONFLICT (run_id, step_id, attempt) DO NOTHING`,
-      ),
-      insertArtifact: db.prepare(
-        'INSERT OR IGNORE INTO artifacts (run_id, step_id, attempt, path, size, sha256) VALUES (?, ?, ?, ?, ?, ?)',
-      ),
-      renew: db.prepare(
-        `UPDATE steps SET lease_expires_at = ? WHERE run_id = ? AND step_id = ? AND attempt = ?
-           AND lease_owner = ? AND status = 'running'`,
-      ),
-      bumpVersion: db.prepare('UPDATE runs SET version = version + 1 WHERE id = ?'),
-      recordProcess: db.prepare(
-        "UPDATE steps SET pid = ?, host = ? WHERE run_id = ? AND step_id = ? AND attempt = ? AND status = 'running'",
-      ),
-    };
+    this.statements = prepareStoreStatements(db);
   }
 
   async createRun(spec: NewRun): Promise<RunSummary> {
@@ -407,53 +359,4 @@ export class SqliteStore extends SqliteReads implements Store {
   static host(): string {
     return hostname();
   }
-}
-
-interface DueRow {
-  run_id: string;
-  step_id: string;
-  due_at: number;
-}
-
-/**
- * Steps to try to claim, earliest due first: those the database holds as due, and those that
- * became due in this very cycle (a completed step's successors), which are only in memory yet.
- */
-function dueCandidates(
-  stored: DueRow[],
-  touched: Iterable<{ entry: LoadedRun | null; changed: ReadonlySet<string> }>,
-  request: Pick<CycleRequest, 'now' | 'runId'>,
-): DueRow[] {
-  const byKey = new Map<string, DueRow>();
-  for (const row of stored) byKey.set(`${row.run_id}\u0000${row.step_id}`, row);
-  for (const { entry, changed } of touched) {
-    if (!entry || (request.runId !== undefined && entry.state.id !== request.runId)) continue;
-    for (const stepId of changed) {
-      const step = stepOf(entry.state, stepId)!;
-      if (DUE_STEP_STATUSES.has(step.status) && step.dueAt !== null && step.dueAt <= request.now) {
-        byKey.set(`${entry.state.id}\u0000${step.stepId}`, {
-          run_id: entry.state.id,
-          step_id: step.stepId,
-          due_at: step.dueAt,
-        });
-      }
-    }
-  }
-  return [...byKey.values()].sort((a, b) => a.due_at - b.due_at);
-}
-
-function runningCount(run: RunState): number {
-  let count = 0;
-  for (const step of run.steps) if (step.status === 'running') count++;
-  return count;
-}
-
-function resultOf(outcome: Extract<StepOutcome, { ok: true }>): {
-  summary: string;
-  outputs: unknown[];
-  value?: unknown;
-} {
-  return outcome.value === undefined
-    ? { summary: outcome.summary, outputs: outcome.outputs }
-    : { summary: outcome.summary, outputs: outcome.outputs, value: outcome.value };
 }

@@ -1,0 +1,48 @@
+import type { StepOutcome } from '../../core/failure.js';
+import { DUE_STEP_STATUSES, type RunState, stepOf } from '../../core/run-state.js';
+import type { CycleRequest } from '../store.js';
+import type { LoadedRun } from './run-rows.js';
+import type { DueRow } from './store-statements.js';
+
+/**
+ * Steps to try to claim, earliest due first: those the database holds as due, and those that
+ * became due in this very cycle (a completed step's successors), which are only in memory yet.
+ */
+export function dueCandidates(
+  stored: DueRow[],
+  touched: Iterable<{ entry: LoadedRun | null; changed: ReadonlySet<string> }>,
+  request: Pick<CycleRequest, 'now' | 'runId'>,
+): DueRow[] {
+  const byKey = new Map<string, DueRow>();
+  for (const row of stored) byKey.set(`${row.run_id}\u0000${row.step_id}`, row);
+  for (const { entry, changed } of touched) {
+    if (!entry || (request.runId !== undefined && entry.state.id !== request.runId)) continue;
+    for (const stepId of changed) {
+      const step = stepOf(entry.state, stepId)!;
+      if (DUE_STEP_STATUSES.has(step.status) && step.dueAt !== null && step.dueAt <= request.now) {
+        byKey.set(`${entry.state.id}\u0000${step.stepId}`, {
+          run_id: entry.state.id,
+          step_id: step.stepId,
+          due_at: step.dueAt,
+        });
+      }
+    }
+  }
+  return [...byKey.values()].sort((a, b) => a.due_at - b.due_at);
+}
+
+export function runningCount(run: RunState): number {
+  let count = 0;
+  for (const step of run.steps) if (step.status === 'running') count++;
+  return count;
+}
+
+export function resultOf(outcome: Extract<StepOutcome, { ok: true }>): {
+  summary: string;
+  outputs: unknown[];
+  value?: unknown;
+} {
+  return outcome.value === undefined
+    ? { summary: outcome.summary, outputs: outcome.outputs }
+    : { summary: outcome.summary, outputs: outcome.outputs, value: outcome.value };
+}

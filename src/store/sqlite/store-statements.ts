@@ -1,0 +1,88 @@
+import type Database from 'better-sqlite3';
+import type { SqliteDatabase } from './open-database.js';
+
+/** A due step as the claim query returns it. */
+export interface DueRow {
+  run_id: string;
+  step_id: string;
+  due_at: number;
+}
+
+type Statement<P extends unknown[] = unknown[], R = unknown> = Database.Statement<P, R>;
+
+export interface ExpiredRow {
+  run_id: string;
+  step_id: string;
+  attempt: number;
+  pid: number | null;
+  host: string | null;
+}
+
+/** The write-side statements of the SQLite store (typed, so their declarations can be emitted). */
+export interface StoreStatements {
+  insertRun: Statement;
+  insertPlan: Statement;
+  insertStep: Statement;
+  dueCandidates: Statement<[number, number, number, string, string, number], DueRow>;
+  dueCandidatesOfRun: Statement<[string, number, number, string, number], DueRow>;
+  expired: Statement<[number, number], ExpiredRow>;
+  insertAttempt: Statement;
+  insertArtifact: Statement;
+  renew: Statement;
+  bumpVersion: Statement;
+  recordProcess: Statement;
+}
+
+/** Prepares the store's statements once per connection. */
+export function prepareStoreStatements(db: SqliteDatabase): StoreStatements {
+  return {
+    insertRun: db.prepare(
+      `INSERT INTO runs (id, plan_name, plan_hash, inputs_json, workspace, status, created_at, updated_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+    ),
+    insertPlan: db.prepare('INSERT INTO run_plans (run_id, plan_json) VALUES (?, ?)'),
+    insertStep: db.prepare(
+      'INSERT INTO steps (run_id, step_id, position, status, due_at, result_json, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)',
+    ),
+    // Driven by the partial index of due steps, so a claim costs what is due, not what is stored.
+    // Driven by the partial index of due steps, so a claim costs what is due, not what is stored;
+    // paged by (due_at, run_id, step_id) so steps that cannot be claimed never hide later ones.
+    dueCandidates: db.prepare<[number, number, number, string, string, number], DueRow>(
+      `SELECT s.run_id, s.step_id, s.due_at FROM steps s INDEXED BY steps_due
+       WHERE s.status IN ('ready', 'retry_wait') AND s.due_at <= ? AND s.due_at >= ?
+         AND (s.due_at, s.run_id, s.step_id) > (?, ?, ?)
+         AND EXISTS (SELECT 1 FROM runs r WHERE r.id = s.run_id AND r.status = 'running')
+       ORDER BY s.due_at, s.run_id, s.step_id LIMIT ?`,
+    ),
+    dueCandidatesOfRun: db.prepare<[string, number, number, string, number], DueRow>(
+      `SELECT run_id, step_id, due_at FROM steps
+       WHERE run_id = ? AND status IN ('ready', 'retry_wait') AND due_at <= ? AND (due_at, step_id) > (?, ?)
+       ORDER BY due_at, step_id LIMIT ?`,
+    ),
+    expired: db.prepare<
+      [number, number],
+      { run_id: string; step_id: string; attempt: number; pid: number | null; host: string | null }
+    >(
+      `SELECT run_id, step_id, attempt, pid, host FROM steps
+       WHERE status = 'running' AND lease_expires_at <= ? ORDER BY lease_expires_at LIMIT ?`,
+    ),
+    insertAttempt: db.prepare(
+      `INSERT INTO attempts (run_id, step_id, attempt, owner, started_at, ended_at, outcome, failure_class, exit_code,
+         fingerprint, message, summary, log_path, outputs_json)
+       VALUES (@runId, @stepId, @attempt, @owner, @startedAt, @endedAt, @outcome, @failureClass, @exitCode,
+         @fingerprint, @message, @summary, @logPath, @outputsJson)
+       ON CONFLICT (run_id, step_id, attempt) DO NOTHING`,
+    ),
+    insertArtifact: db.prepare(
+      'INSERT OR IGNORE INTO artifacts (run_id, step_id, attempt, path, size, sha256) VALUES (?, ?, ?, ?, ?, ?)',
+    ),
+    renew: db.prepare(
+      `UPDATE steps SET lease_expires_at = ? WHERE run_id = ? AND step_id = ? AND attempt = ?
+         AND lease_owner = ? AND status = 'running'`,
+    ),
+    bumpVersion: db.prepare('UPDATE runs SET version = version + 1 WHERE id = ?'),
+    recordProcess: db.prepare(
+      "UPDATE steps SET pid = ?, host = ? WHERE run_id = ? AND step_id = ? AND attempt = ? AND status = 'running'",
+    ),
+  };
+}
