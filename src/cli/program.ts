@@ -5,7 +5,7 @@ import { EXIT } from './exit-codes.js';
 const program = new Command()
   .name('baton')
   .description(
-    'A durable step sequencer for AI agents: a plan of steps run by agent CLIs, stored in SQLite,\n' +
+    'A durable step sequencer for AI agents: a plan of steps run by agent CLIs, stored in SQLite, ' +
       'surviving crashes, retrying what is worth retrying and handing the rest to a human.',
   )
   .version('0.1.0')
