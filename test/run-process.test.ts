@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { killProcessGroup, type RunProcessOptions, runProcess } from '../src/executors/run-process.js';
+import { isAlive } from './helpers/cli.js';
 
 const fixtures = fileURLToPath(new URL('./fixtures/', import.meta.url));
 const root = mkdtempSync(join(tmpdir(), 'baton-run-process-'));
@@ -26,24 +27,6 @@ function options(argv: readonly string[], extra: Partial<RunProcessOptions> = {}
     logPath: join(root, `logs-${counter}`, 'attempt.log'),
     ...extra,
   };
-}
-
-/**
- * Dead means gone (ESRCH) or a zombie: killed orphans are reparented to pid 1, and the init of
- * some containers reaps them only every second or so.
- */
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ESRCH') return false;
-    throw error;
-  }
-  try {
-    return !/^State:\s+Z/m.test(readFileSync(`/proc/${pid}/status`, 'utf8'));
-  } catch {
-    return process.platform !== 'linux';
-  }
 }
 
 async function waitUntilDead(pid: number, withinMs: number): Promise<boolean> {
