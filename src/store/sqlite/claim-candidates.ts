@@ -46,3 +46,14 @@ export function resultOf(outcome: Extract<StepOutcome, { ok: true }>): {
     ? { summary: outcome.summary, outputs: outcome.outputs }
     : { summary: outcome.summary, outputs: outcome.outputs, value: outcome.value };
 }
+
+/** Every due step of a run held in memory, earliest first. */
+export function dueStepsOf(entry: LoadedRun, now: number): DueRow[] {
+  const due: DueRow[] = [];
+  for (const step of entry.state.steps) {
+    if (DUE_STEP_STATUSES.has(step.status) && step.dueAt !== null && step.dueAt <= now) {
+      due.push({ run_id: entry.state.id, step_id: step.stepId, due_at: step.dueAt });
+    }
+  }
+  return due.sort((a, b) => a.due_at - b.due_at);
+}

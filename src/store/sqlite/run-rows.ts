@@ -111,14 +111,14 @@ export class RunRows {
       `UPDATE runs SET status = @status, attempts_total = @attemptsTotal, blocked_reason = @blockedReason,
          updated_at = @updatedAt, finished_at = @finishedAt, version = version + 1 WHERE id = @id RETURNING version`,
     );
+    // Positional parameters: this runs for every changed step of every transition.
     this.updateStep = db.prepare(
-      `UPDATE steps SET status = @status, attempt = @attempt, tries = @tries, due_at = @dueAt, lease_owner = @leaseOwner,
-         lease_expires_at = @leaseExpiresAt, started_at = @startedAt, last_error = @lastError,
-         last_failure_class = @lastFailureClass, fingerprint = @fingerprint, fingerprint_repeats = @fingerprintRepeats,
-         result_json = @resultJson, blocked_reason = @blockedReason, updated_at = @updatedAt,
-         pid = CASE WHEN @status = 'running' THEN pid ELSE NULL END,
-         host = CASE WHEN @status = 'running' THEN host ELSE NULL END
-       WHERE run_id = @runId AND step_id = @stepId`,
+      `UPDATE steps SET status = ?, attempt = ?, tries = ?, due_at = ?, lease_owner = ?, lease_expires_at = ?,
+         started_at = ?, last_error = ?, last_failure_class = ?, fingerprint = ?, fingerprint_repeats = ?,
+         result_json = ?, blocked_reason = ?, updated_at = ?,
+         pid = CASE WHEN ? = 'running' THEN pid ELSE NULL END,
+         host = CASE WHEN ? = 'running' THEN host ELSE NULL END
+       WHERE run_id = ? AND step_id = ?`,
     );
     this.updatePlan = db.prepare('UPDATE run_plans SET plan_json = ? WHERE run_id = ?');
     this.updatePlanHash = db.prepare('UPDATE runs SET plan_hash = ? WHERE id = ?');
@@ -203,7 +203,29 @@ export class RunRows {
       this.updatePlanHash.run(hash, run.id);
       this.planCache.set(run.id, { hash, plan: run.plan });
     }
-    for (const stepId of changedSteps) this.updateStep.run({ runId: run.id, ...stepOf(run, stepId)! });
+    for (const stepId of changedSteps) {
+      const step = stepOf(run, stepId)!;
+      this.updateStep.run(
+        step.status,
+        step.attempt,
+        step.tries,
+        step.dueAt,
+        step.leaseOwner,
+        step.leaseExpiresAt,
+        step.startedAt,
+        step.lastError,
+        step.lastFailureClass,
+        step.fingerprint,
+        step.fingerprintRepeats,
+        step.resultJson,
+        step.blockedReason,
+        step.updatedAt,
+        step.status,
+        step.status,
+        run.id,
+        step.stepId,
+      );
+    }
   }
 
   appendEvent(runId: string, at: number, event: BatonEvent): void {

@@ -20,7 +20,7 @@ import type {
   RunSummary,
   Store,
 } from '../store.js';
-import { dueCandidates, resultOf, runningCount } from './claim-candidates.js';
+import { dueCandidates, dueStepsOf, resultOf, runningCount } from './claim-candidates.js';
 import {
   type OpenSqliteOptions,
   openSqliteDatabase,
@@ -35,6 +35,8 @@ const RECLAIM_BATCH = 100;
 /** Due steps read per query, and at most how many pages one cycle looks through. */
 const CLAIM_PAGE = 64;
 const CLAIM_MAX_PAGES = 20;
+/** How often (in the request clock) a cycle looks for expired leases. */
+const RECLAIM_INTERVAL_MS = 250;
 
 /** The embedded default store: one SQLite file, WAL, synchronous=FULL, writers serialized by BEGIN IMMEDIATE. */
 export class SqliteStore extends SqliteReads implements Store {
@@ -52,6 +54,7 @@ export class SqliteStore extends SqliteReads implements Store {
   }
 
   private readonly inTransaction;
+  private nextReclaimAt = Number.MIN_SAFE_INTEGER;
 
   constructor(db: SqliteDatabase) {
     super(db);
@@ -158,7 +161,11 @@ export class SqliteStore extends SqliteReads implements Store {
     });
 
     const reclaimed: ReclaimedAttempt[] = [];
-    for (const row of this.statements.expired.all(request.now, RECLAIM_BATCH)) {
+    // Leases last seconds: looking for expired ones a few times a second is soon enough.
+    const expired =
+      request.now >= this.nextReclaimAt ? this.statements.expired.all(request.now, RECLAIM_BATCH) : [];
+    if (request.now >= this.nextReclaimAt) this.nextReclaimAt = request.now + RECLAIM_INTERVAL_MS;
+    for (const row of expired) {
       const entry = load(row.run_id);
       if (!entry) continue;
       const before = stepOf(entry.state, row.step_id)!;
@@ -225,7 +232,14 @@ export class SqliteStore extends SqliteReads implements Store {
         lastError: step.lastError,
       });
     };
-    if (request.claimLimit > 0) {
+    // Driving one run that this cycle already loaded: its whole state is in memory, no query needed.
+    const driven = request.runId === undefined ? null : (touched.get(request.runId)?.entry ?? null);
+    if (request.claimLimit > 0 && driven) {
+      for (const candidate of dueStepsOf(driven, request.now)) {
+        if (claimed.length >= request.claimLimit) break;
+        tryClaim(candidate);
+      }
+    } else if (request.claimLimit > 0) {
       const seen = new Set<string>();
       let after: DueRow = { run_id: '', step_id: '', due_at: Number.MIN_SAFE_INTEGER };
       for (let page = 0; page < CLAIM_MAX_PAGES && claimed.length < request.claimLimit; page++) {
