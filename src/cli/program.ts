@@ -50,23 +50,30 @@ const lease = () =>
     'lease length; an attempt whose worker stops renewing is retried after it (default 30s)',
   );
 
+/** The options of every command that stores a run of a plan file (run, propose). */
+function withPlanOptions(command: Command): Command {
+  return command
+    .option('-i, --input <name=value...>', 'a plan input, repeatable')
+    .option(
+      '--workspace <dir>',
+      "folder the agents work in (default: the plan's workspace, else the plan file's folder)",
+    )
+    .option('--id <run-id>', 'use this run id instead of a generated one')
+    .addOption(agent());
+}
+
 program
   .command('init [dir]')
   .description('write a starter plan (baton.plan.yaml) and print the heartbeat line that drives it')
   .option('--force', 'overwrite an existing baton.plan.yaml')
   .action(act(async () => (await import('./commands/init.js')).initCommand));
 
-program
-  .command('run <plan>')
-  .description('store a run of a plan (YAML or JSON) and drive it to the end in the foreground')
-  .option('-i, --input <name=value...>', 'a plan input, repeatable')
-  .option(
-    '--workspace <dir>',
-    "folder the agents work in (default: the plan's workspace, else the plan file's folder)",
-  )
-  .option('--id <run-id>', 'use this run id instead of a generated one')
+withPlanOptions(
+  program
+    .command('run <plan>')
+    .description('store a run of a plan (YAML or JSON) and drive it to the end in the foreground'),
+)
   .option('--detach', 'store the run and return; baton check or baton worker drives it')
-  .addOption(agent())
   .addOption(concurrency())
   .addOption(lease())
   .addOption(json())
@@ -112,16 +119,13 @@ program
   .addOption(lease())
   .action(act(async () => (await import('./commands/worker.js')).workerCommand));
 
-program
-  .command('propose <plan>')
-  .description('validate a plan and store it as a run awaiting approval; prints a summary to show the user')
-  .option('-i, --input <name=value...>', 'a plan input, repeatable')
-  .option(
-    '--workspace <dir>',
-    "folder the agents work in (default: the plan's workspace, else the plan file's folder)",
-  )
-  .option('--id <run-id>', 'use this run id instead of a generated one')
-  .addOption(agent())
+withPlanOptions(
+  program
+    .command('propose <plan>')
+    .description(
+      'validate a plan and store it as a run awaiting approval; prints a summary to show the user',
+    ),
+)
   .addOption(json())
   .action(act(async () => (await import('./commands/propose.js')).proposeCommand));
 

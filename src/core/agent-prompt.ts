@@ -25,7 +25,8 @@ export function agentInvocation(agent: AgentSpec, prompt: string): { argv: strin
     return { argv: agent.command.map((arg) => (arg === '{prompt}' ? asArgument : arg)) };
   return { argv: [...agent.command, asArgument] };
 }
-const SUMMARY_MAX_CHARS = 2000;
+/** How much of a step's result stays in the state as its summary; the rest is in the log. */
+export const SUMMARY_MAX_CHARS = 2000;
 
 /**
  * What a later step sees as `{{steps.<id>.summary}}`: the `result` of a JSON final record

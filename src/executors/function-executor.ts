@@ -1,3 +1,4 @@
+import { SUMMARY_MAX_CHARS } from '../core/agent-prompt.js';
 import { BatonError } from '../core/errors.js';
 import type { StepResult } from '../core/run-state.js';
 import type { AttemptResult, ExecutionContext, StepExecutor } from './step-executor.js';
@@ -49,8 +50,6 @@ export class FunctionRegistry {
     return [...this.functions.keys()].sort();
   }
 }
-
-const SUMMARY_MAX_CHARS = 2000;
 
 export class FunctionExecutor implements StepExecutor {
   constructor(private readonly registry: FunctionRegistry) {}
