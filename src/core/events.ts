@@ -39,7 +39,57 @@ export type BatonEvent =
   | { type: 'step.skipped'; stepId: string }
   | { type: 'step.cancelled'; stepId: string }
   /** A guardrail stopped the run. */
-  | { type: 'budget.exceeded'; limit: 'maxSteps'; value: number; max: number };
+  | { type: 'budget.exceeded'; limit: 'maxSteps'; value: number; max: number }
+  /** The model-call harness acted on a failed or untrustworthy response (redacted: no prompt or completion). */
+  | ({ type: RecoveryEventType } & RecoveryDetail)
+  /** A model call ended: answered after recovering, answered in a degraded way, or failed. */
+  | {
+      type: 'recovery.finished';
+      stepId?: string;
+      callId: string;
+      provider: string;
+      model: string;
+      outcome: 'ok' | 'recovered' | 'degraded' | 'failed';
+      requests: number;
+      failureClass?: FailureClass;
+      reason?: string;
+    }
+  /** A tool call was refused or failed; the model was told (`Error[code]: ...`). */
+  | { type: 'tool.failed'; stepId?: string; tool: string; code: string; fingerprint: string; message: string }
+  /** A write tool's recorded result was returned instead of running it again. */
+  | { type: 'tool.replayed'; stepId?: string; tool: string; key: string };
+
+/** One recovery action of the model-call harness, as a `recovery.*` event. */
+export type RecoveryEventType =
+  | 'recovery.retried'
+  | 'recovery.compacted'
+  | 'recovery.output_reduced'
+  | 'recovery.reissued'
+  | 'recovery.continued'
+  | 'recovery.fell_back'
+  | 'recovery.gave_up';
+
+/** What a recovery event records. Messages are redacted and cut to 300 characters. */
+export interface RecoveryDetail {
+  stepId?: string;
+  callId: string;
+  provider: string;
+  model: string;
+  /** The request number within the call, from 1. */
+  attempt: number;
+  failureClass?: FailureClass;
+  reason?: string;
+  status?: number;
+  code?: string;
+  waitMs?: number;
+  tokensBefore?: number;
+  tokensAfter?: number;
+  maxOutputBefore?: number;
+  maxOutputAfter?: number;
+  toProvider?: string;
+  toModel?: string;
+  message?: string;
+}
 
 export type BatonEventType = BatonEvent['type'];
 
