@@ -26,7 +26,35 @@ export {
   StepFailure,
   type StepFunction,
 } from './executors/function-executor.js';
+export { ModelExecutor, type ModelExecutorOptions } from './executors/model-executor.js';
 export type { AttemptResult, ExecutionContext, StepExecutor } from './executors/step-executor.js';
+export { type AgentResult, type RunAgentOptions, runAgent } from './harness/agent-loop.js';
+export { type CallModelOptions, callModelWithRecovery, type ModelCallResult } from './harness/call-model.js';
+export type { BackoffSettings, HarnessEvent } from './harness/call-state.js';
+export { classifyModelError } from './harness/classify-model-error.js';
+export { type HarnessClock, scaledClock, systemClock } from './harness/clock.js';
+export { type CompactionHook, defaultCompaction } from './harness/compaction.js';
+export { detectTruncation } from './harness/detect-truncation.js';
+export type { FaultName, FaultSpec } from './harness/mock-llm/faults.js';
+export { startMockLlmServer } from './harness/mock-llm/server.js';
+export type { MockLlmOptions, MockLlmServer } from './harness/mock-llm/types.js';
+export { MODEL_CAPABILITIES, resolveCapabilities } from './harness/model-capabilities.js';
+export { DEFAULT_PRICES, type ModelPrice } from './harness/pricing.js';
+export { createAnthropicProvider } from './harness/providers/anthropic-provider.js';
+export { createOpenAiProvider } from './harness/providers/openai-provider.js';
+export { RecoveryBudget, type RecoveryLimits } from './harness/recovery-budget.js';
+export { type EffectLedger, MemoryEffectLedger, type ToolDefinition, ToolError } from './harness/tools.js';
+export {
+  type ChatMessage,
+  type FinishReason,
+  ModelCallError,
+  type ModelCapabilities,
+  type ModelFailure,
+  type ModelProvider,
+  type ModelRequest,
+  type ModelResponse,
+  type ToolCall,
+} from './harness/types.js';
 export { loadPlanFile } from './plan/load-plan-file.js';
 export { SqliteStore } from './store/sqlite/sqlite-store.js';
 export type { AttemptRecord, RunDetail, RunSummary, Store } from './store/store.js';

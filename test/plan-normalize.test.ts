@@ -23,12 +23,38 @@ describe('normalizePlan: steps', () => {
     ]);
   });
 
-  it('needs exactly one of instruction and fn', () => {
-    expect(problems(plan('  - { id: a }\n  - { id: b, fn: f, instruction: x }\n'))).toEqual([
-      'plan.yaml: 2 problems',
-      'plan.yaml: steps.a: needs "instruction" (run by an agent) or "fn" (a registered function)',
-      'plan.yaml: steps.b: has both "instruction" and "fn": a step is either an agent step or a function step',
+  it('needs exactly one of instruction, fn and model', () => {
+    const model = '{ provider: openai, model: m, prompt: p }';
+    expect(
+      problems(
+        plan(`  - { id: a }\n  - { id: b, fn: f, instruction: x }\n  - { id: c, fn: f, model: ${model} }\n`),
+      ),
+    ).toEqual([
+      'plan.yaml: 3 problems',
+      'plan.yaml: steps.a: needs "instruction" (run by an agent), "fn" (a registered function) or "model" (a model call)',
+      'plan.yaml: steps.b: has "instruction" and "fn": a step is either an agent step (instruction), a function step (fn) or a model step (model)',
+      'plan.yaml: steps.c: has "fn" and "model": a step is either an agent step (instruction), a function step (fn) or a model step (model)',
     ]);
+  });
+
+  it('normalizes a model step with its defaults and checks its templates', () => {
+    const normalized = parsePlanText(
+      'name: p\nsteps:\n  - id: a\n    model: { provider: anthropic, model: claude-x, prompt: "hi {{run.id}}" }\n',
+      'plan.yaml',
+    );
+    expect(normalized.steps[0]).toMatchObject({
+      kind: 'model',
+      model: {
+        provider: 'anthropic',
+        model: 'claude-x',
+        prompt: 'hi {{run.id}}',
+        tools: [],
+        maxOutputTokens: 1024,
+        maxTurns: 20,
+        stream: false,
+        requestTimeoutMs: 120_000,
+      },
+    });
   });
 
   it('refuses args on agent steps and an agent on function steps', () => {

@@ -1,6 +1,5 @@
 import { BatonError } from '../core/errors.js';
 import { Engine, type EngineOptions } from '../engine/engine.js';
-import type { AgentCliExecutorOptions } from '../executors/agent-cli-executor.js';
 import { FunctionExecutor, FunctionRegistry } from '../executors/function-executor.js';
 import type { AttemptResult, ExecutionContext, StepExecutor } from '../executors/step-executor.js';
 import type { Store } from '../store/store.js';
@@ -57,16 +56,17 @@ export function handleStopSignals(engine: Engine, graceMs: number, say: (line: s
   };
 }
 
-/** Loads the agent executor (and its command policy) only when a step actually runs: `check` with nothing due starts faster. */
-class LazyAgentExecutor implements StepExecutor {
+/**
+ * Loads an executor (the agent CLI's command policy, the model SDKs) only when a step of its kind
+ * actually runs: `check` with nothing due starts faster.
+ */
+class LazyExecutor implements StepExecutor {
   private executor: Promise<StepExecutor> | null = null;
 
-  constructor(private readonly options: AgentCliExecutorOptions) {}
+  constructor(private readonly load: () => Promise<StepExecutor>) {}
 
   async execute(context: ExecutionContext): Promise<AttemptResult> {
-    this.executor ??= import('../executors/agent-cli-executor.js').then(
-      (m) => new m.AgentCliExecutor(this.options),
-    );
+    this.executor ??= this.load();
     return (await this.executor).execute(context);
   }
 }
@@ -82,7 +82,15 @@ export function engineFromCli(
     store,
     home,
     owner: ownerId(),
-    executors: { agent: new LazyAgentExecutor({}), fn: new FunctionExecutor(new FunctionRegistry()) },
+    executors: {
+      agent: new LazyExecutor(() =>
+        import('../executors/agent-cli-executor.js').then((m) => new m.AgentCliExecutor({})),
+      ),
+      fn: new FunctionExecutor(new FunctionRegistry()),
+      model: new LazyExecutor(() =>
+        import('../executors/model-executor.js').then((m) => new m.ModelExecutor({})),
+      ),
+    },
     ...settings,
     ...observers,
     onError: (error) =>

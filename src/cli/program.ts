@@ -156,6 +156,32 @@ program
   );
 
 program
+  .command('mock-llm')
+  .description(
+    'start a local model server (OpenAI and Anthropic wire formats) that injects faults, to test model steps offline',
+  )
+  .option('--host <host>', 'address to listen on (default 127.0.0.1)')
+  .option('--port <n>', 'port (default: a free one)')
+  .option('--seed <n>', 'seed of the random fault mix (default 1)')
+  .option(
+    '--mix <fault=p,...>',
+    'probability of each fault per request, e.g. rate_limit=0.1,truncate_text=0.05',
+  )
+  .option(
+    '--script <fault,...>',
+    'faults of the first requests in order, e.g. rate_limit:2,overflow:anthropic,ok',
+  )
+  .addHelpText(
+    'after',
+    `
+Faults: ok, rate_limit[:seconds], rate_window_too_large, server_error[:status], stall, reset,
+midstream_error, overflow[:flavour], truncate_text, stop_at_limit, truncate_tool, finished_cut_json,
+unknown_tool, invalid_args, fatal[:status], quota.
+Point a model step at it with  model: { provider: openai, baseUrl: <printed url>/v1, ... }`,
+  )
+  .action(act(async () => (await import('./commands/mock-llm.js')).mockLlmCommand));
+
+program
   .command('classify <request...>')
   .description("does this request need a multi-step plan? (the skill's MULTI_STEP rule, English and Chinese)")
   .addOption(json())

@@ -28,6 +28,13 @@ export interface OutputArtifact {
   sha256: string;
 }
 
+/** Tokens and money an attempt spent (model steps; agent CLIs that report it). */
+export interface StepUsage {
+  inputTokens: number;
+  outputTokens: number;
+  costUsd: number;
+}
+
 /** What one attempt of a step came to. Outcomes are data: a failed step is not an exception. */
 export type StepOutcome =
   | {
@@ -38,6 +45,7 @@ export type StepOutcome =
       /** A function step's JSON-serialisable return value. */
       value?: unknown;
       exitCode?: number | null;
+      usage?: StepUsage;
     }
   | {
       ok: false;
@@ -47,4 +55,5 @@ export type StepOutcome =
       exitCode?: number | null;
       /** A wait the failure asked for (a CLI's "try again at", a Retry-After), used instead of backoff. */
       retryAfterMs?: number;
+      usage?: StepUsage;
     };

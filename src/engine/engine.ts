@@ -1,7 +1,9 @@
 import { hostname } from 'node:os';
 import type { RandomSource } from '../core/backoff.js';
 import { listTemplateRefs } from '../core/plan/template.js';
+import type { PlanStep } from '../core/plan/types.js';
 import type { StepExecutor } from '../executors/step-executor.js';
+import type { EffectLedger } from '../harness/tools.js';
 import type { AttemptKey, ClaimedStep, Completion, CycleResult, Store } from '../store/store.js';
 import { stopOrphanedAttempt } from './orphans.js';
 
@@ -16,7 +18,8 @@ export type EngineMode =
 
 export interface EngineOptions {
   store: Store;
-  executors: { agent: StepExecutor; fn: StepExecutor };
+  /** Who runs each kind of step; a model step without a `model` executor fails as `invalid`. */
+  executors: { agent: StepExecutor; fn: StepExecutor; model?: StepExecutor };
   home: string;
   /** Lease owner id; unique per process. */
   owner: string;
@@ -197,7 +200,7 @@ export class Engine {
 
   private async execute(claim: ClaimedStep, signal: AbortSignal): Promise<void> {
     const startedAt = this.now();
-    const executor = claim.step.kind === 'fn' ? this.options.executors.fn : this.options.executors.agent;
+    const executor = executorFor(this.options.executors, claim.step.kind);
     let completion: Completion;
     try {
       const results = await this.store.getStepResults(claim.runId, referencedSteps(claim));
@@ -208,6 +211,8 @@ export class Engine {
         signal,
         onProcess: (pid) =>
           void this.store.recordAttemptProcess(claim, { pid, host: hostname() }).catch(() => undefined),
+        recordEvents: (events) => this.store.appendEvents(claim.runId, events, this.now()),
+        effects: stepEffects(this.store, claim, () => this.now()),
       });
       completion = {
         ...attemptKey(claim),
@@ -260,15 +265,43 @@ export class Engine {
   }
 }
 
+/** The store's effect table seen from one step. */
+function stepEffects(store: Store, claim: ClaimedStep, now: () => number): EffectLedger {
+  const at = (key: string) => ({ runId: claim.runId, stepId: claim.stepId, key });
+  return {
+    begin: (key) => store.beginEffect(at(key), now()),
+    complete: (key, result) => store.completeEffect(at(key), result, now()),
+    clear: (key) => store.clearEffect(at(key)),
+  };
+}
+
 function attemptKey(claim: AttemptKey): AttemptKey {
   return { runId: claim.runId, stepId: claim.stepId, attempt: claim.attempt };
 }
 
-/** Steps whose results this attempt may read: template references for agents, dependencies for functions. */
+const missingModelExecutor: StepExecutor = {
+  execute: async () => ({
+    outcome: { ok: false, failureClass: 'invalid', message: 'this worker has no model executor configured' },
+    logPath: null,
+  }),
+};
+
+function executorFor(executors: EngineOptions['executors'], kind: PlanStep['kind']): StepExecutor {
+  if (kind === 'fn') return executors.fn;
+  if (kind === 'model') return executors.model ?? missingModelExecutor;
+  return executors.agent;
+}
+
+/** Steps whose results this attempt may read: template references for agents and models, dependencies for functions. */
 function referencedSteps(claim: ClaimedStep): string[] {
   if (claim.step.kind === 'fn') return claim.step.dependsOn;
   const ids = new Set<string>();
-  for (const ref of listTemplateRefs(claim.step.instruction ?? '')) {
+  const texts = [
+    claim.step.instruction ?? '',
+    claim.step.model?.prompt ?? '',
+    claim.step.model?.system ?? '',
+  ];
+  for (const ref of texts.flatMap((text) => listTemplateRefs(text))) {
     if (ref.path[0] === 'steps' && ref.path[1] !== undefined) ids.add(ref.path[1]);
   }
   return [...ids];

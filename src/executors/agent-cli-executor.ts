@@ -1,9 +1,8 @@
 import { join } from 'node:path';
 import { troubleshootPrompt } from '../core/agent-prompt.js';
-import { isBatonError } from '../core/errors.js';
-import { renderTemplate } from '../core/plan/template.js';
 import type { AgentSpec } from '../core/plan/types.js';
 import { runAgentAttempt } from './agent-attempt.js';
+import { renderStepText } from './render-step-text.js';
 import {
   type AttemptResult,
   attemptLogPath,
@@ -31,22 +30,11 @@ export class AgentCliExecutor implements StepExecutor {
       const message = 'no agent command: set defaults.agent.command in the plan';
       return { outcome: { ok: false, failureClass: 'invalid', message }, logPath: null };
     }
-    let instruction: string;
-    try {
-      instruction = renderTemplate(claim.step.instruction ?? '', {
-        run: { id: claim.runId, workspace: claim.workspace },
-        inputs: claim.inputs,
-        steps: Object.fromEntries(
-          Object.entries(context.results).map(([id, result]) => [
-            id,
-            { summary: result.summary, outputs: result.outputs.map((o) => o.path) },
-          ]),
-        ),
-      });
-    } catch (error) {
-      if (!isBatonError(error)) throw error;
-      return { outcome: { ok: false, failureClass: 'invalid', message: error.message }, logPath: null };
+    const rendered = renderStepText(claim.step.instruction ?? '', context);
+    if (!rendered.ok) {
+      return { outcome: { ok: false, failureClass: 'invalid', message: rendered.message }, logPath: null };
     }
+    const instruction = rendered.text;
     const prompt =
       claim.lastError !== null && claim.attempt > 1
         ? troubleshootPrompt(claim.stepId, claim.attempt - 1, claim.lastError, instruction)

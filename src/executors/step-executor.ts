@@ -1,5 +1,7 @@
+import type { BatonEvent } from '../core/events.js';
 import type { StepOutcome } from '../core/failure.js';
 import type { StepResult } from '../core/run-state.js';
+import type { EffectLedger } from '../harness/tools.js';
 import type { ClaimedStep } from '../store/store.js';
 
 /** What an executor is given for one attempt. */
@@ -13,6 +15,10 @@ export interface ExecutionContext {
   signal: AbortSignal;
   /** Called with the OS process id of an agent, so an orphan can be stopped after a crash. */
   onProcess(pid: number): void;
+  /** Appends events to the run's log while the attempt runs (model recovery, tool failures). */
+  recordEvents(events: readonly BatonEvent[]): Promise<void>;
+  /** This step's records in the store's effect table: a write recorded here never runs twice. */
+  effects: EffectLedger;
 }
 
 export interface AttemptResult {

@@ -1,6 +1,6 @@
 import type { RandomSource } from '../core/backoff.js';
-import type { StoredEvent } from '../core/events.js';
-import type { FailureClass, OutputArtifact, StepOutcome } from '../core/failure.js';
+import type { BatonEvent, StoredEvent } from '../core/events.js';
+import type { FailureClass, OutputArtifact, StepOutcome, StepUsage } from '../core/failure.js';
 import type { Plan, PlanStep } from '../core/plan/types.js';
 import type { RunStatus, StepResult, StepState } from '../core/run-state.js';
 
@@ -47,6 +47,16 @@ export interface Store {
   rejectRun(runId: string, now: number): Promise<RunSummary>;
   /** Gives a run stopped by its maxSteps budget as many attempts again. */
   resumeRun(runId: string, now: number): Promise<RunSummary>;
+  /** Appends events an executor emits while a step runs (model recovery, tool failures), in one transaction. */
+  appendEvents(runId: string, events: readonly BatonEvent[], now: number): Promise<void>;
+  /**
+   * Returns the effect recorded under `key`, or records an intent for it and returns null: the
+   * first half of exactly-once effects (write it before the effect, `completeEffect` after).
+   */
+  beginEffect(key: EffectKey, now: number): Promise<EffectRecord | null>;
+  completeEffect(key: EffectKey, result: unknown, now: number): Promise<void>;
+  /** Forgets an intent whose effect is known not to have happened. */
+  clearEffect(key: EffectKey): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -63,6 +73,15 @@ export interface NewRun {
   /** Steps already done elsewhere (`baton import` of a half-done state.json): they start succeeded. */
   completedSteps?: readonly string[];
 }
+
+export interface EffectKey {
+  runId: string;
+  stepId: string;
+  key: string;
+}
+
+/** An effect as recorded: only the intent (outcome unknown), or done with its result. */
+export type EffectRecord = { state: 'intent' } | { state: 'done'; result: unknown };
 
 export interface RunFilter {
   runId?: string;
@@ -128,6 +147,8 @@ export interface RunSummary {
   updatedAt: number;
   finishedAt: number | null;
   attemptsTotal: number;
+  /** Tokens and cost reported by the run's attempts. */
+  usage: StepUsage;
   stepCounts: Partial<Record<StepState['status'], number>>;
 }
 
@@ -151,4 +172,5 @@ export interface AttemptRecord extends AttemptKey {
   summary: string | null;
   logPath: string | null;
   outputs: OutputArtifact[];
+  usage: StepUsage | null;
 }

@@ -120,6 +120,33 @@ function describeEvent(event: StoredEvent, starts: Map<string, number>): { what:
       return { what: `budget ${event.limit} exceeded (${event.value} of ${event.max})`, took: '' };
     case 'run.resumed':
       return { what: `run resumed: ${event.reason}`, took: '' };
+    case 'recovery.finished':
+      return {
+        what: `model call ${event.outcome} after ${event.requests} request(s) (${event.model})`,
+        took: '',
+      };
+    case 'recovery.retried':
+      return {
+        what: `model ${event.reason ?? 'failure'}${event.status ? ` ${event.status}` : ''}: retry in ${formatDuration(event.waitMs ?? 0)}`,
+        took: '',
+      };
+    case 'recovery.compacted':
+      return { what: `context compacted: ~${event.tokensBefore} → ~${event.tokensAfter} tokens`, took: '' };
+    case 'recovery.output_reduced':
+    case 'recovery.reissued':
+      return {
+        what: `${event.type.slice('recovery.'.length).replace('_', ' ')}: max output ${event.maxOutputBefore} → ${event.maxOutputAfter}`,
+        took: '',
+      };
+    case 'recovery.fell_back':
+      return { what: `fell back from ${event.model} to ${event.toModel}`, took: '' };
+    case 'recovery.gave_up':
+      return {
+        what: `model call gave up (${event.reason ?? event.failureClass}): ${event.message ?? ''}`,
+        took: '',
+      };
+    case 'tool.failed':
+      return { what: `tool ${event.tool} failed (${event.code})`, took: '' };
     default:
       return { what: event.type.replace('.', ' '), took: '' };
   }
@@ -139,7 +166,7 @@ export async function timelineCommand(runId: string, options: GlobalOptions): Pr
     const rows = [['TIME', '+ELAPSED', 'STEP', 'ATTEMPT', 'DURATION', 'EVENT']];
     for (const event of events) {
       const { what, took } = describeEvent(event, starts);
-      const stepId = 'stepId' in event ? event.stepId : '';
+      const stepId = 'stepId' in event ? (event.stepId ?? '') : '';
       const attempt = 'attempt' in event ? String(event.attempt) : '';
       rows.push([clockTime(event.at), formatDuration(event.at - first), stepId, attempt, took, what]);
     }

@@ -8,6 +8,8 @@ import {
   DEFAULT_LIMITS,
   DEFAULT_RETRY,
   DEFAULT_TIMEOUT_MS,
+  type ModelStepSpec,
+  type ModelTargetSpec,
   type Plan,
   type PlanInput,
   type PlanStep,
@@ -68,14 +70,21 @@ export function normalizePlan(file: PlanFile, fileName: string): Plan {
   const allStepIds = [...seen];
   const inputNames = Object.keys(inputs);
   steps.forEach((step, index) => {
-    if (step.instruction === undefined) return;
     const context = {
       stepId: step.id,
       dependencies: dependencies.get(step.id) ?? new Set<string>(),
       allStepIds,
       inputNames,
     };
-    issues.push(...checkTemplateRefs(step.instruction, pathOf(index, 'instruction'), context));
+    if (step.instruction !== undefined) {
+      issues.push(...checkTemplateRefs(step.instruction, pathOf(index, 'instruction'), context));
+    }
+    if (step.model !== undefined) {
+      issues.push(...checkTemplateRefs(step.model.prompt, pathOf(index, 'model', 'prompt'), context));
+      if (step.model.system !== undefined) {
+        issues.push(...checkTemplateRefs(step.model.system, pathOf(index, 'model', 'system'), context));
+      }
+    }
   });
 
   if (issues.length > 0) throw new PlanInvalidError(fileName, issues);
@@ -102,14 +111,23 @@ function normalizeStep(
   path: string,
   issues: PlanIssue[],
 ): PlanStep {
-  const kind = step.fn === undefined ? 'agent' : 'fn';
-  if (step.fn !== undefined && step.instruction !== undefined) {
+  const executors = [
+    step.instruction === undefined ? null : 'instruction',
+    step.fn === undefined ? null : 'fn',
+    step.model === undefined ? null : 'model',
+  ].filter((name): name is string => name !== null);
+  const kind: PlanStep['kind'] = step.fn !== undefined ? 'fn' : step.model !== undefined ? 'model' : 'agent';
+  if (executors.length > 1) {
     issues.push({
       path,
-      problem: 'has both "instruction" and "fn": a step is either an agent step or a function step',
+      problem: `has ${executors.map((name) => `"${name}"`).join(' and ')}: a step is either an agent step (instruction), a function step (fn) or a model step (model)`,
     });
-  } else if (step.fn === undefined && step.instruction === undefined) {
-    issues.push({ path, problem: 'needs "instruction" (run by an agent) or "fn" (a registered function)' });
+  } else if (executors.length === 0) {
+    issues.push({
+      path,
+      problem:
+        'needs "instruction" (run by an agent), "fn" (a registered function) or "model" (a model call)',
+    });
   }
   if (step.args !== undefined && step.fn === undefined) {
     issues.push({
@@ -119,6 +137,9 @@ function normalizeStep(
   }
   if (step.agent !== undefined && step.fn !== undefined) {
     issues.push({ path: `${path}.agent`, problem: 'a function step does not run an agent: remove "agent"' });
+  }
+  if (step.agent !== undefined && step.model !== undefined) {
+    issues.push({ path: `${path}.agent`, problem: 'a model step does not run an agent CLI: remove "agent"' });
   }
   (step.requiredOutputs ?? []).forEach((output, index) => {
     const problem = outputPathProblem(output);
@@ -135,6 +156,7 @@ function normalizeStep(
     ...(step.instruction === undefined ? {} : { instruction: step.instruction }),
     ...(step.fn === undefined ? {} : { fn: step.fn }),
     ...(step.args === undefined ? {} : { args: structuredClone(step.args) }),
+    ...(step.model === undefined ? {} : { model: normalizeModel(step.model, `${path}.model`) }),
     ...(agent === undefined ? {} : { agent: normalizeAgent(agent) }),
     dependsOn: [...(step.dependsOn ?? [])],
     requiredOutputs: [...(step.requiredOutputs ?? [])],
@@ -143,6 +165,31 @@ function normalizeStep(
     delayBeforeMs: parseDurationMs(delayBefore, `${path}.delayBeforeMs`),
   };
   return normalized;
+}
+
+const DEFAULT_REQUEST_TIMEOUT_MS = 120_000;
+
+function normalizeModel(model: NonNullable<PlanFileStep['model']>, path: string): ModelStepSpec {
+  const target = (spec: ModelTargetSpec): ModelTargetSpec => ({
+    provider: spec.provider,
+    model: spec.model,
+    ...(spec.baseUrl === undefined ? {} : { baseUrl: spec.baseUrl }),
+    ...(spec.apiKeyEnv === undefined ? {} : { apiKeyEnv: spec.apiKeyEnv }),
+  });
+  return {
+    ...target(model),
+    ...(model.system === undefined ? {} : { system: model.system }),
+    prompt: model.prompt,
+    tools: [...(model.tools ?? [])],
+    maxOutputTokens: model.maxOutputTokens ?? 1024,
+    maxTurns: model.maxTurns ?? 20,
+    stream: model.stream ?? false,
+    requestTimeoutMs: parseDurationMs(
+      model.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS,
+      `${path}.requestTimeoutMs`,
+    ),
+    ...(model.fallback === undefined ? {} : { fallback: target(model.fallback) }),
+  };
 }
 
 /** `override` merged over `base`; an initial delay above the maximum is an issue at `path`. */

@@ -131,6 +131,57 @@ const jsonValueSchema = z.unknown().refine((value) => isJsonValue(value), {
   error: 'must be plain JSON (no NaN, Infinity or non-plain objects)',
 });
 
+const modelTargetShape = {
+  provider: z
+    .enum(['openai', 'anthropic'], {
+      error: (issue) => `expected "openai" or "anthropic", got ${describeValue(issue.input)}`,
+    })
+    .describe(
+      'Which wire format and SDK: openai (Chat Completions, also vLLM, Ollama, LM Studio, OpenRouter via baseUrl) or anthropic (Messages).',
+    ),
+  model: z.string().min(1).describe('Model name, e.g. gpt-4o-mini or claude-sonnet-4-5.'),
+  baseUrl: z
+    .url({ protocol: /^https?$/, error: 'expected an http(s) URL, e.g. http://127.0.0.1:8000/v1' })
+    .optional()
+    .describe('Endpoint of an OpenAI-compatible or Anthropic-compatible server. Default: the provider.'),
+  apiKeyEnv: z
+    .string()
+    .regex(/^[A-Z_][A-Z0-9_]*$/, { error: 'expected an environment variable name, e.g. OPENAI_API_KEY' })
+    .optional()
+    .describe(
+      'Name of the environment variable holding the API key (never the key itself). Default OPENAI_API_KEY / ANTHROPIC_API_KEY.',
+    ),
+};
+
+export const modelSchema = strictObject(
+  {
+    ...modelTargetShape,
+    system: z.string().optional().describe('System prompt; may use the same {{...}} references as prompt.'),
+    prompt: z
+      .string()
+      .min(1)
+      .describe('The user prompt; may use {{inputs.<name>}}, {{steps.<id>.summary}}, {{run.id}}, ...'),
+    tools: z
+      .array(z.string().min(1))
+      .optional()
+      .describe('Names of tools from the tool registry the model may call.'),
+    maxOutputTokens: z.number().int().min(1).optional().describe('Output budget of each call. Default 1024.'),
+    maxTurns: z
+      .number()
+      .int()
+      .min(1)
+      .max(200)
+      .optional()
+      .describe('Tool-calling turns before giving up. Default 20.'),
+    stream: z.boolean().optional().describe('Stream responses. Default false.'),
+    requestTimeoutMs: timeoutSchema('Timeout of one model request. Default 2m.').optional(),
+    fallback: strictObject(modelTargetShape, 'a fallback model: { provider, model, baseUrl?, apiKeyEnv? }')
+      .optional()
+      .describe('Used after the primary model keeps failing transiently, and only when compatible.'),
+  },
+  'a model call: { provider, model, prompt, ... }',
+).describe('A model call made through the recovery harness (makes this a model step).');
+
 export const stepSchema = strictObject(
   {
     id: idSchema('step id').describe('Unique step id: 1-64 letters, digits, "_" or "-".'),
@@ -148,6 +199,7 @@ export const stepSchema = strictObject(
       .optional()
       .describe('Name of a registered TypeScript function (makes this a function step).'),
     args: jsonValueSchema.optional().describe('Any JSON value, passed to the function of a fn step.'),
+    model: modelSchema.optional(),
     agent: agentSchema.optional(),
     dependsOn: z
       .array(z.string(), {
@@ -169,11 +221,11 @@ export const stepSchema = strictObject(
       'Durable delay before the first attempt of this step. Default: defaults.delayBeforeMs, else 0.',
     ).optional(),
   },
-  'a step: { id, instruction or fn, ... }',
+  'a step: { id, instruction, fn or model, ... }',
 ).meta({
-  description: 'One step: exactly one of instruction (agent step) or fn (function step).',
+  description: 'One step: exactly one of instruction (agent step), fn (function step) or model (model step).',
   // For editors; Baton itself checks this in normalize.ts with a clearer message.
-  oneOf: [{ required: ['instruction'] }, { required: ['fn'] }],
+  oneOf: [{ required: ['instruction'] }, { required: ['fn'] }, { required: ['model'] }],
 });
 
 export const inputSchema = strictObject(

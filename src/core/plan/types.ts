@@ -30,19 +30,43 @@ export interface RetryPolicy {
   maxDelayMs: number;
 }
 
+/** A provider and model a model step sends to. */
+export interface ModelTargetSpec {
+  provider: 'openai' | 'anthropic';
+  model: string;
+  baseUrl?: string;
+  /** The environment variable holding the API key; the key itself is never stored. */
+  apiKeyEnv?: string;
+}
+
+/** A model step: one prompt through the recovery harness, with optional tools. */
+export interface ModelStepSpec extends ModelTargetSpec {
+  system?: string;
+  /** With `{{...}}` references still unrendered. */
+  prompt: string;
+  tools: string[];
+  maxOutputTokens: number;
+  maxTurns: number;
+  stream: boolean;
+  requestTimeoutMs: number;
+  fallback?: ModelTargetSpec;
+}
+
 export interface PlanStep {
   /** Unique within the plan, `[A-Za-z0-9_-]{1,64}`. */
   id: string;
   /** Human title; defaults to the id. */
   title: string;
-  /** `agent`: an instruction run by an agent CLI; `fn`: a registered TypeScript function. */
-  kind: 'agent' | 'fn';
+  /** `agent`: an instruction run by an agent CLI; `fn`: a registered TypeScript function; `model`: a model call. */
+  kind: 'agent' | 'fn' | 'model';
   /** Kind `agent`: the prompt, with `{{...}}` references still unrendered. */
   instruction?: string;
   /** Kind `fn`: the registered function name. */
   fn?: string;
   /** Kind `fn`: any JSON value, passed to the function. */
   args?: unknown;
+  /** Kind `model`: the call, with defaults applied. */
+  model?: ModelStepSpec;
   /** Kind `agent`: from the step or from `defaults.agent`; undefined when neither sets it. */
   agent?: AgentSpec;
   /** Ids of steps that must succeed first (a DAG, checked). */

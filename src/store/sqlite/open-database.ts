@@ -101,6 +101,8 @@ function schemaVersion(db: SqliteDatabase, path: string): number {
 /** Applies every migration newer than the database, each in its own transaction with its version row. */
 function migrate(db: SqliteDatabase, path: string): void {
   const current = schemaVersion(db, path);
+  // A migration builds on the tables of the version before it: a damaged database is refused, not altered.
+  if (current > 0) assertSchemaComplete(db, path, current);
   const migrations = loadMigrations();
   for (const migration of migrations) {
     if (migration.version <= current) continue;
@@ -123,14 +125,24 @@ function migrate(db: SqliteDatabase, path: string): void {
   }
 }
 
-const REQUIRED_TABLES = ['baton_meta', 'runs', 'run_plans', 'steps', 'attempts', 'events', 'artifacts'];
+/** The tables each schema version has (each version keeps those of the one before). */
+const TABLES_ADDED_BY_VERSION: Record<number, string[]> = {
+  1: ['baton_meta', 'runs', 'run_plans', 'steps', 'attempts', 'events', 'artifacts'],
+  2: ['effects'],
+};
+
+function requiredTables(version: number): string[] {
+  return Object.entries(TABLES_ADDED_BY_VERSION)
+    .filter(([added]) => Number(added) <= version)
+    .flatMap(([, tables]) => tables);
+}
 
 /** After migrating, the tables this code reads must all be there. */
-function assertSchemaComplete(db: SqliteDatabase, path: string): void {
+function assertSchemaComplete(db: SqliteDatabase, path: string, version: number): void {
   const tables = new Set(
     db.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").pluck().all() as string[],
   );
-  const missing = REQUIRED_TABLES.filter((table) => !tables.has(table));
+  const missing = requiredTables(version).filter((table) => !tables.has(table));
   if (missing.length > 0) {
     throw new BatonError(
       'DB_CORRUPT',
@@ -168,7 +180,7 @@ export function openSqliteDatabase(path: string, options: OpenSqliteOptions = {}
     db.pragma(`synchronous = ${options.synchronous ?? 'FULL'}`);
     db.pragma('foreign_keys = ON');
     migrate(db, path);
-    assertSchemaComplete(db, path);
+    assertSchemaComplete(db, path, latestSchemaVersion());
   } catch (error) {
     db.close();
     if (error instanceof BatonError) throw error;

@@ -16,10 +16,13 @@ interface SummaryRow {
   updated_at: number;
   finished_at: number | null;
   attempts_total: number;
+  input_tokens: number;
+  output_tokens: number;
+  cost_usd: number;
 }
 
 const SUMMARY_COLUMNS =
-  'id, plan_name, status, blocked_reason, created_at, updated_at, finished_at, attempts_total';
+  'id, plan_name, status, blocked_reason, created_at, updated_at, finished_at, attempts_total, input_tokens, output_tokens, cost_usd';
 
 /** Read-only queries of the SQLite store: status, timeline, logs. */
 export class SqliteReads {
@@ -65,6 +68,7 @@ export class SqliteReads {
       updatedAt: row.updated_at,
       finishedAt: row.finished_at,
       attemptsTotal: row.attempts_total,
+      usage: { inputTokens: row.input_tokens, outputTokens: row.output_tokens, costUsd: row.cost_usd },
       stepCounts: this.stepCounts(row.id),
     };
   }
@@ -151,6 +155,14 @@ export class SqliteReads {
       summary: row.summary as string | null,
       logPath: row.log_path as string | null,
       outputs: JSON.parse(row.outputs_json as string) as OutputArtifact[],
+      usage:
+        row.input_tokens === null
+          ? null
+          : {
+              inputTokens: row.input_tokens as number,
+              outputTokens: row.output_tokens as number,
+              costUsd: row.cost_usd as number,
+            },
     }));
   }
 

@@ -1,4 +1,6 @@
 import { hostname } from 'node:os';
+import { runNotFound } from '../../core/errors.js';
+import type { BatonEvent } from '../../core/events.js';
 import { approveRun, cancelRun, rejectRun, resumeRun, retryStep, skipStep } from '../../core/run-commands.js';
 import { DUE_STEP_STATUSES, planIndex, type RunState, stepOf } from '../../core/run-state.js';
 import {
@@ -15,6 +17,8 @@ import type {
   Completion,
   CycleRequest,
   CycleResult,
+  EffectKey,
+  EffectRecord,
   NewRun,
   ReclaimedAttempt,
   RunSummary,
@@ -187,6 +191,9 @@ export class SqliteStore extends SqliteReads implements Store {
         summary: null,
         logPath: null,
         outputsJson: '[]',
+        inputTokens: null,
+        outputTokens: null,
+        costUsd: null,
       });
       reclaimed.push({
         runId: row.run_id,
@@ -296,7 +303,15 @@ export class SqliteStore extends SqliteReads implements Store {
       summary: outcome.ok ? outcome.summary : null,
       logPath: completion.logPath,
       outputsJson: JSON.stringify(outcome.ok ? outcome.outputs : []),
+      inputTokens: outcome.usage?.inputTokens ?? null,
+      outputTokens: outcome.usage?.outputTokens ?? null,
+      costUsd: outcome.usage?.costUsd ?? null,
     });
+    // Tokens spent count against the run even when the outcome was discarded.
+    if (outcome.usage) {
+      const { inputTokens, outputTokens, costUsd } = outcome.usage;
+      this.statements.addRunUsage.run(inputTokens, outputTokens, costUsd, completion.runId);
+    }
     if (live && outcome.ok) {
       for (const output of outcome.outputs) {
         this.statements.insertArtifact.run(
@@ -331,6 +346,36 @@ export class SqliteStore extends SqliteReads implements Store {
 
   async recordAttemptProcess(key: AttemptKey, proc: { pid: number; host: string }): Promise<void> {
     this.statements.recordProcess.run(proc.pid, proc.host, key.runId, key.stepId, key.attempt);
+  }
+
+  async appendEvents(runId: string, events: readonly BatonEvent[], now: number): Promise<void> {
+    if (events.length === 0) return;
+    this.write(() => {
+      if (!this.rows.load(runId)) throw runNotFound(runId);
+      for (const event of events) this.rows.appendEvent(runId, now, event);
+    });
+  }
+
+  async beginEffect(key: EffectKey, now: number): Promise<EffectRecord | null> {
+    return this.write(() => {
+      const row = this.statements.selectEffect.get(key.runId, key.stepId, key.key);
+      if (row) {
+        return row.state === 'done'
+          ? { state: 'done' as const, result: JSON.parse(row.result_json ?? 'null') as unknown }
+          : { state: 'intent' as const };
+      }
+      this.statements.insertEffect.run(key.runId, key.stepId, key.key, now);
+      return null;
+    });
+  }
+
+  async completeEffect(key: EffectKey, result: unknown, now: number): Promise<void> {
+    const json = JSON.stringify(result ?? null);
+    this.write(() => this.statements.completeEffect.run(key.runId, key.stepId, key.key, json, now, now));
+  }
+
+  async clearEffect(key: EffectKey): Promise<void> {
+    this.write(() => this.statements.deleteEffect.run(key.runId, key.stepId, key.key));
   }
 
   private command(runId: string, change: (run: RunState) => Transition, now: number): RunSummary {

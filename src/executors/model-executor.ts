@@ -1,0 +1,177 @@
+import { mkdir, writeFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import type { RandomSource } from '../core/backoff.js';
+import type { BatonEvent } from '../core/events.js';
+import type { ModelTargetSpec } from '../core/plan/types.js';
+import { runAgent } from '../harness/agent-loop.js';
+import type { BackoffSettings } from '../harness/call-state.js';
+import type { HarnessClock } from '../harness/clock.js';
+import { resolveCapabilities } from '../harness/model-capabilities.js';
+import type { ModelPrice } from '../harness/pricing.js';
+import { createAnthropicProvider } from '../harness/providers/anthropic-provider.js';
+import { createOpenAiProvider } from '../harness/providers/openai-provider.js';
+import type { RecoveryLimits } from '../harness/recovery-budget.js';
+import type { ToolDefinition } from '../harness/tools.js';
+import type { ModelCapabilities, ModelProvider } from '../harness/types.js';
+import { renderStepText } from './render-step-text.js';
+import {
+  type AttemptResult,
+  attemptLogPath,
+  type ExecutionContext,
+  type StepExecutor,
+} from './step-executor.js';
+
+export interface ModelExecutorOptions {
+  /** The tool registry: a model step lists the names it may use. */
+  tools?: readonly ToolDefinition<never>[];
+  /** Where API keys are read from (`apiKeyEnv`). Default process.env. */
+  env?: NodeJS.ProcessEnv;
+  /** Builds the provider of a target; default: the official SDK adapters. */
+  createProvider?: (target: ModelTargetSpec, apiKey: string) => ModelProvider;
+  /** Context window, output limit and tool support per model, over the built-in table. */
+  capabilities?: Record<string, Partial<ModelCapabilities>>;
+  prices?: Record<string, ModelPrice>;
+  limits?: Partial<RecoveryLimits>;
+  backoff?: Partial<BackoffSettings>;
+  clock?: HarnessClock;
+  random?: RandomSource;
+}
+
+/** The text of a model step kept as its result (what `{{steps.<id>.summary}}` gives later steps). */
+export const MODEL_RESULT_MAX_CHARS = 64_000;
+
+const DEFAULT_KEY_ENV = { openai: 'OPENAI_API_KEY', anthropic: 'ANTHROPIC_API_KEY' } as const;
+
+/** Runs a `model:` step through the recovery harness; recovery is recorded in the run's events. */
+export class ModelExecutor implements StepExecutor {
+  private readonly tools: Map<string, ToolDefinition<never>>;
+
+  constructor(private readonly options: ModelExecutorOptions = {}) {
+    this.tools = new Map((options.tools ?? []).map((tool) => [tool.name, tool]));
+  }
+
+  async execute(context: ExecutionContext): Promise<AttemptResult> {
+    const { claim } = context;
+    const spec = claim.step.model;
+    const invalid = (message: string): AttemptResult => ({
+      outcome: { ok: false, failureClass: 'invalid', message },
+      logPath: null,
+    });
+    if (!spec) return invalid('the step has no model call');
+    const unknown = spec.tools.filter((name) => !this.tools.has(name));
+    if (unknown.length > 0) {
+      const known = [...this.tools.keys()].join(', ') || 'none';
+      return invalid(`unknown tool(s) ${unknown.join(', ')} (registered: ${known})`);
+    }
+    const prompt = renderStepText(spec.prompt, context);
+    if (!prompt.ok) return invalid(prompt.message);
+    const system = spec.system === undefined ? null : renderStepText(spec.system, context);
+    if (system && !system.ok) return invalid(system.message);
+
+    const primary = this.provider(spec, spec.stream);
+    if (!primary.ok)
+      return { outcome: { ok: false, failureClass: 'fatal', message: primary.message }, logPath: null };
+    const fallback = spec.fallback ? this.provider(spec.fallback, spec.stream) : null;
+    if (fallback && !fallback.ok) {
+      return { outcome: { ok: false, failureClass: 'fatal', message: fallback.message }, logPath: null };
+    }
+
+    let recording: Promise<void> = Promise.resolve();
+    const onEvent = (event: BatonEvent) => {
+      recording = recording.then(() => context.recordEvents([event])).catch(() => undefined);
+    };
+    const signal = AbortSignal.any([context.signal, AbortSignal.timeout(claim.step.timeoutMs)]);
+    const overrides = this.options.capabilities;
+    const result = await runAgent({
+      provider: primary.provider,
+      model: spec.model,
+      capabilities: resolveCapabilities(spec.model, overrides),
+      ...(system ? { system: system.text } : {}),
+      prompt: prompt.text,
+      tools: spec.tools.map((name) => this.tools.get(name)!),
+      maxOutputTokens: spec.maxOutputTokens,
+      maxTurns: spec.maxTurns,
+      ...(fallback?.ok && spec.fallback
+        ? {
+            fallback: {
+              provider: fallback.provider,
+              model: spec.fallback.model,
+              capabilities: resolveCapabilities(spec.fallback.model, overrides),
+            },
+          }
+        : {}),
+      effects: context.effects,
+      scope: `${claim.runId}:${claim.stepId}`,
+      stepId: claim.stepId,
+      signal,
+      timeoutMs: spec.requestTimeoutMs,
+      secrets: [primary.apiKey, ...(fallback?.ok ? [fallback.apiKey] : [])],
+      onEvent,
+      ...(this.options.limits ? { limits: this.options.limits } : {}),
+      ...(this.options.backoff ? { backoff: this.options.backoff } : {}),
+      ...(this.options.clock ? { clock: this.options.clock } : {}),
+      ...(this.options.random ? { random: this.options.random } : {}),
+      ...(this.options.prices ? { prices: this.options.prices } : {}),
+    });
+    await recording;
+    const usage = {
+      inputTokens: result.usage.inputTokens,
+      outputTokens: result.usage.outputTokens,
+      costUsd: result.costUsd,
+    };
+    const logPath = attemptLogPath(claim);
+    const logText = result.ok
+      ? result.text
+      : `${result.failureClass} (${result.reason}): ${result.message}\n`;
+    await mkdir(dirname(join(context.home, logPath)), { recursive: true, mode: 0o700 });
+    await writeFile(join(context.home, logPath), logText, { mode: 0o600 });
+    if (result.ok) {
+      const summary =
+        result.text.length > MODEL_RESULT_MAX_CHARS
+          ? `${result.text.slice(0, MODEL_RESULT_MAX_CHARS)}…`
+          : result.text;
+      return { outcome: { ok: true, summary, outputs: [], usage }, logPath };
+    }
+    const interrupted = context.signal.aborted ? 'interrupted' : null;
+    const timedOut = !context.signal.aborted && signal.aborted;
+    return {
+      outcome: {
+        ok: false,
+        failureClass: interrupted ?? (timedOut ? 'transient' : result.failureClass),
+        message: timedOut
+          ? `the model step did not finish within ${claim.step.timeoutMs} ms`
+          : result.message,
+        usage,
+      },
+      logPath,
+    };
+  }
+
+  private provider(
+    target: ModelTargetSpec,
+    stream: boolean,
+  ): { ok: true; provider: ModelProvider; apiKey: string } | { ok: false; message: string } {
+    const env = this.options.env ?? process.env;
+    const keyEnv = target.apiKeyEnv ?? DEFAULT_KEY_ENV[target.provider];
+    const apiKey = env[keyEnv] ?? '';
+    if (apiKey === '' && target.baseUrl === undefined) {
+      return {
+        ok: false,
+        message: `the environment variable ${keyEnv} holding the ${target.provider} API key is not set`,
+      };
+    }
+    const key = apiKey === '' ? 'no-key' : apiKey;
+    if (this.options.createProvider)
+      return { ok: true, provider: this.options.createProvider(target, key), apiKey: key };
+    const base = {
+      apiKey: key,
+      stream,
+      ...(target.baseUrl === undefined ? {} : { baseURL: target.baseUrl }),
+    };
+    const provider =
+      target.provider === 'openai'
+        ? createOpenAiProvider({ ...base, name: 'openai' })
+        : createAnthropicProvider({ ...base, name: 'anthropic' });
+    return { ok: true, provider, apiKey: key };
+  }
+}

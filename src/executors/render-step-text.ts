@@ -1,0 +1,32 @@
+import { isBatonError } from '../core/errors.js';
+import { renderTemplate } from '../core/plan/template.js';
+import type { ExecutionContext } from './step-executor.js';
+
+/**
+ * Renders a step's `{{...}}` references (instruction, model prompt or system) from the run and the
+ * results of earlier steps. An unresolvable reference is the step's `invalid` failure, not a throw.
+ */
+export function renderStepText(
+  text: string,
+  context: Pick<ExecutionContext, 'claim' | 'results'>,
+): { ok: true; text: string } | { ok: false; message: string } {
+  const { claim } = context;
+  try {
+    return {
+      ok: true,
+      text: renderTemplate(text, {
+        run: { id: claim.runId, workspace: claim.workspace },
+        inputs: claim.inputs,
+        steps: Object.fromEntries(
+          Object.entries(context.results).map(([id, result]) => [
+            id,
+            { summary: result.summary, outputs: result.outputs.map((o) => o.path) },
+          ]),
+        ),
+      }),
+    };
+  } catch (error) {
+    if (!isBatonError(error)) throw error;
+    return { ok: false, message: error.message };
+  }
+}
