@@ -218,6 +218,32 @@ describe('ok answers through the official SDKs', () => {
   });
 });
 
+describe('faults decided from the request', () => {
+  it('decide() picks the fault per request before the script: a long prompt overflows until shortened', async () => {
+    const sticky = await startMockLlmServer({
+      script: [{ fault: 'server_error' }],
+      decide: (request) =>
+        JSON.stringify(request.messages).length > 200 ? { fault: 'overflow', flavour: 'openai' } : undefined,
+    });
+    try {
+      const client = new OpenAI({ apiKey: 'sk-test', baseURL: sticky.openaiBaseUrl, maxRetries: 0 });
+      const long = [{ role: 'user' as const, content: 'x'.repeat(300) }];
+      for (let i = 0; i < 2; i++) {
+        const error = await failure(client.chat.completions.create({ model: 'm', messages: long }));
+        expect(error).toMatchObject({ status: 400, code: 'context_length_exceeded' });
+      }
+      // Short again: decide() falls through to the script, then to ok.
+      const short = [{ role: 'user' as const, content: 'hi' }];
+      await failure(client.chat.completions.create({ model: 'm', messages: short }));
+      const ok = await client.chat.completions.create({ model: 'm', messages: short });
+      expect(ok.choices[0]?.message.content).toBe('ok: hi');
+      expect(sticky.requests.map((r) => r.fault)).toEqual(['overflow', 'overflow', 'server_error', 'ok']);
+    } finally {
+      await sticky.close();
+    }
+  });
+});
+
 describe('error faults', () => {
   it('429 with retry-after surfaces as RateLimitError with the headers readable', async () => {
     server.enqueue({ fault: 'rate_limit', retryAfterS: 7, retryAfterMs: 6500 });

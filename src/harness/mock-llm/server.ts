@@ -7,7 +7,7 @@ import { readBody, sendJson } from './http-io.js';
 import { parseOpenaiRequest } from './openai-wire.js';
 import { createSeededRandom, drawFault, validateFaultMix } from './random.js';
 import { answer } from './respond.js';
-import type { MockLlmOptions, MockLlmServer, RecordedRequest, Wire } from './types.js';
+import type { MockLlmOptions, MockLlmServer, MockRequest, RecordedRequest, Wire } from './types.js';
 
 /**
  * A fault-injecting model-provider server on node:http: OpenAI Chat Completions at
@@ -89,7 +89,12 @@ export async function startMockLlmServer(options: MockLlmOptions = {}): Promise<
     };
   };
 
-  const nextFault = (wire: Wire): FaultSpec => {
+  const nextFault = (wire: Wire, request: MockRequest): FaultSpec => {
+    const decided = options.decide?.(request);
+    if (decided) {
+      validateFaultSpec(decided, 'mock-llm: decide()');
+      return decided;
+    }
     const scripted = script.shift();
     if (scripted) return scripted;
     return options.mix ? specForDrawn(drawFault(random, options.mix), wire) : { fault: 'ok' };
@@ -126,7 +131,7 @@ export async function startMockLlmServer(options: MockLlmOptions = {}): Promise<
       return;
     }
     const request = wire === 'openai' ? parseOpenaiRequest(body) : parseAnthropicRequest(body);
-    const spec = nextFault(wire);
+    const spec = nextFault(wire, request);
     requests.push({
       wire,
       model: request.model,

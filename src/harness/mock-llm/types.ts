@@ -60,6 +60,12 @@ export interface MockLlmOptions {
   seed?: number;
   /** Probability per request of each fault, e.g. `{ rate_limit: 0.1 }`; the rest is 'ok'. */
   mix?: FaultMix;
+  /**
+   * Picks the fault of a request from the request itself, before the script and the mix: for
+   * faults that belong to a request rather than to chance (a bad key stays bad, a prompt that
+   * overflows keeps overflowing until it is shortened). Return undefined to fall through.
+   */
+  decide?: (request: MockRequest) => FaultSpec | undefined;
   /** What an 'ok' answer contains; see default-reply.ts for the default. */
   reply?: (request: MockRequest) => MockReply;
 }
