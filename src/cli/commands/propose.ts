@@ -1,4 +1,5 @@
 import { runNotFound } from '../../core/errors.js';
+import type { PlanStep } from '../../core/plan/types.js';
 import { startRun } from '../../engine/start-run.js';
 import type { RunDetail } from '../../store/store.js';
 import { EXIT } from '../exit-codes.js';
@@ -12,6 +13,13 @@ function shorten(text: string, max = 160): string {
   return line.length > max ? `${line.slice(0, max - 3)}...` : line;
 }
 
+function stepAction(step: PlanStep): string {
+  if (step.kind === 'fn') return `function ${step.fn}`;
+  if (step.kind === 'model' && step.model)
+    return `${step.model.provider} ${step.model.model}: ${step.model.prompt}`;
+  return step.instruction ?? '';
+}
+
 /** A summary an agent can show its user as is: what will run, in what order, and the one question. */
 export function describeProposal(run: RunDetail): string {
   const lines = [`Proposed plan "${run.planName}" (run ${run.id}), ${run.steps.length} steps:`];
@@ -19,7 +27,7 @@ export function describeProposal(run: RunDetail): string {
   run.plan.steps.forEach((step, index) => {
     const after = step.dependsOn.length > 0 ? ` (after ${step.dependsOn.join(', ')})` : '';
     lines.push(`  ${index + 1}. ${step.title}${after}`);
-    lines.push(`     ${shorten(step.kind === 'agent' ? (step.instruction ?? '') : `function ${step.fn}`)}`);
+    lines.push(`     ${shorten(stepAction(step))}`);
     if (step.requiredOutputs.length > 0) lines.push(`     produces: ${step.requiredOutputs.join(', ')}`);
     if (step.delayBeforeMs > 0)
       lines.push(`     waits ${formatDuration(step.delayBeforeMs)} before starting`);
