@@ -320,5 +320,74 @@ export function describeStoreContract(name: string, makeHarness: () => StoreHarn
         await other.close();
       }
     });
+
+    it('appends events while a step runs, after the ones before, and refuses an unknown run', async () => {
+      await create(chainPlan(1));
+      const [claim] = (await cycle(1000)).claimed;
+      await store.appendEvents(
+        'run1',
+        [
+          {
+            type: 'tool.failed',
+            stepId: 's1',
+            tool: 't',
+            code: 'timeout',
+            fingerprint: 'f',
+            message: 'slow',
+          },
+          { type: 'tool.replayed', stepId: 's1', tool: 't', key: 'k' },
+        ],
+        1001,
+      );
+      await cycle(1002, [done(claim!, 1002)]);
+      const types = (await store.getEvents('run1')).map((e) => e.type);
+      expect(types.indexOf('tool.failed')).toBeGreaterThan(types.indexOf('step.started'));
+      expect(types.indexOf('tool.replayed')).toBe(types.indexOf('tool.failed') + 1);
+      expect(types.indexOf('step.succeeded')).toBeGreaterThan(types.indexOf('tool.replayed'));
+      const failed = (await store.getEvents('run1')).find((e) => e.type === 'tool.failed');
+      expect(failed).toMatchObject({ stepId: 's1', code: 'timeout', at: 1001 });
+      await expect(store.appendEvents('nope', [{ type: 'run.cancelled' }], 1)).rejects.toSatisfy((e) =>
+        isBatonError(e, 'RUN_NOT_FOUND'),
+      );
+    });
+
+    it('records an effect intent once, then its result; a cleared intent may begin again', async () => {
+      await create(chainPlan(1));
+      const key = { runId: 'run1', stepId: 's1', key: 'send:abc' };
+      expect(await store.beginEffect(key, 1000)).toBeNull();
+      expect(await store.beginEffect(key, 1001)).toEqual({ state: 'intent' });
+      const other = await harness.reopen();
+      try {
+        expect(await other.beginEffect(key, 1002)).toEqual({ state: 'intent' });
+        await store.completeEffect(key, { id: 42, to: ['a'] }, 1003);
+        expect(await other.beginEffect(key, 1004)).toEqual({ state: 'done', result: { id: 42, to: ['a'] } });
+      } finally {
+        await other.close();
+      }
+      const second = { ...key, key: 'send:def' };
+      expect(await store.beginEffect(second, 1005)).toBeNull();
+      await store.clearEffect(second);
+      expect(await store.beginEffect(second, 1006)).toBeNull();
+      // Effects belong to their step: the same key of another step is another effect.
+      expect(await store.beginEffect({ ...key, stepId: 's2' }, 1007)).toBeNull();
+    });
+
+    it('adds the usage of every attempt to its run, failed ones included', async () => {
+      await create(
+        chainPlan(2, { defaults: { retry: { maxAttempts: 3, initialDelayMs: 0, maxDelayMs: 0 } } }),
+      );
+      const [first] = (await cycle(1000)).claimed;
+      const usage = { inputTokens: 100, outputTokens: 20, costUsd: 0.5 };
+      // The successor is claimed in the cycle that completes its dependency.
+      const [second] = (await cycle(1001, [{ ...done(first!, 1001), outcome: { ...okOutcome, usage } }]))
+        .claimed;
+      const failed = { ok: false as const, failureClass: 'transient' as const, message: 'x', usage };
+      await cycle(1003, [{ ...done(second!, 1003), outcome: failed }]);
+      const run = await store.getRun('run1');
+      expect(run?.usage).toEqual({ inputTokens: 200, outputTokens: 40, costUsd: 1 });
+      const attempts = await store.getAttempts('run1', 's1');
+      expect(attempts[0]?.usage).toEqual(usage);
+      expect((await store.listRuns())[0]?.usage.inputTokens).toBe(200);
+    });
   });
 }

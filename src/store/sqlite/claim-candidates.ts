@@ -1,7 +1,6 @@
-import type { StepOutcome } from '../../core/failure.js';
-import { DUE_STEP_STATUSES, type RunState, stepOf } from '../../core/run-state.js';
+import { DUE_STEP_STATUSES, stepOf } from '../../core/run-state.js';
+import type { LoadedRun } from '../loaded-run.js';
 import type { CycleRequest } from '../store.js';
-import type { LoadedRun } from './run-rows.js';
 import type { DueRow } from './store-statements.js';
 
 /**
@@ -29,22 +28,6 @@ export function dueCandidates(
     }
   }
   return [...byKey.values()].sort((a, b) => a.due_at - b.due_at);
-}
-
-export function runningCount(run: RunState): number {
-  let count = 0;
-  for (const step of run.steps) if (step.status === 'running') count++;
-  return count;
-}
-
-export function resultOf(outcome: Extract<StepOutcome, { ok: true }>): {
-  summary: string;
-  outputs: unknown[];
-  value?: unknown;
-} {
-  return outcome.value === undefined
-    ? { summary: outcome.summary, outputs: outcome.outputs }
-    : { summary: outcome.summary, outputs: outcome.outputs, value: outcome.value };
 }
 
 /** Every due step of a run held in memory, earliest first. */

@@ -10,15 +10,10 @@ import {
   stepOf,
 } from '../../core/run-state.js';
 import type { Transition } from '../../core/transitions.js';
+import type { LoadedRun } from '../loaded-run.js';
 import type { SqliteDatabase } from './open-database.js';
 
 /** A run as loaded for a transition: the core's RunState plus what only the edge needs. */
-export interface LoadedRun {
-  state: RunState;
-  planHash: string;
-  inputs: Record<string, string>;
-  workspace: string;
-}
 
 interface RunRow {
   id: string;

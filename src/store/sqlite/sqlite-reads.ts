@@ -3,9 +3,10 @@ import { runNotFound } from '../../core/errors.js';
 import type { BatonEvent, StoredEvent } from '../../core/events.js';
 import type { FailureClass, OutputArtifact } from '../../core/failure.js';
 import { type RunStatus, type StepResult, type StepStatus, stepOf } from '../../core/run-state.js';
+import type { LoadedRun } from '../loaded-run.js';
 import type { AttemptRecord, RunDetail, RunFilter, RunSummary } from '../store.js';
 import type { SqliteDatabase } from './open-database.js';
-import { type LoadedRun, RunRows } from './run-rows.js';
+import { RunRows } from './run-rows.js';
 
 interface SummaryRow {
   id: string;

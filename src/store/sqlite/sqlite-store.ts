@@ -11,6 +11,8 @@ import {
   initialStepStates,
   type Transition,
 } from '../../core/transitions.js';
+import type { LoadedRun } from '../loaded-run.js';
+import { resultOf, runningCount } from '../loaded-run.js';
 import type {
   AttemptKey,
   ClaimedStep,
@@ -24,14 +26,13 @@ import type {
   RunSummary,
   Store,
 } from '../store.js';
-import { dueCandidates, dueStepsOf, resultOf, runningCount } from './claim-candidates.js';
+import { dueCandidates, dueStepsOf } from './claim-candidates.js';
 import {
   type OpenSqliteOptions,
   openSqliteDatabase,
   type SqliteDatabase,
   schemaError,
 } from './open-database.js';
-import type { LoadedRun } from './run-rows.js';
 import { SqliteReads } from './sqlite-reads.js';
 import { type DueRow, prepareStoreStatements } from './store-statements.js';
 

@@ -1,0 +1,66 @@
+/** Which part of a cycle locked a run. */
+export type LockPhase = 'complete' | 'reclaim' | 'claim';
+
+export interface CycleLockParams {
+  /** Runs of the completions: waited for, locked in id order (so two waiters never deadlock). */
+  completionRunIds: readonly string[];
+  /** Leases that ran out by this time are looked for; null: not in this cycle. */
+  reclaimBefore: number | null;
+  reclaimLimit: number;
+  /** At most how many runs with due work to lock (0: none). */
+  claimRuns: number;
+  now: number;
+  runId: string | null;
+  functions: readonly string[] | null;
+  /** Runs already locked by this transaction. */
+  exclude: readonly string[];
+}
+
+/**
+ * Locks, in one statement, the runs a cycle will change: first the runs of its completions
+ * (waiting for them), then runs with an expired lease and runs with due work, both with SKIP
+ * LOCKED so that concurrent workers each take different runs and never wait for each other.
+ * Holding a run's row lock is what entitles a transaction to change the run and its steps; their
+ * state is read by a separate, later statement, which sees every commit made before the lock.
+ *
+ * Due work is found from run rows alone (`next_due_at`, `running_count`, `concurrency`) through the
+ * partial index of running runs, so a claim reads what is due, earliest first, and never history.
+ * Only a worker limited to some functions looks at the due steps themselves.
+ */
+export function cycleLockSql(schema: string): string {
+  return `WITH completing AS (
+    SELECT r.id FROM ${schema}.runs r WHERE r.id = ANY ($1::text[]) ORDER BY r.id FOR NO KEY UPDATE
+  ), expired AS (
+    SELECT r.id FROM ${schema}.steps s JOIN ${schema}.runs r ON r.id = s.run_id
+    WHERE $2::bigint IS NOT NULL AND s.status = 'running' AND s.lease_expires_at <= $2::bigint
+    ORDER BY s.lease_expires_at LIMIT $3::integer
+    FOR NO KEY UPDATE OF r SKIP LOCKED
+  ), claimable AS (
+    SELECT r.id FROM ${schema}.runs r
+    WHERE r.status = 'running' AND r.next_due_at <= $5::bigint AND r.running_count < r.concurrency
+      AND r.id <> ALL ($8::text[])
+      AND ($6::text IS NULL OR r.id = $6::text)
+      AND ($7::text[] IS NULL OR EXISTS (
+        SELECT 1 FROM ${schema}.steps s
+        WHERE s.run_id = r.id AND s.status IN ('ready', 'retry_wait') AND s.due_at <= $5::bigint
+          AND (s.fn IS NULL OR s.fn = ANY ($7::text[]))))
+    ORDER BY r.next_due_at, r.id LIMIT $4::integer
+    FOR NO KEY UPDATE OF r SKIP LOCKED
+  )
+  SELECT id, 'complete' AS phase FROM completing
+  UNION ALL SELECT id, 'reclaim' FROM expired
+  UNION ALL SELECT id, 'claim' FROM claimable`;
+}
+
+export function cycleLockValues(params: CycleLockParams): unknown[] {
+  return [
+    params.completionRunIds,
+    params.reclaimBefore,
+    params.reclaimLimit,
+    params.claimRuns,
+    params.now,
+    params.runId,
+    params.functions,
+    params.exclude,
+  ];
+}

@@ -1,0 +1,234 @@
+import type { StepUsage } from '../../core/failure.js';
+import type { Plan } from '../../core/plan/types.js';
+import { DUE_STEP_STATUSES, planIndex, stepOf } from '../../core/run-state.js';
+import { claimStep, completeStep, expireLease, holdsLease, type Transition } from '../../core/transitions.js';
+import { resultOf, runningCount } from '../loaded-run.js';
+import type { ClaimedStep, Completion, CycleRequest, CycleResult, ReclaimedAttempt } from '../store.js';
+import type { PgLoadedRun } from './run-loader.js';
+import { WriteBatch } from './write-batch.js';
+
+interface Slot {
+  entry: PgLoadedRun;
+  changed: Set<string>;
+  planChanged: boolean;
+  dirty: boolean;
+  /** Tokens and cost this cycle's completions add to the run (discarded ones too). */
+  usage: StepUsage | null;
+}
+
+interface DueStep {
+  runId: string;
+  stepId: string;
+  dueAt: number;
+  position: number;
+}
+
+/**
+ * The in-memory part of one cycle, on runs this transaction has locked and loaded: the same core
+ * transitions as the SQLite store, in the same order (completions, expired leases, claims). Events
+ * and attempts go to a WriteBatch as they happen; each changed run and step once, at `finish`.
+ */
+export class CycleWork {
+  private readonly runs = new Map<string, Slot>();
+  private readonly claimed: ClaimedStep[] = [];
+  private readonly reclaimed: ReclaimedAttempt[] = [];
+  private accepted: boolean[] = [];
+  readonly batch = new WriteBatch();
+
+  constructor(private readonly request: CycleRequest) {}
+
+  get lockedRunIds(): string[] {
+    return [...this.runs.keys()];
+  }
+
+  get claimsLeft(): number {
+    return this.request.claimLimit - this.claimed.length;
+  }
+
+  add(loaded: ReadonlyMap<string, PgLoadedRun>): void {
+    for (const [id, entry] of loaded) {
+      if (!this.runs.has(id))
+        this.runs.set(id, { entry, changed: new Set(), planChanged: false, dirty: false, usage: null });
+    }
+  }
+
+  private apply(slot: Slot, transition: Transition): void {
+    for (const event of transition.events) this.batch.event(slot.entry.state.id, this.request.now, event);
+    for (const stepId of transition.changedSteps) slot.changed.add(stepId);
+    slot.planChanged ||= transition.planChanged ?? false;
+    slot.dirty = true;
+    slot.entry.state = transition.run;
+  }
+
+  /** Commits each completion whose worker still holds the lease; the others are recorded as discarded. */
+  complete(): void {
+    const { now, random } = this.request;
+    this.accepted = this.request.completions.map((completion) => {
+      const slot = this.runs.get(completion.runId);
+      const live =
+        slot !== undefined &&
+        holdsLease(slot.entry.state, completion.stepId, completion.attempt, completion.owner);
+      const outcome = completion.outcome;
+      if (live) {
+        const resultJson = outcome.ok ? JSON.stringify(resultOf(outcome)) : null;
+        this.apply(slot, completeStep(slot.entry.state, completion.stepId, outcome, now, random, resultJson));
+      }
+      this.recordAttempt(completion, live, slot);
+      return live;
+    });
+  }
+
+  private recordAttempt(completion: Completion, live: boolean, slot: Slot | undefined): void {
+    const outcome = completion.outcome;
+    const step = slot ? stepOf(slot.entry.state, completion.stepId) : undefined;
+    this.batch.attempt({
+      run_id: completion.runId,
+      step_id: completion.stepId,
+      attempt: completion.attempt,
+      owner: completion.owner,
+      started_at: completion.startedAt,
+      ended_at: completion.endedAt,
+      outcome: !live ? 'discarded' : outcome.ok ? 'succeeded' : 'failed',
+      failure_class: outcome.ok ? null : outcome.failureClass,
+      exit_code: outcome.exitCode ?? null,
+      fingerprint: outcome.ok || !live ? null : (step?.fingerprint ?? null),
+      message: outcome.ok ? null : outcome.message,
+      summary: outcome.ok ? outcome.summary : null,
+      log_path: completion.logPath,
+      outputs: outcome.ok ? outcome.outputs : [],
+      input_tokens: outcome.usage?.inputTokens ?? null,
+      output_tokens: outcome.usage?.outputTokens ?? null,
+      cost_usd: outcome.usage?.costUsd ?? null,
+    });
+    // Tokens spent count against the run even when the outcome was discarded.
+    if (slot && outcome.usage) {
+      const sum = slot.usage ?? { inputTokens: 0, outputTokens: 0, costUsd: 0 };
+      slot.usage = {
+        inputTokens: sum.inputTokens + outcome.usage.inputTokens,
+        outputTokens: sum.outputTokens + outcome.usage.outputTokens,
+        costUsd: sum.costUsd + outcome.usage.costUsd,
+      };
+    }
+    if (live && outcome.ok) for (const output of outcome.outputs) this.batch.artifact(completion, output);
+  }
+
+  /** Ends attempts whose lease ran out (as loaded after locking, so a renewal just made is seen). */
+  reclaimExpired(limit: number): void {
+    const { now, random } = this.request;
+    const expired: { slot: Slot; stepId: string; at: number }[] = [];
+    for (const slot of this.runs.values()) {
+      for (const step of slot.entry.state.steps) {
+        if (step.status === 'running' && step.leaseExpiresAt !== null && step.leaseExpiresAt <= now)
+          expired.push({ slot, stepId: step.stepId, at: step.leaseExpiresAt });
+      }
+    }
+    expired.sort((a, b) => a.at - b.at);
+    for (const { slot, stepId } of expired.slice(0, limit)) {
+      const before = stepOf(slot.entry.state, stepId)!;
+      this.apply(slot, expireLease(slot.entry.state, stepId, now, random));
+      const after = stepOf(slot.entry.state, stepId)!;
+      const runId = slot.entry.state.id;
+      this.batch.attempt({
+        run_id: runId,
+        step_id: stepId,
+        attempt: before.attempt,
+        owner: before.leaseOwner,
+        started_at: before.startedAt,
+        ended_at: now,
+        outcome: 'interrupted',
+        failure_class: 'interrupted',
+        exit_code: null,
+        fingerprint: after.fingerprint,
+        message: after.lastError,
+        summary: null,
+        log_path: null,
+        outputs: [],
+        input_tokens: null,
+        output_tokens: null,
+        cost_usd: null,
+      });
+      const proc = slot.entry.processes.get(stepId);
+      this.reclaimed.push({
+        runId,
+        stepId,
+        attempt: before.attempt,
+        pid: proc?.pid ?? null,
+        host: proc?.host ?? null,
+      });
+    }
+  }
+
+  /**
+   * Claims due steps of the given runs (all locked runs when omitted), earliest due first, within the
+   * claim limit, each run's concurrency and the functions this process has. Returns the runs that
+   * yielded no claim (their due work was taken or changed since the lock query looked).
+   */
+  claimDue(runIds: Iterable<string> = this.runs.keys()): string[] {
+    const { request } = this;
+    const due: DueStep[] = [];
+    const idle = new Set<string>();
+    for (const runId of runIds) {
+      const state = this.runs.get(runId)?.entry.state;
+      if (!state) continue;
+      idle.add(runId);
+      if (state.status !== 'running' || (request.runId !== undefined && runId !== request.runId)) continue;
+      state.steps.forEach((step, position) => {
+        if (DUE_STEP_STATUSES.has(step.status) && step.dueAt !== null && step.dueAt <= request.now)
+          due.push({ runId, stepId: step.stepId, dueAt: step.dueAt, position });
+      });
+    }
+    due.sort(
+      (a, b) =>
+        a.dueAt - b.dueAt || (a.runId < b.runId ? -1 : a.runId > b.runId ? 1 : a.position - b.position),
+    );
+    for (const candidate of due) {
+      if (this.claimed.length >= request.claimLimit) break;
+      if (this.tryClaim(candidate)) idle.delete(candidate.runId);
+    }
+    return [...idle];
+  }
+
+  private tryClaim(candidate: DueStep): boolean {
+    const { request } = this;
+    const slot = this.runs.get(candidate.runId)!;
+    const state = slot.entry.state;
+    if (state.status !== 'running') return false;
+    const planStep = state.plan.steps[planIndex(state.plan).position.get(candidate.stepId)!]!;
+    if (planStep.kind === 'fn' && request.functions && !request.functions.includes(planStep.fn ?? ''))
+      return false;
+    if (runningCount(state) >= state.plan.limits.concurrency) return false;
+    const transition = claimStep(state, candidate.stepId, request.owner, request.now, request.leaseMs);
+    this.apply(slot, transition);
+    const step = stepOf(transition.run, candidate.stepId)!;
+    if (step.status !== 'running') return false;
+    this.claimed.push({
+      runId: candidate.runId,
+      stepId: candidate.stepId,
+      attempt: step.attempt,
+      owner: request.owner,
+      leaseExpiresAt: step.leaseExpiresAt!,
+      tries: step.tries,
+      step: planStep,
+      planName: state.plan.name,
+      inputs: slot.entry.inputs,
+      workspace: slot.entry.workspace,
+      lastError: step.lastError,
+    });
+    return true;
+  }
+
+  /** Puts every changed run and step into the batch; returns the result and the plans that changed. */
+  finish(): { result: CycleResult; changedPlans: { runId: string; hash: string; plan: Plan }[] } {
+    const changedPlans: { runId: string; hash: string; plan: Plan }[] = [];
+    for (const slot of this.runs.values()) {
+      if (!slot.dirty && !slot.usage) continue;
+      const { state } = slot.entry;
+      const hash = this.batch.runState(state, slot.changed, slot.planChanged, slot.usage);
+      if (hash) changedPlans.push({ runId: state.id, hash, plan: state.plan });
+    }
+    return {
+      result: { claimed: this.claimed, accepted: this.accepted, reclaimed: this.reclaimed },
+      changedPlans,
+    };
+  }
+}

@@ -1,0 +1,117 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { BatonError } from '../../core/errors.js';
+import type { PgClient, PgPool } from './open-pool.js';
+import { quoteSchema } from './schema-name.js';
+import { inTransaction } from './transaction.js';
+
+const MIGRATIONS_DIR = join(dirname(fileURLToPath(import.meta.url)), 'migrations');
+const APP_ID = 'baton';
+const REQUIRED_TABLES = [
+  'baton_meta',
+  'runs',
+  'run_plans',
+  'steps',
+  'attempts',
+  'events',
+  'artifacts',
+  'effects',
+];
+
+interface Migration {
+  version: number;
+  sql: string;
+}
+
+let migrationsCache: Migration[] | null = null;
+
+function loadMigrations(): Migration[] {
+  migrationsCache ??= readdirSync(MIGRATIONS_DIR)
+    .filter((name) => /^\d{6}\.sql$/.test(name))
+    .sort()
+    .map((name) => ({
+      version: Number(name.slice(0, 6)),
+      sql: readFileSync(join(MIGRATIONS_DIR, name), 'utf8'),
+    }));
+  return migrationsCache;
+}
+
+/** The newest PostgreSQL schema version this code knows. */
+export function latestPostgresSchemaVersion(): number {
+  const migrations = loadMigrations();
+  return migrations[migrations.length - 1]?.version ?? 0;
+}
+
+/**
+ * Brings `schema` up to the newest version in ONE transaction. An advisory lock keyed on the schema
+ * name makes concurrent migrators wait for each other; the version row is written before the
+ * migration's SQL. A foreign schema or one newer than this code is refused and left untouched.
+ */
+export async function migrateSchema(pool: PgPool, schema: string): Promise<void> {
+  const quoted = quoteSchema(schema);
+  const where = `postgres schema "${schema}"`;
+  await inTransaction(pool, async (client) => {
+    await client.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [`baton:schema:${schema}`]);
+    const tables = await tablesOf(client, schema);
+    let current = 0;
+    if (tables.length > 0) {
+      if (!tables.includes('baton_meta')) {
+        throw new BatonError(
+          'DB_CORRUPT',
+          `${where} was not made by Baton (tables: ${tables.slice(0, 5).join(', ')}). It was left untouched; choose another schema.`,
+        );
+      }
+      const meta = new Map(
+        (
+          await client.query<{ key: string; value: string }>(`SELECT key, value FROM ${quoted}.baton_meta`)
+        ).rows.map((row) => [row.key, row.value]),
+      );
+      const version = meta.get('schema_version');
+      if (meta.get('app') !== APP_ID || version === undefined || !/^\d+$/.test(version)) {
+        throw new BatonError(
+          'DB_CORRUPT',
+          `${where}: the Baton metadata is damaged (app=${meta.get('app') ?? 'missing'}, schema_version=${version ?? 'missing'}).`,
+        );
+      }
+      current = Number(version);
+    }
+    const latest = latestPostgresSchemaVersion();
+    if (current > latest) {
+      throw new BatonError(
+        'DB_TOO_NEW',
+        `${where} has schema version ${current} but this Baton knows only up to ${latest}. Upgrade Baton; the database was left untouched.`,
+      );
+    }
+    if (current < latest) {
+      await client.query(`CREATE SCHEMA IF NOT EXISTS ${quoted}`);
+      await client.query(`SET LOCAL search_path TO ${quoted}`);
+      await client.query('CREATE TABLE IF NOT EXISTS baton_meta (key text PRIMARY KEY, value text NOT NULL)');
+      for (const migration of loadMigrations()) {
+        if (migration.version <= current) continue;
+        await client.query(
+          `INSERT INTO baton_meta (key, value) VALUES ('app', $1), ('schema_version', $2)
+           ON CONFLICT (key) DO UPDATE SET value = excluded.value`,
+          [APP_ID, String(migration.version)],
+        );
+        await client.query(migration.sql);
+      }
+    }
+    const present = current < latest ? await tablesOf(client, schema) : tables;
+    const missing = REQUIRED_TABLES.filter((table) => !present.includes(table));
+    if (missing.length > 0) {
+      throw new BatonError(
+        'DB_CORRUPT',
+        `${where} is missing table(s) ${missing.join(', ')} although its schema version says otherwise; it was left untouched`,
+      );
+    }
+  });
+}
+
+async function tablesOf(client: PgClient, schema: string): Promise<string[]> {
+  const result = await client.query<{ name: string }>(
+    'SELECT tablename AS name FROM pg_catalog.pg_tables WHERE schemaname = $1 ORDER BY tablename',
+    [schema],
+  );
+  return result.rows.map((row) => row.name);
+}

@@ -1,0 +1,195 @@
+import type { BatonEvent, StoredEvent } from '../../core/events.js';
+import type { FailureClass, OutputArtifact, StepUsage } from '../../core/failure.js';
+import type { RunState, RunStatus, StepResult, StepStatus } from '../../core/run-state.js';
+import { stepOf } from '../../core/run-state.js';
+import type { AttemptRecord, RunDetail, RunFilter, RunSummary } from '../store.js';
+import type { PgPool } from './open-pool.js';
+import { RunLoader } from './run-loader.js';
+
+/** A run's summary from its state as loaded or as a transaction just wrote it. */
+export function summaryOf(run: RunState, usage: StepUsage): RunSummary {
+  const stepCounts: RunSummary['stepCounts'] = {};
+  for (const step of run.steps) stepCounts[step.status] = (stepCounts[step.status] ?? 0) + 1;
+  return {
+    id: run.id,
+    planName: run.plan.name,
+    status: run.status,
+    blockedReason: run.blockedReason,
+    createdAt: run.createdAt,
+    updatedAt: run.updatedAt,
+    finishedAt: run.finishedAt,
+    attemptsTotal: run.attemptsTotal,
+    usage,
+    stepCounts,
+  };
+}
+
+interface SummaryRow {
+  id: string;
+  plan_name: string;
+  status: string;
+  blocked_reason: string | null;
+  created_at: number;
+  updated_at: number;
+  finished_at: number | null;
+  attempts_total: number;
+  input_tokens: number;
+  output_tokens: number;
+  cost_usd: number;
+  step_counts: Record<string, number> | null;
+}
+
+interface AttemptRow {
+  run_id: string;
+  step_id: string;
+  attempt: number;
+  owner: string | null;
+  started_at: number | null;
+  ended_at: number | null;
+  outcome: AttemptRecord['outcome'];
+  failure_class: string | null;
+  exit_code: number | null;
+  fingerprint: string | null;
+  message: string | null;
+  summary: string | null;
+  log_path: string | null;
+  outputs: OutputArtifact[];
+  input_tokens: number | null;
+  output_tokens: number | null;
+  cost_usd: number | null;
+}
+
+/** Read-only queries of the PostgreSQL store: status, timeline, logs. Each is one statement. */
+export class PostgresReads {
+  protected readonly loader: RunLoader;
+
+  constructor(
+    protected readonly pool: PgPool,
+    /** The quoted schema name, for SQL text. */
+    protected readonly schema: string,
+  ) {
+    this.loader = new RunLoader(schema);
+  }
+
+  async nextWakeAt(filter: RunFilter = {}): Promise<number | null> {
+    const s = this.schema;
+    const { rows } = await this.pool.query<{ due: number | null; lease: number | null }>(
+      `SELECT
+         (SELECT min(next_due_at) FROM ${s}.runs
+           WHERE status = 'running' AND ($1::text IS NULL OR id = $1::text)) AS due,
+         (SELECT min(lease_expires_at) FROM ${s}.steps
+           WHERE status = 'running' AND ($1::text IS NULL OR run_id = $1::text)) AS lease`,
+      [filter.runId ?? null],
+    );
+    const times = [rows[0]?.due, rows[0]?.lease].filter((t): t is number => typeof t === 'number');
+    return times.length === 0 ? null : Math.min(...times);
+  }
+
+  async getRun(runId: string): Promise<RunDetail | null> {
+    const loaded = (await this.loader.load(this.pool, [runId])).get(runId);
+    if (!loaded) return null;
+    const { state } = loaded;
+    return {
+      ...summaryOf(state, loaded.usage),
+      plan: state.plan,
+      planHash: loaded.planHash,
+      inputs: loaded.inputs,
+      workspace: loaded.workspace,
+      steps: state.plan.steps.map((step) => ({
+        ...stepOf(state, step.id)!,
+        title: step.title,
+        dependsOn: step.dependsOn,
+      })),
+    };
+  }
+
+  async listRuns(options: { status?: RunStatus; limit?: number } = {}): Promise<RunSummary[]> {
+    const s = this.schema;
+    const { rows } = await this.pool.query<SummaryRow>(
+      `SELECT r.id, r.plan_name, r.status, r.blocked_reason, r.created_at, r.updated_at, r.finished_at,
+         r.attempts_total, r.input_tokens, r.output_tokens, r.cost_usd,
+         (SELECT json_object_agg(c.status, c.n) FROM
+           (SELECT st.status, count(*) AS n FROM ${s}.steps st WHERE st.run_id = r.id GROUP BY st.status) c
+         ) AS step_counts
+       FROM ${s}.runs r WHERE ($1::text IS NULL OR r.status = $1::text)
+       ORDER BY r.created_at DESC, r.id DESC LIMIT $2`,
+      [options.status ?? null, options.limit ?? 50],
+    );
+    return rows.map((row) => ({
+      id: row.id,
+      planName: row.plan_name,
+      status: row.status as RunStatus,
+      blockedReason: row.blocked_reason,
+      createdAt: row.created_at,
+      updatedAt: row.updated_at,
+      finishedAt: row.finished_at,
+      attemptsTotal: row.attempts_total,
+      usage: { inputTokens: row.input_tokens, outputTokens: row.output_tokens, costUsd: row.cost_usd },
+      stepCounts: (row.step_counts ?? {}) as Partial<Record<StepStatus, number>>,
+    }));
+  }
+
+  async getEvents(runId: string, options: { afterSeq?: number } = {}): Promise<StoredEvent[]> {
+    const { rows } = await this.pool.query<{
+      seq: number;
+      run_id: string;
+      at: number;
+      type: string;
+      data: Record<string, unknown>;
+    }>(
+      `SELECT seq, run_id, at, type, data FROM ${this.schema}.events
+       WHERE run_id = $1 AND seq > $2 ORDER BY seq`,
+      [runId, options.afterSeq ?? 0],
+    );
+    return rows.map((row) => {
+      const event = { type: row.type, ...row.data } as BatonEvent;
+      return { ...event, seq: row.seq, runId: row.run_id, at: row.at };
+    });
+  }
+
+  async getAttempts(runId: string, stepId?: string): Promise<AttemptRecord[]> {
+    const { rows } = await this.pool.query<AttemptRow>(
+      `SELECT run_id, step_id, attempt, owner, started_at, ended_at, outcome, failure_class, exit_code,
+         fingerprint, message, summary, log_path, outputs, input_tokens, output_tokens, cost_usd
+       FROM ${this.schema}.attempts WHERE run_id = $1 AND ($2::text IS NULL OR step_id = $2::text)
+       ORDER BY started_at NULLS FIRST, step_id, attempt`,
+      [runId, stepId ?? null],
+    );
+    return rows.map((row) => ({
+      runId: row.run_id,
+      stepId: row.step_id,
+      attempt: row.attempt,
+      owner: row.owner,
+      startedAt: row.started_at,
+      endedAt: row.ended_at,
+      outcome: row.outcome,
+      failureClass: row.failure_class as FailureClass | null,
+      exitCode: row.exit_code,
+      fingerprint: row.fingerprint,
+      message: row.message,
+      summary: row.summary,
+      logPath: row.log_path,
+      outputs: row.outputs,
+      usage:
+        row.input_tokens === null
+          ? null
+          : {
+              inputTokens: row.input_tokens,
+              outputTokens: row.output_tokens ?? 0,
+              costUsd: row.cost_usd ?? 0,
+            },
+    }));
+  }
+
+  async getStepResults(runId: string, stepIds: readonly string[]): Promise<Record<string, StepResult>> {
+    const results: Record<string, StepResult> = {};
+    if (stepIds.length === 0) return results;
+    const { rows } = await this.pool.query<{ step_id: string; result: StepResult }>(
+      `SELECT step_id, result FROM ${this.schema}.steps
+       WHERE run_id = $1 AND step_id = ANY ($2::text[]) AND result IS NOT NULL`,
+      [runId, stepIds],
+    );
+    for (const row of rows) results[row.step_id] = row.result;
+    return results;
+  }
+}

@@ -1,0 +1,278 @@
+import { runNotFound } from '../../core/errors.js';
+import type { BatonEvent } from '../../core/events.js';
+import { approveRun, cancelRun, rejectRun, resumeRun, retryStep, skipStep } from '../../core/run-commands.js';
+import type { RunState } from '../../core/run-state.js';
+import type { Transition } from '../../core/transitions.js';
+import type {
+  AttemptKey,
+  CycleRequest,
+  CycleResult,
+  EffectKey,
+  EffectRecord,
+  NewRun,
+  RunSummary,
+  Store,
+} from '../store.js';
+import { appendRunEvents } from './append-events.js';
+import { createRunSql, createRunValues } from './create-run.js';
+import { type CycleLockParams, cycleLockSql, cycleLockValues, type LockPhase } from './cycle-locks.js';
+import { CycleWork } from './cycle-work.js';
+import { PostgresEffects } from './effects.js';
+import { migrateSchema } from './migrate.js';
+import { connectError, createPool, type PgClient, type PgPool } from './open-pool.js';
+import { PostgresReads, summaryOf } from './postgres-reads.js';
+import { DEFAULT_SCHEMA, notifyChannel, quoteSchema, validateSchemaName } from './schema-name.js';
+import { inTransaction } from './transaction.js';
+import { nextDueAt, WriteBatch, writeBatchSql } from './write-batch.js';
+
+export interface OpenPostgresOptions {
+  /** The schema holding Baton's tables, created if missing. Default `baton`. */
+  schema?: string;
+  /** Connections in the pool. Default 10. */
+  poolSize?: number;
+}
+
+/** Expired leases looked for per cycle, and how often (in the request clock). */
+const RECLAIM_BATCH = 100;
+const RECLAIM_INTERVAL_MS = 250;
+/** Lock rounds per cycle when runs locked for their due work turned out to have none left. */
+const CLAIM_MAX_ROUNDS = 4;
+
+/**
+ * The scale-out store: PostgreSQL, READ COMMITTED with row locks. A transaction changes a run only
+ * while holding its row lock (FOR NO KEY UPDATE): waited for when the run is named (completions,
+ * human commands, renewals, in id order), skipped when it is merely found due (SKIP LOCKED), so
+ * several workers claim different runs without waiting and no step is claimed twice. Each commit
+ * that makes work due sends NOTIFY baton_<schema>.
+ */
+export class PostgresStore extends PostgresReads implements Store {
+  readonly kind = 'postgres' as const;
+  private readonly writeSql: string;
+  private readonly lockSql: string;
+  private readonly createSql: string;
+  private readonly effects: PostgresEffects;
+  private nextReclaimAt = Number.MIN_SAFE_INTEGER;
+  private closed = false;
+
+  static async open(url: string, options: OpenPostgresOptions = {}): Promise<PostgresStore> {
+    const schema = validateSchemaName(options.schema ?? DEFAULT_SCHEMA);
+    const pool = createPool(url, options.poolSize);
+    try {
+      await migrateSchema(pool, schema);
+    } catch (error) {
+      await pool.end().catch(() => undefined);
+      throw connectError(url, error);
+    }
+    return new PostgresStore(pool, schema);
+  }
+
+  private constructor(pool: PgPool, schemaName: string) {
+    const schema = quoteSchema(schemaName);
+    super(pool, schema);
+    const channel = notifyChannel(schemaName);
+    this.writeSql = writeBatchSql(schema, channel);
+    this.lockSql = cycleLockSql(schema);
+    this.createSql = createRunSql(schema, channel);
+    this.effects = new PostgresEffects(pool, schema);
+  }
+
+  async createRun(spec: NewRun): Promise<RunSummary> {
+    const { state, values } = createRunValues(spec);
+    // One statement: atomic without an explicit transaction.
+    await this.pool.query(this.createSql, values);
+    this.loader.rememberPlan(spec.id, spec.planHash, spec.plan);
+    return summaryOf(state, { inputTokens: 0, outputTokens: 0, costUsd: 0 });
+  }
+
+  async cycle(request: CycleRequest): Promise<CycleResult> {
+    const reclaim = request.now >= this.nextReclaimAt;
+    if (!reclaim && request.completions.length === 0 && request.claimLimit <= 0)
+      return { claimed: [], accepted: [], reclaimed: [] };
+    // Leases last seconds: looking for expired ones a few times a second is soon enough.
+    if (reclaim) this.nextReclaimAt = request.now + RECLAIM_INTERVAL_MS;
+    const work = new CycleWork(request);
+    const completionRunIds = [...new Set(request.completions.map((c) => c.runId))].sort();
+    const claimRuns = Math.max(0, request.claimLimit);
+    let params: CycleLockParams = {
+      completionRunIds,
+      reclaimBefore: reclaim ? request.now : null,
+      reclaimLimit: RECLAIM_BATCH,
+      claimRuns,
+      now: request.now,
+      runId: request.runId ?? null,
+      functions: request.functions ?? null,
+      exclude: completionRunIds,
+    };
+    const { result, changedPlans } = await inTransaction(this.pool, async (client) => {
+      for (let round = 0; ; round++) {
+        const locked = await this.lock(client, params, work.lockedRunIds);
+        work.add(await this.loader.load(client, locked.newRunIds));
+        if (round === 0) {
+          work.complete();
+          if (reclaim) work.reclaimExpired(RECLAIM_BATCH);
+          work.claimDue();
+        } else {
+          work.claimDue(locked.newRunIds);
+        }
+        // Fewer runs than asked: every run with visible due work was locked (or is another worker's).
+        if (work.claimsLeft <= 0 || locked.claimRuns < params.claimRuns || round + 1 >= CLAIM_MAX_ROUNDS)
+          break;
+        params = {
+          ...params,
+          completionRunIds: [],
+          reclaimBefore: null,
+          claimRuns: work.claimsLeft,
+          exclude: work.lockedRunIds,
+        };
+      }
+      const finished = work.finish();
+      if (!work.batch.empty) await client.query(this.writeSql, work.batch.params());
+      return finished;
+    });
+    for (const changed of changedPlans) this.loader.rememberPlan(changed.runId, changed.hash, changed.plan);
+    return result;
+  }
+
+  /** Runs the lock statement; returns the runs locked by it that this cycle did not hold yet. */
+  private async lock(
+    client: PgClient,
+    params: CycleLockParams,
+    held: readonly string[],
+  ): Promise<{ newRunIds: string[]; claimRuns: number }> {
+    const nothingToLock =
+      params.completionRunIds.length === 0 && params.reclaimBefore === null && params.claimRuns === 0;
+    if (nothingToLock) return { newRunIds: [], claimRuns: 0 };
+    const { rows } = await client.query<{ id: string; phase: LockPhase }>(
+      this.lockSql,
+      cycleLockValues(params),
+    );
+    const seen = new Set(held);
+    const newRunIds: string[] = [];
+    let claimRuns = 0;
+    for (const row of rows) {
+      if (row.phase === 'claim') claimRuns++;
+      if (!seen.has(row.id)) {
+        seen.add(row.id);
+        newRunIds.push(row.id);
+      }
+    }
+    return { newRunIds, claimRuns };
+  }
+
+  async renewLeases(
+    owner: string,
+    attempts: readonly AttemptKey[],
+    leaseMs: number,
+    now: number,
+  ): Promise<AttemptKey[]> {
+    if (attempts.length === 0) return [];
+    const s = this.schema;
+    const runIds = [...new Set(attempts.map((key) => key.runId))].sort();
+    const renewed = await inTransaction(this.pool, async (client) => {
+      // The run locks order this after (or before) any cycle that loaded these steps.
+      await client.query(
+        `SELECT id FROM ${s}.runs WHERE id = ANY ($1::text[]) ORDER BY id FOR NO KEY UPDATE`,
+        [runIds],
+      );
+      const { rows } = await client.query<AttemptKey>(
+        `WITH renewed AS (
+           UPDATE ${s}.steps st SET lease_expires_at = $2
+           FROM json_to_recordset($1::json) AS x (run_id text, step_id text, attempt integer)
+           WHERE st.run_id = x.run_id AND st.step_id = x.step_id AND st.attempt = x.attempt
+             AND st.lease_owner = $3 AND st.status = 'running'
+           RETURNING st.run_id, st.step_id, st.attempt),
+         bumped AS (UPDATE ${s}.runs SET version = version + 1 WHERE id = ANY ($4::text[]))
+         SELECT run_id AS "runId", step_id AS "stepId", attempt FROM renewed`,
+        [
+          JSON.stringify(attempts.map((k) => ({ run_id: k.runId, step_id: k.stepId, attempt: k.attempt }))),
+          now + leaseMs,
+          owner,
+          runIds,
+        ],
+      );
+      return new Set(rows.map((key) => `${key.runId}\u0000${key.stepId}\u0000${key.attempt}`));
+    });
+    return attempts.filter((key) => !renewed.has(`${key.runId}\u0000${key.stepId}\u0000${key.attempt}`));
+  }
+
+  async recordAttemptProcess(key: AttemptKey, proc: { pid: number; host: string }): Promise<void> {
+    await this.pool.query(
+      `UPDATE ${this.schema}.steps SET pid = $1, host = $2
+       WHERE run_id = $3 AND step_id = $4 AND attempt = $5 AND status = 'running'`,
+      [proc.pid, proc.host, key.runId, key.stepId, key.attempt],
+    );
+  }
+
+  /** A human command: lock the run, load it, apply the core's transition, write it, all in one transaction. */
+  private async command(
+    runId: string,
+    change: (run: RunState) => Transition,
+    now: number,
+  ): Promise<RunSummary> {
+    const run = await inTransaction(this.pool, async (client) => {
+      const { rowCount } = await client.query(
+        `SELECT id FROM ${this.schema}.runs WHERE id = $1 FOR NO KEY UPDATE`,
+        [runId],
+      );
+      const entry = rowCount ? (await this.loader.load(client, [runId])).get(runId) : undefined;
+      if (!entry) throw runNotFound(runId);
+      const transition = change(entry.state);
+      const batch = new WriteBatch();
+      for (const event of transition.events) batch.event(runId, now, event);
+      const hash = batch.runState(transition.run, transition.changedSteps, transition.planChanged ?? false);
+      // A run that starts or goes on (approve, resume) makes its waiting steps due without changing them.
+      if (entry.state.status !== 'running' && transition.run.status === 'running')
+        batch.noteDue(nextDueAt(transition.run));
+      await client.query(this.writeSql, batch.params());
+      return { state: transition.run, hash, usage: entry.usage };
+    });
+    if (run.hash) this.loader.rememberPlan(runId, run.hash, run.state.plan);
+    return summaryOf(run.state, run.usage);
+  }
+
+  async retryStep(runId: string, stepId: string, now: number): Promise<RunSummary> {
+    return this.command(runId, (run) => retryStep(run, stepId, now), now);
+  }
+
+  async skipStep(runId: string, stepId: string, now: number): Promise<RunSummary> {
+    return this.command(runId, (run) => skipStep(run, stepId, now), now);
+  }
+
+  async cancelRun(runId: string, now: number): Promise<RunSummary> {
+    return this.command(runId, (run) => cancelRun(run, now), now);
+  }
+
+  async approveRun(runId: string, now: number, delayMs = 0): Promise<RunSummary> {
+    return this.command(runId, (run) => approveRun(run, now, delayMs), now);
+  }
+
+  async rejectRun(runId: string, now: number): Promise<RunSummary> {
+    return this.command(runId, (run) => rejectRun(run, now), now);
+  }
+
+  async resumeRun(runId: string, now: number): Promise<RunSummary> {
+    return this.command(runId, (run) => resumeRun(run, now), now);
+  }
+
+  async appendEvents(runId: string, events: readonly BatonEvent[], now: number): Promise<void> {
+    await appendRunEvents(this.pool, this.schema, runId, events, now);
+  }
+
+  async beginEffect(key: EffectKey, now: number): Promise<EffectRecord | null> {
+    return this.effects.begin(key, now);
+  }
+
+  async completeEffect(key: EffectKey, result: unknown, now: number): Promise<void> {
+    await this.effects.complete(key, result, now);
+  }
+
+  async clearEffect(key: EffectKey): Promise<void> {
+    await this.effects.clear(key);
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await this.pool.end();
+  }
+}

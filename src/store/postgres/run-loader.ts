@@ -1,0 +1,147 @@
+import type { FailureClass, StepUsage } from '../../core/failure.js';
+import type { Plan } from '../../core/plan/types.js';
+import type { RunStatus, StepState, StepStatus } from '../../core/run-state.js';
+import type { LoadedRun } from '../loaded-run.js';
+import type { PgClient, PgPool } from './open-pool.js';
+
+/** A run as loaded for a transition, plus its usage and the OS process noted for each running attempt. */
+export interface PgLoadedRun extends LoadedRun {
+  usage: StepUsage;
+  processes: Map<string, { pid: number | null; host: string | null }>;
+}
+
+interface LoadRow {
+  id: string;
+  plan_hash: string;
+  inputs: Record<string, string>;
+  workspace: string;
+  status: string;
+  attempts_total: number;
+  blocked_reason: string | null;
+  created_at: number;
+  updated_at: number;
+  finished_at: number | null;
+  input_tokens: number;
+  output_tokens: number;
+  cost_usd: number;
+  /** Null when this process already holds the plan of this hash. */
+  plan: Plan | null;
+  steps: StepTuple[] | null;
+}
+
+type StepTuple = [
+  stepId: string,
+  status: string,
+  attempt: number,
+  tries: number,
+  dueAt: number | null,
+  leaseOwner: string | null,
+  leaseExpiresAt: number | null,
+  startedAt: number | null,
+  lastError: string | null,
+  lastFailureClass: string | null,
+  fingerprint: string | null,
+  fingerprintRepeats: number,
+  resultJson: string | null,
+  blockedReason: string | null,
+  updatedAt: number,
+  pid: number | null,
+  host: string | null,
+];
+
+function stepFromTuple(t: StepTuple): StepState {
+  return {
+    stepId: t[0],
+    status: t[1] as StepStatus,
+    attempt: t[2],
+    tries: t[3],
+    dueAt: t[4],
+    leaseOwner: t[5],
+    leaseExpiresAt: t[6],
+    startedAt: t[7],
+    lastError: t[8],
+    lastFailureClass: t[9] as FailureClass | null,
+    fingerprint: t[10],
+    fingerprintRepeats: t[11],
+    resultJson: t[12],
+    blockedReason: t[13],
+    updatedAt: t[14],
+  };
+}
+
+const CACHE_LIMIT = 10_000;
+
+/**
+ * Loads whole runs (run row, steps in plan order, plan) in ONE query. Plans are immutable snapshots
+ * but for their hash: a plan this process already parsed for the same hash is not sent again.
+ * Step states are never cached: another process may have written them since.
+ */
+export class RunLoader {
+  private readonly plans = new Map<string, { hash: string; plan: Plan }>();
+  private readonly sql: string;
+
+  constructor(schema: string) {
+    this.sql = `SELECT r.id, r.plan_hash, r.inputs, r.workspace, r.status, r.attempts_total, r.blocked_reason,
+        r.created_at, r.updated_at, r.finished_at, r.input_tokens, r.output_tokens, r.cost_usd,
+        CASE WHEN c.hash IS DISTINCT FROM r.plan_hash
+          THEN (SELECT p.plan FROM ${schema}.run_plans p WHERE p.run_id = r.id) END AS plan,
+        (SELECT json_agg(json_build_array(s.step_id, s.status, s.attempt, s.tries, s.due_at, s.lease_owner,
+            s.lease_expires_at, s.started_at, s.last_error, s.last_failure_class, s.fingerprint,
+            s.fingerprint_repeats, s.result::text, s.blocked_reason, s.updated_at, s.pid, s.host)
+            ORDER BY s.position)
+          FROM ${schema}.steps s WHERE s.run_id = r.id) AS steps
+      FROM ${schema}.runs r LEFT JOIN unnest($2::text[], $3::text[]) AS c (id, hash) ON c.id = r.id
+      WHERE r.id = ANY ($1::text[])`;
+  }
+
+  /** The runs that exist among `runIds`, by id. Call after locking them to read their latest state. */
+  async load(db: PgClient | PgPool, runIds: readonly string[]): Promise<Map<string, PgLoadedRun>> {
+    const loaded = new Map<string, PgLoadedRun>();
+    if (runIds.length === 0) return loaded;
+    // The plans this query relies on, held here: the cache may be cleared while it runs.
+    const known = new Map<string, { hash: string; plan: Plan }>();
+    for (const id of runIds) {
+      const cached = this.plans.get(id);
+      if (cached) known.set(id, cached);
+    }
+    const hashes = [...known.values()].map((entry) => entry.hash);
+    const { rows } = await db.query<LoadRow>(this.sql, [runIds, [...known.keys()], hashes]);
+    for (const row of rows) loaded.set(row.id, this.toLoaded(row, known.get(row.id)?.plan));
+    return loaded;
+  }
+
+  private toLoaded(row: LoadRow, knownPlan: Plan | undefined): PgLoadedRun {
+    const plan = row.plan ?? knownPlan!;
+    if (row.plan) this.rememberPlan(row.id, row.plan_hash, row.plan);
+    const processes: PgLoadedRun['processes'] = new Map();
+    const steps = (row.steps ?? []).map((tuple) => {
+      if (tuple[15] !== null || tuple[16] !== null)
+        processes.set(tuple[0], { pid: tuple[15], host: tuple[16] });
+      return stepFromTuple(tuple);
+    });
+    return {
+      state: {
+        id: row.id,
+        status: row.status as RunStatus,
+        plan,
+        attemptsTotal: row.attempts_total,
+        blockedReason: row.blocked_reason,
+        createdAt: row.created_at,
+        updatedAt: row.updated_at,
+        finishedAt: row.finished_at,
+        steps,
+      },
+      planHash: row.plan_hash,
+      inputs: row.inputs,
+      workspace: row.workspace,
+      usage: { inputTokens: row.input_tokens, outputTokens: row.output_tokens, costUsd: row.cost_usd },
+      processes,
+    };
+  }
+
+  /** Notes a plan this process wrote (a new run, an approval that changed it). */
+  rememberPlan(runId: string, hash: string, plan: Plan): void {
+    if (this.plans.size > CACHE_LIMIT) this.plans.clear();
+    this.plans.set(runId, { hash, plan });
+  }
+}

@@ -1,0 +1,210 @@
+import { createHash } from 'node:crypto';
+import type { BatonEvent } from '../../core/events.js';
+import type { StepUsage } from '../../core/failure.js';
+import { DUE_STEP_STATUSES, type RunState, stepOf } from '../../core/run-state.js';
+import { runningCount } from '../loaded-run.js';
+import { toPgJson } from './pg-json.js';
+
+/** One attempt row as `attempts` stores it. */
+export interface AttemptRow {
+  run_id: string;
+  step_id: string;
+  attempt: number;
+  owner: string | null;
+  started_at: number | null;
+  ended_at: number | null;
+  outcome: 'succeeded' | 'failed' | 'interrupted' | 'discarded';
+  failure_class: string | null;
+  exit_code: number | null;
+  fingerprint: string | null;
+  message: string | null;
+  summary: string | null;
+  log_path: string | null;
+  outputs: unknown[];
+  input_tokens: number | null;
+  output_tokens: number | null;
+  cost_usd: number | null;
+}
+
+/** The earliest due time of a run's ready and retry_wait steps (`runs.next_due_at`); null: none. */
+export function nextDueAt(run: Pick<RunState, 'steps'>): number | null {
+  let earliest: number | null = null;
+  for (const step of run.steps) {
+    if (
+      DUE_STEP_STATUSES.has(step.status) &&
+      step.dueAt !== null &&
+      (earliest === null || step.dueAt < earliest)
+    )
+      earliest = step.dueAt;
+  }
+  return earliest;
+}
+
+/**
+ * Everything one transaction writes, sent as ONE statement (`writeBatchSql`): each table's rows go
+ * as a JSON array expanded by json_to_recordset, so a cycle costs one round trip to write however
+ * many runs, steps, events and attempts it changed.
+ */
+export class WriteBatch {
+  private readonly events: object[] = [];
+  private readonly runs: object[] = [];
+  private readonly plans: object[] = [];
+  private readonly steps: object[] = [];
+  private readonly attempts: AttemptRow[] = [];
+  private readonly artifacts: object[] = [];
+  /** The earliest due time of the steps this batch made due in running runs (the NOTIFY payload). */
+  private dueAt: number | null = null;
+
+  get empty(): boolean {
+    return this.events.length === 0 && this.runs.length === 0 && this.attempts.length === 0;
+  }
+
+  event(runId: string, at: number, event: BatonEvent): void {
+    const { type, ...data } = event;
+    const stepId = 'stepId' in data ? (data.stepId as string) : null;
+    this.events.push({ n: this.events.length, run_id: runId, at, type, step_id: stepId, data });
+  }
+
+  /**
+   * The run row (its version bumped, `usage` added to its totals) and the given steps as they are in
+   * `run`; the plan too when it changed, whose new hash is returned.
+   */
+  runState(
+    run: RunState,
+    changedSteps: Iterable<string>,
+    planChanged: boolean,
+    usage: StepUsage | null = null,
+  ): string | null {
+    let planHash: string | null = null;
+    if (planChanged) {
+      const planJson = JSON.stringify(run.plan);
+      planHash = createHash('sha256').update(planJson).digest('hex');
+      this.plans.push({ run_id: run.id, plan: run.plan });
+    }
+    this.runs.push({
+      id: run.id,
+      status: run.status,
+      attempts_total: run.attemptsTotal,
+      blocked_reason: run.blockedReason,
+      updated_at: run.updatedAt,
+      finished_at: run.finishedAt,
+      running_count: runningCount(run),
+      next_due_at: nextDueAt(run),
+      concurrency: planChanged ? run.plan.limits.concurrency : null,
+      plan_hash: planHash,
+      add_input_tokens: usage?.inputTokens ?? 0,
+      add_output_tokens: usage?.outputTokens ?? 0,
+      add_cost_usd: usage?.costUsd ?? 0,
+    });
+    for (const stepId of changedSteps) {
+      const step = stepOf(run, stepId)!;
+      this.steps.push({
+        run_id: run.id,
+        step_id: step.stepId,
+        status: step.status,
+        attempt: step.attempt,
+        tries: step.tries,
+        due_at: step.dueAt,
+        lease_owner: step.leaseOwner,
+        lease_expires_at: step.leaseExpiresAt,
+        started_at: step.startedAt,
+        last_error: step.lastError,
+        last_failure_class: step.lastFailureClass,
+        fingerprint: step.fingerprint,
+        fingerprint_repeats: step.fingerprintRepeats,
+        result: step.resultJson,
+        blocked_reason: step.blockedReason,
+        updated_at: step.updatedAt,
+      });
+      if (run.status === 'running' && DUE_STEP_STATUSES.has(step.status)) this.noteDue(step.dueAt);
+    }
+    return planHash;
+  }
+
+  /** Notes work made due at `dueAt`, so that the commit notifies sleeping workers. */
+  noteDue(dueAt: number | null): void {
+    if (dueAt === null) return;
+    this.dueAt = this.dueAt === null ? dueAt : Math.min(this.dueAt, dueAt);
+  }
+
+  attempt(row: AttemptRow): void {
+    this.attempts.push(row);
+  }
+
+  artifact(
+    key: { runId: string; stepId: string; attempt: number },
+    output: { path: string; size: number; sha256: string },
+  ): void {
+    this.artifacts.push({ run_id: key.runId, step_id: key.stepId, attempt: key.attempt, ...output });
+  }
+
+  /** Parameters of `writeBatchSql`, in order. */
+  params(): unknown[] {
+    return [
+      toPgJson(this.events),
+      toPgJson(this.runs),
+      toPgJson(this.plans),
+      toPgJson(this.steps),
+      toPgJson(this.attempts),
+      toPgJson(this.artifacts),
+      this.dueAt === null ? null : String(this.dueAt),
+    ];
+  }
+}
+
+/** The one statement that writes a WriteBatch, then notifies `channel` (delivered at commit) when work became due. */
+export function writeBatchSql(schema: string, channel: string): string {
+  return `WITH
+  ev AS (
+    INSERT INTO ${schema}.events (run_id, at, type, step_id, data)
+    SELECT x.run_id, x.at, x.type, x.step_id, x.data
+    FROM json_to_recordset($1::json) AS x (n integer, run_id text, at bigint, type text, step_id text, data json)
+    ORDER BY x.n),
+  ru AS (
+    UPDATE ${schema}.runs r SET status = x.status, attempts_total = x.attempts_total,
+      blocked_reason = x.blocked_reason, updated_at = x.updated_at, finished_at = x.finished_at,
+      running_count = x.running_count, next_due_at = x.next_due_at, concurrency = coalesce(x.concurrency, r.concurrency),
+      plan_hash = coalesce(x.plan_hash, r.plan_hash), version = r.version + 1,
+      input_tokens = r.input_tokens + x.add_input_tokens, output_tokens = r.output_tokens + x.add_output_tokens,
+      cost_usd = r.cost_usd + x.add_cost_usd
+    FROM json_to_recordset($2::json) AS x (id text, status text, attempts_total integer, blocked_reason text,
+      updated_at bigint, finished_at bigint, running_count integer, next_due_at bigint, concurrency integer, plan_hash text,
+      add_input_tokens bigint, add_output_tokens bigint, add_cost_usd double precision)
+    WHERE r.id = x.id),
+  pl AS (
+    UPDATE ${schema}.run_plans p SET plan = x.plan
+    FROM json_to_recordset($3::json) AS x (run_id text, plan json)
+    WHERE p.run_id = x.run_id),
+  st AS (
+    UPDATE ${schema}.steps s SET status = x.status, attempt = x.attempt, tries = x.tries, due_at = x.due_at,
+      lease_owner = x.lease_owner, lease_expires_at = x.lease_expires_at, started_at = x.started_at,
+      last_error = x.last_error, last_failure_class = x.last_failure_class, fingerprint = x.fingerprint,
+      fingerprint_repeats = x.fingerprint_repeats, result = x.result::json, blocked_reason = x.blocked_reason,
+      updated_at = x.updated_at,
+      -- The process noted for an attempt belongs to that attempt only.
+      pid = CASE WHEN x.status = 'running' AND x.attempt = s.attempt THEN s.pid END,
+      host = CASE WHEN x.status = 'running' AND x.attempt = s.attempt THEN s.host END
+    FROM json_to_recordset($4::json) AS x (run_id text, step_id text, status text, attempt integer,
+      tries integer, due_at bigint, lease_owner text, lease_expires_at bigint, started_at bigint, last_error text,
+      last_failure_class text, fingerprint text, fingerprint_repeats integer, result text, blocked_reason text,
+      updated_at bigint)
+    WHERE s.run_id = x.run_id AND s.step_id = x.step_id),
+  att AS (
+    INSERT INTO ${schema}.attempts (run_id, step_id, attempt, owner, started_at, ended_at, outcome, failure_class,
+      exit_code, fingerprint, message, summary, log_path, outputs, input_tokens, output_tokens, cost_usd)
+    SELECT x.run_id, x.step_id, x.attempt, x.owner, x.started_at, x.ended_at, x.outcome, x.failure_class,
+      x.exit_code, x.fingerprint, x.message, x.summary, x.log_path, x.outputs, x.input_tokens, x.output_tokens,
+      x.cost_usd
+    FROM json_to_recordset($5::json) AS x (run_id text, step_id text, attempt integer, owner text,
+      started_at bigint, ended_at bigint, outcome text, failure_class text, exit_code integer, fingerprint text,
+      message text, summary text, log_path text, outputs jsonb, input_tokens bigint, output_tokens bigint,
+      cost_usd double precision)
+    ON CONFLICT (run_id, step_id, attempt) DO NOTHING),
+  art AS (
+    INSERT INTO ${schema}.artifacts (run_id, step_id, attempt, path, size, sha256)
+    SELECT x.run_id, x.step_id, x.attempt, x.path, x.size, x.sha256
+    FROM json_to_recordset($6::json) AS x (run_id text, step_id text, attempt integer, path text, size bigint,
+      sha256 text)
+    ON CONFLICT DO NOTHING)
+SELECT pg_notify('${channel}', $7::text) WHERE $7::text IS NOT NULL`;
+}
