@@ -239,7 +239,8 @@ async function measure(name, seed) {
   if (process.env.BENCH_DEBUG) {
     const byKind = {};
     plan.forEach((s, i) => {
-      const k = (byKind[s.kind] ??= { calls: 0, requests: 0, failed: 0 });
+      byKind[s.kind] ??= { calls: 0, requests: 0, failed: 0 };
+      const k = byKind[s.kind];
       k.calls++;
       k.requests += requestsPerCall.get(i) ?? 0;
       if (!outcomes[i].ok) k.failed++;
