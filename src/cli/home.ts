@@ -3,10 +3,11 @@ import { join, resolve } from 'node:path';
 import { BatonError, parseArgvJson } from '../core/errors.js';
 import { parseDurationMs } from '../core/plan/duration.js';
 import type { AgentSpec } from '../core/plan/types.js';
-import { SqliteStore } from '../store/sqlite/sqlite-store.js';
 
 export interface GlobalOptions {
   home?: string;
+  /** A PostgreSQL URL (`--store`); the store is opened by `openStore` in open-store.ts. */
+  store?: string;
   json?: boolean;
 }
 
@@ -15,12 +16,9 @@ export function resolveHome(options: GlobalOptions): string {
   return resolve(options.home ?? process.env.BATON_HOME ?? '.baton');
 }
 
+/** The SQLite database in the home folder, used unless `--store` or BATON_DATABASE_URL names another. */
 export function databasePath(home: string): string {
   return join(home, 'baton.db');
-}
-
-export function openStore(home: string): SqliteStore {
-  return SqliteStore.open(databasePath(home));
 }
 
 /** A lease owner id unique to this process: host, pid and a random suffix. */

@@ -1,7 +1,8 @@
 import { type EngineCliOptions, engineFromCli, engineSettingsFromCli } from '../engine-setup.js';
 import { EXIT } from '../exit-codes.js';
 import { blockedHints, printJson } from '../format.js';
-import { type GlobalOptions, openStore, parseDurationOption, resolveHome } from '../home.js';
+import { type GlobalOptions, parseDurationOption, resolveHome } from '../home.js';
+import { openStore } from '../open-store.js';
 import { LineProgress } from '../progress.js';
 
 export interface CheckOptions extends GlobalOptions, EngineCliOptions {
@@ -17,7 +18,7 @@ export async function checkCommand(options: CheckOptions): Promise<number> {
   const settings = engineSettingsFromCli(options);
   const maxTimeMs = options.maxTime ? parseDurationOption(options.maxTime, '--max-time') : null;
   const home = resolveHome(options);
-  const store = openStore(home);
+  const store = await openStore(options);
   try {
     const progress = options.json || options.quiet ? null : new LineProgress(process.stdout, true);
     const engine = engineFromCli(

@@ -49,7 +49,7 @@ export async function importCommand(
   const { readLegacyState } = await import('../../legacy/state-file-io.js');
   const { planFromLegacyState } = await import('../../legacy/import-state.js');
   const { prepareRun, startRun } = await import('../../engine/start-run.js');
-  const { openStore, resolveHome } = await import('../home.js');
+  const { openStore } = await import('../open-store.js');
   const state = readLegacyState(statePath);
   if (!state) throw new BatonError('PLAN_NOT_FOUND', `state file not found: ${statePath}`);
   const config = legacyConfigFromEnv(process.env, dirname(resolve(statePath)));
@@ -60,7 +60,7 @@ export async function importCommand(
     completedSteps,
     ...(options.id ? { runId: options.id } : {}),
   });
-  const store = openStore(resolveHome(options));
+  const store = await openStore(options);
   try {
     const run = await startRun(store, prepared);
     if (options.json) printJson(run);

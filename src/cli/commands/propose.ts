@@ -4,7 +4,8 @@ import { startRun } from '../../engine/start-run.js';
 import type { RunDetail } from '../../store/store.js';
 import { EXIT } from '../exit-codes.js';
 import { formatDuration, printJson } from '../format.js';
-import { type GlobalOptions, openStore, parseDurationOption, resolveHome } from '../home.js';
+import { type GlobalOptions, parseDurationOption } from '../home.js';
+import { openStore } from '../open-store.js';
 import { prepareRunFromCli } from '../prepare-run.js';
 import type { RunOptions } from './run.js';
 
@@ -49,7 +50,7 @@ export function describeProposal(run: RunDetail): string {
 /** `baton propose <plan>`: validate and store a run that waits for a human's approval. */
 export async function proposeCommand(planPath: string, options: RunOptions): Promise<number> {
   const { prepared } = await prepareRunFromCli(planPath, options, { awaitingApproval: true });
-  const store = openStore(resolveHome(options));
+  const store = await openStore(options);
   try {
     const created = await startRun(store, prepared);
     const run = (await store.getRun(created.id))!;
@@ -67,7 +68,7 @@ export async function decideCommand(
   runId: string,
   options: GlobalOptions & { delay?: string },
 ): Promise<number> {
-  const store = openStore(resolveHome(options));
+  const store = await openStore(options);
   try {
     if (!(await store.getRun(runId))) throw runNotFound(runId);
     const delayMs = options.delay ? parseDurationOption(options.delay, '--delay') : 0;

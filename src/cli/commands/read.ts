@@ -14,14 +14,16 @@ import {
   stepProgress,
   table,
 } from '../format.js';
-import { type GlobalOptions, openStore, parsePositiveInt, resolveHome } from '../home.js';
+import { ganttChart } from '../gantt.js';
+import { type GlobalOptions, parsePositiveInt, resolveHome } from '../home.js';
+import { openStore } from '../open-store.js';
 
 async function withStore<T>(
   options: GlobalOptions,
   fn: (store: Store, home: string) => Promise<T>,
 ): Promise<T> {
   const home = resolveHome(options);
-  const store = openStore(home);
+  const store = await openStore(options);
   try {
     return await fn(store, home);
   } finally {
@@ -155,7 +157,7 @@ function describeEvent(event: StoredEvent, starts: Map<string, number>): { what:
 /** `baton timeline <run>`: every transition with time, duration, attempt and outcome. */
 export async function timelineCommand(runId: string, options: GlobalOptions): Promise<number> {
   return withStore(options, async (store) => {
-    await requireRun(store, runId);
+    const run = await requireRun(store, runId);
     const events = await store.getEvents(runId);
     if (options.json) {
       printJson(events);
@@ -171,6 +173,12 @@ export async function timelineCommand(runId: string, options: GlobalOptions): Pr
       rows.push([clockTime(event.at), formatDuration(event.at - first), stepId, attempt, took, what]);
     }
     process.stdout.write(`${table(rows)}\n`);
+    const chart = ganttChart(
+      events,
+      run.steps.map((step) => step.stepId),
+      Date.now(),
+    );
+    if (chart.length > 0) process.stdout.write(`\n${chart.join('\n')}\n`);
     return EXIT.ok;
   });
 }

@@ -7,7 +7,8 @@ import {
 } from '../engine-setup.js';
 import { EXIT } from '../exit-codes.js';
 import { blockedHints, formatDuration, printJson, stepProgress } from '../format.js';
-import { type GlobalOptions, openStore, resolveHome } from '../home.js';
+import { type GlobalOptions, resolveHome } from '../home.js';
+import { openStore } from '../open-store.js';
 import { prepareRunFromCli } from '../prepare-run.js';
 import { LineProgress, LiveStepList } from '../progress.js';
 
@@ -24,7 +25,7 @@ export async function runCommand(planPath: string, options: RunOptions): Promise
   const { plan, prepared } = await prepareRunFromCli(planPath, options);
   const settings = engineSettingsFromCli(options);
   const home = resolveHome(options);
-  const store = openStore(home);
+  const store = await openStore(options);
   try {
     const created = await startRun(store, prepared);
     if (options.detach) {

@@ -5,7 +5,8 @@ import {
   handleStopSignals,
 } from '../engine-setup.js';
 import { EXIT } from '../exit-codes.js';
-import { type GlobalOptions, openStore, parseDurationOption, resolveHome } from '../home.js';
+import { type GlobalOptions, parseDurationOption, resolveHome } from '../home.js';
+import { openStore, storeTarget } from '../open-store.js';
 import { LineProgress } from '../progress.js';
 
 export interface WorkerOptions extends GlobalOptions, EngineCliOptions {
@@ -18,7 +19,7 @@ export async function workerCommand(options: WorkerOptions): Promise<number> {
   const settings = engineSettingsFromCli(options);
   const graceMs = options.grace ? parseDurationOption(options.grace, '--grace') : 30_000;
   const home = resolveHome(options);
-  const store = openStore(home);
+  const store = await openStore(options);
   try {
     const progress = options.quiet ? null : new LineProgress(process.stdout, true);
     const engine = engineFromCli(
@@ -30,7 +31,7 @@ export async function workerCommand(options: WorkerOptions): Promise<number> {
     const removeHandlers = handleStopSignals(engine, graceMs, (line) =>
       process.stderr.write(`baton worker: ${line}\n`),
     );
-    process.stderr.write(`baton worker: watching ${home}\n`);
+    process.stderr.write(`baton worker: watching ${storeTarget(options).label}\n`);
     try {
       await engine.run({ kind: 'forever' });
     } finally {

@@ -217,6 +217,22 @@ export class CycleWork {
     return true;
   }
 
+  /**
+   * The recorded results (JSON text) of the runs this cycle claimed steps of, as loaded or just
+   * completed, by run and step: what the claimed attempts will ask `getStepResults` for.
+   */
+  claimedRunResults(): Map<string, Map<string, string>> {
+    const results = new Map<string, Map<string, string>>();
+    for (const claim of this.claimed) {
+      if (results.has(claim.runId)) continue;
+      const steps = new Map<string, string>();
+      for (const step of this.runs.get(claim.runId)!.entry.state.steps)
+        if (step.resultJson !== null) steps.set(step.stepId, step.resultJson);
+      results.set(claim.runId, steps);
+    }
+    return results;
+  }
+
   /** Puts every changed run and step into the batch; returns the result and the plans that changed. */
   finish(): { result: CycleResult; changedPlans: { runId: string; hash: string; plan: Plan }[] } {
     const changedPlans: { runId: string; hash: string; plan: Plan }[] = [];

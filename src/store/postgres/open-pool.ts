@@ -1,5 +1,6 @@
 import pg from 'pg';
 import { BatonError } from '../../core/errors.js';
+import { maskPassword, parsePgUrl, serverAddress } from './pg-url.js';
 
 export type PgPool = pg.Pool;
 export type PgClient = pg.PoolClient;
@@ -13,16 +14,8 @@ function batonTypes(): pg.CustomTypesConfig {
   return types;
 }
 
-/** The URL with any password replaced, for messages. */
-export function redactUrl(url: string): string {
-  try {
-    const parsed = new URL(url);
-    if (parsed.password) parsed.password = '***';
-    return parsed.toString();
-  } catch {
-    return '(unparsable url)';
-  }
-}
+/** How long opening a connection may take before it counts as failed (ms). */
+const CONNECT_TIMEOUT_MS = 10_000;
 
 /** A pool of `size` connections (default 10) that reads bigint as number. Connects lazily. */
 export function createPool(url: string, size = 10): PgPool {
@@ -37,14 +30,34 @@ export function createPool(url: string, size = 10): PgPool {
     max: size,
     application_name: 'baton',
     types: batonTypes(),
+    connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
+    keepAlive: true,
   });
-  // An idle connection that the server drops must not crash the process: the pool replaces it.
+  // A connection the server drops (restart, pg_terminate_backend) must not crash the process. Idle
+  // ones are reported here and replaced by the pool; a checked-out one fails its query, which fails
+  // the transaction (the engine retries the cycle), and the broken client is discarded on release.
   pool.on('error', () => undefined);
+  pool.on('connect', (client) => {
+    client.on('error', () => undefined);
+  });
   return pool;
 }
 
-/** Wraps a failure to reach the server as CONFIG_INVALID, naming the (redacted) URL. */
-export function connectError(url: string, error: unknown): unknown {
+/** A client of its own for LISTEN (a pooled connection would be handed to other work). */
+export function createListenClient(url: string): pg.Client {
+  return new pg.Client({
+    connectionString: url,
+    application_name: 'baton-listen',
+    connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
+    keepAlive: true,
+  });
+}
+
+/**
+ * Wraps a failure to reach or use the server as CONFIG_INVALID, naming host:port and the URL with its
+ * password masked. `connecting`: the first connection failed, whatever the error (a timeout has no code).
+ */
+export function connectError(url: string, error: unknown, connecting = false): unknown {
   if (error instanceof BatonError) return error;
   const code = (error as { code?: string }).code;
   // SQLSTATE classes 08 (connection) and 28 (authorization), 3D000 (no such database), 42501 (the
@@ -52,11 +65,32 @@ export function connectError(url: string, error: unknown): unknown {
   const unreachable =
     typeof code === 'string' &&
     (/^(08|28)/.test(code) || code === '3D000' || code === '42501' || /^E[A-Z]+$/.test(code));
-  if (!unreachable) return error;
-  const detail = error instanceof Error ? error.message : String(error);
+  if (!unreachable && !connecting) return error;
+  let detail = error instanceof Error ? error.message : String(error);
+  const password = parsePgUrl(url)?.password;
+  if (password) {
+    for (const form of [password, safeDecode(password)]) if (form) detail = detail.replaceAll(form, '***');
+  }
   return new BatonError(
     'CONFIG_INVALID',
-    `cannot use the PostgreSQL database at ${redactUrl(url)} (${detail}); check the URL and that the server is running`,
+    `cannot use the PostgreSQL database at ${serverAddress(url)} (${maskPassword(url)}): ${detail}; check the URL and that the server is running`,
     { cause: error },
   );
+}
+
+function safeDecode(text: string): string | null {
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    return null;
+  }
+}
+
+/** Opens one connection to see that the server can be reached: any failure is a configuration error. */
+export async function firstConnection(pool: PgPool, url: string): Promise<void> {
+  try {
+    (await pool.connect()).release();
+  } catch (error) {
+    throw connectError(url, error, true);
+  }
 }

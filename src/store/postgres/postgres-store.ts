@@ -1,7 +1,15 @@
 import { runNotFound } from '../../core/errors.js';
 import type { BatonEvent } from '../../core/events.js';
-import { approveRun, cancelRun, rejectRun, resumeRun, retryStep, skipStep } from '../../core/run-commands.js';
-import type { RunState } from '../../core/run-state.js';
+import {
+  approveRun,
+  cancelRun,
+  rejectRun,
+  resolveStep,
+  resumeRun,
+  retryStep,
+  skipStep,
+} from '../../core/run-commands.js';
+import type { RunState, StepResult } from '../../core/run-state.js';
 import type { Transition } from '../../core/transitions.js';
 import type {
   AttemptKey,
@@ -19,10 +27,20 @@ import { type CycleLockParams, cycleLockSql, cycleLockValues, type LockPhase } f
 import { CycleWork } from './cycle-work.js';
 import { PostgresEffects } from './effects.js';
 import { migrateSchema } from './migrate.js';
-import { connectError, createPool, type PgClient, type PgPool } from './open-pool.js';
+import {
+  connectError,
+  createListenClient,
+  createPool,
+  firstConnection,
+  type PgClient,
+  type PgPool,
+} from './open-pool.js';
 import { PostgresReads, summaryOf } from './postgres-reads.js';
+import { type PreparedSql, prepared } from './prepared.js';
+import { renewLeaseRows } from './renew-leases.js';
 import { DEFAULT_SCHEMA, notifyChannel, quoteSchema, validateSchemaName } from './schema-name.js';
 import { inTransaction } from './transaction.js';
+import { WorkListener } from './work-listener.js';
 import { nextDueAt, WriteBatch, writeBatchSql } from './write-batch.js';
 
 export interface OpenPostgresOptions {
@@ -30,7 +48,18 @@ export interface OpenPostgresOptions {
   schema?: string;
   /** Connections in the pool. Default 10. */
   poolSize?: number;
+  /**
+   * Longest idle wait in `waitForWork` when no notification comes (ms): the safety net for
+   * notifications lost unseen. Timers are not polled for: a wait ends at the next due time. Default 30 000.
+   */
+  pollMs?: number;
 }
+
+const DEFAULT_POLL_MS = 30_000;
+/** First wait before the LISTEN connection is opened again after it was lost (ms). */
+const RECONNECT_MS = 250;
+/** Longest idle wait while LISTEN is not in place (ms): the engine's usual poll. */
+const UNLISTENED_POLL_MS = 1000;
 
 /** Expired leases looked for per cycle, and how often (in the request clock). */
 const RECLAIM_BATCH = 100;
@@ -43,48 +72,62 @@ const CLAIM_MAX_ROUNDS = 4;
  * while holding its row lock (FOR NO KEY UPDATE): waited for when the run is named (completions,
  * human commands, renewals, in id order), skipped when it is merely found due (SKIP LOCKED), so
  * several workers claim different runs without waiting and no step is claimed twice. Each commit
- * that makes work due sends NOTIFY baton_<schema>.
+ * that makes work due sends NOTIFY baton_<schema>; `waitForWork` listens for it.
  */
 export class PostgresStore extends PostgresReads implements Store {
   readonly kind = 'postgres' as const;
-  private readonly writeSql: string;
-  private readonly lockSql: string;
-  private readonly createSql: string;
+  private readonly writeSql: PreparedSql;
+  private readonly lockSql: PreparedSql;
+  private readonly createSql: PreparedSql;
   private readonly effects: PostgresEffects;
+  private readonly listener: WorkListener;
+  /** Results in the runs the last cycle claimed from (see `getStepResults`). */
+  private claimedResults = new Map<string, Map<string, string>>();
   private nextReclaimAt = Number.MIN_SAFE_INTEGER;
   private closed = false;
 
   static async open(url: string, options: OpenPostgresOptions = {}): Promise<PostgresStore> {
     const schema = validateSchemaName(options.schema ?? DEFAULT_SCHEMA);
+    const listener = new WorkListener({
+      newClient: () => createListenClient(url),
+      channel: notifyChannel(schema),
+      pollMs: options.pollMs ?? DEFAULT_POLL_MS,
+      unlistenedPollMs: UNLISTENED_POLL_MS,
+      reconnectMs: RECONNECT_MS,
+    });
     const pool = createPool(url, options.poolSize);
     try {
+      await firstConnection(pool, url);
       await migrateSchema(pool, schema);
     } catch (error) {
       await pool.end().catch(() => undefined);
       throw connectError(url, error);
     }
-    return new PostgresStore(pool, schema);
+    return new PostgresStore(pool, schema, listener);
   }
 
-  private constructor(pool: PgPool, schemaName: string) {
+  private constructor(pool: PgPool, schemaName: string, listener: WorkListener) {
     const schema = quoteSchema(schemaName);
     super(pool, schema);
     const channel = notifyChannel(schemaName);
-    this.writeSql = writeBatchSql(schema, channel);
-    this.lockSql = cycleLockSql(schema);
-    this.createSql = createRunSql(schema, channel);
+    this.writeSql = prepared(writeBatchSql(schema, channel));
+    this.lockSql = prepared(cycleLockSql(schema));
+    this.createSql = prepared(createRunSql(schema, channel));
     this.effects = new PostgresEffects(pool, schema);
+    this.listener = listener;
   }
 
   async createRun(spec: NewRun): Promise<RunSummary> {
     const { state, values } = createRunValues(spec);
     // One statement: atomic without an explicit transaction.
-    await this.pool.query(this.createSql, values);
+    await this.pool.query({ ...this.createSql, values });
     this.loader.rememberPlan(spec.id, spec.planHash, spec.plan);
     return summaryOf(state, { inputTokens: 0, outputTokens: 0, costUsd: 0 });
   }
 
   async cycle(request: CycleRequest): Promise<CycleResult> {
+    // What was notified before this point is visible to the claim below.
+    if (request.claimLimit > 0) this.listener.cycleStarted();
     const reclaim = request.now >= this.nextReclaimAt;
     if (!reclaim && request.completions.length === 0 && request.claimLimit <= 0)
       return { claimed: [], accepted: [], reclaimed: [] };
@@ -103,7 +146,7 @@ export class PostgresStore extends PostgresReads implements Store {
       functions: request.functions ?? null,
       exclude: completionRunIds,
     };
-    const { result, changedPlans } = await inTransaction(this.pool, async (client) => {
+    const { result, changedPlans, claimedResults } = await inTransaction(this.pool, async (client) => {
       for (let round = 0; ; round++) {
         const locked = await this.lock(client, params, work.lockedRunIds);
         work.add(await this.loader.load(client, locked.newRunIds));
@@ -126,11 +169,28 @@ export class PostgresStore extends PostgresReads implements Store {
         };
       }
       const finished = work.finish();
-      if (!work.batch.empty) await client.query(this.writeSql, work.batch.params());
-      return finished;
+      if (!work.batch.empty) await client.query({ ...this.writeSql, values: work.batch.params() });
+      return { ...finished, claimedResults: work.claimedRunResults() };
     });
     for (const changed of changedPlans) this.loader.rememberPlan(changed.runId, changed.hash, changed.plan);
+    if (result.claimed.length > 0) this.claimedResults = claimedResults;
     return result;
+  }
+
+  /**
+   * A claimed attempt asks for the results of the steps it depends on right after its cycle: the
+   * cycle loaded them with the run, and a recorded result never changes, so they are served from
+   * memory. Anything else (a step without a result then, another run) is read from the database.
+   */
+  override async getStepResults(
+    runId: string,
+    stepIds: readonly string[],
+  ): Promise<Record<string, StepResult>> {
+    const known = this.claimedResults.get(runId);
+    if (!known || !stepIds.every((id) => known.has(id))) return super.getStepResults(runId, stepIds);
+    const results: Record<string, StepResult> = {};
+    for (const id of stepIds) results[id] = JSON.parse(known.get(id)!) as StepResult;
+    return results;
   }
 
   /** Runs the lock statement; returns the runs locked by it that this cycle did not hold yet. */
@@ -142,10 +202,10 @@ export class PostgresStore extends PostgresReads implements Store {
     const nothingToLock =
       params.completionRunIds.length === 0 && params.reclaimBefore === null && params.claimRuns === 0;
     if (nothingToLock) return { newRunIds: [], claimRuns: 0 };
-    const { rows } = await client.query<{ id: string; phase: LockPhase }>(
-      this.lockSql,
-      cycleLockValues(params),
-    );
+    const { rows } = await client.query<{ id: string; phase: LockPhase }>({
+      ...this.lockSql,
+      values: cycleLockValues(params),
+    });
     const seen = new Set(held);
     const newRunIds: string[] = [];
     let claimRuns = 0;
@@ -165,34 +225,7 @@ export class PostgresStore extends PostgresReads implements Store {
     leaseMs: number,
     now: number,
   ): Promise<AttemptKey[]> {
-    if (attempts.length === 0) return [];
-    const s = this.schema;
-    const runIds = [...new Set(attempts.map((key) => key.runId))].sort();
-    const renewed = await inTransaction(this.pool, async (client) => {
-      // The run locks order this after (or before) any cycle that loaded these steps.
-      await client.query(
-        `SELECT id FROM ${s}.runs WHERE id = ANY ($1::text[]) ORDER BY id FOR NO KEY UPDATE`,
-        [runIds],
-      );
-      const { rows } = await client.query<AttemptKey>(
-        `WITH renewed AS (
-           UPDATE ${s}.steps st SET lease_expires_at = $2
-           FROM json_to_recordset($1::json) AS x (run_id text, step_id text, attempt integer)
-           WHERE st.run_id = x.run_id AND st.step_id = x.step_id AND st.attempt = x.attempt
-             AND st.lease_owner = $3 AND st.status = 'running'
-           RETURNING st.run_id, st.step_id, st.attempt),
-         bumped AS (UPDATE ${s}.runs SET version = version + 1 WHERE id = ANY ($4::text[]))
-         SELECT run_id AS "runId", step_id AS "stepId", attempt FROM renewed`,
-        [
-          JSON.stringify(attempts.map((k) => ({ run_id: k.runId, step_id: k.stepId, attempt: k.attempt }))),
-          now + leaseMs,
-          owner,
-          runIds,
-        ],
-      );
-      return new Set(rows.map((key) => `${key.runId}\u0000${key.stepId}\u0000${key.attempt}`));
-    });
-    return attempts.filter((key) => !renewed.has(`${key.runId}\u0000${key.stepId}\u0000${key.attempt}`));
+    return renewLeaseRows(this.pool, this.schema, { owner, attempts, leaseMs, now });
   }
 
   async recordAttemptProcess(key: AttemptKey, proc: { pid: number; host: string }): Promise<void> {
@@ -223,7 +256,7 @@ export class PostgresStore extends PostgresReads implements Store {
       // A run that starts or goes on (approve, resume) makes its waiting steps due without changing them.
       if (entry.state.status !== 'running' && transition.run.status === 'running')
         batch.noteDue(nextDueAt(transition.run));
-      await client.query(this.writeSql, batch.params());
+      await client.query({ ...this.writeSql, values: batch.params() });
       return { state: transition.run, hash, usage: entry.usage };
     });
     if (run.hash) this.loader.rememberPlan(runId, run.hash, run.state.plan);
@@ -250,6 +283,11 @@ export class PostgresStore extends PostgresReads implements Store {
     return this.command(runId, (run) => rejectRun(run, now), now);
   }
 
+  async resolveStep(runId: string, stepId: string, result: StepResult, now: number): Promise<RunSummary> {
+    const json = JSON.stringify(result);
+    return this.command(runId, (run) => resolveStep(run, stepId, json, now), now);
+  }
+
   async resumeRun(runId: string, now: number): Promise<RunSummary> {
     return this.command(runId, (run) => resumeRun(run, now), now);
   }
@@ -270,9 +308,15 @@ export class PostgresStore extends PostgresReads implements Store {
     await this.effects.clear(key);
   }
 
+  /** Sleeps until a commit notifies due work, `untilMs`, or the safety poll (see OpenPostgresOptions.pollMs). */
+  waitForWork(untilMs: number, signal: AbortSignal): Promise<void> {
+    return this.listener.wait(untilMs, signal);
+  }
+
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    this.listener.close();
     await this.pool.end();
   }
 }

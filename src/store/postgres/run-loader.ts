@@ -3,6 +3,7 @@ import type { Plan } from '../../core/plan/types.js';
 import type { RunStatus, StepState, StepStatus } from '../../core/run-state.js';
 import type { LoadedRun } from '../loaded-run.js';
 import type { PgClient, PgPool } from './open-pool.js';
+import { type PreparedSql, prepared } from './prepared.js';
 
 /** A run as loaded for a transition, plus its usage and the OS process noted for each running attempt. */
 export interface PgLoadedRun extends LoadedRun {
@@ -78,10 +79,11 @@ const CACHE_LIMIT = 10_000;
  */
 export class RunLoader {
   private readonly plans = new Map<string, { hash: string; plan: Plan }>();
-  private readonly sql: string;
+  private readonly sql: PreparedSql;
 
   constructor(schema: string) {
-    this.sql = `SELECT r.id, r.plan_hash, r.inputs, r.workspace, r.status, r.attempts_total, r.blocked_reason,
+    this.sql =
+      prepared(`SELECT r.id, r.plan_hash, r.inputs, r.workspace, r.status, r.attempts_total, r.blocked_reason,
         r.created_at, r.updated_at, r.finished_at, r.input_tokens, r.output_tokens, r.cost_usd,
         CASE WHEN c.hash IS DISTINCT FROM r.plan_hash
           THEN (SELECT p.plan FROM ${schema}.run_plans p WHERE p.run_id = r.id) END AS plan,
@@ -91,7 +93,7 @@ export class RunLoader {
             ORDER BY s.position)
           FROM ${schema}.steps s WHERE s.run_id = r.id) AS steps
       FROM ${schema}.runs r LEFT JOIN unnest($2::text[], $3::text[]) AS c (id, hash) ON c.id = r.id
-      WHERE r.id = ANY ($1::text[])`;
+      WHERE r.id = ANY ($1::text[])`);
   }
 
   /** The runs that exist among `runIds`, by id. Call after locking them to read their latest state. */
@@ -105,7 +107,7 @@ export class RunLoader {
       if (cached) known.set(id, cached);
     }
     const hashes = [...known.values()].map((entry) => entry.hash);
-    const { rows } = await db.query<LoadRow>(this.sql, [runIds, [...known.keys()], hashes]);
+    const { rows } = await db.query<LoadRow>({ ...this.sql, values: [runIds, [...known.keys()], hashes] });
     for (const row of rows) loaded.set(row.id, this.toLoaded(row, known.get(row.id)?.plan));
     return loaded;
   }

@@ -1,0 +1,32 @@
+/**
+ * Reading PostgreSQL URLs for messages, without the driver: which server, and the URL with its
+ * password masked. A password is never printed.
+ */
+
+/** Masks the password of anything URL-like (`scheme://user:password@host`), parsable or not. */
+export function maskPassword(text: string): string {
+  return text.replace(/(\/\/[^/?#:@]*:)[^/?#]*@/, '$1***@');
+}
+
+const DUMMY_HOST = 'baton-no-host';
+
+/** The URL as the driver reads it: an empty host (`postgres://user@/db?host=/socket`) is allowed. */
+export function parsePgUrl(url: string): URL | null {
+  for (const candidate of [url, url.replace('@/', `@${DUMMY_HOST}/`)]) {
+    try {
+      return new URL(candidate);
+    } catch {
+      // try the next form
+    }
+  }
+  return null;
+}
+
+/** `host:port` of a PostgreSQL URL (the `host`/`port` parameters first; port 5432 when none), for messages. */
+export function serverAddress(url: string): string {
+  const parsed = parsePgUrl(url);
+  if (!parsed) return '(unparsable url)';
+  const hostname = parsed.hostname === DUMMY_HOST ? '' : decodeURIComponent(parsed.hostname);
+  const host = parsed.searchParams.get('host') || hostname || 'localhost';
+  return `${host}:${parsed.searchParams.get('port') || parsed.port || '5432'}`;
+}
