@@ -58,3 +58,12 @@ export {
 export { loadPlanFile } from './plan/load-plan-file.js';
 export { SqliteStore } from './store/sqlite/sqlite-store.js';
 export type { AttemptRecord, RunDetail, RunSummary, Store } from './store/store.js';
+export { Baton, type BatonOptions, RunNotSucceededError } from './workflow/baton.js';
+export {
+  defineWorkflow,
+  type ReconcileResult,
+  type StepContext,
+  type StepPolicy,
+  Workflow,
+  type WorkflowResults,
+} from './workflow/define-workflow.js';

@@ -72,6 +72,7 @@ describe('parsePlanText: valid plans', () => {
       agent: { command: ['node', 'fake-agent.mjs'], promptVia: 'arg' },
       dependsOn: [],
       requiredOutputs: ['study/notes.md'],
+      sideEffect: 'none',
       retry: { ...DEFAULT_RETRY, maxAttempts: 4, initialDelayMs: 2000 },
       timeoutMs: 1_800_000,
       delayBeforeMs: 0,
@@ -90,6 +91,7 @@ describe('parsePlanText: valid plans', () => {
       args: { channel: 'email' },
       dependsOn: ['summarise'],
       requiredOutputs: [],
+      sideEffect: 'none',
       retry: { ...DEFAULT_RETRY, maxAttempts: 4, initialDelayMs: 2000 },
       timeoutMs: 1_800_000,
       delayBeforeMs: 0,
@@ -119,6 +121,7 @@ describe('parsePlanText: valid plans', () => {
           instruction: 'do a',
           dependsOn: [],
           requiredOutputs: [],
+          sideEffect: 'none',
           retry: { ...DEFAULT_RETRY, maxAttempts: 1 },
           timeoutMs: DEFAULT_TIMEOUT_MS,
           delayBeforeMs: 0,
@@ -131,6 +134,7 @@ describe('parsePlanText: valid plans', () => {
           args: [1, { x: null }],
           dependsOn: ['a'],
           requiredOutputs: [],
+          sideEffect: 'none',
           retry: DEFAULT_RETRY,
           timeoutMs: DEFAULT_TIMEOUT_MS,
           delayBeforeMs: 0,
@@ -273,7 +277,7 @@ describe('parsePlanText: syntax and shape errors', () => {
       'plan.yaml: limits: unknown key "concurency": did you mean "concurrency"?',
     );
     expect(yamlError('name: p\nfoo: 1\nsteps: [{ id: a, fn: f }]\n')).toBe(
-      'plan.yaml: unknown key "foo" (allowed: version, name, description, workspace, inputs, defaults, limits, steps)',
+      'plan.yaml: unknown key "foo" (allowed: version, name, description, workspace, inputs, defaults, limits, hooks, shadow, steps)',
     );
   });
 

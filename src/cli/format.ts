@@ -46,5 +46,8 @@ export function printJson(value: unknown): void {
 
 /** What a human can do about a blocked step. */
 export function blockedHints(runId: string, stepId: string): string {
-  return `fix the cause, then: baton retry ${runId} ${stepId}   (or skip it: baton skip ${runId} ${stepId})`;
+  return (
+    `fix the cause, then: baton retry ${runId} ${stepId}   (or skip it: baton skip ${runId} ${stepId}; ` +
+    `or say what it did: baton resolve ${runId} ${stepId} --result <json>)`
+  );
 }

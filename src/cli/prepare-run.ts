@@ -10,6 +10,8 @@ export interface PrepareOptions {
   workspace?: string;
   id?: string;
   agent?: string;
+  /** A shadow run (`--shadow`). */
+  shadow?: boolean;
 }
 
 export function parseInputs(pairs: readonly string[] = []): Record<string, string> {
@@ -29,9 +31,9 @@ export function parseInputs(pairs: readonly string[] = []): Record<string, strin
 
 /** The CLI runs agent steps; function steps need a program that registers the functions. */
 function refuseFunctionSteps(plan: Plan, planPath: string): void {
-  const fnSteps = plan.steps.filter((step) => step.kind === 'fn');
+  const fnSteps = plan.steps.filter((step) => step.kind === 'fn' || step.fallback?.kind === 'fn');
   if (fnSteps.length === 0) return;
-  const names = fnSteps.map((step) => `${step.id} (fn: ${step.fn})`).join(', ');
+  const names = fnSteps.map((step) => `${step.id} (fn: ${step.fn ?? step.fallback?.fn})`).join(', ');
   throw new BatonError(
     'CONFIG_INVALID',
     `${planPath}: step(s) ${names} call TypeScript functions, which the baton command cannot run; start this plan from your program with startRun() and a FunctionRegistry (README: TypeScript API)`,
@@ -47,7 +49,8 @@ export async function prepareRunFromCli(
   options: PrepareOptions,
   extra: { awaitingApproval?: boolean } = {},
 ): Promise<{ plan: Plan; prepared: NewRun }> {
-  const { plan } = await loadPlanFile(planPath);
+  const loaded = await loadPlanFile(planPath);
+  const plan = options.shadow ? { ...loaded.plan, shadow: true } : loaded.plan;
   refuseFunctionSteps(plan, planPath);
   const defaultAgent = agentFromEnvOrOption(options.agent);
   const prepared = prepareRun({

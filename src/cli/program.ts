@@ -10,6 +10,11 @@ const program = new Command()
   )
   .version('0.1.0')
   .option('--home <dir>', 'Baton folder holding baton.db and attempt logs (env BATON_HOME)', undefined)
+  .option(
+    '--store <url>',
+    'keep runs in PostgreSQL instead of baton.db: postgres://user:password@host:5432/db[?schema=name] ' +
+      '(env BATON_DATABASE_URL; schema also BATON_PG_SCHEMA, default baton)',
+  )
   .showHelpAfterError('(run baton <command> --help for usage)')
   .exitOverride()
   .addHelpText(
@@ -59,6 +64,10 @@ function withPlanOptions(command: Command): Command {
       "folder the agents work in (default: the plan's workspace, else the plan file's folder)",
     )
     .option('--id <run-id>', 'use this run id instead of a generated one')
+    .option(
+      '--shadow',
+      'shadow run: steps with a sideEffect are not executed; what they would do is recorded (step.would_execute)',
+    )
     .addOption(agent());
 }
 
@@ -239,6 +248,42 @@ for (const [name, description] of [
       }),
     );
 }
+
+program
+  .command('export <run>')
+  .description("the run's event log as JSON lines, one event per line (to stdout, or --output <file>)")
+  .option('--output <file>', 'write to this file (created 0600) instead of stdout')
+  .action(act(async () => (await import('./commands/export.js')).exportCommand));
+
+program
+  .command('gc')
+  .description(
+    'remove runs that finished long ago (with their events, attempts and logs) and unreferenced artifacts',
+  )
+  .requiredOption('--older-than <duration>', 'remove runs finished more than this long ago, e.g. 30d')
+  .option('--dry-run', 'only say what would be removed')
+  .addOption(json())
+  .action(act(async () => (await import('./commands/gc.js')).gcCommand));
+
+program
+  .command('diff <runA> <runB>')
+  .description(
+    "how two runs' results differ, step by step (a shadow run against a real one, two models); exit 1 if any differs",
+  )
+  .addOption(json())
+  .action(act(async () => (await import('./commands/diff.js')).diffCommand));
+
+program
+  .command('resolve <run> <step>')
+  .description(
+    'supply the outcome of a blocked step (e.g. an unsafe step interrupted mid-effect); it succeeds with it',
+  )
+  .requiredOption(
+    '--result <file|json>',
+    "the step's result: a JSON value, or a file holding JSON (or plain text)",
+  )
+  .addOption(json())
+  .action(act(async () => (await import('./commands/resolve.js')).resolveCommand));
 
 program
   .command('resume <run>')

@@ -13,7 +13,8 @@ export class LineProgress {
   }
 
   onClaim = (claim: ClaimedStep): void => {
-    this.out.write(`${this.prefix(claim.runId, claim.stepId)}: started (attempt ${claim.attempt})\n`);
+    const what = claim.fallback ? 'started its fallback' : 'started';
+    this.out.write(`${this.prefix(claim.runId, claim.stepId)}: ${what} (attempt ${claim.attempt})\n`);
   };
 
   onSettle = (completion: Completion, accepted: boolean): void => {
@@ -22,7 +23,9 @@ export class LineProgress {
     const what = !accepted
       ? 'result discarded (lease lost or run cancelled)'
       : outcome.ok
-        ? `succeeded in ${took}`
+        ? outcome.degraded
+          ? `degraded in ${took}: ${firstLine(outcome.degraded)}`
+          : `succeeded in ${took}`
         : `failed in ${took} (${outcome.failureClass}): ${firstLine(outcome.message)}`;
     this.out.write(`${this.prefix(completion.runId, completion.stepId)}: ${what}\n`);
   };
@@ -67,7 +70,7 @@ export class LiveStepList {
     const outcome = completion.outcome;
     if (!accepted) return;
     const took = formatDuration(completion.endedAt - completion.startedAt);
-    if (outcome.ok) this.update(completion.stepId, 'succeeded', took);
+    if (outcome.ok) this.update(completion.stepId, outcome.degraded ? 'degraded' : 'succeeded', took);
     else this.update(completion.stepId, 'failed', `${outcome.failureClass}: ${firstLine(outcome.message)}`);
   };
 

@@ -33,13 +33,40 @@ export type BatonEvent =
       fingerprint: string;
     }
   | { type: 'step.retry_scheduled'; stepId: string; nextAttempt: number; delayMs: number; dueAt: number }
+  /** The step's retries are used up (or its budget reached): its fallback runs next. */
+  | { type: 'step.fallback'; stepId: string; reason: string }
+  /** The step was finished another way (its fallback, a fallback model): the run goes on. */
+  | {
+      type: 'step.degraded';
+      stepId: string;
+      attempt: number;
+      durationMs: number | null;
+      summary: string;
+      reason: string;
+    }
   | { type: 'step.blocked'; stepId: string; failureClass: FailureClass; reason: string }
   /** A human asked for the step to run again (`baton retry`). */
   | { type: 'step.retry_requested'; stepId: string }
   | { type: 'step.skipped'; stepId: string }
+  /**
+   * A shadow run did not execute this step (it has a side effect): what it would have run, fully
+   * rendered, and the result passed on instead.
+   */
+  | {
+      type: 'step.would_execute';
+      stepId: string;
+      attempt: number;
+      executor: string;
+      inputs: Record<string, unknown>;
+      result: unknown;
+    }
+  /** A step reported progress (`ctx.heartbeat()`). */
+  | { type: 'step.heartbeat'; stepId: string; attempt: number; note: string }
+  /** A human supplied the outcome of a blocked step (`baton resolve`). */
+  | { type: 'step.resolved'; stepId: string }
   | { type: 'step.cancelled'; stepId: string }
   /** A guardrail stopped the run. */
-  | { type: 'budget.exceeded'; limit: 'maxSteps'; value: number; max: number }
+  | { type: 'budget.exceeded'; limit: BudgetLimit; value: number; max: number; stepId?: string }
   /** The model-call harness acted on a failed or untrustworthy response (redacted: no prompt or completion). */
   | ({ type: RecoveryEventType } & RecoveryDetail)
   /** A model call ended: answered after recovering, answered in a degraded way, or failed. */
@@ -92,6 +119,9 @@ export interface RecoveryDetail {
 }
 
 export type BatonEventType = BatonEvent['type'];
+
+/** The guardrails a run or step can run into. */
+export type BudgetLimit = 'maxSteps' | 'maxWallMs' | 'maxTokens' | 'maxCostUsd';
 
 /** An event as stored: with its run, position and time. */
 export type StoredEvent = BatonEvent & { seq: number; runId: string; at: number };

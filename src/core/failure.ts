@@ -35,6 +35,16 @@ export interface StepUsage {
   costUsd: number;
 }
 
+/** What an attempt record keeps of a result's summary (the step keeps the result itself). */
+export const ATTEMPT_SUMMARY_MAX_CHARS = 2000;
+
+/** A result stored apart, by content: `<home>/artifacts/<sha256>` holds `{ summary, value }`. */
+export interface ResultRef {
+  sha256: string;
+  /** Bytes of the stored JSON. */
+  size: number;
+}
+
 /** What one attempt of a step came to. Outcomes are data: a failed step is not an exception. */
 export type StepOutcome =
   | {
@@ -46,6 +56,10 @@ export type StepOutcome =
       value?: unknown;
       exitCode?: number | null;
       usage?: StepUsage;
+      /** Set when the result is second best (a fallback model answered): the step ends `degraded`. */
+      degraded?: string;
+      /** The full result lives in the artifact store (it was too large for the state): see ResultRef. */
+      resultRef?: ResultRef;
     }
   | {
       ok: false;

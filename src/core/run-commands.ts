@@ -1,3 +1,4 @@
+import { budgetBreach } from './budget.js';
 import { Draft, isBudgetBlock, stepState, type Transition } from './draft.js';
 import { BatonError } from './errors.js';
 import type { Plan } from './plan/types.js';
@@ -29,6 +30,8 @@ export function retryStep(run: RunState, stepId: string, now: number): Transitio
     fingerprint: null,
     fingerprintRepeats: 0,
     blockedReason: null,
+    // A human retry tries the step's own executor again, not its fallback.
+    onFallback: false,
   });
   draft.events.push({ type: 'step.retry_requested', stepId });
   if (run.status === 'blocked' && !isBudgetBlock(run))
@@ -54,6 +57,40 @@ export function skipStep(run: RunState, stepId: string, now: number): Transition
   draft.releaseDependents(stepId);
   if (run.status === 'blocked' && !isBudgetBlock(run))
     draft.events.push({ type: 'run.resumed', reason: `skip of step ${stepId}` });
+  return draft.finish();
+}
+
+/**
+ * `baton resolve`: a human supplies the outcome of a blocked step (typically an unknown outcome
+ * after a crash mid-effect); the step succeeds with that result and its dependents may start.
+ */
+export function resolveStep(run: RunState, stepId: string, resultJson: string, now: number): Transition {
+  const step = stepState(run, stepId);
+  if (FINAL_RUN_STATUSES.has(run.status)) {
+    throw new BatonError(
+      'INVALID_TRANSITION',
+      `run ${run.id} is ${run.status}: its steps cannot be resolved`,
+    );
+  }
+  if (step.status !== 'blocked' && step.status !== 'retry_wait') {
+    throw new BatonError(
+      'INVALID_TRANSITION',
+      `step ${stepId} is ${step.status}: only a blocked or retry_wait step can be resolved`,
+    );
+  }
+  const draft = new Draft(run, now);
+  draft.setStep(stepId, {
+    status: 'succeeded',
+    dueAt: null,
+    resultJson,
+    blockedReason: null,
+    lastError: null,
+    lastFailureClass: null,
+  });
+  draft.events.push({ type: 'step.resolved', stepId });
+  draft.releaseDependents(stepId);
+  if (run.status === 'blocked' && !isBudgetBlock(run))
+    draft.events.push({ type: 'run.resumed', reason: `resolve of step ${stepId}` });
   return draft.finish();
 }
 
@@ -129,9 +166,16 @@ export function resumeRun(run: RunState, now: number): Transition {
       `run ${run.id} is ${run.status}${run.blockedReason ? ` (${run.blockedReason})` : ''}: only a run stopped by its budget can be resumed; for a blocked step use baton retry or baton skip`,
     );
   }
-  const maxSteps = run.attemptsTotal + run.plan.limits.maxSteps;
-  const plan: Plan = { ...run.plan, limits: { ...run.plan.limits, maxSteps } };
+  const limits = { ...run.plan.limits, maxSteps: run.attemptsTotal + run.plan.limits.maxSteps };
+  const raised = [`maxSteps ${limits.maxSteps}`];
+  // Every other budget the run reached gets as much again, counted from what it has used.
+  for (let breach = budgetBreach(limits, run.usage, run.createdAt, now); breach; ) {
+    limits[breach.limit] = breach.value + breach.max;
+    raised.push(`${breach.limit} ${limits[breach.limit]}`);
+    breach = budgetBreach(limits, run.usage, run.createdAt, now);
+  }
+  const plan: Plan = { ...run.plan, limits };
   const draft = new Draft({ ...run, plan, status: 'running', blockedReason: null }, now);
-  draft.events.push({ type: 'run.resumed', reason: `budget raised to maxSteps ${maxSteps}` });
+  draft.events.push({ type: 'run.resumed', reason: `budget raised to ${raised.join(', ')}` });
   return { ...draft.finish(), planChanged: true };
 }

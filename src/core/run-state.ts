@@ -1,4 +1,4 @@
-import type { FailureClass } from './failure.js';
+import type { FailureClass, ResultRef, StepUsage } from './failure.js';
 import type { Plan } from './plan/types.js';
 
 export const RUN_STATUSES = [
@@ -60,6 +60,12 @@ export interface StepState {
   resultJson: string | null;
   blockedReason: string | null;
   updatedAt: number;
+  /** Tokens and cost of all the step's attempts (absent: none reported). */
+  usage?: StepUsage;
+  /** When the step's first attempt started: its `budget.maxWallMs` counts from here. */
+  firstStartedAt?: number | null;
+  /** The step's own executor gave up: its attempts now run its `fallback`, and success is `degraded`. */
+  onFallback?: boolean;
 }
 
 /** What a successful step leaves for its successors. */
@@ -67,6 +73,8 @@ export interface StepResult {
   summary: string;
   outputs: { path: string; size: number; sha256: string }[];
   value?: unknown;
+  /** Set when the full summary and value are in the artifact store; `summary` is then cut. */
+  ref?: ResultRef;
 }
 
 export interface RunState {
@@ -75,6 +83,8 @@ export interface RunState {
   plan: Plan;
   /** Attempts started in this run, all steps together (the `maxSteps` guardrail). */
   attemptsTotal: number;
+  /** Tokens and cost reported by the run's attempts (the `maxTokens` / `maxCostUsd` guardrails). */
+  usage?: StepUsage;
   blockedReason: string | null;
   createdAt: number;
   updatedAt: number;

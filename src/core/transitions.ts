@@ -1,6 +1,8 @@
 import { fullJitterDelayMs, type RandomSource } from './backoff.js';
+import { addUsage, type BudgetBreach, budgetBreach, describeBreach } from './budget.js';
 import { Draft, planStep, stepState, type Transition } from './draft.js';
 import { BatonError } from './errors.js';
+import type { BatonEvent } from './events.js';
 import { isRetryable, type StepOutcome } from './failure.js';
 import { failureFingerprint } from './fingerprint.js';
 import type { Plan } from './plan/types.js';
@@ -66,6 +68,18 @@ export function claimStep(
     draft.run = { ...run, status: 'blocked', blockedReason: reason };
     return draft.finish();
   }
+  const runBreach = budgetBreach(run.plan.limits, run.usage, run.createdAt, now);
+  if (runBreach) return stopOnBudget(draft.finish(), runBreach);
+  const stepBreach = step.onFallback
+    ? null
+    : budgetBreach(planStep(run.plan, stepId).budget, step.usage, step.firstStartedAt, now);
+  if (stepBreach) {
+    if (planStep(run.plan, stepId).fallback) {
+      draft.events.push(budgetEvent(stepBreach, stepId));
+      return startFallback(draft, stepId, `step budget: ${describeBreach(stepBreach)}`).finish();
+    }
+    return blockStepOnBudget(draft, stepId, stepBreach);
+  }
   const attempt = step.attempt + 1;
   const leaseExpiresAt = now + leaseMs;
   draft.setStep(stepId, {
@@ -76,10 +90,73 @@ export function claimStep(
     leaseOwner: owner,
     leaseExpiresAt,
     startedAt: now,
+    firstStartedAt: step.firstStartedAt ?? now,
   });
   draft.run = { ...run, attemptsTotal: run.attemptsTotal + 1 };
   draft.events.push({ type: 'step.started', stepId, attempt, owner, leaseExpiresAt });
   return draft.finish();
+}
+
+/** Stops a run at one of its budgets: no new work starts; `baton resume` allows as much again. */
+function stopOnBudget(transition: Transition, breach: BudgetBreach): Transition {
+  const run = transition.run;
+  const reason = `budget: ${describeBreach(breach)}; to allow as much again: baton resume ${run.id}`;
+  return {
+    ...transition,
+    run: { ...run, status: 'blocked', blockedReason: reason },
+    events: [
+      ...transition.events,
+      { type: 'budget.exceeded', limit: breach.limit, value: breach.value, max: breach.max },
+      { type: 'run.blocked', reason },
+    ],
+  };
+}
+
+/** The step's own executor gave up: its fallback runs next, with fresh tries; success is `degraded`. */
+function startFallback(draft: Draft, stepId: string, reason: string): Draft {
+  draft.setStep(stepId, {
+    status: 'ready',
+    dueAt: draft.now,
+    tries: 0,
+    onFallback: true,
+    fingerprint: null,
+    fingerprintRepeats: 0,
+    leaseOwner: null,
+    leaseExpiresAt: null,
+    blockedReason: null,
+  });
+  draft.events.push({ type: 'step.fallback', stepId, reason: reason.slice(0, 500) });
+  return draft;
+}
+
+function budgetEvent(breach: BudgetBreach, stepId: string): BatonEvent {
+  return { type: 'budget.exceeded', limit: breach.limit, value: breach.value, max: breach.max, stepId };
+}
+
+/** Blocks one step at its own budget; the rest of the run goes on. */
+function blockStepOnBudget(draft: Draft, stepId: string, breach: BudgetBreach): Transition {
+  return blockStepOnBudgetDraft(draft, stepId, breach).finish();
+}
+
+function blockStepOnBudgetDraft(draft: Draft, stepId: string, breach: BudgetBreach): Draft {
+  const reason = `step budget: ${describeBreach(breach)}; raise steps.${stepId}.budget, or: baton skip ${draft.run.id} ${stepId}`;
+  draft.setStep(stepId, {
+    status: 'blocked',
+    dueAt: null,
+    leaseOwner: null,
+    leaseExpiresAt: null,
+    lastFailureClass: 'budget',
+    blockedReason: reason,
+  });
+  draft.events.push({
+    type: 'budget.exceeded',
+    limit: breach.limit,
+    value: breach.value,
+    max: breach.max,
+    stepId,
+  });
+  draft.events.push({ type: 'step.blocked', stepId, failureClass: 'budget', reason });
+  return draft;
 }
 
 /** True when `owner` still holds the lease of this attempt: otherwise its outcome is stale. */
@@ -108,27 +185,61 @@ export function completeStep(
       `step ${stepId} of run ${run.id} is ${step.status}: only a running step can complete`,
     );
   }
-  const draft = new Draft(run, now);
+  return recordOutcome(run, step, unknownIfUnsafe(run, stepId, outcome), now, random, resultJson);
+}
+
+/** Whether an unsafe step's effect happened before an interruption is unknown: never retry it blindly. */
+function unknownIfUnsafe(run: RunState, stepId: string, outcome: StepOutcome): StepOutcome {
+  if (outcome.ok || outcome.failureClass !== 'interrupted') return outcome;
+  if (planStep(run.plan, stepId).sideEffect !== 'unsafe') return outcome;
+  return {
+    ...outcome,
+    failureClass: 'unknown_outcome',
+    message: `${outcome.message}; the step has an unsafe side effect, so whether it happened is unknown: check, then baton resolve ${run.id} ${stepId} --result <json> (or baton retry ${run.id} ${stepId})`,
+  };
+}
+
+function recordOutcome(
+  run: RunState,
+  step: StepState,
+  outcome: StepOutcome,
+  now: number,
+  random: RandomSource,
+  resultJson: string | null,
+): Transition {
+  const stepId = step.stepId;
+  // Reported usage counts against the run and the step whatever the outcome.
+  const draft = new Draft(outcome.usage ? { ...run, usage: addUsage(run.usage, outcome.usage) } : run, now);
   const durationMs = step.startedAt === null ? null : now - step.startedAt;
-  const cleared = { leaseOwner: null, leaseExpiresAt: null, dueAt: null };
+  const stepUsage = outcome.usage ? { usage: addUsage(step.usage, outcome.usage) } : {};
+  const cleared = { leaseOwner: null, leaseExpiresAt: null, dueAt: null, ...stepUsage };
   if (outcome.ok) {
+    const degraded = step.onFallback
+      ? `finished by its fallback after: ${step.lastError ?? 'failure'}`
+      : outcome.degraded;
     draft.setStep(stepId, {
       ...cleared,
-      status: 'succeeded',
+      status: degraded === undefined ? 'succeeded' : 'degraded',
       resultJson,
       lastError: null,
       lastFailureClass: null,
       blockedReason: null,
     });
-    draft.events.push({
-      type: 'step.succeeded',
-      stepId,
-      attempt: step.attempt,
-      durationMs,
-      summary: outcome.summary.slice(0, 200),
-    });
+    const summary = outcome.summary.slice(0, 200);
+    draft.events.push(
+      degraded === undefined
+        ? { type: 'step.succeeded', stepId, attempt: step.attempt, durationMs, summary }
+        : {
+            type: 'step.degraded',
+            stepId,
+            attempt: step.attempt,
+            durationMs,
+            summary,
+            reason: degraded.slice(0, 500),
+          },
+    );
     draft.releaseDependents(stepId);
-    return draft.finish();
+    return finishWithinBudget(draft);
   }
   const fingerprint = failureFingerprint(stepId, outcome.failureClass, outcome.message);
   const repeats = step.fingerprint === fingerprint ? step.fingerprintRepeats + 1 : 1;
@@ -161,16 +272,48 @@ export function completeStep(
   } else if (step.tries >= policy.maxAttempts) {
     reason = `failed ${step.tries} of ${policy.maxAttempts} allowed tries; last (${outcome.failureClass}): ${outcome.message}`;
   }
+  const plannedFallback = planStep(run.plan, stepId).fallback && !step.onFallback;
   if (reason !== null) {
-    draft.setStep(stepId, { ...failed, status: 'blocked', blockedReason: reason });
-    draft.events.push({ type: 'step.blocked', stepId, failureClass: blockClass, reason });
-    return draft.finish();
+    if (plannedFallback && blockClass !== 'unknown_outcome') {
+      draft.setStep(stepId, failed);
+      return finishWithinBudget(startFallback(draft, stepId, reason));
+    }
+    const why = step.onFallback ? `its fallback failed too: ${reason}` : reason;
+    draft.setStep(stepId, { ...failed, status: 'blocked', blockedReason: why });
+    draft.events.push({ type: 'step.blocked', stepId, failureClass: blockClass, reason: why });
+    return finishWithinBudget(draft);
+  }
+  const stepBreach = budgetBreach(
+    planStep(run.plan, stepId).budget,
+    stepUsage.usage ?? step.usage,
+    step.firstStartedAt,
+    now,
+  );
+  if (stepBreach && !step.onFallback) {
+    draft.setStep(stepId, failed);
+    if (plannedFallback) {
+      draft.events.push(budgetEvent(stepBreach, stepId));
+      return finishWithinBudget(startFallback(draft, stepId, `step budget: ${describeBreach(stepBreach)}`));
+    }
+    return finishWithinBudget(blockStepOnBudgetDraft(draft, stepId, stepBreach));
   }
   const delayMs = outcome.retryAfterMs ?? fullJitterDelayMs(policy, step.tries, random);
   const dueAt = now + delayMs;
   draft.setStep(stepId, { ...failed, status: 'retry_wait', dueAt, blockedReason: null });
   draft.events.push({ type: 'step.retry_scheduled', stepId, nextAttempt: step.attempt + 1, delayMs, dueAt });
-  return draft.finish();
+  return finishWithinBudget(draft);
+}
+
+/**
+ * Finishes the draft, then stops the run if it is still going and has reached one of its budgets
+ * (a run whose last step just succeeded is done, whatever it spent).
+ */
+function finishWithinBudget(draft: Draft): Transition {
+  const transition = draft.finish();
+  const run = transition.run;
+  if (run.status !== 'running') return transition;
+  const breach = budgetBreach(run.plan.limits, run.usage, run.createdAt, draft.now);
+  return breach ? stopOnBudget(transition, breach) : transition;
 }
 
 /** A lease that ran out means its worker died or stalled: the attempt ends `interrupted`. */

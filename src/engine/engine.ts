@@ -1,11 +1,9 @@
 import { hostname } from 'node:os';
 import type { RandomSource } from '../core/backoff.js';
-import { listTemplateRefs } from '../core/plan/template.js';
-import type { PlanStep } from '../core/plan/types.js';
-import type { StepExecutor } from '../executors/step-executor.js';
-import type { EffectLedger } from '../harness/tools.js';
 import type { AttemptKey, ClaimedStep, Completion, CycleResult, Store } from '../store/store.js';
+import { HookDispatcher } from './hook-dispatcher.js';
 import { stopOrphanedAttempt } from './orphans.js';
+import type { Executors } from './run-attempt.js';
 
 /** How long the engine keeps going. */
 export type EngineMode =
@@ -19,7 +17,7 @@ export type EngineMode =
 export interface EngineOptions {
   store: Store;
   /** Who runs each kind of step; a model step without a `model` executor fails as `invalid`. */
-  executors: { agent: StepExecutor; fn: StepExecutor; model?: StepExecutor };
+  executors: Executors;
   home: string;
   /** Lease owner id; unique per process. */
   owner: string;
@@ -73,6 +71,8 @@ export class Engine {
   private stopAbortAt: number | null = null;
   private failedCycles = 0;
   private readonly functionNames: readonly string[] | undefined;
+  private readonly hooks: HookDispatcher;
+  private attempts: Promise<typeof import('./run-attempt.js')> | null = null;
   private readonly report: EngineReport = {
     attemptsStarted: 0,
     attemptsCommitted: 0,
@@ -88,6 +88,14 @@ export class Engine {
     this.now = options.now ?? Date.now;
     this.random = options.random ?? Math.random;
     this.functionNames = options.executors.fn.functionNames?.();
+    this.hooks = new HookDispatcher(this.store, {
+      owner: options.owner,
+      now: this.now,
+      onFailure: (delivery, error) =>
+        options.onError?.(
+          new Error(`hook ${delivery.hook} of run ${delivery.runId} failed for good: ${error}`),
+        ),
+    });
   }
 
   /** Stop claiming; in-flight steps finish, and are aborted (then retried later) after `graceMs`. */
@@ -111,6 +119,7 @@ export class Engine {
         if (this.completions.length > 0 || claimLimit > 0) {
           const result = await this.cycle(claimLimit, mode);
           for (const claim of result.claimed) this.start(claim);
+          this.hooks.kick();
           progressed = result.claimed.length > 0 || result.reclaimed.length > 0;
         }
         if (this.inFlight.size > 0 || this.completions.length > 0) {
@@ -124,17 +133,32 @@ export class Engine {
     } finally {
       clearInterval(renewTimer);
     }
+    // Hook calls owed for what this run did are made before returning (check and run exit after).
+    await this.hooks.drain().catch((error: unknown) => this.options.onError?.(error));
+    if (mode.kind === 'until-settled') {
+      const run = await this.store.getRun(mode.runId).catch(() => null);
+      if (run && run.status !== 'running') (await import('./telemetry.js')).recordRunSpan(run);
+    }
     return { ...this.report };
   }
 
   /** With nothing in flight: decide whether to return, or how long to sleep. */
   private async idleWait(mode: EngineMode, progressed: boolean): Promise<'done' | 'again'> {
     const filter = mode.kind === 'until-settled' ? { runId: mode.runId } : {};
-    if (mode.kind === 'until-settled') {
-      const run = await this.store.getRun(mode.runId);
-      if (!run || run.status !== 'running') return 'done';
+    let wakeAt: number | null;
+    try {
+      if (mode.kind === 'until-settled') {
+        const run = await this.store.getRun(mode.runId);
+        if (!run || run.status !== 'running') return 'done';
+      }
+      wakeAt = await this.store.nextWakeAt(filter);
+    } catch (error) {
+      // The store is unreachable for now (a database restarting): look again after the poll interval.
+      if (mode.kind === 'drain') throw error;
+      this.options.onError?.(error);
+      await this.sleep(this.pollMs);
+      return 'again';
     }
-    const wakeAt = await this.store.nextWakeAt(filter);
     const now = this.now();
     if (mode.kind === 'drain') return progressed && wakeAt !== null && wakeAt <= now ? 'again' : 'done';
     // Due work that could not be claimed (its run is at its concurrency in another process, or it is a
@@ -147,7 +171,25 @@ export class Engine {
           : progressed
             ? 0
             : this.pollMs;
-    await this.sleep(delay);
+    // stop() during the awaits above found no sleep to cut short.
+    if (this.stopping) return 'again';
+    if (delay > 0 && this.store.waitForWork) {
+      // A store that notifies new work: a worker sleeps until the next due time (the store caps it with
+      // its own slow poll), woken early by a notification, a finished attempt or stop(). `run` still
+      // looks at its run every poll interval: a run ending in another process notifies nothing.
+      const wait = new AbortController();
+      this.wake = () => wait.abort();
+      const sleepMs =
+        mode.kind !== 'forever'
+          ? delay
+          : wakeAt === null
+            ? Number.POSITIVE_INFINITY
+            : wakeAt > now
+              ? wakeAt - now
+              : delay;
+      await this.store.waitForWork(Date.now() + sleepMs, wait.signal);
+      this.wake = null;
+    } else await this.sleep(delay);
     return 'again';
   }
 
@@ -199,41 +241,14 @@ export class Engine {
   }
 
   private async execute(claim: ClaimedStep, signal: AbortSignal): Promise<void> {
-    const startedAt = this.now();
-    const executor = executorFor(this.options.executors, claim.step.kind);
-    let completion: Completion;
-    try {
-      const results = await this.store.getStepResults(claim.runId, referencedSteps(claim));
-      const attempt = await executor.execute({
-        claim,
-        results,
-        home: this.options.home,
-        signal,
-        onProcess: (pid) =>
-          void this.store.recordAttemptProcess(claim, { pid, host: hostname() }).catch(() => undefined),
-        recordEvents: (events) => this.store.appendEvents(claim.runId, events, this.now()),
-        effects: stepEffects(this.store, claim, () => this.now()),
-      });
-      completion = {
-        ...attemptKey(claim),
-        owner: claim.owner,
-        outcome: attempt.outcome,
-        startedAt,
-        endedAt: this.now(),
-        logPath: attempt.logPath,
-      };
-    } catch (error) {
-      // A bug or an I/O failure at the edge: record it as a failure rather than lose the attempt.
-      const message = `internal error while running the step: ${error instanceof Error ? error.message : String(error)}`;
-      completion = {
-        ...attemptKey(claim),
-        owner: claim.owner,
-        outcome: { ok: false, failureClass: 'transient', message },
-        startedAt,
-        endedAt: this.now(),
-        logPath: null,
-      };
-    }
+    // Loaded on the first attempt: `check` with nothing due does not pay for executors and tracing.
+    this.attempts ??= import('./run-attempt.js');
+    const { runAttempt } = await this.attempts;
+    const completion = await runAttempt(
+      { store: this.store, home: this.options.home, executors: this.options.executors, now: this.now },
+      claim,
+      signal,
+    );
     this.inFlight.delete(key(claim));
     this.completions.push(completion);
     this.wake?.();
@@ -265,44 +280,6 @@ export class Engine {
   }
 }
 
-/** The store's effect table seen from one step. */
-function stepEffects(store: Store, claim: ClaimedStep, now: () => number): EffectLedger {
-  const at = (key: string) => ({ runId: claim.runId, stepId: claim.stepId, key });
-  return {
-    begin: (key) => store.beginEffect(at(key), now()),
-    complete: (key, result) => store.completeEffect(at(key), result, now()),
-    clear: (key) => store.clearEffect(at(key)),
-  };
-}
-
 function attemptKey(claim: AttemptKey): AttemptKey {
   return { runId: claim.runId, stepId: claim.stepId, attempt: claim.attempt };
-}
-
-const missingModelExecutor: StepExecutor = {
-  execute: async () => ({
-    outcome: { ok: false, failureClass: 'invalid', message: 'this worker has no model executor configured' },
-    logPath: null,
-  }),
-};
-
-function executorFor(executors: EngineOptions['executors'], kind: PlanStep['kind']): StepExecutor {
-  if (kind === 'fn') return executors.fn;
-  if (kind === 'model') return executors.model ?? missingModelExecutor;
-  return executors.agent;
-}
-
-/** Steps whose results this attempt may read: template references for agents and models, dependencies for functions. */
-function referencedSteps(claim: ClaimedStep): string[] {
-  if (claim.step.kind === 'fn') return claim.step.dependsOn;
-  const ids = new Set<string>();
-  const texts = [
-    claim.step.instruction ?? '',
-    claim.step.model?.prompt ?? '',
-    claim.step.model?.system ?? '',
-  ];
-  for (const ref of texts.flatMap((text) => listTemplateRefs(text))) {
-    if (ref.path[0] === 'steps' && ref.path[1] !== undefined) ids.add(ref.path[1]);
-  }
-  return [...ids];
 }

@@ -70,11 +70,16 @@ export function prepareRun(options: StartRunOptions): NewRun {
   const inputs = resolveInputs(options.plan, options.inputs ?? {});
   const plan: Plan = {
     ...options.plan,
-    steps: options.plan.steps.map((step) =>
-      step.kind === 'agent' && !step.agent && options.defaultAgent
-        ? { ...step, agent: options.defaultAgent }
-        : step,
-    ),
+    steps: options.plan.steps.map((step) => {
+      const withAgent =
+        step.kind === 'agent' && !step.agent && options.defaultAgent
+          ? { ...step, agent: options.defaultAgent }
+          : step;
+      const fallback = withAgent.fallback;
+      return fallback?.kind === 'agent' && !fallback.agent && options.defaultAgent
+        ? { ...withAgent, fallback: { ...fallback, agent: options.defaultAgent } }
+        : withAgent;
+    }),
   };
   for (const step of plan.steps) {
     if (step.kind !== 'agent') continue;
@@ -86,6 +91,18 @@ export function prepareRun(options: StartRunOptions): NewRun {
     }
     assertAgentCommand(step.agent.command, { cwd: workspace });
   }
+  for (const step of plan.steps) {
+    if (step.fallback?.kind !== 'agent') continue;
+    if (!step.fallback.agent) {
+      throw new BatonError(
+        'CONFIG_INVALID',
+        `step "${step.id}" has a fallback instruction but no agent command to run it`,
+      );
+    }
+    assertAgentCommand(step.fallback.agent.command, { cwd: workspace });
+  }
+  // Hook commands come from the plan too: the same rules, no shell ever.
+  for (const hook of plan.hooks ?? []) if (hook.command) assertAgentCommand(hook.command, { cwd: workspace });
   try {
     mkdirSync(workspace, { recursive: true });
   } catch (error) {

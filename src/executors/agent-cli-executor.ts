@@ -1,5 +1,7 @@
 import { join } from 'node:path';
 import { troubleshootPrompt } from '../core/agent-prompt.js';
+import { parseAgentUsage } from '../core/agent-usage.js';
+import { childEnvironment } from '../core/child-env.js';
 import type { AgentSpec } from '../core/plan/types.js';
 import { runAgentAttempt } from './agent-attempt.js';
 import { renderStepText } from './render-step-text.js';
@@ -46,11 +48,13 @@ export class AgentCliExecutor implements StepExecutor {
       workspace: claim.workspace,
       requiredOutputs: claim.step.requiredOutputs,
       env: {
-        ...(this.options.env ?? process.env),
+        ...childEnvironment(this.options.env ?? process.env),
         BATON_RUN_ID: claim.runId,
         BATON_STEP_ID: claim.stepId,
         BATON_ATTEMPT: String(claim.attempt),
         BATON_WORKSPACE: claim.workspace,
+        // The same for every attempt of the step: an agent's side effects can be keyed by it.
+        BATON_IDEMPOTENCY_KEY: `${claim.runId}:${claim.stepId}`,
       },
       timeoutMs: claim.step.timeoutMs,
       killGraceMs: this.options.killGraceMs ?? 5000,
@@ -59,20 +63,33 @@ export class AgentCliExecutor implements StepExecutor {
       onSpawn: (pid) => context.onProcess(pid),
     });
     const loggedPath = result.ok || result.process !== null ? logPath : null;
+    const reported = result.process ? parseAgentUsage(result.process.stdoutTail) : undefined;
+    const usage = reported ? { usage: reported } : {};
     if (result.ok) {
       return {
-        outcome: { ok: true, summary: result.summary, outputs: result.outputs, exitCode: result.exitCode },
+        outcome: {
+          ok: true,
+          summary: result.summary,
+          outputs: result.outputs,
+          exitCode: result.exitCode,
+          ...usage,
+        },
         logPath: loggedPath,
       };
     }
     const retryAfter = result.retryAfterMs === undefined ? {} : { retryAfterMs: result.retryAfterMs };
+    // An unsafe step cut off by its timeout may have done its effect or not: a human decides.
+    const unknown = claim.step.sideEffect === 'unsafe' && result.process?.timedOut === true;
     return {
       outcome: {
         ok: false,
-        failureClass: result.failureClass,
-        message: result.message,
+        failureClass: unknown ? 'unknown_outcome' : result.failureClass,
+        message: unknown
+          ? `${result.message}; the step has an unsafe side effect, so whether it happened is unknown: check, then baton resolve ${claim.runId} ${claim.stepId} --result <json> (or baton retry ${claim.runId} ${claim.stepId})`
+          : result.message,
         exitCode: result.exitCode,
         ...retryAfter,
+        ...usage,
       },
       logPath: loggedPath,
     };

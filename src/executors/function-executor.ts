@@ -1,7 +1,17 @@
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import { SUMMARY_MAX_CHARS } from '../core/agent-prompt.js';
 import { BatonError } from '../core/errors.js';
+import type { BatonEvent } from '../core/events.js';
+import type { SideEffect } from '../core/plan/types.js';
 import type { StepResult } from '../core/run-state.js';
-import type { AttemptResult, ExecutionContext, StepExecutor } from './step-executor.js';
+import type { EffectLedger } from '../harness/tools.js';
+import {
+  type AttemptResult,
+  attemptLogPath,
+  type ExecutionContext,
+  type StepExecutor,
+} from './step-executor.js';
 
 /** What a registered TypeScript function receives. */
 export interface FunctionStepContext {
@@ -14,6 +24,14 @@ export interface FunctionStepContext {
   /** Results of the steps this one depends on. */
   results: Record<string, StepResult>;
   signal: AbortSignal;
+  /** The step's declared side effect. */
+  sideEffect: SideEffect;
+  /** This step's records in the store's effect table (exactly-once effects). */
+  effects: EffectLedger;
+  /** Appends events to the run's log while the step runs. */
+  recordEvents(events: readonly BatonEvent[]): Promise<void>;
+  /** Absolute path of this attempt's log file (created on first write). */
+  logFile: string;
 }
 
 /** A function step returns a string (its summary) or any JSON value (summary = its JSON). */
@@ -23,7 +41,12 @@ export type StepFunction = (context: FunctionStepContext) => unknown | Promise<u
 export class StepFailure extends Error {
   constructor(
     message: string,
-    readonly failureClass: 'transient' | 'agent_failed' | 'invalid' | 'fatal' = 'agent_failed',
+    readonly failureClass:
+      | 'transient'
+      | 'agent_failed'
+      | 'invalid'
+      | 'fatal'
+      | 'unknown_outcome' = 'agent_failed',
   ) {
     super(message);
     this.name = 'StepFailure';
@@ -67,6 +90,8 @@ export class FunctionExecutor implements StepExecutor {
       const message = `no function registered as "${name}" (registered: ${known.length > 0 ? known.join(', ') : 'none'})`;
       return { outcome: { ok: false, failureClass: 'invalid', message }, logPath: null };
     }
+    const logFile = join(context.home, attemptLogPath(claim));
+    const logPath = () => (existsSync(logFile) ? attemptLogPath(claim) : null);
     try {
       const value = await fn({
         runId: claim.runId,
@@ -77,6 +102,10 @@ export class FunctionExecutor implements StepExecutor {
         workspace: claim.workspace,
         results: context.results,
         signal: context.signal,
+        sideEffect: claim.step.sideEffect ?? 'none',
+        effects: context.effects,
+        recordEvents: context.recordEvents,
+        logFile,
       });
       const summary = typeof value === 'string' ? value : value === undefined ? '' : JSON.stringify(value);
       return {
@@ -86,12 +115,15 @@ export class FunctionExecutor implements StepExecutor {
           outputs: [],
           ...(value === undefined ? {} : { value }),
         },
-        logPath: null,
+        logPath: logPath(),
       };
     } catch (error) {
       const failureClass = error instanceof StepFailure ? error.failureClass : 'agent_failed';
       const message = error instanceof Error ? error.message : String(error);
-      return { outcome: { ok: false, failureClass, message: `${name} threw: ${message}` }, logPath: null };
+      return {
+        outcome: { ok: false, failureClass, message: `${name} threw: ${message}` },
+        logPath: logPath(),
+      };
     }
   }
 }

@@ -130,7 +130,13 @@ export class ModelExecutor implements StepExecutor {
         result.text.length > MODEL_RESULT_MAX_CHARS
           ? `${result.text.slice(0, MODEL_RESULT_MAX_CHARS)}…`
           : result.text;
-      return { outcome: { ok: true, summary, outputs: [], usage }, logPath };
+      const degraded = result.degraded
+        ? {
+            degraded:
+              'answered in a degraded way: by the fallback model, or with text still cut at the output limit',
+          }
+        : {};
+      return { outcome: { ok: true, summary, outputs: [], usage, ...degraded }, logPath };
     }
     const interrupted = context.signal.aborted ? 'interrupted' : null;
     const timedOut = !context.signal.aborted && signal.aborted;

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { basename, dirname, join, resolve } from 'node:path';
+import { childEnvironment } from '../core/child-env.js';
 import { stopOrphanedAttempt } from '../engine/orphans.js';
 import { runAgentAttempt } from '../executors/agent-attempt.js';
 import type { LegacyConfig } from './legacy-config.js';
@@ -194,7 +195,7 @@ async function runStep(
     workspace,
     requiredOutputs: state.plan.steps[stepId]?.requiredOutputs ?? [],
     env: {
-      ...options.env,
+      ...childEnvironment(options.env),
       BATON_RUN_ID: runId,
       BATON_STEP_ID: stepId,
       BATON_ATTEMPT: String(tries),

@@ -1,5 +1,5 @@
 import type { StepOutcome } from '../core/failure.js';
-import type { RunState } from '../core/run-state.js';
+import type { RunState, StepResult } from '../core/run-state.js';
 
 /** A run as every store loads it to apply a transition: its state and what its steps run with. */
 export interface LoadedRun {
@@ -17,12 +17,11 @@ export function runningCount(run: RunState): number {
 }
 
 /** The stored result of a succeeded attempt (what templates and later steps read). */
-export function resultOf(outcome: Extract<StepOutcome, { ok: true }>): {
-  summary: string;
-  outputs: unknown[];
-  value?: unknown;
-} {
-  return outcome.value === undefined
-    ? { summary: outcome.summary, outputs: outcome.outputs }
-    : { summary: outcome.summary, outputs: outcome.outputs, value: outcome.value };
+export function resultOf(outcome: Extract<StepOutcome, { ok: true }>): StepResult {
+  return {
+    summary: outcome.summary,
+    outputs: outcome.outputs,
+    ...(outcome.value === undefined ? {} : { value: outcome.value }),
+    ...(outcome.resultRef === undefined ? {} : { ref: outcome.resultRef }),
+  };
 }

@@ -1,7 +1,7 @@
 import type { RandomSource } from '../core/backoff.js';
 import type { BatonEvent, StoredEvent } from '../core/events.js';
 import type { FailureClass, OutputArtifact, StepOutcome, StepUsage } from '../core/failure.js';
-import type { Plan, PlanStep } from '../core/plan/types.js';
+import type { HookSpec, Plan, PlanStep } from '../core/plan/types.js';
 import type { RunStatus, StepResult, StepState } from '../core/run-state.js';
 
 /**
@@ -45,6 +45,8 @@ export interface Store {
   /** Starts a run stored with `awaitingApproval`; `delayMs` becomes the minimum wait before each dependent step. */
   approveRun(runId: string, now: number, delayMs?: number): Promise<RunSummary>;
   rejectRun(runId: string, now: number): Promise<RunSummary>;
+  /** `baton resolve`: a human supplies the result of a blocked step, which succeeds with it. */
+  resolveStep(runId: string, stepId: string, result: StepResult, now: number): Promise<RunSummary>;
   /** Gives a run stopped by its maxSteps budget as many attempts again. */
   resumeRun(runId: string, now: number): Promise<RunSummary>;
   /** Appends events an executor emits while a step runs (model recovery, tool failures), in one transaction. */
@@ -57,6 +59,28 @@ export interface Store {
   completeEffect(key: EffectKey, result: unknown, now: number): Promise<void>;
   /** Forgets an intent whose effect is known not to have happened. */
   clearEffect(key: EffectKey): Promise<void>;
+  /**
+   * `baton gc`: deletes runs that finished (succeeded, failed, cancelled) before `before`, with their
+   * steps, attempts, events and records; returns their ids. Blocked runs wait for a human: kept.
+   */
+  deleteFinishedRuns?(before: number, options?: { dryRun?: boolean }): Promise<string[]>;
+  /** The sha256 of every result artifact a stored step still references. */
+  referencedResultArtifacts?(): Promise<Set<string>>;
+  /** Leases up to `limit` hook calls that are due (each owed once per event, see hook_deliveries). */
+  claimHookDeliveries?(owner: string, now: number, leaseMs: number, limit: number): Promise<HookDelivery[]>;
+  /** Records a hook call's result: done, due again at `retryAt`, or failed for good (`retryAt` null). */
+  finishHookDelivery?(
+    key: HookDeliveryKey,
+    result: { ok: true } | { ok: false; error: string; retryAt: number | null },
+    now: number,
+  ): Promise<void>;
+  /**
+   * Sleeps until other processes make work due (a notification) or until `untilMs` (ms since the
+   * epoch; Infinity: no timer of the caller's), whichever comes first; resolves at once when `signal`
+   * aborts. Never rejects: a store that lost its notifications falls back to a slow poll of its own,
+   * which also caps the wait. Only stores that can notify have it; the engine polls the others.
+   */
+  waitForWork?(untilMs: number, signal: AbortSignal): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -82,6 +106,24 @@ export interface EffectKey {
 
 /** An effect as recorded: only the intent (outcome unknown), or done with its result. */
 export type EffectRecord = { state: 'intent' } | { state: 'done'; result: unknown };
+
+export interface HookDeliveryKey {
+  runId: string;
+  eventSeq: number;
+  /** Index of the hook in the plan's `hooks`. */
+  hook: number;
+}
+
+/** A hook call owed for one event. */
+export interface HookDelivery extends HookDeliveryKey {
+  /** Calls already made (and failed). */
+  attempts: number;
+  spec: HookSpec;
+  event: StoredEvent;
+  planName: string;
+  runStatus: RunStatus;
+  blockedReason: string | null;
+}
 
 export interface RunFilter {
   runId?: string;
@@ -124,6 +166,12 @@ export interface ClaimedStep extends AttemptKey {
   workspace: string;
   /** The previous attempt's error, for the troubleshoot prompt. */
   lastError: string | null;
+  /** This attempt runs the step's fallback (`step` is the fallback's executor): success is degraded. */
+  fallback?: boolean;
+  /** The run is a shadow run: a step with a side effect is recorded, not executed. */
+  shadow?: boolean;
+  /** When the step's first attempt started (for its span and its wall-clock budget). */
+  firstStartedAt?: number;
 }
 
 export interface ReclaimedAttempt extends AttemptKey {

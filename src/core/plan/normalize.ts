@@ -5,9 +5,12 @@ import { formatIssuePath, PlanInvalidError, type PlanIssue, stepPathNames } from
 import type { PlanFile, PlanFileStep } from './schema.js';
 import {
   type AgentSpec,
+  type Budget,
   DEFAULT_LIMITS,
   DEFAULT_RETRY,
   DEFAULT_TIMEOUT_MS,
+  type FallbackSpec,
+  type HookSpec,
   type ModelStepSpec,
   type ModelTargetSpec,
   type Plan,
@@ -79,6 +82,20 @@ export function normalizePlan(file: PlanFile, fileName: string): Plan {
     if (step.instruction !== undefined) {
       issues.push(...checkTemplateRefs(step.instruction, pathOf(index, 'instruction'), context));
     }
+    if (step.fallback?.instruction !== undefined) {
+      issues.push(
+        ...checkTemplateRefs(step.fallback.instruction, pathOf(index, 'fallback', 'instruction'), context),
+      );
+    }
+    if (step.fallback?.model !== undefined) {
+      issues.push(
+        ...checkTemplateRefs(
+          step.fallback.model.prompt,
+          pathOf(index, 'fallback', 'model', 'prompt'),
+          context,
+        ),
+      );
+    }
     if (step.model !== undefined) {
       issues.push(...checkTemplateRefs(step.model.prompt, pathOf(index, 'model', 'prompt'), context));
       if (step.model.system !== undefined) {
@@ -97,7 +114,10 @@ export function normalizePlan(file: PlanFile, fileName: string): Plan {
       maxSteps: file.limits?.maxSteps ?? DEFAULT_LIMITS.maxSteps,
       noProgressAfter: file.limits?.noProgressAfter ?? DEFAULT_LIMITS.noProgressAfter,
       concurrency: file.limits?.concurrency ?? DEFAULT_LIMITS.concurrency,
+      ...normalizeBudget(file.limits ?? {}, 'limits'),
     },
+    ...(file.hooks === undefined ? {} : { hooks: normalizeHooks(file.hooks, issues) }),
+    ...(file.shadow ? { shadow: true } : {}),
     steps,
   };
   if (file.description !== undefined) plan.description = file.description;
@@ -160,6 +180,12 @@ function normalizeStep(
     ...(agent === undefined ? {} : { agent: normalizeAgent(agent) }),
     dependsOn: [...(step.dependsOn ?? [])],
     requiredOutputs: [...(step.requiredOutputs ?? [])],
+    sideEffect: step.sideEffect ?? 'none',
+    ...(step.budget === undefined ? {} : { budget: normalizeBudget(step.budget, `${path}.budget`) }),
+    ...(step.shadowResult === undefined ? {} : { shadowResult: structuredClone(step.shadowResult) }),
+    ...(step.fallback === undefined
+      ? {}
+      : { fallback: normalizeFallback(step.fallback, agent ?? defaults.agent, `${path}.fallback`, issues) }),
     retry: mergeRetry(defaults.retry, step.retry, `${path}.retry`, issues),
     timeoutMs: parseDurationMs(timeout, `${path}.timeoutMs`),
     delayBeforeMs: parseDurationMs(delayBefore, `${path}.delayBeforeMs`),
@@ -168,6 +194,61 @@ function normalizeStep(
 }
 
 const DEFAULT_REQUEST_TIMEOUT_MS = 120_000;
+
+function normalizeFallback(
+  fallback: NonNullable<PlanFileStep['fallback']>,
+  stepAgent: RawAgent | undefined,
+  path: string,
+  issues: PlanIssue[],
+): FallbackSpec {
+  const executors = [fallback.instruction, fallback.fn, fallback.model].filter((x) => x !== undefined);
+  if (executors.length !== 1) {
+    issues.push({ path, problem: 'needs exactly one of "instruction", "fn" or "model"' });
+  }
+  const kind: FallbackSpec['kind'] =
+    fallback.fn !== undefined ? 'fn' : fallback.model !== undefined ? 'model' : 'agent';
+  const agent = kind === 'agent' ? (fallback.agent ?? stepAgent) : undefined;
+  return {
+    kind,
+    ...(fallback.instruction === undefined ? {} : { instruction: fallback.instruction }),
+    ...(agent === undefined ? {} : { agent: normalizeAgent(agent) }),
+    ...(fallback.fn === undefined ? {} : { fn: fallback.fn }),
+    ...(fallback.args === undefined ? {} : { args: structuredClone(fallback.args) }),
+    ...(fallback.model === undefined ? {} : { model: normalizeModel(fallback.model, `${path}.model`) }),
+  };
+}
+
+function normalizeHooks(hooks: NonNullable<PlanFile['hooks']>, issues: PlanIssue[]): HookSpec[] {
+  return hooks.map((hook, index) => {
+    if ((hook.command === undefined) === (hook.url === undefined)) {
+      issues.push({ path: `hooks[${index}]`, problem: 'needs exactly one of "command" (argv) or "url"' });
+    }
+    return {
+      on: [...new Set(hook.on)],
+      ...(hook.command === undefined ? {} : { command: [...hook.command] }),
+      ...(hook.url === undefined ? {} : { url: hook.url }),
+      timeoutMs: parseDurationMs(hook.timeoutMs ?? 10_000, `hooks[${index}].timeoutMs`),
+      retries: hook.retries ?? 3,
+    };
+  });
+}
+
+function normalizeBudget(
+  budget: {
+    maxWallMs?: string | number | undefined;
+    maxTokens?: number | undefined;
+    maxCostUsd?: number | undefined;
+  },
+  path: string,
+): Budget {
+  return {
+    ...(budget.maxWallMs === undefined
+      ? {}
+      : { maxWallMs: parseDurationMs(budget.maxWallMs, `${path}.maxWallMs`) }),
+    ...(budget.maxTokens === undefined ? {} : { maxTokens: budget.maxTokens }),
+    ...(budget.maxCostUsd === undefined ? {} : { maxCostUsd: budget.maxCostUsd }),
+  };
+}
 
 function normalizeModel(model: NonNullable<PlanFileStep['model']>, path: string): ModelStepSpec {
   const target = (spec: ModelTargetSpec): ModelTargetSpec => ({

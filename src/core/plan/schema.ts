@@ -182,6 +182,49 @@ export const modelSchema = strictObject(
   'a model call: { provider, model, prompt, ... }',
 ).describe('A model call made through the recovery harness (makes this a model step).');
 
+const budgetShape = {
+  maxWallMs: durationSchema(
+    "Wall-clock limit: from the run's creation (limits) or the step's first attempt (budget).",
+  ).optional(),
+  maxTokens: z
+    .number()
+    .int()
+    .min(1)
+    .optional()
+    .describe('Input + output tokens reported by model steps and agent CLIs.'),
+  maxCostUsd: z
+    .number()
+    .positive()
+    .optional()
+    .describe('US dollars, from reported costs or the price table.'),
+};
+
+export const budgetSchema = strictObject(
+  budgetShape,
+  'a budget: { maxWallMs?, maxTokens?, maxCostUsd? }',
+).describe('Limits of this step across its attempts; reaching one blocks the step (class budget).');
+
+export const fallbackSchema = strictObject(
+  {
+    instruction: z
+      .string()
+      .min(1)
+      .optional()
+      .describe("A prompt for an agent (the step's agent unless agent is given)."),
+    agent: agentSchema.optional(),
+    fn: z
+      .string()
+      .min(1)
+      .optional()
+      .describe('A registered function, e.g. a template that writes a plain result.'),
+    args: jsonValueSchema.optional().describe('JSON passed to the fallback function.'),
+    model: modelSchema.optional(),
+  },
+  'a fallback: { instruction, fn or model }',
+).describe(
+  "Another executor run when the step's retries are used up or its budget blocks it; the step then ends degraded and the run goes on.",
+);
+
 export const stepSchema = strictObject(
   {
     id: idSchema('step id').describe('Unique step id: 1-64 letters, digits, "_" or "-".'),
@@ -213,6 +256,21 @@ export const stepSchema = strictObject(
       })
       .optional()
       .describe('Files the step must leave, relative to the run workspace; the step fails without them.'),
+    sideEffect: z
+      .enum(['none', 'idempotent', 'unsafe'], {
+        error: (issue) => `expected none, idempotent or unsafe, got ${describeValue(issue.input)}`,
+      })
+      .optional()
+      .describe(
+        'What running the step twice would do: none (safe to repeat), idempotent (repeating is harmless, e.g. keyed by BATON_IDEMPOTENCY_KEY), unsafe (an interrupted attempt is an unknown outcome for a human, never retried blindly). Default none.',
+      ),
+    budget: budgetSchema.optional(),
+    fallback: fallbackSchema.optional(),
+    shadowResult: jsonValueSchema
+      .optional()
+      .describe(
+        'In a shadow run, the result this step passes on instead of running (when it has a side effect). Default null.',
+      ),
     retry: retrySchema.optional(),
     timeoutMs: timeoutSchema(
       'Timeout of one attempt of this step. Default: defaults.timeoutMs, else 1h.',
@@ -275,9 +333,44 @@ export const limitsSchema = strictObject(
       .max(256)
       .optional()
       .describe('Steps of one run that may run in parallel (1..256). Default 4.'),
+    ...budgetShape,
   },
-  'limits: { maxSteps?, noProgressAfter?, concurrency? }',
+  'limits: { maxSteps?, noProgressAfter?, concurrency?, maxWallMs?, maxTokens?, maxCostUsd? }',
 ).describe('Guardrails of a run.');
+
+export const hookSchema = strictObject(
+  {
+    on: z
+      .array(
+        z.enum(['blocked', 'failed', 'succeeded', 'budget'], {
+          error: (issue) =>
+            `expected blocked, failed, succeeded or budget, got ${describeValue(issue.input)}`,
+        }),
+      )
+      .min(1)
+      .describe(
+        'Events that call the hook: blocked (run blocked), failed (an attempt failed), succeeded (run done), budget (a budget reached).',
+      ),
+    command: z
+      .array(z.string().min(1))
+      .min(1)
+      .optional()
+      .describe('A command as argv (never a shell string); it gets the event as JSON on stdin.'),
+    url: z
+      .url({ protocol: /^https?$/, error: 'expected an http(s) URL' })
+      .optional()
+      .describe('A URL that gets the event as a JSON POST.'),
+    timeoutMs: timeoutSchema('Timeout of one call. Default 10s.').optional(),
+    retries: z
+      .number()
+      .int()
+      .min(0)
+      .max(10)
+      .optional()
+      .describe('Calls after a failed one, with backoff. Default 3.'),
+  },
+  'a hook: { on, command or url, timeoutMs?, retries? }',
+).describe('A notification: exactly one of command or url.');
 
 export const planFileSchema = strictObject(
   {
@@ -304,6 +397,14 @@ export const planFileSchema = strictObject(
       .describe('Named run inputs, used in instructions as {{inputs.<name>}}.'),
     defaults: defaultsSchema.optional(),
     limits: limitsSchema.optional(),
+    hooks: z
+      .array(hookSchema)
+      .optional()
+      .describe('Notifications on blocked, failed, succeeded and budget events.'),
+    shadow: z
+      .boolean()
+      .optional()
+      .describe('Shadow run: steps with a side effect are recorded (step.would_execute), not executed.'),
     steps: z
       .array(stepSchema, {
         error: (issue) => `expected a list of steps, got ${describeValue(issue.input)}`,

@@ -52,6 +52,21 @@ export interface ModelStepSpec extends ModelTargetSpec {
   fallback?: ModelTargetSpec;
 }
 
+export type SideEffect = 'none' | 'idempotent' | 'unsafe';
+
+/**
+ * Another executor for a step that could not be done: run when its retries are used up (or it
+ * is blocked by its budget). A step finished by its fallback ends `degraded` and the run goes on.
+ */
+export interface FallbackSpec {
+  kind: 'agent' | 'fn' | 'model';
+  instruction?: string;
+  agent?: AgentSpec;
+  fn?: string;
+  args?: unknown;
+  model?: ModelStepSpec;
+}
+
 export interface PlanStep {
   /** Unique within the plan, `[A-Za-z0-9_-]{1,64}`. */
   id: string;
@@ -73,6 +88,16 @@ export interface PlanStep {
   dependsOn: string[];
   /** Paths relative to the run workspace that must exist for the step to count as done. */
   requiredOutputs: string[];
+  /**
+   * What repeating the step would do: `none` (safe), `idempotent` (harmless), `unsafe` (an attempt
+   * interrupted mid-way is an unknown outcome, blocked for a human instead of retried).
+   */
+  sideEffect: SideEffect;
+  /** Limits of this step across its attempts; reaching one blocks the step (class `budget`). */
+  budget?: Budget;
+  fallback?: FallbackSpec;
+  /** In a shadow run, what this step (if it has a side effect) passes on instead of running. */
+  shadowResult?: unknown;
   retry: RetryPolicy;
   /** Per-attempt timeout in ms (>= 1). */
   timeoutMs: number;
@@ -86,13 +111,40 @@ export interface PlanInput {
   description?: string;
 }
 
-export interface PlanLimits {
+/** Limits that stop a run or a step when reached (class `budget`). Absent: no limit. */
+export interface Budget {
+  /** Wall-clock time in ms: from the run's creation, or from a step's first attempt. */
+  maxWallMs?: number;
+  /** Input + output tokens reported by model steps and agent CLIs. */
+  maxTokens?: number;
+  /** US dollars, from reported costs or the price table. */
+  maxCostUsd?: number;
+}
+
+export interface PlanLimits extends Budget {
   /** Step attempts per run, all steps together (1..100000). */
   maxSteps: number;
   /** The same failure fingerprint this many times in a row blocks the step (>= 2). */
   noProgressAfter: number;
   /** Steps of one run that may execute in parallel (1..256). */
   concurrency: number;
+}
+
+/** What a hook is called on: a run blocked, an attempt failed, a run succeeded, a budget reached. */
+export type HookTrigger = 'blocked' | 'failed' | 'succeeded' | 'budget';
+
+/**
+ * Called once per matching event (also after a restart): a command (argv, no shell, the event as
+ * JSON on stdin) or a URL (POST JSON), retried on failure with backoff.
+ */
+export interface HookSpec {
+  on: HookTrigger[];
+  command?: string[];
+  url?: string;
+  /** Per call, in ms. Default 10,000. */
+  timeoutMs: number;
+  /** Calls after the first one fails. Default 3. */
+  retries: number;
 }
 
 export interface Plan {
@@ -103,6 +155,13 @@ export interface Plan {
   workspace?: string;
   inputs: Record<string, PlanInput>;
   limits: PlanLimits;
+  /** Notifications on blocked, failed, succeeded and budget events. */
+  hooks?: HookSpec[];
+  /**
+   * A shadow run: steps with a side effect are not executed; their rendered inputs are recorded
+   * (`step.would_execute`) and their `shadowResult` (or null) flows on.
+   */
+  shadow?: boolean;
   /** In the order of the plan file. */
   steps: PlanStep[];
 }

@@ -129,6 +129,7 @@ function migrate(db: SqliteDatabase, path: string): void {
 const TABLES_ADDED_BY_VERSION: Record<number, string[]> = {
   1: ['baton_meta', 'runs', 'run_plans', 'steps', 'attempts', 'events', 'artifacts'],
   2: ['effects'],
+  3: ['hook_deliveries'],
 };
 
 function requiredTables(version: number): string[] {

@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto';
 import type { BatonEvent } from '../../core/events.js';
 import type { FailureClass } from '../../core/failure.js';
-import type { Plan } from '../../core/plan/types.js';
+import { hooksFor } from '../../core/hooks.js';
+import type { HookSpec, Plan } from '../../core/plan/types.js';
 import {
   type RunState,
   type RunStatus,
@@ -28,6 +29,9 @@ interface RunRow {
   updated_at: number;
   finished_at: number | null;
   version: number;
+  input_tokens: number;
+  output_tokens: number;
+  cost_usd: number;
 }
 
 interface StepRow {
@@ -46,10 +50,16 @@ interface StepRow {
   result_json: string | null;
   blocked_reason: string | null;
   updated_at: number;
+  input_tokens: number;
+  output_tokens: number;
+  cost_usd: number;
+  first_started_at: number | null;
+  on_fallback: number;
 }
 
 const STEP_COLUMNS = `step_id, status, attempt, tries, due_at, lease_owner, lease_expires_at, started_at, last_error,
-  last_failure_class, fingerprint, fingerprint_repeats, result_json, blocked_reason, updated_at`;
+  last_failure_class, fingerprint, fingerprint_repeats, result_json, blocked_reason, updated_at, input_tokens,
+  output_tokens, cost_usd, first_started_at, on_fallback`;
 
 export function stepFromRow(row: StepRow): StepState {
   return {
@@ -68,6 +78,11 @@ export function stepFromRow(row: StepRow): StepState {
     resultJson: row.result_json,
     blockedReason: row.blocked_reason,
     updatedAt: row.updated_at,
+    firstStartedAt: row.first_started_at,
+    ...(row.on_fallback === 1 ? { onFallback: true } : {}),
+    ...(row.input_tokens === 0 && row.output_tokens === 0 && row.cost_usd === 0
+      ? {}
+      : { usage: { inputTokens: row.input_tokens, outputTokens: row.output_tokens, costUsd: row.cost_usd } }),
   };
 }
 
@@ -90,11 +105,12 @@ export class RunRows {
   private readonly insertEvent;
   private readonly updatePlan;
   private readonly updatePlanHash;
+  private readonly insertDelivery;
 
   constructor(db: SqliteDatabase) {
     this.selectRun = db.prepare<[string], RunRow>(
       `SELECT id, plan_name, plan_hash, inputs_json, workspace, status, attempts_total, blocked_reason, created_at,
-         updated_at, finished_at, version FROM runs WHERE id = ?`,
+         updated_at, finished_at, version, input_tokens, output_tokens, cost_usd FROM runs WHERE id = ?`,
     );
     this.selectPlan = db
       .prepare<[string], string>('SELECT plan_json FROM run_plans WHERE run_id = ?')
@@ -110,13 +126,17 @@ export class RunRows {
     this.updateStep = db.prepare(
       `UPDATE steps SET status = ?, attempt = ?, tries = ?, due_at = ?, lease_owner = ?, lease_expires_at = ?,
          started_at = ?, last_error = ?, last_failure_class = ?, fingerprint = ?, fingerprint_repeats = ?,
-         result_json = ?, blocked_reason = ?, updated_at = ?,
+         result_json = ?, blocked_reason = ?, updated_at = ?, input_tokens = ?, output_tokens = ?, cost_usd = ?,
+         first_started_at = ?, on_fallback = ?,
          pid = CASE WHEN ? = 'running' THEN pid ELSE NULL END,
          host = CASE WHEN ? = 'running' THEN host ELSE NULL END
        WHERE run_id = ? AND step_id = ?`,
     );
     this.updatePlan = db.prepare('UPDATE run_plans SET plan_json = ? WHERE run_id = ?');
     this.updatePlanHash = db.prepare('UPDATE runs SET plan_hash = ? WHERE id = ?');
+    this.insertDelivery = db.prepare(
+      "INSERT INTO hook_deliveries (run_id, event_seq, hook, state, due_at) VALUES (?, ?, ?, 'pending', ?)",
+    );
     this.insertEvent = db.prepare(
       'INSERT INTO events (run_id, at, type, step_id, data_json) VALUES (?, ?, ?, ?, ?)',
     );
@@ -149,6 +169,8 @@ export class RunRows {
         status: row.status as RunStatus,
         plan: this.plan(row),
         attemptsTotal: row.attempts_total,
+        // Written by the store as attempts are recorded, never from this state (see recordAttempt).
+        usage: { inputTokens: row.input_tokens, outputTokens: row.output_tokens, costUsd: row.cost_usd },
         blockedReason: row.blocked_reason,
         createdAt: row.created_at,
         updatedAt: row.updated_at,
@@ -173,7 +195,8 @@ export class RunRows {
 
   /** Writes a transition's events and new state. Call inside a transaction. */
   persist(transition: Transition, now: number): void {
-    for (const event of transition.events) this.appendEvent(transition.run.id, now, event);
+    for (const event of transition.events)
+      this.appendEvent(transition.run.id, now, event, transition.run.plan.hooks);
     this.writeState(transition.run, transition.changedSteps, transition.planChanged ?? false);
   }
 
@@ -215,6 +238,11 @@ export class RunRows {
         step.resultJson,
         step.blockedReason,
         step.updatedAt,
+        step.usage?.inputTokens ?? 0,
+        step.usage?.outputTokens ?? 0,
+        step.usage?.costUsd ?? 0,
+        step.firstStartedAt ?? null,
+        step.onFallback ? 1 : 0,
         step.status,
         step.status,
         run.id,
@@ -223,9 +251,11 @@ export class RunRows {
     }
   }
 
-  appendEvent(runId: string, at: number, event: BatonEvent): void {
+  /** Appends an event; the hooks it calls are owed from the same transaction on (hook_deliveries). */
+  appendEvent(runId: string, at: number, event: BatonEvent, hooks?: readonly HookSpec[]): void {
     const { type, ...data } = event;
     const stepId = 'stepId' in data ? (data.stepId as string) : null;
-    this.insertEvent.run(runId, at, type, stepId, JSON.stringify(data));
+    const { lastInsertRowid } = this.insertEvent.run(runId, at, type, stepId, JSON.stringify(data));
+    for (const hook of hooksFor(event, hooks)) this.insertDelivery.run(runId, lastInsertRowid, hook, at);
   }
 }

@@ -1,8 +1,24 @@
 import { hostname } from 'node:os';
 import { runNotFound } from '../../core/errors.js';
 import type { BatonEvent } from '../../core/events.js';
-import { approveRun, cancelRun, rejectRun, resumeRun, retryStep, skipStep } from '../../core/run-commands.js';
-import { DUE_STEP_STATUSES, planIndex, type RunState, stepOf } from '../../core/run-state.js';
+import { ATTEMPT_SUMMARY_MAX_CHARS } from '../../core/failure.js';
+import { fallbackPlanStep } from '../../core/fallback.js';
+import {
+  approveRun,
+  cancelRun,
+  rejectRun,
+  resolveStep,
+  resumeRun,
+  retryStep,
+  skipStep,
+} from '../../core/run-commands.js';
+import {
+  DUE_STEP_STATUSES,
+  planIndex,
+  type RunState,
+  type StepResult,
+  stepOf,
+} from '../../core/run-state.js';
 import {
   claimStep,
   completeStep,
@@ -21,12 +37,15 @@ import type {
   CycleResult,
   EffectKey,
   EffectRecord,
+  HookDelivery,
+  HookDeliveryKey,
   NewRun,
   ReclaimedAttempt,
   RunSummary,
   Store,
 } from '../store.js';
 import { dueCandidates, dueStepsOf } from './claim-candidates.js';
+import { SqliteHookDeliveries } from './hook-deliveries.js';
 import {
   type OpenSqliteOptions,
   openSqliteDatabase,
@@ -47,6 +66,7 @@ const RECLAIM_INTERVAL_MS = 250;
 export class SqliteStore extends SqliteReads implements Store {
   readonly kind = 'sqlite' as const;
   private readonly statements;
+  private readonly hooks: SqliteHookDeliveries;
 
   static open(path: string, options?: OpenSqliteOptions): SqliteStore {
     const db = openSqliteDatabase(path, options);
@@ -65,6 +85,7 @@ export class SqliteStore extends SqliteReads implements Store {
     super(db);
     this.inTransaction = db.transaction((fn: () => unknown) => fn());
     this.statements = prepareStoreStatements(db);
+    this.hooks = new SqliteHookDeliveries(db);
   }
 
   async createRun(spec: NewRun): Promise<RunSummary> {
@@ -137,7 +158,9 @@ export class SqliteStore extends SqliteReads implements Store {
       return slot.entry;
     };
     const apply = (entry: LoadedRun, transition: Transition): void => {
-      for (const event of transition.events) this.rows.appendEvent(entry.state.id, request.now, event);
+      for (const event of transition.events) {
+        this.rows.appendEvent(entry.state.id, request.now, event, transition.run.plan.hooks);
+      }
       const slot = touched.get(entry.state.id)!;
       for (const stepId of transition.changedSteps) slot.changed.add(stepId);
       slot.planChanged ||= transition.planChanged ?? false;
@@ -212,7 +235,9 @@ export class SqliteStore extends SqliteReads implements Store {
       // Rows of runs this cycle touched are not written yet: their in-memory state decides.
       const current = stepOf(entry.state, candidate.step_id);
       if (!current || !DUE_STEP_STATUSES.has(current.status) || (current.dueAt ?? 0) > request.now) return;
-      const planStep = entry.state.plan.steps[planIndex(entry.state.plan).position.get(candidate.step_id)!]!;
+      const declared = entry.state.plan.steps[planIndex(entry.state.plan).position.get(candidate.step_id)!]!;
+      // What this attempt runs: the step's own executor, or its fallback once that took over.
+      const planStep = current.onFallback ? fallbackPlanStep(declared) : declared;
       if (planStep.kind === 'fn' && request.functions && !request.functions.includes(planStep.fn ?? ''))
         return;
       if (runningCount(entry.state) >= entry.state.plan.limits.concurrency) return;
@@ -234,6 +259,9 @@ export class SqliteStore extends SqliteReads implements Store {
         leaseExpiresAt: step.leaseExpiresAt!,
         tries: step.tries,
         step: planStep,
+        ...(current.onFallback ? { fallback: true } : {}),
+        ...(entry.state.plan.shadow ? { shadow: true } : {}),
+        ...(step.firstStartedAt ? { firstStartedAt: step.firstStartedAt } : {}),
         planName: entry.state.plan.name,
         inputs: entry.inputs,
         workspace: entry.workspace,
@@ -301,7 +329,8 @@ export class SqliteStore extends SqliteReads implements Store {
       exitCode: outcome.exitCode ?? null,
       fingerprint: outcome.ok || !live ? null : (step?.fingerprint ?? null),
       message: outcome.ok ? null : outcome.message,
-      summary: outcome.ok ? outcome.summary : null,
+      // The attempt keeps a summary; the full result is in the step (or the artifact store).
+      summary: outcome.ok ? outcome.summary.slice(0, ATTEMPT_SUMMARY_MAX_CHARS) : null,
       logPath: completion.logPath,
       outputsJson: JSON.stringify(outcome.ok ? outcome.outputs : []),
       inputTokens: outcome.usage?.inputTokens ?? null,
@@ -375,6 +404,51 @@ export class SqliteStore extends SqliteReads implements Store {
     this.write(() => this.statements.completeEffect.run(key.runId, key.stepId, key.key, json, now, now));
   }
 
+  async deleteFinishedRuns(before: number, options: { dryRun?: boolean } = {}): Promise<string[]> {
+    return this.write(() => {
+      const ids = this.db
+        .prepare<[number], string>(
+          "SELECT id FROM runs WHERE status IN ('succeeded', 'failed', 'cancelled') AND finished_at < ? ORDER BY id",
+        )
+        .pluck()
+        .all(before);
+      if (!options.dryRun) {
+        const remove = this.db.prepare('DELETE FROM runs WHERE id = ?');
+        for (const id of ids) remove.run(id);
+        this.rows.forget();
+      }
+      return ids;
+    });
+  }
+
+  async referencedResultArtifacts(): Promise<Set<string>> {
+    const shas = this.db
+      .prepare<[], string>(
+        "SELECT json_extract(result_json, '$.ref.sha256') FROM steps WHERE result_json LIKE '%\"ref\"%' AND json_extract(result_json, '$.ref.sha256') IS NOT NULL",
+      )
+      .pluck()
+      .all();
+    return new Set(shas);
+  }
+
+  async claimHookDeliveries(
+    owner: string,
+    now: number,
+    leaseMs: number,
+    limit: number,
+  ): Promise<HookDelivery[]> {
+    // Asked after every cycle: a read first, so that nothing owed costs no write transaction.
+    if (!this.hooks.anyDue(now)) return [];
+    return this.write(() => this.hooks.claim(owner, now, leaseMs, limit));
+  }
+
+  async finishHookDelivery(
+    key: HookDeliveryKey,
+    result: { ok: true } | { ok: false; error: string; retryAt: number | null },
+  ): Promise<void> {
+    this.write(() => this.hooks.finish(key, result));
+  }
+
   async clearEffect(key: EffectKey): Promise<void> {
     this.write(() => this.statements.deleteEffect.run(key.runId, key.stepId, key.key));
   }
@@ -405,6 +479,11 @@ export class SqliteStore extends SqliteReads implements Store {
 
   async rejectRun(runId: string, now: number): Promise<RunSummary> {
     return this.command(runId, (run) => rejectRun(run, now), now);
+  }
+
+  async resolveStep(runId: string, stepId: string, result: StepResult, now: number): Promise<RunSummary> {
+    const json = JSON.stringify(result);
+    return this.command(runId, (run) => resolveStep(run, stepId, json, now), now);
   }
 
   async resumeRun(runId: string, now: number): Promise<RunSummary> {

@@ -1,0 +1,77 @@
+import { existsSync, readFileSync, statSync } from 'node:fs';
+import { BatonError, runNotFound } from '../../core/errors.js';
+import type { StepResult } from '../../core/run-state.js';
+import { EXIT } from '../exit-codes.js';
+import { printJson } from '../format.js';
+import type { GlobalOptions } from '../home.js';
+import { openStore } from '../open-store.js';
+
+/** At most this much of a resolved result is kept as its summary (what templates read). */
+const SUMMARY_MAX_CHARS = 64_000;
+
+/**
+ * `baton resolve <run> <step> --result <file|json>`: a human says what a blocked step came to
+ * (typically an unknown outcome after a crash mid-effect); the step succeeds with that result.
+ */
+export async function resolveCommand(
+  runId: string,
+  stepId: string,
+  options: GlobalOptions & { result?: string },
+): Promise<number> {
+  if (options.result === undefined) {
+    throw new BatonError(
+      'INVALID_ARGUMENT',
+      '--result is required: a JSON value, or a file holding one (or text)',
+    );
+  }
+  const result = readResult(options.result);
+  const store = await openStore(options);
+  try {
+    const run = await store.getRun(runId);
+    if (!run) throw runNotFound(runId);
+    if (!run.steps.some((step) => step.stepId === stepId)) {
+      const known = run.steps.map((step) => step.stepId).join(', ');
+      throw new BatonError('STEP_NOT_FOUND', `run ${runId} has no step "${stepId}" (steps: ${known})`);
+    }
+    const summary = await store.resolveStep(runId, stepId, result, Date.now());
+    if (options.json) printJson(summary);
+    else {
+      const next = summary.status === 'running' ? ' (baton check or baton worker drives it)' : '';
+      process.stdout.write(`step ${stepId} resolved; run is ${summary.status}${next}\n`);
+    }
+    return EXIT.ok;
+  } finally {
+    await store.close();
+  }
+}
+
+/** A file's content (JSON if it parses, else its text), or the argument itself as JSON. */
+function readResult(argument: string): StepResult {
+  if (existsSync(argument) && statSync(argument).isFile()) {
+    const text = readFileSync(argument, 'utf8');
+    return toResult(parseJson(text) ?? { text });
+  }
+  const parsed = parseJson(argument);
+  if (parsed === undefined) {
+    throw new BatonError(
+      'INVALID_ARGUMENT',
+      `--result ${argument.slice(0, 80)}: not valid JSON and no such file (quote text as JSON: '"sent"')`,
+    );
+  }
+  return toResult(parsed);
+}
+
+function parseJson(text: string): { value: unknown } | undefined {
+  try {
+    return { value: JSON.parse(text) };
+  } catch {
+    return undefined;
+  }
+}
+
+function toResult(parsed: { value: unknown } | { text: string }): StepResult {
+  if ('text' in parsed) return { summary: parsed.text.slice(0, SUMMARY_MAX_CHARS), outputs: [] };
+  const value = parsed.value;
+  if (typeof value === 'string') return { summary: value.slice(0, SUMMARY_MAX_CHARS), outputs: [] };
+  return { summary: JSON.stringify(value).slice(0, SUMMARY_MAX_CHARS), outputs: [], value };
+}

@@ -1,0 +1,31 @@
+import type { PlanStep } from './plan/types.js';
+
+/**
+ * The step as its fallback runs it: the fallback's executor in place of the step's own, with the
+ * step's id, dependencies and retry policy. A fallback has no fallback and no budget of its own;
+ * only an agent fallback is held to the step's required outputs.
+ */
+export function fallbackPlanStep(step: PlanStep): PlanStep {
+  const fallback = step.fallback;
+  if (!fallback) return step;
+  const {
+    instruction: _instruction,
+    fn: _fn,
+    args: _args,
+    model: _model,
+    agent: _agent,
+    fallback: _fallback,
+    budget: _budget,
+    ...common
+  } = step;
+  return {
+    ...common,
+    kind: fallback.kind,
+    ...(fallback.instruction === undefined ? {} : { instruction: fallback.instruction }),
+    ...(fallback.agent === undefined ? {} : { agent: fallback.agent }),
+    ...(fallback.fn === undefined ? {} : { fn: fallback.fn }),
+    ...(fallback.args === undefined ? {} : { args: fallback.args }),
+    ...(fallback.model === undefined ? {} : { model: fallback.model }),
+    requiredOutputs: fallback.kind === 'agent' ? step.requiredOutputs : [],
+  };
+}

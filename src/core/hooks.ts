@@ -1,0 +1,34 @@
+import type { BatonEvent } from './events.js';
+import type { HookSpec, HookTrigger } from './plan/types.js';
+
+/** The hook trigger an event is, or null: run.blocked, step.failed, run.succeeded, budget.exceeded. */
+export function hookTrigger(event: BatonEvent): HookTrigger | null {
+  switch (event.type) {
+    case 'run.blocked':
+      return 'blocked';
+    case 'step.failed':
+      return 'failed';
+    case 'run.succeeded':
+      return 'succeeded';
+    case 'budget.exceeded':
+      return 'budget';
+    default:
+      return null;
+  }
+}
+
+/** Indexes of the hooks an event calls. */
+export function hooksFor(event: BatonEvent, hooks: readonly HookSpec[] | undefined): number[] {
+  const trigger = hookTrigger(event);
+  if (trigger === null || !hooks) return [];
+  const indexes: number[] = [];
+  hooks.forEach((hook, index) => {
+    if (hook.on.includes(trigger)) indexes.push(index);
+  });
+  return indexes;
+}
+
+/** The wait before call number `attempts + 1` of a hook: 1 s, 2 s, 4 s, ... at most 60 s. */
+export function hookRetryDelayMs(attempts: number): number {
+  return Math.min(60_000, 1000 * 2 ** Math.max(0, attempts - 1));
+}

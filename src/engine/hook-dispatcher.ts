@@ -1,0 +1,156 @@
+import { spawn } from 'node:child_process';
+import { childEnvironment } from '../core/child-env.js';
+import { hookRetryDelayMs, hookTrigger } from '../core/hooks.js';
+import type { HookDelivery, Store } from '../store/store.js';
+
+export interface HookDispatcherOptions {
+  owner: string;
+  now?: () => number;
+  /** How long a claimed call is reserved for this process. Default 60,000 ms. */
+  leaseMs?: number;
+  /** Environment of hook commands. Default process.env. */
+  env?: NodeJS.ProcessEnv;
+  /** A hook that failed for good, and why. */
+  onFailure?: (delivery: HookDelivery, error: string) => void;
+}
+
+/** What a hook receives: stable `id` (the same on a repeated call), the event, the run's state, what to do. */
+export function hookPayload(delivery: HookDelivery): Record<string, unknown> {
+  const { runId } = delivery;
+  return {
+    id: `${runId}:${delivery.eventSeq}:${delivery.hook}`,
+    hook: hookTrigger(delivery.event),
+    runId,
+    planName: delivery.planName,
+    event: delivery.event,
+    run: { status: delivery.runStatus, blockedReason: delivery.blockedReason },
+    hint:
+      delivery.runStatus === 'blocked'
+        ? `baton status ${runId} shows what is blocked and why; then baton retry|skip|resolve ${runId} <step>, or baton resume ${runId} for a budget`
+        : `baton status ${runId}`,
+  };
+}
+
+/**
+ * Makes the hook calls the store owes (one per matching event, written with the event): a command
+ * (argv, no shell, the payload as JSON on stdin) or a JSON POST, each with a timeout, retried with
+ * backoff up to the hook's `retries`, then recorded as failed.
+ */
+export class HookDispatcher {
+  private running: Promise<void> | null = null;
+
+  constructor(
+    private readonly store: Store,
+    private readonly options: HookDispatcherOptions,
+  ) {}
+
+  /** Starts delivering what is due, unless a round is already under way. */
+  kick(): void {
+    if (!this.store.claimHookDeliveries || this.running) return;
+    this.running = this.deliverAllDue()
+      .catch(() => undefined)
+      .finally(() => {
+        this.running = null;
+      });
+  }
+
+  /** Delivers everything due now and waits for it (later retries are left for the next round). */
+  async drain(): Promise<void> {
+    if (!this.store.claimHookDeliveries) return;
+    await this.running;
+    await this.deliverAllDue();
+  }
+
+  private async deliverAllDue(): Promise<void> {
+    while ((await this.deliverRound()) > 0) {
+      // Deliveries made due by the ones just done (none today) or claimed by nobody yet.
+    }
+  }
+
+  private async deliverRound(): Promise<number> {
+    const now = this.options.now ?? Date.now;
+    const deliveries = await this.store.claimHookDeliveries!(
+      this.options.owner,
+      now(),
+      this.options.leaseMs ?? 60_000,
+      16,
+    );
+    await Promise.all(deliveries.map((delivery) => this.deliver(delivery, now)));
+    return deliveries.length;
+  }
+
+  private async deliver(delivery: HookDelivery, now: () => number): Promise<void> {
+    const body = JSON.stringify(hookPayload(delivery));
+    const { spec } = delivery;
+    const error = spec.command
+      ? await callCommand(
+          spec.command,
+          body,
+          spec.timeoutMs,
+          childEnvironment(this.options.env ?? process.env),
+        )
+      : await postJson(spec.url ?? '', body, spec.timeoutMs);
+    if (error === null) {
+      await this.store.finishHookDelivery!(delivery, { ok: true }, now());
+      return;
+    }
+    const attempts = delivery.attempts + 1;
+    const retryAt = attempts <= spec.retries ? now() + hookRetryDelayMs(attempts) : null;
+    await this.store.finishHookDelivery!(delivery, { ok: false, error, retryAt }, now());
+    if (retryAt === null) this.options.onFailure?.(delivery, error);
+  }
+}
+
+/** Runs `argv` with `input` on stdin; null on exit 0, else what went wrong. */
+function callCommand(
+  argv: readonly string[],
+  input: string,
+  timeoutMs: number,
+  env: NodeJS.ProcessEnv,
+): Promise<string | null> {
+  return new Promise((resolve) => {
+    const child = spawn(argv[0]!, argv.slice(1), { stdio: ['pipe', 'ignore', 'pipe'], env });
+    let stderr = '';
+    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+    child.stderr.on('data', (chunk: Buffer) => {
+      if (stderr.length < 2000) stderr += chunk.toString('utf8');
+    });
+    child.on('error', (error) => {
+      clearTimeout(timer);
+      resolve(`hook command ${argv[0]} could not start: ${error.message}`);
+    });
+    child.on('close', (code, signal) => {
+      clearTimeout(timer);
+      if (code === 0) resolve(null);
+      else
+        resolve(
+          `hook command ${argv[0]} ${signal ? `was killed (${signal})` : `exited ${code}`}: ${stderr.trim().slice(0, 300)}`,
+        );
+    });
+    child.stdin.on('error', () => undefined);
+    child.stdin.end(input);
+  });
+}
+
+async function postJson(url: string, body: string, timeoutMs: number): Promise<string | null> {
+  try {
+    const response = await fetch(url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body,
+      signal: AbortSignal.timeout(timeoutMs),
+    });
+    await response.arrayBuffer().catch(() => undefined);
+    return response.ok ? null : `hook ${new URL(url).host} answered HTTP ${response.status}`;
+  } catch (error) {
+    return `hook ${safeHost(url)} failed: ${error instanceof Error ? error.message : String(error)}`;
+  }
+}
+
+function safeHost(url: string): string {
+  try {
+    return new URL(url).host;
+  } catch {
+    return 'url';
+  }
+}

@@ -1,0 +1,92 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { mkdir, open, readFile, rename, rm, stat } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import type { ResultRef, StepOutcome } from '../core/failure.js';
+import type { StepResult } from '../core/run-state.js';
+
+/**
+ * Small checkpoints: a step result larger than this (summary + value as JSON) is stored as a
+ * content-addressed file under `<home>/artifacts/` and the run's state keeps only a reference and
+ * the start of the summary, so a run's stored state stays small whatever its steps return.
+ */
+export const RESULT_INLINE_MAX_BYTES = 64 * 1024;
+/** What stays of the summary of an offloaded result, for `status` and logs. */
+const KEPT_SUMMARY_CHARS = 2000;
+
+export function artifactPath(home: string, sha256: string): string {
+  return join(home, 'artifacts', sha256.slice(0, 2), sha256);
+}
+
+/** Moves a large successful result to the artifact store; anything else is returned as is. */
+export async function offloadLargeResult(
+  outcome: StepOutcome,
+  home: string,
+  maxInlineBytes = RESULT_INLINE_MAX_BYTES,
+): Promise<StepOutcome> {
+  if (!outcome.ok || outcome.resultRef) return outcome;
+  const body = JSON.stringify({
+    summary: outcome.summary,
+    ...(outcome.value === undefined ? {} : { value: outcome.value }),
+  });
+  const size = Buffer.byteLength(body);
+  if (size <= maxInlineBytes) return outcome;
+  const sha256 = createHash('sha256').update(body).digest('hex');
+  await writeOnce(artifactPath(home, sha256), body);
+  const { value: _value, ...rest } = outcome;
+  return {
+    ...rest,
+    summary: `${outcome.summary.slice(0, KEPT_SUMMARY_CHARS)}${outcome.summary.length > KEPT_SUMMARY_CHARS ? '…' : ''}`,
+    resultRef: { sha256, size },
+  };
+}
+
+/** Results with their offloaded summary and value read back: templates and ctx.results see the whole. */
+export async function resolveResults(
+  results: Record<string, StepResult>,
+  home: string,
+): Promise<Record<string, StepResult>> {
+  const resolved: Record<string, StepResult> = {};
+  for (const [stepId, result] of Object.entries(results)) {
+    resolved[stepId] = result.ref ? { ...result, ...(await readResult(home, result.ref)) } : result;
+  }
+  return resolved;
+}
+
+export async function readResult(
+  home: string,
+  ref: ResultRef,
+): Promise<{ summary: string; value?: unknown }> {
+  const text = await readFile(artifactPath(home, ref.sha256), 'utf8');
+  if (createHash('sha256').update(text).digest('hex') !== ref.sha256) {
+    throw new Error(
+      `artifact ${ref.sha256} under ${home}/artifacts is damaged (its content does not match its hash)`,
+    );
+  }
+  return JSON.parse(text) as { summary: string; value?: unknown };
+}
+
+/** Content-addressed: an existing file already holds these bytes. Written whole (temp, fsync, rename), 0600. */
+async function writeOnce(path: string, body: string): Promise<void> {
+  if (
+    await stat(path).then(
+      () => true,
+      () => false,
+    )
+  )
+    return;
+  await mkdir(dirname(path), { recursive: true, mode: 0o700 });
+  const temp = `${path}.${randomBytes(6).toString('hex')}.tmp`;
+  const handle = await open(temp, 'w', 0o600);
+  try {
+    await handle.writeFile(body);
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+  try {
+    await rename(temp, path);
+  } catch (error) {
+    await rm(temp, { force: true });
+    throw error;
+  }
+}

@@ -1,0 +1,126 @@
+import { hostname } from 'node:os';
+import { listTemplateRefs } from '../core/plan/template.js';
+import type { PlanStep } from '../core/plan/types.js';
+import { shadowExecutor } from '../executors/shadow-executor.js';
+import type { StepExecutor } from '../executors/step-executor.js';
+import type { EffectLedger } from '../harness/tools.js';
+import type { ClaimedStep, Completion, Store } from '../store/store.js';
+import { offloadLargeResult, resolveResults } from './result-artifacts.js';
+import { endAttemptSpan, recordRecoverySpans, recordStepSpan, startAttemptSpan } from './telemetry.js';
+
+/** Who runs each kind of step; a model step without a `model` executor fails as `invalid`. */
+export interface Executors {
+  agent: StepExecutor;
+  fn: StepExecutor;
+  model?: StepExecutor;
+}
+
+export interface AttemptDeps {
+  store: Store;
+  home: string;
+  executors: Executors;
+  now: () => number;
+}
+
+/**
+ * Runs one claimed attempt outside any transaction and returns its completion: the results it may
+ * read (large ones read back from the artifact store), the executor for its kind (or the shadow
+ * stand-in for a step with a side effect in a shadow run), its events and effects wired to the
+ * store, its span, and a large result moved to the artifact store. Never throws.
+ */
+export async function runAttempt(
+  deps: AttemptDeps,
+  claim: ClaimedStep,
+  signal: AbortSignal,
+): Promise<Completion> {
+  const { store, home, now } = deps;
+  const startedAt = now();
+  const shadowed = claim.shadow === true && (claim.step.sideEffect ?? 'none') !== 'none';
+  const executor = shadowed ? shadowExecutor : executorFor(deps.executors, claim.step.kind);
+  const span = startAttemptSpan(claim);
+  const key = { runId: claim.runId, stepId: claim.stepId, attempt: claim.attempt, owner: claim.owner };
+  let completion: Completion;
+  try {
+    const results = await resolveResults(
+      await store.getStepResults(claim.runId, referencedSteps(claim)),
+      home,
+    );
+    const attempt = await executor.execute({
+      claim,
+      results,
+      home,
+      signal,
+      onProcess: (pid) =>
+        void store.recordAttemptProcess(claim, { pid, host: hostname() }).catch(() => undefined),
+      recordEvents: (events) => {
+        recordRecoverySpans(span, events);
+        return store.appendEvents(claim.runId, events, now());
+      },
+      effects: stepEffects(store, claim, now),
+    });
+    const finished =
+      claim.fallback && attempt.outcome.ok && !attempt.outcome.degraded
+        ? { ...attempt.outcome, degraded: 'finished by its fallback' }
+        : attempt.outcome;
+    const outcome = await offloadLargeResult(finished, home);
+    completion = { ...key, outcome, startedAt, endedAt: now(), logPath: attempt.logPath };
+  } catch (error) {
+    // A bug or an I/O failure at the edge: record it as a failure rather than lose the attempt.
+    const message = `internal error while running the step: ${error instanceof Error ? error.message : String(error)}`;
+    completion = {
+      ...key,
+      outcome: { ok: false, failureClass: 'transient', message },
+      startedAt,
+      endedAt: now(),
+      logPath: null,
+    };
+  }
+  endAttemptSpan(span, completion.outcome, completion.endedAt - startedAt);
+  if (completion.outcome.ok) {
+    recordStepSpan(
+      claim,
+      claim.firstStartedAt ?? startedAt,
+      completion.endedAt,
+      completion.outcome.degraded !== undefined,
+    );
+  }
+  return completion;
+}
+
+/** The store's effect table seen from one step. */
+function stepEffects(store: Store, claim: ClaimedStep, now: () => number): EffectLedger {
+  const at = (key: string) => ({ runId: claim.runId, stepId: claim.stepId, key });
+  return {
+    begin: (key) => store.beginEffect(at(key), now()),
+    complete: (key, result) => store.completeEffect(at(key), result, now()),
+    clear: (key) => store.clearEffect(at(key)),
+  };
+}
+
+const missingModelExecutor: StepExecutor = {
+  execute: async () => ({
+    outcome: { ok: false, failureClass: 'invalid', message: 'this worker has no model executor configured' },
+    logPath: null,
+  }),
+};
+
+function executorFor(executors: Executors, kind: PlanStep['kind']): StepExecutor {
+  if (kind === 'fn') return executors.fn;
+  if (kind === 'model') return executors.model ?? missingModelExecutor;
+  return executors.agent;
+}
+
+/** Steps whose results this attempt may read: template references for agents and models, dependencies for functions. */
+function referencedSteps(claim: ClaimedStep): string[] {
+  if (claim.step.kind === 'fn') return claim.step.dependsOn;
+  const ids = new Set<string>();
+  const texts = [
+    claim.step.instruction ?? '',
+    claim.step.model?.prompt ?? '',
+    claim.step.model?.system ?? '',
+  ];
+  for (const ref of texts.flatMap((text) => listTemplateRefs(text))) {
+    if (ref.path[0] === 'steps' && ref.path[1] !== undefined) ids.add(ref.path[1]);
+  }
+  return [...ids];
+}

@@ -1,0 +1,96 @@
+import { type Attributes, context, type Span, SpanStatusCode, trace } from '@opentelemetry/api';
+import type { BatonEvent } from '../core/events.js';
+import type { StepOutcome } from '../core/failure.js';
+import type { ClaimedStep, RunDetail } from '../store/store.js';
+
+/**
+ * OpenTelemetry spans through `@opentelemetry/api`: a no-op unless the program registers an SDK.
+ * `baton.attempt` spans each attempt while it runs; `baton.recovery.*` child spans record what the
+ * model harness did; `baton.step` spans a step from its first attempt to its success; `baton.run`
+ * spans a run that a process drove to its end.
+ */
+const tracer = () => trace.getTracer('baton');
+
+function claimAttributes(claim: ClaimedStep): Attributes {
+  return {
+    'baton.run_id': claim.runId,
+    'baton.plan': claim.planName,
+    'baton.step_id': claim.stepId,
+    'baton.attempt': claim.attempt,
+    'baton.step_kind': claim.step.kind,
+    ...(claim.fallback ? { 'baton.fallback': true } : {}),
+  };
+}
+
+export function startAttemptSpan(claim: ClaimedStep): Span {
+  return tracer().startSpan(`baton.attempt ${claim.stepId}`, { attributes: claimAttributes(claim) });
+}
+
+export function endAttemptSpan(span: Span, outcome: StepOutcome, durationMs: number): void {
+  span.setAttribute('baton.duration_ms', durationMs);
+  span.setAttribute('baton.outcome', outcome.ok ? (outcome.degraded ? 'degraded' : 'succeeded') : 'failed');
+  if (outcome.usage) {
+    span.setAttribute('baton.input_tokens', outcome.usage.inputTokens);
+    span.setAttribute('baton.output_tokens', outcome.usage.outputTokens);
+    span.setAttribute('baton.cost_usd', outcome.usage.costUsd);
+  }
+  if (!outcome.ok) {
+    span.setAttribute('baton.failure_class', outcome.failureClass);
+    span.setStatus({ code: SpanStatusCode.ERROR, message: outcome.message.slice(0, 300) });
+  }
+  span.end();
+}
+
+/** A child span of the attempt for each recovery action of the model harness (already redacted). */
+export function recordRecoverySpans(parent: Span, events: readonly BatonEvent[]): void {
+  const parentContext = trace.setSpan(context.active(), parent);
+  for (const event of events) {
+    if (!event.type.startsWith('recovery.')) continue;
+    const attributes: Attributes = {};
+    for (const [key, value] of Object.entries(event)) {
+      if (key !== 'type' && (typeof value === 'string' || typeof value === 'number')) {
+        attributes[`baton.${key.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`)}`] = value;
+      }
+    }
+    const span = tracer().startSpan(`baton.${event.type}`, { attributes }, parentContext);
+    if ('failureClass' in event && event.failureClass)
+      span.setAttribute('baton.failure_class', event.failureClass);
+    span.end();
+  }
+}
+
+/** A step done (succeeded or degraded): its span from its first attempt to now. */
+export function recordStepSpan(
+  claim: ClaimedStep,
+  startedAt: number,
+  endedAt: number,
+  degraded: boolean,
+): void {
+  const span = tracer().startSpan(`baton.step ${claim.stepId}`, {
+    attributes: {
+      ...claimAttributes(claim),
+      'baton.attempts': claim.attempt,
+      'baton.outcome': degraded ? 'degraded' : 'succeeded',
+    },
+    startTime: startedAt,
+  });
+  span.end(endedAt);
+}
+
+export function recordRunSpan(run: RunDetail): void {
+  const span = tracer().startSpan(`baton.run ${run.planName}`, {
+    attributes: {
+      'baton.run_id': run.id,
+      'baton.plan': run.planName,
+      'baton.status': run.status,
+      'baton.attempts': run.attemptsTotal,
+      'baton.input_tokens': run.usage.inputTokens,
+      'baton.output_tokens': run.usage.outputTokens,
+      'baton.cost_usd': run.usage.costUsd,
+    },
+    startTime: run.createdAt,
+  });
+  if (run.status !== 'succeeded')
+    span.setStatus({ code: SpanStatusCode.ERROR, message: run.blockedReason ?? run.status });
+  span.end(run.finishedAt ?? run.updatedAt);
+}

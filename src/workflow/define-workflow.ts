@@ -1,0 +1,145 @@
+import { validatePlanObject } from '../core/plan/parse.js';
+import type { Plan, SideEffect } from '../core/plan/types.js';
+
+/** What a workflow step's function receives. `Results` holds the values of its dependencies only. */
+export interface StepContext<Inputs, Results> {
+  runId: string;
+  stepId: string;
+  /** 1 for the first attempt. */
+  attempt: number;
+  inputs: Inputs;
+  /** The values returned by the steps this one depends on, typed. */
+  results: Results;
+  /** Aborted when the run is cancelled, the lease is lost or the worker stops: stop soon. */
+  signal: AbortSignal;
+  /** Run id + step id: the same in every attempt, for keying side effects outside Baton. */
+  idempotencyKey: string;
+  /** Records progress in the run's timeline (`step.heartbeat`, at most one every 5 s). */
+  heartbeat(note?: string): void;
+  /** Appends a line to the attempt's log (`baton logs <run> <step>`). */
+  log(message: string): void;
+  /**
+   * Runs `fn` at most once per `key` in this step, across retries and crashes: an intent is stored
+   * before and the result after, and a replay returns the stored result. `fn` receives the
+   * idempotency key (run id + step id + key) to pass to the service it calls. The result must be
+   * JSON. An intent without a result (a crash mid-effect) blocks the step as `unknown_outcome`,
+   * unless the step is `idempotent` (run again) or has `reconcile` (asked what happened).
+   */
+  effect<T>(key: string, fn: (idempotencyKey: string) => T | Promise<T>): Promise<T>;
+}
+
+/** What `reconcile` found out about an effect whose outcome was not recorded. */
+export type ReconcileResult = { happened: true; result: unknown } | { happened: false };
+
+export interface StepPolicy<Inputs, Deps extends string> {
+  title?: string;
+  dependsOn?: readonly Deps[];
+  /** Attempts in total (default 3) and the backoff between them (milliseconds or "30s"). */
+  retry?: {
+    maxAttempts?: number;
+    initialDelayMs?: number | string;
+    factor?: number;
+    maxDelayMs?: number | string;
+  };
+  /** One attempt's timeout (milliseconds or "5m"). Default 1 h. */
+  timeoutMs?: number | string;
+  /** Default `none`. `unsafe`: an interrupted attempt is an unknown outcome, never retried blindly. */
+  sideEffect?: SideEffect;
+  /** Asked, after a crash mid-effect, whether the effect `key` happened. */
+  reconcile?: (
+    context: StepContext<Inputs, unknown>,
+    key: string,
+  ) => ReconcileResult | Promise<ReconcileResult>;
+}
+
+/** Flattens an intersection into one object type, so results read as `{ a: A; b: B }`. */
+type Simplify<T> = { [K in keyof T]: T[K] } & {};
+
+export type StepFunction<Inputs, Results, R> = (context: StepContext<Inputs, Results>) => R | Promise<R>;
+
+export interface WorkflowStep {
+  id: string;
+  policy: StepPolicy<unknown, string>;
+  run: StepFunction<unknown, Record<string, unknown>, unknown>;
+}
+
+export interface WorkflowOptions<Inputs> {
+  /** Also the prefix of the step functions' registered names: `<name>.<step id>`. */
+  name: string;
+  description?: string;
+  /** Declared inputs; those without a default are required when a run starts. */
+  inputs?: { [K in keyof Inputs]: { default?: string; description?: string } | null };
+  limits?: { maxSteps?: number; noProgressAfter?: number; concurrency?: number };
+}
+
+/**
+ * A workflow defined in TypeScript: `defineWorkflow({ name }).step(id, fn).step(id, { dependsOn }, fn)`.
+ * Each step's `ctx.results` is typed from the steps it depends on. It runs on the same engine and
+ * store as plans: its runs show in `baton status` and `baton timeline`.
+ */
+export class Workflow<Inputs extends Record<string, string>, Results extends Record<string, unknown>> {
+  /** Phantom field carrying the result types for `Baton.result(workflow, runId)`. */
+  declare readonly results: Results;
+
+  constructor(
+    readonly options: WorkflowOptions<Inputs>,
+    readonly steps: readonly WorkflowStep[] = [],
+  ) {}
+
+  get name(): string {
+    return this.options.name;
+  }
+
+  step<Id extends string, R>(
+    id: Id,
+    run: StepFunction<Inputs, Record<string, never>, R>,
+  ): Workflow<Inputs, Simplify<Results & { [K in Id]: Awaited<R> }>>;
+  step<Id extends string, Deps extends keyof Results & string, R>(
+    id: Id,
+    policy: StepPolicy<Inputs, Deps>,
+    run: StepFunction<Inputs, Pick<Results, Deps>, R>,
+  ): Workflow<Inputs, Simplify<Results & { [K in Id]: Awaited<R> }>>;
+  step(id: string, policyOrRun: unknown, maybeRun?: unknown): unknown {
+    const policy = (typeof policyOrRun === 'function' ? {} : policyOrRun) as StepPolicy<unknown, string>;
+    const run = (typeof policyOrRun === 'function' ? policyOrRun : maybeRun) as WorkflowStep['run'];
+    if (typeof run !== 'function')
+      throw new TypeError(`step "${id}" of workflow ${this.name} needs a function`);
+    return new Workflow(this.options, [...this.steps, { id, policy, run }]);
+  }
+
+  /** The registered function name of a step. */
+  functionName(stepId: string): string {
+    return `${this.name}.${stepId}`;
+  }
+
+  /** The plan the engine runs: one `fn` step per workflow step. Throws PLAN_INVALID like a plan file. */
+  toPlan(): Plan {
+    return validatePlanObject(
+      {
+        name: this.name,
+        ...(this.options.description === undefined ? {} : { description: this.options.description }),
+        ...(this.options.inputs === undefined ? {} : { inputs: this.options.inputs }),
+        ...(this.options.limits === undefined ? {} : { limits: this.options.limits }),
+        steps: this.steps.map(({ id, policy }) => ({
+          id,
+          fn: this.functionName(id),
+          ...(policy.title === undefined ? {} : { title: policy.title }),
+          ...(policy.dependsOn === undefined ? {} : { dependsOn: [...policy.dependsOn] }),
+          ...(policy.retry === undefined ? {} : { retry: policy.retry }),
+          ...(policy.timeoutMs === undefined ? {} : { timeoutMs: policy.timeoutMs }),
+          ...(policy.sideEffect === undefined ? {} : { sideEffect: policy.sideEffect }),
+        })),
+      },
+      `workflow ${this.name}`,
+    );
+  }
+}
+
+export function defineWorkflow<Inputs extends Record<string, string> = Record<string, never>>(
+  options: WorkflowOptions<Inputs>,
+): Workflow<Inputs, Record<never, never>> {
+  return new Workflow<Inputs, Record<never, never>>(options);
+}
+
+/** The result types of a workflow: what `Baton.result(workflow, runId)` resolves to. */
+export type WorkflowResults<W> = W extends Workflow<Record<string, string>, infer R> ? R : never;

@@ -1,0 +1,91 @@
+import { appendFileSync, mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import type { StepResult } from '../core/run-state.js';
+import { type FunctionStepContext, StepFailure } from '../executors/function-executor.js';
+import type { StepContext, StepPolicy } from './define-workflow.js';
+
+const HEARTBEAT_EVERY_MS = 5_000;
+
+/** The value a step's function returned, as its dependents see it in `ctx.results`. */
+export function resultValue(result: StepResult): unknown {
+  return result.value !== undefined ? result.value : result.summary;
+}
+
+/** Builds the typed context of a workflow step from the function executor's context. */
+export function stepContext(
+  base: FunctionStepContext,
+  policy: StepPolicy<unknown, string>,
+  now: () => number = Date.now,
+): StepContext<Record<string, string>, Record<string, unknown>> {
+  const idempotencyKey = `${base.runId}:${base.stepId}`;
+  let lastHeartbeat = Number.NEGATIVE_INFINITY;
+  const context: StepContext<Record<string, string>, Record<string, unknown>> = {
+    runId: base.runId,
+    stepId: base.stepId,
+    attempt: base.attempt,
+    inputs: base.inputs,
+    results: Object.fromEntries(
+      Object.entries(base.results).map(([id, result]) => [id, resultValue(result)]),
+    ),
+    signal: base.signal,
+    idempotencyKey,
+    heartbeat(note) {
+      const at = now();
+      if (at - lastHeartbeat < HEARTBEAT_EVERY_MS) return;
+      lastHeartbeat = at;
+      void base
+        .recordEvents([
+          { type: 'step.heartbeat', stepId: base.stepId, attempt: base.attempt, note: note ?? '' },
+        ])
+        .catch(() => undefined);
+    },
+    log(message) {
+      mkdirSync(dirname(base.logFile), { recursive: true, mode: 0o700 });
+      appendFileSync(base.logFile, `${new Date(now()).toISOString()} ${message}\n`, { mode: 0o600 });
+    },
+    async effect<T>(key: string, fn: (idempotencyKey: string) => T | Promise<T>): Promise<T> {
+      if (typeof key !== 'string' || key.length === 0 || key.length > 200) {
+        throw new StepFailure(
+          `ctx.effect key must be a string of 1-200 characters, got ${JSON.stringify(key)}`,
+          'invalid',
+        );
+      }
+      const effectKey = `${idempotencyKey}:${key}`;
+      const existing = await base.effects.begin(key);
+      if (existing?.state === 'done') return existing.result as T;
+      if (existing?.state === 'intent') {
+        const known = await reconcile(context, policy, key);
+        if (known !== null) {
+          await base.effects.complete(key, known.result);
+          return known.result as T;
+        }
+      }
+      const result = await fn(effectKey);
+      await base.effects.complete(key, result === undefined ? null : result);
+      return result;
+    },
+  };
+  return context;
+}
+
+/**
+ * An intent without a result: the effect may or may not have happened. `reconcile` decides; an
+ * idempotent step may run it again; otherwise the step is blocked as an unknown outcome.
+ */
+async function reconcile(
+  context: StepContext<Record<string, string>, Record<string, unknown>>,
+  policy: StepPolicy<unknown, string>,
+  key: string,
+): Promise<{ result: unknown } | null> {
+  if (policy.reconcile) {
+    const found = await policy.reconcile(context, key);
+    return found.happened ? { result: found.result } : null;
+  }
+  if (policy.sideEffect === 'idempotent') return null;
+  throw new StepFailure(
+    `effect "${key}" of step ${context.stepId} started in an earlier attempt but its outcome was never recorded; ` +
+      `it is not repeated blindly: check what happened, then baton resolve ${context.runId} ${context.stepId} --result <json> ` +
+      '(or declare the step idempotent, or give it reconcile)',
+    'unknown_outcome',
+  );
+}

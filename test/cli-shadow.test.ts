@@ -1,0 +1,118 @@
+/**
+ * Shadow runs: steps with a side effect are recorded, not executed (a fixture HTTP server counts
+ * what would have been sent), and `baton diff` compares a shadow run with a real one.
+ */
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import {
+  agentCommand,
+  batonJson,
+  expectExit,
+  removeTempDirs,
+  runBaton,
+  runStatus,
+  stopProcesses,
+  timeline,
+  writePlan,
+} from './helpers/cli.js';
+import { planDir } from './helpers/plans.js';
+
+let server: Server | null = null;
+afterEach(async () => {
+  await stopProcesses();
+  await new Promise((resolve) => (server ? server.close(resolve) : resolve(undefined)));
+  server = null;
+});
+afterAll(() => removeTempDirs());
+
+async function effectServer(): Promise<{ url: string; received: string[] }> {
+  const received: string[] = [];
+  server = createServer((request, response) => {
+    let body = '';
+    request.on('data', (chunk) => {
+      body += chunk;
+    });
+    request.on('end', () => {
+      received.push(body);
+      response.end('ok');
+    });
+  });
+  await new Promise<void>((resolve) => server!.listen(0, '127.0.0.1', resolve));
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/`, received };
+}
+
+function mailPlan() {
+  return {
+    name: 'mail',
+    inputs: { to: { default: 'team' } },
+    defaults: { agent: { command: agentCommand('agent-succeed') } },
+    steps: [
+      { id: 'draft', instruction: 'draft a note for {{inputs.to}}' },
+      {
+        id: 'send',
+        dependsOn: ['draft'],
+        sideEffect: 'unsafe',
+        shadowResult: 'would have sent the note',
+        instruction: 'send to {{inputs.to}}: {{steps.draft.summary}}',
+        agent: { command: agentCommand('agent-http') },
+      },
+      { id: 'log', dependsOn: ['send'], instruction: 'log {{steps.send.summary}}' },
+    ],
+  };
+}
+
+describe('shadow runs', () => {
+  it('do not execute steps with a side effect, record what they would do, and let the rest run', async () => {
+    const effects = await effectServer();
+    const { dir, home } = planDir();
+    const file = writePlan(dir, mailPlan());
+    expectExit(
+      await runBaton(['run', file, '--shadow', '--id', 'shadow1'], {
+        home,
+        env: { EFFECT_URL: effects.url },
+      }),
+      0,
+    );
+    expect(effects.received).toEqual([]);
+    const events = await timeline(home, 'shadow1');
+    const would = events.find((e) => e.type === 'step.would_execute');
+    expect(would).toMatchObject({
+      stepId: 'send',
+      executor: 'agent',
+      inputs: { instruction: 'send to team: ok: draft a note for team' },
+      result: 'would have sent the note',
+    });
+    const logs = await batonJson<{ summary: string }[]>(['logs', 'shadow1', 'log'], { home });
+    expect(logs.at(-1)?.summary).toBe('ok: log would have sent the note');
+
+    // The same plan for real: the e-mail goes out once; diff shows where the runs part.
+    expectExit(await runBaton(['run', file, '--id', 'real1'], { home, env: { EFFECT_URL: effects.url } }), 0);
+    expect(effects.received).toEqual(['send to team: ok: draft a note for team']);
+    const diff = expectExit(await runBaton(['diff', 'shadow1', 'real1'], { home }), 1);
+    expect(diff.stdout).toMatch(/draft\s+succeeded\s+succeeded\s+same/);
+    expect(diff.stdout).toMatch(
+      /send\s+succeeded\s+succeeded\s+differs at line 1: would have sent the note \| sent: send to team/,
+    );
+    const json = await batonJson<{ steps: { stepId: string; same: boolean }[] }>(
+      ['diff', 'shadow1', 'real1'],
+      { home },
+      [1],
+    );
+    expect(json.steps.map((s) => [s.stepId, s.same])).toEqual([
+      ['draft', true],
+      ['send', false],
+      ['log', false],
+    ]);
+    expectExit(await runBaton(['diff', 'real1', 'real1'], { home }), 0);
+    expect((await runStatus(home, 'real1')).status).toBe('succeeded');
+  });
+
+  it('shadow: true in the plan does the same', async () => {
+    const effects = await effectServer();
+    const { dir, home } = planDir();
+    const file = writePlan(dir, { ...mailPlan(), shadow: true });
+    expectExit(await runBaton(['run', file, '--id', 's2'], { home, env: { EFFECT_URL: effects.url } }), 0);
+    expect(effects.received).toEqual([]);
+  });
+});

@@ -1,0 +1,136 @@
+import { execFile } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { afterEach, describe, expect, it } from 'vitest';
+import { isBatonError } from '../src/core/errors.js';
+import { Baton, RunNotSucceededError } from '../src/workflow/baton.js';
+import { defineWorkflow } from '../src/workflow/define-workflow.js';
+import { repoRoot } from './helpers/cli.js';
+
+const run = promisify(execFile);
+const homes: string[] = [];
+const open = () => {
+  const home = mkdtempSync(join(tmpdir(), 'baton-api-'));
+  homes.push(home);
+  return Baton.open({ home, pollMs: 20 });
+};
+afterEach(() => {
+  for (const home of homes.splice(0)) rmSync(home, { recursive: true, force: true });
+});
+
+describe('typed workflow API', () => {
+  it('passes each step the values of its dependencies and returns every result', async () => {
+    const calls: string[] = [];
+    const report = defineWorkflow<{ topic: string }>({ name: 'report', inputs: { topic: null } })
+      .step('research', (ctx) => {
+        calls.push('research');
+        return { notes: [`${ctx.inputs.topic} live in rivers`] };
+      })
+      .step('count', () => 2)
+      .step('write', { dependsOn: ['research', 'count'] }, (ctx) => {
+        calls.push('write');
+        return `${ctx.results.research.notes[0]} (x${ctx.results.count})`;
+      });
+    const baton = open();
+    try {
+      const results = await baton.run(report, { topic: 'otters' }, { runId: 'r1' });
+      expect(results).toEqual({
+        research: { notes: ['otters live in rivers'] },
+        count: 2,
+        write: 'otters live in rivers (x2)',
+      });
+      expect(calls).toEqual(['research', 'write']);
+    } finally {
+      await baton.close();
+    }
+  });
+
+  it('start is idempotent by run id: the second start returns the same run and runs nothing again', async () => {
+    let runs = 0;
+    const wf = defineWorkflow({ name: 'once' }).step('a', () => ++runs);
+    const baton = open();
+    try {
+      expect(await baton.start(wf, {}, { runId: 'same' })).toEqual({ runId: 'same', created: true });
+      expect(await baton.start(wf, {}, { runId: 'same' })).toEqual({ runId: 'same', created: false });
+      expect(await baton.result(wf, 'same')).toEqual({ a: 1 });
+      expect(await baton.start(wf, {}, { runId: 'same' })).toEqual({ runId: 'same', created: false });
+      expect(await baton.result('same')).toEqual({ a: 1 });
+      expect(runs).toBe(1);
+      expect(await baton.store.listRuns()).toHaveLength(1);
+      const other = defineWorkflow({ name: 'other' }).step('a', () => 0);
+      await expect(baton.start(other, {}, { runId: 'same' })).rejects.toSatisfy((e) =>
+        isBatonError(e, 'INVALID_ARGUMENT'),
+      );
+    } finally {
+      await baton.close();
+    }
+  });
+
+  it('a step that keeps failing blocks the run; result() says why', async () => {
+    const wf = defineWorkflow({ name: 'broken' }).step(
+      'a',
+      { retry: { maxAttempts: 2, initialDelayMs: 1, maxDelayMs: 1 } },
+      () => {
+        throw new Error('the API said no');
+      },
+    );
+    const baton = open();
+    try {
+      const { runId } = await baton.start(wf, {});
+      const error = await baton.result(wf, runId).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(RunNotSucceededError);
+      expect(error).toMatchObject({ status: 'blocked' });
+      expect((error as Error).message).toContain('the API said no');
+    } finally {
+      await baton.close();
+    }
+  });
+
+  it('a worker in the process runs what is started; heartbeats and logs land in the run', async () => {
+    const wf = defineWorkflow({ name: 'logged' }).step('a', (ctx) => {
+      ctx.heartbeat('halfway');
+      ctx.log('fetched 3 pages');
+      return 'done';
+    });
+    const baton = open();
+    baton.register(wf);
+    const worker = baton.worker();
+    try {
+      const { runId } = await baton.start(wf, {});
+      expect(await baton.result(wf, runId)).toEqual({ a: 'done' });
+      const events = await baton.store.getEvents(runId);
+      expect(events.find((e) => e.type === 'step.heartbeat')).toMatchObject({ stepId: 'a', note: 'halfway' });
+      const [attempt] = await baton.store.getAttempts(runId, 'a');
+      expect(readFileSync(join(baton.home, attempt!.logPath!), 'utf8')).toMatch(/fetched 3 pages\n$/);
+    } finally {
+      await worker.stop(0);
+      await baton.close();
+    }
+  });
+
+  it('runs started from code show in baton status and timeline', async () => {
+    const wf = defineWorkflow({ name: 'visible' }).step('a', () => 1);
+    const baton = open();
+    await baton.run(wf, {}, { runId: 'seen' });
+    await baton.close();
+    const { stdout } = await run(process.execPath, [
+      join(repoRoot, 'dist/cli/main.js'),
+      '--home',
+      baton.home,
+      'status',
+      'seen',
+      '--json',
+    ]);
+    expect(JSON.parse(stdout)).toMatchObject({ id: 'seen', planName: 'visible', status: 'succeeded' });
+  });
+
+  it('is type-checked: results are typed from dependencies, mistakes do not compile', async () => {
+    const tsc = join(repoRoot, 'node_modules/typescript/bin/tsc');
+    const result = await run(process.execPath, [tsc, '-p', join(repoRoot, 'test/types/tsconfig.json')]).catch(
+      (error: { stdout: string }) => error,
+    );
+    expect('stdout' in result ? result.stdout : '').toBe('');
+  });
+});
