@@ -389,5 +389,126 @@ export function describeStoreContract(name: string, makeHarness: () => StoreHarn
       expect(attempts[0]?.usage).toEqual(usage);
       expect((await store.listRuns())[0]?.usage.inputTokens).toBe(200);
     });
+
+    it('owes each hook call once per matching event; leases it to one worker; retries, then fails', async () => {
+      const plan = chainPlan(1, {
+        hooks: [
+          { on: ['succeeded'], url: 'http://127.0.0.1:9/a' },
+          { on: ['failed', 'succeeded'], command: ['notify'], retries: 1 },
+        ],
+      });
+      await create(plan);
+      const [claim] = (await cycle(1000)).claimed;
+      await cycle(1001, [done(claim!, 1001)]);
+      const other = await harness.reopen();
+      try {
+        const [mine, theirs] = await Promise.all([
+          store.claimHookDeliveries('A', 1002, 60_000, 10),
+          other.claimHookDeliveries('B', 1002, 60_000, 10),
+        ]);
+        const all = [...mine, ...theirs];
+        expect(all.map((d) => d.hook).sort()).toEqual([0, 1]);
+        expect(all.every((d) => d.event.type === 'run.succeeded' && d.runStatus === 'succeeded')).toBe(true);
+        expect(all[0]?.spec.on).toContain('succeeded');
+        // Leased: nobody gets them again while the lease holds.
+        expect(await store.claimHookDeliveries('C', 1003, 60_000, 10)).toEqual([]);
+        const url = all.find((d) => d.hook === 0)!;
+        const command = all.find((d) => d.hook === 1)!;
+        await store.finishHookDelivery(url, { ok: true }, 1004);
+        await store.finishHookDelivery(command, { ok: false, error: 'exit 1', retryAt: 5000 }, 1004);
+        expect(await store.claimHookDeliveries('C', 4999, 60_000, 10)).toEqual([]);
+        const again = await other.claimHookDeliveries('C', 5000, 60_000, 10);
+        expect(again.map((d) => [d.hook, d.attempts])).toEqual([[1, 1]]);
+        await other.finishHookDelivery(again[0]!, { ok: false, error: 'exit 1', retryAt: null }, 5001);
+        expect(await store.claimHookDeliveries('C', 99_999, 60_000, 10)).toEqual([]);
+      } finally {
+        await other.close();
+      }
+    });
+
+    it('hands a step whose retries are used up to its fallback, and remembers it across handles', async () => {
+      await create(
+        chainPlan(1, {
+          defaults: { retry: { maxAttempts: 1, initialDelayMs: 0, maxDelayMs: 0 } },
+          steps: [{ id: 's1', fn: 'noop', fallback: { fn: 'plain' } }],
+        }),
+      );
+      const [first] = (await cycle(1000)).claimed;
+      expect(first).toMatchObject({ step: { fn: 'noop' } });
+      expect(first?.fallback).toBeUndefined();
+      const failed = { ok: false as const, failureClass: 'agent_failed' as const, message: 'nope' };
+      const after = await cycle(1001, [{ ...done(first!, 1001), outcome: failed }]);
+      const other = await harness.reopen();
+      try {
+        const [fallback] =
+          after.claimed.length > 0
+            ? after.claimed
+            : (
+                await other.cycle({
+                  owner: 'w2',
+                  now: 1002,
+                  leaseMs: 1000,
+                  completions: [],
+                  claimLimit: 10,
+                  random,
+                })
+              ).claimed;
+        expect(fallback).toMatchObject({ stepId: 's1', fallback: true, step: { kind: 'fn', fn: 'plain' } });
+        const owner = fallback!.owner;
+        await (owner === 'w1' ? store : other).cycle({
+          owner,
+          now: 1003,
+          leaseMs: 1000,
+          completions: [{ ...done(fallback!, 1003, owner) }],
+          claimLimit: 0,
+          random,
+        });
+        const run = await other.getRun('run1');
+        expect(run?.steps[0]?.status).toBe('degraded');
+        expect(run?.status).toBe('succeeded');
+      } finally {
+        await other.close();
+      }
+    });
+
+    it('keeps step usage across reloads and stops a run at its token budget', async () => {
+      await create(chainPlan(2, { limits: { maxTokens: 150 } }));
+      const [a] = (await cycle(1000)).claimed;
+      const usage = { inputTokens: 100, outputTokens: 60, costUsd: 0.01 };
+      const next = await cycle(1001, [{ ...done(a!, 1001), outcome: { ...okOutcome, usage } }]);
+      expect(next.claimed).toEqual([]);
+      const other = await harness.reopen();
+      try {
+        const run = await other.getRun('run1');
+        expect(run?.status).toBe('blocked');
+        expect(run?.blockedReason).toMatch(/^budget: maxTokens 150 reached \(160 used\)/);
+        expect(run?.steps[0]?.usage).toEqual(usage);
+        expect(run?.steps[0]?.firstStartedAt).toBe(1000);
+        expect((await other.getEvents('run1')).some((e) => e.type === 'budget.exceeded')).toBe(true);
+      } finally {
+        await other.close();
+      }
+    });
+
+    it('gc: deletes runs finished before the cutoff (not blocked ones) and lists referenced artifacts', async () => {
+      await create(chainPlan(1), 'old', 1000);
+      await create(chainPlan(1), 'blocked', 1000);
+      const claims = (await cycle(1001)).claimed;
+      const ref = { sha256: 'f'.repeat(64), size: 70_000 };
+      const old = claims.find((c) => c.runId === 'old')!;
+      const blocked = claims.find((c) => c.runId === 'blocked')!;
+      await cycle(1002, [
+        { ...done(old, 1002), outcome: { ...okOutcome, resultRef: ref } },
+        { ...done(blocked, 1002), outcome: { ok: false, failureClass: 'fatal', message: 'no' } },
+      ]);
+      await create(chainPlan(1), 'recent', 5000);
+      expect([...(await store.referencedResultArtifacts())]).toEqual([ref.sha256]);
+      expect(await store.deleteFinishedRuns(3000, { dryRun: true })).toEqual(['old']);
+      expect(await store.getRun('old')).not.toBeNull();
+      expect(await store.deleteFinishedRuns(3000)).toEqual(['old']);
+      expect(await store.getRun('old')).toBeNull();
+      expect((await store.listRuns()).map((r) => r.id).sort()).toEqual(['blocked', 'recent']);
+      expect(await store.referencedResultArtifacts()).toEqual(new Set());
+    });
   });
 }

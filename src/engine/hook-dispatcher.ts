@@ -46,7 +46,7 @@ export class HookDispatcher {
 
   /** Starts delivering what is due, unless a round is already under way. */
   kick(): void {
-    if (!this.store.claimHookDeliveries || this.running) return;
+    if (this.running) return;
     this.running = this.deliverAllDue()
       .catch(() => undefined)
       .finally(() => {
@@ -56,7 +56,6 @@ export class HookDispatcher {
 
   /** Delivers everything due now and waits for it (later retries are left for the next round). */
   async drain(): Promise<void> {
-    if (!this.store.claimHookDeliveries) return;
     await this.running;
     await this.deliverAllDue();
   }
@@ -69,7 +68,7 @@ export class HookDispatcher {
 
   private async deliverRound(): Promise<number> {
     const now = this.options.now ?? Date.now;
-    const deliveries = await this.store.claimHookDeliveries!(
+    const deliveries = await this.store.claimHookDeliveries(
       this.options.owner,
       now(),
       this.options.leaseMs ?? 60_000,
@@ -91,12 +90,12 @@ export class HookDispatcher {
         )
       : await postJson(spec.url ?? '', body, spec.timeoutMs);
     if (error === null) {
-      await this.store.finishHookDelivery!(delivery, { ok: true }, now());
+      await this.store.finishHookDelivery(delivery, { ok: true }, now());
       return;
     }
     const attempts = delivery.attempts + 1;
     const retryAt = attempts <= spec.retries ? now() + hookRetryDelayMs(attempts) : null;
-    await this.store.finishHookDelivery!(delivery, { ok: false, error, retryAt }, now());
+    await this.store.finishHookDelivery(delivery, { ok: false, error, retryAt }, now());
     if (retryAt === null) this.options.onFailure?.(delivery, error);
   }
 }

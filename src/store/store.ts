@@ -63,13 +63,13 @@ export interface Store {
    * `baton gc`: deletes runs that finished (succeeded, failed, cancelled) before `before`, with their
    * steps, attempts, events and records; returns their ids. Blocked runs wait for a human: kept.
    */
-  deleteFinishedRuns?(before: number, options?: { dryRun?: boolean }): Promise<string[]>;
+  deleteFinishedRuns(before: number, options?: { dryRun?: boolean }): Promise<string[]>;
   /** The sha256 of every result artifact a stored step still references. */
-  referencedResultArtifacts?(): Promise<Set<string>>;
+  referencedResultArtifacts(): Promise<Set<string>>;
   /** Leases up to `limit` hook calls that are due (each owed once per event, see hook_deliveries). */
-  claimHookDeliveries?(owner: string, now: number, leaseMs: number, limit: number): Promise<HookDelivery[]>;
+  claimHookDeliveries(owner: string, now: number, leaseMs: number, limit: number): Promise<HookDelivery[]>;
   /** Records a hook call's result: done, due again at `retryAt`, or failed for good (`retryAt` null). */
-  finishHookDelivery?(
+  finishHookDelivery(
     key: HookDeliveryKey,
     result: { ok: true } | { ok: false; error: string; retryAt: number | null },
     now: number,

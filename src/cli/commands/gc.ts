@@ -32,9 +32,6 @@ export async function gcCommand(
   const store = await openStore(options);
   const report: GcReport = { runs: [], artifactsRemoved: 0, bytesFreed: 0, dryRun };
   try {
-    if (!store.deleteFinishedRuns || !store.referencedResultArtifacts) {
-      throw new BatonError('CONFIG_INVALID', `the ${store.kind} store does not support gc yet`);
-    }
     report.runs = await store.deleteFinishedRuns(Date.now() - age, { dryRun });
     for (const runId of report.runs) {
       if (!dryRun) await rm(join(home, 'runs', runId), { recursive: true, force: true });

@@ -1,4 +1,5 @@
-import type { StepUsage } from '../../core/failure.js';
+import { ATTEMPT_SUMMARY_MAX_CHARS, type StepUsage } from '../../core/failure.js';
+import { fallbackPlanStep } from '../../core/fallback.js';
 import type { Plan } from '../../core/plan/types.js';
 import { DUE_STEP_STATUSES, planIndex, stepOf } from '../../core/run-state.js';
 import { claimStep, completeStep, expireLease, holdsLease, type Transition } from '../../core/transitions.js';
@@ -53,7 +54,9 @@ export class CycleWork {
   }
 
   private apply(slot: Slot, transition: Transition): void {
-    for (const event of transition.events) this.batch.event(slot.entry.state.id, this.request.now, event);
+    for (const event of transition.events) {
+      this.batch.event(slot.entry.state.id, this.request.now, event, transition.run.plan.hooks);
+    }
     for (const stepId of transition.changedSteps) slot.changed.add(stepId);
     slot.planChanged ||= transition.planChanged ?? false;
     slot.dirty = true;
@@ -93,7 +96,8 @@ export class CycleWork {
       exit_code: outcome.exitCode ?? null,
       fingerprint: outcome.ok || !live ? null : (step?.fingerprint ?? null),
       message: outcome.ok ? null : outcome.message,
-      summary: outcome.ok ? outcome.summary : null,
+      // The attempt keeps a summary; the full result is in the step (or the artifact store).
+      summary: outcome.ok ? outcome.summary.slice(0, ATTEMPT_SUMMARY_MAX_CHARS) : null,
       log_path: completion.logPath,
       outputs: outcome.ok ? outcome.outputs : [],
       input_tokens: outcome.usage?.inputTokens ?? null,
@@ -193,7 +197,9 @@ export class CycleWork {
     const slot = this.runs.get(candidate.runId)!;
     const state = slot.entry.state;
     if (state.status !== 'running') return false;
-    const planStep = state.plan.steps[planIndex(state.plan).position.get(candidate.stepId)!]!;
+    const declared = state.plan.steps[planIndex(state.plan).position.get(candidate.stepId)!]!;
+    // What this attempt runs: the step's own executor, or its fallback once that took over.
+    const planStep = stepOf(state, candidate.stepId)?.onFallback ? fallbackPlanStep(declared) : declared;
     if (planStep.kind === 'fn' && request.functions && !request.functions.includes(planStep.fn ?? ''))
       return false;
     if (runningCount(state) >= state.plan.limits.concurrency) return false;
@@ -213,6 +219,9 @@ export class CycleWork {
       inputs: slot.entry.inputs,
       workspace: slot.entry.workspace,
       lastError: step.lastError,
+      ...(step.onFallback ? { fallback: true } : {}),
+      ...(state.plan.shadow ? { shadow: true } : {}),
+      ...(step.firstStartedAt ? { firstStartedAt: step.firstStartedAt } : {}),
     });
     return true;
   }

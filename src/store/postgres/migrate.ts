@@ -17,6 +17,7 @@ const REQUIRED_TABLES = [
   'events',
   'artifacts',
   'effects',
+  'hook_deliveries',
 ];
 
 interface Migration {

@@ -17,6 +17,8 @@ import type {
   CycleResult,
   EffectKey,
   EffectRecord,
+  HookDelivery,
+  HookDeliveryKey,
   NewRun,
   RunSummary,
   Store,
@@ -26,6 +28,7 @@ import { createRunSql, createRunValues } from './create-run.js';
 import { type CycleLockParams, cycleLockSql, cycleLockValues, type LockPhase } from './cycle-locks.js';
 import { CycleWork } from './cycle-work.js';
 import { PostgresEffects } from './effects.js';
+import { PostgresHookDeliveries } from './hook-deliveries.js';
 import { migrateSchema } from './migrate.js';
 import {
   connectError,
@@ -80,6 +83,7 @@ export class PostgresStore extends PostgresReads implements Store {
   private readonly lockSql: PreparedSql;
   private readonly createSql: PreparedSql;
   private readonly effects: PostgresEffects;
+  private readonly hooks: PostgresHookDeliveries;
   private readonly listener: WorkListener;
   /** Results in the runs the last cycle claimed from (see `getStepResults`). */
   private claimedResults = new Map<string, Map<string, string>>();
@@ -114,6 +118,7 @@ export class PostgresStore extends PostgresReads implements Store {
     this.lockSql = prepared(cycleLockSql(schema));
     this.createSql = prepared(createRunSql(schema, channel));
     this.effects = new PostgresEffects(pool, schema);
+    this.hooks = new PostgresHookDeliveries(pool, schema);
     this.listener = listener;
   }
 
@@ -251,7 +256,7 @@ export class PostgresStore extends PostgresReads implements Store {
       if (!entry) throw runNotFound(runId);
       const transition = change(entry.state);
       const batch = new WriteBatch();
-      for (const event of transition.events) batch.event(runId, now, event);
+      for (const event of transition.events) batch.event(runId, now, event, transition.run.plan.hooks);
       const hash = batch.runState(transition.run, transition.changedSteps, transition.planChanged ?? false);
       // A run that starts or goes on (approve, resume) makes its waiting steps due without changing them.
       if (entry.state.status !== 'running' && transition.run.status === 'running')
@@ -306,6 +311,25 @@ export class PostgresStore extends PostgresReads implements Store {
 
   async clearEffect(key: EffectKey): Promise<void> {
     await this.effects.clear(key);
+  }
+
+  claimHookDeliveries(owner: string, now: number, leaseMs: number, limit: number): Promise<HookDelivery[]> {
+    return this.hooks.claim(owner, now, leaseMs, limit);
+  }
+
+  finishHookDelivery(
+    key: HookDeliveryKey,
+    result: { ok: true } | { ok: false; error: string; retryAt: number | null },
+  ): Promise<void> {
+    return this.hooks.finish(key, result);
+  }
+
+  deleteFinishedRuns(before: number, options: { dryRun?: boolean } = {}): Promise<string[]> {
+    return this.hooks.deleteFinishedRuns(before, options.dryRun ?? false);
+  }
+
+  referencedResultArtifacts(): Promise<Set<string>> {
+    return this.hooks.referencedResultArtifacts();
   }
 
   /** Sleeps until a commit notifies due work, `untilMs`, or the safety poll (see OpenPostgresOptions.pollMs). */

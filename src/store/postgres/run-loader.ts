@@ -48,6 +48,11 @@ type StepTuple = [
   updatedAt: number,
   pid: number | null,
   host: string | null,
+  inputTokens: number,
+  outputTokens: number,
+  costUsd: number,
+  firstStartedAt: number | null,
+  onFallback: boolean,
 ];
 
 function stepFromTuple(t: StepTuple): StepState {
@@ -67,6 +72,11 @@ function stepFromTuple(t: StepTuple): StepState {
     resultJson: t[12],
     blockedReason: t[13],
     updatedAt: t[14],
+    firstStartedAt: t[20],
+    ...(t[21] ? { onFallback: true } : {}),
+    ...(t[17] === 0 && t[18] === 0 && t[19] === 0
+      ? {}
+      : { usage: { inputTokens: Number(t[17]), outputTokens: Number(t[18]), costUsd: Number(t[19]) } }),
   };
 }
 
@@ -89,7 +99,8 @@ export class RunLoader {
           THEN (SELECT p.plan FROM ${schema}.run_plans p WHERE p.run_id = r.id) END AS plan,
         (SELECT json_agg(json_build_array(s.step_id, s.status, s.attempt, s.tries, s.due_at, s.lease_owner,
             s.lease_expires_at, s.started_at, s.last_error, s.last_failure_class, s.fingerprint,
-            s.fingerprint_repeats, s.result::text, s.blocked_reason, s.updated_at, s.pid, s.host)
+            s.fingerprint_repeats, s.result::text, s.blocked_reason, s.updated_at, s.pid, s.host, s.input_tokens,
+            s.output_tokens, s.cost_usd, s.first_started_at, s.on_fallback)
             ORDER BY s.position)
           FROM ${schema}.steps s WHERE s.run_id = r.id) AS steps
       FROM ${schema}.runs r LEFT JOIN unnest($2::text[], $3::text[]) AS c (id, hash) ON c.id = r.id
@@ -127,6 +138,12 @@ export class RunLoader {
         status: row.status as RunStatus,
         plan,
         attemptsTotal: row.attempts_total,
+        // Written as deltas by the store (see WriteBatch.runState), never from this state.
+        usage: {
+          inputTokens: Number(row.input_tokens),
+          outputTokens: Number(row.output_tokens),
+          costUsd: row.cost_usd,
+        },
         blockedReason: row.blocked_reason,
         createdAt: row.created_at,
         updatedAt: row.updated_at,

@@ -1,6 +1,8 @@
 import { createHash } from 'node:crypto';
 import type { BatonEvent } from '../../core/events.js';
 import type { StepUsage } from '../../core/failure.js';
+import { hooksFor } from '../../core/hooks.js';
+import type { HookSpec } from '../../core/plan/types.js';
 import { DUE_STEP_STATUSES, type RunState, stepOf } from '../../core/run-state.js';
 import { runningCount } from '../loaded-run.js';
 import { toPgJson } from './pg-json.js';
@@ -59,10 +61,20 @@ export class WriteBatch {
     return this.events.length === 0 && this.runs.length === 0 && this.attempts.length === 0;
   }
 
-  event(runId: string, at: number, event: BatonEvent): void {
+  /** An event; `hooks` are the plan's, and the calls this event owes are written with it. */
+  event(runId: string, at: number, event: BatonEvent, hooks?: readonly HookSpec[]): void {
     const { type, ...data } = event;
     const stepId = 'stepId' in data ? (data.stepId as string) : null;
-    this.events.push({ n: this.events.length, run_id: runId, at, type, step_id: stepId, data });
+    const owed = hooksFor(event, hooks);
+    this.events.push({
+      n: this.events.length,
+      run_id: runId,
+      at,
+      type,
+      step_id: stepId,
+      data,
+      hooks: owed.length > 0 ? owed : null,
+    });
   }
 
   /**
@@ -115,6 +127,11 @@ export class WriteBatch {
         result: step.resultJson,
         blocked_reason: step.blockedReason,
         updated_at: step.updatedAt,
+        input_tokens: step.usage?.inputTokens ?? 0,
+        output_tokens: step.usage?.outputTokens ?? 0,
+        cost_usd: step.usage?.costUsd ?? 0,
+        first_started_at: step.firstStartedAt ?? null,
+        on_fallback: step.onFallback === true,
       });
       if (run.status === 'running' && DUE_STEP_STATUSES.has(step.status)) this.noteDue(step.dueAt);
     }
@@ -156,10 +173,15 @@ export class WriteBatch {
 export function writeBatchSql(schema: string, channel: string): string {
   return `WITH
   ev AS (
-    INSERT INTO ${schema}.events (run_id, at, type, step_id, data)
-    SELECT x.run_id, x.at, x.type, x.step_id, x.data
-    FROM json_to_recordset($1::json) AS x (n integer, run_id text, at bigint, type text, step_id text, data json)
-    ORDER BY x.n),
+    INSERT INTO ${schema}.events (run_id, at, type, step_id, data, hooks)
+    SELECT x.run_id, x.at, x.type, x.step_id, x.data, x.hooks
+    FROM json_to_recordset($1::json) AS x (n integer, run_id text, at bigint, type text, step_id text, data json,
+      hooks smallint[])
+    ORDER BY x.n
+    RETURNING seq, run_id, at, hooks),
+  hd AS (
+    INSERT INTO ${schema}.hook_deliveries (run_id, event_seq, hook, state, due_at)
+    SELECT ev.run_id, ev.seq, h.hook, 'pending', ev.at FROM ev, unnest(ev.hooks) AS h (hook)),
   ru AS (
     UPDATE ${schema}.runs r SET status = x.status, attempts_total = x.attempts_total,
       blocked_reason = x.blocked_reason, updated_at = x.updated_at, finished_at = x.finished_at,
@@ -180,14 +202,16 @@ export function writeBatchSql(schema: string, channel: string): string {
       lease_owner = x.lease_owner, lease_expires_at = x.lease_expires_at, started_at = x.started_at,
       last_error = x.last_error, last_failure_class = x.last_failure_class, fingerprint = x.fingerprint,
       fingerprint_repeats = x.fingerprint_repeats, result = x.result::json, blocked_reason = x.blocked_reason,
-      updated_at = x.updated_at,
+      updated_at = x.updated_at, input_tokens = x.input_tokens, output_tokens = x.output_tokens,
+      cost_usd = x.cost_usd, first_started_at = x.first_started_at, on_fallback = x.on_fallback,
       -- The process noted for an attempt belongs to that attempt only.
       pid = CASE WHEN x.status = 'running' AND x.attempt = s.attempt THEN s.pid END,
       host = CASE WHEN x.status = 'running' AND x.attempt = s.attempt THEN s.host END
     FROM json_to_recordset($4::json) AS x (run_id text, step_id text, status text, attempt integer,
       tries integer, due_at bigint, lease_owner text, lease_expires_at bigint, started_at bigint, last_error text,
       last_failure_class text, fingerprint text, fingerprint_repeats integer, result text, blocked_reason text,
-      updated_at bigint)
+      updated_at bigint, input_tokens bigint, output_tokens bigint, cost_usd double precision, first_started_at bigint,
+      on_fallback boolean)
     WHERE s.run_id = x.run_id AND s.step_id = x.step_id),
   att AS (
     INSERT INTO ${schema}.attempts (run_id, step_id, attempt, owner, started_at, ended_at, outcome, failure_class,

@@ -65,6 +65,13 @@ CREATE TABLE steps (
   pid integer,
   host text,
   updated_at bigint NOT NULL,
+  -- Tokens and cost of all the step's attempts, when its first attempt started (step budgets),
+  -- and whether its fallback runs instead of its own executor.
+  input_tokens bigint NOT NULL DEFAULT 0,
+  output_tokens bigint NOT NULL DEFAULT 0,
+  cost_usd double precision NOT NULL DEFAULT 0,
+  first_started_at bigint,
+  on_fallback boolean NOT NULL DEFAULT false,
   PRIMARY KEY (run_id, step_id)
 );
 -- Live leases only, so looking for expired ones costs what runs now, whatever the history holds.
@@ -99,9 +106,27 @@ CREATE TABLE events (
   at bigint NOT NULL,
   type text NOT NULL,
   step_id text COLLATE "C",
-  data json NOT NULL
+  data json NOT NULL,
+  -- Indexes of the plan's hooks this event calls (null: none); see hook_deliveries.
+  hooks smallint[]
 );
 CREATE INDEX events_by_run ON events (run_id, seq);
+
+-- Hook calls owed, written in the statement that writes their event: each is made once (leased
+-- while in flight, retried with backoff), also after a crash or restart.
+CREATE TABLE hook_deliveries (
+  run_id text COLLATE "C" NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+  event_seq bigint NOT NULL,
+  hook smallint NOT NULL,
+  state text NOT NULL CHECK (state IN ('pending', 'done', 'failed')),
+  attempts integer NOT NULL DEFAULT 0,
+  due_at bigint NOT NULL,
+  lease_owner text,
+  lease_expires_at bigint,
+  last_error text,
+  PRIMARY KEY (run_id, event_seq, hook)
+);
+CREATE INDEX hook_deliveries_due ON hook_deliveries (due_at) WHERE state = 'pending';
 
 CREATE TABLE artifacts (
   run_id text COLLATE "C" NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
