@@ -5,7 +5,7 @@ import { EXIT } from './exit-codes.js';
 const program = new Command()
   .name('baton')
   .description(
-    'A durable step sequencer for AI agents: a plan of steps run by agent CLIs, stored in SQLite, ' +
+    'A durable step sequencer for AI agents: a plan of steps run by agent CLIs, model calls or functions, stored in SQLite (or PostgreSQL), ' +
       'surviving crashes, retrying what is worth retrying and handing the rest to a human.',
   )
   .version('0.1.0')
@@ -127,6 +127,37 @@ program
   .addOption(concurrency())
   .addOption(lease())
   .action(act(async () => (await import('./commands/worker.js')).workerCommand));
+
+program
+  .command('migrate')
+  .description(
+    'copy runs from a SQLite baton.db into PostgreSQL (runs, steps, attempts, events, artifact references), ' +
+      'in one transaction, verifying the counts',
+  )
+  .option('--from <file>', 'the SQLite file to copy from, opened read-only (default: <home>/baton.db)')
+  .option(
+    '--to <url>',
+    'postgres://user:password@host:5432/db[?schema=name] to copy into (default: --store or BATON_DATABASE_URL)',
+  )
+  .option('--runs <id,...>', 'copy only these runs (default: all of them)')
+  .addOption(json())
+  .addHelpText(
+    'after',
+    `
+The PostgreSQL schema (default baton) is created or upgraded first. Everything is copied in ONE
+transaction and the row counts of every table are compared before it commits: on any difference
+nothing is written (exit 1). Runs the target already holds are refused before anything is written
+(exit 2). The SQLite file is never changed, and the password of the URL is never printed.
+
+Attempt logs and result artifacts are files under the home folder: they stay there, so keep
+using the same --home with --store afterwards. Stop workers and cron lines that use the SQLite
+file first, then point them at PostgreSQL (--store or BATON_DATABASE_URL).
+
+Example:
+  baton migrate --from .baton/baton.db --to postgres://baton:secret@db:5432/baton
+  baton --store postgres://baton:secret@db:5432/baton status`,
+  )
+  .action(act(async () => (await import('./commands/migrate.js')).migrateCommand));
 
 withPlanOptions(
   program
