@@ -117,6 +117,30 @@ describe('model steps', () => {
     expect(result.stdout + result.stderr).not.toContain(SECRET);
   });
 
+  it("uses the plan's capabilities for a model the built-in table does not know", async () => {
+    server = await startMockLlmServer({ script: [{ fault: 'truncate_text' }, { fault: 'ok' }] });
+    const { dir, home } = planDir();
+    const file = writePlan(
+      dir,
+      modelPlan([
+        {
+          id: 'a',
+          model: {
+            provider: 'openai',
+            model: 'local-llama',
+            baseUrl: server.openaiBaseUrl,
+            prompt: 'hi',
+            maxOutputTokens: 300,
+            capabilities: { contextWindow: 4096, maxOutputTokens: 400 },
+          },
+        },
+      ]),
+    );
+    expectExit(await runBaton(['run', file, '--id', 'cap1'], { home }), 0);
+    // The reissue after the cut answer doubles the budget, capped at the model's 400.
+    expect(server.requests.map((r) => r.maxTokens)).toEqual([300, 400]);
+  });
+
   it('blocks a step at once on a fatal provider error, with one request and no retry', async () => {
     server = await startMockLlmServer({ script: [{ fault: 'fatal', status: 401 }] });
     const { dir, home } = planDir();

@@ -37,6 +37,20 @@ export interface ModelExecutorOptions {
   random?: RandomSource;
 }
 
+/** The built-in table, under the executor's overrides, under the plan's own `capabilities`. */
+function capabilitiesOf(
+  target: ModelTargetSpec,
+  overrides: Record<string, Partial<ModelCapabilities>> | undefined,
+): ModelCapabilities {
+  const resolved = resolveCapabilities(target.model, overrides);
+  const own = target.capabilities ?? {};
+  return {
+    contextWindow: own.contextWindow ?? resolved.contextWindow,
+    maxOutputTokens: own.maxOutputTokens ?? resolved.maxOutputTokens,
+    supportsTools: own.supportsTools ?? resolved.supportsTools,
+  };
+}
+
 /** The text of a model step kept as its result (what `{{steps.<id>.summary}}` gives later steps). */
 export const MODEL_RESULT_MAX_CHARS = 64_000;
 
@@ -85,7 +99,7 @@ export class ModelExecutor implements StepExecutor {
     const result = await runAgent({
       provider: primary.provider,
       model: spec.model,
-      capabilities: resolveCapabilities(spec.model, overrides),
+      capabilities: capabilitiesOf(spec, overrides),
       ...(system ? { system: system.text } : {}),
       prompt: prompt.text,
       tools: spec.tools.map((name) => this.tools.get(name)!),
@@ -96,7 +110,7 @@ export class ModelExecutor implements StepExecutor {
             fallback: {
               provider: fallback.provider,
               model: spec.fallback.model,
-              capabilities: resolveCapabilities(spec.fallback.model, overrides),
+              capabilities: capabilitiesOf(spec.fallback, overrides),
             },
           }
         : {}),

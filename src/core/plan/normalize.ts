@@ -256,6 +256,7 @@ function normalizeModel(model: NonNullable<PlanFileStep['model']>, path: string)
     model: spec.model,
     ...(spec.baseUrl === undefined ? {} : { baseUrl: spec.baseUrl }),
     ...(spec.apiKeyEnv === undefined ? {} : { apiKeyEnv: spec.apiKeyEnv }),
+    ...(spec.capabilities === undefined ? {} : { capabilities: { ...spec.capabilities } }),
   });
   return {
     ...target(model),

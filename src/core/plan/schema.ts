@@ -151,6 +151,21 @@ const modelTargetShape = {
     .describe(
       'Name of the environment variable holding the API key (never the key itself). Default OPENAI_API_KEY / ANTHROPIC_API_KEY.',
     ),
+  capabilities: strictObject(
+    {
+      contextWindow: z
+        .number()
+        .int()
+        .min(256)
+        .optional()
+        .describe('Tokens the model reads and writes in all.'),
+      maxOutputTokens: z.number().int().min(1).optional().describe('Most tokens it writes in one answer.'),
+      supportsTools: z.boolean().optional().describe('Whether it can call tools.'),
+    },
+    'capabilities: { contextWindow?, maxOutputTokens?, supportsTools? }',
+  )
+    .optional()
+    .describe('What the model can take, over the built-in table (needed for models it does not know).'),
 };
 
 export const modelSchema = strictObject(

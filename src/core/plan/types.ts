@@ -37,6 +37,8 @@ export interface ModelTargetSpec {
   baseUrl?: string;
   /** The environment variable holding the API key; the key itself is never stored. */
   apiKeyEnv?: string;
+  /** Context window, output limit and tool support over the built-in table. */
+  capabilities?: { contextWindow?: number; maxOutputTokens?: number; supportsTools?: boolean };
 }
 
 /** A model step: one prompt through the recovery harness, with optional tools. */
