@@ -23,10 +23,17 @@ function claimAttributes(claim: ClaimedStep): Attributes {
 }
 
 export function startAttemptSpan(claim: ClaimedStep): Span {
-  return tracer().startSpan(`baton.attempt ${claim.stepId}`, { attributes: claimAttributes(claim) });
+  const span = tracer().startSpan(`baton.attempt ${claim.stepId}`);
+  // Without a registered SDK the span records nothing: build no attributes for it.
+  if (span.isRecording()) span.setAttributes(claimAttributes(claim));
+  return span;
 }
 
 export function endAttemptSpan(span: Span, outcome: StepOutcome, durationMs: number): void {
+  if (!span.isRecording()) {
+    span.end();
+    return;
+  }
   span.setAttribute('baton.duration_ms', durationMs);
   span.setAttribute('baton.outcome', outcome.ok ? (outcome.degraded ? 'degraded' : 'succeeded') : 'failed');
   if (outcome.usage) {
@@ -43,6 +50,7 @@ export function endAttemptSpan(span: Span, outcome: StepOutcome, durationMs: num
 
 /** A child span of the attempt for each recovery action of the model harness (already redacted). */
 export function recordRecoverySpans(parent: Span, events: readonly BatonEvent[]): void {
+  if (!parent.isRecording()) return;
   const parentContext = trace.setSpan(context.active(), parent);
   for (const event of events) {
     if (!event.type.startsWith('recovery.')) continue;
@@ -66,14 +74,14 @@ export function recordStepSpan(
   endedAt: number,
   degraded: boolean,
 ): void {
-  const span = tracer().startSpan(`baton.step ${claim.stepId}`, {
-    attributes: {
+  const span = tracer().startSpan(`baton.step ${claim.stepId}`, { startTime: startedAt });
+  if (span.isRecording()) {
+    span.setAttributes({
       ...claimAttributes(claim),
       'baton.attempts': claim.attempt,
       'baton.outcome': degraded ? 'degraded' : 'succeeded',
-    },
-    startTime: startedAt,
-  });
+    });
+  }
   span.end(endedAt);
 }
 

@@ -1,5 +1,5 @@
-import { existsSync } from 'node:fs';
-import { join } from 'node:path';
+import { appendFileSync, mkdirSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { SUMMARY_MAX_CHARS } from '../core/agent-prompt.js';
 import { BatonError } from '../core/errors.js';
 import type { BatonEvent } from '../core/events.js';
@@ -30,8 +30,8 @@ export interface FunctionStepContext {
   effects: EffectLedger;
   /** Appends events to the run's log while the step runs. */
   recordEvents(events: readonly BatonEvent[]): Promise<void>;
-  /** Absolute path of this attempt's log file (created on first write). */
-  logFile: string;
+  /** Appends a line to this attempt's log (`baton logs <run> <step>`), created on first use. */
+  log(message: string): void;
 }
 
 /** A function step returns a string (its summary) or any JSON value (summary = its JSON). */
@@ -91,7 +91,13 @@ export class FunctionExecutor implements StepExecutor {
       return { outcome: { ok: false, failureClass: 'invalid', message }, logPath: null };
     }
     const logFile = join(context.home, attemptLogPath(claim));
-    const logPath = () => (existsSync(logFile) ? attemptLogPath(claim) : null);
+    let logged = false;
+    const log = (message: string) => {
+      if (!logged) mkdirSync(dirname(logFile), { recursive: true, mode: 0o700 });
+      logged = true;
+      appendFileSync(logFile, `${new Date().toISOString()} ${message}\n`, { mode: 0o600 });
+    };
+    const logPath = () => (logged ? attemptLogPath(claim) : null);
     try {
       const value = await fn({
         runId: claim.runId,
@@ -105,7 +111,7 @@ export class FunctionExecutor implements StepExecutor {
         sideEffect: claim.step.sideEffect ?? 'none',
         effects: context.effects,
         recordEvents: context.recordEvents,
-        logFile,
+        log,
       });
       const summary = typeof value === 'string' ? value : value === undefined ? '' : JSON.stringify(value);
       return {

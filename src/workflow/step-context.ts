@@ -1,5 +1,3 @@
-import { appendFileSync, mkdirSync } from 'node:fs';
-import { dirname } from 'node:path';
 import type { StepResult } from '../core/run-state.js';
 import { type FunctionStepContext, StepFailure } from '../executors/function-executor.js';
 import type { StepContext, StepPolicy } from './define-workflow.js';
@@ -40,8 +38,7 @@ export function stepContext(
         .catch(() => undefined);
     },
     log(message) {
-      mkdirSync(dirname(base.logFile), { recursive: true, mode: 0o700 });
-      appendFileSync(base.logFile, `${new Date(now()).toISOString()} ${message}\n`, { mode: 0o600 });
+      base.log(message);
     },
     async effect<T>(key: string, fn: (idempotencyKey: string) => T | Promise<T>): Promise<T> {
       if (typeof key !== 'string' || key.length === 0 || key.length > 200) {
