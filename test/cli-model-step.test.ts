@@ -141,6 +141,35 @@ describe('model steps', () => {
     expect(server.requests.map((r) => r.maxTokens)).toEqual([300, 400]);
   });
 
+  it("prices a model's tokens from the plan, so a cost budget can stop the run", async () => {
+    server = await startMockLlmServer();
+    const { dir, home } = planDir();
+    const model = {
+      provider: 'openai',
+      model: 'local-llama',
+      baseUrl: server.openaiBaseUrl,
+      prompt: 'hi',
+      price: { inputPerMTok: 1_000_000, outputPerMTok: 2_000_000 },
+    };
+    const file = writePlan(dir, {
+      ...modelPlan([
+        { id: 'a', model },
+        { id: 'b', dependsOn: ['a'], model },
+      ]),
+      limits: { maxCostUsd: 1 },
+    });
+    expectExit(await runBaton(['run', file, '--id', 'price1'], { home }), 1);
+    const raw = await batonJson<{
+      status: string;
+      blockedReason: string;
+      usage: { inputTokens: number; outputTokens: number; costUsd: number };
+    }>(['status', 'price1'], { home }, [1]);
+    expect(raw.status).toBe('blocked');
+    expect(raw.blockedReason).toMatch(/^budget: maxCostUsd/);
+    expect(raw.usage.costUsd).toBeCloseTo(raw.usage.inputTokens + 2 * raw.usage.outputTokens);
+    expect(server.requests).toHaveLength(1);
+  });
+
   it('blocks a step at once on a fatal provider error, with one request and no retry', async () => {
     server = await startMockLlmServer({ script: [{ fault: 'fatal', status: 401 }] });
     const { dir, home } = planDir();

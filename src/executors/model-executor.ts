@@ -7,7 +7,7 @@ import { runAgent } from '../harness/agent-loop.js';
 import type { BackoffSettings } from '../harness/call-state.js';
 import type { HarnessClock } from '../harness/clock.js';
 import { resolveCapabilities } from '../harness/model-capabilities.js';
-import type { ModelPrice } from '../harness/pricing.js';
+import { DEFAULT_PRICES, type ModelPrice } from '../harness/pricing.js';
 import { createAnthropicProvider } from '../harness/providers/anthropic-provider.js';
 import { createOpenAiProvider } from '../harness/providers/openai-provider.js';
 import type { RecoveryLimits } from '../harness/recovery-budget.js';
@@ -125,7 +125,11 @@ export class ModelExecutor implements StepExecutor {
       ...(this.options.backoff ? { backoff: this.options.backoff } : {}),
       ...(this.options.clock ? { clock: this.options.clock } : {}),
       ...(this.options.random ? { random: this.options.random } : {}),
-      ...(this.options.prices ? { prices: this.options.prices } : {}),
+      prices: {
+        ...(this.options.prices ?? DEFAULT_PRICES),
+        ...(spec.price ? { [spec.model]: spec.price } : {}),
+        ...(spec.fallback?.price ? { [spec.fallback.model]: spec.fallback.price } : {}),
+      },
     });
     await recording;
     const usage = {

@@ -257,6 +257,7 @@ function normalizeModel(model: NonNullable<PlanFileStep['model']>, path: string)
     ...(spec.baseUrl === undefined ? {} : { baseUrl: spec.baseUrl }),
     ...(spec.apiKeyEnv === undefined ? {} : { apiKeyEnv: spec.apiKeyEnv }),
     ...(spec.capabilities === undefined ? {} : { capabilities: { ...spec.capabilities } }),
+    ...(spec.price === undefined ? {} : { price: { ...spec.price } }),
   });
   return {
     ...target(model),

@@ -166,6 +166,15 @@ const modelTargetShape = {
   )
     .optional()
     .describe('What the model can take, over the built-in table (needed for models it does not know).'),
+  price: strictObject(
+    {
+      inputPerMTok: z.number().min(0).describe('US dollars per million input tokens.'),
+      outputPerMTok: z.number().min(0).describe('US dollars per million output tokens.'),
+    },
+    'a price: { inputPerMTok, outputPerMTok }',
+  )
+    .optional()
+    .describe('The price of the model, over the built-in price table (for cost budgets).'),
 };
 
 export const modelSchema = strictObject(

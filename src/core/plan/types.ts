@@ -39,6 +39,8 @@ export interface ModelTargetSpec {
   apiKeyEnv?: string;
   /** Context window, output limit and tool support over the built-in table. */
   capabilities?: { contextWindow?: number; maxOutputTokens?: number; supportsTools?: boolean };
+  /** US dollars per million tokens, over the built-in price table. */
+  price?: { inputPerMTok: number; outputPerMTok: number };
 }
 
 /** A model step: one prompt through the recovery harness, with optional tools. */
