@@ -4,7 +4,7 @@ import { BatonError } from '../core/errors.js';
 import type { Plan } from '../core/plan/types.js';
 import type { RunState, RunStatus } from '../core/run-state.js';
 import { latestSchemaVersion, type SqliteDatabase, schemaError } from './sqlite/open-database.js';
-import { stepFromRow } from './sqlite/run-rows.js';
+import { type RunRow, stepFromRow } from './sqlite/run-rows.js';
 
 /** The tables `baton migrate` copies, in the order it reports them. */
 export const MIGRATED_TABLES = [
@@ -23,24 +23,8 @@ export type MigratedTable = (typeof MIGRATED_TABLES)[number];
 /** Rows per table, for the runs being migrated. */
 export type TableCounts = Record<MigratedTable, number>;
 
-export interface SourceRunRow {
-  id: string;
-  plan_name: string;
-  plan_hash: string;
-  inputs_json: string;
-  workspace: string;
-  status: string;
-  attempts_total: number;
-  blocked_reason: string | null;
-  created_at: number;
-  updated_at: number;
-  finished_at: number | null;
-  version: number;
-  input_tokens: number;
-  output_tokens: number;
-  cost_usd: number;
-  plan_json: string;
-}
+/** A run row as the SQLite store keeps it, with its plan snapshot. */
+export type SourceRunRow = RunRow & { plan_json: string };
 
 export type SourceStepRow = Parameters<typeof stepFromRow>[0] & {
   run_id: string;

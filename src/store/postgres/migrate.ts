@@ -1,7 +1,7 @@
-import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { BatonError } from '../../core/errors.js';
+import { latestMigrationVersion, type Migration, readMigrations } from '../migration-files.js';
 import type { PgClient, PgPool } from './open-pool.js';
 import { quoteSchema } from './schema-name.js';
 import { inTransaction } from './transaction.js';
@@ -20,28 +20,13 @@ const REQUIRED_TABLES = [
   'hook_deliveries',
 ];
 
-interface Migration {
-  version: number;
-  sql: string;
-}
-
-let migrationsCache: Migration[] | null = null;
-
 function loadMigrations(): Migration[] {
-  migrationsCache ??= readdirSync(MIGRATIONS_DIR)
-    .filter((name) => /^\d{6}\.sql$/.test(name))
-    .sort()
-    .map((name) => ({
-      version: Number(name.slice(0, 6)),
-      sql: readFileSync(join(MIGRATIONS_DIR, name), 'utf8'),
-    }));
-  return migrationsCache;
+  return readMigrations(MIGRATIONS_DIR);
 }
 
 /** The newest PostgreSQL schema version this code knows. */
 export function latestPostgresSchemaVersion(): number {
-  const migrations = loadMigrations();
-  return migrations[migrations.length - 1]?.version ?? 0;
+  return latestMigrationVersion(MIGRATIONS_DIR);
 }
 
 /**

@@ -1,8 +1,9 @@
 import type { BatonEvent, StoredEvent } from '../../core/events.js';
-import type { FailureClass, OutputArtifact, StepUsage } from '../../core/failure.js';
+import type { StepUsage } from '../../core/failure.js';
 import type { RunState, RunStatus, StepResult, StepStatus } from '../../core/run-state.js';
 import { stepOf } from '../../core/run-state.js';
 import type { AttemptRecord, RunDetail, RunFilter, RunSummary } from '../store.js';
+import { type AttemptRow, attemptFromRow, type SummaryRow, summaryFromRow } from '../store-rows.js';
 import type { PgPool } from './open-pool.js';
 import { RunLoader } from './run-loader.js';
 
@@ -24,39 +25,8 @@ export function summaryOf(run: RunState, usage: StepUsage): RunSummary {
   };
 }
 
-interface SummaryRow {
-  id: string;
-  plan_name: string;
-  status: string;
-  blocked_reason: string | null;
-  created_at: number;
-  updated_at: number;
-  finished_at: number | null;
-  attempts_total: number;
-  input_tokens: number;
-  output_tokens: number;
-  cost_usd: number;
+interface PgSummaryRow extends SummaryRow {
   step_counts: Record<string, number> | null;
-}
-
-interface AttemptRow {
-  run_id: string;
-  step_id: string;
-  attempt: number;
-  owner: string | null;
-  started_at: number | null;
-  ended_at: number | null;
-  outcome: AttemptRecord['outcome'];
-  failure_class: string | null;
-  exit_code: number | null;
-  fingerprint: string | null;
-  message: string | null;
-  summary: string | null;
-  log_path: string | null;
-  outputs: OutputArtifact[];
-  input_tokens: number | null;
-  output_tokens: number | null;
-  cost_usd: number | null;
 }
 
 /** Read-only queries of the PostgreSQL store: status, timeline, logs. Each is one statement. */
@@ -105,7 +75,7 @@ export class PostgresReads {
 
   async listRuns(options: { status?: RunStatus; limit?: number } = {}): Promise<RunSummary[]> {
     const s = this.schema;
-    const { rows } = await this.pool.query<SummaryRow>(
+    const { rows } = await this.pool.query<PgSummaryRow>(
       `SELECT r.id, r.plan_name, r.status, r.blocked_reason, r.created_at, r.updated_at, r.finished_at,
          r.attempts_total, r.input_tokens, r.output_tokens, r.cost_usd,
          (SELECT json_object_agg(c.status, c.n) FROM
@@ -115,18 +85,9 @@ export class PostgresReads {
        ORDER BY r.created_at DESC, r.id DESC LIMIT $2`,
       [options.status ?? null, options.limit ?? 50],
     );
-    return rows.map((row) => ({
-      id: row.id,
-      planName: row.plan_name,
-      status: row.status as RunStatus,
-      blockedReason: row.blocked_reason,
-      createdAt: row.created_at,
-      updatedAt: row.updated_at,
-      finishedAt: row.finished_at,
-      attemptsTotal: row.attempts_total,
-      usage: { inputTokens: row.input_tokens, outputTokens: row.output_tokens, costUsd: row.cost_usd },
-      stepCounts: (row.step_counts ?? {}) as Partial<Record<StepStatus, number>>,
-    }));
+    return rows.map((row) =>
+      summaryFromRow(row, (row.step_counts ?? {}) as Partial<Record<StepStatus, number>>),
+    );
   }
 
   async getEvents(runId: string, options: { afterSeq?: number } = {}): Promise<StoredEvent[]> {
@@ -155,30 +116,7 @@ export class PostgresReads {
        ORDER BY started_at NULLS FIRST, step_id, attempt`,
       [runId, stepId ?? null],
     );
-    return rows.map((row) => ({
-      runId: row.run_id,
-      stepId: row.step_id,
-      attempt: row.attempt,
-      owner: row.owner,
-      startedAt: row.started_at,
-      endedAt: row.ended_at,
-      outcome: row.outcome,
-      failureClass: row.failure_class as FailureClass | null,
-      exitCode: row.exit_code,
-      fingerprint: row.fingerprint,
-      message: row.message,
-      summary: row.summary,
-      logPath: row.log_path,
-      outputs: row.outputs,
-      usage:
-        row.input_tokens === null
-          ? null
-          : {
-              inputTokens: row.input_tokens,
-              outputTokens: row.output_tokens ?? 0,
-              costUsd: row.cost_usd ?? 0,
-            },
-    }));
+    return rows.map(attemptFromRow);
   }
 
   async getStepResults(runId: string, stepIds: readonly string[]): Promise<Record<string, StepResult>> {

@@ -1,17 +1,9 @@
-import {
-  chmodSync,
-  closeSync,
-  existsSync,
-  mkdirSync,
-  openSync,
-  readdirSync,
-  readFileSync,
-  statSync,
-} from 'node:fs';
+import { chmodSync, closeSync, existsSync, mkdirSync, openSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
 import { BatonError } from '../../core/errors.js';
+import { latestMigrationVersion, type Migration, readMigrations } from '../migration-files.js';
 
 export type SqliteDatabase = Database.Database;
 
@@ -25,28 +17,13 @@ export interface OpenSqliteOptions {
 const MIGRATIONS_DIR = join(dirname(fileURLToPath(import.meta.url)), 'migrations');
 const APP_ID = 'baton';
 
-interface Migration {
-  version: number;
-  sql: string;
-}
-
-let migrationsCache: Migration[] | null = null;
-
 function loadMigrations(): Migration[] {
-  migrationsCache ??= readdirSync(MIGRATIONS_DIR)
-    .filter((name) => /^\d{6}\.sql$/.test(name))
-    .sort()
-    .map((name) => ({
-      version: Number(name.slice(0, 6)),
-      sql: readFileSync(join(MIGRATIONS_DIR, name), 'utf8'),
-    }));
-  return migrationsCache;
+  return readMigrations(MIGRATIONS_DIR);
 }
 
 /** The newest schema this code knows. */
 export function latestSchemaVersion(): number {
-  const migrations = loadMigrations();
-  return migrations[migrations.length - 1]?.version ?? 0;
+  return latestMigrationVersion(MIGRATIONS_DIR);
 }
 
 function corrupt(path: string, cause: unknown): BatonError {

@@ -16,7 +16,8 @@ import type { SqliteDatabase } from './open-database.js';
 
 /** A run as loaded for a transition: the core's RunState plus what only the edge needs. */
 
-interface RunRow {
+/** A `runs` row as the store reads it. */
+export interface RunRow {
   id: string;
   plan_name: string;
   plan_hash: string;

@@ -1,26 +1,13 @@
 import type { Statement } from 'better-sqlite3';
 import { runNotFound } from '../../core/errors.js';
 import type { BatonEvent, StoredEvent } from '../../core/events.js';
-import type { FailureClass, OutputArtifact } from '../../core/failure.js';
+import type { OutputArtifact } from '../../core/failure.js';
 import { type RunStatus, type StepResult, type StepStatus, stepOf } from '../../core/run-state.js';
 import type { LoadedRun } from '../loaded-run.js';
 import type { AttemptRecord, RunDetail, RunFilter, RunSummary } from '../store.js';
+import { type AttemptRow, attemptFromRow, type SummaryRow, summaryFromRow } from '../store-rows.js';
 import type { SqliteDatabase } from './open-database.js';
 import { RunRows } from './run-rows.js';
-
-interface SummaryRow {
-  id: string;
-  plan_name: string;
-  status: string;
-  blocked_reason: string | null;
-  created_at: number;
-  updated_at: number;
-  finished_at: number | null;
-  attempts_total: number;
-  input_tokens: number;
-  output_tokens: number;
-  cost_usd: number;
-}
 
 const SUMMARY_COLUMNS =
   'id, plan_name, status, blocked_reason, created_at, updated_at, finished_at, attempts_total, input_tokens, output_tokens, cost_usd';
@@ -60,18 +47,7 @@ export class SqliteReads {
   }
 
   private toSummary(row: SummaryRow): RunSummary {
-    return {
-      id: row.id,
-      planName: row.plan_name,
-      status: row.status as RunStatus,
-      blockedReason: row.blocked_reason,
-      createdAt: row.created_at,
-      updatedAt: row.updated_at,
-      finishedAt: row.finished_at,
-      attemptsTotal: row.attempts_total,
-      usage: { inputTokens: row.input_tokens, outputTokens: row.output_tokens, costUsd: row.cost_usd },
-      stepCounts: this.stepCounts(row.id),
-    };
+    return summaryFromRow(row, this.stepCounts(row.id));
   }
 
   protected summary(runId: string): RunSummary {
@@ -138,33 +114,15 @@ export class SqliteReads {
   }
 
   async getAttempts(runId: string, stepId?: string): Promise<AttemptRecord[]> {
-    const rows = this.sql<[string, string | null, string | null], Record<string, unknown>>(
+    const rows = this.sql<
+      [string, string | null, string | null],
+      Omit<AttemptRow, 'outputs'> & { outputs_json: string }
+    >(
       `SELECT * FROM attempts WHERE run_id = ? AND (? IS NULL OR step_id = ?) ORDER BY started_at, step_id, attempt`,
     ).all(runId, stepId ?? null, stepId ?? null);
-    return rows.map((row) => ({
-      runId: row.run_id as string,
-      stepId: row.step_id as string,
-      attempt: row.attempt as number,
-      owner: row.owner as string | null,
-      startedAt: row.started_at as number | null,
-      endedAt: row.ended_at as number | null,
-      outcome: row.outcome as AttemptRecord['outcome'],
-      failureClass: row.failure_class as FailureClass | null,
-      exitCode: row.exit_code as number | null,
-      fingerprint: row.fingerprint as string | null,
-      message: row.message as string | null,
-      summary: row.summary as string | null,
-      logPath: row.log_path as string | null,
-      outputs: JSON.parse(row.outputs_json as string) as OutputArtifact[],
-      usage:
-        row.input_tokens === null
-          ? null
-          : {
-              inputTokens: row.input_tokens as number,
-              outputTokens: row.output_tokens as number,
-              costUsd: row.cost_usd as number,
-            },
-    }));
+    return rows.map((row) =>
+      attemptFromRow({ ...row, outputs: JSON.parse(row.outputs_json) as OutputArtifact[] }),
+    );
   }
 
   async getStepResults(runId: string, stepIds: readonly string[]): Promise<Record<string, StepResult>> {

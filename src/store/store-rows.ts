@@ -1,0 +1,77 @@
+import type { FailureClass, OutputArtifact } from '../core/failure.js';
+import type { RunStatus } from '../core/run-state.js';
+import type { AttemptRecord, RunSummary } from './store.js';
+
+/** The `runs` columns a summary is made of, the same in every dialect. */
+export interface SummaryRow {
+  id: string;
+  plan_name: string;
+  status: string;
+  blocked_reason: string | null;
+  created_at: number;
+  updated_at: number;
+  finished_at: number | null;
+  attempts_total: number;
+  input_tokens: number;
+  output_tokens: number;
+  cost_usd: number;
+}
+
+export function summaryFromRow(row: SummaryRow, stepCounts: RunSummary['stepCounts']): RunSummary {
+  return {
+    id: row.id,
+    planName: row.plan_name,
+    status: row.status as RunStatus,
+    blockedReason: row.blocked_reason,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+    finishedAt: row.finished_at,
+    attemptsTotal: row.attempts_total,
+    usage: { inputTokens: row.input_tokens, outputTokens: row.output_tokens, costUsd: row.cost_usd },
+    stepCounts,
+  };
+}
+
+/** An `attempts` row with its outputs already decoded (JSON text in SQLite, jsonb in Postgres). */
+export interface AttemptRow {
+  run_id: string;
+  step_id: string;
+  attempt: number;
+  owner: string | null;
+  started_at: number | null;
+  ended_at: number | null;
+  outcome: string;
+  failure_class: string | null;
+  exit_code: number | null;
+  fingerprint: string | null;
+  message: string | null;
+  summary: string | null;
+  log_path: string | null;
+  outputs: OutputArtifact[];
+  input_tokens: number | null;
+  output_tokens: number | null;
+  cost_usd: number | null;
+}
+
+export function attemptFromRow(row: AttemptRow): AttemptRecord {
+  return {
+    runId: row.run_id,
+    stepId: row.step_id,
+    attempt: row.attempt,
+    owner: row.owner,
+    startedAt: row.started_at,
+    endedAt: row.ended_at,
+    outcome: row.outcome as AttemptRecord['outcome'],
+    failureClass: row.failure_class as FailureClass | null,
+    exitCode: row.exit_code,
+    fingerprint: row.fingerprint,
+    message: row.message,
+    summary: row.summary,
+    logPath: row.log_path,
+    outputs: row.outputs,
+    usage:
+      row.input_tokens === null
+        ? null
+        : { inputTokens: row.input_tokens, outputTokens: row.output_tokens ?? 0, costUsd: row.cost_usd ?? 0 },
+  };
+}
