@@ -1,5 +1,5 @@
 // PostgreSQL benchmarks (`npm run bench:pg`), on a throwaway PostgreSQL 15 cluster started like the
-// test harness does (bench/pg-cluster.mjs), against the built dist/:
+// test harness does (scripts/pg-cluster.mjs), against the built dist/:
 //  - floor: one ~100-byte INSERT ... ON CONFLICT per committed transaction, one connection;
 //  - throughput: 200 runs x 10 chained no-op function steps, drained by 1, 2 and 4 worker processes
 //    (bench/pg-worker.mjs: an Engine with a FunctionExecutor), from "go" to the last run's end;
@@ -14,9 +14,9 @@ import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { startRun } from '../dist/engine/start-run.js';
 import { PostgresStore } from '../dist/store/postgres/postgres-store.js';
+import { startCluster } from '../scripts/pg-cluster.mjs';
 import { chainPlan, median, PAYLOAD } from './lib.mjs';
 import { measureClaimLatency } from './pg-claim-latency.mjs';
-import { startCluster } from './pg-cluster.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const ROUNDS = Number(process.env.BENCH_PG_ROUNDS ?? 3);

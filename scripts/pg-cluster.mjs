@@ -1,8 +1,8 @@
-// A throwaway PostgreSQL 15 cluster for the PostgreSQL benchmarks, started the way the test harness
-// (test/helpers/postgres.ts) starts one: initdb into a temporary folder, pg_ctl on 127.0.0.1 at a free
-// port (as the `postgres` OS user when we are root: the server refuses root), trust authentication.
-// Benches do not import test code, so the few lines are repeated here.
-// Run on its own (`node bench/pg-cluster.mjs`) it starts a cluster, prints its URL and stops it on Ctrl-C.
+// A throwaway PostgreSQL 15 cluster, for the tests (test/helpers/postgres.ts) and the benchmarks
+// (bench/pg-bench.mjs): initdb into a temporary folder, pg_ctl on 127.0.0.1 at a free port (as the
+// `postgres` OS user when we are root: the server refuses root), trust authentication, every
+// binary run with argv, never a shell string.
+// Run on its own (`node scripts/pg-cluster.mjs`) it starts a cluster, prints its URL and stops it on Ctrl-C.
 import { execFile } from 'node:child_process';
 import { chmodSync, chownSync, mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
@@ -45,9 +45,14 @@ async function osUser(name) {
   return { uid: Number(uid.trim()), gid: Number(gid.trim()) };
 }
 
-/** Starts a cluster; returns `{ url, port, stop() }`. `settings` are extra `-c name=value` server settings. */
+/**
+ * Starts a cluster; returns `{ url, dataDir, port, startMs, stop(), restart() }`. `stop` stops it at
+ * once (`-m immediate`) and removes its folder; `restart` is `pg_ctl restart -m fast` (connections
+ * close, data stays). `settings` are extra `-c name=value` server settings.
+ */
 export async function startCluster(settings = []) {
-  const root = mkdtempSync(join(tmpdir(), 'baton-bench-pg-'));
+  const started = Date.now();
+  const root = mkdtempSync(join(tmpdir(), 'baton-pg-'));
   const dataDir = join(root, 'data');
   if (process.getuid?.() === 0) {
     const { uid, gid } = await osUser(OS_USER);
@@ -68,7 +73,9 @@ export async function startCluster(settings = []) {
   let stopped = false;
   return {
     url: `postgres://postgres@127.0.0.1:${port}/postgres`,
+    dataDir,
     port,
+    startMs: Date.now() - started,
     async stop() {
       if (stopped) return;
       stopped = true;
@@ -77,6 +84,9 @@ export async function startCluster(settings = []) {
       } finally {
         rmSync(root, { recursive: true, force: true });
       }
+    },
+    async restart() {
+      await ctl(['restart', '-m', 'fast', '-w', '-t', '30', '-o', serverOptions]);
     },
   };
 }
