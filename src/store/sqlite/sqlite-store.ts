@@ -52,7 +52,9 @@ import {
   type SqliteDatabase,
   schemaError,
 } from './open-database.js';
+import { SqliteEffects } from './sqlite-effects.js';
 import { SqliteReads } from './sqlite-reads.js';
+import { SqliteRetention } from './sqlite-retention.js';
 import { type DueRow, prepareStoreStatements } from './store-statements.js';
 
 const RECLAIM_BATCH = 100;
@@ -67,6 +69,8 @@ export class SqliteStore extends SqliteReads implements Store {
   readonly kind = 'sqlite' as const;
   private readonly statements;
   private readonly hooks: SqliteHookDeliveries;
+  private readonly effects: SqliteEffects;
+  private readonly retention: SqliteRetention;
 
   static open(path: string, options?: OpenSqliteOptions): SqliteStore {
     const db = openSqliteDatabase(path, options);
@@ -86,6 +90,8 @@ export class SqliteStore extends SqliteReads implements Store {
     this.inTransaction = db.transaction((fn: () => unknown) => fn());
     this.statements = prepareStoreStatements(db);
     this.hooks = new SqliteHookDeliveries(db);
+    this.effects = new SqliteEffects(db);
+    this.retention = new SqliteRetention(db);
   }
 
   async createRun(spec: NewRun): Promise<RunSummary> {
@@ -387,48 +393,25 @@ export class SqliteStore extends SqliteReads implements Store {
   }
 
   async beginEffect(key: EffectKey, now: number): Promise<EffectRecord | null> {
-    return this.write(() => {
-      const row = this.statements.selectEffect.get(key.runId, key.stepId, key.key);
-      if (row) {
-        return row.state === 'done'
-          ? { state: 'done' as const, result: JSON.parse(row.result_json ?? 'null') as unknown }
-          : { state: 'intent' as const };
-      }
-      this.statements.insertEffect.run(key.runId, key.stepId, key.key, now);
-      return null;
-    });
+    return this.write(() => this.effects.begin(key, now));
   }
 
   async completeEffect(key: EffectKey, result: unknown, now: number): Promise<void> {
-    const json = JSON.stringify(result ?? null);
-    this.write(() => this.statements.completeEffect.run(key.runId, key.stepId, key.key, json, now, now));
+    this.write(() => this.effects.finish(key, result, now));
+  }
+
+  async clearEffect(key: EffectKey): Promise<void> {
+    this.write(() => this.effects.clear(key));
   }
 
   async deleteFinishedRuns(before: number, options: { dryRun?: boolean } = {}): Promise<string[]> {
-    return this.write(() => {
-      const ids = this.db
-        .prepare<[number], string>(
-          "SELECT id FROM runs WHERE status IN ('succeeded', 'failed', 'cancelled') AND finished_at < ? ORDER BY id",
-        )
-        .pluck()
-        .all(before);
-      if (!options.dryRun) {
-        const remove = this.db.prepare('DELETE FROM runs WHERE id = ?');
-        for (const id of ids) remove.run(id);
-        this.rows.forget();
-      }
-      return ids;
-    });
+    const ids = this.write(() => this.retention.deleteFinishedRuns(before, options.dryRun ?? false));
+    if (!options.dryRun) this.rows.forget();
+    return ids;
   }
 
   async referencedResultArtifacts(): Promise<Set<string>> {
-    const shas = this.db
-      .prepare<[], string>(
-        "SELECT json_extract(result_json, '$.ref.sha256') FROM steps WHERE result_json LIKE '%\"ref\"%' AND json_extract(result_json, '$.ref.sha256') IS NOT NULL",
-      )
-      .pluck()
-      .all();
-    return new Set(shas);
+    return this.retention.referencedResultArtifacts();
   }
 
   async claimHookDeliveries(
@@ -447,10 +430,6 @@ export class SqliteStore extends SqliteReads implements Store {
     result: { ok: true } | { ok: false; error: string; retryAt: number | null },
   ): Promise<void> {
     this.write(() => this.hooks.finish(key, result));
-  }
-
-  async clearEffect(key: EffectKey): Promise<void> {
-    this.write(() => this.statements.deleteEffect.run(key.runId, key.stepId, key.key));
   }
 
   private command(runId: string, change: (run: RunState) => Transition, now: number): RunSummary {

@@ -32,10 +32,6 @@ export interface StoreStatements {
   bumpVersion: Statement;
   recordProcess: Statement;
   addRunUsage: Statement;
-  selectEffect: Statement<[string, string, string], { state: string; result_json: string | null }>;
-  insertEffect: Statement;
-  completeEffect: Statement;
-  deleteEffect: Statement;
 }
 
 /** Prepares the store's statements once per connection. */
@@ -88,21 +84,6 @@ export function prepareStoreStatements(db: SqliteDatabase): StoreStatements {
     bumpVersion: db.prepare('UPDATE runs SET version = version + 1 WHERE id = ?'),
     addRunUsage: db.prepare(
       'UPDATE runs SET input_tokens = input_tokens + ?, output_tokens = output_tokens + ?, cost_usd = cost_usd + ? WHERE id = ?',
-    ),
-    selectEffect: db.prepare<[string, string, string], { state: string; result_json: string | null }>(
-      'SELECT state, result_json FROM effects WHERE run_id = ? AND step_id = ? AND key = ?',
-    ),
-    insertEffect: db.prepare(
-      "INSERT INTO effects (run_id, step_id, key, state, created_at) VALUES (?, ?, ?, 'intent', ?)",
-    ),
-    completeEffect: db.prepare(
-      `INSERT INTO effects (run_id, step_id, key, state, result_json, created_at, completed_at)
-       VALUES (?, ?, ?, 'done', ?, ?, ?)
-       ON CONFLICT (run_id, step_id, key) DO UPDATE SET state = 'done', result_json = excluded.result_json,
-         completed_at = excluded.completed_at`,
-    ),
-    deleteEffect: db.prepare(
-      "DELETE FROM effects WHERE run_id = ? AND step_id = ? AND key = ? AND state = 'intent'",
     ),
     recordProcess: db.prepare(
       "UPDATE steps SET pid = ?, host = ? WHERE run_id = ? AND step_id = ? AND attempt = ? AND status = 'running'",
