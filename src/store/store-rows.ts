@@ -32,7 +32,7 @@ export function summaryFromRow(row: SummaryRow, stepCounts: RunSummary['stepCoun
   };
 }
 
-/** An `attempts` row with its outputs already decoded (JSON text in SQLite, jsonb in Postgres). */
+/** An `attempts` row, as written and read, with its outputs decoded (JSON text in SQLite, jsonb in Postgres). */
 export interface AttemptRow {
   run_id: string;
   step_id: string;
@@ -40,7 +40,7 @@ export interface AttemptRow {
   owner: string | null;
   started_at: number | null;
   ended_at: number | null;
-  outcome: string;
+  outcome: AttemptRecord['outcome'];
   failure_class: string | null;
   exit_code: number | null;
   fingerprint: string | null;
@@ -61,7 +61,7 @@ export function attemptFromRow(row: AttemptRow): AttemptRecord {
     owner: row.owner,
     startedAt: row.started_at,
     endedAt: row.ended_at,
-    outcome: row.outcome as AttemptRecord['outcome'],
+    outcome: row.outcome,
     failureClass: row.failure_class as FailureClass | null,
     exitCode: row.exit_code,
     fingerprint: row.fingerprint,

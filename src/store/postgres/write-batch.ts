@@ -5,28 +5,8 @@ import { hooksFor } from '../../core/hooks.js';
 import type { HookSpec } from '../../core/plan/types.js';
 import { DUE_STEP_STATUSES, type RunState, stepOf } from '../../core/run-state.js';
 import { runningCount } from '../loaded-run.js';
+import type { AttemptRow } from '../store-rows.js';
 import { toPgJson } from './pg-json.js';
-
-/** One attempt row as `attempts` stores it. */
-export interface AttemptRow {
-  run_id: string;
-  step_id: string;
-  attempt: number;
-  owner: string | null;
-  started_at: number | null;
-  ended_at: number | null;
-  outcome: 'succeeded' | 'failed' | 'interrupted' | 'discarded';
-  failure_class: string | null;
-  exit_code: number | null;
-  fingerprint: string | null;
-  message: string | null;
-  summary: string | null;
-  log_path: string | null;
-  outputs: unknown[];
-  input_tokens: number | null;
-  output_tokens: number | null;
-  cost_usd: number | null;
-}
 
 /** The earliest due time of a run's ready and retry_wait steps (`runs.next_due_at`); null: none. */
 export function nextDueAt(run: Pick<RunState, 'steps'>): number | null {
