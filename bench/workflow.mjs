@@ -6,28 +6,12 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import Database from 'better-sqlite3';
 import { Baton, defineWorkflow } from '../dist/index.js';
+import { storedRunBytes } from '../scripts/stored-run-bytes.mjs';
 import { median } from './lib.mjs';
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 5);
 const STEPS = 200;
-
-function storedBytes(home, runId) {
-  const db = new Database(join(home, 'baton.db'), { readonly: true });
-  const sum = (sql) => db.prepare(sql).pluck().get(runId) ?? 0;
-  const bytes =
-    sum(
-      "SELECT sum(length(coalesce(result_json, '')) + length(coalesce(last_error, ''))) FROM steps WHERE run_id = ?",
-    ) +
-    sum(
-      "SELECT sum(length(coalesce(summary, '')) + length(coalesce(message, '')) + length(outputs_json)) FROM attempts WHERE run_id = ?",
-    ) +
-    sum('SELECT sum(length(data_json)) FROM events WHERE run_id = ?') +
-    sum('SELECT sum(length(plan_json)) FROM run_plans WHERE run_id = ?');
-  db.close();
-  return bytes;
-}
 
 async function inHome(fn) {
   const home = mkdtempSync(join(tmpdir(), 'baton-bench-wf-'));
@@ -61,7 +45,7 @@ for (const [label, bytes] of [
 ]) {
   checkpoint[label] = await inHome(async (baton, home) => {
     await baton.run(sizes, { bytes: String(bytes) }, { runId: 'r' });
-    return storedBytes(home, 'r');
+    return storedRunBytes(home, 'r');
   });
 }
 

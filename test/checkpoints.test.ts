@@ -19,6 +19,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
+import { storedRunBytes } from '../scripts/stored-run-bytes.mjs';
 import { artifactPath } from '../src/engine/result-artifacts.js';
 import { Baton } from '../src/workflow/baton.js';
 import { defineWorkflow } from '../src/workflow/define-workflow.js';
@@ -34,26 +35,6 @@ const newHome = () => {
   homes.push(home);
   return home;
 };
-
-/** Bytes a run holds in the database: every text and JSON column of its rows. */
-function storedBytes(home: string, runId: string): number {
-  const db = new Database(join(home, 'baton.db'), { readonly: true });
-  try {
-    const sum = (sql: string) => (db.prepare(sql).pluck().get(runId) as number | null) ?? 0;
-    return (
-      sum(
-        "SELECT sum(length(coalesce(result_json, '')) + length(coalesce(last_error, ''))) FROM steps WHERE run_id = ?",
-      ) +
-      sum(
-        "SELECT sum(length(coalesce(summary, '')) + length(coalesce(message, '')) + length(outputs_json)) FROM attempts WHERE run_id = ?",
-      ) +
-      sum('SELECT sum(length(data_json)) FROM events WHERE run_id = ?') +
-      sum('SELECT sum(length(plan_json)) FROM run_plans WHERE run_id = ?')
-    );
-  } finally {
-    db.close();
-  }
-}
 
 const sizes = defineWorkflow<{ bytes: string }>({ name: 'sizes', inputs: { bytes: null } })
   .step('produce', (ctx) => 'x'.repeat(Number(ctx.inputs.bytes)))
@@ -77,7 +58,7 @@ describe('small checkpoints', () => {
     } finally {
       await baton.close();
     }
-    expect(storedBytes(home, 'big')).toBeLessThan(100_000);
+    expect(storedRunBytes(home, 'big')).toBeLessThan(100_000);
     expect(existsSync(join(home, 'artifacts'))).toBe(offloaded);
   });
 });
