@@ -6,6 +6,7 @@ import { PostgresStore } from '../src/store/postgres/postgres-store.js';
 import type { ClaimedStep, Completion, Store } from '../src/store/store.js';
 import { freshSchemaName, startPostgres, type TestPostgres } from './helpers/postgres.js';
 import { chainPlan, describeStoreContract } from './store-contract.js';
+import { describeFlowContract } from './store-flow-contract.js';
 
 let server: TestPostgres;
 let admin: pg.Pool;
@@ -27,6 +28,15 @@ const dropSchema = async (schema: string) => {
 
 describeStoreContract('postgres', () => {
   const schema = freshSchemaName('contract');
+  return {
+    open: () => PostgresStore.open(server.url, { schema }),
+    reopen: () => PostgresStore.open(server.url, { schema }),
+    cleanup: () => dropSchema(schema),
+  };
+});
+
+describeFlowContract('postgres', () => {
+  const schema = freshSchemaName('flow');
   return {
     open: () => PostgresStore.open(server.url, { schema }),
     reopen: () => PostgresStore.open(server.url, { schema }),
@@ -84,13 +94,13 @@ describe('PostgreSQL store specifics', () => {
     }
     expect(isBatonError(error, 'DB_TOO_NEW')).toBe(true);
     expect((error as Error).message).toMatch(
-      /schema version 999 but this Baton knows only up to 1\b.*Upgrade Baton/,
+      /schema version 999 but this Baton knows only up to 2\b.*Upgrade Baton/,
     );
     const { rows } = await admin.query(
       `SELECT value FROM "${schema}".baton_meta WHERE key = 'schema_version'`,
     );
     expect(rows[0].value).toBe('999');
-    await admin.query(`UPDATE "${schema}".baton_meta SET value = '1' WHERE key = 'schema_version'`);
+    await admin.query(`UPDATE "${schema}".baton_meta SET value = '2' WHERE key = 'schema_version'`);
     const again = await open(schema);
     expect((await again.getRun('r'))?.steps).toHaveLength(2);
     await closeAll();
@@ -104,7 +114,7 @@ describe('PostgreSQL store specifics', () => {
     const { rows } = await admin.query(`SELECT key, value FROM "${schema}".baton_meta ORDER BY key`);
     expect(rows).toEqual([
       { key: 'app', value: 'baton' },
-      { key: 'schema_version', value: '1' },
+      { key: 'schema_version', value: '2' },
     ]);
     await closeAll();
     await dropSchema(schema);

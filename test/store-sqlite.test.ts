@@ -6,9 +6,20 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { isBatonError } from '../src/core/errors.js';
 import { SqliteStore } from '../src/store/sqlite/sqlite-store.js';
 import { chainPlan, describeStoreContract } from './store-contract.js';
+import { describeFlowContract } from './store-flow-contract.js';
 
 describeStoreContract('sqlite', () => {
   const dir = mkdtempSync(join(tmpdir(), 'baton-store-'));
+  const path = join(dir, 'baton.db');
+  return {
+    open: async () => SqliteStore.open(path),
+    reopen: async () => SqliteStore.open(path),
+    cleanup: async () => rmSync(dir, { recursive: true, force: true }),
+  };
+});
+
+describeFlowContract('sqlite', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'baton-flow-'));
   const path = join(dir, 'baton.db');
   return {
     open: async () => SqliteStore.open(path),

@@ -16,6 +16,7 @@ export function fallbackPlanStep(step: PlanStep): PlanStep {
     agent: _agent,
     fallback: _fallback,
     budget: _budget,
+    flowKey: _flowKey,
     ...common
   } = step;
   return {

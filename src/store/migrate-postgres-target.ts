@@ -1,3 +1,4 @@
+import { flowKeyOf } from '../core/flow.js';
 import { runningCount } from './loaded-run.js';
 import {
   MIGRATED_TABLES,
@@ -110,21 +111,24 @@ export class PostgresMigrationTarget {
           ...rest,
           fn: planStep?.kind === 'fn' ? (planStep.fn ?? '') : null,
           on_fallback: on_fallback === 1,
+          flow_key: planStep ? flowKeyOf(planStep, on_fallback === 1) : null,
         };
       });
     });
     await this.insert(
       `INSERT INTO ${s}.steps (run_id, step_id, position, fn, status, attempt, tries, due_at, lease_owner,
          lease_expires_at, started_at, last_error, last_failure_class, fingerprint, fingerprint_repeats, result,
-         blocked_reason, pid, host, updated_at, input_tokens, output_tokens, cost_usd, first_started_at, on_fallback)
+         blocked_reason, pid, host, updated_at, input_tokens, output_tokens, cost_usd, first_started_at, on_fallback,
+         flow_key)
        SELECT run_id, step_id, position, fn, status, attempt, tries, due_at, lease_owner, lease_expires_at,
          started_at, last_error, last_failure_class, fingerprint, fingerprint_repeats, result_json::json,
-         blocked_reason, pid, host, updated_at, input_tokens, output_tokens, cost_usd, first_started_at, on_fallback
+         blocked_reason, pid, host, updated_at, input_tokens, output_tokens, cost_usd, first_started_at, on_fallback,
+         flow_key
        FROM json_to_recordset($1::json) AS x (run_id text, step_id text, position integer, fn text, status text,
          attempt integer, tries integer, due_at bigint, lease_owner text, lease_expires_at bigint, started_at bigint,
          last_error text, last_failure_class text, fingerprint text, fingerprint_repeats integer, result_json text,
          blocked_reason text, pid integer, host text, updated_at bigint, input_tokens bigint, output_tokens bigint,
-         cost_usd double precision, first_started_at bigint, on_fallback boolean)`,
+         cost_usd double precision, first_started_at bigint, on_fallback boolean, flow_key text)`,
       stepRows,
     );
   }
@@ -237,6 +241,23 @@ export class PostgresMigrationTarget {
     const counts = {} as TableCounts;
     for (const table of MIGRATED_TABLES) counts[table] = Number(rows[0]![table]);
     return counts;
+  }
+
+  /**
+   * Flow limits the target does not have yet (a limit set there already wins); the recent starts
+   * are not copied. Returns the keys copied.
+   */
+  async insertFlowLimits(rows: readonly SourceRow[]): Promise<string[]> {
+    if (rows.length === 0) return [];
+    const { rows: inserted } = await this.client.query<{ key: string }>(
+      `INSERT INTO ${this.schema}.flow_limits (key, concurrency, rate_count, rate_window_ms, updated_at)
+       SELECT key, concurrency, rate_count, rate_window_ms, updated_at
+       FROM json_to_recordset($1::json) AS x (key text, concurrency integer, rate_count integer,
+         rate_window_ms bigint, updated_at bigint)
+       ON CONFLICT (key) DO NOTHING RETURNING key`,
+      [toPgJson(rows)],
+    );
+    return inserted.map((row) => row.key);
   }
 
   /** Wakes workers (at commit) when a migrated running run has a step due at `dueAt`. */

@@ -177,6 +177,15 @@ export class SqliteMigrationSource {
       .all(JSON.stringify(runIds)) as SourceRow[];
   }
 
+  /** The flow limits set in the file (configuration, not per run; `baton flow set`). */
+  flowLimits(): SourceRow[] {
+    return this.db
+      .prepare(
+        'SELECT key, concurrency, rate_count, rate_window_ms, updated_at FROM flow_limits ORDER BY key',
+      )
+      .all() as SourceRow[];
+  }
+
   /** Up to `limit` events after `afterSeq`, in seq order, of these runs (null: of every run). */
   eventsAfter(afterSeq: number, runIds: readonly string[] | null, limit: number): SourceEventRow[] {
     const filter = runIds === null ? '' : `AND e.${IN_RUNS}`;

@@ -160,6 +160,7 @@ async function copyRuns(
     after = events[events.length - 1]!.seq;
     await target.insertDeliveries(source.deliveriesOf(first, after, eventFilter), seqMap);
   }
+  await target.insertFlowLimits(source.flowLimits());
   await options.beforeVerify?.(client, schema);
   const targetCounts = await target.counts(runIds);
   if (!sameCounts(sourceCounts, targetCounts)) throw new CountMismatch(targetCounts);

@@ -1,4 +1,5 @@
 import type { FailureClass, OutputArtifact } from '../core/failure.js';
+import type { FlowKeyState } from '../core/flow.js';
 import type { RunStatus } from '../core/run-state.js';
 import type { AttemptRecord, RunSummary } from './store.js';
 
@@ -73,5 +74,28 @@ export function attemptFromRow(row: AttemptRow): AttemptRecord {
       row.input_tokens === null
         ? null
         : { inputTokens: row.input_tokens, outputTokens: row.output_tokens ?? 0, costUsd: row.cost_usd ?? 0 },
+  };
+}
+
+/** A `flow_limits` row (either dialect) with the attempts running under its key, as the flow gate takes it. */
+export function flowKeyState(row: {
+  key: string;
+  concurrency: number | null;
+  rate_count: number | null;
+  rate_window_ms: number | string | null;
+  running: number | string;
+  starts: number[];
+}): FlowKeyState {
+  return {
+    limit: {
+      key: row.key,
+      concurrency: row.concurrency,
+      rate:
+        row.rate_count === null || row.rate_window_ms === null
+          ? null
+          : { count: row.rate_count, windowMs: Number(row.rate_window_ms) },
+    },
+    running: Number(row.running),
+    starts: row.starts,
   };
 }

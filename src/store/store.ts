@@ -1,6 +1,7 @@
 import type { RandomSource } from '../core/backoff.js';
 import type { BatonEvent, StoredEvent } from '../core/events.js';
 import type { FailureClass, OutputArtifact, StepOutcome, StepUsage } from '../core/failure.js';
+import type { FlowLimit } from '../core/flow.js';
 import type { HookSpec, Plan, PlanStep } from '../core/plan/types.js';
 import type { RunStatus, StepResult, StepState } from '../core/run-state.js';
 
@@ -74,6 +75,12 @@ export interface Store {
     result: { ok: true } | { ok: false; error: string; retryAt: number | null },
     now: number,
   ): Promise<void>;
+  /** `baton flow set`: sets (or replaces) the limit of a flow key; every worker obeys it from its next claim. */
+  setFlowLimit(limit: FlowLimit, now: number): Promise<void>;
+  /** `baton flow rm`: removes a key's limit; false when it had none. */
+  removeFlowLimit(key: string): Promise<boolean>;
+  /** Every flow limit, with the attempts running under its key and its starts in the current window. */
+  listFlowLimits(now: number): Promise<FlowLimitStatus[]>;
   /**
    * Sleeps until other processes make work due (a notification) or until `untilMs` (ms since the
    * epoch; Infinity: no timer of the caller's), whichever comes first; resolves at once when `signal`
@@ -82,6 +89,14 @@ export interface Store {
    */
   waitForWork?(untilMs: number, signal: AbortSignal): Promise<void>;
   close(): Promise<void>;
+}
+
+export interface FlowLimitStatus extends FlowLimit {
+  /** Attempts under the key running now, across all workers. */
+  running: number;
+  /** Starts that count against the rate now (0 without a rate). */
+  recentStarts: number;
+  updatedAt: number;
 }
 
 export interface NewRun {

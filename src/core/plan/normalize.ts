@@ -28,6 +28,7 @@ interface StepDefaults {
   retry: RetryPolicy;
   timeoutMs: string | number;
   delayBeforeMs: string | number;
+  flowKey: string | undefined;
 }
 
 /**
@@ -50,6 +51,7 @@ export function normalizePlan(file: PlanFile, fileName: string): Plan {
     retry: mergeRetry(DEFAULT_RETRY, file.defaults?.retry, 'defaults.retry', issues),
     timeoutMs: file.defaults?.timeoutMs ?? DEFAULT_TIMEOUT_MS,
     delayBeforeMs: file.defaults?.delayBeforeMs ?? 0,
+    flowKey: file.defaults?.flowKey,
   };
   const steps = file.steps.map((step, index) => normalizeStep(step, defaults, pathOf(index), issues));
 
@@ -169,6 +171,7 @@ function normalizeStep(
   const delayBefore = step.delayBeforeMs ?? defaults.delayBeforeMs;
 
   const agent = kind === 'agent' ? (step.agent ?? defaults.agent) : undefined;
+  const flowKey = step.flowKey ?? defaults.flowKey;
   const normalized: PlanStep = {
     id: step.id,
     title: step.title ?? step.id,
@@ -182,6 +185,7 @@ function normalizeStep(
     requiredOutputs: [...(step.requiredOutputs ?? [])],
     sideEffect: step.sideEffect ?? 'none',
     ...(step.budget === undefined ? {} : { budget: normalizeBudget(step.budget, `${path}.budget`) }),
+    ...(flowKey === undefined ? {} : { flowKey }),
     ...(step.shadowResult === undefined ? {} : { shadowResult: structuredClone(step.shadowResult) }),
     ...(step.fallback === undefined
       ? {}

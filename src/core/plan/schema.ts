@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { DURATION_EXAMPLES, DURATION_PATTERN, isDuration, parseDurationMs } from './duration.js';
-import { PLAN_NAME_PATTERN, RESERVED_NAMES, STEP_ID_PATTERN } from './types.js';
+import { FLOW_KEY_PATTERN, PLAN_NAME_PATTERN, RESERVED_NAMES, STEP_ID_PATTERN } from './types.js';
 import { describeValue, unknownKeysMessage } from './zod-issues.js';
 
 /**
@@ -32,6 +32,12 @@ function nameSchema(what: string, pattern: RegExp, rule: string) {
 }
 
 /** Step ids and input names become object keys elsewhere, so prototype names are refused. */
+function flowKeySchema(description: string) {
+  return nameSchema('flow key', FLOW_KEY_PATTERN, '1-100 letters, digits or "._:@/-", e.g. claude').describe(
+    description,
+  );
+}
+
 function idSchema(what: string) {
   return nameSchema(what, STEP_ID_PATTERN, '1-64 letters, digits, "_" or "-"').refine(
     (name) => !RESERVED_NAMES.has(name),
@@ -289,6 +295,9 @@ export const stepSchema = strictObject(
         'What running the step twice would do: none (safe to repeat), idempotent (repeating is harmless, e.g. keyed by BATON_IDEMPOTENCY_KEY), unsafe (an interrupted attempt is an unknown outcome for a human, never retried blindly). Default none.',
       ),
     budget: budgetSchema.optional(),
+    flowKey: flowKeySchema(
+      "Flow-control key its attempts count against (limits: baton flow set <key>). Default: defaults.flowKey, else the executor: the agent command's base name (claude), the model provider (openai) or fn:<name>.",
+    ).optional(),
     fallback: fallbackSchema.optional(),
     shadowResult: jsonValueSchema
       .optional()
@@ -331,8 +340,9 @@ export const defaultsSchema = strictObject(
     delayBeforeMs: durationSchema(
       'Durable delay before the first attempt of every step. Default 0.',
     ).optional(),
+    flowKey: flowKeySchema('Flow-control key of every step that does not set its own.').optional(),
   },
-  'defaults: { agent?, retry?, timeoutMs?, delayBeforeMs? }',
+  'defaults: { agent?, retry?, timeoutMs?, delayBeforeMs?, flowKey? }',
 ).describe('Applied to every step that does not set the field itself.');
 
 export const limitsSchema = strictObject(

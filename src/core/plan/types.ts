@@ -99,6 +99,11 @@ export interface PlanStep {
   sideEffect: SideEffect;
   /** Limits of this step across its attempts; reaching one blocks the step (class `budget`). */
   budget?: Budget;
+  /**
+   * The flow-control key its attempts count against (`baton flow set <key>`); unset: the executor's
+   * own key (see core/flow.ts `flowKeyOf`). Its fallback counts against the fallback's executor.
+   */
+  flowKey?: string;
   fallback?: FallbackSpec;
   /** In a shadow run, what this step (if it has a side effect) passes on instead of running. */
   shadowResult?: unknown;
@@ -172,6 +177,8 @@ export interface Plan {
 
 /** Step ids and input names: `[A-Za-z0-9_-]{1,64}`, also safe inside `{{steps.<id>.summary}}`. */
 export const STEP_ID_PATTERN = /^[A-Za-z0-9_-]{1,64}$/;
+/** Flow keys: 1-100 letters, digits and `._:@/-` (e.g. `claude`, `openai`, `fn:fetch`, `api/github`). */
+export const FLOW_KEY_PATTERN = /^[A-Za-z0-9._:@/-]{1,100}$/;
 /** Plan names: `[A-Za-z0-9._-]{1,100}`. */
 export const PLAN_NAME_PATTERN = /^[A-Za-z0-9._-]{1,100}$/;
 /** Refused as step ids and input names: they would reach object prototypes where ids are keys. */

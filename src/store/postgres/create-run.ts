@@ -1,6 +1,7 @@
 import type { BatonEvent } from '../../core/events.js';
 import type { RunState } from '../../core/run-state.js';
 import { initialStepStates } from '../../core/transitions.js';
+import { stepFlowKey } from '../flow-accounting.js';
 import type { NewRun } from '../store.js';
 import { toPgJson } from './pg-json.js';
 import { nextDueAt } from './write-batch.js';
@@ -38,6 +39,7 @@ export function createRunValues(spec: NewRun): { state: RunState; values: unknow
     status: steps[position]!.status,
     due_at: steps[position]!.dueAt,
     result: steps[position]!.resultJson,
+    flow_key: stepFlowKey(state, position),
   }));
   const dueAt = nextDueAt(state);
   return {
@@ -73,10 +75,10 @@ export function createRunSql(schema: string, channel: string): string {
     VALUES ($1, $2, $3, $4::json, $5, $6, $7, $7, $8, $13)),
   pl AS (INSERT INTO ${schema}.run_plans (run_id, plan) VALUES ($1, $9::json)),
   st AS (
-    INSERT INTO ${schema}.steps (run_id, step_id, position, fn, status, due_at, result, updated_at)
-    SELECT $1, x.step_id, x.position, x.fn, x.status, x.due_at, x.result::json, $7
+    INSERT INTO ${schema}.steps (run_id, step_id, position, fn, status, due_at, result, updated_at, flow_key)
+    SELECT $1, x.step_id, x.position, x.fn, x.status, x.due_at, x.result::json, $7, x.flow_key
     FROM json_to_recordset($10::json) AS x (step_id text, position integer, fn text, status text, due_at bigint,
-      result text)),
+      result text, flow_key text)),
   ev AS (INSERT INTO ${schema}.events (run_id, at, type, step_id, data) VALUES ($1, $7, $11, NULL, $12::json))
 SELECT pg_notify('${channel}', $14::text) WHERE $14::text IS NOT NULL`;
 }

@@ -1,5 +1,5 @@
-/** Which part of a cycle locked a run. */
-export type LockPhase = 'complete' | 'reclaim' | 'claim';
+/** Which part of a cycle locked a run; `flow` rows name a flow key with a limit (nothing locked). */
+export type LockPhase = 'complete' | 'reclaim' | 'claim' | 'flow';
 
 export interface CycleLockParams {
   /** Runs of the completions: waited for, locked in id order (so two waiters never deadlock). */
@@ -25,7 +25,10 @@ export interface CycleLockParams {
  *
  * Due work is found from run rows alone (`next_due_at`, `running_count`, `concurrency`) through the
  * partial index of running runs, so a claim reads what is due, earliest first, and never history.
- * Only a worker limited to some functions looks at the due steps themselves.
+ * Only a worker limited to some functions, or a database with flow keys at their limit, looks at
+ * the due steps themselves: a run whose due steps are all held back by flow control is not locked,
+ * so it never takes the place of claimable work. The statement also returns the flow keys that
+ * have a limit (phase `flow`), which the cycle then locks before admitting claims under them.
  */
 export function cycleLockSql(schema: string): string {
   return `WITH completing AS (
@@ -35,21 +38,33 @@ export function cycleLockSql(schema: string): string {
     WHERE $2::bigint IS NOT NULL AND s.status = 'running' AND s.lease_expires_at <= $2::bigint
     ORDER BY s.lease_expires_at LIMIT $3::integer
     FOR NO KEY UPDATE OF r SKIP LOCKED
+  ), saturated AS (
+    SELECT f.key FROM ${schema}.flow_limits f
+    WHERE $4::integer > 0 AND (
+      -- Attempts of runs completing in this cycle may end in it: not counted (a filter only; the
+      -- limit itself is enforced after locking the key).
+      (f.concurrency IS NOT NULL AND f.concurrency <= (
+        SELECT count(*) FROM ${schema}.steps s
+        WHERE s.status = 'running' AND s.flow_key = f.key AND s.run_id <> ALL ($1::text[])))
+      OR (f.rate_count IS NOT NULL AND f.rate_count <= (
+        SELECT count(*) FROM unnest(f.starts) AS t (at) WHERE t.at > $5::bigint - f.rate_window_ms)))
   ), claimable AS (
     SELECT r.id FROM ${schema}.runs r
     WHERE r.status = 'running' AND r.next_due_at <= $5::bigint AND r.running_count < r.concurrency
       AND r.id <> ALL ($8::text[])
       AND ($6::text IS NULL OR r.id = $6::text)
-      AND ($7::text[] IS NULL OR EXISTS (
+      AND (($7::text[] IS NULL AND NOT EXISTS (SELECT 1 FROM saturated)) OR EXISTS (
         SELECT 1 FROM ${schema}.steps s
         WHERE s.run_id = r.id AND s.status IN ('ready', 'retry_wait') AND s.due_at <= $5::bigint
-          AND (s.fn IS NULL OR s.fn = ANY ($7::text[]))))
+          AND ($7::text[] IS NULL OR s.fn IS NULL OR s.fn = ANY ($7::text[]))
+          AND (s.flow_key IS NULL OR s.flow_key NOT IN (SELECT key FROM saturated))))
     ORDER BY r.next_due_at, r.id LIMIT $4::integer
     FOR NO KEY UPDATE OF r SKIP LOCKED
   )
   SELECT id, 'complete' AS phase FROM completing
   UNION ALL SELECT id, 'reclaim' FROM expired
-  UNION ALL SELECT id, 'claim' FROM claimable`;
+  UNION ALL SELECT id, 'claim' FROM claimable
+  UNION ALL SELECT key, 'flow' FROM ${schema}.flow_limits`;
 }
 
 export function cycleLockValues(params: CycleLockParams): unknown[] {
@@ -63,4 +78,19 @@ export function cycleLockValues(params: CycleLockParams): unknown[] {
     params.functions,
     params.exclude,
   ];
+}
+
+/** Locks flow-key rows and returns their limits (waiting for them, or skipping those held: `skipLocked`). */
+export function flowLockSql(schema: string, skipLocked: boolean): string {
+  return `SELECT key, concurrency, rate_count, rate_window_ms, starts FROM ${schema}.flow_limits
+    WHERE key = ANY ($1::text[]) ORDER BY key FOR UPDATE${skipLocked ? ' SKIP LOCKED' : ''}`;
+}
+
+/**
+ * Attempts running under each key. A separate statement after the lock: READ COMMITTED gives it a
+ * snapshot that holds every claim committed by the key's previous holder.
+ */
+export function flowRunningSql(schema: string): string {
+  return `SELECT flow_key AS key, count(*)::integer AS running FROM ${schema}.steps
+    WHERE status = 'running' AND flow_key = ANY ($1::text[]) GROUP BY flow_key`;
 }

@@ -1,8 +1,10 @@
 import { ATTEMPT_SUMMARY_MAX_CHARS, type StepUsage } from '../../core/failure.js';
 import { fallbackPlanStep } from '../../core/fallback.js';
+import { FlowGate, type FlowKeyState } from '../../core/flow.js';
 import type { Plan } from '../../core/plan/types.js';
-import { DUE_STEP_STATUSES, planIndex, stepOf } from '../../core/run-state.js';
+import { DUE_STEP_STATUSES, planIndex, type RunState, stepOf } from '../../core/run-state.js';
 import { claimStep, completeStep, expireLease, holdsLease, type Transition } from '../../core/transitions.js';
+import { dueFlowKeys, flowAllows, flowStarted, freedLimitedSlot, type HeldRun } from '../flow-accounting.js';
 import { resultOf, runningCount } from '../loaded-run.js';
 import type { ClaimedStep, Completion, CycleRequest, CycleResult, ReclaimedAttempt } from '../store.js';
 import type { PgLoadedRun } from './run-loader.js';
@@ -10,6 +12,8 @@ import { WriteBatch } from './write-batch.js';
 
 interface Slot {
   entry: PgLoadedRun;
+  /** The run as loaded (its stored state while this transaction holds its lock). */
+  loaded: RunState;
   changed: Set<string>;
   planChanged: boolean;
   dirty: boolean;
@@ -35,6 +39,10 @@ export class CycleWork {
   private readonly reclaimed: ReclaimedAttempt[] = [];
   private accepted: boolean[] = [];
   readonly batch = new WriteBatch();
+  /** Flow keys that have a limit, as the lock statement saw them. */
+  readonly limitedKeys = new Set<string>();
+  /** The limits of the keys this transaction locked; null until one is. */
+  private gate: FlowGate | null = null;
 
   constructor(private readonly request: CycleRequest) {}
 
@@ -49,8 +57,40 @@ export class CycleWork {
   add(loaded: ReadonlyMap<string, PgLoadedRun>): void {
     for (const [id, entry] of loaded) {
       if (!this.runs.has(id))
-        this.runs.set(id, { entry, changed: new Set(), planChanged: false, dirty: false, usage: null });
+        this.runs.set(id, {
+          entry,
+          loaded: entry.state,
+          changed: new Set(),
+          planChanged: false,
+          dirty: false,
+          usage: null,
+        });
     }
+  }
+
+  private *held(): Iterable<HeldRun> {
+    for (const slot of this.runs.values()) yield { loaded: slot.loaded, state: slot.entry.state };
+  }
+
+  /**
+   * The limited flow keys that due steps of the given runs (all locked runs when omitted) fall
+   * under and that this transaction has not locked yet, in key order (the order locks are taken in).
+   */
+  flowKeysToLock(runIds: Iterable<string> = this.runs.keys()): string[] {
+    if (this.limitedKeys.size === 0) return [];
+    const keys = new Set<string>();
+    for (const runId of runIds) {
+      const state = this.runs.get(runId)?.entry.state;
+      if (state?.status === 'running') dueFlowKeys(state, this.request.now, keys);
+    }
+    return [...keys].filter((key) => this.limitedKeys.has(key) && !this.gate?.has(key)).sort();
+  }
+
+  /** The keys of `wanted` this transaction locked, with their counts; the others admit nothing now. */
+  addFlowKeys(locked: readonly FlowKeyState[], wanted: readonly string[]): void {
+    this.gate ??= new FlowGate([], this.request.now);
+    this.gate.add(locked);
+    for (const key of wanted) this.gate.block(key);
   }
 
   private apply(slot: Slot, transition: Transition): void {
@@ -203,10 +243,12 @@ export class CycleWork {
     if (planStep.kind === 'fn' && request.functions && !request.functions.includes(planStep.fn ?? ''))
       return false;
     if (runningCount(state) >= state.plan.limits.concurrency) return false;
+    if (!flowAllows(this.gate, state, candidate.position, () => this.held())) return false;
     const transition = claimStep(state, candidate.stepId, request.owner, request.now, request.leaseMs);
     this.apply(slot, transition);
     const step = stepOf(transition.run, candidate.stepId)!;
     if (step.status !== 'running') return false;
+    flowStarted(this.gate, transition.run, candidate.position);
     this.claimed.push({
       runId: candidate.runId,
       stepId: candidate.stepId,
@@ -248,9 +290,13 @@ export class CycleWork {
     for (const slot of this.runs.values()) {
       if (!slot.dirty && !slot.usage) continue;
       const { state } = slot.entry;
+      // A limited slot freed here may be what a sleeping worker waits for: wake them.
+      if (freedLimitedSlot({ loaded: slot.loaded, state }, this.limitedKeys))
+        this.batch.noteDue(this.request.now);
       const hash = this.batch.runState(state, slot.changed, slot.planChanged, slot.usage);
       if (hash) changedPlans.push({ runId: state.id, hash, plan: state.plan });
     }
+    this.batch.flowStarts(this.gate?.changedStarts() ?? []);
     return {
       result: { claimed: this.claimed, accepted: this.accepted, reclaimed: this.reclaimed },
       changedPlans,

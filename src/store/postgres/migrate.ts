@@ -18,6 +18,7 @@ const REQUIRED_TABLES = [
   'artifacts',
   'effects',
   'hook_deliveries',
+  'flow_limits',
 ];
 
 function loadMigrations(): Migration[] {

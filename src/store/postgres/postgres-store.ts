@@ -1,5 +1,6 @@
 import { runNotFound } from '../../core/errors.js';
 import type { BatonEvent } from '../../core/events.js';
+import { type FlowLimit, validateFlowLimit } from '../../core/flow.js';
 import {
   approveRun,
   cancelRun,
@@ -17,6 +18,7 @@ import type {
   CycleResult,
   EffectKey,
   EffectRecord,
+  FlowLimitStatus,
   HookDelivery,
   HookDeliveryKey,
   NewRun,
@@ -28,6 +30,7 @@ import { createRunSql, createRunValues } from './create-run.js';
 import { type CycleLockParams, cycleLockSql, cycleLockValues, type LockPhase } from './cycle-locks.js';
 import { CycleWork } from './cycle-work.js';
 import { PostgresEffects } from './effects.js';
+import { PostgresFlow } from './flow-limits.js';
 import { PostgresHookDeliveries } from './hook-deliveries.js';
 import { migrateSchema } from './migrate.js';
 import {
@@ -84,6 +87,7 @@ export class PostgresStore extends PostgresReads implements Store {
   private readonly createSql: PreparedSql;
   private readonly effects: PostgresEffects;
   private readonly hooks: PostgresHookDeliveries;
+  private readonly flow: PostgresFlow;
   private readonly listener: WorkListener;
   /** Results in the runs the last cycle claimed from (see `getStepResults`). */
   private claimedResults = new Map<string, Map<string, string>>();
@@ -119,6 +123,7 @@ export class PostgresStore extends PostgresReads implements Store {
     this.createSql = prepared(createRunSql(schema, channel));
     this.effects = new PostgresEffects(pool, schema);
     this.hooks = new PostgresHookDeliveries(pool, schema);
+    this.flow = new PostgresFlow(pool, schema);
     this.listener = listener;
   }
 
@@ -153,15 +158,18 @@ export class PostgresStore extends PostgresReads implements Store {
     };
     const { result, changedPlans, claimedResults } = await inTransaction(this.pool, async (client) => {
       for (let round = 0; ; round++) {
-        const locked = await this.lock(client, params, work.lockedRunIds);
+        const locked = await this.lock(client, params, work);
         work.add(await this.loader.load(client, locked.newRunIds));
         if (round === 0) {
           work.complete();
           if (reclaim) work.reclaimExpired(RECLAIM_BATCH);
-          work.claimDue();
-        } else {
-          work.claimDue(locked.newRunIds);
         }
+        // Limited flow keys of the due work are locked before any claim under them; only the first
+        // round waits for them (no lock is waited for while holding one taken in a later round).
+        const keys = work.flowKeysToLock(round === 0 ? undefined : locked.newRunIds);
+        if (keys.length > 0) work.addFlowKeys(await this.flow.lock(client, keys, round > 0), keys);
+        if (round === 0) work.claimDue();
+        else work.claimDue(locked.newRunIds);
         // Fewer runs than asked: every run with visible due work was locked (or is another worker's).
         if (work.claimsLeft <= 0 || locked.claimRuns < params.claimRuns || round + 1 >= CLAIM_MAX_ROUNDS)
           break;
@@ -198,11 +206,14 @@ export class PostgresStore extends PostgresReads implements Store {
     return results;
   }
 
-  /** Runs the lock statement; returns the runs locked by it that this cycle did not hold yet. */
+  /**
+   * Runs the lock statement; returns the runs locked by it that this cycle did not hold yet, and
+   * notes the flow keys with a limit in `work`.
+   */
   private async lock(
     client: PgClient,
     params: CycleLockParams,
-    held: readonly string[],
+    work: CycleWork,
   ): Promise<{ newRunIds: string[]; claimRuns: number }> {
     const nothingToLock =
       params.completionRunIds.length === 0 && params.reclaimBefore === null && params.claimRuns === 0;
@@ -211,10 +222,14 @@ export class PostgresStore extends PostgresReads implements Store {
       ...this.lockSql,
       values: cycleLockValues(params),
     });
-    const seen = new Set(held);
+    const seen = new Set(work.lockedRunIds);
     const newRunIds: string[] = [];
     let claimRuns = 0;
     for (const row of rows) {
+      if (row.phase === 'flow') {
+        work.limitedKeys.add(row.id);
+        continue;
+      }
       if (row.phase === 'claim') claimRuns++;
       if (!seen.has(row.id)) {
         seen.add(row.id);
@@ -311,6 +326,18 @@ export class PostgresStore extends PostgresReads implements Store {
 
   async clearEffect(key: EffectKey): Promise<void> {
     await this.effects.clear(key);
+  }
+
+  async setFlowLimit(limit: FlowLimit, now: number): Promise<void> {
+    await this.flow.set(validateFlowLimit(limit), now);
+  }
+
+  removeFlowLimit(key: string): Promise<boolean> {
+    return this.flow.remove(key);
+  }
+
+  listFlowLimits(now: number): Promise<FlowLimitStatus[]> {
+    return this.flow.list(now);
   }
 
   claimHookDeliveries(owner: string, now: number, leaseMs: number, limit: number): Promise<HookDelivery[]> {

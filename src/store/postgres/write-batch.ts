@@ -3,7 +3,8 @@ import type { BatonEvent } from '../../core/events.js';
 import type { StepUsage } from '../../core/failure.js';
 import { hooksFor } from '../../core/hooks.js';
 import type { HookSpec } from '../../core/plan/types.js';
-import { DUE_STEP_STATUSES, type RunState, stepOf } from '../../core/run-state.js';
+import { DUE_STEP_STATUSES, planIndex, type RunState } from '../../core/run-state.js';
+import { stepFlowKey } from '../flow-accounting.js';
 import { runningCount } from '../loaded-run.js';
 import type { AttemptRow } from '../store-rows.js';
 import { toPgJson } from './pg-json.js';
@@ -34,11 +35,17 @@ export class WriteBatch {
   private readonly steps: object[] = [];
   private readonly attempts: AttemptRow[] = [];
   private readonly artifacts: object[] = [];
+  private readonly flow: { key: string; starts: string }[] = [];
   /** The earliest due time of the steps this batch made due in running runs (the NOTIFY payload). */
   private dueAt: number | null = null;
 
   get empty(): boolean {
-    return this.events.length === 0 && this.runs.length === 0 && this.attempts.length === 0;
+    return (
+      this.events.length === 0 &&
+      this.runs.length === 0 &&
+      this.attempts.length === 0 &&
+      this.flow.length === 0
+    );
   }
 
   /** An event; `hooks` are the plan's, and the calls this event owes are written with it. */
@@ -88,8 +95,10 @@ export class WriteBatch {
       add_output_tokens: usage?.outputTokens ?? 0,
       add_cost_usd: usage?.costUsd ?? 0,
     });
+    const { position } = planIndex(run.plan);
     for (const stepId of changedSteps) {
-      const step = stepOf(run, stepId)!;
+      const index = position.get(stepId)!;
+      const step = run.steps[index]!;
       this.steps.push({
         run_id: run.id,
         step_id: step.stepId,
@@ -112,6 +121,7 @@ export class WriteBatch {
         cost_usd: step.usage?.costUsd ?? 0,
         first_started_at: step.firstStartedAt ?? null,
         on_fallback: step.onFallback === true,
+        flow_key: stepFlowKey(run, index),
       });
       if (run.status === 'running' && DUE_STEP_STATUSES.has(step.status)) this.noteDue(step.dueAt);
     }
@@ -122,6 +132,11 @@ export class WriteBatch {
   noteDue(dueAt: number | null): void {
     if (dueAt === null) return;
     this.dueAt = this.dueAt === null ? dueAt : Math.min(this.dueAt, dueAt);
+  }
+
+  /** The starts of rate-limited flow keys a cycle's claims added (their rows are locked by it). */
+  flowStarts(changed: readonly { key: string; starts: number[] }[]): void {
+    for (const { key, starts } of changed) this.flow.push({ key, starts: JSON.stringify(starts) });
   }
 
   attempt(row: AttemptRow): void {
@@ -145,6 +160,7 @@ export class WriteBatch {
       toPgJson(this.attempts),
       toPgJson(this.artifacts),
       this.dueAt === null ? null : String(this.dueAt),
+      toPgJson(this.flow),
     ];
   }
 }
@@ -183,7 +199,7 @@ export function writeBatchSql(schema: string, channel: string): string {
       last_error = x.last_error, last_failure_class = x.last_failure_class, fingerprint = x.fingerprint,
       fingerprint_repeats = x.fingerprint_repeats, result = x.result::json, blocked_reason = x.blocked_reason,
       updated_at = x.updated_at, input_tokens = x.input_tokens, output_tokens = x.output_tokens,
-      cost_usd = x.cost_usd, first_started_at = x.first_started_at, on_fallback = x.on_fallback,
+      cost_usd = x.cost_usd, first_started_at = x.first_started_at, on_fallback = x.on_fallback, flow_key = x.flow_key,
       -- The process noted for an attempt belongs to that attempt only.
       pid = CASE WHEN x.status = 'running' AND x.attempt = s.attempt THEN s.pid END,
       host = CASE WHEN x.status = 'running' AND x.attempt = s.attempt THEN s.host END
@@ -191,7 +207,7 @@ export function writeBatchSql(schema: string, channel: string): string {
       tries integer, due_at bigint, lease_owner text, lease_expires_at bigint, started_at bigint, last_error text,
       last_failure_class text, fingerprint text, fingerprint_repeats integer, result text, blocked_reason text,
       updated_at bigint, input_tokens bigint, output_tokens bigint, cost_usd double precision, first_started_at bigint,
-      on_fallback boolean)
+      on_fallback boolean, flow_key text)
     WHERE s.run_id = x.run_id AND s.step_id = x.step_id),
   att AS (
     INSERT INTO ${schema}.attempts (run_id, step_id, attempt, owner, started_at, ended_at, outcome, failure_class,
@@ -209,6 +225,10 @@ export function writeBatchSql(schema: string, channel: string): string {
     SELECT x.run_id, x.step_id, x.attempt, x.path, x.size, x.sha256
     FROM json_to_recordset($6::json) AS x (run_id text, step_id text, attempt integer, path text, size bigint,
       sha256 text)
-    ON CONFLICT DO NOTHING)
+    ON CONFLICT DO NOTHING),
+  fl AS (
+    UPDATE ${schema}.flow_limits f SET starts = ARRAY(SELECT json_array_elements_text(x.starts::json)::bigint)
+    FROM json_to_recordset($8::json) AS x (key text, starts text)
+    WHERE f.key = x.key)
 SELECT pg_notify('${channel}', $7::text) WHERE $7::text IS NOT NULL`;
 }

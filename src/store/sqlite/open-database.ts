@@ -107,6 +107,7 @@ const TABLES_ADDED_BY_VERSION: Record<number, string[]> = {
   1: ['baton_meta', 'runs', 'run_plans', 'steps', 'attempts', 'events', 'artifacts'],
   2: ['effects'],
   3: ['hook_deliveries'],
+  4: ['flow_limits'],
 };
 
 function requiredTables(version: number): string[] {

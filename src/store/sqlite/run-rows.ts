@@ -4,13 +4,14 @@ import type { FailureClass } from '../../core/failure.js';
 import { hooksFor } from '../../core/hooks.js';
 import type { HookSpec, Plan } from '../../core/plan/types.js';
 import {
+  planIndex,
   type RunState,
   type RunStatus,
   type StepState,
   type StepStatus,
-  stepOf,
 } from '../../core/run-state.js';
 import type { Transition } from '../../core/transitions.js';
+import { stepFlowKey } from '../flow-accounting.js';
 import type { LoadedRun } from '../loaded-run.js';
 import type { SqliteDatabase } from './open-database.js';
 
@@ -128,7 +129,7 @@ export class RunRows {
       `UPDATE steps SET status = ?, attempt = ?, tries = ?, due_at = ?, lease_owner = ?, lease_expires_at = ?,
          started_at = ?, last_error = ?, last_failure_class = ?, fingerprint = ?, fingerprint_repeats = ?,
          result_json = ?, blocked_reason = ?, updated_at = ?, input_tokens = ?, output_tokens = ?, cost_usd = ?,
-         first_started_at = ?, on_fallback = ?,
+         first_started_at = ?, on_fallback = ?, flow_key = ?,
          pid = CASE WHEN ? = 'running' THEN pid ELSE NULL END,
          host = CASE WHEN ? = 'running' THEN host ELSE NULL END
        WHERE run_id = ? AND step_id = ?`,
@@ -222,8 +223,10 @@ export class RunRows {
       this.updatePlanHash.run(hash, run.id);
       this.planCache.set(run.id, { hash, plan: run.plan });
     }
+    const { position } = planIndex(run.plan);
     for (const stepId of changedSteps) {
-      const step = stepOf(run, stepId)!;
+      const index = position.get(stepId)!;
+      const step = run.steps[index]!;
       this.updateStep.run(
         step.status,
         step.attempt,
@@ -244,6 +247,7 @@ export class RunRows {
         step.usage?.costUsd ?? 0,
         step.firstStartedAt ?? null,
         step.onFallback ? 1 : 0,
+        stepFlowKey(run, index),
         step.status,
         step.status,
         run.id,

@@ -3,6 +3,7 @@ import { runNotFound } from '../../core/errors.js';
 import type { BatonEvent } from '../../core/events.js';
 import { ATTEMPT_SUMMARY_MAX_CHARS } from '../../core/failure.js';
 import { fallbackPlanStep } from '../../core/fallback.js';
+import { type FlowLimit, validateFlowLimit } from '../../core/flow.js';
 import {
   approveRun,
   cancelRun,
@@ -27,6 +28,7 @@ import {
   initialStepStates,
   type Transition,
 } from '../../core/transitions.js';
+import { flowAllows, flowStarted, runningDelta, stepFlowKey } from '../flow-accounting.js';
 import type { LoadedRun } from '../loaded-run.js';
 import { resultOf, runningCount } from '../loaded-run.js';
 import type {
@@ -37,6 +39,7 @@ import type {
   CycleResult,
   EffectKey,
   EffectRecord,
+  FlowLimitStatus,
   HookDelivery,
   HookDeliveryKey,
   NewRun,
@@ -53,6 +56,7 @@ import {
   schemaError,
 } from './open-database.js';
 import { SqliteEffects } from './sqlite-effects.js';
+import { SqliteFlow } from './sqlite-flow.js';
 import { SqliteReads } from './sqlite-reads.js';
 import { SqliteRetention } from './sqlite-retention.js';
 import { type DueRow, prepareStoreStatements } from './store-statements.js';
@@ -71,6 +75,7 @@ export class SqliteStore extends SqliteReads implements Store {
   private readonly hooks: SqliteHookDeliveries;
   private readonly effects: SqliteEffects;
   private readonly retention: SqliteRetention;
+  private readonly flow: SqliteFlow;
 
   static open(path: string, options?: OpenSqliteOptions): SqliteStore {
     const db = openSqliteDatabase(path, options);
@@ -92,6 +97,7 @@ export class SqliteStore extends SqliteReads implements Store {
     this.hooks = new SqliteHookDeliveries(db);
     this.effects = new SqliteEffects(db);
     this.retention = new SqliteRetention(db);
+    this.flow = new SqliteFlow(db);
   }
 
   async createRun(spec: NewRun): Promise<RunSummary> {
@@ -120,6 +126,7 @@ export class SqliteStore extends SqliteReads implements Store {
           state.dueAt,
           state.resultJson,
           spec.now,
+          stepFlowKey({ plan: spec.plan, steps }, position),
         );
       });
       this.rows.appendEvent(spec.id, spec.now, {
@@ -153,15 +160,27 @@ export class SqliteStore extends SqliteReads implements Store {
     // step row once at the end (a completion and its successor's claim often touch the same rows).
     const touched = new Map<
       string,
-      { entry: LoadedRun | null; changed: Set<string>; planChanged: boolean; dirty: boolean }
+      {
+        entry: LoadedRun | null;
+        loaded: RunState | null;
+        changed: Set<string>;
+        planChanged: boolean;
+        dirty: boolean;
+      }
     >();
     const load = (runId: string): LoadedRun | null => {
       let slot = touched.get(runId);
       if (!slot) {
-        slot = { entry: this.rows.load(runId), changed: new Set(), planChanged: false, dirty: false };
+        const entry = this.rows.load(runId);
+        slot = { entry, loaded: entry?.state ?? null, changed: new Set(), planChanged: false, dirty: false };
         touched.set(runId, slot);
       }
       return slot.entry;
+    };
+    // Runs held in memory, as loaded and as changed: flow control counts their attempts from these.
+    const held = function* () {
+      for (const slot of touched.values())
+        if (slot.entry && slot.loaded) yield { loaded: slot.loaded, state: slot.entry.state };
     };
     const apply = (entry: LoadedRun, transition: Transition): void => {
       for (const event of transition.events) {
@@ -235,6 +254,8 @@ export class SqliteStore extends SqliteReads implements Store {
     }
 
     const claimed: ClaimedStep[] = [];
+    // Limits of flow keys, read in this transaction (writers are serialized): null when none is set.
+    const gate = request.claimLimit > 0 ? this.flow.gate(request.now) : null;
     const tryClaim = (candidate: DueRow): void => {
       const entry = load(candidate.run_id);
       if (!entry || entry.state.status !== 'running') return;
@@ -247,6 +268,8 @@ export class SqliteStore extends SqliteReads implements Store {
       if (planStep.kind === 'fn' && request.functions && !request.functions.includes(planStep.fn ?? ''))
         return;
       if (runningCount(entry.state) >= entry.state.plan.limits.concurrency) return;
+      const position = planIndex(entry.state.plan).position.get(candidate.step_id)!;
+      if (!flowAllows(gate, entry.state, position, held)) return;
       const transition = claimStep(
         entry.state,
         candidate.step_id,
@@ -257,6 +280,7 @@ export class SqliteStore extends SqliteReads implements Store {
       apply(entry, transition);
       const step = stepOf(transition.run, candidate.step_id)!;
       if (step.status !== 'running') return;
+      flowStarted(gate, entry.state, position);
       claimed.push({
         runId: candidate.run_id,
         stepId: candidate.step_id,
@@ -285,23 +309,34 @@ export class SqliteStore extends SqliteReads implements Store {
       const seen = new Set<string>();
       let after: DueRow = { run_id: '', step_id: '', due_at: Number.MIN_SAFE_INTEGER };
       for (let page = 0; page < CLAIM_MAX_PAGES && claimed.length < request.claimLimit; page++) {
+        const saturated = gate ? gate.saturatedKeys((key) => runningDelta(key, held())) : [];
         const stored =
-          request.runId === undefined
-            ? this.statements.dueCandidates.all(
+          request.runId === undefined && saturated.length > 0
+            ? this.statements.dueCandidatesUnsaturated.all(
                 request.now,
                 after.due_at,
                 after.due_at,
                 after.run_id,
                 after.step_id,
+                JSON.stringify(saturated),
                 CLAIM_PAGE,
               )
-            : this.statements.dueCandidatesOfRun.all(
-                request.runId,
-                request.now,
-                after.due_at,
-                after.step_id,
-                CLAIM_PAGE,
-              );
+            : request.runId === undefined
+              ? this.statements.dueCandidates.all(
+                  request.now,
+                  after.due_at,
+                  after.due_at,
+                  after.run_id,
+                  after.step_id,
+                  CLAIM_PAGE,
+                )
+              : this.statements.dueCandidatesOfRun.all(
+                  request.runId,
+                  request.now,
+                  after.due_at,
+                  after.step_id,
+                  CLAIM_PAGE,
+                );
         const candidates = page === 0 ? dueCandidates(stored, touched.values(), request) : stored;
         for (const candidate of candidates) {
           if (claimed.length >= request.claimLimit) break;
@@ -317,6 +352,7 @@ export class SqliteStore extends SqliteReads implements Store {
     for (const slot of touched.values()) {
       if (slot.dirty && slot.entry) this.rows.writeState(slot.entry.state, slot.changed, slot.planChanged);
     }
+    this.flow.saveStarts(gate);
     return { claimed, accepted, reclaimed };
   }
 
@@ -402,6 +438,19 @@ export class SqliteStore extends SqliteReads implements Store {
 
   async clearEffect(key: EffectKey): Promise<void> {
     this.write(() => this.effects.clear(key));
+  }
+
+  async setFlowLimit(limit: FlowLimit, now: number): Promise<void> {
+    const valid = validateFlowLimit(limit);
+    this.write(() => this.flow.set(valid, now));
+  }
+
+  async removeFlowLimit(key: string): Promise<boolean> {
+    return this.write(() => this.flow.delete(key));
+  }
+
+  async listFlowLimits(now: number): Promise<FlowLimitStatus[]> {
+    return this.flow.list(now);
   }
 
   async deleteFinishedRuns(before: number, options: { dryRun?: boolean } = {}): Promise<string[]> {

@@ -24,6 +24,7 @@ export interface StoreStatements {
   insertPlan: Statement;
   insertStep: Statement;
   dueCandidates: Statement<[number, number, number, string, string, number], DueRow>;
+  dueCandidatesUnsaturated: Statement<[number, number, number, string, string, string, number], DueRow>;
   dueCandidatesOfRun: Statement<[string, number, number, string, number], DueRow>;
   expired: Statement<[number, number], ExpiredRow>;
   insertAttempt: Statement;
@@ -43,15 +44,24 @@ export function prepareStoreStatements(db: SqliteDatabase): StoreStatements {
     ),
     insertPlan: db.prepare('INSERT INTO run_plans (run_id, plan_json) VALUES (?, ?)'),
     insertStep: db.prepare(
-      'INSERT INTO steps (run_id, step_id, position, status, due_at, result_json, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)',
+      'INSERT INTO steps (run_id, step_id, position, status, due_at, result_json, updated_at, flow_key) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
     ),
-    // Driven by the partial index of due steps, so a claim costs what is due, not what is stored.
     // Driven by the partial index of due steps, so a claim costs what is due, not what is stored;
     // paged by (due_at, run_id, step_id) so steps that cannot be claimed never hide later ones.
     dueCandidates: db.prepare<[number, number, number, string, string, number], DueRow>(
       `SELECT s.run_id, s.step_id, s.due_at FROM steps s INDEXED BY steps_due
        WHERE s.status IN ('ready', 'retry_wait') AND s.due_at <= ? AND s.due_at >= ?
          AND (s.due_at, s.run_id, s.step_id) > (?, ?, ?)
+         AND EXISTS (SELECT 1 FROM runs r WHERE r.id = s.run_id AND r.status = 'running')
+       ORDER BY s.due_at, s.run_id, s.step_id LIMIT ?`,
+    ),
+    // The same, leaving out steps under flow keys at their limit (a JSON array), so that work held
+    // back by flow control never fills the pages and hides claimable work behind it.
+    dueCandidatesUnsaturated: db.prepare<[number, number, number, string, string, string, number], DueRow>(
+      `SELECT s.run_id, s.step_id, s.due_at FROM steps s INDEXED BY steps_due
+       WHERE s.status IN ('ready', 'retry_wait') AND s.due_at <= ? AND s.due_at >= ?
+         AND (s.due_at, s.run_id, s.step_id) > (?, ?, ?)
+         AND (s.flow_key IS NULL OR s.flow_key NOT IN (SELECT value FROM json_each(?)))
          AND EXISTS (SELECT 1 FROM runs r WHERE r.id = s.run_id AND r.status = 'running')
        ORDER BY s.due_at, s.run_id, s.step_id LIMIT ?`,
     ),

@@ -1,0 +1,87 @@
+import { FlowGate, type FlowLimit, liveStarts } from '../../core/flow.js';
+import type { FlowLimitStatus } from '../store.js';
+import { flowKeyState } from '../store-rows.js';
+import type { SqliteDatabase } from './open-database.js';
+
+interface FlowRow {
+  key: string;
+  concurrency: number | null;
+  rate_count: number | null;
+  rate_window_ms: number | null;
+  starts_json: string;
+  updated_at: number;
+  running: number;
+}
+
+/**
+ * The flow limits of the SQLite store. Writers are serialized (BEGIN IMMEDIATE), so a cycle reads
+ * the limits, the attempts running under each key and the recent starts once, admits claims
+ * against them in memory, and writes the starts back in the same transaction.
+ */
+export class SqliteFlow {
+  private readonly selectAll;
+  private readonly updateStarts;
+  private readonly upsert;
+  private readonly remove;
+
+  constructor(db: SqliteDatabase) {
+    this.selectAll = db.prepare<[], FlowRow>(
+      `SELECT f.key, f.concurrency, f.rate_count, f.rate_window_ms, f.starts_json, f.updated_at,
+         (SELECT count(*) FROM steps s INDEXED BY steps_running_flow
+          WHERE s.status = 'running' AND s.flow_key = f.key) AS running
+       FROM flow_limits f ORDER BY f.key`,
+    );
+    this.updateStarts = db.prepare('UPDATE flow_limits SET starts_json = ? WHERE key = ?');
+    this.upsert = db.prepare(
+      `INSERT INTO flow_limits (key, concurrency, rate_count, rate_window_ms, updated_at) VALUES (?, ?, ?, ?, ?)
+       ON CONFLICT (key) DO UPDATE SET concurrency = excluded.concurrency, rate_count = excluded.rate_count,
+         rate_window_ms = excluded.rate_window_ms, updated_at = excluded.updated_at`,
+    );
+    this.remove = db.prepare('DELETE FROM flow_limits WHERE key = ?');
+  }
+
+  /** The gate of one cycle (inside its transaction), or null when no limit is set. */
+  gate(now: number): FlowGate | null {
+    const rows = this.selectAll.all();
+    if (rows.length === 0) return null;
+    return new FlowGate(
+      rows.map((row) => flowKeyState({ ...row, starts: JSON.parse(row.starts_json) as number[] })),
+      now,
+    );
+  }
+
+  /** Writes the starts a cycle's claims added (inside its transaction). */
+  saveStarts(gate: FlowGate | null): void {
+    for (const { key, starts } of gate?.changedStarts() ?? [])
+      this.updateStarts.run(JSON.stringify(starts), key);
+  }
+
+  set(limit: FlowLimit, now: number): void {
+    this.upsert.run(
+      limit.key,
+      limit.concurrency,
+      limit.rate?.count ?? null,
+      limit.rate?.windowMs ?? null,
+      now,
+    );
+  }
+
+  delete(key: string): boolean {
+    return this.remove.run(key).changes > 0;
+  }
+
+  list(now: number): FlowLimitStatus[] {
+    return this.selectAll.all().map((row) => {
+      const { limit, running, starts } = flowKeyState({
+        ...row,
+        starts: JSON.parse(row.starts_json) as number[],
+      });
+      return {
+        ...limit,
+        running,
+        recentStarts: liveStarts(limit.rate, starts, now).length,
+        updatedAt: row.updated_at,
+      };
+    });
+  }
+}
