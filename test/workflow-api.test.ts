@@ -47,6 +47,36 @@ describe('typed workflow API', () => {
     }
   });
 
+  it('holds steps sharing a flowKey to the limit set with setFlowLimit, across runs', async () => {
+    let running = 0;
+    let most = 0;
+    const call = async () => {
+      running++;
+      most = Math.max(most, running);
+      await new Promise((resolve) => setTimeout(resolve, 30));
+      running--;
+      return 'ok';
+    };
+    const wf = defineWorkflow({ name: 'fanout', limits: { concurrency: 8 } })
+      .step('a', { flowKey: 'api/search' }, call)
+      .step('b', { flowKey: 'api/search' }, call)
+      .step('c', { flowKey: 'api/search' }, call);
+    const baton = open();
+    try {
+      await baton.setFlowLimit('api/search', { concurrency: 2 });
+      const results = await Promise.all([baton.run(wf, {}), baton.run(wf, {})]);
+      expect(results).toEqual([
+        { a: 'ok', b: 'ok', c: 'ok' },
+        { a: 'ok', b: 'ok', c: 'ok' },
+      ]);
+      expect(most).toBe(2);
+      await expect(baton.setFlowLimit('api/search', { rate: 'often' })).rejects.toThrow(/is not a rate/);
+      await baton.setFlowLimit('api/search', null);
+    } finally {
+      await baton.close();
+    }
+  });
+
   it('start is idempotent by run id: the second start returns the same run and runs nothing again', async () => {
     let runs = 0;
     const wf = defineWorkflow({ name: 'once' }).step('a', () => ++runs);

@@ -1,6 +1,7 @@
 import { hostname } from 'node:os';
 import { join, resolve } from 'node:path';
 import { BatonError, runNotFound } from '../core/errors.js';
+import { parseFlowRate } from '../core/flow.js';
 import type { RunStatus } from '../core/run-state.js';
 import { Engine, type EngineReport } from '../engine/engine.js';
 import { resolveResults } from '../engine/result-artifacts.js';
@@ -166,6 +167,25 @@ export class Baton {
   ): Promise<WorkflowResults<W>> {
     const { runId } = await this.start(workflow, inputs, options);
     return this.result(workflow, runId);
+  }
+
+  /**
+   * Limits a flow key across every run and every worker on this store, from their next claim on:
+   * `{ concurrency: 2, rate: '10/1m' }` (either or both). `null` removes the key's limit.
+   */
+  async setFlowLimit(key: string, limit: { concurrency?: number; rate?: string } | null): Promise<void> {
+    if (limit === null) {
+      await this.store.removeFlowLimit(key);
+      return;
+    }
+    await this.store.setFlowLimit(
+      {
+        key,
+        concurrency: limit.concurrency ?? null,
+        rate: limit.rate === undefined ? null : parseFlowRate(limit.rate, `flow ${key}: rate`),
+      },
+      Date.now(),
+    );
   }
 
   /** A worker in this process: runs due steps of every run until `stop()`. */

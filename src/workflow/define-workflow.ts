@@ -45,6 +45,11 @@ export interface StepPolicy<Inputs, Deps extends string> {
   timeoutMs?: number | string;
   /** Default `none`. `unsafe`: an interrupted attempt is an unknown outcome, never retried blindly. */
   sideEffect?: SideEffect;
+  /**
+   * The flow-control key its attempts count against (`baton.setFlowLimit(key, ...)`), e.g. the API
+   * it calls. Default `fn:<workflow>.<step>`.
+   */
+  flowKey?: string;
   /** Asked, after a crash mid-effect, whether the effect `key` happened. */
   reconcile?: (
     context: StepContext<Inputs, unknown>,
@@ -128,6 +133,7 @@ export class Workflow<Inputs extends Record<string, string>, Results extends Rec
           ...(policy.retry === undefined ? {} : { retry: policy.retry }),
           ...(policy.timeoutMs === undefined ? {} : { timeoutMs: policy.timeoutMs }),
           ...(policy.sideEffect === undefined ? {} : { sideEffect: policy.sideEffect }),
+          ...(policy.flowKey === undefined ? {} : { flowKey: policy.flowKey }),
         })),
       },
       `workflow ${this.name}`,
