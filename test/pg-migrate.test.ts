@@ -138,6 +138,8 @@ beforeAll(async () => {
   const key = { runId: 'ok1', stepId: 'write', key: 'send-mail' };
   await sqlite.beginEffect(key, Date.now());
   await sqlite.completeEffect(key, { sent: true }, Date.now());
+  // A flow limit (configuration, copied along).
+  await sqlite.setFlowLimit({ key: 'node', concurrency: 3, rate: { count: 20, windowMs: 60_000 } }, 7);
   await sqlite.close();
   server = await started;
   admin = new pg.Pool({ connectionString: server.url, max: 2 });
@@ -209,6 +211,15 @@ describe('baton migrate', () => {
        ORDER BY e.seq`,
     );
     expect(rows.map((row) => row.type).sort()).toEqual(['run.blocked', 'run.succeeded', 'step.failed']);
+    // Flow limits come along, and every step row carries its flow key (the fixtures run `node`).
+    const flow = await json<{ key: string; concurrency: number; rate: unknown }[]>([
+      ...store,
+      'flow',
+      'list',
+    ]);
+    expect(flow).toMatchObject([{ key: 'node', concurrency: 3, rate: { count: 20, windowMs: 60_000 } }]);
+    const keys = await admin.query(`SELECT DISTINCT flow_key FROM "${schema}".steps`);
+    expect(keys.rows).toEqual([{ flow_key: 'node' }]);
 
     // Again: refused before anything is written, in either database.
     const countsBefore = await pgCounts(schema);
