@@ -197,6 +197,41 @@ export function describeStoreContract(name: string, makeHarness: () => StoreHarn
       expect(some.claimed).toHaveLength(1);
     });
 
+    it("claims a function step's agent fallback in a process without that function", async () => {
+      const plan = validatePlanObject(
+        {
+          name: 'fb',
+          steps: [
+            {
+              id: 's',
+              fn: 'flaky',
+              retry: { maxAttempts: 1 },
+              fallback: { instruction: 'do it by hand', agent: { command: ['claude', '-p'] } },
+            },
+          ],
+        },
+        'contract',
+      );
+      await create(plan);
+      const base = { owner: 'w1', leaseMs: 1000, claimLimit: 5, random };
+      const [claim] = (await store.cycle({ ...base, now: 1000, completions: [], functions: ['flaky'] }))
+        .claimed;
+      const failed: Completion = {
+        runId: claim!.runId,
+        stepId: 's',
+        attempt: claim!.attempt,
+        owner: 'w1',
+        outcome: { ok: false, failureClass: 'agent_failed', message: 'no' },
+        startedAt: 1000,
+        endedAt: 1001,
+        logPath: null,
+      };
+      await store.cycle({ ...base, now: 1001, completions: [failed], claimLimit: 0 });
+      // The fallback is an agent step now: a process without `flaky` runs it.
+      const next = await store.cycle({ ...base, now: 2000, completions: [], functions: [] });
+      expect(next.claimed.map((c) => [c.stepId, c.step.kind, c.fallback])).toEqual([['s', 'agent', true]]);
+    });
+
     it('accepts a late completion whose lease ran out but was not reclaimed yet, in the same cycle as reclaims', async () => {
       await create(chainPlan(2));
       const [claim] = (await cycle(1000)).claimed;

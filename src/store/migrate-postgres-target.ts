@@ -9,7 +9,7 @@ import {
 } from './migrate-sqlite-source.js';
 import type { PgClient } from './postgres/open-pool.js';
 import { toPgJson } from './postgres/pg-json.js';
-import { nextDueAt } from './postgres/write-batch.js';
+import { functionOf, nextDueAt } from './postgres/write-batch.js';
 
 /** A statement's JSON parameter stays under this size (characters); larger row sets are split. */
 const MAX_BATCH_CHARS = 8_000_000;
@@ -109,7 +109,7 @@ export class PostgresMigrationTarget {
         const { on_fallback, ...rest } = step;
         return {
           ...rest,
-          fn: planStep?.kind === 'fn' ? (planStep.fn ?? '') : null,
+          fn: planStep ? functionOf(planStep, on_fallback === 1) : null,
           on_fallback: on_fallback === 1,
           flow_key: planStep ? flowKeyOf(planStep, on_fallback === 1) : null,
         };

@@ -4,7 +4,7 @@ import { initialStepStates } from '../../core/transitions.js';
 import { stepFlowKey } from '../flow-accounting.js';
 import type { NewRun } from '../store.js';
 import { toPgJson } from './pg-json.js';
-import { nextDueAt } from './write-batch.js';
+import { functionOf, nextDueAt } from './write-batch.js';
 
 /** The result of a step that was done before the run was imported (as the SQLite store stores it). */
 const IMPORTED_RESULT = JSON.stringify({ summary: 'done before the run was imported', outputs: [] });
@@ -35,7 +35,7 @@ export function createRunValues(spec: NewRun): { state: RunState; values: unknow
   const stepRows = spec.plan.steps.map((step, position) => ({
     step_id: step.id,
     position,
-    fn: step.kind === 'fn' ? (step.fn ?? '') : null,
+    fn: functionOf(step, false),
     status: steps[position]!.status,
     due_at: steps[position]!.dueAt,
     result: steps[position]!.resultJson,

@@ -1,8 +1,9 @@
 import { createHash } from 'node:crypto';
 import type { BatonEvent } from '../../core/events.js';
 import type { StepUsage } from '../../core/failure.js';
+import { fallbackPlanStep } from '../../core/fallback.js';
 import { hooksFor } from '../../core/hooks.js';
-import type { HookSpec } from '../../core/plan/types.js';
+import type { HookSpec, PlanStep } from '../../core/plan/types.js';
 import { DUE_STEP_STATUSES, planIndex, type RunState } from '../../core/run-state.js';
 import { stepFlowKey } from '../flow-accounting.js';
 import { runningCount } from '../loaded-run.js';
@@ -21,6 +22,15 @@ export function nextDueAt(run: Pick<RunState, 'steps'>): number | null {
       earliest = step.dueAt;
   }
   return earliest;
+}
+
+/**
+ * The function a step runs next (`steps.fn`, which claims filter on for workers that register only
+ * some functions): its own, or its fallback's once that took over; null when that is not a function.
+ */
+export function functionOf(step: PlanStep, onFallback: boolean): string | null {
+  const runs = onFallback ? fallbackPlanStep(step) : step;
+  return runs.kind === 'fn' ? (runs.fn ?? '') : null;
 }
 
 /**
@@ -122,6 +132,7 @@ export class WriteBatch {
         first_started_at: step.firstStartedAt ?? null,
         on_fallback: step.onFallback === true,
         flow_key: stepFlowKey(run, index),
+        fn: functionOf(run.plan.steps[index]!, step.onFallback === true),
       });
       if (run.status === 'running' && DUE_STEP_STATUSES.has(step.status)) this.noteDue(step.dueAt);
     }
@@ -199,7 +210,7 @@ export function writeBatchSql(schema: string, channel: string): string {
       last_error = x.last_error, last_failure_class = x.last_failure_class, fingerprint = x.fingerprint,
       fingerprint_repeats = x.fingerprint_repeats, result = x.result::json, blocked_reason = x.blocked_reason,
       updated_at = x.updated_at, input_tokens = x.input_tokens, output_tokens = x.output_tokens,
-      cost_usd = x.cost_usd, first_started_at = x.first_started_at, on_fallback = x.on_fallback, flow_key = x.flow_key,
+      cost_usd = x.cost_usd, first_started_at = x.first_started_at, on_fallback = x.on_fallback, flow_key = x.flow_key, fn = x.fn,
       -- The process noted for an attempt belongs to that attempt only.
       pid = CASE WHEN x.status = 'running' AND x.attempt = s.attempt THEN s.pid END,
       host = CASE WHEN x.status = 'running' AND x.attempt = s.attempt THEN s.host END
@@ -207,7 +218,7 @@ export function writeBatchSql(schema: string, channel: string): string {
       tries integer, due_at bigint, lease_owner text, lease_expires_at bigint, started_at bigint, last_error text,
       last_failure_class text, fingerprint text, fingerprint_repeats integer, result text, blocked_reason text,
       updated_at bigint, input_tokens bigint, output_tokens bigint, cost_usd double precision, first_started_at bigint,
-      on_fallback boolean, flow_key text)
+      on_fallback boolean, flow_key text, fn text)
     WHERE s.run_id = x.run_id AND s.step_id = x.step_id),
   att AS (
     INSERT INTO ${schema}.attempts (run_id, step_id, attempt, owner, started_at, ended_at, outcome, failure_class,
