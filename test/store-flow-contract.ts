@@ -86,6 +86,22 @@ export function describeFlowContract(name: string, makeHarness: () => StoreHarne
       expect(await store.listFlowLimits(2009)).toEqual([]);
     });
 
+    it("counts a cancelled run's attempt until its lease runs out: its process may still be running", async () => {
+      await store.setFlowLimit({ key: 'fn:noop', concurrency: 1, rate: null }, 1);
+      await createRuns(2, onePlan({ fn: 'noop' }));
+      const [claim] = (await cycle(store, 2000, 'w1')).claimed;
+      expect(claim?.runId).toBe('r000');
+      await store.cancelRun('r000', 2001);
+      // Its worker learns of the cancel at its next renewal; until the lease (60 s) ends it counts.
+      expect((await cycle(store, 2002, 'w2')).claimed).toHaveLength(0);
+      expect((await store.listFlowLimits(2003))[0]?.running).toBe(1);
+      expect((await store.renewLeases('w1', [claim!], 60_000, 3000)).map((lost) => lost.runId)).toEqual([
+        'r000',
+      ]);
+      const after = await cycle(store, 62_001, 'w2');
+      expect(after.claimed.map((c) => c.runId)).toEqual(['r001']);
+    });
+
     it('admits at most the rate in any window, then the next starts once the window has moved on', async () => {
       await store.setFlowLimit({ key: 'openai', concurrency: null, rate: { count: 3, windowMs: 10_000 } }, 1);
       await createRuns(5, onePlan({ model: { provider: 'openai', model: 'gpt-4o-mini', prompt: 'hi' } }));

@@ -107,6 +107,27 @@ describe('PostgreSQL store specifics', () => {
     await dropSchema(schema);
   });
 
+  it('gives running steps stored before flow control their key when it migrates, so limits count them', async () => {
+    const schema = freshSchemaName('oldflow');
+    const store = await open(schema);
+    const plan = validatePlanObject({ name: 'old', steps: [{ id: 's', fn: 'noop' }] }, 'old');
+    for (const id of ['a', 'b'])
+      await store.createRun({ id, plan, planHash: 'h', inputs: {}, workspace: '/w', now: 1 });
+    const cycle = (s: Store, now: number) =>
+      s.cycle({ owner: 'w', now, leaseMs: 60_000, completions: [], claimLimit: 1, random: () => 0 });
+    expect((await cycle(store, 10)).claimed).toHaveLength(1);
+    await closeAll();
+    // The schema as version 1 left it: no flow columns or tables.
+    await admin.query(`ALTER TABLE "${schema}".steps DROP COLUMN flow_key; DROP TABLE "${schema}".flow_limits;
+      UPDATE "${schema}".baton_meta SET value = '1' WHERE key = 'schema_version'`);
+    const migrated = await open(schema);
+    await migrated.setFlowLimit({ key: 'fn:noop', concurrency: 1, rate: null }, 20);
+    expect((await migrated.listFlowLimits(21))[0]?.running).toBe(1);
+    expect((await cycle(migrated, 22)).claimed).toHaveLength(0);
+    await closeAll();
+    await dropSchema(schema);
+  });
+
   it('lets concurrent open() calls migrate a fresh schema together', async () => {
     const schema = freshSchemaName('race');
     const opened = await Promise.all(Array.from({ length: 6 }, () => open(schema, { poolSize: 2 })));

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import { isBatonError } from '../src/core/errors.js';
+import { validatePlanObject } from '../src/core/plan/parse.js';
 import { SqliteStore } from '../src/store/sqlite/sqlite-store.js';
 import { chainPlan, describeStoreContract } from './store-contract.js';
 import { describeFlowContract } from './store-flow-contract.js';
@@ -37,6 +38,31 @@ describe('SQLite store specifics', () => {
   };
   afterEach(() => {
     for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('gives running steps stored before flow control their key when it migrates, so limits count them', async () => {
+    const path = tempDb();
+    const store = SqliteStore.open(path);
+    const plan = validatePlanObject({ name: 'old', steps: [{ id: 's', fn: 'noop' }] }, 'old');
+    for (const id of ['a', 'b'])
+      await store.createRun({ id, plan, planHash: 'h', inputs: {}, workspace: '/w', now: 1 });
+    const cycle = (s: SqliteStore, now: number) =>
+      s.cycle({ owner: 'w', now, leaseMs: 60_000, completions: [], claimLimit: 1, random: () => 0 });
+    expect((await cycle(store, 10)).claimed).toHaveLength(1);
+    await store.close();
+    // The database as schema 3 left it: no flow columns, tables or indexes.
+    const db = new Database(path);
+    db.exec(`DROP INDEX steps_running_flow; DROP INDEX steps_stopping_flow; ALTER TABLE steps DROP COLUMN flow_key;
+      DROP TABLE flow_limits; UPDATE baton_meta SET value = '3' WHERE key = 'schema_version';`);
+    db.close();
+    const migrated = SqliteStore.open(path);
+    try {
+      await migrated.setFlowLimit({ key: 'fn:noop', concurrency: 1, rate: null }, 20);
+      expect((await migrated.listFlowLimits(21))[0]?.running).toBe(1);
+      expect((await cycle(migrated, 22)).claimed).toHaveLength(0);
+    } finally {
+      await migrated.close();
+    }
   });
 
   it('creates the database 0600 in WAL mode with synchronous=FULL, and keeps data across reopen', async () => {

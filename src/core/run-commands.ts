@@ -94,7 +94,11 @@ export function resolveStep(run: RunState, stepId: string, resultJson: string, n
   return draft.finish();
 }
 
-/** `baton cancel`: the run and every unfinished step end; a running attempt's outcome will be discarded. */
+/**
+ * `baton cancel`: the run and every unfinished step end; a running attempt's outcome will be
+ * discarded. A running step keeps its lease's expiry (not its owner): its process stops at the
+ * owner's next renewal, and flow control counts it until then.
+ */
 export function cancelRun(run: RunState, now: number): Transition {
   if (FINAL_RUN_STATUSES.has(run.status)) {
     throw new BatonError('INVALID_TRANSITION', `run ${run.id} is already ${run.status}`);
@@ -108,7 +112,8 @@ export function cancelRun(run: RunState, now: number): Transition {
       step.status === 'cancelled'
     )
       continue;
-    draft.setStep(step.stepId, { status: 'cancelled', dueAt: null, leaseOwner: null, leaseExpiresAt: null });
+    const leaseExpiresAt = step.status === 'running' ? step.leaseExpiresAt : null;
+    draft.setStep(step.stepId, { status: 'cancelled', dueAt: null, leaseOwner: null, leaseExpiresAt });
     draft.events.push({ type: 'step.cancelled', stepId: step.stepId });
   }
   draft.events.push({ type: 'run.cancelled' });

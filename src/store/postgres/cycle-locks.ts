@@ -45,7 +45,8 @@ export function cycleLockSql(schema: string): string {
       -- limit itself is enforced after locking the key).
       (f.concurrency IS NOT NULL AND f.concurrency <= (
         SELECT count(*) FROM ${schema}.steps s
-        WHERE s.status = 'running' AND s.flow_key = f.key AND s.run_id <> ALL ($1::text[])))
+        WHERE s.flow_key = f.key AND s.run_id <> ALL ($1::text[]) AND (s.status = 'running'
+          OR (s.status = 'cancelled' AND s.lease_expires_at IS NOT NULL AND s.lease_expires_at > $5::bigint))))
       OR (f.rate_count IS NOT NULL AND f.rate_count <= (
         SELECT count(*) FROM unnest(f.starts) AS t (at) WHERE t.at > $5::bigint - f.rate_window_ms)))
   ), claimable AS (
@@ -87,10 +88,13 @@ export function flowLockSql(schema: string, skipLocked: boolean): string {
 }
 
 /**
- * Attempts running under each key. A separate statement after the lock: READ COMMITTED gives it a
+ * Attempts running under each key (a cancelled one until its lease expires: its process may run
+ * until its owner's next renewal). A separate statement after the lock: READ COMMITTED gives it a
  * snapshot that holds every claim committed by the key's previous holder.
  */
 export function flowRunningSql(schema: string): string {
   return `SELECT flow_key AS key, count(*)::integer AS running FROM ${schema}.steps
-    WHERE status = 'running' AND flow_key = ANY ($1::text[]) GROUP BY flow_key`;
+    WHERE flow_key = ANY ($1::text[]) AND (status = 'running'
+      OR (status = 'cancelled' AND lease_expires_at IS NOT NULL AND lease_expires_at > $2::bigint))
+    GROUP BY flow_key`;
 }

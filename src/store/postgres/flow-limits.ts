@@ -35,7 +35,12 @@ export class PostgresFlow {
    * Locks the rows of `keys` (in key order; waiting for them, or skipping the ones another worker
    * holds) and returns the limits of those locked with the attempts running under them.
    */
-  async lock(client: PgClient, keys: readonly string[], skipLocked: boolean): Promise<FlowKeyState[]> {
+  async lock(
+    client: PgClient,
+    keys: readonly string[],
+    skipLocked: boolean,
+    now: number,
+  ): Promise<FlowKeyState[]> {
     const { rows } = await client.query<FlowRow>({
       ...(skipLocked ? this.lockSkip : this.lockWait),
       values: [keys],
@@ -43,7 +48,7 @@ export class PostgresFlow {
     if (rows.length === 0) return [];
     const counts = await client.query<{ key: string; running: number }>({
       ...this.running,
-      values: [rows.map((row) => row.key)],
+      values: [rows.map((row) => row.key), now],
     });
     const running = new Map(counts.rows.map((row) => [row.key, row.running]));
     return rows.map((row) => toState(row, running.get(row.key) ?? 0));
@@ -69,9 +74,11 @@ export class PostgresFlow {
   async list(now: number): Promise<FlowLimitStatus[]> {
     const { rows } = await this.pool.query<FlowRow & { updated_at: string; running: number }>(
       `SELECT f.key, f.concurrency, f.rate_count, f.rate_window_ms, f.starts, f.updated_at,
-         (SELECT count(*)::integer FROM ${this.schema}.steps s WHERE s.status = 'running' AND s.flow_key = f.key)
+         (SELECT count(*)::integer FROM ${this.schema}.steps s WHERE s.flow_key = f.key AND (s.status = 'running'
+           OR (s.status = 'cancelled' AND s.lease_expires_at IS NOT NULL AND s.lease_expires_at > $1::bigint)))
            AS running
        FROM ${this.schema}.flow_limits f ORDER BY f.key`,
+      [now],
     );
     return rows.map((row) => {
       const { limit, running, starts } = toState(row, row.running);

@@ -1,6 +1,8 @@
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { BatonError } from '../../core/errors.js';
+import type { Plan } from '../../core/plan/types.js';
+import { backfillFlowKeys, type KeylessStep } from '../flow-backfill.js';
 import { latestMigrationVersion, type Migration, readMigrations } from '../migration-files.js';
 import type { PgClient, PgPool } from './open-pool.js';
 import { quoteSchema } from './schema-name.js';
@@ -20,6 +22,27 @@ const REQUIRED_TABLES = [
   'hook_deliveries',
   'flow_limits',
 ];
+
+/** The schema version that added steps.flow_key. */
+const FLOW_KEYS_VERSION = 2;
+
+/** Gives the steps of runs not finished yet their flow key (see flow-backfill.ts); search_path is the schema. */
+async function backfillPostgresFlowKeys(client: PgClient): Promise<void> {
+  const { rows } = await client.query<KeylessStep & { plan: Plan }>(
+    `SELECT s.run_id, s.step_id, s.on_fallback, p.plan FROM steps s
+     JOIN runs r ON r.id = s.run_id JOIN run_plans p ON p.run_id = s.run_id
+     WHERE s.flow_key IS NULL AND r.status NOT IN ('succeeded', 'failed', 'cancelled')`,
+  );
+  if (rows.length === 0) return;
+  const plans = new Map(rows.map((row) => [row.run_id, row.plan]));
+  const keyed = backfillFlowKeys(rows, (runId) => plans.get(runId) ?? null);
+  await client.query(
+    `UPDATE steps s SET flow_key = x.flow_key
+     FROM json_to_recordset($1::json) AS x (run_id text, step_id text, flow_key text)
+     WHERE s.run_id = x.run_id AND s.step_id = x.step_id`,
+    [JSON.stringify(keyed)],
+  );
+}
 
 function loadMigrations(): Migration[] {
   return readMigrations(MIGRATIONS_DIR);
@@ -82,6 +105,7 @@ export async function migrateSchema(pool: PgPool, schema: string): Promise<void>
           [APP_ID, String(migration.version)],
         );
         await client.query(migration.sql);
+        if (migration.version === FLOW_KEYS_VERSION) await backfillPostgresFlowKeys(client);
       }
     }
     const present = current < latest ? await tablesOf(client, schema) : tables;

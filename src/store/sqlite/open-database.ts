@@ -3,6 +3,8 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
 import { BatonError } from '../../core/errors.js';
+import type { Plan } from '../../core/plan/types.js';
+import { backfillFlowKeys, type KeylessStep } from '../flow-backfill.js';
 import { latestMigrationVersion, type Migration, readMigrations } from '../migration-files.js';
 
 export type SqliteDatabase = Database.Database;
@@ -75,6 +77,27 @@ function schemaVersion(db: SqliteDatabase, path: string): number {
   return Number(row);
 }
 
+/** The schema version that added steps.flow_key. */
+const FLOW_KEYS_VERSION = 4;
+
+/** Gives the steps of runs not finished yet their flow key (see flow-backfill.ts). */
+function backfillSqliteFlowKeys(db: SqliteDatabase): void {
+  const steps = db
+    .prepare(
+      `SELECT s.run_id, s.step_id, s.on_fallback FROM steps s JOIN runs r ON r.id = s.run_id
+       WHERE s.flow_key IS NULL AND r.status NOT IN ('succeeded', 'failed', 'cancelled')`,
+    )
+    .all() as KeylessStep[];
+  if (steps.length === 0) return;
+  const selectPlan = db.prepare('SELECT plan_json FROM run_plans WHERE run_id = ?').pluck();
+  const update = db.prepare('UPDATE steps SET flow_key = ? WHERE run_id = ? AND step_id = ?');
+  const planOf = (runId: string) => {
+    const json = selectPlan.get(runId) as string | undefined;
+    return json === undefined ? null : (JSON.parse(json) as Plan);
+  };
+  for (const row of backfillFlowKeys(steps, planOf)) update.run(row.flow_key, row.run_id, row.step_id);
+}
+
 /** Applies every migration newer than the database, each in its own transaction with its version row. */
 function migrate(db: SqliteDatabase, path: string): void {
   const current = schemaVersion(db, path);
@@ -91,6 +114,7 @@ function migrate(db: SqliteDatabase, path: string): void {
         continue;
       }
       db.exec(migration.sql);
+      if (migration.version === FLOW_KEYS_VERSION) backfillSqliteFlowKeys(db);
       db.prepare(
         "INSERT OR REPLACE INTO baton_meta (key, value) VALUES ('app', ?), ('schema_version', ?)",
       ).run(APP_ID, String(migration.version));

@@ -25,10 +25,13 @@ export class SqliteFlow {
   private readonly remove;
 
   constructor(db: SqliteDatabase) {
-    this.selectAll = db.prepare<[], FlowRow>(
+    this.selectAll = db.prepare<[number], FlowRow>(
       `SELECT f.key, f.concurrency, f.rate_count, f.rate_window_ms, f.starts_json, f.updated_at,
          (SELECT count(*) FROM steps s INDEXED BY steps_running_flow
-          WHERE s.status = 'running' AND s.flow_key = f.key) AS running
+          WHERE s.status = 'running' AND s.flow_key = f.key)
+         + (SELECT count(*) FROM steps s INDEXED BY steps_stopping_flow
+          WHERE s.status = 'cancelled' AND s.lease_expires_at IS NOT NULL AND s.flow_key = f.key
+            AND s.lease_expires_at > ?) AS running
        FROM flow_limits f ORDER BY f.key`,
     );
     this.updateStarts = db.prepare('UPDATE flow_limits SET starts_json = ? WHERE key = ?');
@@ -42,7 +45,7 @@ export class SqliteFlow {
 
   /** The gate of one cycle (inside its transaction), or null when no limit is set. */
   gate(now: number): FlowGate | null {
-    const rows = this.selectAll.all();
+    const rows = this.selectAll.all(now);
     if (rows.length === 0) return null;
     return new FlowGate(
       rows.map((row) => flowKeyState({ ...row, starts: JSON.parse(row.starts_json) as number[] })),
@@ -71,7 +74,7 @@ export class SqliteFlow {
   }
 
   list(now: number): FlowLimitStatus[] {
-    return this.selectAll.all().map((row) => {
+    return this.selectAll.all(now).map((row) => {
       const { limit, running, starts } = flowKeyState({
         ...row,
         starts: JSON.parse(row.starts_json) as number[],

@@ -5,6 +5,9 @@
 -- machine admit attempts one after another against the same counts.
 ALTER TABLE steps ADD COLUMN flow_key text COLLATE "C";
 CREATE INDEX steps_running_flow ON steps (flow_key) WHERE status = 'running';
+-- A cancelled step whose attempt may still run (its lease has not expired): counted as running.
+CREATE INDEX steps_stopping_flow ON steps (flow_key, lease_expires_at)
+  WHERE status = 'cancelled' AND lease_expires_at IS NOT NULL;
 
 CREATE TABLE flow_limits (
   key text COLLATE "C" PRIMARY KEY,

@@ -1,9 +1,12 @@
 -- Baton schema 4: flow control. Each step row carries the flow key of the executor it runs next
 -- (core/flow.ts flowKeyOf, written with every step write); `flow_limits` holds the limits set with
 -- `baton flow set`, and the recent starts of rate-limited keys. Steps stored before this version
--- have no key until their next write: the claim computes it from the plan, so limits still hold.
+-- get theirs when the database is migrated (store/flow-backfill.ts).
 ALTER TABLE steps ADD COLUMN flow_key TEXT;
 CREATE INDEX steps_running_flow ON steps (flow_key) WHERE status = 'running';
+-- A cancelled step whose attempt may still run (its lease has not expired): counted as running.
+CREATE INDEX steps_stopping_flow ON steps (flow_key, lease_expires_at)
+  WHERE status = 'cancelled' AND lease_expires_at IS NOT NULL;
 
 CREATE TABLE flow_limits (
   key TEXT PRIMARY KEY,
