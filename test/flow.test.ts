@@ -58,6 +58,11 @@ describe('flow rates', () => {
     expect(parseFlowRate('100/h', 'r')).toEqual({ count: 100, windowMs: 3_600_000 });
     expect(parseFlowRate('1/2m', 'r')).toEqual({ count: 1, windowMs: 120_000 });
     expect(parseFlowRate('5 / 30s', 'r')).toEqual({ count: 5, windowMs: 30_000 });
+    expect(parseFlowRate('10/1min', 'r')).toEqual({ count: 10, windowMs: 60_000 });
+    expect(parseFlowRate('5000/1hour', 'r')).toEqual({ count: 5000, windowMs: 3_600_000 });
+    expect(parseFlowRate('3/2hours', 'r')).toEqual({ count: 3, windowMs: 7_200_000 });
+    expect(parseFlowRate('1/90sec', 'r')).toEqual({ count: 1, windowMs: 90_000 });
+    expect(parseFlowRate('1/day', 'r')).toEqual({ count: 1, windowMs: 86_400_000 });
     expect(formatFlowRate({ count: 1, windowMs: 120_000 })).toBe('1/2m');
     expect(formatFlowRate({ count: 3, windowMs: 1500 })).toBe('3/1500ms');
     for (const bad of ['10', '0/1m', '10/0s', '10/500ms', 'x/1m', '10/fortnight', '-1/1m']) {

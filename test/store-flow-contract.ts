@@ -142,9 +142,12 @@ export function describeFlowContract(name: string, makeHarness: () => StoreHarne
       ]);
     });
 
-    it('never lets work held back by a limit hide claimable work due after it', async () => {
+    it('never lets work held back by a limit hide claimable work due after it', {
+      timeout: 60_000,
+    }, async () => {
       await store.setFlowLimit({ key: 'fn:slow', concurrency: 1, rate: null }, 1);
-      await createRuns(150, onePlan({ fn: 'slow' }), 'a', 1000);
+      // More held back than one cycle pages through (SQLite reads 20 pages of 64 due steps).
+      await createRuns(1300, onePlan({ fn: 'slow' }), 'a', 1000);
       await createRuns(1, onePlan({ fn: 'fast' }), 'z', 1500);
       const claimed: ClaimedStep[] = [];
       for (let i = 0; i < 3; i++) claimed.push(...(await cycle(store, 2000 + i, 'w1', [], 3)).claimed);

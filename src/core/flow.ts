@@ -54,27 +54,29 @@ export function flowKeyOf(step: PlanStep, onFallback = false): string {
   }
 }
 
+/** Unit words a rate's window may use besides the duration units (ms, s, m, h, d), plural too. */
 const RATE_UNITS: Record<string, string> = {
-  s: '1s',
-  sec: '1s',
-  second: '1s',
-  m: '1m',
-  min: '1m',
-  minute: '1m',
-  h: '1h',
-  hour: '1h',
-  d: '1d',
-  day: '1d',
+  sec: 's',
+  second: 's',
+  min: 'm',
+  minute: 'm',
+  hour: 'h',
+  hr: 'h',
+  day: 'd',
 };
 
-/** Parses a rate such as `10/1m`, `10/min`, `100/h` or `1/2m` (at most 1 start in 2 minutes). */
+/**
+ * Parses a rate such as `10/1m`, `10/min`, `100/h`, `1/2m` (at most 1 start in 2 minutes) or
+ * `5000/1hour`: starts, a slash, then a window (a number, 1 when left out, and a unit).
+ */
 export function parseFlowRate(text: string, where: string): FlowRate {
-  const match = /^\s*(\d+)\s*\/\s*(\S+)\s*$/.exec(text);
+  const match = /^\s*(\d+)\s*\/\s*(\d+(?:\.\d+)?)?\s*([a-z]+)\s*$/i.exec(text);
   const count = match ? Number(match[1]) : Number.NaN;
-  const unit = match?.[2] ?? '';
+  const word = (match?.[3] ?? '').toLowerCase();
+  const unit = RATE_UNITS[word] ?? RATE_UNITS[word.replace(/s$/, '')] ?? word;
   let windowMs = Number.NaN;
   try {
-    windowMs = parseDurationMs(RATE_UNITS[unit] ?? unit, where);
+    windowMs = parseDurationMs(`${match?.[2] ?? '1'}${unit}`, where);
   } catch {
     // Reported below with the whole rate.
   }
@@ -135,7 +137,7 @@ export function validateFlowLimit(limit: FlowLimit): FlowLimit {
   if (concurrency === null && rate === null) {
     throw new BatonError(
       'INVALID_ARGUMENT',
-      `flow ${limit.key}: give a concurrency, a rate or both (e.g. --concurrency 2 --rate 10/1m); "baton flow rm ${limit.key}" removes a limit`,
+      `flow ${limit.key}: give a concurrency, a rate or both, e.g. at most 2 at once and 10 per minute (baton flow set ${limit.key} --concurrency 2 --rate 10/1m); to remove a limit: baton flow rm ${limit.key}`,
     );
   }
   return limit;

@@ -1,10 +1,22 @@
 import { type FlowGate, flowKeyOf } from '../core/flow.js';
-import { DUE_STEP_STATUSES, type RunState, type StepState } from '../core/run-state.js';
+import type { PlanStep } from '../core/plan/types.js';
+import type { RunState, StepState } from '../core/run-state.js';
+
+/** Keys by plan step (plans are immutable snapshots): [own executor's, fallback's]. */
+const keyCache = new WeakMap<PlanStep, [string | undefined, string | undefined]>();
 
 /** The flow key of what a step of `run` runs next (written with every step row as `flow_key`). */
 export function stepFlowKey(run: Pick<RunState, 'plan' | 'steps'>, position: number): string {
-  const step = run.steps[position]!;
-  return flowKeyOf(run.plan.steps[position]!, step.onFallback === true);
+  const planStep = run.plan.steps[position]!;
+  const onFallback = run.steps[position]!.onFallback === true;
+  let cached = keyCache.get(planStep);
+  if (!cached) {
+    cached = [undefined, undefined];
+    keyCache.set(planStep, cached);
+  }
+  const index = onFallback ? 1 : 0;
+  cached[index] ??= flowKeyOf(planStep, onFallback);
+  return cached[index];
 }
 
 function runningUnder(run: RunState, key: string): number {
@@ -35,14 +47,6 @@ export function runningDelta(key: string, held: Iterable<HeldRun>): number {
   return delta;
 }
 
-/** Flow keys of the steps of `run` due at `now`: the keys a claim in it may need. */
-export function dueFlowKeys(run: RunState, now: number, into: Set<string>): void {
-  run.steps.forEach((step, position) => {
-    if (DUE_STEP_STATUSES.has(step.status) && step.dueAt !== null && step.dueAt <= now)
-      into.add(stepFlowKey(run, position));
-  });
-}
-
 /**
  * Whether a claim of the step at `position` passes flow control. Call before the claim transition
  * is applied (the delta counts the step as not running yet), and `flowStarted` once it ran.
@@ -63,13 +67,14 @@ export function flowStarted(gate: FlowGate | null, run: RunState, position: numb
   gate?.started(stepFlowKey(run, position));
 }
 
-/** Steps of `loaded` that stopped running under a limited key in `state`: a slot freed for other workers. */
-export function freedLimitedSlot(held: HeldRun, limited: ReadonlySet<string>): boolean {
-  if (limited.size === 0 || held.state === held.loaded) return false;
-  return held.loaded.steps.some(
-    (step, position) =>
-      step.status === 'running' &&
-      held.state.steps[position]!.status !== 'running' &&
-      limited.has(stepFlowKey(held.loaded, position)),
-  );
+/** Limited keys of the steps of `loaded` that stopped running in `state`: slots freed for other workers. */
+export function freedLimitedKeys(held: HeldRun, limited: ReadonlySet<string>): Set<string> {
+  const freed = new Set<string>();
+  if (limited.size === 0 || held.state === held.loaded) return freed;
+  held.loaded.steps.forEach((step, position) => {
+    if (step.status !== 'running' || held.state.steps[position]!.status === 'running') return;
+    const key = stepFlowKey(held.loaded, position);
+    if (limited.has(key)) freed.add(key);
+  });
+  return freed;
 }

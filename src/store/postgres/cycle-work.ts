@@ -1,10 +1,17 @@
 import { ATTEMPT_SUMMARY_MAX_CHARS, type StepUsage } from '../../core/failure.js';
 import { fallbackPlanStep } from '../../core/fallback.js';
 import { FlowGate, type FlowKeyState } from '../../core/flow.js';
-import type { Plan } from '../../core/plan/types.js';
-import { DUE_STEP_STATUSES, planIndex, type RunState, stepOf } from '../../core/run-state.js';
+import type { Plan, PlanStep } from '../../core/plan/types.js';
+import { DUE_STEP_STATUSES, type RunState, stepOf } from '../../core/run-state.js';
 import { claimStep, completeStep, expireLease, holdsLease, type Transition } from '../../core/transitions.js';
-import { dueFlowKeys, flowAllows, flowStarted, freedLimitedSlot, type HeldRun } from '../flow-accounting.js';
+import {
+  flowAllows,
+  flowStarted,
+  freedLimitedKeys,
+  type HeldRun,
+  runningDelta,
+  stepFlowKey,
+} from '../flow-accounting.js';
 import { resultOf, runningCount } from '../loaded-run.js';
 import type { ClaimedStep, Completion, CycleRequest, CycleResult, ReclaimedAttempt } from '../store.js';
 import type { PgLoadedRun } from './run-loader.js';
@@ -77,13 +84,30 @@ export class CycleWork {
    * under and that this transaction has not locked yet, in key order (the order locks are taken in).
    */
   flowKeysToLock(runIds: Iterable<string> = this.runs.keys()): string[] {
-    if (this.limitedKeys.size === 0) return [];
+    if (this.limitedKeys.size === 0 || this.claimsLeft <= 0) return [];
+    const { request } = this;
     const keys = new Set<string>();
     for (const runId of runIds) {
       const state = this.runs.get(runId)?.entry.state;
-      if (state?.status === 'running') dueFlowKeys(state, this.request.now, keys);
+      // Only the keys of steps this cycle could claim: a key row is locked only to be used.
+      if (state?.status !== 'running' || (request.runId !== undefined && runId !== request.runId)) continue;
+      if (runningCount(state) >= state.plan.limits.concurrency) continue;
+      state.steps.forEach((step, position) => {
+        if (DUE_STEP_STATUSES.has(step.status) && step.dueAt !== null && step.dueAt <= request.now) {
+          if (this.runnableStep(state, position)) keys.add(stepFlowKey(state, position));
+        }
+      });
     }
     return [...keys].filter((key) => this.limitedKeys.has(key) && !this.gate?.has(key)).sort();
+  }
+
+  /** What the step at `position` runs next, or null when this worker lacks its function. */
+  private runnableStep(state: RunState, position: number): PlanStep | null {
+    const declared = state.plan.steps[position]!;
+    const planStep = state.steps[position]!.onFallback ? fallbackPlanStep(declared) : declared;
+    const { functions } = this.request;
+    if (planStep.kind === 'fn' && functions && !functions.includes(planStep.fn ?? '')) return null;
+    return planStep;
   }
 
   /** The keys of `wanted` this transaction locked, with their counts; the others admit nothing now. */
@@ -237,11 +261,9 @@ export class CycleWork {
     const slot = this.runs.get(candidate.runId)!;
     const state = slot.entry.state;
     if (state.status !== 'running') return false;
-    const declared = state.plan.steps[planIndex(state.plan).position.get(candidate.stepId)!]!;
     // What this attempt runs: the step's own executor, or its fallback once that took over.
-    const planStep = stepOf(state, candidate.stepId)?.onFallback ? fallbackPlanStep(declared) : declared;
-    if (planStep.kind === 'fn' && request.functions && !request.functions.includes(planStep.fn ?? ''))
-      return false;
+    const planStep = this.runnableStep(state, candidate.position);
+    if (!planStep) return false;
     if (runningCount(state) >= state.plan.limits.concurrency) return false;
     if (!flowAllows(this.gate, state, candidate.position, () => this.held())) return false;
     const transition = claimStep(state, candidate.stepId, request.owner, request.now, request.leaseMs);
@@ -290,9 +312,12 @@ export class CycleWork {
     for (const slot of this.runs.values()) {
       if (!slot.dirty && !slot.usage) continue;
       const { state } = slot.entry;
-      // A limited slot freed here may be what a sleeping worker waits for: wake them.
-      if (freedLimitedSlot({ loaded: slot.loaded, state }, this.limitedKeys))
-        this.batch.noteDue(this.request.now);
+      // A limited slot freed here (and not taken again by this cycle's claims) may be what a
+      // sleeping worker waits for: wake them.
+      for (const key of freedLimitedKeys({ loaded: slot.loaded, state }, this.limitedKeys)) {
+        if (!this.gate?.has(key) || this.gate.allows(key, runningDelta(key, this.held())))
+          this.batch.noteDue(this.request.now);
+      }
       const hash = this.batch.runState(state, slot.changed, slot.planChanged, slot.usage);
       if (hash) changedPlans.push({ runId: state.id, hash, plan: state.plan });
     }

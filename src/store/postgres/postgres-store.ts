@@ -167,7 +167,8 @@ export class PostgresStore extends PostgresReads implements Store {
         // Limited flow keys of the due work are locked before any claim under them; only the first
         // round waits for them (no lock is waited for while holding one taken in a later round).
         const keys = work.flowKeysToLock(round === 0 ? undefined : locked.newRunIds);
-        if (keys.length > 0) work.addFlowKeys(await this.flow.lock(client, keys, round > 0, request.now), keys);
+        if (keys.length > 0)
+          work.addFlowKeys(await this.flow.lock(client, keys, round > 0, request.now), keys);
         if (round === 0) work.claimDue();
         else work.claimDue(locked.newRunIds);
         // Fewer runs than asked: every run with visible due work was locked (or is another worker's).
