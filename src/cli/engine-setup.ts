@@ -1,40 +1,11 @@
-import { BatonError } from '../core/errors.js';
 import { Engine, type EngineOptions } from '../engine/engine.js';
 import { FunctionExecutor, FunctionRegistry } from '../executors/function-executor.js';
 import type { AttemptResult, ExecutionContext, StepExecutor } from '../executors/step-executor.js';
 import type { Store } from '../store/store.js';
-import { ownerId, parseDurationOption, parsePositiveInt } from './home.js';
+import type { EngineSettings } from './engine-settings.js';
+import { ownerId } from './home.js';
 
-export interface EngineCliOptions {
-  concurrency?: string;
-  lease?: string;
-}
-
-export interface EngineSettings {
-  concurrency?: number;
-  leaseMs?: number;
-}
-
-const MAX_LEASE_MS = 86_400_000;
-
-/** Flags, then BATON_* variables, checked before anything is stored or started. */
-export function engineSettingsFromCli(options: EngineCliOptions): EngineSettings {
-  const concurrency = options.concurrency ?? process.env.BATON_CONCURRENCY;
-  const lease = options.lease ?? process.env.BATON_LEASE_MS;
-  const settings: EngineSettings = {};
-  if (concurrency) settings.concurrency = parsePositiveInt(concurrency, '--concurrency', 256);
-  if (lease) {
-    const leaseMs = parseDurationOption(lease, '--lease');
-    if (leaseMs < 100 || leaseMs > MAX_LEASE_MS) {
-      throw new BatonError(
-        'INVALID_ARGUMENT',
-        `--lease ${lease}: a lease must be from 100ms to 24h (it is renewed every third of it)`,
-      );
-    }
-    settings.leaseMs = leaseMs;
-  }
-  return settings;
-}
+export { type EngineCliOptions, type EngineSettings, engineSettingsFromCli } from './engine-settings.js';
 
 /**
  * SIGINT/SIGTERM: stop claiming and let in-flight steps finish for `graceMs`; a second signal

@@ -25,7 +25,10 @@ async function fastCheck(args: string[]): Promise<number | null> {
   };
   if (positionals.length === 1)
     return (await import('./commands/legacy.js')).legacyCommand('check', positionals[0]!, options);
-  return (await import('./commands/check.js')).checkCommand(options);
+  return (
+    (await import('./commands/check-idle.js')).idleCheck(options) ??
+    (await import('./commands/check.js')).checkCommand(options)
+  );
 }
 
 function parseCheckArgs(args: string[]) {

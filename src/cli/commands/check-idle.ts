@@ -1,0 +1,71 @@
+import { existsSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type Database from 'better-sqlite3';
+import { latestMigrationVersion } from '../../store/migration-files.js';
+import { engineSettingsFromCli } from '../engine-settings.js';
+import { EXIT } from '../exit-codes.js';
+import { databasePath, type GlobalOptions, resolveHome } from '../home.js';
+
+const MIGRATIONS_DIR = join(
+  dirname(fileURLToPath(import.meta.url)),
+  '..',
+  '..',
+  'store',
+  'sqlite',
+  'migrations',
+);
+
+/**
+ * One read of what `baton check` would act on: a due step of a running run, a lease that ran out,
+ * a hook call owed, a blocked run (reported, exit 1). Each is answered from a partial index.
+ */
+const ANYTHING_TO_DO = `SELECT
+  EXISTS (SELECT 1 FROM steps s INDEXED BY steps_due
+    WHERE s.status IN ('ready', 'retry_wait') AND s.due_at <= @now
+      AND EXISTS (SELECT 1 FROM runs r WHERE r.id = s.run_id AND r.status = 'running'))
+  OR EXISTS (SELECT 1 FROM steps INDEXED BY steps_leased WHERE status = 'running' AND lease_expires_at <= @now)
+  OR EXISTS (SELECT 1 FROM hook_deliveries INDEXED BY hook_deliveries_due
+    WHERE state = 'pending' AND due_at <= @now AND (lease_expires_at IS NULL OR lease_expires_at <= @now))
+  OR EXISTS (SELECT 1 FROM runs INDEXED BY runs_by_status WHERE status = 'blocked')`;
+
+/**
+ * The heartbeat's usual answer, fast: `baton check` on the embedded store with nothing to do.
+ * Read with better-sqlite3 alone (no engine, no store, no migration), so a check every few
+ * minutes costs little more than starting Node. Anything else returns null and the full check
+ * runs: something to do, no database yet, another schema version, any error (the full check
+ * reports it properly).
+ */
+export function idleCheck(options: GlobalOptions & { quiet?: boolean }): number | null {
+  // Bad flags or BATON_* settings are refused as the full check would refuse them.
+  engineSettingsFromCli({});
+  if (process.env.BATON_DATABASE_URL) return null;
+  const path = databasePath(resolveHome(options));
+  if (!existsSync(path)) return null;
+  let db: Database.Database | undefined;
+  try {
+    // Required, not imported: loading a CommonJS package through the ESM loader parses every file
+    // of it for its exports first, a few ms of the few dozen this path costs.
+    const Sqlite = createRequire(import.meta.url)('better-sqlite3') as typeof Database;
+    db = new Sqlite(path, { fileMustExist: true, timeout: 10_000 });
+    const version = db.prepare("SELECT value FROM baton_meta WHERE key = 'schema_version'").pluck().get();
+    if (version !== String(latestMigrationVersion(MIGRATIONS_DIR))) return null;
+    if (db.prepare(ANYTHING_TO_DO).pluck().get({ now: Date.now() }) !== 0) return null;
+  } catch {
+    return null;
+  } finally {
+    db?.close();
+  }
+  if (options.json) {
+    const report = {
+      attemptsStarted: 0,
+      attemptsCommitted: 0,
+      attemptsDiscarded: 0,
+      reclaimed: 0,
+      blocked: [],
+    };
+    process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
+  } else if (!options.quiet) process.stdout.write('nothing due\n');
+  return EXIT.ok;
+}

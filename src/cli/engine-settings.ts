@@ -1,0 +1,33 @@
+import { BatonError } from '../core/errors.js';
+import { parseDurationOption, parsePositiveInt } from './home.js';
+
+export interface EngineCliOptions {
+  concurrency?: string;
+  lease?: string;
+}
+
+export interface EngineSettings {
+  concurrency?: number;
+  leaseMs?: number;
+}
+
+const MAX_LEASE_MS = 86_400_000;
+
+/** Flags, then BATON_* variables, checked before anything is stored or started. */
+export function engineSettingsFromCli(options: EngineCliOptions): EngineSettings {
+  const concurrency = options.concurrency ?? process.env.BATON_CONCURRENCY;
+  const lease = options.lease ?? process.env.BATON_LEASE_MS;
+  const settings: EngineSettings = {};
+  if (concurrency) settings.concurrency = parsePositiveInt(concurrency, '--concurrency', 256);
+  if (lease) {
+    const leaseMs = parseDurationOption(lease, '--lease');
+    if (leaseMs < 100 || leaseMs > MAX_LEASE_MS) {
+      throw new BatonError(
+        'INVALID_ARGUMENT',
+        `--lease ${lease}: a lease must be from 100ms to 24h (it is renewed every third of it)`,
+      );
+    }
+    settings.leaseMs = leaseMs;
+  }
+  return settings;
+}

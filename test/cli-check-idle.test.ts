@@ -1,0 +1,90 @@
+/**
+ * `baton check` answers "nothing due" from a single read when there is nothing to do, and hands
+ * everything else to the full check: due steps, leases that ran out, hook calls owed, blocked
+ * runs, a database of an older schema, bad settings.
+ */
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { afterAll, describe, expect, it } from 'vitest';
+import { validatePlanObject } from '../src/core/plan/parse.js';
+import { SqliteStore } from '../src/store/sqlite/sqlite-store.js';
+import { expectExit, removeTempDirs, runBaton, writePlan } from './helpers/cli.js';
+import { fixturePlan, planDir } from './helpers/plans.js';
+
+afterAll(() => removeTempDirs());
+
+describe('baton check with nothing to do', () => {
+  it('says nothing due (text and JSON) and exits 0, and refuses bad settings as the full check does', async () => {
+    const { home } = planDir('baton-idle-');
+    // The first check creates the database (the full path); the next ones take the idle path.
+    expectExit(await runBaton(['check', '--home', home]), 0);
+    const text = expectExit(await runBaton(['check', '--home', home]), 0);
+    expect(text.stdout).toBe('nothing due\n');
+    const json = expectExit(await runBaton(['check', '--home', home, '--json']), 0);
+    expect(JSON.parse(json.stdout)).toEqual({
+      attemptsStarted: 0,
+      attemptsCommitted: 0,
+      attemptsDiscarded: 0,
+      reclaimed: 0,
+      blocked: [],
+    });
+    expect(expectExit(await runBaton(['check', '--home', home, '--quiet']), 0).stdout).toBe('');
+    const bad = expectExit(await runBaton(['check', '--home', home], { env: { BATON_LEASE_MS: '5' } }), 2);
+    expect(bad.stderr).toMatch(/--lease 5: a lease must be from 100ms to 24h/);
+  });
+
+  it('runs a due step, reclaims a lease that ran out, and reports a blocked run', async () => {
+    const { dir, home } = planDir('baton-idle-');
+    const plan = writePlan(dir, fixturePlan([{ id: 'a', instruction: 'go' }]));
+    expectExit(await runBaton(['run', plan, '--detach', '--id', 'due', '--home', home]), 0);
+    const ran = expectExit(await runBaton(['check', '--home', home, '--json']), 0);
+    expect(JSON.parse(ran.stdout)).toMatchObject({ attemptsStarted: 1, attemptsCommitted: 1 });
+
+    // A worker that died holding a lease: the lease ran out, so check reclaims and reruns it.
+    expectExit(await runBaton(['run', plan, '--detach', '--id', 'lost', '--home', home]), 0);
+    const store = SqliteStore.open(join(home, 'baton.db'));
+    const claimed = await store.cycle({
+      owner: 'dead-worker',
+      now: Date.now(),
+      leaseMs: 1,
+      completions: [],
+      claimLimit: 1,
+      random: () => 0,
+    });
+    await store.close();
+    expect(claimed.claimed.map((c) => c.runId)).toEqual(['lost']);
+    const reclaimed = expectExit(await runBaton(['check', '--home', home, '--json']), 0);
+    expect(JSON.parse(reclaimed.stdout)).toMatchObject({ reclaimed: 1 });
+
+    const failing = writePlan(
+      dir,
+      fixturePlan([{ id: 'x', instruction: 'fail', retry: { maxAttempts: 1 } }], {}, 'agent-fail'),
+      { name: 'fail.yaml' },
+    );
+    expectExit(await runBaton(['run', failing, '--detach', '--id', 'blk', '--home', home]), 0);
+    expectExit(await runBaton(['check', '--home', home]), 1);
+    // Nothing is due any more, but the blocked run is still reported on every check.
+    const again = expectExit(await runBaton(['check', '--home', home]), 1);
+    expect(again.stdout).toMatch(/BLOCKED run blk/);
+  });
+
+  it('upgrades a database of an older schema (the full check runs)', async () => {
+    const { home } = planDir('baton-idle-');
+    const path = join(home, 'baton.db');
+    const store = SqliteStore.open(path);
+    const plan = validatePlanObject({ name: 'p', steps: [{ id: 's', fn: 'noop' }] }, 'p');
+    await store.createRun({ id: 'r', plan, planHash: 'h', inputs: {}, workspace: home, now: 1 });
+    await store.cancelRun('r', 2);
+    await store.close();
+    const db = new Database(path);
+    db.exec(`DROP INDEX steps_running_flow; DROP INDEX steps_stopping_flow; ALTER TABLE steps DROP COLUMN flow_key;
+      DROP TABLE flow_limits; UPDATE baton_meta SET value = '3' WHERE key = 'schema_version';`);
+    db.close();
+    expect(expectExit(await runBaton(['check', '--home', home]), 0).stdout).toBe('nothing due\n');
+    const after = new Database(path, { readonly: true });
+    expect(after.prepare("SELECT value FROM baton_meta WHERE key = 'schema_version'").pluck().get()).toBe(
+      '4',
+    );
+    after.close();
+  });
+});
