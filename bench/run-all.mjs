@@ -85,6 +85,13 @@ const BENCHMARKS = [
         vsFloor: 'time',
       },
       { key: 'nodeMs', label: '  (reference: node -e 0)', unit: 'ms', higher: false, vsFloor: 'time' },
+      {
+        key: 'sqliteFloorMs',
+        label: '  (reference: node + better-sqlite3 read)',
+        unit: 'ms',
+        higher: false,
+        vsFloor: 'time',
+      },
       { key: 'overNodeMs', label: '  check minus node -e 0', unit: 'ms', higher: false, vsFloor: 'time' },
     ],
   },
@@ -103,6 +110,13 @@ const BENCHMARKS = [
       {
         key: 'rawMsPerStep',
         label: '  raw, with process start',
+        unit: 'ms/st',
+        higher: false,
+        vsFloor: 'time',
+      },
+      {
+        key: 'floorMsPerStep',
+        label: '  (reference: spawn true + atomic write)',
         unit: 'ms/st',
         higher: false,
         vsFloor: 'time',

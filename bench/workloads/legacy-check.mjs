@@ -32,6 +32,44 @@ function stateOf(status) {
   };
 }
 
+/**
+ * The least a state.json step can cost here, measured in a fresh Node process: per step, one
+ * atomic write of a 50-step state (temporary file, fsync, rename, fsync of the folder) and one
+ * spawn of `true` with its output piped, waited for. Nothing else: no log, no validation.
+ */
+const FLOOR_SCRIPT = `
+const fs = require('node:fs');
+const { spawn } = require('node:child_process');
+const dir = process.argv[1];
+const text = fs.readFileSync(dir + '/floor-state.json', 'utf8');
+(async () => {
+  const dirFd = fs.openSync(dir, 'r');
+  const start = performance.now();
+  for (let i = 0; i < ${STEPS}; i++) {
+    const fd = fs.openSync(dir + '/.floor.tmp', 'w', 0o600);
+    fs.writeSync(fd, text);
+    fs.fsyncSync(fd);
+    fs.closeSync(fd);
+    fs.renameSync(dir + '/.floor.tmp', dir + '/floor-state.json');
+    fs.fsyncSync(dirFd);
+    await new Promise((resolve, reject) => {
+      const child = spawn('true', ['do step'], { stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+      child.stdout.resume();
+      child.stderr.resume();
+      child.once('error', reject);
+      child.once('close', resolve);
+    });
+  }
+  process.stdout.write(String((performance.now() - start) / ${STEPS}));
+})();`;
+
+function stepFloorMs(dir) {
+  writeFileSync(join(dir, 'floor-state.json'), `${JSON.stringify(stateOf('IN_PROGRESS'), null, 2)}\n`);
+  const result = spawnSync(process.execPath, ['-e', FLOOR_SCRIPT, dir], { encoding: 'utf8' });
+  assert(result.status === 0, `floor script failed: ${result.stderr}`);
+  return Number(result.stdout);
+}
+
 function timeCheck(path) {
   const start = now();
   const result = spawnSync(process.execPath, [CLI, 'check', path], { encoding: 'utf8', env: ENV });
@@ -72,6 +110,7 @@ try {
   assert(readFileSync(donePath, 'utf8') === doneText, 'baton check changed a DONE state file');
   const check = median(checkMs);
   const done = median(doneMs);
+  const floors = Array.from({ length: INVOCATIONS }, () => stepFloorMs(home.dir));
   emit({
     steps: STEPS,
     invocations: INVOCATIONS,
@@ -79,6 +118,7 @@ try {
     doneCheckMs: done,
     rawMsPerStep: check / STEPS,
     msPerStep: (check - done) / STEPS,
+    floorMsPerStep: median(floors),
   });
 } finally {
   home.dispose();
