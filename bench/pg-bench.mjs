@@ -5,7 +5,9 @@
 //    (bench/pg-worker.mjs: an Engine with a FunctionExecutor), from "go" to the last run's end;
 //  - claim latency (bench/pg-claim-latency.mjs): a claiming cycle with 100,000 finished runs stored.
 // Each figure is the median of BENCH_PG_ROUNDS rounds (default 3), rounds interleaved.
-// Env: BENCH_PG_WORKERS=1,2,4  BENCH_PG_CONCURRENCY=64 (per worker)  BENCH_PG_HISTORY=100000.
+// Env: BENCH_PG_WORKERS=1,2,4  BENCH_PG_CONCURRENCY=64 (per worker)  BENCH_PG_HISTORY=100000
+// (0: no claim-latency figure)  BENCH_PG_FLOW=<n>: the steps' flow key (fn:noop) limited to n at once
+// across all workers, so every claim goes through flow control (a limit above 4 x 64 never binds).
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { cpus, loadavg } from 'node:os';
@@ -23,6 +25,7 @@ const ROUNDS = Number(process.env.BENCH_PG_ROUNDS ?? 3);
 const WORKER_COUNTS = (process.env.BENCH_PG_WORKERS ?? '1,2,4').split(',').map(Number);
 const CONCURRENCY = Number(process.env.BENCH_PG_CONCURRENCY ?? 64);
 const HISTORY = Number(process.env.BENCH_PG_HISTORY ?? 100_000);
+const FLOW = process.env.BENCH_PG_FLOW ? Number(process.env.BENCH_PG_FLOW) : null;
 const RUNS = 200;
 const STEPS = 10;
 const FLOOR_TXNS = 2000;
@@ -81,6 +84,8 @@ async function measureThroughput(url, admin, workers, round) {
   const store = await PostgresStore.open(url, { schema });
   const plan = chainPlan('bench-pg', STEPS);
   try {
+    if (FLOW !== null)
+      await store.setFlowLimit({ key: 'fn:noop', concurrency: FLOW, rate: null }, Date.now());
     for (let i = 0; i < RUNS; i++) await startRun(store, { plan, runId: `r${i}`, workspace: here });
   } finally {
     await store.close();
@@ -129,7 +134,8 @@ const admin = new pg.Pool({ connectionString: cluster.url, max: 2 });
 admin.on('error', () => undefined);
 try {
   console.log(
-    `PostgreSQL 15 on 127.0.0.1:${cluster.port}; ${cpus().length} cores; ${ROUNDS} rounds; ${CONCURRENCY} steps at once per worker`,
+    `PostgreSQL 15 on 127.0.0.1:${cluster.port}; ${cpus().length} cores; ${ROUNDS} rounds; ${CONCURRENCY} steps at once per worker` +
+      (FLOW === null ? '' : `; flow limit fn:noop at most ${FLOW} at once`),
   );
   const floors = [];
   const throughput = new Map(WORKER_COUNTS.map((n) => [n, []]));
