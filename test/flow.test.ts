@@ -6,7 +6,9 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { FlowGate, flowKeyOf, formatFlowRate, parseFlowRate } from '../src/core/flow.js';
 import { validatePlanObject } from '../src/core/plan/parse.js';
-import { expectExit, removeTempDirs, runBaton, tempDir } from './helpers/cli.js';
+import { SqliteStore } from '../src/store/sqlite/sqlite-store.js';
+import { expectExit, removeTempDirs, runBaton, tempDir, writePlan } from './helpers/cli.js';
+import { fixturePlan, planDir } from './helpers/plans.js';
 
 afterAll(() => removeTempDirs());
 
@@ -113,6 +115,34 @@ describe('the flow gate of one transaction', () => {
 });
 
 describe('baton flow', () => {
+  it('status names the flow key a due step waits for, and why', async () => {
+    const { dir, home } = planDir('baton-flow-status-');
+    // The fixture agent runs as `node <script>`: its key is `node`.
+    const plan = writePlan(dir, fixturePlan([{ id: 'ask', instruction: 'go' }]));
+    expectExit(await runBaton(['flow', 'set', 'node', '--concurrency', '1'], { home }), 0);
+    for (const id of ['first', 'second'])
+      expectExit(await runBaton(['run', plan, '--detach', '--id', id], { home }), 0);
+    // A worker holds the only slot (claimed in process, never finished).
+    const store = SqliteStore.open(join(home, 'baton.db'));
+    const held = await store.cycle({
+      owner: 'busy-worker',
+      now: Date.now(),
+      leaseMs: 600_000,
+      completions: [],
+      claimLimit: 1,
+      random: () => 0,
+    });
+    await store.close();
+    expect(held.claimed.map((c) => c.runId)).toEqual(['first']);
+    const text = expectExit(await runBaton(['status', 'second'], { home }), 0).stdout;
+    expect(text).toContain('ask is due and waits for flow key node: 1 of 1 running (baton flow list)');
+    const json = JSON.parse(expectExit(await runBaton(['status', 'second', '--json'], { home }), 0).stdout);
+    expect(json.flowWaits).toEqual([{ stepId: 'ask', key: 'node', reason: '1 of 1 running' }]);
+    // check leaves it waiting: nothing to start while the slot is held.
+    const check = expectExit(await runBaton(['check', '--json'], { home }), 0);
+    expect(JSON.parse(check.stdout)).toMatchObject({ attemptsStarted: 0 });
+  });
+
   it('refuses bad limits with exit 2 and one message, and stores nothing', async () => {
     const home = join(tempDir('baton-flow-cli-'), 'home');
     const cases: [string[], RegExp][] = [

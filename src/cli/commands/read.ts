@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { BatonError, runNotFound } from '../../core/errors.js';
 import type { StoredEvent } from '../../core/events.js';
+import { flowKeyOf, formatFlowRate } from '../../core/flow.js';
 import type { RunDetail, RunSummary, Store } from '../../store/store.js';
 import { EXIT } from '../exit-codes.js';
 import {
@@ -58,7 +59,8 @@ export async function statusCommand(
       return EXIT.ok;
     }
     const run = await requireRun(store, runId);
-    if (options.json) printJson(run);
+    const waits = await flowWaits(store, run, Date.now());
+    if (options.json) printJson(waits.length > 0 ? { ...run, flowWaits: waits } : run);
     else {
       process.stdout.write(
         `run ${run.id}  plan ${run.planName}  ${run.status}  ${stepProgress(run)} steps done  ${run.attemptsTotal} attempts\n`,
@@ -80,6 +82,11 @@ export async function statusCommand(
         ]);
       }
       process.stdout.write(`${table(rows)}\n`);
+      for (const wait of waits) {
+        process.stdout.write(
+          `${wait.stepId} is due and waits for flow key ${wait.key}: ${wait.reason} (baton flow list)\n`,
+        );
+      }
       for (const step of run.steps.filter((s) => s.status === 'blocked')) {
         process.stdout.write(
           `\n${step.stepId} is blocked: ${step.blockedReason}\n${blockedHints(run.id, step.stepId)}\n`,
@@ -90,6 +97,38 @@ export async function statusCommand(
       ? EXIT.workFailed
       : EXIT.ok;
   });
+}
+
+/** Due steps of a running run held back by a flow limit now, with why (for `status`). */
+async function flowWaits(
+  store: Store,
+  run: RunDetail,
+  now: number,
+): Promise<{ stepId: string; key: string; reason: string }[]> {
+  if (run.status !== 'running') return [];
+  const due = run.steps
+    .map((step, position) => ({ step, position }))
+    .filter(
+      ({ step }) =>
+        (step.status === 'ready' || step.status === 'retry_wait') && (step.dueAt ?? now + 1) <= now,
+    );
+  if (due.length === 0) return [];
+  const limits = new Map((await store.listFlowLimits(now)).map((limit) => [limit.key, limit]));
+  const waits: { stepId: string; key: string; reason: string }[] = [];
+  for (const { step, position } of due) {
+    const key = flowKeyOf(run.plan.steps[position]!, step.onFallback === true);
+    const limit = limits.get(key);
+    if (!limit) continue;
+    if (limit.concurrency !== null && limit.running >= limit.concurrency)
+      waits.push({ stepId: step.stepId, key, reason: `${limit.running} of ${limit.concurrency} running` });
+    else if (limit.rate !== null && limit.recentStarts >= limit.rate.count)
+      waits.push({
+        stepId: step.stepId,
+        key,
+        reason: `${limit.recentStarts} started in the last ${formatFlowRate(limit.rate).split('/')[1]}`,
+      });
+  }
+  return waits;
 }
 
 function describeEvent(event: StoredEvent, starts: Map<string, number>): { what: string; took: string } {
