@@ -77,7 +77,7 @@ describe('baton check with nothing to do', () => {
     await store.cancelRun('r', 2);
     await store.close();
     const db = new Database(path);
-    db.exec(`DROP INDEX steps_running_flow; DROP INDEX steps_stopping_flow; ALTER TABLE steps DROP COLUMN flow_key;
+    db.exec(`DROP INDEX steps_stopping_flow; ALTER TABLE steps DROP COLUMN flow_key;
       DROP TABLE flow_limits; UPDATE baton_meta SET value = '3' WHERE key = 'schema_version';`);
     db.close();
     expect(expectExit(await runBaton(['check', '--home', home]), 0).stdout).toBe('nothing due\n');

@@ -27,7 +27,7 @@ export class SqliteFlow {
   constructor(db: SqliteDatabase) {
     this.selectAll = db.prepare<[number], FlowRow>(
       `SELECT f.key, f.concurrency, f.rate_count, f.rate_window_ms, f.starts_json, f.updated_at,
-         (SELECT count(*) FROM steps s INDEXED BY steps_running_flow
+         (SELECT count(*) FROM steps s INDEXED BY steps_leased
           WHERE s.status = 'running' AND s.flow_key = f.key)
          + (SELECT count(*) FROM steps s INDEXED BY steps_stopping_flow
           WHERE s.status = 'cancelled' AND s.lease_expires_at IS NOT NULL AND s.flow_key = f.key
