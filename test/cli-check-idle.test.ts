@@ -3,6 +3,7 @@
  * everything else to the full check: due steps, leases that ran out, hook calls owed, blocked
  * runs, a database of an older schema, bad settings.
  */
+import { chmodSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -66,6 +67,22 @@ describe('baton check with nothing to do', () => {
     // Nothing is due any more, but the blocked run is still reported on every check.
     const again = expectExit(await runBaton(['check', '--home', home]), 1);
     expect(again.stdout).toMatch(/BLOCKED run blk/);
+  });
+
+  it('leaves a damaged database and files readable by others to the full check', async () => {
+    const { home } = planDir('baton-idle-');
+    const path = join(home, 'baton.db');
+    expectExit(await runBaton(['check', '--home', home]), 0);
+    // Readable by others (restored from a backup with umask 022): the full open makes it 0600 again.
+    chmodSync(path, 0o644);
+    expectExit(await runBaton(['check', '--home', home]), 0);
+    expect(statSync(path).mode & 0o777).toBe(0o600);
+    // Metadata damaged: refused (exit 2) as the full open refuses it, never "nothing due".
+    const db = new Database(path);
+    db.exec("DELETE FROM baton_meta WHERE key = 'app'");
+    db.close();
+    const damaged = expectExit(await runBaton(['check', '--home', home]), 2);
+    expect(damaged.stderr).toMatch(/metadata is damaged/);
   });
 
   it('upgrades a database of an older schema (the full check runs)', async () => {

@@ -86,20 +86,31 @@ export function describeFlowContract(name: string, makeHarness: () => StoreHarne
       expect(await store.listFlowLimits(2009)).toEqual([]);
     });
 
-    it("counts a cancelled run's attempt until its lease runs out: its process may still be running", async () => {
+    it("counts a cancelled run's attempt until its worker reports it stopped, or its lease runs out", async () => {
       await store.setFlowLimit({ key: 'fn:noop', concurrency: 1, rate: null }, 1);
-      await createRuns(2, onePlan({ fn: 'noop' }));
-      const [claim] = (await cycle(store, 2000, 'w1')).claimed;
-      expect(claim?.runId).toBe('r000');
+      await createRuns(3, onePlan({ fn: 'noop' }));
+      const [first] = (await cycle(store, 2000, 'w1')).claimed;
+      expect(first?.runId).toBe('r000');
       await store.cancelRun('r000', 2001);
-      // Its worker learns of the cancel at its next renewal; until the lease (60 s) ends it counts.
+      // Its worker learns of the cancel at its next renewal: until then its process may still run.
       expect((await cycle(store, 2002, 'w2')).claimed).toHaveLength(0);
       expect((await store.listFlowLimits(2003))[0]?.running).toBe(1);
-      expect((await store.renewLeases('w1', [claim!], 60_000, 3000)).map((lost) => lost.runId)).toEqual([
-        'r000',
-      ]);
-      const after = await cycle(store, 62_001, 'w2');
-      expect(after.claimed.map((c) => c.runId)).toEqual(['r001']);
+      const lost = await store.renewLeases('w1', [first!], 60_000, 3000);
+      expect(lost.map((attempt) => attempt.runId)).toEqual(['r000']);
+      // The worker stops the attempt and reports it: discarded, and the slot is free at once.
+      const reported = await cycle(store, 3001, 'w1', [done(first!, 3001)], 0);
+      expect(reported.accepted).toEqual([false]);
+      const [second] = (await cycle(store, 3002, 'w2')).claimed;
+      expect(second?.runId).toBe('r001');
+      // A worker that died never reports: its slot is held until the lease runs out.
+      await store.cancelRun('r001', 3003);
+      expect((await cycle(store, 3004, 'w3')).claimed).toHaveLength(0);
+      const after = await cycle(store, 3002 + 60_001, 'w3');
+      expect(after.claimed.map((c) => c.runId)).toEqual(['r002']);
+      expect((await store.getRun('r000'))?.steps[0]).toMatchObject({
+        status: 'cancelled',
+        leaseExpiresAt: null,
+      });
     });
 
     it('admits at most the rate in any window, then the next starts once the window has moved on', async () => {

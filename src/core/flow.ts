@@ -192,6 +192,11 @@ export class FlowGate {
     if (!this.keys.has(key)) this.blocked.add(key);
   }
 
+  /** Whether this transaction locked the key (and so counts it exactly). */
+  holds(key: string): boolean {
+    return this.keys.has(key);
+  }
+
   has(key: string): boolean {
     return this.keys.has(key) || this.blocked.has(key);
   }

@@ -96,8 +96,9 @@ export function resolveStep(run: RunState, stepId: string, resultJson: string, n
 
 /**
  * `baton cancel`: the run and every unfinished step end; a running attempt's outcome will be
- * discarded. A running step keeps its lease's expiry (not its owner): its process stops at the
- * owner's next renewal, and flow control counts it until then.
+ * discarded. A running step keeps its lease (owner and expiry): its process stops at the owner's
+ * next renewal, and flow control counts it until the owner reports the attempt ended
+ * (`releaseCancelledLease`) or the lease runs out.
  */
 export function cancelRun(run: RunState, now: number): Transition {
   if (FINAL_RUN_STATUSES.has(run.status)) {
@@ -112,8 +113,13 @@ export function cancelRun(run: RunState, now: number): Transition {
       step.status === 'cancelled'
     )
       continue;
-    const leaseExpiresAt = step.status === 'running' ? step.leaseExpiresAt : null;
-    draft.setStep(step.stepId, { status: 'cancelled', dueAt: null, leaseOwner: null, leaseExpiresAt });
+    const running = step.status === 'running';
+    draft.setStep(step.stepId, {
+      status: 'cancelled',
+      dueAt: null,
+      leaseOwner: running ? step.leaseOwner : null,
+      leaseExpiresAt: running ? step.leaseExpiresAt : null,
+    });
     draft.events.push({ type: 'step.cancelled', stepId: step.stepId });
   }
   draft.events.push({ type: 'run.cancelled' });

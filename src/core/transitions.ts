@@ -166,6 +166,25 @@ export function holdsLease(run: RunState, stepId: string, attempt: number, owner
 }
 
 /**
+ * The owner of an attempt cancelled while it ran reports that it ended (its outcome is discarded):
+ * the lease it kept for flow control is released. Null when the step is not that attempt,
+ * cancelled and still leased by that owner.
+ */
+export function releaseCancelledLease(
+  run: RunState,
+  stepId: string,
+  attempt: number,
+  owner: string,
+  now: number,
+): Transition | null {
+  const step = stepOf(run, stepId);
+  if (step?.status !== 'cancelled' || step.attempt !== attempt || step.leaseOwner !== owner) return null;
+  const draft = new Draft(run, now);
+  draft.setStep(stepId, { leaseOwner: null, leaseExpiresAt: null });
+  return draft.finish();
+}
+
+/**
  * Records the outcome of the running attempt: success releases dependents; a failure is retried
  * with full-jitter backoff when its class is retryable, the tries are not used up and the same
  * failure has not repeated `noProgressAfter` times; otherwise the step is blocked for a human.

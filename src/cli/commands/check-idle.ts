@@ -1,8 +1,9 @@
-import { existsSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type Database from 'better-sqlite3';
+import type { EngineReport } from '../../engine/engine.js';
 import { latestMigrationVersion } from '../../store/migration-files.js';
 import { engineSettingsFromCli } from '../engine-settings.js';
 import { EXIT } from '../exit-codes.js';
@@ -16,6 +17,50 @@ const MIGRATIONS_DIR = join(
   'sqlite',
   'migrations',
 );
+
+const TABLES = [
+  'baton_meta',
+  'runs',
+  'run_plans',
+  'steps',
+  'attempts',
+  'events',
+  'artifacts',
+  'effects',
+  'hook_deliveries',
+  'flow_limits',
+];
+const INDEXES = [
+  'runs_by_status',
+  'steps_due',
+  'steps_leased',
+  'steps_stopping_flow',
+  'events_by_run',
+  'hook_deliveries_due',
+];
+
+function quoted(names: readonly string[]): string {
+  return names.map((name) => `'${name}'`).join(', ');
+}
+
+/** What the full check's open verifies, read at once: the metadata and every table and index it uses. */
+const SCHEMA_OK = `SELECT
+  (SELECT value FROM baton_meta WHERE key = 'app') AS app,
+  (SELECT value FROM baton_meta WHERE key = 'schema_version') AS version,
+  (SELECT count(*) FROM sqlite_master WHERE (type = 'table' AND name IN (${quoted(TABLES)}))
+    OR (type = 'index' AND name IN (${quoted(INDEXES)}))) AS present`;
+
+/** Whether the database file or its WAL sidecars are readable by others (the full open makes them 0600). */
+function notPrivate(path: string): boolean {
+  for (const file of [path, `${path}-wal`, `${path}-shm`]) {
+    try {
+      if ((statSync(file).mode & 0o077) !== 0) return true;
+    } catch {
+      // A sidecar that does not exist is fine.
+    }
+  }
+  return false;
+}
 
 /**
  * One read of what `baton check` would act on: a due step of a running run, a lease that ran out,
@@ -34,23 +79,25 @@ const ANYTHING_TO_DO = `SELECT
  * The heartbeat's usual answer, fast: `baton check` on the embedded store with nothing to do.
  * Read with better-sqlite3 alone (no engine, no store, no migration), so a check every few
  * minutes costs little more than starting Node. Anything else returns null and the full check
- * runs: something to do, no database yet, another schema version, any error (the full check
- * reports it properly).
+ * runs: something to do, no database yet, another schema version or a damaged one, files readable
+ * by others (the full open makes them 0600 again), any error (the full check reports it properly).
  */
 export function idleCheck(options: GlobalOptions & { quiet?: boolean }): number | null {
   // Bad flags or BATON_* settings are refused as the full check would refuse them.
   engineSettingsFromCli({});
   if (process.env.BATON_DATABASE_URL) return null;
   const path = databasePath(resolveHome(options));
-  if (!existsSync(path)) return null;
+  if (!existsSync(path) || notPrivate(path)) return null;
   let db: Database.Database | undefined;
   try {
     // Required, not imported: loading a CommonJS package through the ESM loader parses every file
     // of it for its exports first, a few ms of the few dozen this path costs.
     const Sqlite = createRequire(import.meta.url)('better-sqlite3') as typeof Database;
     db = new Sqlite(path, { fileMustExist: true, timeout: 10_000 });
-    const version = db.prepare("SELECT value FROM baton_meta WHERE key = 'schema_version'").pluck().get();
-    if (version !== String(latestMigrationVersion(MIGRATIONS_DIR))) return null;
+    const schema = db.prepare(SCHEMA_OK).get() as { app: unknown; version: unknown; present: number };
+    const expected = String(latestMigrationVersion(MIGRATIONS_DIR));
+    if (schema.app !== 'baton' || schema.version !== expected) return null;
+    if (schema.present !== TABLES.length + INDEXES.length) return null;
     if (db.prepare(ANYTHING_TO_DO).pluck().get({ now: Date.now() }) !== 0) return null;
   } catch {
     return null;
@@ -64,7 +111,7 @@ export function idleCheck(options: GlobalOptions & { quiet?: boolean }): number 
       attemptsDiscarded: 0,
       reclaimed: 0,
       blocked: [],
-    };
+    } satisfies EngineReport & { blocked: [] };
     process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
   } else if (!options.quiet) process.stdout.write('nothing due\n');
   return EXIT.ok;

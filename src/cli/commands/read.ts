@@ -60,7 +60,7 @@ export async function statusCommand(
     }
     const run = await requireRun(store, runId);
     const waits = await flowWaits(store, run, Date.now());
-    if (options.json) printJson(waits.length > 0 ? { ...run, flowWaits: waits } : run);
+    if (options.json) printJson({ ...run, flowWaits: waits });
     else {
       process.stdout.write(
         `run ${run.id}  plan ${run.planName}  ${run.status}  ${stepProgress(run)} steps done  ${run.attemptsTotal} attempts\n`,

@@ -3,7 +3,14 @@ import { fallbackPlanStep } from '../../core/fallback.js';
 import { FlowGate, type FlowKeyState } from '../../core/flow.js';
 import type { Plan, PlanStep } from '../../core/plan/types.js';
 import { DUE_STEP_STATUSES, type RunState, stepOf } from '../../core/run-state.js';
-import { claimStep, completeStep, expireLease, holdsLease, type Transition } from '../../core/transitions.js';
+import {
+  claimStep,
+  completeStep,
+  expireLease,
+  holdsLease,
+  releaseCancelledLease,
+  type Transition,
+} from '../../core/transitions.js';
 import {
   flowAllows,
   flowStarted,
@@ -139,6 +146,11 @@ export class CycleWork {
       if (live) {
         const resultJson = outcome.ok ? JSON.stringify(resultOf(outcome)) : null;
         this.apply(slot, completeStep(slot.entry.state, completion.stepId, outcome, now, random, resultJson));
+      } else if (slot) {
+        // An attempt cancelled while it ran has ended: its lease no longer holds a flow slot.
+        const { stepId, attempt, owner } = completion;
+        const release = releaseCancelledLease(slot.entry.state, stepId, attempt, owner, now);
+        if (release) this.apply(slot, release);
       }
       this.recordAttempt(completion, live, slot);
       return live;
@@ -315,7 +327,7 @@ export class CycleWork {
       // A limited slot freed here (and not taken again by this cycle's claims) may be what a
       // sleeping worker waits for: wake them.
       for (const key of freedLimitedKeys({ loaded: slot.loaded, state }, this.limitedKeys)) {
-        if (!this.gate?.has(key) || this.gate.allows(key, runningDelta(key, this.held())))
+        if (!this.gate?.holds(key) || this.gate.allows(key, runningDelta(key, this.held())))
           this.batch.noteDue(this.request.now);
       }
       const hash = this.batch.runState(state, slot.changed, slot.planChanged, slot.usage);

@@ -1,7 +1,14 @@
 import { ATTEMPT_SUMMARY_MAX_CHARS } from '../../core/failure.js';
 import { fallbackPlanStep } from '../../core/fallback.js';
 import { DUE_STEP_STATUSES, planIndex, type RunState, stepOf } from '../../core/run-state.js';
-import { claimStep, completeStep, expireLease, holdsLease, type Transition } from '../../core/transitions.js';
+import {
+  claimStep,
+  completeStep,
+  expireLease,
+  holdsLease,
+  releaseCancelledLease,
+  type Transition,
+} from '../../core/transitions.js';
 import { flowAllows, flowStarted, runningDelta } from '../flow-accounting.js';
 import type { LoadedRun } from '../loaded-run.js';
 import { resultOf, runningCount } from '../loaded-run.js';
@@ -86,6 +93,11 @@ export class SqliteCycle {
           resultJson,
         );
         apply(entry, transition);
+      } else if (entry) {
+        // An attempt cancelled while it ran has ended: its lease no longer holds a flow slot.
+        const { stepId, attempt, owner } = completion;
+        const release = releaseCancelledLease(entry.state, stepId, attempt, owner, request.now);
+        if (release) apply(entry, release);
       }
       this.recordAttempt(completion, live, entry?.state ?? null);
       return live;
