@@ -3,20 +3,12 @@ import Database from 'better-sqlite3';
 import { BatonError } from '../core/errors.js';
 import type { Plan } from '../core/plan/types.js';
 import type { RunState, RunStatus } from '../core/run-state.js';
+import { BATON_TABLES, RUN_TABLES } from './schema-tables.js';
 import { latestSchemaVersion, type SqliteDatabase, schemaError } from './sqlite/open-database.js';
 import { type RunRow, stepFromRow } from './sqlite/run-rows.js';
 
 /** The tables `baton migrate` copies, in the order it reports them. */
-export const MIGRATED_TABLES = [
-  'runs',
-  'run_plans',
-  'steps',
-  'attempts',
-  'events',
-  'artifacts',
-  'effects',
-  'hook_deliveries',
-] as const;
+export const MIGRATED_TABLES = RUN_TABLES;
 
 export type MigratedTable = (typeof MIGRATED_TABLES)[number];
 
@@ -225,8 +217,6 @@ export function listIds(ids: readonly string[]): string {
   return ids.length > 5 ? `${shown} and ${ids.length - 5} more` : shown;
 }
 
-const REQUIRED_TABLES: readonly string[] = ['baton_meta', ...MIGRATED_TABLES];
-
 /** Refuses a file that is not a Baton database of exactly the newest schema this code knows. */
 function checkSchema(db: SqliteDatabase, path: string): void {
   const tables = new Set(
@@ -263,7 +253,7 @@ function checkSchema(db: SqliteDatabase, path: string): void {
       `--from ${path}: schema version ${version}, but this Baton migrates only version ${latest}; ${fix}. Nothing was changed.`,
     );
   }
-  const missing = REQUIRED_TABLES.filter((table) => !tables.has(table));
+  const missing = BATON_TABLES.filter((table) => !tables.has(table));
   if (missing.length > 0) {
     throw new BatonError(
       'DB_CORRUPT',

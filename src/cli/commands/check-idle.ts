@@ -5,6 +5,7 @@ import { fileURLToPath } from 'node:url';
 import type Database from 'better-sqlite3';
 import type { EngineReport } from '../../engine/engine.js';
 import { latestMigrationVersion } from '../../store/migration-files.js';
+import { BATON_TABLES } from '../../store/schema-tables.js';
 import { engineSettingsFromCli } from '../engine-settings.js';
 import { EXIT } from '../exit-codes.js';
 import { databasePath, type GlobalOptions, resolveHome } from '../home.js';
@@ -18,18 +19,6 @@ const MIGRATIONS_DIR = join(
   'migrations',
 );
 
-const TABLES = [
-  'baton_meta',
-  'runs',
-  'run_plans',
-  'steps',
-  'attempts',
-  'events',
-  'artifacts',
-  'effects',
-  'hook_deliveries',
-  'flow_limits',
-];
 const INDEXES = [
   'runs_by_status',
   'steps_due',
@@ -47,7 +36,7 @@ function quoted(names: readonly string[]): string {
 const SCHEMA_OK = `SELECT
   (SELECT value FROM baton_meta WHERE key = 'app') AS app,
   (SELECT value FROM baton_meta WHERE key = 'schema_version') AS version,
-  (SELECT count(*) FROM sqlite_master WHERE (type = 'table' AND name IN (${quoted(TABLES)}))
+  (SELECT count(*) FROM sqlite_master WHERE (type = 'table' AND name IN (${quoted(BATON_TABLES)}))
     OR (type = 'index' AND name IN (${quoted(INDEXES)}))) AS present`;
 
 /** Whether the database file or its WAL sidecars are readable by others (the full open makes them 0600). */
@@ -97,7 +86,7 @@ export function idleCheck(options: GlobalOptions & { quiet?: boolean }): number 
     const schema = db.prepare(SCHEMA_OK).get() as { app: unknown; version: unknown; present: number };
     const expected = String(latestMigrationVersion(MIGRATIONS_DIR));
     if (schema.app !== 'baton' || schema.version !== expected) return null;
-    if (schema.present !== TABLES.length + INDEXES.length) return null;
+    if (schema.present !== BATON_TABLES.length + INDEXES.length) return null;
     if (db.prepare(ANYTHING_TO_DO).pluck().get({ now: Date.now() }) !== 0) return null;
   } catch {
     return null;

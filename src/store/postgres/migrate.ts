@@ -4,24 +4,13 @@ import { BatonError } from '../../core/errors.js';
 import type { Plan } from '../../core/plan/types.js';
 import { backfillFlowKeys, type KeylessStep } from '../flow-backfill.js';
 import { latestMigrationVersion, type Migration, readMigrations } from '../migration-files.js';
+import { BATON_TABLES } from '../schema-tables.js';
 import type { PgClient, PgPool } from './open-pool.js';
 import { quoteSchema } from './schema-name.js';
 import { inTransaction } from './transaction.js';
 
 const MIGRATIONS_DIR = join(dirname(fileURLToPath(import.meta.url)), 'migrations');
 const APP_ID = 'baton';
-const REQUIRED_TABLES = [
-  'baton_meta',
-  'runs',
-  'run_plans',
-  'steps',
-  'attempts',
-  'events',
-  'artifacts',
-  'effects',
-  'hook_deliveries',
-  'flow_limits',
-];
 
 /** The schema version that added steps.flow_key. */
 const FLOW_KEYS_VERSION = 2;
@@ -109,7 +98,7 @@ export async function migrateSchema(pool: PgPool, schema: string): Promise<void>
       }
     }
     const present = current < latest ? await tablesOf(client, schema) : tables;
-    const missing = REQUIRED_TABLES.filter((table) => !present.includes(table));
+    const missing = BATON_TABLES.filter((table) => !present.includes(table));
     if (missing.length > 0) {
       throw new BatonError(
         'DB_CORRUPT',

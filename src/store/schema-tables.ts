@@ -1,0 +1,19 @@
+/**
+ * The tables of a fully migrated Baton schema, the same in both dialects. Kept free of imports:
+ * `baton check`'s idle path reads it without loading the store.
+ */
+
+/** Tables holding a run's rows (what `baton migrate` copies per run, in the order it reports them). */
+export const RUN_TABLES = [
+  'runs',
+  'run_plans',
+  'steps',
+  'attempts',
+  'events',
+  'artifacts',
+  'effects',
+  'hook_deliveries',
+] as const;
+
+/** Every table a store reads: the metadata, the run tables and the flow limits. */
+export const BATON_TABLES: readonly string[] = ['baton_meta', ...RUN_TABLES, 'flow_limits'];
