@@ -1,4 +1,6 @@
 import type { StepOutcome } from '../core/failure.js';
+import { fallbackPlanStep } from '../core/fallback.js';
+import type { PlanStep } from '../core/plan/types.js';
 import type { RunState, StepResult } from '../core/run-state.js';
 
 /** A run as every store loads it to apply a transition: its state and what its steps run with. */
@@ -24,4 +26,15 @@ export function resultOf(outcome: Extract<StepOutcome, { ok: true }>): StepResul
     ...(outcome.value === undefined ? {} : { value: outcome.value }),
     ...(outcome.resultRef === undefined ? {} : { ref: outcome.resultRef }),
   };
+}
+
+/**
+ * What the step at `position` runs next (its own executor, or its fallback once that took over),
+ * or null when it is a function the claiming process lacks (`functions` undefined: it has all).
+ */
+export function stepToRun(run: RunState, position: number, functions?: readonly string[]): PlanStep | null {
+  const declared = run.plan.steps[position]!;
+  const planStep = run.steps[position]!.onFallback ? fallbackPlanStep(declared) : declared;
+  if (planStep.kind === 'fn' && functions && !functions.includes(planStep.fn ?? '')) return null;
+  return planStep;
 }

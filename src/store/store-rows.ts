@@ -1,7 +1,7 @@
-import type { FailureClass, OutputArtifact } from '../core/failure.js';
+import { ATTEMPT_SUMMARY_MAX_CHARS, type FailureClass, type OutputArtifact } from '../core/failure.js';
 import type { FlowKeyState } from '../core/flow.js';
-import type { RunStatus } from '../core/run-state.js';
-import type { AttemptRecord, RunSummary } from './store.js';
+import type { RunStatus, StepState } from '../core/run-state.js';
+import type { AttemptRecord, Completion, RunSummary } from './store.js';
 
 /** The `runs` columns a summary is made of, the same in every dialect. */
 export interface SummaryRow {
@@ -52,6 +52,63 @@ export interface AttemptRow {
   input_tokens: number | null;
   output_tokens: number | null;
   cost_usd: number | null;
+}
+
+/** The attempt row of a completion: discarded when its worker had lost the lease (`live` false). */
+export function completionAttemptRow(
+  completion: Completion,
+  live: boolean,
+  step: StepState | undefined,
+): AttemptRow {
+  const { outcome } = completion;
+  return {
+    run_id: completion.runId,
+    step_id: completion.stepId,
+    attempt: completion.attempt,
+    owner: completion.owner,
+    started_at: completion.startedAt,
+    ended_at: completion.endedAt,
+    outcome: !live ? 'discarded' : outcome.ok ? 'succeeded' : 'failed',
+    failure_class: outcome.ok ? null : outcome.failureClass,
+    exit_code: outcome.exitCode ?? null,
+    fingerprint: outcome.ok || !live ? null : (step?.fingerprint ?? null),
+    message: outcome.ok ? null : outcome.message,
+    // The attempt keeps a summary; the full result is in the step (or the artifact store).
+    summary: outcome.ok ? outcome.summary.slice(0, ATTEMPT_SUMMARY_MAX_CHARS) : null,
+    log_path: completion.logPath,
+    outputs: outcome.ok ? outcome.outputs : [],
+    input_tokens: outcome.usage?.inputTokens ?? null,
+    output_tokens: outcome.usage?.outputTokens ?? null,
+    cost_usd: outcome.usage?.costUsd ?? null,
+  };
+}
+
+/** The attempt row of a lease that ran out: `before` and `after` are the step around expireLease. */
+export function interruptedAttemptRow(
+  runId: string,
+  before: StepState,
+  after: StepState,
+  now: number,
+): AttemptRow {
+  return {
+    run_id: runId,
+    step_id: before.stepId,
+    attempt: before.attempt,
+    owner: before.leaseOwner,
+    started_at: before.startedAt,
+    ended_at: now,
+    outcome: 'interrupted',
+    failure_class: 'interrupted',
+    exit_code: null,
+    fingerprint: after.fingerprint,
+    message: after.lastError,
+    summary: null,
+    log_path: null,
+    outputs: [],
+    input_tokens: null,
+    output_tokens: null,
+    cost_usd: null,
+  };
 }
 
 export function attemptFromRow(row: AttemptRow): AttemptRecord {

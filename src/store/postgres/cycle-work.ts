@@ -1,7 +1,6 @@
-import { ATTEMPT_SUMMARY_MAX_CHARS, type StepUsage } from '../../core/failure.js';
-import { fallbackPlanStep } from '../../core/fallback.js';
+import type { StepUsage } from '../../core/failure.js';
 import { FlowGate, type FlowKeyState } from '../../core/flow.js';
-import type { Plan, PlanStep } from '../../core/plan/types.js';
+import type { Plan } from '../../core/plan/types.js';
 import { DUE_STEP_STATUSES, type RunState, stepOf } from '../../core/run-state.js';
 import {
   claimStep,
@@ -19,8 +18,9 @@ import {
   runningDelta,
   stepFlowKey,
 } from '../flow-accounting.js';
-import { resultOf, runningCount } from '../loaded-run.js';
+import { resultOf, runningCount, stepToRun } from '../loaded-run.js';
 import type { ClaimedStep, Completion, CycleRequest, CycleResult, ReclaimedAttempt } from '../store.js';
+import { completionAttemptRow, interruptedAttemptRow } from '../store-rows.js';
 import type { PgLoadedRun } from './run-loader.js';
 import { WriteBatch } from './write-batch.js';
 
@@ -101,20 +101,11 @@ export class CycleWork {
       if (runningCount(state) >= state.plan.limits.concurrency) continue;
       state.steps.forEach((step, position) => {
         if (DUE_STEP_STATUSES.has(step.status) && step.dueAt !== null && step.dueAt <= request.now) {
-          if (this.runnableStep(state, position)) keys.add(stepFlowKey(state, position));
+          if (stepToRun(state, position, request.functions)) keys.add(stepFlowKey(state, position));
         }
       });
     }
     return [...keys].filter((key) => this.limitedKeys.has(key) && !this.gate?.has(key)).sort();
-  }
-
-  /** What the step at `position` runs next, or null when this worker lacks its function. */
-  private runnableStep(state: RunState, position: number): PlanStep | null {
-    const declared = state.plan.steps[position]!;
-    const planStep = state.steps[position]!.onFallback ? fallbackPlanStep(declared) : declared;
-    const { functions } = this.request;
-    if (planStep.kind === 'fn' && functions && !functions.includes(planStep.fn ?? '')) return null;
-    return planStep;
   }
 
   /** The keys of `wanted` this transaction locked, with their counts; the others admit nothing now. */
@@ -160,26 +151,7 @@ export class CycleWork {
   private recordAttempt(completion: Completion, live: boolean, slot: Slot | undefined): void {
     const outcome = completion.outcome;
     const step = slot ? stepOf(slot.entry.state, completion.stepId) : undefined;
-    this.batch.attempt({
-      run_id: completion.runId,
-      step_id: completion.stepId,
-      attempt: completion.attempt,
-      owner: completion.owner,
-      started_at: completion.startedAt,
-      ended_at: completion.endedAt,
-      outcome: !live ? 'discarded' : outcome.ok ? 'succeeded' : 'failed',
-      failure_class: outcome.ok ? null : outcome.failureClass,
-      exit_code: outcome.exitCode ?? null,
-      fingerprint: outcome.ok || !live ? null : (step?.fingerprint ?? null),
-      message: outcome.ok ? null : outcome.message,
-      // The attempt keeps a summary; the full result is in the step (or the artifact store).
-      summary: outcome.ok ? outcome.summary.slice(0, ATTEMPT_SUMMARY_MAX_CHARS) : null,
-      log_path: completion.logPath,
-      outputs: outcome.ok ? outcome.outputs : [],
-      input_tokens: outcome.usage?.inputTokens ?? null,
-      output_tokens: outcome.usage?.outputTokens ?? null,
-      cost_usd: outcome.usage?.costUsd ?? null,
-    });
+    this.batch.attempt(completionAttemptRow(completion, live, step));
     // Tokens spent count against the run even when the outcome was discarded.
     if (slot && outcome.usage) {
       const sum = slot.usage ?? { inputTokens: 0, outputTokens: 0, costUsd: 0 };
@@ -208,25 +180,7 @@ export class CycleWork {
       this.apply(slot, expireLease(slot.entry.state, stepId, now, random));
       const after = stepOf(slot.entry.state, stepId)!;
       const runId = slot.entry.state.id;
-      this.batch.attempt({
-        run_id: runId,
-        step_id: stepId,
-        attempt: before.attempt,
-        owner: before.leaseOwner,
-        started_at: before.startedAt,
-        ended_at: now,
-        outcome: 'interrupted',
-        failure_class: 'interrupted',
-        exit_code: null,
-        fingerprint: after.fingerprint,
-        message: after.lastError,
-        summary: null,
-        log_path: null,
-        outputs: [],
-        input_tokens: null,
-        output_tokens: null,
-        cost_usd: null,
-      });
+      this.batch.attempt(interruptedAttemptRow(runId, before, after, now));
       const proc = slot.entry.processes.get(stepId);
       this.reclaimed.push({
         runId,
@@ -274,7 +228,7 @@ export class CycleWork {
     const state = slot.entry.state;
     if (state.status !== 'running') return false;
     // What this attempt runs: the step's own executor, or its fallback once that took over.
-    const planStep = this.runnableStep(state, candidate.position);
+    const planStep = stepToRun(state, candidate.position, request.functions);
     if (!planStep) return false;
     if (runningCount(state) >= state.plan.limits.concurrency) return false;
     if (!flowAllows(this.gate, state, candidate.position, () => this.held())) return false;

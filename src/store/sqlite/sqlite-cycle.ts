@@ -1,5 +1,3 @@
-import { ATTEMPT_SUMMARY_MAX_CHARS } from '../../core/failure.js';
-import { fallbackPlanStep } from '../../core/fallback.js';
 import { DUE_STEP_STATUSES, planIndex, type RunState, stepOf } from '../../core/run-state.js';
 import {
   claimStep,
@@ -11,8 +9,9 @@ import {
 } from '../../core/transitions.js';
 import { flowAllows, flowStarted, runningDelta } from '../flow-accounting.js';
 import type { LoadedRun } from '../loaded-run.js';
-import { resultOf, runningCount } from '../loaded-run.js';
+import { resultOf, runningCount, stepToRun } from '../loaded-run.js';
 import type { ClaimedStep, Completion, CycleRequest, CycleResult, ReclaimedAttempt } from '../store.js';
+import { type AttemptRow, completionAttemptRow, interruptedAttemptRow } from '../store-rows.js';
 import { dueCandidates, dueStepsOf } from './claim-candidates.js';
 import type { RunRows } from './run-rows.js';
 import type { SqliteFlow } from './sqlite-flow.js';
@@ -115,25 +114,8 @@ export class SqliteCycle {
       // A completion in this same cycle may have settled the attempt (its worker was late, not dead).
       if (before.status !== 'running' || before.attempt !== row.attempt) continue;
       apply(entry, expireLease(entry.state, row.step_id, request.now, request.random));
-      this.statements.insertAttempt.run({
-        runId: row.run_id,
-        stepId: row.step_id,
-        attempt: row.attempt,
-        owner: before.leaseOwner,
-        startedAt: before.startedAt,
-        endedAt: request.now,
-        outcome: 'interrupted',
-        failureClass: 'interrupted',
-        exitCode: null,
-        fingerprint: stepOf(entry.state, row.step_id)!.fingerprint,
-        message: stepOf(entry.state, row.step_id)!.lastError,
-        summary: null,
-        logPath: null,
-        outputsJson: '[]',
-        inputTokens: null,
-        outputTokens: null,
-        costUsd: null,
-      });
+      const after = stepOf(entry.state, row.step_id)!;
+      this.insertAttempt(interruptedAttemptRow(row.run_id, before, after, request.now));
       reclaimed.push({
         runId: row.run_id,
         stepId: row.step_id,
@@ -152,13 +134,10 @@ export class SqliteCycle {
       // Rows of runs this cycle touched are not written yet: their in-memory state decides.
       const current = stepOf(entry.state, candidate.step_id);
       if (!current || !DUE_STEP_STATUSES.has(current.status) || (current.dueAt ?? 0) > request.now) return;
-      const declared = entry.state.plan.steps[planIndex(entry.state.plan).position.get(candidate.step_id)!]!;
-      // What this attempt runs: the step's own executor, or its fallback once that took over.
-      const planStep = current.onFallback ? fallbackPlanStep(declared) : declared;
-      if (planStep.kind === 'fn' && request.functions && !request.functions.includes(planStep.fn ?? ''))
-        return;
-      if (runningCount(entry.state) >= entry.state.plan.limits.concurrency) return;
       const position = planIndex(entry.state.plan).position.get(candidate.step_id)!;
+      const planStep = stepToRun(entry.state, position, request.functions);
+      if (!planStep) return;
+      if (runningCount(entry.state) >= entry.state.plan.limits.concurrency) return;
       if (!flowAllows(gate, entry.state, position, held)) return;
       const transition = claimStep(
         entry.state,
@@ -246,29 +225,15 @@ export class SqliteCycle {
     return { claimed, accepted, reclaimed };
   }
 
+  private insertAttempt(row: AttemptRow): void {
+    const { outputs, ...columns } = row;
+    this.statements.insertAttempt.run({ ...columns, outputs_json: JSON.stringify(outputs) });
+  }
+
   private recordAttempt(completion: Completion, live: boolean, run: RunState | null): void {
     const outcome = completion.outcome;
     const step = run ? stepOf(run, completion.stepId) : undefined;
-    this.statements.insertAttempt.run({
-      runId: completion.runId,
-      stepId: completion.stepId,
-      attempt: completion.attempt,
-      owner: completion.owner,
-      startedAt: completion.startedAt,
-      endedAt: completion.endedAt,
-      outcome: !live ? 'discarded' : outcome.ok ? 'succeeded' : 'failed',
-      failureClass: outcome.ok ? null : outcome.failureClass,
-      exitCode: outcome.exitCode ?? null,
-      fingerprint: outcome.ok || !live ? null : (step?.fingerprint ?? null),
-      message: outcome.ok ? null : outcome.message,
-      // The attempt keeps a summary; the full result is in the step (or the artifact store).
-      summary: outcome.ok ? outcome.summary.slice(0, ATTEMPT_SUMMARY_MAX_CHARS) : null,
-      logPath: completion.logPath,
-      outputsJson: JSON.stringify(outcome.ok ? outcome.outputs : []),
-      inputTokens: outcome.usage?.inputTokens ?? null,
-      outputTokens: outcome.usage?.outputTokens ?? null,
-      costUsd: outcome.usage?.costUsd ?? null,
-    });
+    this.insertAttempt(completionAttemptRow(completion, live, step));
     // Tokens spent count against the run even when the outcome was discarded.
     if (outcome.usage) {
       const { inputTokens, outputTokens, costUsd } = outcome.usage;

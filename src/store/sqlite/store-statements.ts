@@ -80,8 +80,8 @@ export function prepareStoreStatements(db: SqliteDatabase): StoreStatements {
     insertAttempt: db.prepare(
       `INSERT INTO attempts (run_id, step_id, attempt, owner, started_at, ended_at, outcome, failure_class, exit_code,
          fingerprint, message, summary, log_path, outputs_json, input_tokens, output_tokens, cost_usd)
-       VALUES (@runId, @stepId, @attempt, @owner, @startedAt, @endedAt, @outcome, @failureClass, @exitCode,
-         @fingerprint, @message, @summary, @logPath, @outputsJson, @inputTokens, @outputTokens, @costUsd)
+       VALUES (@run_id, @step_id, @attempt, @owner, @started_at, @ended_at, @outcome, @failure_class, @exit_code,
+         @fingerprint, @message, @summary, @log_path, @outputs_json, @input_tokens, @output_tokens, @cost_usd)
        ON CONFLICT (run_id, step_id, attempt) DO NOTHING`,
     ),
     insertArtifact: db.prepare(
