@@ -1,74 +1,23 @@
 import { z } from 'zod';
-import { DURATION_EXAMPLES, DURATION_PATTERN, isDuration, parseDurationMs } from './duration.js';
-import { FLOW_KEY_PATTERN, PLAN_NAME_PATTERN, RESERVED_NAMES, STEP_ID_PATTERN } from './types.js';
-import { describeValue, unknownKeysMessage } from './zod-issues.js';
+import {
+  durationSchema,
+  flowKeySchema,
+  idSchema,
+  jsonValueSchema,
+  nameSchema,
+  strictObject,
+  timeoutSchema,
+} from './schema-fields.js';
+import { modelSchema } from './schema-model.js';
+import { PLAN_NAME_PATTERN } from './types.js';
+import { describeValue } from './zod-issues.js';
+
+export { MAX_TIMEOUT_MS } from './schema-fields.js';
 
 /**
  * The plan file format as written by people (YAML or JSON) or built in code, before defaults
  * and cross-reference checks (see normalize.ts). Also the source of the published JSON Schema.
  */
-
-/** Node's timers fire at once beyond this (2^31 - 1 ms, about 24.8 days). */
-export const MAX_TIMEOUT_MS = 2_147_483_647;
-
-/** A strict object whose unknown-key error lists, or guesses, the allowed keys. */
-function strictObject<T extends z.core.$ZodLooseShape>(shape: T, what: string) {
-  const known = Object.keys(shape);
-  return z.strictObject(shape, {
-    error: (issue) => {
-      if (issue.code === 'unrecognized_keys') return unknownKeysMessage(issue.keys, known);
-      if (issue.code === 'invalid_type') return `expected ${what}, got ${describeValue(issue.input)}`;
-      return undefined;
-    },
-  });
-}
-
-function nameSchema(what: string, pattern: RegExp, rule: string) {
-  return z
-    .string({ error: (issue) => `expected ${what} (a string), got ${describeValue(issue.input)}` })
-    .regex(pattern, {
-      error: (issue) => `${describeValue(issue.input)} is not a valid ${what}: use ${rule}`,
-    });
-}
-
-/** Step ids and input names become object keys elsewhere, so prototype names are refused. */
-function flowKeySchema(description: string) {
-  return nameSchema('flow key', FLOW_KEY_PATTERN, '1-100 letters, digits or "._:@/-", e.g. claude').describe(
-    description,
-  );
-}
-
-function idSchema(what: string) {
-  return nameSchema(what, STEP_ID_PATTERN, '1-64 letters, digits, "_" or "-"').refine(
-    (name) => !RESERVED_NAMES.has(name),
-    { error: (issue) => `${describeValue(issue.input)} is reserved: choose another ${what}` },
-  );
-}
-
-const durationProblem = (issue: { input?: unknown }) =>
-  `${describeValue(issue.input)} is not a duration: use whole milliseconds or a number with a unit (ms, s, m, h, d), e.g. ${DURATION_EXAMPLES}`;
-
-function durationSchema(description: string) {
-  return z
-    .union(
-      [
-        z.number().int({ error: durationProblem }).min(0, { error: durationProblem }),
-        z.string().regex(DURATION_PATTERN, { error: durationProblem }),
-      ],
-      { error: durationProblem },
-    )
-    .describe(`${description} Milliseconds, or a string with a unit: ${DURATION_EXAMPLES}.`);
-}
-
-const timeoutSchema = (description: string) =>
-  durationSchema(`${description} At least 1 ms, at most 24.8 days.`).refine(
-    (value) => {
-      if (!isDuration(value)) return true; // already reported by the union
-      const ms = parseDurationMs(value, 'timeoutMs');
-      return ms >= 1 && ms <= MAX_TIMEOUT_MS;
-    },
-    { error: (issue) => `${describeValue(issue.input)} is out of range: use between 1 ms and 24.8 days` },
-  );
 
 export const agentSchema = strictObject(
   {
@@ -132,85 +81,6 @@ export const retrySchema = strictObject(
   },
   'a retry policy: { maxAttempts?, initialDelayMs?, factor?, maxDelayMs? }',
 ).describe('Retry policy; the fields given are merged over defaults.retry, then over the built-in defaults.');
-
-const jsonValueSchema = z.unknown().refine((value) => isJsonValue(value), {
-  error: 'must be plain JSON (no NaN, Infinity or non-plain objects)',
-});
-
-const modelTargetShape = {
-  provider: z
-    .enum(['openai', 'anthropic'], {
-      error: (issue) => `expected "openai" or "anthropic", got ${describeValue(issue.input)}`,
-    })
-    .describe(
-      'Which wire format and SDK: openai (Chat Completions, also vLLM, Ollama, LM Studio, OpenRouter via baseUrl) or anthropic (Messages).',
-    ),
-  model: z.string().min(1).describe('Model name, e.g. gpt-4o-mini or claude-sonnet-4-5.'),
-  baseUrl: z
-    .url({ protocol: /^https?$/, error: 'expected an http(s) URL, e.g. http://127.0.0.1:8000/v1' })
-    .optional()
-    .describe('Endpoint of an OpenAI-compatible or Anthropic-compatible server. Default: the provider.'),
-  apiKeyEnv: z
-    .string()
-    .regex(/^[A-Z_][A-Z0-9_]*$/, { error: 'expected an environment variable name, e.g. OPENAI_API_KEY' })
-    .optional()
-    .describe(
-      'Name of the environment variable holding the API key (never the key itself). Default OPENAI_API_KEY / ANTHROPIC_API_KEY.',
-    ),
-  capabilities: strictObject(
-    {
-      contextWindow: z
-        .number()
-        .int()
-        .min(256)
-        .optional()
-        .describe('Tokens the model reads and writes in all.'),
-      maxOutputTokens: z.number().int().min(1).optional().describe('Most tokens it writes in one answer.'),
-      supportsTools: z.boolean().optional().describe('Whether it can call tools.'),
-    },
-    'capabilities: { contextWindow?, maxOutputTokens?, supportsTools? }',
-  )
-    .optional()
-    .describe('What the model can take, over the built-in table (needed for models it does not know).'),
-  price: strictObject(
-    {
-      inputPerMTok: z.number().min(0).describe('US dollars per million input tokens.'),
-      outputPerMTok: z.number().min(0).describe('US dollars per million output tokens.'),
-    },
-    'a price: { inputPerMTok, outputPerMTok }',
-  )
-    .optional()
-    .describe('The price of the model, over the built-in price table (for cost budgets).'),
-};
-
-export const modelSchema = strictObject(
-  {
-    ...modelTargetShape,
-    system: z.string().optional().describe('System prompt; may use the same {{...}} references as prompt.'),
-    prompt: z
-      .string()
-      .min(1)
-      .describe('The user prompt; may use {{inputs.<name>}}, {{steps.<id>.summary}}, {{run.id}}, ...'),
-    tools: z
-      .array(z.string().min(1))
-      .optional()
-      .describe('Names of tools from the tool registry the model may call.'),
-    maxOutputTokens: z.number().int().min(1).optional().describe('Output budget of each call. Default 1024.'),
-    maxTurns: z
-      .number()
-      .int()
-      .min(1)
-      .max(200)
-      .optional()
-      .describe('Tool-calling turns before giving up. Default 20.'),
-    stream: z.boolean().optional().describe('Stream responses. Default false.'),
-    requestTimeoutMs: timeoutSchema('Timeout of one model request. Default 2m.').optional(),
-    fallback: strictObject(modelTargetShape, 'a fallback model: { provider, model, baseUrl?, apiKeyEnv? }')
-      .optional()
-      .describe('Used after the primary model keeps failing transiently, and only when compatible.'),
-  },
-  'a model call: { provider, model, prompt, ... }',
-).describe('A model call made through the recovery harness (makes this a model step).');
 
 const budgetShape = {
   maxWallMs: durationSchema(
@@ -464,14 +334,4 @@ export function planJsonSchema(): Record<string, unknown> {
 /** The JSON Schema as committed in `schema/plan.schema.json`. */
 export function planJsonSchemaText(): string {
   return `${JSON.stringify(planJsonSchema(), null, 2)}\n`;
-}
-
-function isJsonValue(value: unknown, ancestors: object[] = []): boolean {
-  if (value === null || typeof value === 'string' || typeof value === 'boolean') return true;
-  if (typeof value === 'number') return Number.isFinite(value);
-  if (typeof value !== 'object' || ancestors.includes(value)) return false;
-  const proto = Object.getPrototypeOf(value);
-  if (!Array.isArray(value) && proto !== Object.prototype && proto !== null) return false;
-  const inner = [...ancestors, value];
-  return Object.values(value).every((item) => isJsonValue(item, inner));
 }

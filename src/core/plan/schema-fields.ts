@@ -1,0 +1,82 @@
+import { z } from 'zod';
+import { DURATION_EXAMPLES, DURATION_PATTERN, isDuration, parseDurationMs } from './duration.js';
+import { FLOW_KEY_PATTERN, RESERVED_NAMES, STEP_ID_PATTERN } from './types.js';
+import { describeValue, unknownKeysMessage } from './zod-issues.js';
+
+/** The field schemas the plan file format is built from: objects, names, durations, JSON values. */
+
+/** Node's timers fire at once beyond this (2^31 - 1 ms, about 24.8 days). */
+export const MAX_TIMEOUT_MS = 2_147_483_647;
+
+/** A strict object whose unknown-key error lists, or guesses, the allowed keys. */
+export function strictObject<T extends z.core.$ZodLooseShape>(shape: T, what: string) {
+  const known = Object.keys(shape);
+  return z.strictObject(shape, {
+    error: (issue) => {
+      if (issue.code === 'unrecognized_keys') return unknownKeysMessage(issue.keys, known);
+      if (issue.code === 'invalid_type') return `expected ${what}, got ${describeValue(issue.input)}`;
+      return undefined;
+    },
+  });
+}
+
+export function nameSchema(what: string, pattern: RegExp, rule: string) {
+  return z
+    .string({ error: (issue) => `expected ${what} (a string), got ${describeValue(issue.input)}` })
+    .regex(pattern, {
+      error: (issue) => `${describeValue(issue.input)} is not a valid ${what}: use ${rule}`,
+    });
+}
+
+export function flowKeySchema(description: string) {
+  return nameSchema('flow key', FLOW_KEY_PATTERN, '1-100 letters, digits or "._:@/-", e.g. claude').describe(
+    description,
+  );
+}
+
+/** Step ids and input names become object keys elsewhere, so prototype names are refused. */
+export function idSchema(what: string) {
+  return nameSchema(what, STEP_ID_PATTERN, '1-64 letters, digits, "_" or "-"').refine(
+    (name) => !RESERVED_NAMES.has(name),
+    { error: (issue) => `${describeValue(issue.input)} is reserved: choose another ${what}` },
+  );
+}
+
+const durationProblem = (issue: { input?: unknown }) =>
+  `${describeValue(issue.input)} is not a duration: use whole milliseconds or a number with a unit (ms, s, m, h, d), e.g. ${DURATION_EXAMPLES}`;
+
+export function durationSchema(description: string) {
+  return z
+    .union(
+      [
+        z.number().int({ error: durationProblem }).min(0, { error: durationProblem }),
+        z.string().regex(DURATION_PATTERN, { error: durationProblem }),
+      ],
+      { error: durationProblem },
+    )
+    .describe(`${description} Milliseconds, or a string with a unit: ${DURATION_EXAMPLES}.`);
+}
+
+export const timeoutSchema = (description: string) =>
+  durationSchema(`${description} At least 1 ms, at most 24.8 days.`).refine(
+    (value) => {
+      if (!isDuration(value)) return true; // already reported by the union
+      const ms = parseDurationMs(value, 'timeoutMs');
+      return ms >= 1 && ms <= MAX_TIMEOUT_MS;
+    },
+    { error: (issue) => `${describeValue(issue.input)} is out of range: use between 1 ms and 24.8 days` },
+  );
+
+export const jsonValueSchema = z.unknown().refine((value) => isJsonValue(value), {
+  error: 'must be plain JSON (no NaN, Infinity or non-plain objects)',
+});
+
+function isJsonValue(value: unknown, ancestors: object[] = []): boolean {
+  if (value === null || typeof value === 'string' || typeof value === 'boolean') return true;
+  if (typeof value === 'number') return Number.isFinite(value);
+  if (typeof value !== 'object' || ancestors.includes(value)) return false;
+  const proto = Object.getPrototypeOf(value);
+  if (!Array.isArray(value) && proto !== Object.prototype && proto !== null) return false;
+  const inner = [...ancestors, value];
+  return Object.values(value).every((item) => isJsonValue(item, inner));
+}
