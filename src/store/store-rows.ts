@@ -1,7 +1,7 @@
 import { ATTEMPT_SUMMARY_MAX_CHARS, type FailureClass, type OutputArtifact } from '../core/failure.js';
-import type { FlowKeyState } from '../core/flow.js';
+import { type FlowKeyState, liveStarts } from '../core/flow.js';
 import type { RunStatus, StepState } from '../core/run-state.js';
-import type { AttemptRecord, Completion, RunSummary } from './store.js';
+import type { AttemptRecord, Completion, FlowLimitStatus, RunSummary } from './store.js';
 
 /** The `runs` columns a summary is made of, the same in every dialect. */
 export interface SummaryRow {
@@ -155,4 +155,10 @@ export function flowKeyState(row: {
     running: Number(row.running),
     starts: row.starts,
   };
+}
+
+/** A limit as `baton flow list` shows it: with what runs under it and its starts in the window now. */
+export function flowLimitStatus(state: FlowKeyState, updatedAt: number, now: number): FlowLimitStatus {
+  const { limit, running, starts } = state;
+  return { ...limit, running, recentStarts: liveStarts(limit.rate, starts, now).length, updatedAt };
 }

@@ -1,6 +1,6 @@
-import { type FlowKeyState, type FlowLimit, liveStarts } from '../../core/flow.js';
+import type { FlowKeyState, FlowLimit } from '../../core/flow.js';
 import type { FlowLimitStatus } from '../store.js';
-import { flowKeyState } from '../store-rows.js';
+import { flowKeyState, flowLimitStatus } from '../store-rows.js';
 import { flowLockSql, flowRunningSql } from './cycle-locks.js';
 import type { PgClient, PgPool } from './open-pool.js';
 import { type PreparedSql, prepared } from './prepared.js';
@@ -80,14 +80,6 @@ export class PostgresFlow {
        FROM ${this.schema}.flow_limits f ORDER BY f.key`,
       [now],
     );
-    return rows.map((row) => {
-      const { limit, running, starts } = toState(row, row.running);
-      return {
-        ...limit,
-        running,
-        recentStarts: liveStarts(limit.rate, starts, now).length,
-        updatedAt: Number(row.updated_at),
-      };
-    });
+    return rows.map((row) => flowLimitStatus(toState(row, row.running), Number(row.updated_at), now));
   }
 }

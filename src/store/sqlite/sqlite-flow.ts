@@ -1,6 +1,6 @@
-import { FlowGate, type FlowLimit, liveStarts } from '../../core/flow.js';
+import { FlowGate, type FlowLimit } from '../../core/flow.js';
 import type { FlowLimitStatus } from '../store.js';
-import { flowKeyState } from '../store-rows.js';
+import { flowKeyState, flowLimitStatus } from '../store-rows.js';
 import type { SqliteDatabase } from './open-database.js';
 
 interface FlowRow {
@@ -74,17 +74,14 @@ export class SqliteFlow {
   }
 
   list(now: number): FlowLimitStatus[] {
-    return this.selectAll.all(now).map((row) => {
-      const { limit, running, starts } = flowKeyState({
-        ...row,
-        starts: JSON.parse(row.starts_json) as number[],
-      });
-      return {
-        ...limit,
-        running,
-        recentStarts: liveStarts(limit.rate, starts, now).length,
-        updatedAt: row.updated_at,
-      };
-    });
+    return this.selectAll
+      .all(now)
+      .map((row) =>
+        flowLimitStatus(
+          flowKeyState({ ...row, starts: JSON.parse(row.starts_json) as number[] }),
+          row.updated_at,
+          now,
+        ),
+      );
   }
 }
