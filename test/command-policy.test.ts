@@ -209,12 +209,12 @@ describe('checkAgentCommand refuses', () => {
 
 describe('checkAgentCommand allows agent CLIs in native mode', () => {
   it.each(ALLOWED)('%j', (...argv) => {
-    expect(checkAgentCommand(argv)).toEqual({ ok: true });
+    expect(checkAgentCommand(argv)).toMatchObject({ ok: true });
   });
 
   it('allows the same commands in legacy mode when they have no -c or -e element', () => {
     for (const argv of ALLOWED.filter((a) => !a.includes('-c') && !a.includes('-e'))) {
-      expect(checkAgentCommand(argv, LEGACY), JSON.stringify(argv)).toEqual({ ok: true });
+      expect(checkAgentCommand(argv, LEGACY), JSON.stringify(argv)).toMatchObject({ ok: true });
     }
   });
 
@@ -226,7 +226,7 @@ describe('checkAgentCommand allows agent CLIs in native mode', () => {
     fc.assert(
       fc.property(fc.constantFrom('claude', 'codex', 'gemini', 'aider'), fc.array(arg), (agent, args) => {
         const argv = [agent, ...args];
-        expect(checkAgentCommand(argv)).toEqual({ ok: true });
+        expect(checkAgentCommand(argv)).toMatchObject({ ok: true });
         const legacy = checkAgentCommand(argv, LEGACY);
         expect(legacy.ok).toBe(!args.includes('-c') && !args.includes('-e'));
       }),
@@ -269,21 +269,35 @@ describe('checkAgentCommand resolves argv[0] on disk', () => {
       ok: false,
       reason: expect.stringContaining('"-e" (argv[1]) makes'),
     });
-    expect(checkAgentCommand([helper, 'agent.mjs'])).toEqual({ ok: true });
+    expect(checkAgentCommand([helper, 'agent.mjs'])).toMatchObject({ ok: true });
     const env = ['/usr/bin/env', '/bin/env'].find((file) => fs.existsSync(file));
     if (env !== undefined) expect(checkAgentCommand([link('launch', env), 'bash']).ok).toBe(false);
   });
 
   it('follows the first executable match on PATH and ignores programs it cannot find', () => {
     executable('claude');
-    expect(checkAgentCommand(['claude', '-p'], { pathEnv: dir })).toEqual({ ok: true });
-    expect(checkAgentCommand(['missing-agent', '-p'], { pathEnv: dir })).toEqual({ ok: true });
+    // The file found is reported, so the spawn runs exactly what was checked (no second PATH search).
+    expect(checkAgentCommand(['claude', '-p'], { pathEnv: dir })).toEqual({
+      ok: true,
+      executable: path.join(dir, 'claude'),
+    });
+    expect(checkAgentCommand(['missing-agent', '-p'], { pathEnv: dir })).toEqual({
+      ok: true,
+      executable: null,
+    });
+  });
+
+  it('reports the link it found, not the file the link points to (argv[0] keeps its meaning)', () => {
+    const target = executable('real-agent');
+    const alias = link('alias-agent', target);
+    expect(checkAgentCommand(['alias-agent'], { pathEnv: dir })).toEqual({ ok: true, executable: alias });
+    expect(assertAgentCommand(['alias-agent'], { pathEnv: dir })).toBe(alias);
   });
 
   it('lets a multi-call binary run the applet named by the link (busybox env on Alpine)', () => {
     const busybox = executable('busybox');
     link('env', busybox);
-    expect(checkAgentCommand([path.join(dir, 'env'), 'claude', '-p'])).toEqual({ ok: true });
+    expect(checkAgentCommand([path.join(dir, 'env'), 'claude', '-p'])).toMatchObject({ ok: true });
     expect(checkAgentCommand([path.join(dir, 'env'), 'sh'])).toMatchObject({ ok: false });
     expect(checkAgentCommand([busybox, 'sh'])).toMatchObject({ ok: false });
   });

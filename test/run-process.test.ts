@@ -55,6 +55,16 @@ describe('runProcess', () => {
     expect(spawnedPid).toBeGreaterThan(1);
   });
 
+  it('runs the executable it is given while the child keeps argv[0] as written', async () => {
+    // No file named like argv[0] exists: only the located executable can have run.
+    const result = await runProcess(
+      options(['baton-no-such-agent', '-p', 'process.argv0'], { executable: process.execPath }),
+    );
+    expect(result.spawnError).toBeUndefined();
+    expect(result.exitCode).toBe(0);
+    expect(result.stdoutTail).toBe('baton-no-such-agent\n');
+  });
+
   it('captures a non-zero exit code and stderr; the log holds everything with mode 0600', async () => {
     const opts = options(fixture('agent-fail.mjs'), {
       env: { ...process.env, FAIL_EXIT_CODE: '3', FAIL_MESSAGE: 'bad thing' },

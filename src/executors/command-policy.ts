@@ -41,7 +41,11 @@ export interface CommandPolicyOptions {
   cwd?: string;
 }
 
-export type CommandVerdict = { ok: true } | { ok: false; reason: string };
+/**
+ * `executable`: where argv[0] was found (absolute, symlinks not followed), the very file the policy
+ * checked; spawning it skips a second PATH search in the child. Null when it was not found.
+ */
+export type CommandVerdict = { ok: true; executable: string | null } | { ok: false; reason: string };
 
 /** Why a command is refused, and how to fix it. */
 interface Refusal {
@@ -54,6 +58,8 @@ interface Command {
   argv: readonly string[];
   pathEnv: string;
   cwd: string;
+  /** Where argv[0] was found, set while checking it. */
+  executable?: string | null;
 }
 
 type Scan =
@@ -75,19 +81,33 @@ export function checkAgentCommand(
   argv: readonly string[],
   options: CommandPolicyOptions = {},
 ): CommandVerdict {
-  const refusal = findRefusal(argv, options);
-  return refusal === null ? { ok: true } : { ok: false, reason: `${refusal.why}; ${refusal.fix}` };
+  const found: { executable?: string | null } = {};
+  const refusal = findRefusal(argv, options, found);
+  return refusal === null
+    ? { ok: true, executable: found.executable ?? null }
+    : { ok: false, reason: `${refusal.why}; ${refusal.fix}` };
 }
 
-/** Throws BatonError('AGENT_CMD_REFUSED', `agent command ["sh","-c"] refused: <reason>. <fix hint>`) */
-export function assertAgentCommand(argv: readonly string[], options: CommandPolicyOptions = {}): void {
-  const refusal = findRefusal(argv, options);
-  if (refusal === null) return;
+/**
+ * Throws BatonError('AGENT_CMD_REFUSED', `agent command ["sh","-c"] refused: <reason>. <fix hint>`);
+ * returns where argv[0] was found (see CommandVerdict), null when it was not.
+ */
+export function assertAgentCommand(
+  argv: readonly string[],
+  options: CommandPolicyOptions = {},
+): string | null {
+  const found: { executable?: string | null } = {};
+  const refusal = findRefusal(argv, options, found);
+  if (refusal === null) return found.executable ?? null;
   const fix = refusal.fix.charAt(0).toUpperCase() + refusal.fix.slice(1);
   throw new BatonError('AGENT_CMD_REFUSED', `agent command ${quote(argv)} refused: ${refusal.why}. ${fix}.`);
 }
 
-function findRefusal(argv: readonly string[], options: CommandPolicyOptions): Refusal | null {
+function findRefusal(
+  argv: readonly string[],
+  options: CommandPolicyOptions,
+  found: { executable?: string | null } = {},
+): Refusal | null {
   const mode = options.mode ?? 'native';
   if (mode !== 'native' && mode !== 'legacy') {
     throw new BatonError('INVALID_ARGUMENT', `command policy mode ${quote(mode)} is not native or legacy`);
@@ -95,7 +115,9 @@ function findRefusal(argv: readonly string[], options: CommandPolicyOptions): Re
   const shape = checkShape(argv);
   if (shape !== null) return shape;
   const { pathEnv = process.env.PATH ?? '', cwd = process.cwd() } = options;
-  const structural = checkProgramAt({ argv, pathEnv, cwd }, 0, 0);
+  const cmd: Command = { argv, pathEnv, cwd };
+  const structural = checkProgramAt(cmd, 0, 0);
+  found.executable = cmd.executable ?? null;
   if (structural !== null || mode === 'native') return structural;
   const index = argv.findIndex((arg) => arg === '-c' || arg === '-e');
   if (index === -1) return null;
@@ -130,7 +152,9 @@ function checkProgramAt(cmd: Command, index: number, depth: number): Refusal | n
   }
   const givenKeys = programKeys(program);
   const candidates = [{ keys: givenKeys, label: quote(program) }];
-  const realPath = resolveProgram(program, cmd);
+  const located = locateProgram(program, cmd);
+  if (index === 0) cmd.executable = located;
+  const realPath = located === null ? null : realPathOrNull(located);
   if (realPath !== null) {
     const realKeys = programKeys(realPath);
     const isMulticall = realKeys.some((key) => (MULTICALL_NAMES as readonly string[]).includes(key));
@@ -287,12 +311,12 @@ function operandAt(argv: readonly string[], index: number): Scan {
   return { kind: 'operand', index, text: argv[index] };
 }
 
-/** Where argv[0] runs from after following symlinks, or null when it cannot be found. */
-function resolveProgram(program: string, { cwd, pathEnv }: Command): string | null {
-  if (program.includes('/')) return realPathOrNull(path.resolve(cwd, program));
+/** The file exec would run for `program` (PATH searched as execvp does), or null when none is found. */
+function locateProgram(program: string, { cwd, pathEnv }: Command): string | null {
+  if (program.includes('/')) return path.resolve(cwd, program);
   for (const dir of pathEnv.split(path.delimiter)) {
     const candidate = path.resolve(cwd, dir === '' ? '.' : dir, program);
-    if (isExecutableFile(candidate)) return realPathOrNull(candidate);
+    if (isExecutableFile(candidate)) return candidate;
   }
   return null;
 }

@@ -4,15 +4,7 @@
  * stdout and stderr kept in memory.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import {
-  closeSync,
-  createWriteStream,
-  fchmodSync,
-  mkdirSync,
-  openSync,
-  statSync,
-  type WriteStream,
-} from 'node:fs';
+import { closeSync, fchmodSync, mkdirSync, openSync, statSync, writeSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { Readable } from 'node:stream';
 import { BatonError } from '../core/errors.js';
@@ -20,6 +12,8 @@ import { BatonError } from '../core/errors.js';
 export interface RunProcessOptions {
   /** argv[0] is the executable (looked up on PATH by spawn); the rest are literal arguments. */
   argv: readonly string[];
+  /** The file to execute for argv[0] when already located (see checkAgentCommand); argv[0] stays as given. */
+  executable?: string | null;
   cwd: string;
   /** The full environment given to the child. */
   env: NodeJS.ProcessEnv;
@@ -157,12 +151,13 @@ export async function runProcess(options: RunProcessOptions): Promise<ProcessRes
     closeSync(fd);
     throw error;
   }
-  const log = createWriteStream('', { fd });
+  const log = new AttemptLog(fd);
 
   let child: ChildProcess | undefined;
   try {
     if (!options.signal?.aborted) {
-      child = spawn(options.argv[0]!, options.argv.slice(1), {
+      child = spawn(options.executable ?? options.argv[0]!, options.argv.slice(1), {
+        argv0: options.argv[0]!,
         cwd: options.cwd,
         env: options.env,
         shell: false,
@@ -172,23 +167,41 @@ export async function runProcess(options: RunProcessOptions): Promise<ProcessRes
       });
     }
   } catch (error) {
-    log.destroy(); // spawn throws synchronously only for bad arguments (e.g. a NUL byte)
+    log.close(); // spawn throws synchronously only for bad arguments (e.g. a NUL byte)
     throw error;
   }
   if (child === undefined) {
-    await closeLog(log);
+    log.close();
     const empty = new ByteTail(0);
     return { ...resultOf(empty, empty, options.logPath), aborted: true };
   }
   return supervise(child, options, log);
 }
 
-function closeLog(log: WriteStream): Promise<void> {
-  return new Promise((resolve, reject) => {
-    log.once('error', reject);
-    log.once('close', () => resolve());
-    log.end();
-  });
+/**
+ * The attempt's log file, written synchronously: a chunk of at most 64 KiB goes to the page cache
+ * in microseconds, where a stream would cost thread-pool round trips per write and for the close.
+ */
+class AttemptLog {
+  private fd: number | null;
+
+  constructor(fd: number) {
+    this.fd = fd;
+  }
+
+  /** Throws the write's error (a full disk); the caller stops the child. */
+  write(chunk: Buffer): void {
+    if (this.fd === null) return;
+    let offset = 0;
+    while (offset < chunk.length) offset += writeSync(this.fd, chunk, offset, chunk.length - offset);
+  }
+
+  close(): void {
+    if (this.fd === null) return;
+    const fd = this.fd;
+    this.fd = null;
+    closeSync(fd);
+  }
 }
 
 function resultOf(stdout: ByteTail, stderr: ByteTail, logPath: string): ProcessResult {
@@ -206,11 +219,7 @@ function resultOf(stdout: ByteTail, stderr: ByteTail, logPath: string): ProcessR
   };
 }
 
-function supervise(
-  child: ChildProcess,
-  options: RunProcessOptions,
-  log: WriteStream,
-): Promise<ProcessResult> {
+function supervise(child: ChildProcess, options: RunProcessOptions, log: AttemptLog): Promise<ProcessResult> {
   const killGraceMs = options.killGraceMs ?? DEFAULT_KILL_GRACE_MS;
   const tailBytes = options.tailBytes ?? DEFAULT_TAIL_BYTES;
   return new Promise<ProcessResult>((resolve, reject) => {
@@ -261,30 +270,26 @@ function supervise(
         durationMs: Math.round(performance.now() - started),
         ...(spawnError ? { spawnError } : {}),
       };
-      if (failure !== undefined) {
-        log.destroy();
-        reject(failure);
-        return;
+      try {
+        log.close();
+      } catch (error) {
+        failure ??= error;
       }
-      closeLog(log).then(() => resolve(result), reject);
+      if (failure !== undefined) reject(failure);
+      else resolve(result);
     };
 
-    log.on('error', (error) => {
-      failure ??= error;
-      terminate();
-    });
     const streams = [child.stdout!, child.stderr!];
-    let paused = false;
     const forward = (stream: Readable, tail: ByteTail) => {
       stream.on('data', (chunk: Buffer) => {
         tail.push(chunk);
-        if (failure !== undefined || log.write(chunk) || paused) return;
-        paused = true; // the log is slower than the child: hold the child back instead of buffering
-        for (const s of streams) s.pause();
-        log.once('drain', () => {
-          paused = false;
-          for (const s of streams) s.resume();
-        });
+        if (failure !== undefined) return;
+        try {
+          log.write(chunk);
+        } catch (error) {
+          failure = error;
+          terminate();
+        }
       });
     };
     forward(child.stdout!, stdout);

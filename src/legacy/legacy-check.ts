@@ -1,10 +1,9 @@
 import { createHash } from 'node:crypto';
-import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { hostname } from 'node:os';
+import { existsSync, readdirSync, rmSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import { childEnvironment } from '../core/child-env.js';
-import { stopOrphanedAttempt } from '../engine/orphans.js';
 import { runAgentAttempt } from '../executors/agent-attempt.js';
+import { AgentPidFile } from './agent-pid-file.js';
 import type { LegacyConfig } from './legacy-config.js';
 import { nextLegacyAction } from './legacy-rules.js';
 import type { LegacyState } from './state-file.js';
@@ -69,7 +68,7 @@ export async function runLegacyCheck(options: LegacyCheckOptions): Promise<Legac
     return { outcome: 'busy', stepsRun: 0, blockers: first.blockers };
   }
   try {
-    stopOrphan(sidecar);
+    AgentPidFile.stopOrphan(sidecar);
     removeTornTempFiles(statePath);
     // Read again under the lock: another check may have finished the file meanwhile.
     const state = readLegacyState(statePath);
@@ -96,6 +95,17 @@ async function drive(
   const save = () => {
     writer.write(state);
     dirty = false;
+  };
+  const pidFile = new AgentPidFile(sidecarDir(statePath));
+  const driver: Driver = {
+    statePath,
+    state,
+    options,
+    now,
+    log,
+    save,
+    pidFile,
+    env: childEnvironment(options.env),
   };
   try {
     for (;;) {
@@ -136,17 +146,7 @@ async function drive(
       if (options.signal?.aborted) return { outcome: 'stopped', stepsRun, blockers: state.blockers };
       // runStep writes IN_PROGRESS (with every change so far, e.g. the previous step's DONE) before
       // the agent starts; its own outcome is written with the next step's start, or at the end.
-      const status = await runStep(
-        statePath,
-        state,
-        action.stepId,
-        action.prompt,
-        action.tries + 1,
-        options,
-        now,
-        log,
-        save,
-      );
+      const status = await runStep(driver, action.stepId, action.prompt, action.tries + 1);
       dirty = true;
       if (status === 'STOPPED') return { outcome: 'stopped', stepsRun, blockers: state.blockers };
       stepsRun++;
@@ -159,23 +159,32 @@ async function drive(
       if (dirty) save();
     } finally {
       writer.close();
+      pidFile.close();
     }
   }
 }
 
+/** What every step of one check shares. */
+interface Driver {
+  statePath: string;
+  state: LegacyState;
+  options: LegacyCheckOptions;
+  now: () => number;
+  log: (line: string) => void;
+  save: () => void;
+  pidFile: AgentPidFile;
+  /** The agent's environment without the step's own variables, built once (copying process.env is slow). */
+  env: NodeJS.ProcessEnv;
+}
+
 async function runStep(
-  statePath: string,
-  state: LegacyState,
+  driver: Driver,
   stepId: string,
   prompt: string,
   tries: number,
-  options: LegacyCheckOptions,
-  now: () => number,
-  log: (line: string) => void,
-  save: () => void,
 ): Promise<'DONE' | 'FAILED' | 'STOPPED'> {
+  const { statePath, state, options, now, log, save, pidFile } = driver;
   const workspace = dirname(statePath);
-  const sidecar = sidecarDir(statePath);
   const logRel = join(`${basename(statePath)}.baton`, 'logs', `${fileNameFor(stepId)}.try-${tries}.log`);
   const previous = state.stepRuns[stepId];
   state.stepRuns[stepId] = {
@@ -195,7 +204,7 @@ async function runStep(
     workspace,
     requiredOutputs: state.plan.steps[stepId]?.requiredOutputs ?? [],
     env: {
-      ...childEnvironment(options.env),
+      ...driver.env,
       BATON_RUN_ID: runId,
       BATON_STEP_ID: stepId,
       BATON_ATTEMPT: String(tries),
@@ -205,15 +214,11 @@ async function runStep(
     killGraceMs: 5000,
     logPath: join(workspace, logRel),
     policy: 'legacy',
+    vetted: { executable: options.config.agentExecutable },
     ...(options.signal ? { signal: options.signal } : {}),
-    onSpawn: (pid) =>
-      writeFileSync(
-        join(sidecar, 'agent.json'),
-        JSON.stringify({ pid, host: hostname(), runId, stepId, attempt: tries }),
-        { mode: 0o600 },
-      ),
+    onSpawn: (pid) => pidFile.record({ pid, runId, stepId, attempt: tries }),
   });
-  rmSync(join(sidecar, 'agent.json'), { force: true });
+  pidFile.clear();
   const entry = state.stepRuns[stepId]!;
   if (!result.ok && result.aborted) {
     // Out of time (--max-time) or told to stop: this try does not count; the next check runs it again.
@@ -264,25 +269,4 @@ function removeTornTempFiles(statePath: string): void {
     if (name.startsWith(prefix) && name.endsWith('.tmp'))
       rmSync(join(dirname(statePath), name), { force: true });
   }
-}
-
-function stopOrphan(sidecar: string): void {
-  const file = join(sidecar, 'agent.json');
-  if (!existsSync(file)) return;
-  try {
-    const info = JSON.parse(readFileSync(file, 'utf8')) as {
-      pid: number;
-      host: string;
-      runId: string;
-      stepId: string;
-      attempt: number;
-    };
-    stopOrphanedAttempt(
-      { runId: info.runId, stepId: info.stepId, attempt: info.attempt, pid: info.pid, host: info.host },
-      hostname(),
-    );
-  } catch {
-    // A damaged pid file only means there is nothing we can safely stop.
-  }
-  rmSync(file, { force: true });
 }
