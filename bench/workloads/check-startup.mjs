@@ -1,7 +1,7 @@
 // `baton check` with nothing to do: process start to exit of the CLI on an existing database
 // holding a few finished runs. Also times two references: a bare `node -e 0`, and the least any
-// check of a SQLite file can cost here: node requiring better-sqlite3, opening the same database
-// and reading one row.
+// check of a SQLite file can cost here: node requiring better-sqlite3 (its addon named directly,
+// as Baton does), opening the same database and reading one row.
 import { spawnSync } from 'node:child_process';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -21,6 +21,8 @@ import {
 const INVOCATIONS = Number(process.env.BENCH_CHECK_INVOCATIONS ?? 10);
 const CLI = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'dist', 'cli', 'main.js');
 const SQLITE = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'node_modules', 'better-sqlite3');
+/** The compiled addon named directly, as Baton opens it (no `bindings` search). */
+const ADDON = join(SQLITE, 'build', 'Release', 'better_sqlite3.node');
 
 function timeCommand(args, check) {
   const start = now();
@@ -51,7 +53,7 @@ try {
     );
   const check = () => timeCommand([CLI, 'check', '--home', home.dir], checkOk);
   const bare = () => timeCommand(['-e', '0'], (r) => assert(r.status === 0, 'node -e 0 failed'));
-  const sqliteScript = `const D = require(${JSON.stringify(SQLITE)}); const db = new D(${JSON.stringify(home.dbPath)}, { fileMustExist: true }); db.prepare("SELECT value FROM baton_meta WHERE key = 'schema_version'").get(); db.close();`;
+  const sqliteScript = `const D = require(${JSON.stringify(SQLITE)}); const db = new D(${JSON.stringify(home.dbPath)}, { fileMustExist: true, nativeBinding: ${JSON.stringify(ADDON)} }); db.prepare("SELECT value FROM baton_meta WHERE key = 'schema_version'").get(); db.close();`;
   const sqlite = () =>
     timeCommand(['-e', sqliteScript], (r) => assert(r.status === 0, `sqlite floor failed: ${r.stderr}`));
   // One warm-up of each (file cache), then interleaved so machine noise hits both alike.

@@ -3,7 +3,7 @@
 // `true` per step). Also times `baton check` on the same file already DONE (process start, imports,
 // reading the file) and reports per step both the raw figure and the one without that fixed cost.
 import { spawnSync } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { assert, emit, median, now, tempHome } from '../lib.mjs';
@@ -12,6 +12,12 @@ const STEPS = 50;
 const INVOCATIONS = Number(process.env.BENCH_LEGACY_INVOCATIONS ?? 3);
 const CLI = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'dist', 'cli', 'main.js');
 const ENV = { ...process.env, STEP_AGENT_CMD: 'true', STEP_MAX_RETRIES: '3' };
+/** Where `true` is on PATH: the floor runs it without searching, as Baton does once it checked it. */
+const TRUE_PATH = (process.env.PATH ?? '')
+  .split(':')
+  .map((dir) => join(dir || '.', 'true'))
+  .find((file) => existsSync(file));
+assert(TRUE_PATH !== undefined, '`true` is not on PATH');
 
 function stateOf(status) {
   const ids = Array.from({ length: STEPS }, (_, i) => `step-${i + 1}`);
@@ -35,12 +41,14 @@ function stateOf(status) {
 /**
  * The least a state.json step can cost here, measured in a fresh Node process: per step, one
  * atomic write of a 50-step state (temporary file, fsync, rename, fsync of the folder) and one
- * spawn of `true` with its output piped, waited for. Nothing else: no log, no validation.
+ * spawn of `true`, by its absolute path (no PATH search), with its output piped, waited for.
+ * Nothing else: no log, no validation.
  */
 const FLOOR_SCRIPT = `
 const fs = require('node:fs');
 const { spawn } = require('node:child_process');
 const dir = process.argv[1];
+const program = process.argv[2];
 const text = fs.readFileSync(dir + '/floor-state.json', 'utf8');
 (async () => {
   const dirFd = fs.openSync(dir, 'r');
@@ -53,7 +61,7 @@ const text = fs.readFileSync(dir + '/floor-state.json', 'utf8');
     fs.renameSync(dir + '/.floor.tmp', dir + '/floor-state.json');
     fs.fsyncSync(dirFd);
     await new Promise((resolve, reject) => {
-      const child = spawn('true', ['do step'], { stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+      const child = spawn(program, ['do step'], { stdio: ['ignore', 'pipe', 'pipe'], detached: true });
       child.stdout.resume();
       child.stderr.resume();
       child.once('error', reject);
@@ -65,7 +73,7 @@ const text = fs.readFileSync(dir + '/floor-state.json', 'utf8');
 
 function stepFloorMs(dir) {
   writeFileSync(join(dir, 'floor-state.json'), `${JSON.stringify(stateOf('IN_PROGRESS'), null, 2)}\n`);
-  const result = spawnSync(process.execPath, ['-e', FLOOR_SCRIPT, dir], { encoding: 'utf8' });
+  const result = spawnSync(process.execPath, ['-e', FLOOR_SCRIPT, dir, TRUE_PATH], { encoding: 'utf8' });
   assert(result.status === 0, `floor script failed: ${result.stderr}`);
   return Number(result.stdout);
 }

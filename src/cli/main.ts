@@ -23,12 +23,26 @@ async function fastCheck(args: string[]): Promise<number | null> {
     ...(values.json ? { json: true } : {}),
     ...(values.quiet ? { quiet: true } : {}),
   };
-  if (positionals.length === 1)
+  if (positionals.length === 1) {
+    guardStdout();
     return (await import('./commands/legacy.js')).legacyCommand('check', positionals[0]!, options);
-  return (
-    (await import('./commands/check-idle.js')).idleCheck(options) ??
-    (await import('./commands/check.js')).checkCommand(options)
-  );
+  }
+  const idle = (await import('./commands/check-idle.js')).idleCheck(options);
+  if (idle !== null) return idle;
+  guardStdout();
+  return (await import('./commands/check.js')).checkCommand(options);
+}
+
+/**
+ * `baton status | head` closes the pipe early: that is not an error worth a stack trace. Touching
+ * process.stdout creates its stream (about 6 ms on a pipe), so the idle check, which writes one
+ * line with writeSync, does not.
+ */
+function guardStdout(): void {
+  process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+    if (error.code === 'EPIPE') process.exit(process.exitCode ?? 0);
+    throw error;
+  });
 }
 
 function parseCheckArgs(args: string[]) {
@@ -41,16 +55,11 @@ function parseCheckArgs(args: string[]) {
 }
 
 async function main(): Promise<void> {
-  // `baton status | head` closes the pipe early: that is not an error worth a stack trace.
-  process.stdout.on('error', (error: NodeJS.ErrnoException) => {
-    if (error.code === 'EPIPE') process.exit(process.exitCode ?? 0);
-    throw error;
-  });
   let exitCode: number;
   try {
-    exitCode =
-      (await fastCheck(process.argv.slice(2))) ??
-      (await (await import('./program.js')).runProgram(process.argv));
+    const fast = await fastCheck(process.argv.slice(2));
+    if (fast === null) guardStdout();
+    exitCode = fast ?? (await (await import('./program.js')).runProgram(process.argv));
   } catch (error) {
     if (isBatonError(error)) {
       process.stderr.write(`baton: ${error.message}\n`);

@@ -1,6 +1,7 @@
 import { closeSync, mkdirSync, openSync } from 'node:fs';
 import { join } from 'node:path';
-import Database from 'better-sqlite3';
+import type Database from 'better-sqlite3';
+import { openSqliteFile } from '../store/sqlite/sqlite-driver.js';
 
 /**
  * One `baton check` at a time per state file. The lock is an exclusive SQLite transaction on a
@@ -15,7 +16,7 @@ export class StateLock {
     mkdirSync(sidecarDir, { recursive: true, mode: 0o700 });
     const path = join(sidecarDir, 'lock.db');
     closeSync(openSync(path, 'a', 0o600));
-    const db = new Database(path, { timeout: 0 });
+    const db = openSqliteFile(path, { timeout: 0 });
     try {
       db.exec('BEGIN EXCLUSIVE');
       return new StateLock(db);

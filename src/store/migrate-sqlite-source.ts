@@ -1,11 +1,11 @@
 import { existsSync, statSync } from 'node:fs';
-import Database from 'better-sqlite3';
 import { BatonError } from '../core/errors.js';
 import type { Plan } from '../core/plan/types.js';
 import type { RunState, RunStatus } from '../core/run-state.js';
 import { BATON_TABLES, RUN_TABLES } from './schema-tables.js';
 import { latestSchemaVersion, type SqliteDatabase, schemaError } from './sqlite/open-database.js';
 import { type RunRow, stepFromRow } from './sqlite/run-rows.js';
+import { openSqliteFile } from './sqlite/sqlite-driver.js';
 
 /** The tables `baton migrate` copies, in the order it reports them. */
 export const MIGRATED_TABLES = RUN_TABLES;
@@ -75,7 +75,7 @@ export class SqliteMigrationSource {
     }
     let db: SqliteDatabase;
     try {
-      db = new Database(path, { readonly: true, fileMustExist: true });
+      db = openSqliteFile(path, { readonly: true, fileMustExist: true });
     } catch (error) {
       throw schemaError(path, error);
     }

@@ -1,11 +1,12 @@
 import { chmodSync, closeSync, existsSync, mkdirSync, openSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import Database from 'better-sqlite3';
+import type Database from 'better-sqlite3';
 import { BatonError } from '../../core/errors.js';
 import type { Plan } from '../../core/plan/types.js';
 import { backfillFlowKeys, type KeylessStep } from '../flow-backfill.js';
 import { latestMigrationVersion, type Migration, readMigrations } from '../migration-files.js';
+import { openSqliteFile } from './sqlite-driver.js';
 
 export type SqliteDatabase = Database.Database;
 
@@ -164,7 +165,7 @@ export function openSqliteDatabase(path: string, options: OpenSqliteOptions = {}
   if (!exists) createPrivateFile(path);
   let db: SqliteDatabase;
   try {
-    db = new Database(path, { timeout: options.busyTimeoutMs ?? 10_000 });
+    db = openSqliteFile(path, { timeout: options.busyTimeoutMs ?? 10_000 });
   } catch (error) {
     throw corrupt(path, error);
   }
