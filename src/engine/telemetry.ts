@@ -1,4 +1,5 @@
-import { type Attributes, context, type Span, SpanStatusCode, trace } from '@opentelemetry/api';
+import { createRequire } from 'node:module';
+import type { Attributes, Span, Tracer } from '@opentelemetry/api';
 import type { BatonEvent } from '../core/events.js';
 import type { StepOutcome } from '../core/failure.js';
 import type { ClaimedStep, RunDetail } from '../store/store.js';
@@ -9,7 +10,31 @@ import type { ClaimedStep, RunDetail } from '../store/store.js';
  * model harness did; `baton.step` spans a step from its first attempt to its success; `baton.run`
  * spans a run that a process drove to its end.
  */
-const tracer = () => trace.getTracer('baton');
+type OtelApi = typeof import('@opentelemetry/api');
+
+/** Where `@opentelemetry/api` 1.x keeps what a program registered (a tracer provider under `trace`). */
+const OTEL_GLOBAL = Symbol.for('opentelemetry.js.api.1');
+let api: OtelApi | undefined;
+
+/**
+ * The API, once a tracer provider is registered with it. Until then every span would be a no-op,
+ * so the API is not even loaded: that saves about 20 ms of a process's first attempt, and each
+ * attempt the span calls. A provider registered later is picked up by the next span.
+ */
+function otel(): OtelApi | null {
+  const registered = (globalThis as Record<symbol, { trace?: unknown } | undefined>)[OTEL_GLOBAL];
+  if (registered?.trace === undefined) return null;
+  api ??= createRequire(import.meta.url)('@opentelemetry/api') as OtelApi;
+  return api;
+}
+
+const tracer = (): Tracer | null => otel()?.trace.getTracer('baton') ?? null;
+
+/** An attempt's span; null when no tracer provider is registered. */
+export type AttemptSpan = Span | null;
+
+/** SpanStatusCode.ERROR, without loading the API for its enum. */
+const SPAN_ERROR = 2;
 
 function claimAttributes(claim: ClaimedStep): Attributes {
   return {
@@ -22,14 +47,16 @@ function claimAttributes(claim: ClaimedStep): Attributes {
   };
 }
 
-export function startAttemptSpan(claim: ClaimedStep): Span {
-  const span = tracer().startSpan(`baton.attempt ${claim.stepId}`);
+export function startAttemptSpan(claim: ClaimedStep): AttemptSpan {
+  const span = tracer()?.startSpan(`baton.attempt ${claim.stepId}`) ?? null;
+  if (span === null) return null;
   // Without a registered SDK the span records nothing: build no attributes for it.
   if (span.isRecording()) span.setAttributes(claimAttributes(claim));
   return span;
 }
 
-export function endAttemptSpan(span: Span, outcome: StepOutcome, durationMs: number): void {
+export function endAttemptSpan(span: AttemptSpan, outcome: StepOutcome, durationMs: number): void {
+  if (span === null) return;
   if (!span.isRecording()) {
     span.end();
     return;
@@ -43,15 +70,17 @@ export function endAttemptSpan(span: Span, outcome: StepOutcome, durationMs: num
   }
   if (!outcome.ok) {
     span.setAttribute('baton.failure_class', outcome.failureClass);
-    span.setStatus({ code: SpanStatusCode.ERROR, message: outcome.message.slice(0, 300) });
+    span.setStatus({ code: SPAN_ERROR, message: outcome.message.slice(0, 300) });
   }
   span.end();
 }
 
 /** A child span of the attempt for each recovery action of the model harness (already redacted). */
-export function recordRecoverySpans(parent: Span, events: readonly BatonEvent[]): void {
-  if (!parent.isRecording()) return;
-  const parentContext = trace.setSpan(context.active(), parent);
+export function recordRecoverySpans(parent: AttemptSpan, events: readonly BatonEvent[]): void {
+  const otelApi = otel();
+  const baton = tracer();
+  if (parent === null || otelApi === null || baton === null || !parent.isRecording()) return;
+  const parentContext = otelApi.trace.setSpan(otelApi.context.active(), parent);
   for (const event of events) {
     if (!event.type.startsWith('recovery.')) continue;
     const attributes: Attributes = {};
@@ -60,7 +89,7 @@ export function recordRecoverySpans(parent: Span, events: readonly BatonEvent[])
         attributes[`baton.${key.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`)}`] = value;
       }
     }
-    const span = tracer().startSpan(`baton.${event.type}`, { attributes }, parentContext);
+    const span = baton.startSpan(`baton.${event.type}`, { attributes }, parentContext);
     if ('failureClass' in event && event.failureClass)
       span.setAttribute('baton.failure_class', event.failureClass);
     span.end();
@@ -74,7 +103,8 @@ export function recordStepSpan(
   endedAt: number,
   degraded: boolean,
 ): void {
-  const span = tracer().startSpan(`baton.step ${claim.stepId}`, { startTime: startedAt });
+  const span = tracer()?.startSpan(`baton.step ${claim.stepId}`, { startTime: startedAt });
+  if (span === undefined) return;
   if (span.isRecording()) {
     span.setAttributes({
       ...claimAttributes(claim),
@@ -86,7 +116,7 @@ export function recordStepSpan(
 }
 
 export function recordRunSpan(run: RunDetail): void {
-  const span = tracer().startSpan(`baton.run ${run.planName}`, {
+  const span = tracer()?.startSpan(`baton.run ${run.planName}`, {
     attributes: {
       'baton.run_id': run.id,
       'baton.plan': run.planName,
@@ -98,7 +128,8 @@ export function recordRunSpan(run: RunDetail): void {
     },
     startTime: run.createdAt,
   });
+  if (span === undefined) return;
   if (run.status !== 'succeeded')
-    span.setStatus({ code: SpanStatusCode.ERROR, message: run.blockedReason ?? run.status });
+    span.setStatus({ code: SPAN_ERROR, message: run.blockedReason ?? run.status });
   span.end(run.finishedAt ?? run.updatedAt);
 }
