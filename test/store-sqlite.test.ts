@@ -65,6 +65,87 @@ describe('SQLite store specifics', () => {
     }
   });
 
+  describe('runs kept in memory between cycles', () => {
+    const plan = validatePlanObject(
+      {
+        name: 'chain',
+        steps: [
+          { id: 'a', fn: 'noop' },
+          { id: 'b', fn: 'noop', dependsOn: ['a'] },
+        ],
+      },
+      'chain',
+    );
+    const ok = { ok: true as const, summary: 'done', outputs: [] };
+    const completion = (stepId: string) => ({
+      runId: 'r',
+      stepId,
+      attempt: 1,
+      owner: 'w',
+      outcome: ok,
+      startedAt: 1,
+      endedAt: 2,
+      logPath: null,
+    });
+    const cycle = (s: SqliteStore, now: number, completions: ReturnType<typeof completion>[] = []) =>
+      s.cycle({ owner: 'w', now, leaseMs: 60_000, completions, claimLimit: 4, random: () => 0 });
+
+    it('sees a change another connection committed between two cycles', async () => {
+      const path = tempDb();
+      const worker = SqliteStore.open(path);
+      const other = SqliteStore.open(path);
+      try {
+        await worker.createRun({ id: 'r', plan, planHash: 'h', inputs: {}, workspace: '/w', now: 1 });
+        expect((await cycle(worker, 10)).claimed.map((c) => c.stepId)).toEqual(['a']);
+        await other.cancelRun('r', 11);
+        // Had the worker used the run as its last cycle left it, it would accept `a` and claim `b`.
+        const after = await cycle(worker, 12, [completion('a')]);
+        expect(after.accepted).toEqual([false]);
+        expect(after.claimed).toEqual([]);
+        expect((await worker.getRun('r'))?.status).toBe('cancelled');
+      } finally {
+        await other.close();
+        await worker.close();
+      }
+    });
+
+    it('sees a run its own connection cancelled outside a cycle (which data_version does not count)', async () => {
+      const path = tempDb();
+      const store = SqliteStore.open(path);
+      try {
+        await store.createRun({ id: 'r', plan, planHash: 'h', inputs: {}, workspace: '/w', now: 1 });
+        expect((await cycle(store, 10)).claimed.map((c) => c.stepId)).toEqual(['a']);
+        await store.cancelRun('r', 11);
+        const after = await cycle(store, 12, [completion('a')]);
+        expect(after.accepted).toEqual([false]);
+        expect(after.claimed).toEqual([]);
+      } finally {
+        await store.close();
+      }
+    });
+
+    it('drives a run across cycles from memory and stores exactly what a fresh reader sees', async () => {
+      const path = tempDb();
+      const store = SqliteStore.open(path);
+      try {
+        await store.createRun({ id: 'r', plan, planHash: 'h', inputs: {}, workspace: '/w', now: 1 });
+        await cycle(store, 10);
+        expect((await cycle(store, 11, [completion('a')])).claimed.map((c) => c.stepId)).toEqual(['b']);
+        expect((await cycle(store, 12, [completion('b')])).accepted).toEqual([true]);
+        const fresh = SqliteStore.open(path);
+        try {
+          const run = await fresh.getRun('r');
+          expect(run?.status).toBe('succeeded');
+          expect(run?.steps.map((step) => step.status)).toEqual(['succeeded', 'succeeded']);
+        } finally {
+          await fresh.close();
+        }
+      } finally {
+        await store.close();
+      }
+    });
+  });
+
   it('creates the database 0600 in WAL mode with synchronous=FULL, and keeps data across reopen', async () => {
     const path = tempDb();
     const store = SqliteStore.open(path);

@@ -99,6 +99,17 @@ const CACHE_LIMIT = 10_000;
 export class RunRows {
   private readonly planCache = new Map<string, { hash: string; plan: Plan }>();
   private readonly stateCache = new Map<string, { version: number; steps: readonly StepState[] }>();
+  /**
+   * Whole runs as the last cycles of this connection left them. Used without reading the database
+   * only inside a cycle that began trusted (see beginCycle): one SELECT fewer per run per cycle.
+   */
+  private readonly cycleCache = new Map<string, Omit<LoadedRun, 'state'> & { state: RunState }>();
+  /** `PRAGMA data_version` at the start of the last cycle: another connection's commit changes it. */
+  private dataVersion: number | null = null;
+  /** False once this connection changed runs or steps outside a cycle, or a transaction failed. */
+  private cacheValid = false;
+  private inTrustedCycle = false;
+  private readonly selectDataVersion;
   private readonly selectRun;
   private readonly selectPlan;
   private readonly selectSteps;
@@ -110,6 +121,7 @@ export class RunRows {
   private readonly insertDelivery;
 
   constructor(db: SqliteDatabase) {
+    this.selectDataVersion = db.prepare<[], number>('PRAGMA data_version').pluck();
     this.selectRun = db.prepare<[string], RunRow>(
       `SELECT id, plan_name, plan_hash, inputs_json, workspace, status, attempts_total, blocked_reason, created_at,
          updated_at, finished_at, version, input_tokens, output_tokens, cost_usd FROM runs WHERE id = ?`,
@@ -153,6 +165,48 @@ export class RunRows {
     return plan;
   }
 
+  /**
+   * Call first in a cycle's write transaction. The runs cached by earlier cycles are exactly what is
+   * stored when no other connection has committed since (data_version is unchanged: writers are
+   * serialized, so none can commit during this transaction) and this connection changed no run or
+   * step outside a cycle (distrust()).
+   */
+  beginCycle(): void {
+    const version = this.selectDataVersion.get()!;
+    this.inTrustedCycle = this.cacheValid && version === this.dataVersion;
+    if (!this.inTrustedCycle) this.cycleCache.clear();
+    this.dataVersion = version;
+  }
+
+  /** The cycle committed: what it cached and wrote is what is stored. */
+  endCycle(): void {
+    this.inTrustedCycle = false;
+    this.cacheValid = true;
+  }
+
+  /** This connection changed runs or steps outside a cycle: the next cycle reads them again. */
+  distrust(): void {
+    this.cacheValid = false;
+    this.inTrustedCycle = false;
+  }
+
+  /** A run's row changed in SQL this cache does not follow (usage totals): read it again next time. */
+  invalidate(runId: string): void {
+    this.cycleCache.delete(runId);
+  }
+
+  /** A run for a cycle: from the cycle cache when the cycle is trusted, else read and cached. */
+  loadForCycle(runId: string): LoadedRun | null {
+    const cached = this.inTrustedCycle ? this.cycleCache.get(runId) : undefined;
+    if (cached) return { ...cached };
+    const loaded = this.load(runId);
+    if (loaded) {
+      if (this.cycleCache.size > CACHE_LIMIT) this.cycleCache.clear();
+      this.cycleCache.set(runId, { ...loaded });
+    }
+    return loaded;
+  }
+
   load(runId: string): LoadedRun | null {
     const row = this.selectRun.get(runId);
     if (!row) return null;
@@ -193,6 +247,8 @@ export class RunRows {
   /** Forgets cached states, e.g. after a transaction rolled back. */
   forget(): void {
     this.stateCache.clear();
+    this.cycleCache.clear();
+    this.distrust();
   }
 
   /** Writes a transition's events and new state. Call inside a transaction. */
@@ -216,12 +272,15 @@ export class RunRows {
       finishedAt: run.finishedAt,
     }) as { version: number };
     this.remember(run.id, version, run.steps);
+    const cached = this.cycleCache.get(run.id);
+    if (cached) cached.state = run;
     if (planChanged) {
       const json = JSON.stringify(run.plan);
       const hash = createHash('sha256').update(json).digest('hex');
       this.updatePlan.run(json, run.id);
       this.updatePlanHash.run(hash, run.id);
       this.planCache.set(run.id, { hash, plan: run.plan });
+      if (cached) cached.planHash = hash;
     }
     const { position } = planIndex(run.plan);
     for (const stepId of changedSteps) {

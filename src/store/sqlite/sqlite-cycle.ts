@@ -55,7 +55,7 @@ export class SqliteCycle {
     const load = (runId: string): LoadedRun | null => {
       let slot = touched.get(runId);
       if (!slot) {
-        const entry = this.rows.load(runId);
+        const entry = this.rows.loadForCycle(runId);
         slot = { entry, loaded: entry?.state ?? null, changed: new Set(), planChanged: false, dirty: false };
         touched.set(runId, slot);
       }
@@ -238,6 +238,7 @@ export class SqliteCycle {
     if (outcome.usage) {
       const { inputTokens, outputTokens, costUsd } = outcome.usage;
       this.statements.addRunUsage.run(inputTokens, outputTokens, costUsd, completion.runId);
+      this.rows.invalidate(completion.runId);
     }
     if (live && outcome.ok) {
       for (const output of outcome.outputs) {

@@ -115,11 +115,21 @@ export class SqliteStore extends SqliteReads implements Store {
   }
 
   async cycle(request: CycleRequest): Promise<CycleResult> {
-    return this.write(() => this.cycles.run(request));
+    return this.write(() => {
+      this.rows.beginCycle();
+      const result = this.cycles.run(request);
+      this.rows.endCycle();
+      return result;
+    }, 'cycle');
   }
 
-  /** One write transaction (BEGIN IMMEDIATE). On failure the cached step states may be ahead of disk: drop them. */
-  private write<T>(fn: () => T): T {
+  /**
+   * One write transaction (BEGIN IMMEDIATE). On failure the cached step states may be ahead of disk:
+   * drop them. `runs` (the default): it may change runs or steps, so the next cycle reads what it
+   * uses again; `other`: it changes neither (events, effects, hook calls, flow limits, a new run).
+   */
+  private write<T>(fn: () => T, touches: 'runs' | 'other' | 'cycle' = 'runs'): T {
+    if (touches === 'runs') this.rows.distrust();
     try {
       // One reusable transaction wrapper: better-sqlite3 builds a new one per db.transaction() call.
       return this.inTransaction.immediate(fn) as T;
@@ -156,28 +166,28 @@ export class SqliteStore extends SqliteReads implements Store {
     this.write(() => {
       if (!this.rows.load(runId)) throw runNotFound(runId);
       for (const event of events) this.rows.appendEvent(runId, now, event);
-    });
+    }, 'other');
   }
 
   async beginEffect(key: EffectKey, now: number): Promise<EffectRecord | null> {
-    return this.write(() => this.effects.begin(key, now));
+    return this.write(() => this.effects.begin(key, now), 'other');
   }
 
   async completeEffect(key: EffectKey, result: unknown, now: number): Promise<void> {
-    this.write(() => this.effects.finish(key, result, now));
+    this.write(() => this.effects.finish(key, result, now), 'other');
   }
 
   async clearEffect(key: EffectKey): Promise<void> {
-    this.write(() => this.effects.clear(key));
+    this.write(() => this.effects.clear(key), 'other');
   }
 
   async setFlowLimit(limit: FlowLimit, now: number): Promise<void> {
     const valid = validateFlowLimit(limit);
-    this.write(() => this.flow.set(valid, now));
+    this.write(() => this.flow.set(valid, now), 'other');
   }
 
   async removeFlowLimit(key: string): Promise<boolean> {
-    return this.write(() => this.flow.delete(key));
+    return this.write(() => this.flow.delete(key), 'other');
   }
 
   async listFlowLimits(now: number): Promise<FlowLimitStatus[]> {
@@ -202,14 +212,14 @@ export class SqliteStore extends SqliteReads implements Store {
   ): Promise<HookDelivery[]> {
     // Asked after every cycle: a read first, so that nothing owed costs no write transaction.
     if (!this.hooks.anyDue(now)) return [];
-    return this.write(() => this.hooks.claim(owner, now, leaseMs, limit));
+    return this.write(() => this.hooks.claim(owner, now, leaseMs, limit), 'other');
   }
 
   async finishHookDelivery(
     key: HookDeliveryKey,
     result: { ok: true } | { ok: false; error: string; retryAt: number | null },
   ): Promise<void> {
-    this.write(() => this.hooks.finish(key, result));
+    this.write(() => this.hooks.finish(key, result), 'other');
   }
 
   private command(runId: string, change: (run: RunState) => Transition, now: number): RunSummary {
