@@ -1,5 +1,5 @@
 import { hostname } from 'node:os';
-import { listTemplateRefs } from '../core/plan/template.js';
+import { stepReads } from '../core/plan/template.js';
 import type { PlanStep } from '../core/plan/types.js';
 import { shadowExecutor } from '../executors/shadow-executor.js';
 import type { StepExecutor } from '../executors/step-executor.js';
@@ -42,7 +42,7 @@ export async function runAttempt(
   let completion: Completion;
   try {
     const results = await resolveResults(
-      await store.getStepResults(claim.runId, referencedSteps(claim)),
+      claim.results ?? (await store.getStepResults(claim.runId, stepReads(claim.step))),
       home,
     );
     const attempt = await executor.execute({
@@ -108,19 +108,4 @@ function executorFor(executors: Executors, kind: PlanStep['kind']): StepExecutor
   if (kind === 'fn') return executors.fn;
   if (kind === 'model') return executors.model ?? missingModelExecutor;
   return executors.agent;
-}
-
-/** Steps whose results this attempt may read: template references for agents and models, dependencies for functions. */
-function referencedSteps(claim: ClaimedStep): string[] {
-  if (claim.step.kind === 'fn') return claim.step.dependsOn;
-  const ids = new Set<string>();
-  const texts = [
-    claim.step.instruction ?? '',
-    claim.step.model?.prompt ?? '',
-    claim.step.model?.system ?? '',
-  ];
-  for (const ref of texts.flatMap((text) => listTemplateRefs(text))) {
-    if (ref.path[0] === 'steps' && ref.path[1] !== undefined) ids.add(ref.path[1]);
-  }
-  return [...ids];
 }

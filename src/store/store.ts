@@ -187,6 +187,11 @@ export interface ClaimedStep extends AttemptKey {
   shadow?: boolean;
   /** When the step's first attempt started (for its span and its wall-clock budget). */
   firstStartedAt?: number;
+  /**
+   * Results of the steps this attempt reads (see stepReads), as stored when it was claimed; a store
+   * that holds the run in memory attaches them, otherwise the engine asks getStepResults.
+   */
+  results?: Record<string, StepResult>;
 }
 
 export interface ReclaimedAttempt extends AttemptKey {

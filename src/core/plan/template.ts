@@ -1,5 +1,5 @@
 import { BatonError } from '../errors.js';
-import { STEP_ID_PATTERN as NAME } from './types.js';
+import { STEP_ID_PATTERN as NAME, type PlanStep } from './types.js';
 
 /**
  * `{{...}}` references in step instructions. Plain substitution of a closed set of forms, never
@@ -97,4 +97,16 @@ function ownValue<T>(record: Record<string, T>, key: string): T | undefined {
 function splitRefPath(inner: string): string[] {
   const trimmed = inner.trim();
   return trimmed === '' ? [] : trimmed.split('.');
+}
+
+/** Steps whose results a step may read: template references for agents and models, dependencies for functions. */
+export function stepReads(step: PlanStep): string[] {
+  if (step.kind === 'fn') return step.dependsOn;
+  const ids = new Set<string>();
+  for (const text of [step.instruction ?? '', step.model?.prompt ?? '', step.model?.system ?? '']) {
+    for (const ref of listTemplateRefs(text)) {
+      if (ref.path[0] === 'steps' && ref.path[1] !== undefined) ids.add(ref.path[1]);
+    }
+  }
+  return [...ids];
 }

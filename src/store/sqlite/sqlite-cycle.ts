@@ -1,4 +1,12 @@
-import { DUE_STEP_STATUSES, planIndex, type RunState, stepOf } from '../../core/run-state.js';
+import { stepReads } from '../../core/plan/template.js';
+import type { PlanStep } from '../../core/plan/types.js';
+import {
+  DUE_STEP_STATUSES,
+  planIndex,
+  type RunState,
+  type StepResult,
+  stepOf,
+} from '../../core/run-state.js';
 import {
   claimStep,
   completeStep,
@@ -165,6 +173,7 @@ export class SqliteCycle {
         inputs: entry.inputs,
         workspace: entry.workspace,
         lastError: step.lastError,
+        results: storedResults(entry.state, planStep),
       });
     };
     // Driving one run that this cycle already loaded: its whole state is in memory, no query needed.
@@ -225,9 +234,27 @@ export class SqliteCycle {
     return { claimed, accepted, reclaimed };
   }
 
+  /** Positional parameters, in the statement's column order: binding by name costs a lookup each. */
   private insertAttempt(row: AttemptRow): void {
-    const { outputs, ...columns } = row;
-    this.statements.insertAttempt.run({ ...columns, outputs_json: JSON.stringify(outputs) });
+    this.statements.insertAttempt.run(
+      row.run_id,
+      row.step_id,
+      row.attempt,
+      row.owner,
+      row.started_at,
+      row.ended_at,
+      row.outcome,
+      row.failure_class,
+      row.exit_code,
+      row.fingerprint,
+      row.message,
+      row.summary,
+      row.log_path,
+      JSON.stringify(row.outputs),
+      row.input_tokens,
+      row.output_tokens,
+      row.cost_usd,
+    );
   }
 
   private recordAttempt(completion: Completion, live: boolean, run: RunState | null): void {
@@ -253,4 +280,14 @@ export class SqliteCycle {
       }
     }
   }
+}
+
+/** What getStepResults would read for the steps `step` reads, from the run held in memory. */
+function storedResults(run: RunState, step: PlanStep): Record<string, StepResult> {
+  const results: Record<string, StepResult> = {};
+  for (const stepId of stepReads(step)) {
+    const json = stepOf(run, stepId)?.resultJson;
+    if (json) results[stepId] = JSON.parse(json) as StepResult;
+  }
+  return results;
 }

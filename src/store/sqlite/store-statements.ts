@@ -80,8 +80,7 @@ export function prepareStoreStatements(db: SqliteDatabase): StoreStatements {
     insertAttempt: db.prepare(
       `INSERT INTO attempts (run_id, step_id, attempt, owner, started_at, ended_at, outcome, failure_class, exit_code,
          fingerprint, message, summary, log_path, outputs_json, input_tokens, output_tokens, cost_usd)
-       VALUES (@run_id, @step_id, @attempt, @owner, @started_at, @ended_at, @outcome, @failure_class, @exit_code,
-         @fingerprint, @message, @summary, @log_path, @outputs_json, @input_tokens, @output_tokens, @cost_usd)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
        ON CONFLICT (run_id, step_id, attempt) DO NOTHING`,
     ),
     insertArtifact: db.prepare(
