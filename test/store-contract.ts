@@ -128,14 +128,19 @@ export function describeStoreContract(name: string, makeHarness: () => StoreHarn
       expect((await cycle(6000)).claimed).toHaveLength(1);
     });
 
+    const stored = async (stepId: string) => (await store.getStepResults('run1', [stepId]))[stepId];
+
     it('drives a chain to success; a succeeded step is never claimed again', async () => {
       await create(chainPlan(3));
       let now = 1000;
       let claimed = (await cycle(now)).claimed;
       const seen: string[] = [];
+      // Each claim carries the stored results of the steps it reads (a function step: its dependencies).
+      const carried: Record<string, unknown>[] = [];
       while (claimed.length > 0) {
         now += 10;
         seen.push(...claimed.map((c) => c.stepId));
+        carried.push(...claimed.map((c) => ({ ...c.results })));
         claimed = (
           await cycle(
             now,
@@ -144,6 +149,7 @@ export function describeStoreContract(name: string, makeHarness: () => StoreHarn
         ).claimed;
       }
       expect(seen).toEqual(['s1', 's2', 's3']);
+      expect(carried).toEqual([{}, { s1: await stored('s1') }, { s2: await stored('s2') }]);
       const run = await store.getRun('run1');
       expect(run?.status).toBe('succeeded');
       expect(run?.finishedAt).toBe(now);

@@ -1,7 +1,8 @@
 import type { StepOutcome } from '../core/failure.js';
 import { fallbackPlanStep } from '../core/fallback.js';
+import { stepReads } from '../core/plan/template.js';
 import type { PlanStep } from '../core/plan/types.js';
-import type { RunState, StepResult } from '../core/run-state.js';
+import { type RunState, type StepResult, stepOf } from '../core/run-state.js';
 
 /** A run as every store loads it to apply a transition: its state and what its steps run with. */
 export interface LoadedRun {
@@ -37,4 +38,18 @@ export function stepToRun(run: RunState, position: number, functions?: readonly 
   const planStep = run.steps[position]!.onFallback ? fallbackPlanStep(declared) : declared;
   if (planStep.kind === 'fn' && functions && !functions.includes(planStep.fn ?? '')) return null;
   return planStep;
+}
+
+/**
+ * The results a claimed attempt of `step` reads (see stepReads), from its run as the claiming cycle
+ * holds it: what getStepResults would answer, without asking the database again. A recorded result
+ * never changes once its step succeeded.
+ */
+export function claimResults(run: RunState, step: PlanStep): Record<string, StepResult> {
+  const results: Record<string, StepResult> = {};
+  for (const stepId of stepReads(step)) {
+    const json = stepOf(run, stepId)?.resultJson;
+    if (json) results[stepId] = JSON.parse(json) as StepResult;
+  }
+  return results;
 }

@@ -18,7 +18,7 @@ import {
   runningDelta,
   stepFlowKey,
 } from '../flow-accounting.js';
-import { resultOf, runningCount, stepToRun } from '../loaded-run.js';
+import { claimResults, resultOf, runningCount, stepToRun } from '../loaded-run.js';
 import type { ClaimedStep, Completion, CycleRequest, CycleResult, ReclaimedAttempt } from '../store.js';
 import { completionAttemptRow, interruptedAttemptRow } from '../store-rows.js';
 import type { PgLoadedRun } from './run-loader.js';
@@ -249,27 +249,12 @@ export class CycleWork {
       inputs: slot.entry.inputs,
       workspace: slot.entry.workspace,
       lastError: step.lastError,
+      results: claimResults(transition.run, planStep),
       ...(step.onFallback ? { fallback: true } : {}),
       ...(state.plan.shadow ? { shadow: true } : {}),
       ...(step.firstStartedAt ? { firstStartedAt: step.firstStartedAt } : {}),
     });
     return true;
-  }
-
-  /**
-   * The recorded results (JSON text) of the runs this cycle claimed steps of, as loaded or just
-   * completed, by run and step: what the claimed attempts will ask `getStepResults` for.
-   */
-  claimedRunResults(): Map<string, Map<string, string>> {
-    const results = new Map<string, Map<string, string>>();
-    for (const claim of this.claimed) {
-      if (results.has(claim.runId)) continue;
-      const steps = new Map<string, string>();
-      for (const step of this.runs.get(claim.runId)!.entry.state.steps)
-        if (step.resultJson !== null) steps.set(step.stepId, step.resultJson);
-      results.set(claim.runId, steps);
-    }
-    return results;
   }
 
   /** Puts every changed run and step into the batch; returns the result and the plans that changed. */

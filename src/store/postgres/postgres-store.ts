@@ -89,8 +89,6 @@ export class PostgresStore extends PostgresReads implements Store {
   private readonly hooks: PostgresHookDeliveries;
   private readonly flow: PostgresFlow;
   private readonly listener: WorkListener;
-  /** Results in the runs the last cycle claimed from (see `getStepResults`). */
-  private claimedResults = new Map<string, Map<string, string>>();
   private nextReclaimAt = Number.MIN_SAFE_INTEGER;
   private closed = false;
 
@@ -156,7 +154,7 @@ export class PostgresStore extends PostgresReads implements Store {
       functions: request.functions ?? null,
       exclude: completionRunIds,
     };
-    const { result, changedPlans, claimedResults } = await inTransaction(this.pool, async (client) => {
+    const { result, changedPlans } = await inTransaction(this.pool, async (client) => {
       for (let round = 0; ; round++) {
         const locked = await this.lock(client, params, work);
         work.add(await this.loader.load(client, locked.newRunIds));
@@ -184,27 +182,10 @@ export class PostgresStore extends PostgresReads implements Store {
       }
       const finished = work.finish();
       if (!work.batch.empty) await client.query({ ...this.writeSql, values: work.batch.params() });
-      return { ...finished, claimedResults: work.claimedRunResults() };
+      return finished;
     });
     for (const changed of changedPlans) this.loader.rememberPlan(changed.runId, changed.hash, changed.plan);
-    if (result.claimed.length > 0) this.claimedResults = claimedResults;
     return result;
-  }
-
-  /**
-   * A claimed attempt asks for the results of the steps it depends on right after its cycle: the
-   * cycle loaded them with the run, and a recorded result never changes, so they are served from
-   * memory. Anything else (a step without a result then, another run) is read from the database.
-   */
-  override async getStepResults(
-    runId: string,
-    stepIds: readonly string[],
-  ): Promise<Record<string, StepResult>> {
-    const known = this.claimedResults.get(runId);
-    if (!known || !stepIds.every((id) => known.has(id))) return super.getStepResults(runId, stepIds);
-    const results: Record<string, StepResult> = {};
-    for (const id of stepIds) results[id] = JSON.parse(known.get(id)!) as StepResult;
-    return results;
   }
 
   /**

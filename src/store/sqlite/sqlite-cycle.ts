@@ -1,12 +1,4 @@
-import { stepReads } from '../../core/plan/template.js';
-import type { PlanStep } from '../../core/plan/types.js';
-import {
-  DUE_STEP_STATUSES,
-  planIndex,
-  type RunState,
-  type StepResult,
-  stepOf,
-} from '../../core/run-state.js';
+import { DUE_STEP_STATUSES, planIndex, type RunState, stepOf } from '../../core/run-state.js';
 import {
   claimStep,
   completeStep,
@@ -17,7 +9,7 @@ import {
 } from '../../core/transitions.js';
 import { flowAllows, flowStarted, runningDelta } from '../flow-accounting.js';
 import type { LoadedRun } from '../loaded-run.js';
-import { resultOf, runningCount, stepToRun } from '../loaded-run.js';
+import { claimResults, resultOf, runningCount, stepToRun } from '../loaded-run.js';
 import type { ClaimedStep, Completion, CycleRequest, CycleResult, ReclaimedAttempt } from '../store.js';
 import { type AttemptRow, completionAttemptRow, interruptedAttemptRow } from '../store-rows.js';
 import { dueCandidates, dueStepsOf } from './claim-candidates.js';
@@ -173,7 +165,7 @@ export class SqliteCycle {
         inputs: entry.inputs,
         workspace: entry.workspace,
         lastError: step.lastError,
-        results: storedResults(entry.state, planStep),
+        results: claimResults(entry.state, planStep),
       });
     };
     // Driving one run that this cycle already loaded: its whole state is in memory, no query needed.
@@ -280,14 +272,4 @@ export class SqliteCycle {
       }
     }
   }
-}
-
-/** What getStepResults would read for the steps `step` reads, from the run held in memory. */
-function storedResults(run: RunState, step: PlanStep): Record<string, StepResult> {
-  const results: Record<string, StepResult> = {};
-  for (const stepId of stepReads(step)) {
-    const json = stepOf(run, stepId)?.resultJson;
-    if (json) results[stepId] = JSON.parse(json) as StepResult;
-  }
-  return results;
 }
