@@ -3,13 +3,14 @@
  * everything else to the full check: due steps, leases that ran out, hook calls owed, blocked
  * runs, a database of an older schema, bad settings.
  */
+import { spawn } from 'node:child_process';
 import { chmodSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
 import { validatePlanObject } from '../src/core/plan/parse.js';
 import { SqliteStore } from '../src/store/sqlite/sqlite-store.js';
-import { expectExit, removeTempDirs, runBaton, writePlan } from './helpers/cli.js';
+import { cliPath, expectExit, removeTempDirs, runBaton, writePlan } from './helpers/cli.js';
 import { fixturePlan, planDir } from './helpers/plans.js';
 
 afterAll(() => removeTempDirs());
@@ -32,6 +33,21 @@ describe('baton check with nothing to do', () => {
     expect(expectExit(await runBaton(['check', '--home', home, '--quiet']), 0).stdout).toBe('');
     const bad = expectExit(await runBaton(['check', '--home', home], { env: { BATON_LEASE_MS: '5' } }), 2);
     expect(bad.stderr).toMatch(/--lease 5: a lease must be from 100ms to 24h/);
+  });
+
+  it('exits 0 quietly when whoever reads its output has gone (`baton check | head -0`)', async () => {
+    const { home } = planDir('baton-idle-');
+    expectExit(await runBaton(['check', '--home', home]), 0);
+    // The read end of stdout is closed before the check writes "nothing due": EPIPE, not a crash.
+    const child = spawn(process.execPath, [cliPath, 'check', '--home', home], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    child.stdout.destroy();
+    let stderr = '';
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
+    expect(stderr).toBe('');
+    expect(code).toBe(0);
   });
 
   it('runs a due step, reclaims a lease that ran out, and reports a blocked run', async () => {

@@ -287,6 +287,27 @@ describe('checkAgentCommand resolves argv[0] on disk', () => {
     });
   });
 
+  it.skipIf(bash === undefined)(
+    'resolves "../agent" from a symlinked folder as the kernel does: against the real folder',
+    () => {
+      // <dir>/real/a/b is the workspace, reached as <dir>/w/ws (a symlink). The child runs
+      // <dir>/real/a/agent for "../agent"; a lexical resolve would check <dir>/w/agent instead.
+      fs.mkdirSync(path.join(dir, 'real', 'a', 'b'), { recursive: true });
+      fs.mkdirSync(path.join(dir, 'w'));
+      fs.symlinkSync(path.join(dir, 'real', 'a', 'b'), path.join(dir, 'w', 'ws'));
+      fs.writeFileSync(path.join(dir, 'w', 'agent'), '#!/bin/sh\nexit 0\n', { mode: 0o755 });
+      fs.symlinkSync(bash!, path.join(dir, 'real', 'a', 'agent'));
+      const cwd = path.join(dir, 'w', 'ws');
+      expect(checkAgentCommand(['../agent'], { cwd }).ok).toBe(false);
+      fs.rmSync(path.join(dir, 'real', 'a', 'agent'));
+      fs.writeFileSync(path.join(dir, 'real', 'a', 'agent'), '#!/bin/sh\nexit 0\n', { mode: 0o755 });
+      expect(checkAgentCommand(['../agent'], { cwd })).toEqual({
+        ok: true,
+        executable: path.join(fs.realpathSync(dir), 'real', 'a', 'agent'),
+      });
+    },
+  );
+
   it('reports the link it found, not the file the link points to (argv[0] keeps its meaning)', () => {
     const target = executable('real-agent');
     const alias = link('alias-agent', target);

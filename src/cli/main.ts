@@ -2,6 +2,7 @@
 import { parseArgs } from 'node:util';
 import { isBatonError } from '../core/errors.js';
 import { EXIT } from './exit-codes.js';
+import { guardStdout } from './stdout-guard.js';
 
 /**
  * `baton check` runs every few minutes from heartbeats and cron, so its common forms skip the
@@ -31,18 +32,6 @@ async function fastCheck(args: string[]): Promise<number | null> {
   if (idle !== null) return idle;
   guardStdout();
   return (await import('./commands/check.js')).checkCommand(options);
-}
-
-/**
- * `baton status | head` closes the pipe early: that is not an error worth a stack trace. Touching
- * process.stdout creates its stream (about 6 ms on a pipe), so the idle check, which writes one
- * line with writeSync, does not.
- */
-function guardStdout(): void {
-  process.stdout.on('error', (error: NodeJS.ErrnoException) => {
-    if (error.code === 'EPIPE') process.exit(process.exitCode ?? 0);
-    throw error;
-  });
 }
 
 function parseCheckArgs(args: string[]) {

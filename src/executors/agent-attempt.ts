@@ -21,11 +21,6 @@ export interface AgentAttemptOptions {
   onSpawn?: (pid: number) => void;
   /** `legacy`: the skill's stricter rule for STEP_AGENT_CMD (also refuses any -c / -e). */
   policy?: CommandPolicyMode;
-  /**
-   * The caller checked this command against the policy already (state.json mode checks
-   * STEP_AGENT_CMD once per process): run the file it was found at without checking again.
-   */
-  vetted?: { executable: string | null };
 }
 
 export type AgentAttemptResult =
@@ -51,14 +46,12 @@ export type AgentAttemptResult =
  * rate-limit line still fails), then required outputs must exist inside the workspace.
  */
 export async function runAgentAttempt(options: AgentAttemptOptions): Promise<AgentAttemptResult> {
-  const verdict =
-    options.vetted !== undefined
-      ? ({ ok: true, executable: options.vetted.executable } as const)
-      : checkAgentCommand(options.agent.command, {
-          cwd: options.workspace,
-          ...(options.policy ? { mode: options.policy } : {}),
-          ...(options.env.PATH === undefined ? {} : { pathEnv: options.env.PATH }),
-        });
+  // Checked before every attempt: the binary behind a name may change between attempts.
+  const verdict = checkAgentCommand(options.agent.command, {
+    cwd: options.workspace,
+    ...(options.policy ? { mode: options.policy } : {}),
+    ...(options.env.PATH === undefined ? {} : { pathEnv: options.env.PATH }),
+  });
   if (!verdict.ok)
     return {
       ok: false,

@@ -114,8 +114,11 @@ function findRefusal(
   }
   const shape = checkShape(argv);
   if (shape !== null) return shape;
-  const { pathEnv = process.env.PATH ?? '', cwd = process.cwd() } = options;
-  const cmd: Command = { argv, pathEnv, cwd };
+  const { pathEnv = process.env.PATH ?? '' } = options;
+  // Relative programs and PATH entries resolve as the kernel resolves them once the child is in
+  // its folder: against the real folder (`..` of a symlinked folder is the target's parent).
+  const given = options.cwd ?? process.cwd();
+  const cmd: Command = { argv, pathEnv, cwd: realPathOrNull(given) ?? given };
   const structural = checkProgramAt(cmd, 0, 0);
   found.executable = cmd.executable ?? null;
   if (structural !== null || mode === 'native') return structural;

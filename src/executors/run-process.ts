@@ -4,7 +4,15 @@
  * stdout and stderr kept in memory.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { closeSync, fchmodSync, mkdirSync, openSync, statSync, writeSync } from 'node:fs';
+import {
+  closeSync,
+  createWriteStream,
+  fchmodSync,
+  mkdirSync,
+  openSync,
+  statSync,
+  type WriteStream,
+} from 'node:fs';
 import { dirname } from 'node:path';
 import type { Readable } from 'node:stream';
 import { BatonError } from '../core/errors.js';
@@ -151,7 +159,7 @@ export async function runProcess(options: RunProcessOptions): Promise<ProcessRes
     closeSync(fd);
     throw error;
   }
-  const log = new AttemptLog(fd);
+  const log = createWriteStream('', { fd });
 
   let child: ChildProcess | undefined;
   try {
@@ -167,41 +175,23 @@ export async function runProcess(options: RunProcessOptions): Promise<ProcessRes
       });
     }
   } catch (error) {
-    log.close(); // spawn throws synchronously only for bad arguments (e.g. a NUL byte)
+    log.destroy(); // spawn throws synchronously only for bad arguments (e.g. a NUL byte)
     throw error;
   }
   if (child === undefined) {
-    log.close();
+    await closeLog(log);
     const empty = new ByteTail(0);
     return { ...resultOf(empty, empty, options.logPath), aborted: true };
   }
   return supervise(child, options, log);
 }
 
-/**
- * The attempt's log file, written synchronously: a chunk of at most 64 KiB goes to the page cache
- * in microseconds, where a stream would cost thread-pool round trips per write and for the close.
- */
-class AttemptLog {
-  private fd: number | null;
-
-  constructor(fd: number) {
-    this.fd = fd;
-  }
-
-  /** Throws the write's error (a full disk); the caller stops the child. */
-  write(chunk: Buffer): void {
-    if (this.fd === null) return;
-    let offset = 0;
-    while (offset < chunk.length) offset += writeSync(this.fd, chunk, offset, chunk.length - offset);
-  }
-
-  close(): void {
-    if (this.fd === null) return;
-    const fd = this.fd;
-    this.fd = null;
-    closeSync(fd);
-  }
+function closeLog(log: WriteStream): Promise<void> {
+  return new Promise((resolve, reject) => {
+    log.once('error', reject);
+    log.once('close', () => resolve());
+    log.end();
+  });
 }
 
 function resultOf(stdout: ByteTail, stderr: ByteTail, logPath: string): ProcessResult {
@@ -219,7 +209,11 @@ function resultOf(stdout: ByteTail, stderr: ByteTail, logPath: string): ProcessR
   };
 }
 
-function supervise(child: ChildProcess, options: RunProcessOptions, log: AttemptLog): Promise<ProcessResult> {
+function supervise(
+  child: ChildProcess,
+  options: RunProcessOptions,
+  log: WriteStream,
+): Promise<ProcessResult> {
   const killGraceMs = options.killGraceMs ?? DEFAULT_KILL_GRACE_MS;
   const tailBytes = options.tailBytes ?? DEFAULT_TAIL_BYTES;
   return new Promise<ProcessResult>((resolve, reject) => {
@@ -270,26 +264,30 @@ function supervise(child: ChildProcess, options: RunProcessOptions, log: Attempt
         durationMs: Math.round(performance.now() - started),
         ...(spawnError ? { spawnError } : {}),
       };
-      try {
-        log.close();
-      } catch (error) {
-        failure ??= error;
+      if (failure !== undefined) {
+        log.destroy();
+        reject(failure);
+        return;
       }
-      if (failure !== undefined) reject(failure);
-      else resolve(result);
+      closeLog(log).then(() => resolve(result), reject);
     };
 
+    log.on('error', (error) => {
+      failure ??= error;
+      terminate();
+    });
     const streams = [child.stdout!, child.stderr!];
+    let paused = false;
     const forward = (stream: Readable, tail: ByteTail) => {
       stream.on('data', (chunk: Buffer) => {
         tail.push(chunk);
-        if (failure !== undefined) return;
-        try {
-          log.write(chunk);
-        } catch (error) {
-          failure = error;
-          terminate();
-        }
+        if (failure !== undefined || log.write(chunk) || paused) return;
+        paused = true; // the log is slower than the child: hold the child back instead of buffering
+        for (const s of streams) s.pause();
+        log.once('drain', () => {
+          paused = false;
+          for (const s of streams) s.resume();
+        });
       });
     };
     forward(child.stdout!, stdout);

@@ -214,7 +214,6 @@ async function runStep(
     killGraceMs: 5000,
     logPath: join(workspace, logRel),
     policy: 'legacy',
-    vetted: { executable: options.config.agentExecutable },
     ...(options.signal ? { signal: options.signal } : {}),
     onSpawn: (pid) => pidFile.record({ pid, runId, stepId, attempt: tries }),
   });

@@ -5,8 +5,6 @@ import { assertAgentCommand } from '../executors/command-policy.js';
 export interface LegacyConfig {
   /** STEP_AGENT_CMD split into argv (default `echo`), already checked against the skill's stricter policy. */
   agentArgv: string[];
-  /** Where STEP_AGENT_CMD's program was found when it was checked: every step runs this file. */
-  agentExecutable: string | null;
   /** STEP_MAX_RETRIES (default 3): tries before the step id goes to `blockers`. */
   maxRetries: number;
 }
@@ -18,8 +16,7 @@ export interface LegacyConfig {
 export function legacyConfigFromEnv(env: NodeJS.ProcessEnv, cwd: string): LegacyConfig {
   const raw = env.STEP_AGENT_CMD?.trim() || 'echo';
   const argv = raw.startsWith('[') ? parseArgvJson(raw, 'STEP_AGENT_CMD') : raw.split(/\s+/);
-  const policy = { mode: 'legacy', cwd, ...(env.PATH === undefined ? {} : { pathEnv: env.PATH }) } as const;
-  const executable = assertAgentCommand(argv, policy);
+  assertAgentCommand(argv, { mode: 'legacy', cwd, ...(env.PATH === undefined ? {} : { pathEnv: env.PATH }) });
   const retries = env.STEP_MAX_RETRIES?.trim() || '3';
   if (!/^\d+$/.test(retries) || Number(retries) < 1 || Number(retries) > 1000) {
     throw new BatonError(
@@ -27,9 +24,5 @@ export function legacyConfigFromEnv(env: NodeJS.ProcessEnv, cwd: string): Legacy
       `STEP_MAX_RETRIES must be a whole number from 1 to 1000, got "${env.STEP_MAX_RETRIES}"`,
     );
   }
-  return {
-    agentArgv: argv,
-    agentExecutable: executable,
-    maxRetries: Number(retries),
-  };
+  return { agentArgv: argv, maxRetries: Number(retries) };
 }

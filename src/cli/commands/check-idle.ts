@@ -9,6 +9,7 @@ import { openSqliteFile } from '../../store/sqlite/sqlite-driver.js';
 import { engineSettingsFromCli } from '../engine-settings.js';
 import { EXIT } from '../exit-codes.js';
 import { databasePath, type GlobalOptions, resolveHome } from '../home.js';
+import { guardStdout } from '../stdout-guard.js';
 
 const MIGRATIONS_DIR = join(
   dirname(fileURLToPath(import.meta.url)),
@@ -74,8 +75,9 @@ function writeOut(text: string): void {
     const code = (error as NodeJS.ErrnoException).code;
     // A reader that went away (`| head`) is not a failure; a full non-blocking pipe gets the rest later.
     if (code === 'EPIPE') return;
-    if (code === 'EAGAIN') process.stdout.write(bytes.subarray(offset));
-    else throw error;
+    if (code !== 'EAGAIN') throw error;
+    guardStdout();
+    process.stdout.write(bytes.subarray(offset));
   }
 }
 

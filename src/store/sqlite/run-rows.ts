@@ -198,7 +198,8 @@ export class RunRows {
   /** A run for a cycle: from the cycle cache when the cycle is trusted, else read and cached. */
   loadForCycle(runId: string): LoadedRun | null {
     const cached = this.inTrustedCycle ? this.cycleCache.get(runId) : undefined;
-    if (cached) return { ...cached };
+    // Inputs are handed to steps (ctx.inputs): each cycle's claims get their own copy.
+    if (cached) return { ...cached, inputs: { ...cached.inputs } };
     const loaded = this.load(runId);
     if (loaded) {
       if (this.cycleCache.size > CACHE_LIMIT) this.cycleCache.clear();

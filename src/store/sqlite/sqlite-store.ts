@@ -110,7 +110,7 @@ export class SqliteStore extends SqliteReads implements Store {
         steps: spec.plan.steps.length,
         status,
       });
-    });
+    }, 'other');
     return this.summary(spec.id);
   }
 
@@ -126,7 +126,8 @@ export class SqliteStore extends SqliteReads implements Store {
   /**
    * One write transaction (BEGIN IMMEDIATE). On failure the cached step states may be ahead of disk:
    * drop them. `runs` (the default): it may change runs or steps, so the next cycle reads what it
-   * uses again; `other`: it changes neither (events, effects, hook calls, flow limits, a new run).
+   * uses again; `other`: it changes neither (events, effects, hook calls, flow limits, a new run),
+   * or it drops the runs it changes from the cycle cache itself (lease renewals).
    */
   private write<T>(fn: () => T, touches: 'runs' | 'other' | 'cycle' = 'runs'): T {
     if (touches === 'runs') this.rows.distrust();
@@ -151,10 +152,14 @@ export class SqliteStore extends SqliteReads implements Store {
         (key) =>
           this.statements.renew.run(now + leaseMs, key.runId, key.stepId, key.attempt, owner).changes === 0,
       );
-      // Lease times are part of the cached step states: a new version makes every process reload them.
-      for (const runId of new Set(attempts.map((key) => key.runId))) this.statements.bumpVersion.run(runId);
+      // Lease times are part of the cached step states: a new version makes every process reload
+      // them, and this connection's next cycle reads these runs again.
+      for (const runId of new Set(attempts.map((key) => key.runId))) {
+        this.statements.bumpVersion.run(runId);
+        this.rows.invalidate(runId);
+      }
       return lost;
-    });
+    }, 'other');
   }
 
   async recordAttemptProcess(key: AttemptKey, proc: { pid: number; host: string }): Promise<void> {
