@@ -326,7 +326,8 @@ function locateProgram(program: string, { cwd, pathEnv }: Command): string | nul
 
 function isExecutableFile(file: string): boolean {
   try {
-    if (!fs.statSync(file).isFile()) return false;
+    // Most PATH entries do not hold the program: no exception for those (building one costs more).
+    if (!fs.statSync(file, { throwIfNoEntry: false })?.isFile()) return false;
     fs.accessSync(file, fs.constants.X_OK);
     return true;
   } catch {
@@ -336,7 +337,8 @@ function isExecutableFile(file: string): boolean {
 
 function realPathOrNull(file: string): string | null {
   try {
-    return fs.realpathSync(file);
+    // realpath(3) in one call, where the JavaScript version lstat()s each component.
+    return fs.realpathSync.native(file);
   } catch {
     return null;
   }
