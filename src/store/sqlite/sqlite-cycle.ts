@@ -220,7 +220,8 @@ export class SqliteCycle {
       }
     }
     for (const slot of touched.values()) {
-      if (slot.dirty && slot.entry) this.rows.writeState(slot.entry.state, slot.changed, slot.planChanged);
+      if (slot.dirty && slot.entry)
+        this.rows.writeState(slot.entry.state, slot.changed, slot.planChanged, slot.loaded?.status ?? null);
     }
     this.flow.saveStarts(gate);
     return { claimed, accepted, reclaimed };
