@@ -70,6 +70,8 @@ export class Engine {
   private stopping = false;
   private stopAbortAt: number | null = null;
   private failedCycles = 0;
+  /** When hook calls were last looked for (see run()). */
+  private hooksLookedAt = Number.NEGATIVE_INFINITY;
   private readonly functionNames: readonly string[] | undefined;
   private readonly hooks: HookDispatcher;
   private attempts: Promise<typeof import('./run-attempt.js')> | null = null;
@@ -119,7 +121,7 @@ export class Engine {
         if (this.completions.length > 0 || claimLimit > 0) {
           const result = await this.cycle(claimLimit, mode);
           for (const claim of result.claimed) this.start(claim);
-          this.hooks.kick();
+          this.kickHooks(result.hooksOwed === true);
           progressed = result.claimed.length > 0 || result.reclaimed.length > 0;
         }
         if (this.inFlight.size > 0 || this.completions.length > 0) {
@@ -140,6 +142,17 @@ export class Engine {
       if (run && run.status !== 'running') (await import('./telemetry.js')).recordRunSpan(run);
     }
     return { ...this.report };
+  }
+
+  /**
+   * Hook calls this cycle wrote are made at once. Others (owed by another process, or a retry
+   * coming due) are looked for at the poll interval, not after every cycle: that look is a query.
+   */
+  private kickHooks(owedNow: boolean): void {
+    const now = this.now();
+    if (!owedNow && now - this.hooksLookedAt < this.pollMs) return;
+    this.hooksLookedAt = now;
+    this.hooks.kick();
   }
 
   /** With nothing in flight: decide whether to return, or how long to sleep. */

@@ -204,6 +204,8 @@ export interface CycleResult {
   /** Per completion, in order: false when the lease had been lost and the outcome was discarded. */
   accepted: boolean[];
   reclaimed: ReclaimedAttempt[];
+  /** The cycle wrote hook calls (its events matched a plan's hooks): the engine delivers them now. */
+  hooksOwed?: boolean;
 }
 
 export interface RunSummary {

@@ -274,7 +274,12 @@ export class CycleWork {
     }
     this.batch.flowStarts(this.gate?.changedStarts() ?? []);
     return {
-      result: { claimed: this.claimed, accepted: this.accepted, reclaimed: this.reclaimed },
+      result: {
+        claimed: this.claimed,
+        accepted: this.accepted,
+        reclaimed: this.reclaimed,
+        ...(this.batch.hooksOwed ? { hooksOwed: true } : {}),
+      },
       changedPlans,
     };
   }

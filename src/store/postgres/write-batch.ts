@@ -48,6 +48,8 @@ export class WriteBatch {
   private readonly flow: { key: string; starts: string }[] = [];
   /** The earliest due time of the steps this batch made due in running runs (the NOTIFY payload). */
   private dueAt: number | null = null;
+  /** Events in this batch owe hook calls. */
+  hooksOwed = false;
 
   get empty(): boolean {
     return (
@@ -72,6 +74,7 @@ export class WriteBatch {
       data,
       hooks: owed.length > 0 ? owed : null,
     });
+    if (owed.length > 0) this.hooksOwed = true;
   }
 
   /**

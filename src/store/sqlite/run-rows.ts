@@ -326,11 +326,16 @@ export class RunRows {
     }
   }
 
-  /** Appends an event; the hooks it calls are owed from the same transaction on (hook_deliveries). */
-  appendEvent(runId: string, at: number, event: BatonEvent, hooks?: readonly HookSpec[]): void {
+  /**
+   * Appends an event; the hooks it calls are owed from the same transaction on (hook_deliveries).
+   * Returns whether it owes any.
+   */
+  appendEvent(runId: string, at: number, event: BatonEvent, hooks?: readonly HookSpec[]): boolean {
     const { type, ...data } = event;
     const stepId = 'stepId' in data ? (data.stepId as string) : null;
     const { lastInsertRowid } = this.insertEvent.run(runId, at, type, stepId, JSON.stringify(data));
-    for (const hook of hooksFor(event, hooks)) this.insertDelivery.run(runId, lastInsertRowid, hook, at);
+    const owed = hooksFor(event, hooks);
+    for (const hook of owed) this.insertDelivery.run(runId, lastInsertRowid, hook, at);
+    return owed.length > 0;
   }
 }

@@ -66,9 +66,11 @@ export class SqliteCycle {
       for (const slot of touched.values())
         if (slot.entry && slot.loaded) yield { loaded: slot.loaded, state: slot.entry.state };
     };
+    let hooksOwed = false;
     const apply = (entry: LoadedRun, transition: Transition): void => {
       for (const event of transition.events) {
-        this.rows.appendEvent(entry.state.id, request.now, event, transition.run.plan.hooks);
+        if (this.rows.appendEvent(entry.state.id, request.now, event, transition.run.plan.hooks))
+          hooksOwed = true;
       }
       const slot = touched.get(entry.state.id)!;
       for (const stepId of transition.changedSteps) slot.changed.add(stepId);
@@ -224,7 +226,7 @@ export class SqliteCycle {
         this.rows.writeState(slot.entry.state, slot.changed, slot.planChanged, slot.loaded?.status ?? null);
     }
     this.flow.saveStarts(gate);
-    return { claimed, accepted, reclaimed };
+    return { claimed, accepted, reclaimed, ...(hooksOwed ? { hooksOwed: true } : {}) };
   }
 
   /** Positional parameters, in the statement's column order: binding by name costs a lookup each. */
