@@ -159,7 +159,10 @@ export async function runProcess(options: RunProcessOptions): Promise<ProcessRes
     closeSync(fd);
     throw error;
   }
-  const log = createWriteStream('', { fd });
+  // The stream writes; once it has finished, the descriptor is closed here, synchronously (closing
+  // through the stream costs a thread-pool round trip per attempt). destroy() still closes it,
+  // after any write in flight.
+  const log = createWriteStream('', { fd, autoClose: false });
 
   let child: ChildProcess | undefined;
   try {
@@ -179,18 +182,32 @@ export async function runProcess(options: RunProcessOptions): Promise<ProcessRes
     throw error;
   }
   if (child === undefined) {
-    await closeLog(log);
+    await closeLog(log, fd);
     const empty = new ByteTail(0);
     return { ...resultOf(empty, empty, options.logPath), aborted: true };
   }
-  return supervise(child, options, log);
+  return supervise(child, options, log, fd);
 }
 
-function closeLog(log: WriteStream): Promise<void> {
+/** Ends the stream (every write done), then closes the descriptor; a failed write destroys both. */
+function closeLog(log: WriteStream, fd: number): Promise<void> {
   return new Promise((resolve, reject) => {
     log.once('error', reject);
-    log.once('close', () => resolve());
-    log.end();
+    log.end((error?: Error | null) => {
+      log.off('error', reject);
+      // A failed stream destroys itself, closing the descriptor: never close it twice.
+      if (error) {
+        reject(error);
+        return;
+      }
+      try {
+        closeSync(fd);
+      } catch (error) {
+        reject(error);
+        return;
+      }
+      resolve();
+    });
   });
 }
 
@@ -213,6 +230,7 @@ function supervise(
   child: ChildProcess,
   options: RunProcessOptions,
   log: WriteStream,
+  fd: number,
 ): Promise<ProcessResult> {
   const killGraceMs = options.killGraceMs ?? DEFAULT_KILL_GRACE_MS;
   const tailBytes = options.tailBytes ?? DEFAULT_TAIL_BYTES;
@@ -269,7 +287,7 @@ function supervise(
         reject(failure);
         return;
       }
-      closeLog(log).then(() => resolve(result), reject);
+      closeLog(log, fd).then(() => resolve(result), reject);
     };
 
     log.on('error', (error) => {
