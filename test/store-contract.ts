@@ -534,6 +534,34 @@ export function describeStoreContract(name: string, makeHarness: () => StoreHarn
       }
     });
 
+    it("counts a discarded attempt's tokens against the run's budget at the next cycle", async () => {
+      const plan = validatePlanObject(
+        {
+          name: 'budget',
+          limits: { maxTokens: 150, concurrency: 1 },
+          steps: [
+            { id: 'a', fn: 'noop' },
+            { id: 'b', fn: 'noop' },
+          ],
+        },
+        'contract',
+      );
+      await create(plan);
+      const [a] = (await cycle(1000, [], 1)).claimed;
+      expect(a?.stepId).toBe('a');
+      // Another worker's late report of the same attempt: discarded, but its tokens were spent.
+      const usage = { inputTokens: 100, outputTokens: 60, costUsd: 0 };
+      const late = { ...done(a!, 1001, 'w2'), outcome: { ...okOutcome, usage } };
+      expect((await cycle(1001, [late], 0)).accepted).toEqual([false]);
+      // The lease holder finishes `a`: the run has used 160 of its 150 tokens, so `b` never starts.
+      const next = await cycle(1002, [done(a!, 1002)]);
+      expect(next.accepted).toEqual([true]);
+      expect(next.claimed).toEqual([]);
+      const run = await store.getRun('run1');
+      expect(run?.status).toBe('blocked');
+      expect(run?.blockedReason).toMatch(/^budget: maxTokens 150 reached \(160 used\)/);
+    });
+
     it('gc: deletes runs finished before the cutoff (not blocked ones) and lists referenced artifacts', async () => {
       await create(chainPlan(1), 'old', 1000);
       await create(chainPlan(1), 'blocked', 1000);
