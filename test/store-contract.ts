@@ -534,6 +534,29 @@ export function describeStoreContract(name: string, makeHarness: () => StoreHarn
       }
     });
 
+    it("counts a discarded attempt's tokens against the run's budget in the same cycle", async () => {
+      const plan = validatePlanObject(
+        {
+          name: 'budget',
+          limits: { maxTokens: 150, concurrency: 2 },
+          steps: [
+            { id: 'a', fn: 'noop' },
+            { id: 'b', fn: 'noop' },
+          ],
+        },
+        'contract',
+      );
+      await create(plan);
+      const [a] = (await cycle(1000, [], 1)).claimed;
+      const usage = { inputTokens: 100, outputTokens: 60, costUsd: 0 };
+      const late = { ...done(a!, 1001, 'w2'), outcome: { ...okOutcome, usage } };
+      // The cycle that records the spent tokens does not start `b` past the budget.
+      const next = await cycle(1001, [late]);
+      expect(next.accepted).toEqual([false]);
+      expect(next.claimed).toEqual([]);
+      expect((await store.getRun('run1'))?.status).toBe('blocked');
+    });
+
     it("counts a discarded attempt's tokens against the run's budget at the next cycle", async () => {
       const plan = validatePlanObject(
         {

@@ -1,3 +1,4 @@
+import { addUsage } from '../../core/budget.js';
 import type { StepUsage } from '../../core/failure.js';
 import { FlowGate, type FlowKeyState } from '../../core/flow.js';
 import type { Plan } from '../../core/plan/types.js';
@@ -144,6 +145,11 @@ export class CycleWork {
         if (release) this.apply(slot, release);
       }
       this.recordAttempt(completion, live, slot);
+      // Tokens of a discarded attempt were spent all the same: this cycle's claims see them.
+      if (!live && slot && outcome.usage) {
+        const { state } = slot.entry;
+        slot.entry.state = { ...state, usage: addUsage(state.usage, outcome.usage) };
+      }
       return live;
     });
   }

@@ -1,3 +1,4 @@
+import { addUsage } from '../../core/budget.js';
 import { DUE_STEP_STATUSES, planIndex, type RunState, stepOf } from '../../core/run-state.js';
 import {
   claimStep,
@@ -101,6 +102,9 @@ export class SqliteCycle {
         if (release) apply(entry, release);
       }
       this.recordAttempt(completion, live, entry?.state ?? null);
+      // Tokens of a discarded attempt were spent all the same: this cycle's claims see them.
+      if (!live && entry && completion.outcome.usage)
+        entry.state = { ...entry.state, usage: addUsage(entry.state.usage, completion.outcome.usage) };
       return live;
     });
 
