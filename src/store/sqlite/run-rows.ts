@@ -210,7 +210,7 @@ export class RunRows {
     const loaded = this.load(runId);
     if (loaded) {
       if (this.cycleCache.size > CACHE_LIMIT) this.cycleCache.clear();
-      this.cycleCache.set(runId, { ...loaded });
+      this.cycleCache.set(runId, { ...loaded, inputs: { ...loaded.inputs } });
     }
     return loaded;
   }
