@@ -124,6 +124,29 @@ describe('SQLite store specifics', () => {
       }
     });
 
+    it("hands each claim its own copy of the run's inputs", async () => {
+      const path = tempDb();
+      const store = SqliteStore.open(path);
+      try {
+        await store.createRun({
+          id: 'r',
+          plan,
+          planHash: 'h',
+          inputs: { topic: 'tides' },
+          workspace: '/w',
+          now: 1,
+        });
+        const [a] = (await cycle(store, 10)).claimed;
+        // A step function that writes to ctx.inputs changes nothing a later step sees.
+        a!.inputs.topic = 'changed';
+        const [b] = (await cycle(store, 11, [completion('a')])).claimed;
+        expect(b?.stepId).toBe('b');
+        expect(b?.inputs).toEqual({ topic: 'tides' });
+      } finally {
+        await store.close();
+      }
+    });
+
     it('drives a run across cycles from memory and stores exactly what a fresh reader sees', async () => {
       const path = tempDb();
       const store = SqliteStore.open(path);
