@@ -1,8 +1,12 @@
+import type { RandomSource } from '../core/backoff.js';
+import { addUsage } from '../core/budget.js';
 import type { StepOutcome } from '../core/failure.js';
 import { fallbackPlanStep } from '../core/fallback.js';
 import { stepReads } from '../core/plan/template.js';
 import type { PlanStep } from '../core/plan/types.js';
 import { type RunState, type StepResult, stepOf } from '../core/run-state.js';
+import { completeStep, holdsLease, releaseCancelledLease, type Transition } from '../core/transitions.js';
+import type { Completion } from './store.js';
 
 /** A run as every store loads it to apply a transition: its state and what its steps run with. */
 export interface LoadedRun {
@@ -26,6 +30,32 @@ export function resultOf(outcome: Extract<StepOutcome, { ok: true }>): StepResul
     outputs: outcome.outputs,
     ...(outcome.value === undefined ? {} : { value: outcome.value }),
     ...(outcome.resultRef === undefined ? {} : { ref: outcome.resultRef }),
+  };
+}
+
+/**
+ * What a reported attempt does to its run, for both stores' cycles: `live` when its worker still
+ * holds the lease (the step completes); otherwise the outcome is discarded, a cancelled step's
+ * lease is freed, and the tokens it spent count against the run all the same, so the claims of
+ * the same cycle see them. `transition` is null when the run held in memory does not change.
+ */
+export function settleCompletion(
+  run: RunState,
+  completion: Completion,
+  now: number,
+  random: RandomSource,
+): { live: boolean; transition: Transition | null } {
+  const { stepId, attempt, owner, outcome } = completion;
+  if (holdsLease(run, stepId, attempt, owner)) {
+    const resultJson = outcome.ok ? JSON.stringify(resultOf(outcome)) : null;
+    return { live: true, transition: completeStep(run, stepId, outcome, now, random, resultJson) };
+  }
+  const release = releaseCancelledLease(run, stepId, attempt, owner, now);
+  if (!outcome.usage) return { live: false, transition: release };
+  const base = release ?? { run, changedSteps: [], events: [] };
+  return {
+    live: false,
+    transition: { ...base, run: { ...base.run, usage: addUsage(base.run.usage, outcome.usage) } },
   };
 }
 

@@ -1,16 +1,8 @@
-import { addUsage } from '../../core/budget.js';
 import type { StepUsage } from '../../core/failure.js';
 import { FlowGate, type FlowKeyState } from '../../core/flow.js';
 import type { Plan } from '../../core/plan/types.js';
 import { DUE_STEP_STATUSES, type RunState, stepOf } from '../../core/run-state.js';
-import {
-  claimStep,
-  completeStep,
-  expireLease,
-  holdsLease,
-  releaseCancelledLease,
-  type Transition,
-} from '../../core/transitions.js';
+import { claimStep, expireLease, type Transition } from '../../core/transitions.js';
 import {
   flowAllows,
   flowStarted,
@@ -19,7 +11,7 @@ import {
   runningDelta,
   stepFlowKey,
 } from '../flow-accounting.js';
-import { claimResults, resultOf, runningCount, stepToRun } from '../loaded-run.js';
+import { claimResults, runningCount, settleCompletion, stepToRun } from '../loaded-run.js';
 import type { ClaimedStep, Completion, CycleRequest, CycleResult, ReclaimedAttempt } from '../store.js';
 import { completionAttemptRow, interruptedAttemptRow } from '../store-rows.js';
 import type { PgLoadedRun } from './run-loader.js';
@@ -131,25 +123,10 @@ export class CycleWork {
     const { now, random } = this.request;
     this.accepted = this.request.completions.map((completion) => {
       const slot = this.runs.get(completion.runId);
-      const live =
-        slot !== undefined &&
-        holdsLease(slot.entry.state, completion.stepId, completion.attempt, completion.owner);
-      const outcome = completion.outcome;
-      if (live) {
-        const resultJson = outcome.ok ? JSON.stringify(resultOf(outcome)) : null;
-        this.apply(slot, completeStep(slot.entry.state, completion.stepId, outcome, now, random, resultJson));
-      } else if (slot) {
-        // An attempt cancelled while it ran has ended: its lease no longer holds a flow slot.
-        const { stepId, attempt, owner } = completion;
-        const release = releaseCancelledLease(slot.entry.state, stepId, attempt, owner, now);
-        if (release) this.apply(slot, release);
-      }
+      const settled = slot && settleCompletion(slot.entry.state, completion, now, random);
+      if (slot && settled?.transition) this.apply(slot, settled.transition);
+      const live = settled?.live ?? false;
       this.recordAttempt(completion, live, slot);
-      // Tokens of a discarded attempt were spent all the same: this cycle's claims see them.
-      if (!live && slot && outcome.usage) {
-        const { state } = slot.entry;
-        slot.entry.state = { ...state, usage: addUsage(state.usage, outcome.usage) };
-      }
       return live;
     });
   }

@@ -1,16 +1,8 @@
-import { addUsage } from '../../core/budget.js';
 import { DUE_STEP_STATUSES, planIndex, type RunState, stepOf } from '../../core/run-state.js';
-import {
-  claimStep,
-  completeStep,
-  expireLease,
-  holdsLease,
-  releaseCancelledLease,
-  type Transition,
-} from '../../core/transitions.js';
+import { claimStep, expireLease, type Transition } from '../../core/transitions.js';
 import { flowAllows, flowStarted, runningDelta } from '../flow-accounting.js';
 import type { LoadedRun } from '../loaded-run.js';
-import { claimResults, resultOf, runningCount, stepToRun } from '../loaded-run.js';
+import { claimResults, runningCount, settleCompletion, stepToRun } from '../loaded-run.js';
 import type { ClaimedStep, Completion, CycleRequest, CycleResult, ReclaimedAttempt } from '../store.js';
 import { type AttemptRow, completionAttemptRow, interruptedAttemptRow } from '../store-rows.js';
 import { dueCandidates, dueStepsOf } from './claim-candidates.js';
@@ -82,29 +74,10 @@ export class SqliteCycle {
 
     const accepted = request.completions.map((completion) => {
       const entry = load(completion.runId);
-      const live =
-        entry !== null && holdsLease(entry.state, completion.stepId, completion.attempt, completion.owner);
-      const resultJson = completion.outcome.ok ? JSON.stringify(resultOf(completion.outcome)) : null;
-      if (live) {
-        const transition = completeStep(
-          entry.state,
-          completion.stepId,
-          completion.outcome,
-          request.now,
-          request.random,
-          resultJson,
-        );
-        apply(entry, transition);
-      } else if (entry) {
-        // An attempt cancelled while it ran has ended: its lease no longer holds a flow slot.
-        const { stepId, attempt, owner } = completion;
-        const release = releaseCancelledLease(entry.state, stepId, attempt, owner, request.now);
-        if (release) apply(entry, release);
-      }
+      const settled = entry && settleCompletion(entry.state, completion, request.now, request.random);
+      if (entry && settled?.transition) apply(entry, settled.transition);
+      const live = settled?.live ?? false;
       this.recordAttempt(completion, live, entry?.state ?? null);
-      // Tokens of a discarded attempt were spent all the same: this cycle's claims see them.
-      if (!live && entry && completion.outcome.usage)
-        entry.state = { ...entry.state, usage: addUsage(entry.state.usage, completion.outcome.usage) };
       return live;
     });
 
