@@ -3,15 +3,14 @@
  * everything else to the full check: due steps, leases that ran out, hook calls owed, blocked
  * runs, a database of an older schema, bad settings.
  */
-import { spawn } from 'node:child_process';
 import { chmodSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
 import { validatePlanObject } from '../src/core/plan/parse.js';
 import { SqliteStore } from '../src/store/sqlite/sqlite-store.js';
-import { cliPath, expectExit, removeTempDirs, runBaton, writePlan } from './helpers/cli.js';
-import { fixturePlan, planDir } from './helpers/plans.js';
+import { expectExit, removeTempDirs, runBaton, spawnBaton, writePlan } from './helpers/cli.js';
+import { claimAsWorker, fixturePlan, planDir } from './helpers/plans.js';
 
 afterAll(() => removeTempDirs());
 
@@ -39,15 +38,10 @@ describe('baton check with nothing to do', () => {
     const { home } = planDir('baton-idle-');
     expectExit(await runBaton(['check', '--home', home]), 0);
     // The read end of stdout is closed before the check writes "nothing due": EPIPE, not a crash.
-    const child = spawn(process.execPath, [cliPath, 'check', '--home', home], {
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    child.stdout.destroy();
-    let stderr = '';
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-    const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
-    expect(stderr).toBe('');
-    expect(code).toBe(0);
+    const check = spawnBaton(['check', '--home', home]);
+    check.child.stdout!.destroy();
+    expect((await check.exited).code).toBe(0);
+    expect(check.stderr()).toBe('');
   });
 
   it('runs a due step, reclaims a lease that ran out, and reports a blocked run', async () => {
@@ -59,17 +53,8 @@ describe('baton check with nothing to do', () => {
 
     // A worker that died holding a lease: the lease ran out, so check reclaims and reruns it.
     expectExit(await runBaton(['run', plan, '--detach', '--id', 'lost', '--home', home]), 0);
-    const store = SqliteStore.open(join(home, 'baton.db'));
-    const claimed = await store.cycle({
-      owner: 'dead-worker',
-      now: Date.now(),
-      leaseMs: 1,
-      completions: [],
-      claimLimit: 1,
-      random: () => 0,
-    });
-    await store.close();
-    expect(claimed.claimed.map((c) => c.runId)).toEqual(['lost']);
+    const claimed = await claimAsWorker(home, 'dead-worker', 1);
+    expect(claimed.map((c) => c.runId)).toEqual(['lost']);
     const reclaimed = expectExit(await runBaton(['check', '--home', home, '--json']), 0);
     expect(JSON.parse(reclaimed.stdout)).toMatchObject({ reclaimed: 1 });
 

@@ -6,9 +6,8 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { FlowGate, flowKeyOf, formatFlowRate, parseFlowRate } from '../src/core/flow.js';
 import { validatePlanObject } from '../src/core/plan/parse.js';
-import { SqliteStore } from '../src/store/sqlite/sqlite-store.js';
 import { expectExit, removeTempDirs, runBaton, tempDir, writePlan } from './helpers/cli.js';
-import { fixturePlan, planDir } from './helpers/plans.js';
+import { claimAsWorker, fixturePlan, planDir } from './helpers/plans.js';
 
 afterAll(() => removeTempDirs());
 
@@ -123,17 +122,8 @@ describe('baton flow', () => {
     for (const id of ['first', 'second'])
       expectExit(await runBaton(['run', plan, '--detach', '--id', id], { home }), 0);
     // A worker holds the only slot (claimed in process, never finished).
-    const store = SqliteStore.open(join(home, 'baton.db'));
-    const held = await store.cycle({
-      owner: 'busy-worker',
-      now: Date.now(),
-      leaseMs: 600_000,
-      completions: [],
-      claimLimit: 1,
-      random: () => 0,
-    });
-    await store.close();
-    expect(held.claimed.map((c) => c.runId)).toEqual(['first']);
+    const held = await claimAsWorker(home, 'busy-worker', 600_000);
+    expect(held.map((c) => c.runId)).toEqual(['first']);
     const text = expectExit(await runBaton(['status', 'second'], { home }), 0).stdout;
     expect(text).toContain('ask is due and waits for flow key node: 1 of 1 running (baton flow list)');
     const json = JSON.parse(expectExit(await runBaton(['status', 'second', '--json'], { home }), 0).stdout);

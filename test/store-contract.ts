@@ -534,11 +534,12 @@ export function describeStoreContract(name: string, makeHarness: () => StoreHarn
       }
     });
 
-    it("counts a discarded attempt's tokens against the run's budget in the same cycle", async () => {
+    /** A run of two independent steps with a 150-token budget; claims `a` (only). */
+    const claimFirstOfTwo = async (concurrency: number) => {
       const plan = validatePlanObject(
         {
           name: 'budget',
-          limits: { maxTokens: 150, concurrency: 2 },
+          limits: { maxTokens: 150, concurrency },
           steps: [
             { id: 'a', fn: 'noop' },
             { id: 'b', fn: 'noop' },
@@ -547,9 +548,17 @@ export function describeStoreContract(name: string, makeHarness: () => StoreHarn
         'contract',
       );
       await create(plan);
-      const [a] = (await cycle(1000, [], 1)).claimed;
-      const usage = { inputTokens: 100, outputTokens: 60, costUsd: 0 };
-      const late = { ...done(a!, 1001, 'w2'), outcome: { ...okOutcome, usage } };
+      return (await cycle(1000, [], 1)).claimed[0];
+    };
+    /** Another worker's late report of the attempt: discarded, but its 160 tokens were spent. */
+    const lateReport = (attempt: { runId: string; stepId: string; attempt: number }): Completion => ({
+      ...done(attempt, 1001, 'w2'),
+      outcome: { ...okOutcome, usage: { inputTokens: 100, outputTokens: 60, costUsd: 0 } },
+    });
+
+    it("counts a discarded attempt's tokens against the run's budget in the same cycle", async () => {
+      const a = await claimFirstOfTwo(2);
+      const late = lateReport(a!);
       // The cycle that records the spent tokens does not start `b` past the budget.
       const next = await cycle(1001, [late]);
       expect(next.accepted).toEqual([false]);
@@ -558,23 +567,9 @@ export function describeStoreContract(name: string, makeHarness: () => StoreHarn
     });
 
     it("counts a discarded attempt's tokens against the run's budget at the next cycle", async () => {
-      const plan = validatePlanObject(
-        {
-          name: 'budget',
-          limits: { maxTokens: 150, concurrency: 1 },
-          steps: [
-            { id: 'a', fn: 'noop' },
-            { id: 'b', fn: 'noop' },
-          ],
-        },
-        'contract',
-      );
-      await create(plan);
-      const [a] = (await cycle(1000, [], 1)).claimed;
+      const a = await claimFirstOfTwo(1);
       expect(a?.stepId).toBe('a');
-      // Another worker's late report of the same attempt: discarded, but its tokens were spent.
-      const usage = { inputTokens: 100, outputTokens: 60, costUsd: 0 };
-      const late = { ...done(a!, 1001, 'w2'), outcome: { ...okOutcome, usage } };
+      const late = lateReport(a!);
       expect((await cycle(1001, [late], 0)).accepted).toEqual([false]);
       // The lease holder finishes `a`: the run has used 160 of its 150 tokens, so `b` never starts.
       const next = await cycle(1002, [done(a!, 1002)]);

@@ -26,23 +26,18 @@ const dropSchema = async (schema: string) => {
   await admin.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
 };
 
-describeStoreContract('postgres', () => {
-  const schema = freshSchemaName('contract');
+/** A contract suite's store: a fresh schema per test, dropped afterwards. */
+const schemaHarness = (label: string) => () => {
+  const schema = freshSchemaName(label);
   return {
     open: () => PostgresStore.open(server.url, { schema }),
     reopen: () => PostgresStore.open(server.url, { schema }),
     cleanup: () => dropSchema(schema),
   };
-});
+};
 
-describeFlowContract('postgres', () => {
-  const schema = freshSchemaName('flow');
-  return {
-    open: () => PostgresStore.open(server.url, { schema }),
-    reopen: () => PostgresStore.open(server.url, { schema }),
-    cleanup: () => dropSchema(schema),
-  };
-});
+describeStoreContract('postgres', schemaHarness('contract'));
+describeFlowContract('postgres', schemaHarness('flow'));
 
 const random = () => 0;
 const ok = (claim: ClaimedStep, now: number): Completion => ({

@@ -2,32 +2,26 @@ import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { isBatonError } from '../src/core/errors.js';
 import { validatePlanObject } from '../src/core/plan/parse.js';
 import { SqliteStore } from '../src/store/sqlite/sqlite-store.js';
 import { chainPlan, describeStoreContract } from './store-contract.js';
 import { describeFlowContract } from './store-flow-contract.js';
 
-describeStoreContract('sqlite', () => {
-  const dir = mkdtempSync(join(tmpdir(), 'baton-store-'));
+/** A contract suite's store: a database file in a fresh folder per test, removed afterwards. */
+const fileHarness = (prefix: string) => () => {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
   const path = join(dir, 'baton.db');
   return {
     open: async () => SqliteStore.open(path),
     reopen: async () => SqliteStore.open(path),
     cleanup: async () => rmSync(dir, { recursive: true, force: true }),
   };
-});
+};
 
-describeFlowContract('sqlite', () => {
-  const dir = mkdtempSync(join(tmpdir(), 'baton-flow-'));
-  const path = join(dir, 'baton.db');
-  return {
-    open: async () => SqliteStore.open(path),
-    reopen: async () => SqliteStore.open(path),
-    cleanup: async () => rmSync(dir, { recursive: true, force: true }),
-  };
-});
+describeStoreContract('sqlite', fileHarness('baton-store-'));
+describeFlowContract('sqlite', fileHarness('baton-flow-'));
 
 describe('SQLite store specifics', () => {
   const dirs: string[] = [];
@@ -90,81 +84,66 @@ describe('SQLite store specifics', () => {
     const cycle = (s: SqliteStore, now: number, completions: ReturnType<typeof completion>[] = []) =>
       s.cycle({ owner: 'w', now, leaseMs: 60_000, completions, claimLimit: 4, random: () => 0 });
 
+    // Each test: a fresh database holding run `r` (a -> b), driven through `store`.
+    let path: string;
+    let store: SqliteStore;
+    beforeEach(async () => {
+      path = tempDb();
+      store = SqliteStore.open(path);
+      await store.createRun({
+        id: 'r',
+        plan,
+        planHash: 'h',
+        inputs: { topic: 'tides' },
+        workspace: '/w',
+        now: 1,
+      });
+    });
+    afterEach(() => store.close());
+
     it('sees a change another connection committed between two cycles', async () => {
-      const path = tempDb();
-      const worker = SqliteStore.open(path);
       const other = SqliteStore.open(path);
       try {
-        await worker.createRun({ id: 'r', plan, planHash: 'h', inputs: {}, workspace: '/w', now: 1 });
-        expect((await cycle(worker, 10)).claimed.map((c) => c.stepId)).toEqual(['a']);
+        expect((await cycle(store, 10)).claimed.map((c) => c.stepId)).toEqual(['a']);
         await other.cancelRun('r', 11);
         // Had the worker used the run as its last cycle left it, it would accept `a` and claim `b`.
-        const after = await cycle(worker, 12, [completion('a')]);
+        const after = await cycle(store, 12, [completion('a')]);
         expect(after.accepted).toEqual([false]);
         expect(after.claimed).toEqual([]);
-        expect((await worker.getRun('r'))?.status).toBe('cancelled');
+        expect((await store.getRun('r'))?.status).toBe('cancelled');
       } finally {
         await other.close();
-        await worker.close();
       }
     });
 
     it('sees a run its own connection cancelled outside a cycle (which data_version does not count)', async () => {
-      const path = tempDb();
-      const store = SqliteStore.open(path);
-      try {
-        await store.createRun({ id: 'r', plan, planHash: 'h', inputs: {}, workspace: '/w', now: 1 });
-        expect((await cycle(store, 10)).claimed.map((c) => c.stepId)).toEqual(['a']);
-        await store.cancelRun('r', 11);
-        const after = await cycle(store, 12, [completion('a')]);
-        expect(after.accepted).toEqual([false]);
-        expect(after.claimed).toEqual([]);
-      } finally {
-        await store.close();
-      }
+      expect((await cycle(store, 10)).claimed.map((c) => c.stepId)).toEqual(['a']);
+      await store.cancelRun('r', 11);
+      const after = await cycle(store, 12, [completion('a')]);
+      expect(after.accepted).toEqual([false]);
+      expect(after.claimed).toEqual([]);
     });
 
     it("hands each claim its own copy of the run's inputs", async () => {
-      const path = tempDb();
-      const store = SqliteStore.open(path);
-      try {
-        await store.createRun({
-          id: 'r',
-          plan,
-          planHash: 'h',
-          inputs: { topic: 'tides' },
-          workspace: '/w',
-          now: 1,
-        });
-        const [a] = (await cycle(store, 10)).claimed;
-        // A step function that writes to ctx.inputs changes nothing a later step sees.
-        a!.inputs.topic = 'changed';
-        const [b] = (await cycle(store, 11, [completion('a')])).claimed;
-        expect(b?.stepId).toBe('b');
-        expect(b?.inputs).toEqual({ topic: 'tides' });
-      } finally {
-        await store.close();
-      }
+      const [a] = (await cycle(store, 10)).claimed;
+      // A step function that writes to ctx.inputs changes nothing a later step sees.
+      a!.inputs.topic = 'changed';
+      const [b] = (await cycle(store, 11, [completion('a')])).claimed;
+      expect(b?.stepId).toBe('b');
+      expect(b?.inputs).toEqual({ topic: 'tides' });
     });
 
     it('drives a run across cycles from memory and stores exactly what a fresh reader sees', async () => {
-      const path = tempDb();
-      const store = SqliteStore.open(path);
+      await cycle(store, 10);
+      expect((await cycle(store, 11, [completion('a')])).claimed.map((c) => c.stepId)).toEqual(['b']);
+      expect((await cycle(store, 12, [completion('b')])).accepted).toEqual([true]);
+      const fresh = SqliteStore.open(path);
       try {
-        await store.createRun({ id: 'r', plan, planHash: 'h', inputs: {}, workspace: '/w', now: 1 });
-        await cycle(store, 10);
-        expect((await cycle(store, 11, [completion('a')])).claimed.map((c) => c.stepId)).toEqual(['b']);
-        expect((await cycle(store, 12, [completion('b')])).accepted).toEqual([true]);
-        const fresh = SqliteStore.open(path);
-        try {
-          const run = await fresh.getRun('r');
-          expect(run?.status).toBe('succeeded');
-          expect(run?.steps.map((step) => step.status)).toEqual(['succeeded', 'succeeded']);
-        } finally {
-          await fresh.close();
-        }
+        const run = await fresh.getRun('r');
+        expect(run?.status).toBe('succeeded');
+        expect(run?.steps.map((step) => step.status)).toEqual(['succeeded', 'succeeded']);
       } finally {
-        await store.close();
+        await fresh.close();
       }
     });
   });
