@@ -93,6 +93,20 @@ const BENCHMARKS = [
         vsFloor: 'time',
       },
       { key: 'overNodeMs', label: '  check minus node -e 0', unit: 'ms', higher: false, vsFloor: 'time' },
+      {
+        key: 'checkNoExtraCaMs',
+        label: '  check, NODE_EXTRA_CA_CERTS unset',
+        unit: 'ms',
+        higher: false,
+        vsFloor: 'time',
+      },
+      {
+        key: 'nodeNoExtraCaMs',
+        label: '  node -e 0, NODE_EXTRA_CA_CERTS unset',
+        unit: 'ms',
+        higher: false,
+        vsFloor: 'time',
+      },
     ],
   },
   {

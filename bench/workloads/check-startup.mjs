@@ -2,6 +2,9 @@
 // holding a few finished runs. Also times two references: a bare `node -e 0`, and the least any
 // check of a SQLite file can cost here: node requiring better-sqlite3 (its addon named directly,
 // as Baton does), opening the same database and reading one row.
+// The check and `node -e 0` are timed again without NODE_EXTRA_CA_CERTS: Node 20 parses that CA
+// bundle before running any JavaScript (about 85 ms here for the Debian bundle), so the pair shows
+// what Baton costs apart from what the environment makes every Node process pay.
 import { spawnSync } from 'node:child_process';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -24,9 +27,11 @@ const SQLITE = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'node_m
 /** The compiled addon named directly, as Baton opens it (no `bindings` search). */
 const ADDON = join(SQLITE, 'build', 'Release', 'better_sqlite3.node');
 
-function timeCommand(args, check) {
+const { NODE_EXTRA_CA_CERTS, ...ENV_WITHOUT_EXTRA_CA } = process.env;
+
+function timeCommand(args, check, env = process.env) {
   const start = now();
-  const result = spawnSync(process.execPath, args, { encoding: 'utf8' });
+  const result = spawnSync(process.execPath, args, { encoding: 'utf8', env });
   const ms = now() - start;
   check?.(result);
   return ms;
@@ -51,8 +56,8 @@ try {
       result.status === 0 && result.stdout.includes('nothing due'),
       `baton check exited ${result.status}: ${result.stdout}${result.stderr}`,
     );
-  const check = () => timeCommand([CLI, 'check', '--home', home.dir], checkOk);
-  const bare = () => timeCommand(['-e', '0'], (r) => assert(r.status === 0, 'node -e 0 failed'));
+  const check = (env) => timeCommand([CLI, 'check', '--home', home.dir], checkOk, env);
+  const bare = (env) => timeCommand(['-e', '0'], (r) => assert(r.status === 0, 'node -e 0 failed'), env);
   const sqliteScript = `const D = require(${JSON.stringify(SQLITE)}); const db = new D(${JSON.stringify(home.dbPath)}, { fileMustExist: true, nativeBinding: ${JSON.stringify(ADDON)} }); db.prepare("SELECT value FROM baton_meta WHERE key = 'schema_version'").get(); db.close();`;
   const sqlite = () =>
     timeCommand(['-e', sqliteScript], (r) => assert(r.status === 0, `sqlite floor failed: ${r.stderr}`));
@@ -63,10 +68,14 @@ try {
   const checkMs = [];
   const nodeMs = [];
   const sqliteMs = [];
+  const checkNoCaMs = [];
+  const nodeNoCaMs = [];
   for (let i = 0; i < INVOCATIONS; i++) {
     checkMs.push(check());
     nodeMs.push(bare());
     sqliteMs.push(sqlite());
+    checkNoCaMs.push(check(ENV_WITHOUT_EXTRA_CA));
+    nodeNoCaMs.push(bare(ENV_WITHOUT_EXTRA_CA));
   }
   emit({
     invocations: INVOCATIONS,
@@ -77,6 +86,9 @@ try {
     sqliteFloorMs: median(sqliteMs),
     // Baton's own share: check minus the bare node start that preceded it, pair by pair.
     overNodeMs: median(checkMs.map((ms, i) => ms - nodeMs[i])),
+    extraCaCerts: NODE_EXTRA_CA_CERTS !== undefined,
+    checkNoExtraCaMs: median(checkNoCaMs),
+    nodeNoExtraCaMs: median(nodeNoCaMs),
   });
 } finally {
   home.dispose();
