@@ -161,7 +161,6 @@ export function openSqliteDatabase(path: string, options: OpenSqliteOptions = {}
   if (exists && statSync(path).isDirectory()) {
     throw new BatonError('DB_CORRUPT', `${path}: is a directory, not a database file`);
   }
-  const isNew = !exists || statSync(path).size === 0;
   if (!exists) createPrivateFile(path);
   let db: SqliteDatabase;
   try {
@@ -179,7 +178,6 @@ export function openSqliteDatabase(path: string, options: OpenSqliteOptions = {}
       );
     }
     createPrivateFile(path);
-    if (isNew && process.env.BATON_PAGE_SIZE) db.pragma(`page_size = ${Number(process.env.BATON_PAGE_SIZE)}`);
     db.pragma('journal_mode = WAL');
     db.pragma(`synchronous = ${options.synchronous ?? 'FULL'}`);
     db.pragma('foreign_keys = ON');
