@@ -98,6 +98,34 @@ describe('prompts reach the agent as one literal argument', () => {
   );
 });
 
+describe('agent commands are checked where the kernel will find them', () => {
+  it(
+    'a shell reached through "link/.." in the workspace is refused when the plan loads (exit 2)',
+    async () => {
+      // workspace/link -> other/sub, so the kernel runs other/agent (a shell) for "link/../agent";
+      // text-wise that path is workspace/agent, which does not exist.
+      const dir = tempDir('baton-cli-dotdot-');
+      const home = join(dir, 'home');
+      mkdirSync(join(dir, 'other', 'sub'), { recursive: true });
+      symlinkSync(join(dir, 'other', 'sub'), join(dir, 'link'));
+      symlinkSync('/bin/sh', join(dir, 'other', 'agent'));
+      const pwned = `/tmp/baton-pwned-${randomBytes(6).toString('hex')}`;
+      const file = writePlan(dir, {
+        name: 'dotdot',
+        defaults: { agent: { command: ['timeout', '60', 'link/../agent'], promptVia: 'stdin' } },
+        steps: [{ id: 'a', instruction: `touch ${pwned}` }],
+      });
+      const result = await runBaton(['run', file, '--id', 'dotdot'], { home });
+      expectExit(result, 2);
+      expect(result.stderr).toContain('link/../agent');
+      expect(result.stderr).toContain('is a shell');
+      expect(existsSync(pwned)).toBe(false);
+      expect(existsSync(join(home, 'baton.db'))).toBe(false);
+    },
+    TEST_TIMEOUT,
+  );
+});
+
 describe('required outputs stay inside the workspace', () => {
   it(
     'a required output that is a symlink to a file outside the workspace fails the step',

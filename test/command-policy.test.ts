@@ -308,6 +308,53 @@ describe('checkAgentCommand resolves argv[0] on disk', () => {
     },
   );
 
+  it.skipIf(bash === undefined)(
+    'resolves "link/.." as the kernel does: the parent of the link\'s target, not the link\'s folder',
+    () => {
+      // <dir>/k/ws/link -> <dir>/k/other/sub; "link/../agent" is <dir>/k/other/agent for the kernel,
+      // where a lexical resolve names <dir>/k/ws/agent (no such file, so nothing would be checked).
+      const base = path.join(dir, 'k');
+      fs.mkdirSync(path.join(base, 'ws'), { recursive: true });
+      fs.mkdirSync(path.join(base, 'other', 'sub'), { recursive: true });
+      const ws = path.join(base, 'ws');
+      fs.symlinkSync(path.join(base, 'other', 'sub'), path.join(ws, 'link'));
+      const agent = path.join(base, 'other', 'agent');
+      fs.symlinkSync(bash!, agent);
+      expect(checkAgentCommand(['link/../agent'], { cwd: ws }).ok).toBe(false);
+      expect(checkAgentCommand(['timeout', '60', 'link/../agent'], { cwd: ws }).ok).toBe(false);
+      expect(checkAgentCommand(['agent'], { cwd: ws, pathEnv: 'link/..' }).ok).toBe(false);
+      expect(checkAgentCommand(['agent'], { pathEnv: `${ws}/link/..` }).ok).toBe(false);
+      fs.rmSync(agent);
+      fs.writeFileSync(agent, '#!/bin/sh\nexit 0\n', { mode: 0o755 });
+      expect(checkAgentCommand(['link/../agent'], { cwd: ws })).toEqual({
+        ok: true,
+        executable: path.join(fs.realpathSync(base), 'other', 'agent'),
+      });
+    },
+  );
+
+  it.skipIf(bash === undefined)('follows env where it changes how the wrapped program is found', () => {
+    const shells = path.join(dir, 'shells');
+    fs.mkdirSync(shells);
+    fs.symlinkSync(bash!, path.join(shells, 'agent'));
+    const refused = (argv: string[], options: CommandPolicyOptions = {}) =>
+      expect(checkAgentCommand(argv, options), argv.join(' ')).toMatchObject({ ok: false });
+    refused(['env', `PATH=${shells}`, 'agent']);
+    refused(['env', 'FOO=1', 'agent'], { pathEnv: shells });
+    refused(['env', '-C', shells, './agent']);
+    refused(['env', `-C${shells}`, './agent']);
+    refused(['env', `--chdir=${shells}`, './agent']);
+    refused(['env', '--chdir', shells, 'agent'], { pathEnv: '.' });
+    refused(['env', '-P', shells, 'agent']);
+    refused(['timeout', '5', 'env', `PATH=${shells}`, 'agent']);
+    // Without PATH (env -i, env -u PATH) env searches the default path, where no "agent" is.
+    expect(checkAgentCommand(['env', '-i', 'agent'], { pathEnv: shells })).toMatchObject({ ok: true });
+    expect(checkAgentCommand(['env', '-u', 'PATH', 'agent'], { pathEnv: shells })).toMatchObject({
+      ok: true,
+    });
+    refused(['env', '-i', `PATH=${shells}`, 'agent']);
+  });
+
   it('reports the link it found, not the file the link points to (argv[0] keeps its meaning)', () => {
     const target = executable('real-agent');
     const alias = link('alias-agent', target);

@@ -65,6 +65,16 @@ describe('runProcess', () => {
     expect(result.stdoutTail).toBe('baton-no-such-agent\n');
   });
 
+  it('starts nothing when the lookup found no executable, even if PATH has one by that name', async () => {
+    // `node` is on PATH: a search by spawn would find and run it; null means nobody checked a file.
+    const opts = options(['node', '-e', 'process.stdout.write("ran")'], { executable: null });
+    const result = await runProcess(opts);
+    expect(result.spawnError?.code).toBe('ENOENT');
+    expect(result.spawnError?.message).toContain('"node" not found');
+    expect(result.stdoutTail).toBe('');
+    expect(readFileSync(opts.logPath, 'utf8')).toBe('');
+  });
+
   it('captures a non-zero exit code and stderr; the log holds everything with mode 0600', async () => {
     const opts = options(fixture('agent-fail.mjs'), {
       env: { ...process.env, FAIL_EXIT_CODE: '3', FAIL_MESSAGE: 'bad thing' },

@@ -2,7 +2,7 @@ import { agentInvocation, summarizeAgentOutput } from '../core/agent-prompt.js';
 import { classifyAgentExit } from '../core/classify-agent-exit.js';
 import type { FailureClass, OutputArtifact } from '../core/failure.js';
 import type { AgentSpec } from '../core/plan/types.js';
-import { type CommandPolicyMode, checkAgentCommand } from './command-policy.js';
+import { type CommandPolicyMode, checkAgentCommand, DEFAULT_EXEC_PATH } from './command-policy.js';
 import { type ProcessResult, runProcess } from './run-process.js';
 import { checkOutputPath, describeArtifact } from './workspace-paths.js';
 
@@ -50,7 +50,8 @@ export async function runAgentAttempt(options: AgentAttemptOptions): Promise<Age
   const verdict = checkAgentCommand(options.agent.command, {
     cwd: options.workspace,
     ...(options.policy ? { mode: options.policy } : {}),
-    ...(options.env.PATH === undefined ? {} : { pathEnv: options.env.PATH }),
+    // The child's own PATH, as spawn will search it (none: spawn's default, not this process's).
+    pathEnv: options.env.PATH ?? DEFAULT_EXEC_PATH,
   });
   if (!verdict.ok)
     return {
@@ -64,7 +65,8 @@ export async function runAgentAttempt(options: AgentAttemptOptions): Promise<Age
   const { argv, stdinText } = agentInvocation(options.agent, options.prompt);
   const result = await runProcess({
     argv,
-    executable: argv[0] === options.agent.command[0] ? verdict.executable : null,
+    // The file the policy checked, or null (not found: nothing runs) – never a new search by name.
+    executable: verdict.executable,
     cwd: options.workspace,
     env: options.env,
     ...(stdinText === undefined ? {} : { stdinText }),

@@ -35,7 +35,10 @@ export interface CommandPolicyOptions {
    * exactly `-c` or `-e`, whatever the program.
    */
   mode?: CommandPolicyMode;
-  /** Search path for a program named without a slash. Default: `process.env.PATH`. */
+  /**
+   * Search path for a program named without a slash: the PATH of the environment the command will
+   * run in. Default: `process.env.PATH`; without any, {@link DEFAULT_EXEC_PATH}, as spawn uses.
+   */
   pathEnv?: string;
   /** Directory against which relative program paths and PATH entries resolve. Default: `process.cwd()`. */
   cwd?: string;
@@ -73,6 +76,9 @@ const FIX = {
   shape: 'pass the program and each argument as separate non-empty strings, e.g. ["claude","-p"]',
   legacy: 'move the call into a script file, or use a native plan, where agent CLIs may take -c and -e',
 } as const;
+
+/** Where spawn (libuv) and execvp look for a program when the environment has no PATH. */
+export const DEFAULT_EXEC_PATH = '/usr/bin:/bin';
 
 /** Wrappers nested deeper than this are refused rather than followed. */
 const MAX_WRAPPER_DEPTH = 8;
@@ -114,7 +120,7 @@ function findRefusal(
   }
   const shape = checkShape(argv);
   if (shape !== null) return shape;
-  const { pathEnv = process.env.PATH ?? '' } = options;
+  const { pathEnv = process.env.PATH ?? DEFAULT_EXEC_PATH } = options;
   // Relative programs and PATH entries resolve as the kernel resolves them once the child is in
   // its folder: against the real folder (`..` of a symlinked folder is the target's parent).
   const given = options.cwd ?? process.cwd();
@@ -210,7 +216,51 @@ function checkWrapper(cmd: Command, rule: WrapperRule, label: string, index: num
       fix: FIX.wrapped,
     };
   }
-  return checkProgramAt(cmd, command, depth + 1);
+  // env may change where the wrapped program is looked up: follow it, or the check and the exec differ.
+  const wrapped = programKeys(argv[index]!).includes('env') ? envLookup(cmd, index + 1, command) : cmd;
+  return checkProgramAt(wrapped, command, depth + 1);
+}
+
+/**
+ * How `env` (argv[from..to) holding its options and assignments) finds the command it runs:
+ * `-i`/`-`, `-u PATH`, `PATH=...` change the search path and `-C dir` the folder, as GNU env
+ * applies them (unsets before assignments, the folder change before the exec). BSD env's
+ * `-P altpath` searches altpath.
+ */
+function envLookup(cmd: Command, from: number, to: number): Command {
+  const { argv } = cmd;
+  let cleared = false;
+  let unsetPath = false;
+  let assignedPath: string | undefined;
+  let altPath: string | undefined;
+  let cwd = cmd.cwd;
+  const chdir = (dir: string) => {
+    cwd = dir.startsWith('/') ? dir : joinPath(cwd, dir);
+  };
+  for (let i = from; i < to; i += 1) {
+    const arg = argv[i]!;
+    if (arg === '-' || arg === '--ignore-environment') cleared = true;
+    else if (arg.startsWith('--unset=') || arg === '--unset') {
+      const name = arg === '--unset' ? argv[++i] : arg.slice('--unset='.length);
+      if (name === 'PATH') unsetPath = true;
+    } else if (arg.startsWith('--chdir=') || arg === '--chdir') {
+      chdir(arg === '--chdir' ? (argv[++i] ?? '') : arg.slice('--chdir='.length));
+    } else if (arg.startsWith('-') && !arg.startsWith('--')) {
+      for (let j = 1; j < arg.length; j += 1) {
+        const letter = arg.charAt(j);
+        if (letter === 'i') cleared = true;
+        if (letter !== 'u' && letter !== 'C' && letter !== 'P') continue;
+        const value = j + 1 < arg.length ? arg.slice(j + 1) : (argv[++i] ?? '');
+        if (letter === 'u' && value === 'PATH') unsetPath = true;
+        if (letter === 'C') chdir(value);
+        if (letter === 'P') altPath = value;
+        break;
+      }
+    } else if (arg.startsWith('PATH=')) assignedPath = arg.slice('PATH='.length);
+  }
+  const inherited = cleared || unsetPath ? undefined : cmd.pathEnv;
+  const pathEnv = altPath ?? assignedPath ?? inherited ?? DEFAULT_EXEC_PATH;
+  return { argv, pathEnv, cwd };
 }
 
 function checkInterpreter(argv: readonly string[], rule: InterpreterRule, label: string, index: number) {
@@ -314,14 +364,30 @@ function operandAt(argv: readonly string[], index: number): Scan {
   return { kind: 'operand', index, text: argv[index] };
 }
 
-/** The file exec would run for `program` (PATH searched as execvp does), or null when none is found. */
+/**
+ * The file exec would run for `program` (PATH searched as execvp does), or null when none is found.
+ * Paths are joined, never normalized: the kernel resolves `link/..` to the parent of the link's
+ * target, where `path.resolve` would drop both as text and name another file.
+ */
 function locateProgram(program: string, { cwd, pathEnv }: Command): string | null {
-  if (program.includes('/')) return path.resolve(cwd, program);
+  if (program.includes('/')) return tidy(program.startsWith('/') ? program : joinPath(cwd, program));
   for (const dir of pathEnv.split(path.delimiter)) {
-    const candidate = path.resolve(cwd, dir === '' ? '.' : dir, program);
-    if (isExecutableFile(candidate)) return candidate;
+    const folder = dir === '' ? cwd : dir.startsWith('/') ? dir : joinPath(cwd, dir);
+    const candidate = joinPath(folder, program);
+    if (isExecutableFile(candidate)) return tidy(candidate);
   }
   return null;
+}
+
+/** The same file named by its folder's real path (no `..`, no folder links); the file's own name kept. */
+function tidy(file: string): string {
+  const slash = file.lastIndexOf('/');
+  const folder = realPathOrNull(slash === 0 ? '/' : file.slice(0, slash));
+  return folder === null ? file : joinPath(folder, file.slice(slash + 1));
+}
+
+function joinPath(folder: string, name: string): string {
+  return folder.endsWith('/') ? `${folder}${name}` : `${folder}/${name}`;
 }
 
 function isExecutableFile(file: string): boolean {

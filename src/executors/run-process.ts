@@ -20,7 +20,11 @@ import { BatonError } from '../core/errors.js';
 export interface RunProcessOptions {
   /** argv[0] is the executable (looked up on PATH by spawn); the rest are literal arguments. */
   argv: readonly string[];
-  /** The file to execute for argv[0] when already located (see checkAgentCommand); argv[0] stays as given. */
+  /**
+   * The file to execute for argv[0] when already located (see checkAgentCommand); argv[0] stays as
+   * given. `null`: the lookup found no such program, so nothing is started (spawnError ENOENT):
+   * a second search by spawn could only find a file nobody checked. Undefined: spawn searches PATH.
+   */
   executable?: string | null;
   cwd: string;
   /** The full environment given to the child. */
@@ -164,6 +168,12 @@ export async function runProcess(options: RunProcessOptions): Promise<ProcessRes
   // after any write in flight.
   const log = createWriteStream('', { fd, autoClose: false });
 
+  if (options.executable === null) {
+    await closeLog(log, fd);
+    const empty = new ByteTail(0);
+    const notFound = Object.assign(new Error(`spawn ${options.argv[0]} ENOENT`), { code: 'ENOENT' });
+    return { ...resultOf(empty, empty, options.logPath), spawnError: describeSpawnError(notFound, options) };
+  }
   let child: ChildProcess | undefined;
   try {
     if (!options.signal?.aborted) {

@@ -1,5 +1,5 @@
 import { BatonError, parseArgvJson } from '../core/errors.js';
-import { assertAgentCommand } from '../executors/command-policy.js';
+import { assertAgentCommand, DEFAULT_EXEC_PATH } from '../executors/command-policy.js';
 
 /** The skill's environment variables, read once at the entry point. */
 export interface LegacyConfig {
@@ -16,7 +16,7 @@ export interface LegacyConfig {
 export function legacyConfigFromEnv(env: NodeJS.ProcessEnv, cwd: string): LegacyConfig {
   const raw = env.STEP_AGENT_CMD?.trim() || 'echo';
   const argv = raw.startsWith('[') ? parseArgvJson(raw, 'STEP_AGENT_CMD') : raw.split(/\s+/);
-  assertAgentCommand(argv, { mode: 'legacy', cwd, ...(env.PATH === undefined ? {} : { pathEnv: env.PATH }) });
+  assertAgentCommand(argv, { mode: 'legacy', cwd, pathEnv: env.PATH ?? DEFAULT_EXEC_PATH });
   const retries = env.STEP_MAX_RETRIES?.trim() || '3';
   if (!/^\d+$/.test(retries) || Number(retries) < 1 || Number(retries) > 1000) {
     throw new BatonError(
