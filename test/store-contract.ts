@@ -580,6 +580,32 @@ export function describeStoreContract(name: string, makeHarness: () => StoreHarn
       expect(run?.blockedReason).toMatch(/^budget: maxTokens 150 reached \(160 used\)/);
     });
 
+    it("counts an attempt's tokens once when its report is sent again (the commit's acknowledgement was lost)", async () => {
+      await create(chainPlan(2));
+      const [a] = (await cycle(1000, [], 1)).claimed;
+      const usage = { inputTokens: 100, outputTokens: 60, costUsd: 0.25 };
+      const report = { ...done(a!, 1001), outcome: { ...okOutcome, usage } };
+      expect((await cycle(1001, [report], 0)).accepted).toEqual([true]);
+      // The engine could not tell the first commit happened, so the same report comes again.
+      expect((await cycle(1002, [report], 0)).accepted).toEqual([false]);
+      expect((await store.getRun('run1'))?.usage).toEqual(usage);
+      const attempts = await store.getAttempts('run1', 's1');
+      expect(attempts.map((x) => [x.attempt, x.outcome, x.usage])).toEqual([[1, 'succeeded', usage]]);
+    });
+
+    it("records a late report's tokens on the attempt its reclaim marked interrupted, once", async () => {
+      await create(chainPlan(1));
+      const [claim] = (await cycle(1000, [], 10, 'slow')).claimed;
+      expect((await cycle(2001, [], 0, 'other')).reclaimed).toHaveLength(1);
+      const usage = { inputTokens: 40, outputTokens: 2, costUsd: 0.5 };
+      const late = { ...done(claim!, 2002, 'slow'), outcome: { ...okOutcome, usage } };
+      expect((await cycle(2002, [late], 0)).accepted).toEqual([false]);
+      expect((await cycle(2003, [late], 0)).accepted).toEqual([false]);
+      expect((await store.getRun('run1'))?.usage).toEqual(usage);
+      const [first] = await store.getAttempts('run1', 's1');
+      expect(first).toMatchObject({ attempt: 1, outcome: 'interrupted', usage });
+    });
+
     it('gc: deletes runs finished before the cutoff (not blocked ones) and lists referenced artifacts', async () => {
       await create(chainPlan(1), 'old', 1000);
       await create(chainPlan(1), 'blocked', 1000);

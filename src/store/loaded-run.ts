@@ -34,16 +34,27 @@ export function resultOf(outcome: Extract<StepOutcome, { ok: true }>): StepResul
 }
 
 /**
+ * Whether the store must look up if this report's tokens were recorded already: a report that will
+ * be discarded and carries usage may be one sent again after a commit whose acknowledgement was lost.
+ */
+export function mayRepeatUsage(run: RunState, completion: Completion): boolean {
+  const { stepId, attempt, owner, outcome } = completion;
+  return outcome.usage !== undefined && !holdsLease(run, stepId, attempt, owner);
+}
+
+/**
  * What a reported attempt does to its run, for both stores' cycles: `live` when its worker still
  * holds the lease (the step completes); otherwise the outcome is discarded, a cancelled step's
- * lease is freed, and the tokens it spent count against the run all the same, so the claims of
- * the same cycle see them. `transition` is null when the run held in memory does not change.
+ * lease is freed, and the tokens it spent count against the run all the same (unless
+ * `usageRecorded`: its attempt row holds them already), so the claims of the same cycle see them.
+ * `transition` is null when the run held in memory does not change.
  */
 export function settleCompletion(
   run: RunState,
   completion: Completion,
   now: number,
   random: RandomSource,
+  usageRecorded = false,
 ): { live: boolean; transition: Transition | null } {
   const { stepId, attempt, owner, outcome } = completion;
   if (holdsLease(run, stepId, attempt, owner)) {
@@ -51,7 +62,7 @@ export function settleCompletion(
     return { live: true, transition: completeStep(run, stepId, outcome, now, random, resultJson) };
   }
   const release = releaseCancelledLease(run, stepId, attempt, owner, now);
-  if (!outcome.usage) return { live: false, transition: release };
+  if (!outcome.usage || usageRecorded) return { live: false, transition: release };
   const base = release ?? { run, changedSteps: [], events: [] };
   return {
     live: false,

@@ -162,3 +162,17 @@ export function flowLimitStatus(state: FlowKeyState, updatedAt: number, now: num
   const { limit, running, starts } = state;
   return { ...limit, running, recentStarts: liveStarts(limit.rate, starts, now).length, updatedAt };
 }
+
+/**
+ * SQL (both stores): the attempt row holds no tokens or cost yet. A report's usage is written onto
+ * an attempt row, and added to its run, only while this holds: a report sent again after a commit
+ * whose acknowledgement was lost must not count twice, while a late report whose attempt was marked
+ * interrupted brings the tokens that row lacks.
+ */
+export const NO_USAGE_YET =
+  'attempts.input_tokens IS NULL AND attempts.output_tokens IS NULL AND attempts.cost_usd IS NULL';
+
+/** One attempt as a map key. */
+export function attemptKeyText(key: { runId: string; stepId: string; attempt: number }): string {
+  return `${key.runId}\u0000${key.stepId}\u0000${key.attempt}`;
+}

@@ -11,9 +11,16 @@ import {
   runningDelta,
   stepFlowKey,
 } from '../flow-accounting.js';
-import { claimResults, runningCount, settleCompletion, stepToRun } from '../loaded-run.js';
-import type { ClaimedStep, Completion, CycleRequest, CycleResult, ReclaimedAttempt } from '../store.js';
-import { completionAttemptRow, interruptedAttemptRow } from '../store-rows.js';
+import { claimResults, mayRepeatUsage, runningCount, settleCompletion, stepToRun } from '../loaded-run.js';
+import type {
+  AttemptKey,
+  ClaimedStep,
+  Completion,
+  CycleRequest,
+  CycleResult,
+  ReclaimedAttempt,
+} from '../store.js';
+import { attemptKeyText, completionAttemptRow, interruptedAttemptRow } from '../store-rows.js';
 import type { PgLoadedRun } from './run-loader.js';
 import { WriteBatch } from './write-batch.js';
 
@@ -118,25 +125,47 @@ export class CycleWork {
     slot.entry.state = transition.run;
   }
 
-  /** Commits each completion whose worker still holds the lease; the others are recorded as discarded. */
-  complete(): void {
+  /**
+   * The reports to be discarded that carry usage: the store asks which of them have their tokens
+   * recorded already (sent again after a commit whose acknowledgement was lost), for `complete`.
+   */
+  usageToLookUp(): AttemptKey[] {
+    return this.request.completions
+      .filter((c) => {
+        const slot = this.runs.get(c.runId);
+        return slot !== undefined && mayRepeatUsage(slot.entry.state, c);
+      })
+      .map(({ runId, stepId, attempt }) => ({ runId, stepId, attempt }));
+  }
+
+  /**
+   * Commits each completion whose worker still holds the lease; the others are recorded as
+   * discarded. `recorded`: attemptKeyText of the discarded ones whose tokens are counted already.
+   */
+  complete(recorded: ReadonlySet<string> = new Set()): void {
     const { now, random } = this.request;
     this.accepted = this.request.completions.map((completion) => {
       const slot = this.runs.get(completion.runId);
-      const settled = slot && settleCompletion(slot.entry.state, completion, now, random);
+      const counted = recorded.has(attemptKeyText(completion));
+      const settled = slot && settleCompletion(slot.entry.state, completion, now, random, counted);
       if (slot && settled?.transition) this.apply(slot, settled.transition);
       const live = settled?.live ?? false;
-      this.recordAttempt(completion, live, slot);
+      this.recordAttempt(completion, live, slot, counted);
       return live;
     });
   }
 
-  private recordAttempt(completion: Completion, live: boolean, slot: Slot | undefined): void {
+  private recordAttempt(
+    completion: Completion,
+    live: boolean,
+    slot: Slot | undefined,
+    counted: boolean,
+  ): void {
     const outcome = completion.outcome;
     const step = slot ? stepOf(slot.entry.state, completion.stepId) : undefined;
     this.batch.attempt(completionAttemptRow(completion, live, step));
-    // Tokens spent count against the run even when the outcome was discarded.
-    if (slot && outcome.usage) {
+    // Tokens spent count against the run even when the outcome was discarded, once.
+    if (slot && outcome.usage && !counted) {
       const sum = slot.usage ?? { inputTokens: 0, outputTokens: 0, costUsd: 0 };
       slot.usage = {
         inputTokens: sum.inputTokens + outcome.usage.inputTokens,

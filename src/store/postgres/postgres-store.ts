@@ -25,6 +25,7 @@ import type {
   RunSummary,
   Store,
 } from '../store.js';
+import { attemptKeyText, NO_USAGE_YET } from '../store-rows.js';
 import { appendRunEvents } from './append-events.js';
 import { createRunSql, createRunValues } from './create-run.js';
 import { type CycleLockParams, cycleLockSql, cycleLockValues, type LockPhase } from './cycle-locks.js';
@@ -85,6 +86,7 @@ export class PostgresStore extends PostgresReads implements Store {
   private readonly writeSql: PreparedSql;
   private readonly lockSql: PreparedSql;
   private readonly createSql: PreparedSql;
+  private readonly usageRecordedSql: PreparedSql;
   private readonly effects: PostgresEffects;
   private readonly hooks: PostgresHookDeliveries;
   private readonly flow: PostgresFlow;
@@ -119,6 +121,12 @@ export class PostgresStore extends PostgresReads implements Store {
     this.writeSql = prepared(writeBatchSql(schema, channel));
     this.lockSql = prepared(cycleLockSql(schema));
     this.createSql = prepared(createRunSql(schema, channel));
+    this.usageRecordedSql = prepared(
+      `SELECT attempts.run_id, attempts.step_id, attempts.attempt FROM ${schema}.attempts
+       JOIN unnest($1::text[], $2::text[], $3::int[]) AS k (run_id, step_id, attempt)
+         ON attempts.run_id = k.run_id AND attempts.step_id = k.step_id AND attempts.attempt = k.attempt
+       WHERE NOT (${NO_USAGE_YET})`,
+    );
     this.effects = new PostgresEffects(pool, schema);
     this.hooks = new PostgresHookDeliveries(pool, schema);
     this.flow = new PostgresFlow(pool, schema);
@@ -159,7 +167,8 @@ export class PostgresStore extends PostgresReads implements Store {
         const locked = await this.lock(client, params, work);
         work.add(await this.loader.load(client, locked.newRunIds));
         if (round === 0) {
-          work.complete();
+          const lookUp = work.usageToLookUp();
+          work.complete(lookUp.length === 0 ? undefined : await this.usageRecorded(client, lookUp));
           if (reclaim) work.reclaimExpired(RECLAIM_BATCH);
         }
         // Limited flow keys of the due work are locked before any claim under them; only the first
@@ -186,6 +195,17 @@ export class PostgresStore extends PostgresReads implements Store {
     });
     for (const changed of changedPlans) this.loader.rememberPlan(changed.runId, changed.hash, changed.plan);
     return result;
+  }
+
+  /** Which of these attempts hold their tokens already (see NO_USAGE_YET), as attemptKeyText. */
+  private async usageRecorded(client: PgClient, attempts: readonly AttemptKey[]): Promise<Set<string>> {
+    const { rows } = await client.query<{ run_id: string; step_id: string; attempt: number }>({
+      ...this.usageRecordedSql,
+      values: [attempts.map((a) => a.runId), attempts.map((a) => a.stepId), attempts.map((a) => a.attempt)],
+    });
+    return new Set(
+      rows.map((r) => attemptKeyText({ runId: r.run_id, stepId: r.step_id, attempt: r.attempt })),
+    );
   }
 
   /**

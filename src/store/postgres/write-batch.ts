@@ -7,7 +7,7 @@ import type { HookSpec, PlanStep } from '../../core/plan/types.js';
 import { DUE_STEP_STATUSES, planIndex, type RunState } from '../../core/run-state.js';
 import { stepFlowKey } from '../flow-accounting.js';
 import { runningCount } from '../loaded-run.js';
-import type { AttemptRow } from '../store-rows.js';
+import { type AttemptRow, attemptKeyText, NO_USAGE_YET } from '../store-rows.js';
 import { toPgJson } from './pg-json.js';
 
 /** The earliest due time of a run's ready and retry_wait steps (`runs.next_due_at`); null: none. */
@@ -44,6 +44,7 @@ export class WriteBatch {
   private readonly plans: object[] = [];
   private readonly steps: object[] = [];
   private readonly attempts: AttemptRow[] = [];
+  private readonly attemptKeys = new Set<string>();
   private readonly artifacts: object[] = [];
   private readonly flow: { key: string; starts: string }[] = [];
   /** The earliest due time of the steps this batch made due in running runs (the NOTIFY payload). */
@@ -154,6 +155,10 @@ export class WriteBatch {
   }
 
   attempt(row: AttemptRow): void {
+    // One row per attempt: an upsert may not touch the same row twice in one statement.
+    const key = attemptKeyText({ runId: row.run_id, stepId: row.step_id, attempt: row.attempt });
+    if (this.attemptKeys.has(key)) return;
+    this.attemptKeys.add(key);
     this.attempts.push(row);
   }
 
@@ -233,7 +238,9 @@ export function writeBatchSql(schema: string, channel: string): string {
       started_at bigint, ended_at bigint, outcome text, failure_class text, exit_code integer, fingerprint text,
       message text, summary text, log_path text, outputs jsonb, input_tokens bigint, output_tokens bigint,
       cost_usd double precision)
-    ON CONFLICT (run_id, step_id, attempt) DO NOTHING),
+    ON CONFLICT (run_id, step_id, attempt) DO UPDATE SET input_tokens = excluded.input_tokens,
+      output_tokens = excluded.output_tokens, cost_usd = excluded.cost_usd
+    WHERE ${NO_USAGE_YET}),
   art AS (
     INSERT INTO ${schema}.artifacts (run_id, step_id, attempt, path, size, sha256)
     SELECT x.run_id, x.step_id, x.attempt, x.path, x.size, x.sha256

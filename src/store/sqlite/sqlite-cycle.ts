@@ -2,7 +2,7 @@ import { DUE_STEP_STATUSES, planIndex, type RunState, stepOf } from '../../core/
 import { claimStep, expireLease, type Transition } from '../../core/transitions.js';
 import { flowAllows, flowStarted, runningDelta } from '../flow-accounting.js';
 import type { LoadedRun } from '../loaded-run.js';
-import { claimResults, runningCount, settleCompletion, stepToRun } from '../loaded-run.js';
+import { claimResults, mayRepeatUsage, runningCount, settleCompletion, stepToRun } from '../loaded-run.js';
 import type { ClaimedStep, Completion, CycleRequest, CycleResult, ReclaimedAttempt } from '../store.js';
 import { type AttemptRow, completionAttemptRow, interruptedAttemptRow } from '../store-rows.js';
 import { dueCandidates, dueStepsOf } from './claim-candidates.js';
@@ -74,10 +74,12 @@ export class SqliteCycle {
 
     const accepted = request.completions.map((completion) => {
       const entry = load(completion.runId);
-      const settled = entry && settleCompletion(entry.state, completion, request.now, request.random);
+      const recorded = entry ? this.usageRecorded(entry.state, completion) : false;
+      const settled =
+        entry && settleCompletion(entry.state, completion, request.now, request.random, recorded);
       if (entry && settled?.transition) apply(entry, settled.transition);
       const live = settled?.live ?? false;
-      this.recordAttempt(completion, live, entry?.state ?? null);
+      this.recordAttempt(completion, live, entry?.state ?? null, recorded);
       return live;
     });
 
@@ -229,12 +231,24 @@ export class SqliteCycle {
     );
   }
 
-  private recordAttempt(completion: Completion, live: boolean, run: RunState | null): void {
+  /** A discarded report whose tokens its attempt row holds already (see NO_USAGE_YET). */
+  private usageRecorded(run: RunState, completion: Completion): boolean {
+    if (!mayRepeatUsage(run, completion)) return false;
+    const { runId, stepId, attempt } = completion;
+    return this.statements.usageRecorded.get(runId, stepId, attempt) !== undefined;
+  }
+
+  private recordAttempt(
+    completion: Completion,
+    live: boolean,
+    run: RunState | null,
+    recorded: boolean,
+  ): void {
     const outcome = completion.outcome;
     const step = run ? stepOf(run, completion.stepId) : undefined;
     this.insertAttempt(completionAttemptRow(completion, live, step));
-    // Tokens spent count against the run even when the outcome was discarded.
-    if (outcome.usage) {
+    // Tokens spent count against the run even when the outcome was discarded, once.
+    if (outcome.usage && !recorded) {
       const { inputTokens, outputTokens, costUsd } = outcome.usage;
       this.statements.addRunUsage.run(inputTokens, outputTokens, costUsd, completion.runId);
       this.rows.invalidate(completion.runId);

@@ -1,4 +1,5 @@
 import type Database from 'better-sqlite3';
+import { NO_USAGE_YET } from '../store-rows.js';
 import type { SqliteDatabase } from './open-database.js';
 
 /** A due step as the claim query returns it. */
@@ -28,6 +29,7 @@ export interface StoreStatements {
   dueCandidatesOfRun: Statement<[string, number, number, string, number], DueRow>;
   expired: Statement<[number, number], ExpiredRow>;
   insertAttempt: Statement;
+  usageRecorded: Statement;
   insertArtifact: Statement;
   renew: Statement;
   bumpVersion: Statement;
@@ -81,7 +83,12 @@ export function prepareStoreStatements(db: SqliteDatabase): StoreStatements {
       `INSERT INTO attempts (run_id, step_id, attempt, owner, started_at, ended_at, outcome, failure_class, exit_code,
          fingerprint, message, summary, log_path, outputs_json, input_tokens, output_tokens, cost_usd)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-       ON CONFLICT (run_id, step_id, attempt) DO NOTHING`,
+       ON CONFLICT (run_id, step_id, attempt) DO UPDATE SET input_tokens = excluded.input_tokens,
+         output_tokens = excluded.output_tokens, cost_usd = excluded.cost_usd
+       WHERE ${NO_USAGE_YET}`,
+    ),
+    usageRecorded: db.prepare(
+      `SELECT 1 FROM attempts WHERE run_id = ? AND step_id = ? AND attempt = ? AND NOT (${NO_USAGE_YET})`,
     ),
     insertArtifact: db.prepare(
       'INSERT OR IGNORE INTO artifacts (run_id, step_id, attempt, path, size, sha256) VALUES (?, ?, ?, ?, ?, ?)',
