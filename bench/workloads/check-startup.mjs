@@ -3,7 +3,7 @@
 // check of a SQLite file can cost here: node requiring better-sqlite3 (its addon named directly,
 // as Baton does), opening the same database and reading one row.
 // The check and `node -e 0` are timed again without NODE_EXTRA_CA_CERTS: Node 20 parses that CA
-// bundle before running any JavaScript (about 85 ms here for the Debian bundle), so the pair shows
+// bundle before running any JavaScript (about 80 ms here for the Debian bundle), so the pair shows
 // what Baton costs apart from what the environment makes every Node process pay.
 import { spawnSync } from 'node:child_process';
 import { dirname, join } from 'node:path';
