@@ -606,6 +606,26 @@ export function describeStoreContract(name: string, makeHarness: () => StoreHarn
       expect(first).toMatchObject({ attempt: 1, outcome: 'interrupted', usage });
     });
 
+    it("counts a discarded attempt's tokens against its step's own budget", async () => {
+      const plan = validatePlanObject(
+        { name: 'step-budget', steps: [{ id: 's1', fn: 'noop', budget: { maxTokens: 150 } }] },
+        'contract',
+      );
+      await create(plan);
+      const [first] = (await cycle(1000, [], 10, 'slow')).claimed;
+      const [second] = (await cycle(2001, [], 10, 'other')).claimed;
+      expect(second).toMatchObject({ stepId: 's1', attempt: 2 });
+      const usage = { inputTokens: 100, outputTokens: 60, costUsd: 0 };
+      const late = { ...done(first!, 2002, 'slow'), outcome: { ...okOutcome, usage } };
+      expect((await cycle(2002, [late], 0)).accepted).toEqual([false]);
+      expect((await store.getRun('run1'))?.steps[0]?.usage).toEqual(usage);
+      // The second attempt fails in a way worth retrying, but the step has spent 160 of its 150 tokens.
+      const failed = { ok: false as const, failureClass: 'transient' as const, message: 'try again' };
+      await cycle(2003, [{ ...done(second!, 2003, 'other'), outcome: failed }], 0, 'other');
+      const step = (await store.getRun('run1'))?.steps[0];
+      expect(step).toMatchObject({ status: 'blocked', lastFailureClass: 'budget', usage });
+    });
+
     it('gc: deletes runs finished before the cutoff (not blocked ones) and lists referenced artifacts', async () => {
       await create(chainPlan(1), 'old', 1000);
       await create(chainPlan(1), 'blocked', 1000);

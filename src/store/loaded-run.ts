@@ -4,7 +4,7 @@ import type { StepOutcome } from '../core/failure.js';
 import { fallbackPlanStep } from '../core/fallback.js';
 import { stepReads } from '../core/plan/template.js';
 import type { PlanStep } from '../core/plan/types.js';
-import { type RunState, type StepResult, stepOf } from '../core/run-state.js';
+import { planIndex, type RunState, type StepResult, stepOf } from '../core/run-state.js';
 import { completeStep, holdsLease, releaseCancelledLease, type Transition } from '../core/transitions.js';
 import type { Completion } from './store.js';
 
@@ -64,9 +64,21 @@ export function settleCompletion(
   const release = releaseCancelledLease(run, stepId, attempt, owner, now);
   if (!outcome.usage || usageRecorded) return { live: false, transition: release };
   const base = release ?? { run, changedSteps: [], events: [] };
+  const position = planIndex(base.run.plan).position.get(stepId);
+  if (position === undefined) return { live: false, transition: release };
+  // Spent on this step: they count against its own budget too, at its next claim or outcome.
+  const steps = [...base.run.steps];
+  steps[position] = { ...steps[position]!, usage: addUsage(steps[position]!.usage, outcome.usage) };
+  const changedSteps = base.changedSteps.includes(stepId)
+    ? base.changedSteps
+    : [...base.changedSteps, stepId];
   return {
     live: false,
-    transition: { ...base, run: { ...base.run, usage: addUsage(base.run.usage, outcome.usage) } },
+    transition: {
+      ...base,
+      changedSteps,
+      run: { ...base.run, steps, usage: addUsage(base.run.usage, outcome.usage) },
+    },
   };
 }
 
