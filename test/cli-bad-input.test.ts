@@ -407,3 +407,28 @@ describe('a database Baton cannot use is refused and left as it is', () => {
     TEST_TIMEOUT,
   );
 });
+
+describe('a PostgreSQL URL that cannot be used: exit 2, and its password is never printed', () => {
+  const secret = `PGSECRET${randomBytes(4).toString('hex')}`;
+  it.each([
+    ['a password parameter', `postgres://baton@127.0.0.1:1/db?password=${secret}`, 'password=***'],
+    ['an sslpassword parameter', `postgres://baton:x@127.0.0.1:1/db?sslpassword=${secret}`, 'sslpassword=***'],
+    ['an unencoded / in the password', `postgres://baton:pa/ss${secret}@127.0.0.1:1/db`, 'baton:***@'],
+    ['an unencoded ? in the password', `postgres://baton:pa?ss${secret}@127.0.0.1:1/db`, 'baton:***@'],
+    ['an unencoded # in the password', `postgres://baton:pa#ss${secret}@127.0.0.1:1/db`, 'baton:***@'],
+  ])(
+    '%s',
+    async (_, url, masked) => {
+      const home = tempDir('baton-cli-pgurl-');
+      for (const result of [
+        await runBaton(['--store', url, 'status'], { home }),
+        await runBaton(['status'], { home, env: { BATON_DATABASE_URL: url } }),
+      ]) {
+        expectExit(result, 2);
+        expect(result.stderr).toContain(masked);
+        expect(result.stdout + result.stderr).not.toContain(secret);
+      }
+    },
+    TEST_TIMEOUT,
+  );
+});

@@ -67,8 +67,9 @@ export function connectError(url: string, error: unknown, connecting = false): u
     (/^(08|28)/.test(code) || code === '3D000' || code === '42501' || /^E[A-Z]+$/.test(code));
   if (!unreachable && !connecting) return error;
   let detail = error instanceof Error ? error.message : String(error);
-  const password = parsePgUrl(url)?.password;
-  if (password) {
+  const parsed = parsePgUrl(url);
+  for (const password of [parsed?.password, parsed?.searchParams.get('password')]) {
+    if (!password) continue;
     for (const form of [password, safeDecode(password)]) if (form) detail = detail.replaceAll(form, '***');
   }
   return new BatonError(

@@ -3,9 +3,15 @@
  * password masked. A password is never printed.
  */
 
-/** Masks the password of anything URL-like (`scheme://user:password@host`), parsable or not. */
+/**
+ * Masks the passwords of anything URL-like, parsable or not: the userinfo's (`scheme://user:pw@host`,
+ * up to the last `@`, so an unencoded `/`, `?` or `#` in it stays hidden) and the `password` and
+ * `sslpassword` parameters, which the driver also reads (and prefers).
+ */
 export function maskPassword(text: string): string {
-  return text.replace(/(\/\/[^/?#:@]*:)[^/?#]*@/, '$1***@');
+  return text
+    .replace(/(\/\/[^/?#:@\s]*:)\S*@/, '$1***@')
+    .replace(/([?&](?:ssl)?password=)[^&#\s]*/gi, '$1***');
 }
 
 const DUMMY_HOST = 'baton-no-host';
