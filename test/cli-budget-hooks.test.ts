@@ -7,6 +7,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
+import Database from 'better-sqlite3';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import {
   agentCommand,
@@ -219,6 +220,51 @@ describe('budgets and hooks', () => {
     const text = await runBaton(['status', 'd1'], { home });
     expect(text.stdout).toMatch(/draft\s+degraded/);
     expect(result.stdout).toContain('degraded');
+  });
+
+  it('refuses a hook URL holding a user name or password, before storing anything (exit 2)', async () => {
+    const { dir, home } = planDir();
+    const file = writePlan(dir, {
+      name: 'userinfo-hook',
+      defaults: { agent: { command: agentCommand('agent-succeed') } },
+      hooks: [{ on: ['succeeded'], url: 'https://bot:HOOKPASS123@127.0.0.1:1/x' }],
+      steps: chain(1),
+    });
+    const result = expectExit(await runBaton(['run', file], { home }), 2);
+    expect(result.stderr).toContain('hooks[0].url');
+    expect(result.stderr).toContain('cannot hold a user name or password');
+    expect(existsSync(join(home, 'baton.db'))).toBe(false);
+  });
+
+  it('a hook that fails for good is reported as a hook failure, without its URL', async () => {
+    const { dir, home } = planDir();
+    const token = 'HOOKTOKEN999';
+    // A port that was just free: nothing listens on it.
+    const closed = createServer();
+    await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
+    const port = (closed.address() as AddressInfo).port;
+    await new Promise((resolve) => closed.close(resolve));
+    const file = writePlan(dir, {
+      name: 'unreachable-hook',
+      defaults: { agent: { command: agentCommand('agent-succeed') } },
+      hooks: [{ on: ['succeeded'], url: `http://127.0.0.1:${port}/x?token=${token}`, retries: 0 }],
+      steps: chain(1),
+    });
+    const result = expectExit(await runBaton(['run', file, '--id', 'u1'], { home }), 0);
+    expect(result.stderr).toContain(
+      `baton: hook 0 of run u1 failed for good: hook 127.0.0.1:${port} failed: fetch failed (ECONNREFUSED)`,
+    );
+    expect(result.stderr).not.toContain('store busy');
+    expect(result.stderr).not.toContain(token);
+    const db = new Database(join(home, 'baton.db'), { readonly: true });
+    try {
+      const errors = db.prepare('SELECT last_error FROM hook_deliveries').pluck().all() as string[];
+      expect(errors).toHaveLength(1);
+      expect(errors[0]).toContain('ECONNREFUSED');
+      expect(errors[0]).not.toContain(token);
+    } finally {
+      db.close();
+    }
   });
 
   it('refuses a hook that would run a shell, before storing anything (exit 2)', async () => {

@@ -68,5 +68,6 @@ export function engineFromCli(
       process.stderr.write(
         `baton: store busy or failing, retrying: ${error instanceof Error ? error.message : String(error)}\n`,
       ),
+    onHookFailure: (message) => process.stderr.write(`baton: ${message}\n`),
   });
 }

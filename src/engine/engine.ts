@@ -34,6 +34,8 @@ export interface EngineOptions {
   onSettle?: (completion: Completion, accepted: boolean) => void;
   /** A store transaction failed and will be retried (the engine stops after 10 in a row). */
   onError?: (error: unknown) => void;
+  /** A hook call failed for good (its retries are used up). Default: `onError`. */
+  onHookFailure?: (message: string) => void;
 }
 
 export interface EngineReport {
@@ -93,10 +95,11 @@ export class Engine {
     this.hooks = new HookDispatcher(this.store, {
       owner: options.owner,
       now: this.now,
-      onFailure: (delivery, error) =>
-        options.onError?.(
-          new Error(`hook ${delivery.hook} of run ${delivery.runId} failed for good: ${error}`),
-        ),
+      onFailure: (delivery, error) => {
+        const message = `hook ${delivery.hook} of run ${delivery.runId} failed for good: ${error}`;
+        if (options.onHookFailure) options.onHookFailure(message);
+        else options.onError?.(new Error(message));
+      },
     });
   }
 

@@ -142,8 +142,25 @@ async function postJson(url: string, body: string, timeoutMs: number): Promise<s
     await response.arrayBuffer().catch(() => undefined);
     return response.ok ? null : `hook ${new URL(url).host} answered HTTP ${response.status}`;
   } catch (error) {
-    return `hook ${safeHost(url)} failed: ${error instanceof Error ? error.message : String(error)}`;
+    return `hook ${safeHost(url)} failed: ${fetchFailure(error, url)}`;
   }
+}
+
+/**
+ * Why a POST failed, without the URL (its path or query may hold the receiver's token): fetch names
+ * the URL in some messages (a URL it refuses), and the socket error sits in `cause`.
+ */
+function fetchFailure(error: unknown, url: string): string {
+  if (!(error instanceof Error)) return String(error);
+  const cause = (error as { cause?: { code?: unknown; message?: unknown } }).cause;
+  const why = typeof cause?.code === 'string' ? cause.code : cause?.message;
+  const detail = typeof why === 'string' ? `${error.message} (${why})` : error.message;
+  let href = url;
+  try {
+    href = new URL(url).href;
+  } catch {}
+  const host = safeHost(url);
+  return detail.replaceAll(url, host).replaceAll(href, host);
 }
 
 function safeHost(url: string): string {

@@ -262,6 +262,10 @@ export const hookSchema = strictObject(
       .describe('A command as argv (never a shell string); it gets the event as JSON on stdin.'),
     url: z
       .url({ protocol: /^https?$/, error: 'expected an http(s) URL' })
+      .refine((url) => !/^[a-z]+:\/\/[^/?#]*@/i.test(url), {
+        error:
+          'a hook URL cannot hold a user name or password (user:password@): fetch refuses such URLs, and the plan is stored as written; put the credential where the receiver accepts it, or call a hook command that reads it from its environment',
+      })
       .optional()
       .describe('A URL that gets the event as a JSON POST.'),
     timeoutMs: timeoutSchema('Timeout of one call. Default 10s.').optional(),
