@@ -412,7 +412,11 @@ describe('a PostgreSQL URL that cannot be used: exit 2, and its password is neve
   const secret = `PGSECRET${randomBytes(4).toString('hex')}`;
   it.each([
     ['a password parameter', `postgres://baton@127.0.0.1:1/db?password=${secret}`, 'password=***'],
-    ['an sslpassword parameter', `postgres://baton:x@127.0.0.1:1/db?sslpassword=${secret}`, 'sslpassword=***'],
+    [
+      'an sslpassword parameter',
+      `postgres://baton:x@127.0.0.1:1/db?sslpassword=${secret}`,
+      'sslpassword=***',
+    ],
     ['an unencoded / in the password', `postgres://baton:pa/ss${secret}@127.0.0.1:1/db`, 'baton:***@'],
     ['an unencoded ? in the password', `postgres://baton:pa?ss${secret}@127.0.0.1:1/db`, 'baton:***@'],
     ['an unencoded # in the password', `postgres://baton:pa#ss${secret}@127.0.0.1:1/db`, 'baton:***@'],

@@ -126,6 +126,39 @@ describe('agent commands are checked where the kernel will find them', () => {
   );
 });
 
+describe('secrets from the environment are not stored', () => {
+  it(
+    'an agent and a hook command that echo an API key on stderr: masked in the database, the events and the output',
+    async () => {
+      const dir = tempDir('baton-cli-secret-');
+      const home = join(dir, 'home');
+      const secret = 'zz9MYREALKEY0123456789abcdef';
+      const file = writePlan(dir, {
+        name: 'leaky',
+        defaults: {
+          agent: { command: agentCommand('agent-fail') },
+          retry: { maxAttempts: 2, initialDelayMs: 1 },
+        },
+        hooks: [{ on: ['blocked'], command: agentCommand('agent-fail'), retries: 0 }],
+        steps: [{ id: 'a', instruction: 'call the API' }],
+      });
+      const env = { FAIL_MESSAGE: `unauthorized: ${secret} was rejected`, ANTHROPIC_API_KEY: secret };
+      const run = await runBaton(['run', file, '--id', 'leak'], { home, env });
+      expectExit(run, 1);
+      const status = await runBaton(['status', 'leak', '--json'], { home });
+      const events = await runBaton(['timeline', 'leak', '--json'], { home });
+      for (const result of [run, status, events]) expect(result.stdout + result.stderr).not.toContain(secret);
+      expect(status.stdout).toContain('unauthorized: [redacted] was rejected');
+      expect(run.stderr).toContain('hook 0 of run leak failed for good: hook command');
+      expect(run.stderr).toContain('unauthorized: [redacted] was rejected');
+      // Every byte the database keeps (the last process to close it folded the WAL into the file).
+      expect(readFileSync(join(home, 'baton.db')).includes(secret)).toBe(false);
+      expect(existsSync(join(home, 'baton.db-wal'))).toBe(false);
+    },
+    TEST_TIMEOUT,
+  );
+});
+
 describe('required outputs stay inside the workspace', () => {
   it(
     'a required output that is a symlink to a file outside the workspace fails the step',

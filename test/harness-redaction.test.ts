@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
+import { environmentSecrets, recordableMessage, redactOutcome, redactSecrets } from '../src/core/redact.js';
 import { runAgent } from '../src/harness/agent-loop.js';
 import type { HarnessEvent } from '../src/harness/call-state.js';
-import { recordableMessage, redactSecrets } from '../src/harness/redact.js';
 import { ModelCallError, type ModelProvider } from '../src/harness/types.js';
 import { fakeClock } from './helpers/harness.js';
 
@@ -17,6 +17,38 @@ describe('redaction', () => {
     expect(out).not.toContain('my-own-token-xyz');
     expect(out).toContain('[redacted]');
     expect(recordableMessage('x'.repeat(1000))).toHaveLength(300);
+  });
+
+  it("takes the values of the environment's secret-looking variables, not paths or short values", () => {
+    const secrets = environmentSecrets({
+      ANTHROPIC_API_KEY: 'zz9-any-shape-0123456789',
+      GITHUB_TOKEN: 'plain-token-value',
+      PGPASSWORD: 'hunter2hunter2',
+      BATON_DATABASE_URL: 'postgres://u:pw@h/db',
+      SHORT_TOKEN: 'abc',
+      SSH_AUTH_SOCK: '/tmp/ssh-XYZ/agent.1',
+      GOOGLE_APPLICATION_CREDENTIALS: '/home/me/key.json',
+      NPM_TOKEN_FILE: 'relative/token.txt',
+      PATH: '/usr/bin:/bin',
+      PWD: '/home/me/project',
+      HOME: '/home/me',
+    });
+    expect(secrets.sort()).toEqual(
+      ['zz9-any-shape-0123456789', 'plain-token-value', 'hunter2hunter2', 'postgres://u:pw@h/db'].sort(),
+    );
+  });
+
+  it('masks those values in what an attempt records: failure messages, summaries, degraded notes', () => {
+    const secret = 'zz9-any-shape-0123456789';
+    const failed = redactOutcome({ ok: false, failureClass: 'fatal', message: `401 for ${secret}` }, [
+      secret,
+    ]);
+    expect(failed).toEqual({ ok: false, failureClass: 'fatal', message: '401 for [redacted]' });
+    const ok = redactOutcome(
+      { ok: true, summary: `used ${secret}`, outputs: [], degraded: `fallback: ${secret}` },
+      [secret],
+    );
+    expect(ok).toMatchObject({ summary: 'used [redacted]', degraded: 'fallback: [redacted]' });
   });
 
   it('a key planted in provider errors never reaches an event or a result', async () => {

@@ -115,6 +115,22 @@ describe('the skill documented behaviour', () => {
     expect(run.error!.length).toBeGreaterThan(0);
   });
 
+  it("an agent's stderr echoing a secret from the environment leaves it masked in the state file", async () => {
+    const dir = folder();
+    const file = writeState(dir, legacyState(['step-1']));
+    const secret = 'zz9MYREALKEY0123456789abcdef';
+    const env = {
+      STEP_AGENT_CMD: legacyAgent('agent-fail'),
+      FAIL_MESSAGE: `unauthorized: ${secret} was rejected`,
+      ANTHROPIC_API_KEY: secret,
+      STEP_MAX_RETRIES: '1',
+    };
+    const result = expectExit(await runLegacy('check', file, env), 1);
+    expect(readState(file).stepRuns['step-1']?.error).toBe('unauthorized: [redacted] was rejected');
+    expect(readFileSync(file, 'utf8')).not.toContain(secret);
+    expect(result.stdout + result.stderr).not.toContain(secret);
+  });
+
   it('STEP_MAX_RETRIES=2: one check retries with the troubleshoot prompt, then blocks the step', async () => {
     const dir = folder();
     const file = writeState(dir, legacyState(['step-1']));

@@ -1,5 +1,6 @@
 import { hostname } from 'node:os';
 import type { RandomSource } from '../core/backoff.js';
+import { environmentSecrets } from '../core/redact.js';
 import type { AttemptKey, ClaimedStep, Completion, CycleResult, Store } from '../store/store.js';
 import { HookDispatcher } from './hook-dispatcher.js';
 import { stopOrphanedAttempt } from './orphans.js';
@@ -36,6 +37,12 @@ export interface EngineOptions {
   onError?: (error: unknown) => void;
   /** A hook call failed for good (its retries are used up). Default: `onError`. */
   onHookFailure?: (message: string) => void;
+  /**
+   * Values masked wherever an attempt or a hook call records text (failure messages, summaries):
+   * an agent that echoes its API key in an error must not get it stored. Default: the values of
+   * this process's secret-looking environment variables (see environmentSecrets).
+   */
+  secrets?: readonly string[];
 }
 
 export interface EngineReport {
@@ -77,6 +84,7 @@ export class Engine {
   private readonly functionNames: readonly string[] | undefined;
   private readonly hooks: HookDispatcher;
   private attempts: Promise<typeof import('./run-attempt.js')> | null = null;
+  private readonly secrets: readonly string[];
   private readonly report: EngineReport = {
     attemptsStarted: 0,
     attemptsCommitted: 0,
@@ -92,9 +100,11 @@ export class Engine {
     this.now = options.now ?? Date.now;
     this.random = options.random ?? Math.random;
     this.functionNames = options.executors.fn.functionNames?.();
+    this.secrets = options.secrets ?? environmentSecrets(process.env);
     this.hooks = new HookDispatcher(this.store, {
       owner: options.owner,
       now: this.now,
+      secrets: this.secrets,
       onFailure: (delivery, error) => {
         const message = `hook ${delivery.hook} of run ${delivery.runId} failed for good: ${error}`;
         if (options.onHookFailure) options.onHookFailure(message);
@@ -261,7 +271,13 @@ export class Engine {
     this.attempts ??= import('./run-attempt.js');
     const { runAttempt } = await this.attempts;
     const completion = await runAttempt(
-      { store: this.store, home: this.options.home, executors: this.options.executors, now: this.now },
+      {
+        store: this.store,
+        home: this.options.home,
+        executors: this.options.executors,
+        now: this.now,
+        secrets: this.secrets,
+      },
       claim,
       signal,
     );

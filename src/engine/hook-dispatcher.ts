@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process';
 import { childEnvironment } from '../core/child-env.js';
 import { hookRetryDelayMs, hookTrigger } from '../core/hooks.js';
+import { redactSecrets } from '../core/redact.js';
 import type { HookDelivery, Store } from '../store/store.js';
 
 export interface HookDispatcherOptions {
@@ -12,6 +13,8 @@ export interface HookDispatcherOptions {
   env?: NodeJS.ProcessEnv;
   /** A hook that failed for good, and why. */
   onFailure?: (delivery: HookDelivery, error: string) => void;
+  /** Masked in the recorded reason of a failed call (a command's stderr may echo one). */
+  secrets?: readonly string[];
 }
 
 /** What a hook receives: stable `id` (the same on a repeated call), the event, the run's state, what to do. */
@@ -81,7 +84,7 @@ export class HookDispatcher {
   private async deliver(delivery: HookDelivery, now: () => number): Promise<void> {
     const body = JSON.stringify(hookPayload(delivery));
     const { spec } = delivery;
-    const error = spec.command
+    const failure = spec.command
       ? await callCommand(
           spec.command,
           body,
@@ -89,10 +92,11 @@ export class HookDispatcher {
           childEnvironment(this.options.env ?? process.env),
         )
       : await postJson(spec.url ?? '', body, spec.timeoutMs);
-    if (error === null) {
+    if (failure === null) {
       await this.store.finishHookDelivery(delivery, { ok: true }, now());
       return;
     }
+    const error = redactSecrets(failure, this.options.secrets ?? []);
     const attempts = delivery.attempts + 1;
     const retryAt = attempts <= spec.retries ? now() + hookRetryDelayMs(attempts) : null;
     await this.store.finishHookDelivery(delivery, { ok: false, error, retryAt }, now());

@@ -1,6 +1,7 @@
 import { hostname } from 'node:os';
 import { stepReads } from '../core/plan/template.js';
 import type { PlanStep } from '../core/plan/types.js';
+import { redactOutcome } from '../core/redact.js';
 import { shadowExecutor } from '../executors/shadow-executor.js';
 import type { StepExecutor } from '../executors/step-executor.js';
 import type { EffectLedger } from '../harness/tools.js';
@@ -20,6 +21,8 @@ export interface AttemptDeps {
   home: string;
   executors: Executors;
   now: () => number;
+  /** Masked in what the attempt records (see EngineOptions.secrets). */
+  secrets?: readonly string[];
 }
 
 /**
@@ -75,6 +78,8 @@ export async function runAttempt(
       logPath: null,
     };
   }
+  // What the store, the events, the span and the next attempt's troubleshoot prompt will show.
+  completion = { ...completion, outcome: redactOutcome(completion.outcome, deps.secrets ?? []) };
   endAttemptSpan(span, completion.outcome, completion.endedAt - startedAt);
   if (completion.outcome.ok) {
     recordStepSpan(

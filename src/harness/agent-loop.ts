@@ -1,11 +1,11 @@
 import type { FailureClass } from '../core/failure.js';
 import { failureFingerprint } from '../core/fingerprint.js';
+import { recordableMessage } from '../core/redact.js';
 import { type CallModelOptions, callModelWithRecovery } from './call-model.js';
 import type { HarnessEvent } from './call-state.js';
 import { ToolRunner } from './execute-tool-call.js';
 import { costUsd, type ModelPrice } from './pricing.js';
 import { RecoveryBudget } from './recovery-budget.js';
-import { recordableMessage } from './redact.js';
 import { type EffectLedger, MemoryEffectLedger, type ToolDefinition, toolSpecOf } from './tools.js';
 import type { ChatMessage, ModelUsage } from './types.js';
 

@@ -1,4 +1,5 @@
 import type { RandomSource } from '../core/backoff.js';
+import { recordableMessage } from '../core/redact.js';
 import {
   type BackoffSettings,
   CallState,
@@ -11,7 +12,6 @@ import { type CompactionHook, defaultCompaction } from './compaction.js';
 import { detectTruncation } from './detect-truncation.js';
 import { resolveCapabilities } from './model-capabilities.js';
 import { RecoveryBudget, type RecoveryLimits } from './recovery-budget.js';
-import { recordableMessage } from './redact.js';
 import { failureFields, sendWithRetries } from './send-request.js';
 import { estimateRequestTokens } from './token-estimate.js';
 import type {

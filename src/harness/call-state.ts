@@ -1,8 +1,8 @@
 import type { RandomSource } from '../core/backoff.js';
 import type { BatonEvent, RecoveryDetail, RecoveryEventType } from '../core/events.js';
+import { recordableMessage } from '../core/redact.js';
 import type { HarnessClock } from './clock.js';
 import type { RecoveryBudget } from './recovery-budget.js';
-import { recordableMessage } from './redact.js';
 import type { ModelCapabilities, ModelProvider, ModelUsage } from './types.js';
 
 /** A provider and model to send to, with what the model can take. */

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { existsSync, readdirSync, rmSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import { childEnvironment } from '../core/child-env.js';
+import { environmentSecrets, redactSecrets } from '../core/redact.js';
 import { runAgentAttempt } from '../executors/agent-attempt.js';
 import { AgentPidFile } from './agent-pid-file.js';
 import type { LegacyConfig } from './legacy-config.js';
@@ -106,6 +107,7 @@ async function drive(
     save,
     pidFile,
     env: childEnvironment(options.env),
+    secrets: environmentSecrets(options.env),
   };
   try {
     for (;;) {
@@ -175,6 +177,8 @@ interface Driver {
   pidFile: AgentPidFile;
   /** The agent's environment without the step's own variables, built once (copying process.env is slow). */
   env: NodeJS.ProcessEnv;
+  /** Masked in the `error` a failed step leaves in the state file (see environmentSecrets). */
+  secrets: readonly string[];
 }
 
 async function runStep(
@@ -233,7 +237,7 @@ async function runStep(
       ? `Missing required outputs: ${result.failedOutputs.join(', ')}`
       : result.process?.timedOut
         ? 'Timeout'
-        : stderr || result.message;
+        : redactSecrets(stderr || result.message, driver.secrets);
   } else {
     for (const output of result.outputs)
       if (!state.artifacts.includes(output.path)) state.artifacts.push(output.path);

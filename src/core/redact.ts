@@ -1,0 +1,70 @@
+import type { StepOutcome } from './failure.js';
+
+/**
+ * Masks secrets before anything reaches an event, a log or the state: API keys in the shapes the
+ * common providers issue, bearer tokens, `api_key=...` pairs, and any secret the caller names.
+ */
+const SECRET_PATTERNS: readonly RegExp[] = [
+  /\bsk-(?:ant-|proj-|or-)?[A-Za-z0-9_-]{8,}/g,
+  /\bBearer\s+[A-Za-z0-9._~+/=-]{8,}/gi,
+  /\bAKIA[0-9A-Z]{16}\b/g,
+  /\bAIza[0-9A-Za-z_-]{20,}/g,
+  /\bgh[pousr]_[A-Za-z0-9]{20,}/g,
+  /\bxox[abprs]-[A-Za-z0-9-]{10,}/g,
+  /\b((?:x-)?api[_-]?key|authorization|access[_-]?token|secret)(["']?\s*[:=]\s*["']?)[^\s"',}]{6,}/gi,
+];
+
+export const MAX_RECORDED_MESSAGE = 300;
+
+export function redactSecrets(text: string, extraSecrets: readonly string[] = []): string {
+  let out = text;
+  for (const secret of extraSecrets) {
+    if (secret.length >= 6) out = out.split(secret).join('[redacted]');
+  }
+  for (const pattern of SECRET_PATTERNS) {
+    out = out.replace(pattern, (match, name?: string, separator?: string) =>
+      typeof name === 'string' && typeof separator === 'string' && !match.startsWith('sk-')
+        ? `${name}${separator}[redacted]`
+        : '[redacted]',
+    );
+  }
+  return out;
+}
+
+/** Redacted and cut to 300 characters: what an event may say about a provider's error. */
+export function recordableMessage(text: string, extraSecrets: readonly string[] = []): string {
+  const redacted = redactSecrets(text, extraSecrets);
+  return redacted.length > MAX_RECORDED_MESSAGE
+    ? `${redacted.slice(0, MAX_RECORDED_MESSAGE - 1)}…`
+    : redacted;
+}
+
+/** Environment variables whose values are masked wherever they show up in recorded text. */
+const SECRET_NAME = /KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|AUTH|DATABASE_URL/i;
+/** ... unless the variable names where a secret is kept (a file, a socket), not the secret. */
+const LOCATION_NAME = /(_FILE|_PATH|_DIR|_SOCK|_HOME)$/i;
+
+/**
+ * The values of an environment's secret-looking variables (`ANTHROPIC_API_KEY`, `GITHUB_TOKEN`,
+ * `PGPASSWORD`, `BATON_DATABASE_URL`, …), 8 characters or more: an agent that echoes one in an
+ * error must not get it stored, whatever its shape. Paths (`SSH_AUTH_SOCK`, a key file) are left
+ * alone: masking them would only garble messages that name files.
+ */
+export function environmentSecrets(env: Readonly<Record<string, string | undefined>>): string[] {
+  const secrets: string[] = [];
+  for (const [name, value] of Object.entries(env)) {
+    if (value === undefined || value.length < 8 || value.startsWith('/') || value.startsWith('~')) continue;
+    if (SECRET_NAME.test(name) && !LOCATION_NAME.test(name)) secrets.push(value);
+  }
+  // Longest first: a secret that contains another is masked whole.
+  return secrets.sort((a, b) => b.length - a.length);
+}
+
+/** An attempt's outcome as it may be stored: its texts (failure message, summary) masked. */
+export function redactOutcome(outcome: StepOutcome, secrets: readonly string[]): StepOutcome {
+  if (!outcome.ok) return { ...outcome, message: redactSecrets(outcome.message, secrets) };
+  const summary = redactSecrets(outcome.summary, secrets);
+  const degraded = outcome.degraded === undefined ? undefined : redactSecrets(outcome.degraded, secrets);
+  if (summary === outcome.summary && degraded === outcome.degraded) return outcome;
+  return { ...outcome, summary, ...(degraded === undefined ? {} : { degraded }) };
+}
