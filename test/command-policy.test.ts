@@ -353,6 +353,20 @@ describe('checkAgentCommand resolves argv[0] on disk', () => {
       ok: true,
     });
     refused(['env', '-i', `PATH=${shells}`, 'agent']);
+    // After `-` or `--` env reads no more options: `-C=x` and `-i=1` are assignments there.
+    refused(['env', '-', '-C=x', './agent'], { cwd: shells });
+    refused(['env', '--', '-i=1', 'agent'], { pathEnv: shells });
+    // GNU env takes unambiguous abbreviations of its long options.
+    refused(['env', '--sp', 'sh -c "echo hi"']);
+    refused(['env', '--ch', '/tmp', 'sh', '-c']);
+    refused(['env', '--ch', shells, './agent']);
+    refused(['env', '--argv0', 'x', 'agent'], { pathEnv: shells });
+    expect(checkAgentCommand(['env', '--u', 'PATH', 'agent'], { pathEnv: shells })).toMatchObject({
+      ok: true,
+    });
+    expect(checkAgentCommand(['env', '--ignore-e', 'agent'], { pathEnv: shells })).toMatchObject({
+      ok: true,
+    });
   });
 
   it('reports the link it found, not the file the link points to (argv[0] keeps its meaning)', () => {

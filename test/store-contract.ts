@@ -593,6 +593,17 @@ export function describeStoreContract(name: string, makeHarness: () => StoreHarn
       expect(attempts.map((x) => [x.attempt, x.outcome, x.usage])).toEqual([[1, 'succeeded', usage]]);
     });
 
+    it('counts the tokens of a report that comes twice in one cycle once', async () => {
+      await create(chainPlan(1));
+      const [a] = (await cycle(1000, [], 1)).claimed;
+      const usage = { inputTokens: 7, outputTokens: 3, costUsd: 0.5 };
+      const report = { ...done(a!, 1001), outcome: { ...okOutcome, usage } };
+      expect((await cycle(1001, [report, report], 0)).accepted).toEqual([true, false]);
+      const run = await store.getRun('run1');
+      expect(run?.usage).toEqual(usage);
+      expect(run?.steps[0]?.usage).toEqual(usage);
+    });
+
     it("records a late report's tokens on the attempt its reclaim marked interrupted, once", async () => {
       await create(chainPlan(1));
       const [claim] = (await cycle(1000, [], 10, 'slow')).claimed;

@@ -40,7 +40,7 @@ export function recordableMessage(text: string, extraSecrets: readonly string[] 
 }
 
 /** Environment variables whose values are masked wherever they show up in recorded text. */
-const SECRET_NAME = /KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|AUTH|DATABASE_URL/i;
+const SECRET_NAME = /KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|(^|_)AUTH(_|$)|DATABASE_URL/i;
 /** ... unless the variable names where a secret is kept (a file, a socket), not the secret. */
 const LOCATION_NAME = /(_FILE|_PATH|_DIR|_SOCK|_HOME)$/i;
 

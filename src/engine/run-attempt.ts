@@ -65,7 +65,8 @@ export async function runAttempt(
       claim.fallback && attempt.outcome.ok && !attempt.outcome.degraded
         ? { ...attempt.outcome, degraded: 'finished by its fallback' }
         : attempt.outcome;
-    const outcome = await offloadLargeResult(finished, home);
+    // Masked before a large result goes to the artifact store, where later steps read it back.
+    const outcome = await offloadLargeResult(redactOutcome(finished, deps.secrets ?? []), home);
     completion = { ...key, outcome, startedAt, endedAt: now(), logPath: attempt.logPath };
   } catch (error) {
     // A bug or an I/O failure at the edge: record it as a failure rather than lose the attempt.
@@ -78,7 +79,8 @@ export async function runAttempt(
       logPath: null,
     };
   }
-  // What the store, the events, the span and the next attempt's troubleshoot prompt will show.
+  // What the store, the events, the span and the next attempt's troubleshoot prompt will show
+  // (the internal-error message above too; a second pass over a masked outcome changes nothing).
   completion = { ...completion, outcome: redactOutcome(completion.outcome, deps.secrets ?? []) };
   endAttemptSpan(span, completion.outcome, completion.endedAt - startedAt);
   if (completion.outcome.ok) {

@@ -98,8 +98,13 @@ export interface OptionGrammar {
   readonly codeValue?: readonly string[];
   /** Other refused options, with why (completing "makes <program> ..."). */
   readonly refused?: Readonly<Record<string, string>>;
-  /** A bare `-` is an option (env's `-` means `-i`), not an operand. */
+  /** A bare `-` ends the options and is one itself (env's `-` means `-i`), not an operand. */
   readonly dashIsOption?: boolean;
+  /**
+   * Long options without a value. With the others above, the names a GNU-style program accepts
+   * abbreviated (`--ch` for `--chdir`): an abbreviation is read as the option it starts.
+   */
+  readonly longFlags?: readonly string[];
 }
 
 /** A program that runs another command: its first operand (after `positionals`) is that command. */
@@ -115,8 +120,19 @@ const SPLITS_STRING = 'split its argument into a command line';
 
 export const WRAPPERS = {
   env: {
-    shortValue: 'uCP',
-    longValue: ['--unset', '--chdir'],
+    shortValue: 'uCPa',
+    longValue: ['--unset', '--chdir', '--argv0'],
+    longFlags: [
+      '--ignore-environment',
+      '--null',
+      '--debug',
+      '--block-signal',
+      '--default-signal',
+      '--ignore-signal',
+      '--list-signal-handling',
+      '--help',
+      '--version',
+    ],
     refused: { '-S': SPLITS_STRING, '--split-string': SPLITS_STRING },
     dashIsOption: true,
     assignments: true,

@@ -237,26 +237,42 @@ function envLookup(cmd: Command, from: number, to: number): Command {
   const chdir = (dir: string) => {
     cwd = dir.startsWith('/') ? dir : joinPath(cwd, dir);
   };
+  // Options end at `--`, at `-` (itself -i) or at the first operand; then come NAME=value assignments.
+  let options = true;
   for (let i = from; i < to; i += 1) {
     const arg = argv[i]!;
-    if (arg === '-' || arg === '--ignore-environment') cleared = true;
-    else if (arg.startsWith('--unset=') || arg === '--unset') {
-      const name = arg === '--unset' ? argv[++i] : arg.slice('--unset='.length);
-      if (name === 'PATH') unsetPath = true;
-    } else if (arg.startsWith('--chdir=') || arg === '--chdir') {
-      chdir(arg === '--chdir' ? (argv[++i] ?? '') : arg.slice('--chdir='.length));
-    } else if (arg.startsWith('-') && !arg.startsWith('--')) {
+    if (!options || !arg.startsWith('-')) {
+      options = false;
+      if (arg.startsWith('PATH=')) assignedPath = arg.slice('PATH='.length);
+      continue;
+    }
+    if (arg === '--' || arg === '-') {
+      options = false;
+      if (arg === '-') cleared = true;
+      continue;
+    }
+    const eq = arg.indexOf('=');
+    const long = arg.startsWith('--') ? longOption(eq === -1 ? arg : arg.slice(0, eq), WRAPPERS.env) : null;
+    const inline = eq === -1 ? undefined : arg.slice(eq + 1);
+    if (long === '--ignore-environment') cleared = true;
+    else if (long === '--unset') {
+      if ((inline ?? argv[++i]) === 'PATH') unsetPath = true;
+    } else if (long === '--chdir') {
+      chdir(inline ?? argv[++i] ?? '');
+    } else if (long === '--argv0') {
+      if (inline === undefined) i += 1;
+    } else if (long === null) {
       for (let j = 1; j < arg.length; j += 1) {
         const letter = arg.charAt(j);
         if (letter === 'i') cleared = true;
-        if (letter !== 'u' && letter !== 'C' && letter !== 'P') continue;
+        if (!'uCPa'.includes(letter)) continue;
         const value = j + 1 < arg.length ? arg.slice(j + 1) : (argv[++i] ?? '');
         if (letter === 'u' && value === 'PATH') unsetPath = true;
         if (letter === 'C') chdir(value);
         if (letter === 'P') altPath = value;
         break;
       }
-    } else if (arg.startsWith('PATH=')) assignedPath = arg.slice('PATH='.length);
+    }
   }
   const inherited = cleared || unsetPath ? undefined : cmd.pathEnv;
   const pathEnv = altPath ?? assignedPath ?? inherited ?? DEFAULT_EXEC_PATH;
@@ -321,11 +337,11 @@ function scanOptions(
   for (let i = start; i < argv.length; i += 1) {
     const arg = argv[i]!;
     if (arg === '--') return operandAt(argv, i + 1);
-    if (arg === '-' && rule.dashIsOption === true) continue;
+    if (arg === '-' && rule.dashIsOption === true) return operandAt(argv, i + 1);
     if (!arg.startsWith('-') || arg === '-') return operandAt(argv, i);
     if (arg.startsWith('--')) {
       const eq = arg.indexOf('=');
-      const name = eq === -1 ? arg : arg.slice(0, eq);
+      const name = longOption(eq === -1 ? arg : arg.slice(0, eq), rule);
       const inline = eq === -1 ? undefined : arg.slice(eq + 1);
       const problem = optionProblem(name, i);
       if (problem !== null) return problem;
@@ -358,6 +374,26 @@ function scanOptions(
     }
   }
   return { kind: 'operand', index: argv.length, text: undefined };
+}
+
+/**
+ * The long option `name` stands for: getopt_long accepts any unambiguous abbreviation (`--sp` is
+ * `--split-string`). An abbreviation of a refused or code option is read as that option even when
+ * it could also start another (the program would refuse it as ambiguous, or run it: refusing is safe).
+ */
+function longOption(name: string, rule: OptionGrammar): string {
+  const refused = [...Object.keys(rule.refused ?? {}), ...(rule.code ?? []), ...(rule.codeValue ?? [])];
+  const known = [
+    ...refused,
+    ...(rule.longValue ?? []),
+    ...(rule.scriptOption ?? []),
+    ...(rule.longFlags ?? []),
+  ];
+  if (name.length < 3 || known.includes(name)) return name;
+  const dangerous = refused.filter((option) => option.startsWith('--') && option.startsWith(name));
+  if (dangerous.length > 0) return dangerous[0]!;
+  const matches = known.filter((option) => option.startsWith(name));
+  return matches.length === 1 ? matches[0]! : name;
 }
 
 function operandAt(argv: readonly string[], index: number): Scan {

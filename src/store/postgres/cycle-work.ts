@@ -144,9 +144,13 @@ export class CycleWork {
    */
   complete(recorded: ReadonlySet<string> = new Set()): void {
     const { now, random } = this.request;
+    // The same report twice in one request counts once (the store's look-up saw neither).
+    const seen = new Set<string>();
     this.accepted = this.request.completions.map((completion) => {
       const slot = this.runs.get(completion.runId);
-      const counted = recorded.has(attemptKeyText(completion));
+      const key = attemptKeyText(completion);
+      const counted = recorded.has(key) || seen.has(key);
+      seen.add(key);
       const settled = slot && settleCompletion(slot.entry.state, completion, now, random, counted);
       if (slot && settled?.transition) this.apply(slot, settled.transition);
       const live = settled?.live ?? false;

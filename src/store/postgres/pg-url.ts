@@ -10,7 +10,7 @@
  */
 export function maskPassword(text: string): string {
   return text
-    .replace(/(\/\/[^/?#:@\s]*:)\S*@/, '$1***@')
+    .replace(/(\/\/[^/?#:@\s]*:)\S*@/g, '$1***@')
     .replace(/([?&](?:ssl)?password=)[^&#\s]*/gi, '$1***');
 }
 
