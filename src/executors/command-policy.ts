@@ -77,8 +77,10 @@ const FIX = {
   legacy: 'move the call into a script file, or use a native plan, where agent CLIs may take -c and -e',
 } as const;
 
-/** Where spawn (libuv) and execvp look for a program when the environment has no PATH. */
+/** Where spawn (libuv) looks for a program when the environment has no PATH. */
 export const DEFAULT_EXEC_PATH = '/usr/bin:/bin';
+/** Where glibc's execvp (what env and the other wrappers call) looks without a PATH. */
+const EXECVP_DEFAULT_PATH = '/bin:/usr/bin';
 
 /** Wrappers nested deeper than this are refused rather than followed. */
 const MAX_WRAPPER_DEPTH = 8;
@@ -275,7 +277,7 @@ function envLookup(cmd: Command, from: number, to: number): Command {
     }
   }
   const inherited = cleared || unsetPath ? undefined : cmd.pathEnv;
-  const pathEnv = altPath ?? assignedPath ?? inherited ?? DEFAULT_EXEC_PATH;
+  const pathEnv = altPath ?? assignedPath ?? inherited ?? EXECVP_DEFAULT_PATH;
   return { argv, pathEnv, cwd };
 }
 
