@@ -222,6 +222,36 @@ describe('budgets and hooks', () => {
     expect(result.stdout).toContain('degraded');
   });
 
+  it('urlEnv: the hook URL comes from the environment at each call and is never stored', async () => {
+    const hook = await hookServer();
+    const token = 'HOOKTOKEN4242';
+    const { dir, home } = planDir();
+    const file = writePlan(dir, {
+      name: 'env-hook',
+      defaults: { agent: { command: agentCommand('agent-succeed') } },
+      hooks: [{ on: ['succeeded'], urlEnv: 'BATON_TEST_HOOK_URL' }],
+      steps: chain(1),
+    });
+    const env = { BATON_TEST_HOOK_URL: `${hook.url}?token=${token}` };
+    const run = expectExit(await runBaton(['run', file, '--id', 'e1'], { home, env }), 0);
+    expect(hook.calls.map((call) => call.event.type)).toEqual(['run.succeeded']);
+    const status = await runBaton(['status', 'e1', '--json'], { home });
+    expect(JSON.parse(status.stdout).plan.hooks[0]).toMatchObject({ urlEnv: 'BATON_TEST_HOOK_URL' });
+    for (const result of [run, status]) expect(result.stdout + result.stderr).not.toContain(token);
+    expect(readFileSync(join(home, 'baton.db')).includes(token)).toBe(false);
+    // Without the variable the call fails, saying which variable is missing.
+    const again = writePlan(dir, {
+      name: 'env-hook-missing',
+      defaults: { agent: { command: agentCommand('agent-succeed') } },
+      hooks: [{ on: ['succeeded'], urlEnv: 'BATON_TEST_HOOK_URL', retries: 0 }],
+      steps: chain(1),
+    });
+    const missing = expectExit(await runBaton(['run', again, '--id', 'e2'], { home }), 0);
+    expect(missing.stderr).toContain(
+      'hook 0 of run e2 failed for good: hook URL variable BATON_TEST_HOOK_URL is not set',
+    );
+  });
+
   it('refuses a hook URL holding a user name or password, before storing anything (exit 2)', async () => {
     const { dir, home } = planDir();
     const file = writePlan(dir, {

@@ -37,6 +37,20 @@ describe('normalizePlan: steps', () => {
     ]);
   });
 
+  it('a hook needs exactly one of command, url and urlEnv; urlEnv is a variable name', () => {
+    const hooks = ['  - { on: [blocked], url: "https://h/x", urlEnv: HOOK_URL }', '  - { on: [blocked] }'];
+    expect(problems(plan('  - { id: a, fn: f }\n', `hooks:\n${hooks.join('\n')}\n`))).toEqual([
+      'plan.yaml: 2 problems',
+      'plan.yaml: hooks[0]: needs exactly one of "command" (argv), "url" or "urlEnv" (a variable holding the URL)',
+      'plan.yaml: hooks[1]: needs exactly one of "command" (argv), "url" or "urlEnv" (a variable holding the URL)',
+    ]);
+    expect(
+      problems(plan('  - { id: a, fn: f }\n', 'hooks:\n  - { on: [blocked], urlEnv: "not a name" }\n')),
+    ).toEqual([
+      'plan.yaml: hooks[0].urlEnv: expected the name of an environment variable, e.g. SLACK_WEBHOOK_URL',
+    ]);
+  });
+
   it('normalizes a model step with its defaults and checks its templates', () => {
     const normalized = parsePlanText(
       'name: p\nsteps:\n  - id: a\n    model: { provider: anthropic, model: claude-x, prompt: "hi {{run.id}}" }\n',

@@ -106,6 +106,8 @@ export function normalizePlan(file: PlanFile, fileName: string): Plan {
     }
   });
 
+  // Before the verdict: a hook's problems are the plan's problems too.
+  const hooks = file.hooks === undefined ? undefined : normalizeHooks(file.hooks, issues);
   if (issues.length > 0) throw new PlanInvalidError(fileName, issues);
   const plan: Plan = {
     version: 1,
@@ -118,7 +120,7 @@ export function normalizePlan(file: PlanFile, fileName: string): Plan {
       concurrency: file.limits?.concurrency ?? DEFAULT_LIMITS.concurrency,
       ...normalizeBudget(file.limits ?? {}, 'limits'),
     },
-    ...(file.hooks === undefined ? {} : { hooks: normalizeHooks(file.hooks, issues) }),
+    ...(hooks === undefined ? {} : { hooks }),
     ...(file.shadow ? { shadow: true } : {}),
     steps,
   };
@@ -224,13 +226,18 @@ function normalizeFallback(
 
 function normalizeHooks(hooks: NonNullable<PlanFile['hooks']>, issues: PlanIssue[]): HookSpec[] {
   return hooks.map((hook, index) => {
-    if ((hook.command === undefined) === (hook.url === undefined)) {
-      issues.push({ path: `hooks[${index}]`, problem: 'needs exactly one of "command" (argv) or "url"' });
+    const targets = [hook.command, hook.url, hook.urlEnv].filter((target) => target !== undefined);
+    if (targets.length !== 1) {
+      issues.push({
+        path: `hooks[${index}]`,
+        problem: 'needs exactly one of "command" (argv), "url" or "urlEnv" (a variable holding the URL)',
+      });
     }
     return {
       on: [...new Set(hook.on)],
       ...(hook.command === undefined ? {} : { command: [...hook.command] }),
       ...(hook.url === undefined ? {} : { url: hook.url }),
+      ...(hook.urlEnv === undefined ? {} : { urlEnv: hook.urlEnv }),
       timeoutMs: parseDurationMs(hook.timeoutMs ?? 10_000, `hooks[${index}].timeoutMs`),
       retries: hook.retries ?? 3,
     };

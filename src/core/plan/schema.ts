@@ -268,6 +268,15 @@ export const hookSchema = strictObject(
       })
       .optional()
       .describe('A URL that gets the event as a JSON POST.'),
+    urlEnv: z
+      .string()
+      .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, {
+        error: 'expected the name of an environment variable, e.g. SLACK_WEBHOOK_URL',
+      })
+      .optional()
+      .describe(
+        'The name of an environment variable holding the URL, read when the hook is called and never stored: for webhook URLs that carry their token.',
+      ),
     timeoutMs: timeoutSchema('Timeout of one call. Default 10s.').optional(),
     retries: z
       .number()
@@ -277,8 +286,8 @@ export const hookSchema = strictObject(
       .optional()
       .describe('Calls after a failed one, with backoff. Default 3.'),
   },
-  'a hook: { on, command or url, timeoutMs?, retries? }',
-).describe('A notification: exactly one of command or url.');
+  'a hook: { on, command, url or urlEnv, timeoutMs?, retries? }',
+).describe('A notification: exactly one of command, url or urlEnv.');
 
 export const planFileSchema = strictObject(
   {

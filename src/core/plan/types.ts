@@ -150,6 +150,8 @@ export interface HookSpec {
   on: HookTrigger[];
   command?: string[];
   url?: string;
+  /** An environment variable holding the URL, read at each call (a token in the URL is never stored). */
+  urlEnv?: string;
   /** Per call, in ms. Default 10,000. */
   timeoutMs: number;
   /** Calls after the first one fails. Default 3. */
