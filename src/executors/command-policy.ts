@@ -65,6 +65,12 @@ interface Command {
   executable?: string | null;
 }
 
+/** An option as scanOptions read it: `-C` or the whole long name (`--chdir`), with its value if it takes one. */
+interface ParsedOption {
+  option: string;
+  value?: string;
+}
+
 type Scan =
   | { kind: 'operand'; index: number; text: string | undefined }
   | { kind: 'refused'; refusal: Refusal };
@@ -203,14 +209,16 @@ function checkNamedProgram(cmd: Command, keys: string[], label: string, index: n
 function checkWrapper(cmd: Command, rule: WrapperRule, label: string, index: number, depth: number) {
   const { argv } = cmd;
   let command = index + 1;
+  const options: ParsedOption[] = [];
   // Options may also follow the positionals: `flock FILE -c COMMAND`.
   for (let operand = 0; ; operand += 1) {
-    const scan = scanOptions(argv, command, rule, label, FIX.direct);
+    const scan = scanOptions(argv, command, rule, label, FIX.direct, options);
     if (scan.kind === 'refused') return scan.refusal;
     command = scan.index;
     if (operand === (rule.positionals ?? 0)) break;
     command += 1;
   }
+  const firstAssignment = command;
   while (rule.assignments === true && command < argv.length && argv[command]!.includes('=')) command += 1;
   if (command >= argv.length) {
     return {
@@ -219,66 +227,34 @@ function checkWrapper(cmd: Command, rule: WrapperRule, label: string, index: num
     };
   }
   // env may change where the wrapped program is looked up: follow it, or the check and the exec differ.
-  const wrapped = programKeys(argv[index]!).includes('env') ? envLookup(cmd, index + 1, command) : cmd;
+  const wrapped = programKeys(argv[index]!).includes('env')
+    ? envLookup(cmd, options, argv.slice(firstAssignment, command))
+    : cmd;
   return checkProgramAt(wrapped, command, depth + 1);
 }
 
 /**
- * How `env` (argv[from..to) holding its options and assignments) finds the command it runs:
- * `-i`/`-`, `-u PATH`, `PATH=...` change the search path and `-C dir` the folder, as GNU env
- * applies them (unsets before assignments, the folder change before the exec). BSD env's
- * `-P altpath` searches altpath.
+ * How `env` finds the command it runs, from the options scanOptions read and the NAME=value
+ * assignments after them: `-i`/`-`, `-u PATH`, `PATH=...` change the search path and `-C dir` the
+ * folder, as GNU env applies them (unsets before assignments, the folder change before the exec).
+ * BSD env's `-P altpath` searches altpath.
  */
-function envLookup(cmd: Command, from: number, to: number): Command {
-  const { argv } = cmd;
+function envLookup(cmd: Command, options: readonly ParsedOption[], assignments: readonly string[]): Command {
   let cleared = false;
   let unsetPath = false;
-  let assignedPath: string | undefined;
   let altPath: string | undefined;
   let cwd = cmd.cwd;
-  const chdir = (dir: string) => {
-    cwd = dir.startsWith('/') ? dir : joinPath(cwd, dir);
-  };
-  // Options end at `--`, at `-` (itself -i) or at the first operand; then come NAME=value assignments.
-  let options = true;
-  for (let i = from; i < to; i += 1) {
-    const arg = argv[i]!;
-    if (!options || !arg.startsWith('-')) {
-      options = false;
-      if (arg.startsWith('PATH=')) assignedPath = arg.slice('PATH='.length);
-      continue;
-    }
-    if (arg === '--' || arg === '-') {
-      options = false;
-      if (arg === '-') cleared = true;
-      continue;
-    }
-    const eq = arg.indexOf('=');
-    const long = arg.startsWith('--') ? longOption(eq === -1 ? arg : arg.slice(0, eq), WRAPPERS.env) : null;
-    const inline = eq === -1 ? undefined : arg.slice(eq + 1);
-    if (long === '--ignore-environment') cleared = true;
-    else if (long === '--unset') {
-      if ((inline ?? argv[++i]) === 'PATH') unsetPath = true;
-    } else if (long === '--chdir') {
-      chdir(inline ?? argv[++i] ?? '');
-    } else if (long === '--argv0') {
-      if (inline === undefined) i += 1;
-    } else if (long === null) {
-      for (let j = 1; j < arg.length; j += 1) {
-        const letter = arg.charAt(j);
-        if (letter === 'i') cleared = true;
-        if (!'uCPa'.includes(letter)) continue;
-        const value = j + 1 < arg.length ? arg.slice(j + 1) : (argv[++i] ?? '');
-        if (letter === 'u' && value === 'PATH') unsetPath = true;
-        if (letter === 'C') chdir(value);
-        if (letter === 'P') altPath = value;
-        break;
-      }
-    }
+  for (const { option, value } of options) {
+    if (option === '-' || option === '-i' || option === '--ignore-environment') cleared = true;
+    else if ((option === '-u' || option === '--unset') && value === 'PATH') unsetPath = true;
+    else if ((option === '-C' || option === '--chdir') && value !== undefined)
+      cwd = value.startsWith('/') ? value : joinPath(cwd, value);
+    else if (option === '-P' && value !== undefined) altPath = value;
   }
+  const assignedPath = assignments.findLast((arg) => arg.startsWith('PATH='))?.slice('PATH='.length);
   const inherited = cleared || unsetPath ? undefined : cmd.pathEnv;
   const pathEnv = altPath ?? assignedPath ?? inherited ?? EXECVP_DEFAULT_PATH;
-  return { argv, pathEnv, cwd };
+  return { argv: cmd.argv, pathEnv, cwd };
 }
 
 function checkInterpreter(argv: readonly string[], rule: InterpreterRule, label: string, index: number) {
@@ -315,6 +291,7 @@ function scanOptions(
   rule: OptionGrammar,
   label: string,
   fix: string,
+  seen: ParsedOption[] = [],
 ): Scan {
   const refuse = (why: string, fixHint: string = FIX.script): Scan => ({
     kind: 'refused',
@@ -339,7 +316,10 @@ function scanOptions(
   for (let i = start; i < argv.length; i += 1) {
     const arg = argv[i]!;
     if (arg === '--') return operandAt(argv, i + 1);
-    if (arg === '-' && rule.dashIsOption === true) return operandAt(argv, i + 1);
+    if (arg === '-' && rule.dashIsOption === true) {
+      seen.push({ option: '-' });
+      return operandAt(argv, i + 1);
+    }
     if (!arg.startsWith('-') || arg === '-') return operandAt(argv, i);
     if (arg.startsWith('--')) {
       const eq = arg.indexOf('=');
@@ -351,10 +331,12 @@ function scanOptions(
         return inline === undefined ? operandAt(argv, i + 1) : { kind: 'operand', index: i, text: inline };
       }
       if (rule.longValue?.includes(name) || rule.codeValue?.includes(name)) {
-        const valueRefusal = valueProblem(name, inline ?? argv[i + 1], i);
+        const value = inline ?? argv[i + 1];
+        const valueRefusal = valueProblem(name, value, i);
         if (valueRefusal !== null) return valueRefusal;
+        seen.push(value === undefined ? { option: name } : { option: name, value });
         if (inline === undefined) i += 1;
-      }
+      } else seen.push({ option: name });
       continue;
     }
     for (let j = 1; j < arg.length; j += 1) {
@@ -367,11 +349,14 @@ function scanOptions(
         return rest === '' ? operandAt(argv, i + 1) : { kind: 'operand', index: i, text: rest };
       }
       if (rule.shortValue?.includes(letter) || rule.codeValue?.includes(option)) {
-        const valueRefusal = valueProblem(option, rest === '' ? argv[i + 1] : rest, i);
+        const value = rest === '' ? argv[i + 1] : rest;
+        const valueRefusal = valueProblem(option, value, i);
         if (valueRefusal !== null) return valueRefusal;
+        seen.push(value === undefined ? { option } : { option, value });
         if (rest === '') i += 1;
         break;
       }
+      seen.push({ option });
       if (rule.shortAttached?.includes(letter)) break;
     }
   }
