@@ -2,7 +2,8 @@ import { agentInvocation, summarizeAgentOutput } from '../core/agent-prompt.js';
 import { classifyAgentExit } from '../core/classify-agent-exit.js';
 import type { FailureClass, OutputArtifact } from '../core/failure.js';
 import type { AgentSpec } from '../core/plan/types.js';
-import { type CommandPolicyMode, checkAgentCommand, DEFAULT_EXEC_PATH } from './command-policy.js';
+import { type CommandPolicyMode, checkAgentCommand } from './command-policy.js';
+import { DEFAULT_EXEC_PATH } from './program-lookup.js';
 import { type ProcessResult, runProcess } from './run-process.js';
 import { checkOutputPath, describeArtifact } from './workspace-paths.js';
 

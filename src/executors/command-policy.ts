@@ -8,8 +8,6 @@
  * This is a guard against mistakes and against plans that smuggle a shell in, not a sandbox: a
  * script file that the agent command names is trusted.
  */
-import fs from 'node:fs';
-import path from 'node:path';
 import { BatonError } from '../core/errors.js';
 import {
   FIND_EXEC_OPTIONS,
@@ -25,6 +23,13 @@ import {
   WRAPPERS,
   type WrapperRule,
 } from './command-policy-rules.js';
+import {
+  DEFAULT_EXEC_PATH,
+  EXECVP_DEFAULT_PATH,
+  joinPath,
+  locateProgram,
+  realPathOrNull,
+} from './program-lookup.js';
 
 export type CommandPolicyMode = 'native' | 'legacy';
 
@@ -82,11 +87,6 @@ const FIX = {
   shape: 'pass the program and each argument as separate non-empty strings, e.g. ["claude","-p"]',
   legacy: 'move the call into a script file, or use a native plan, where agent CLIs may take -c and -e',
 } as const;
-
-/** Where spawn (libuv) looks for a program when the environment has no PATH. */
-export const DEFAULT_EXEC_PATH = '/usr/bin:/bin';
-/** Where glibc's execvp (what env and the other wrappers call) looks without a PATH. */
-const EXECVP_DEFAULT_PATH = '/bin:/usr/bin';
 
 /** Wrappers nested deeper than this are refused rather than followed. */
 const MAX_WRAPPER_DEPTH = 8;
@@ -385,52 +385,6 @@ function longOption(name: string, rule: OptionGrammar): string {
 
 function operandAt(argv: readonly string[], index: number): Scan {
   return { kind: 'operand', index, text: argv[index] };
-}
-
-/**
- * The file exec would run for `program` (PATH searched as execvp does), or null when none is found.
- * Paths are joined, never normalized: the kernel resolves `link/..` to the parent of the link's
- * target, where `path.resolve` would drop both as text and name another file.
- */
-function locateProgram(program: string, { cwd, pathEnv }: Command): string | null {
-  if (program.includes('/')) return tidy(program.startsWith('/') ? program : joinPath(cwd, program));
-  for (const dir of pathEnv.split(path.delimiter)) {
-    const folder = dir === '' ? cwd : dir.startsWith('/') ? dir : joinPath(cwd, dir);
-    const candidate = joinPath(folder, program);
-    if (isExecutableFile(candidate)) return tidy(candidate);
-  }
-  return null;
-}
-
-/** The same file named by its folder's real path (no `..`, no folder links); the file's own name kept. */
-function tidy(file: string): string {
-  const slash = file.lastIndexOf('/');
-  const folder = realPathOrNull(slash === 0 ? '/' : file.slice(0, slash));
-  return folder === null ? file : joinPath(folder, file.slice(slash + 1));
-}
-
-function joinPath(folder: string, name: string): string {
-  return folder.endsWith('/') ? `${folder}${name}` : `${folder}/${name}`;
-}
-
-function isExecutableFile(file: string): boolean {
-  try {
-    // Most PATH entries do not hold the program: no exception for those (building one costs more).
-    if (!fs.statSync(file, { throwIfNoEntry: false })?.isFile()) return false;
-    fs.accessSync(file, fs.constants.X_OK);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-function realPathOrNull(file: string): string | null {
-  try {
-    // realpath(3) in one call, where the JavaScript version lstat()s each component.
-    return fs.realpathSync.native(file);
-  } catch {
-    return null;
-  }
 }
 
 function quote(value: unknown): string {

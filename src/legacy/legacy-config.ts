@@ -1,5 +1,6 @@
 import { BatonError, parseArgvJson } from '../core/errors.js';
-import { assertAgentCommand, DEFAULT_EXEC_PATH } from '../executors/command-policy.js';
+import { assertAgentCommand } from '../executors/command-policy.js';
+import { DEFAULT_EXEC_PATH } from '../executors/program-lookup.js';
 
 /** The skill's environment variables, read once at the entry point. */
 export interface LegacyConfig {
