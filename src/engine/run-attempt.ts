@@ -1,7 +1,7 @@
 import { hostname } from 'node:os';
 import { stepReads } from '../core/plan/template.js';
 import type { PlanStep } from '../core/plan/types.js';
-import { redactOutcome } from '../core/redact.js';
+import { redactOutcome, redactSecrets } from '../core/redact.js';
 import { shadowExecutor } from '../executors/shadow-executor.js';
 import type { StepExecutor } from '../executors/step-executor.js';
 import type { EffectLedger } from '../harness/tools.js';
@@ -65,12 +65,16 @@ export async function runAttempt(
       claim.fallback && attempt.outcome.ok && !attempt.outcome.degraded
         ? { ...attempt.outcome, degraded: 'finished by its fallback' }
         : attempt.outcome;
-    // Masked before a large result goes to the artifact store, where later steps read it back.
+    // Masked once, here: before a large result goes to the artifact store (later steps read it
+    // back) and before the store, the events, the span and the next troubleshoot prompt see it.
     const outcome = await offloadLargeResult(redactOutcome(finished, deps.secrets ?? []), home);
     completion = { ...key, outcome, startedAt, endedAt: now(), logPath: attempt.logPath };
   } catch (error) {
     // A bug or an I/O failure at the edge: record it as a failure rather than lose the attempt.
-    const message = `internal error while running the step: ${error instanceof Error ? error.message : String(error)}`;
+    const message = redactSecrets(
+      `internal error while running the step: ${error instanceof Error ? error.message : String(error)}`,
+      deps.secrets ?? [],
+    );
     completion = {
       ...key,
       outcome: { ok: false, failureClass: 'transient', message },
@@ -79,9 +83,6 @@ export async function runAttempt(
       logPath: null,
     };
   }
-  // What the store, the events, the span and the next attempt's troubleshoot prompt will show
-  // (the internal-error message above too; a second pass over a masked outcome changes nothing).
-  completion = { ...completion, outcome: redactOutcome(completion.outcome, deps.secrets ?? []) };
   endAttemptSpan(span, completion.outcome, completion.endedAt - startedAt);
   if (completion.outcome.ok) {
     recordStepSpan(
