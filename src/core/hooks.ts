@@ -32,3 +32,20 @@ export function hooksFor(event: BatonEvent, hooks: readonly HookSpec[] | undefin
 export function hookRetryDelayMs(attempts: number): number {
   return Math.min(60_000, 1000 * 2 ** Math.max(0, attempts - 1));
 }
+
+/**
+ * Why a hook URL cannot be called, or null: it must be http(s) and carry no user name or password
+ * (fetch refuses those). For `url` the plan's schema says it at load time; for `urlEnv`, the call.
+ */
+export function hookUrlProblem(url: string): string | null {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return 'is not a URL';
+  }
+  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') return 'is not an http(s) URL';
+  if (parsed.username !== '' || parsed.password !== '')
+    return 'holds a user name or password (user:password@), which fetch refuses';
+  return null;
+}

@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { childEnvironment } from '../core/child-env.js';
-import { hookRetryDelayMs, hookTrigger } from '../core/hooks.js';
+import { hookRetryDelayMs, hookTrigger, hookUrlProblem } from '../core/hooks.js';
 import type { HookSpec } from '../core/plan/types.js';
 import { redactSecrets } from '../core/redact.js';
 import type { HookDelivery, Store } from '../store/store.js';
@@ -92,7 +92,7 @@ export class HookDispatcher {
           spec.timeoutMs,
           childEnvironment(this.options.env ?? process.env),
         )
-      : await postJson(hookUrl(spec, this.options.env ?? process.env), body, spec.timeoutMs);
+      : await postToHook(spec, this.options.env ?? process.env, body);
     if (failure === null) {
       await this.store.finishHookDelivery(delivery, { ok: true }, now());
       return;
@@ -136,31 +136,17 @@ function callCommand(
   });
 }
 
-/** The URL to POST to: the plan's, or the one the variable `urlEnv` names holds now. */
-function hookUrl(spec: HookSpec, env: NodeJS.ProcessEnv): string | { error: string } {
-  if (spec.urlEnv === undefined) return spec.url ?? '';
+/** POSTs to the plan's URL, or to the one the variable `urlEnv` names holds now. */
+async function postToHook(spec: HookSpec, env: NodeJS.ProcessEnv, body: string): Promise<string | null> {
+  if (spec.urlEnv === undefined) return postJson(spec.url ?? '', body, spec.timeoutMs);
   const url = env[spec.urlEnv];
-  if (!url) return { error: `hook URL variable ${spec.urlEnv} is not set in this process's environment` };
-  let parsed: URL;
-  try {
-    parsed = new URL(url);
-  } catch {
-    return { error: `hook URL variable ${spec.urlEnv} does not hold a URL` };
-  }
-  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:')
-    return { error: `hook URL variable ${spec.urlEnv} does not hold an http(s) URL` };
-  if (parsed.username !== '' || parsed.password !== '')
-    return { error: `hook URL variable ${spec.urlEnv} holds a user name or password, which fetch refuses` };
-  return url;
+  if (!url) return `hook URL variable ${spec.urlEnv} is not set in this process's environment`;
+  const problem = hookUrlProblem(url);
+  if (problem !== null) return `hook URL variable ${spec.urlEnv} ${problem}`;
+  return postJson(url, body, spec.timeoutMs);
 }
 
-async function postJson(
-  target: string | { error: string },
-  body: string,
-  timeoutMs: number,
-): Promise<string | null> {
-  if (typeof target !== 'string') return target.error;
-  const url = target;
+async function postJson(url: string, body: string, timeoutMs: number): Promise<string | null> {
   try {
     const response = await fetch(url, {
       method: 'POST',

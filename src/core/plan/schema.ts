@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { hookUrlProblem } from '../hooks.js';
 import {
   durationSchema,
   flowKeySchema,
@@ -262,7 +263,7 @@ export const hookSchema = strictObject(
       .describe('A command as argv (never a shell string); it gets the event as JSON on stdin.'),
     url: z
       .url({ protocol: /^https?$/, error: 'expected an http(s) URL' })
-      .refine((url) => !/^[a-z]+:\/\/[^/?#]*@/i.test(url), {
+      .refine((url) => hookUrlProblem(url) === null, {
         error:
           'a hook URL cannot hold a user name or password (user:password@): fetch refuses such URLs, and the plan is stored as written; put the credential where the receiver accepts it, or call a hook command that reads it from its environment',
       })
