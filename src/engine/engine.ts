@@ -2,6 +2,7 @@ import { hostname } from 'node:os';
 import type { RandomSource } from '../core/backoff.js';
 import { environmentSecrets } from '../core/redact.js';
 import type { AttemptKey, ClaimedStep, Completion, CycleResult, Store } from '../store/store.js';
+import { attemptKeyText } from '../store/store-rows.js';
 import { HookDispatcher } from './hook-dispatcher.js';
 import { stopOrphanedAttempt } from './orphans.js';
 import type { Executors } from './run-attempt.js';
@@ -59,8 +60,6 @@ interface InFlight {
 
 /** Consecutive failed store transactions before the engine gives up. */
 const MAX_FAILED_CYCLES = 10;
-
-const key = (k: AttemptKey): string => `${k.runId}\u0000${k.stepId}\u0000${k.attempt}`;
 
 /**
  * The worker loop: one store transaction commits every finished attempt, reclaims expired leases
@@ -260,7 +259,7 @@ export class Engine {
 
   private start(claim: ClaimedStep): void {
     const abort = new AbortController();
-    this.inFlight.set(key(claim), { claim, abort });
+    this.inFlight.set(attemptKeyText(claim), { claim, abort });
     this.report.attemptsStarted++;
     this.options.onClaim?.(claim);
     void this.execute(claim, abort.signal);
@@ -281,7 +280,7 @@ export class Engine {
       claim,
       signal,
     );
-    this.inFlight.delete(key(claim));
+    this.inFlight.delete(attemptKeyText(claim));
     this.completions.push(completion);
     this.wake?.();
   }
@@ -291,7 +290,7 @@ export class Engine {
     const attempts = [...this.inFlight.values()].map((entry) => attemptKey(entry.claim));
     try {
       const lost = await this.store.renewLeases(this.options.owner, attempts, this.leaseMs, this.now());
-      for (const attempt of lost) this.inFlight.get(key(attempt))?.abort.abort();
+      for (const attempt of lost) this.inFlight.get(attemptKeyText(attempt))?.abort.abort();
     } catch {
       // The next renewal tries again; a lease that really runs out is reclaimed by the rules.
     }

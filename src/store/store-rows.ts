@@ -172,6 +172,11 @@ export function flowLimitStatus(state: FlowKeyState, updatedAt: number, now: num
 export const NO_USAGE_YET =
   'attempts.input_tokens IS NULL AND attempts.output_tokens IS NULL AND attempts.cost_usd IS NULL';
 
+/** The end of both stores' attempt INSERT: a repeated row only fills in usage its row lacks. */
+export const ATTEMPT_USAGE_ONCE = `ON CONFLICT (run_id, step_id, attempt) DO UPDATE SET
+  input_tokens = excluded.input_tokens, output_tokens = excluded.output_tokens, cost_usd = excluded.cost_usd
+  WHERE ${NO_USAGE_YET}`;
+
 /** One attempt as a map key. */
 export function attemptKeyText(key: { runId: string; stepId: string; attempt: number }): string {
   return `${key.runId}\u0000${key.stepId}\u0000${key.attempt}`;

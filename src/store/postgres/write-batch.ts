@@ -7,7 +7,7 @@ import type { HookSpec, PlanStep } from '../../core/plan/types.js';
 import { DUE_STEP_STATUSES, planIndex, type RunState } from '../../core/run-state.js';
 import { stepFlowKey } from '../flow-accounting.js';
 import { runningCount } from '../loaded-run.js';
-import { type AttemptRow, attemptKeyText, NO_USAGE_YET } from '../store-rows.js';
+import { ATTEMPT_USAGE_ONCE, type AttemptRow, attemptKeyText } from '../store-rows.js';
 import { toPgJson } from './pg-json.js';
 
 /** The earliest due time of a run's ready and retry_wait steps (`runs.next_due_at`); null: none. */
@@ -238,9 +238,7 @@ export function writeBatchSql(schema: string, channel: string): string {
       started_at bigint, ended_at bigint, outcome text, failure_class text, exit_code integer, fingerprint text,
       message text, summary text, log_path text, outputs jsonb, input_tokens bigint, output_tokens bigint,
       cost_usd double precision)
-    ON CONFLICT (run_id, step_id, attempt) DO UPDATE SET input_tokens = excluded.input_tokens,
-      output_tokens = excluded.output_tokens, cost_usd = excluded.cost_usd
-    WHERE ${NO_USAGE_YET}),
+    ${ATTEMPT_USAGE_ONCE}),
   art AS (
     INSERT INTO ${schema}.artifacts (run_id, step_id, attempt, path, size, sha256)
     SELECT x.run_id, x.step_id, x.attempt, x.path, x.size, x.sha256

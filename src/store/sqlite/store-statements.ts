@@ -1,5 +1,5 @@
 import type Database from 'better-sqlite3';
-import { NO_USAGE_YET } from '../store-rows.js';
+import { ATTEMPT_USAGE_ONCE, NO_USAGE_YET } from '../store-rows.js';
 import type { SqliteDatabase } from './open-database.js';
 
 /** A due step as the claim query returns it. */
@@ -83,9 +83,7 @@ export function prepareStoreStatements(db: SqliteDatabase): StoreStatements {
       `INSERT INTO attempts (run_id, step_id, attempt, owner, started_at, ended_at, outcome, failure_class, exit_code,
          fingerprint, message, summary, log_path, outputs_json, input_tokens, output_tokens, cost_usd)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-       ON CONFLICT (run_id, step_id, attempt) DO UPDATE SET input_tokens = excluded.input_tokens,
-         output_tokens = excluded.output_tokens, cost_usd = excluded.cost_usd
-       WHERE ${NO_USAGE_YET}`,
+       ${ATTEMPT_USAGE_ONCE}`,
     ),
     usageRecorded: db.prepare(
       `SELECT 1 FROM attempts WHERE run_id = ? AND step_id = ? AND attempt = ? AND NOT (${NO_USAGE_YET})`,
