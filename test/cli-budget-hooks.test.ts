@@ -65,6 +65,15 @@ const chain = (n: number) =>
     ...(i > 0 ? { dependsOn: [`s${i}`] } : {}),
   }));
 
+/** A plan of one agent step that succeeds, with these hooks. */
+const hookPlan = (dir: string, name: string, hooks: object[]) =>
+  writePlan(dir, {
+    name,
+    defaults: { agent: { command: agentCommand('agent-succeed') } },
+    hooks,
+    steps: chain(1),
+  });
+
 describe('budgets and hooks', () => {
   it('maxCostUsd stops the run at the limit, not one step later; the hooks fire once per event', async () => {
     const hook = await hookServer();
@@ -129,12 +138,7 @@ describe('budgets and hooks', () => {
   it('a hook that fails is retried by the next process, and made once', async () => {
     const hook = await hookServer(1);
     const { dir, home } = planDir();
-    const file = writePlan(dir, {
-      name: 'flaky-hook',
-      defaults: { agent: { command: agentCommand('agent-succeed') } },
-      hooks: [{ on: ['succeeded'], url: hook.url, retries: 2 }],
-      steps: chain(1),
-    });
+    const file = hookPlan(dir, 'flaky-hook', [{ on: ['succeeded'], url: hook.url, retries: 2 }]);
     expectExit(await runBaton(['run', file, '--id', 'h1'], { home }), 0);
     expect(hook.calls).toHaveLength(0);
     await sleep(1100);
@@ -226,12 +230,7 @@ describe('budgets and hooks', () => {
     const hook = await hookServer();
     const token = 'HOOKTOKEN4242';
     const { dir, home } = planDir();
-    const file = writePlan(dir, {
-      name: 'env-hook',
-      defaults: { agent: { command: agentCommand('agent-succeed') } },
-      hooks: [{ on: ['succeeded'], urlEnv: 'BATON_TEST_HOOK_URL' }],
-      steps: chain(1),
-    });
+    const file = hookPlan(dir, 'env-hook', [{ on: ['succeeded'], urlEnv: 'BATON_TEST_HOOK_URL' }]);
     const env = { BATON_TEST_HOOK_URL: `${hook.url}?token=${token}` };
     const run = expectExit(await runBaton(['run', file, '--id', 'e1'], { home, env }), 0);
     expect(hook.calls.map((call) => call.event.type)).toEqual(['run.succeeded']);
@@ -240,12 +239,9 @@ describe('budgets and hooks', () => {
     for (const result of [run, status]) expect(result.stdout + result.stderr).not.toContain(token);
     expect(readFileSync(join(home, 'baton.db')).includes(token)).toBe(false);
     // Without the variable the call fails, saying which variable is missing.
-    const again = writePlan(dir, {
-      name: 'env-hook-missing',
-      defaults: { agent: { command: agentCommand('agent-succeed') } },
-      hooks: [{ on: ['succeeded'], urlEnv: 'BATON_TEST_HOOK_URL', retries: 0 }],
-      steps: chain(1),
-    });
+    const again = hookPlan(dir, 'env-hook-missing', [
+      { on: ['succeeded'], urlEnv: 'BATON_TEST_HOOK_URL', retries: 0 },
+    ]);
     const missing = expectExit(await runBaton(['run', again, '--id', 'e2'], { home }), 0);
     expect(missing.stderr).toContain(
       'hook 0 of run e2 failed for good: hook URL variable BATON_TEST_HOOK_URL is not set',
@@ -254,12 +250,9 @@ describe('budgets and hooks', () => {
 
   it('refuses a hook URL holding a user name or password, before storing anything (exit 2)', async () => {
     const { dir, home } = planDir();
-    const file = writePlan(dir, {
-      name: 'userinfo-hook',
-      defaults: { agent: { command: agentCommand('agent-succeed') } },
-      hooks: [{ on: ['succeeded'], url: 'https://bot:HOOKPASS123@127.0.0.1:1/x' }],
-      steps: chain(1),
-    });
+    const file = hookPlan(dir, 'userinfo-hook', [
+      { on: ['succeeded'], url: 'https://bot:HOOKPASS123@127.0.0.1:1/x' },
+    ]);
     const result = expectExit(await runBaton(['run', file], { home }), 2);
     expect(result.stderr).toContain('hooks[0].url');
     expect(result.stderr).toContain('cannot hold a user name or password');
@@ -274,12 +267,9 @@ describe('budgets and hooks', () => {
     await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
     const port = (closed.address() as AddressInfo).port;
     await new Promise((resolve) => closed.close(resolve));
-    const file = writePlan(dir, {
-      name: 'unreachable-hook',
-      defaults: { agent: { command: agentCommand('agent-succeed') } },
-      hooks: [{ on: ['succeeded'], url: `http://127.0.0.1:${port}/x?token=${token}`, retries: 0 }],
-      steps: chain(1),
-    });
+    const file = hookPlan(dir, 'unreachable-hook', [
+      { on: ['succeeded'], url: `http://127.0.0.1:${port}/x?token=${token}`, retries: 0 },
+    ]);
     const result = expectExit(await runBaton(['run', file, '--id', 'u1'], { home }), 0);
     expect(result.stderr).toContain(
       `baton: hook 0 of run u1 failed for good: hook 127.0.0.1:${port} failed: fetch failed (ECONNREFUSED)`,
@@ -299,12 +289,7 @@ describe('budgets and hooks', () => {
 
   it('refuses a hook that would run a shell, before storing anything (exit 2)', async () => {
     const { dir, home } = planDir();
-    const file = writePlan(dir, {
-      name: 'bad-hook',
-      defaults: { agent: { command: agentCommand('agent-succeed') } },
-      hooks: [{ on: ['blocked'], command: ['sh', '-c', 'curl x'] }],
-      steps: chain(1),
-    });
+    const file = hookPlan(dir, 'bad-hook', [{ on: ['blocked'], command: ['sh', '-c', 'curl x'] }]);
     const result = expectExit(await runBaton(['run', file], { home }), 2);
     expect(result.stderr).toMatch(/sh/);
     expect(existsSync(join(home, 'baton.db'))).toBe(false);
