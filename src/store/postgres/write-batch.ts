@@ -43,8 +43,8 @@ export class WriteBatch {
   private readonly runs: object[] = [];
   private readonly plans: object[] = [];
   private readonly steps: object[] = [];
-  private readonly attempts: AttemptRow[] = [];
-  private readonly attemptKeys = new Set<string>();
+  /** One row per attempt (by attemptKeyText): an upsert may not touch the same row twice in one statement. */
+  private readonly attempts = new Map<string, AttemptRow>();
   private readonly artifacts: object[] = [];
   private readonly flow: { key: string; starts: string }[] = [];
   /** The earliest due time of the steps this batch made due in running runs (the NOTIFY payload). */
@@ -54,10 +54,7 @@ export class WriteBatch {
 
   get empty(): boolean {
     return (
-      this.events.length === 0 &&
-      this.runs.length === 0 &&
-      this.attempts.length === 0 &&
-      this.flow.length === 0
+      this.events.length === 0 && this.runs.length === 0 && this.attempts.size === 0 && this.flow.length === 0
     );
   }
 
@@ -155,11 +152,9 @@ export class WriteBatch {
   }
 
   attempt(row: AttemptRow): void {
-    // One row per attempt: an upsert may not touch the same row twice in one statement.
     const key = attemptKeyText({ runId: row.run_id, stepId: row.step_id, attempt: row.attempt });
-    if (this.attemptKeys.has(key)) return;
-    this.attemptKeys.add(key);
-    this.attempts.push(row);
+    // The first row wins: a completion is recorded before a reclaim of the same attempt.
+    if (!this.attempts.has(key)) this.attempts.set(key, row);
   }
 
   artifact(
@@ -176,7 +171,7 @@ export class WriteBatch {
       toPgJson(this.runs),
       toPgJson(this.plans),
       toPgJson(this.steps),
-      toPgJson(this.attempts),
+      toPgJson([...this.attempts.values()]),
       toPgJson(this.artifacts),
       this.dueAt === null ? null : String(this.dueAt),
       toPgJson(this.flow),
