@@ -62,10 +62,13 @@ describe('PostgreSQL store specifics', () => {
     for (const store of stores.splice(0)) await store.close();
   };
 
-  it('starts a cluster in a few seconds', () => {
-    // Measured once per file; reported so a slow machine shows up here first.
+  it('runs against a real PostgreSQL 15 server that the harness started', async () => {
+    // Reported, not asserted: how long the start takes depends on how busy the machine is.
     console.info(`postgres cluster started in ${server.startMs} ms`);
-    expect(server.startMs).toBeLessThan(15_000);
+    const { rows } = await admin.query<{ version: string }>(
+      "SELECT current_setting('server_version_num') AS version",
+    );
+    expect(rows[0]?.version).toMatch(/^15\d{4}$/);
   });
 
   it('refuses a schema newer than the code, naming both versions, and leaves the data untouched', async () => {
