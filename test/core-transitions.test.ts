@@ -5,10 +5,19 @@ import type { StepOutcome } from '../src/core/failure.js';
 import { validatePlanObject } from '../src/core/plan/parse.js';
 import type { Plan } from '../src/core/plan/types.js';
 import { cancelRun, retryStep, skipStep } from '../src/core/run-commands.js';
-import { FINAL_STEP_STATUSES, type RunState, STEP_STATUSES, stepOf } from '../src/core/run-state.js';
+import { isBudgetBlock } from '../src/core/draft.js';
+import {
+  FINAL_RUN_STATUSES,
+  FINAL_STEP_STATUSES,
+  type RunState,
+  STEP_STATUSES,
+  stepOf,
+  stepTally,
+} from '../src/core/run-state.js';
 import {
   claimStep,
   completeStep,
+  deriveRunStatus,
   expireLease,
   initialStepStates,
   type Transition,
@@ -291,6 +300,15 @@ describe('properties of the state machine', () => {
           if (run.status === 'succeeded')
             expect(all.every((s) => ['succeeded', 'skipped', 'degraded'].includes(s.status))).toBe(true);
           expect(run.attemptsTotal).toBe(all.reduce((n, s) => n + s.attempt, 0));
+          // Transitions carry the run's step tally forward instead of counting every step: it must
+          // match a count of a fresh copy, and so must the run status derived from it.
+          expect(stepTally(all)).toEqual(stepTally([...all]));
+          if (
+            !FINAL_RUN_STATUSES.has(run.status) &&
+            run.status !== 'awaiting_approval' &&
+            !isBudgetBlock(run)
+          )
+            expect(run.status).toBe(deriveRunStatus([...all]));
         }
       }),
       { numRuns: 300 },

@@ -2,14 +2,18 @@ import { BatonError } from './errors.js';
 import type { BatonEvent } from './events.js';
 import type { Plan, PlanStep } from './plan/types.js';
 import {
-  DUE_STEP_STATUSES,
+  countStep,
   FINAL_RUN_STATUSES,
+  forgetTally,
   planIndex,
   type RunState,
   type RunStatus,
+  rememberTally,
   SATISFIED_STEP_STATUSES,
   type StepState,
+  type StepTally,
   stepOf,
+  stepTally,
 } from './run-state.js';
 
 /**
@@ -26,7 +30,8 @@ export interface Transition {
 }
 
 export function planStep(plan: Plan, stepId: string): PlanStep {
-  const step = plan.steps.find((candidate) => candidate.id === stepId);
+  const position = planIndex(plan).position.get(stepId);
+  const step = position === undefined ? undefined : plan.steps[position];
   if (!step)
     throw new BatonError(
       'STEP_NOT_FOUND',
@@ -49,6 +54,8 @@ export function stepState(run: RunState, stepId: string): StepState {
 /** A builder that collects step changes and events, then settles the run status once. */
 export class Draft {
   readonly steps: StepState[];
+  /** The steps as the draft found them: its tally is the base of the new one. */
+  private readonly base: readonly StepState[];
   readonly changed = new Set<string>();
   readonly events: BatonEvent[] = [];
   run: RunState;
@@ -58,12 +65,15 @@ export class Draft {
     readonly now: number,
   ) {
     this.run = run;
+    this.base = run.steps;
     this.steps = [...run.steps];
   }
 
   setStep(stepId: string, patch: Partial<StepState>): StepState {
     const position = planIndex(this.run.plan).position.get(stepId)!;
     const next = { ...this.steps[position]!, ...patch, updatedAt: this.now };
+    // A tally taken by an earlier finish() no longer holds.
+    forgetTally(this.steps);
     this.steps[position] = next;
     this.changed.add(stepId);
     return next;
@@ -90,7 +100,7 @@ export class Draft {
     let status: RunStatus = before;
     let blockedReason = this.run.blockedReason;
     if (!FINAL_RUN_STATUSES.has(before) && before !== 'awaiting_approval' && !isBudgetBlock(this.run)) {
-      status = deriveRunStatus(this.steps);
+      status = statusOfTally(this.tally());
       blockedReason = status === 'blocked' ? describeBlockedSteps(this.steps) : null;
       if (status !== before || (status === 'blocked' && blockedReason !== this.run.blockedReason)) {
         if (status === 'succeeded') this.events.push({ type: 'run.succeeded' });
@@ -107,6 +117,19 @@ export class Draft {
     };
     return { run, changedSteps: [...this.changed], events: this.events };
   }
+
+  /** The tally of the draft's steps: the base's, with each changed step moved, not a count of all. */
+  private tally(): StepTally {
+    const tally = { ...stepTally(this.base) };
+    const { position } = planIndex(this.run.plan);
+    for (const stepId of this.changed) {
+      const index = position.get(stepId)!;
+      countStep(tally, this.base[index]!.status, -1);
+      countStep(tally, this.steps[index]!.status, 1);
+    }
+    rememberTally(this.steps, tally);
+    return tally;
+  }
 }
 
 export function isBudgetBlock(run: RunState): boolean {
@@ -115,17 +138,13 @@ export function isBudgetBlock(run: RunState): boolean {
 
 /** running while anything can still happen; succeeded when every step is satisfied; else blocked. */
 export function deriveRunStatus(steps: readonly StepState[]): RunStatus {
-  let allSatisfied = true;
-  let active = false;
-  let blocked = false;
-  for (const step of steps) {
-    if (!SATISFIED_STEP_STATUSES.has(step.status)) allSatisfied = false;
-    if (step.status === 'running' || DUE_STEP_STATUSES.has(step.status)) active = true;
-    if (step.status === 'blocked') blocked = true;
-  }
-  if (allSatisfied) return 'succeeded';
-  if (active) return 'running';
-  return blocked ? 'blocked' : 'running';
+  return statusOfTally(stepTally(steps));
+}
+
+function statusOfTally(tally: StepTally): RunStatus {
+  if (tally.unsatisfied === 0) return 'succeeded';
+  if (tally.active > 0) return 'running';
+  return tally.blocked > 0 ? 'blocked' : 'running';
 }
 
 function describeBlockedSteps(steps: readonly StepState[]): string {

@@ -120,3 +120,49 @@ export function stepOf(run: Pick<RunState, 'plan' | 'steps'>, stepId: string): S
   const position = planIndex(run.plan).position.get(stepId);
   return position === undefined ? undefined : run.steps[position];
 }
+
+/** What decides a run's status, counted over its steps (see deriveRunStatus in draft.ts). */
+export interface StepTally {
+  /** Steps not succeeded, skipped or degraded. */
+  unsatisfied: number;
+  /** Steps running or due (ready, retry_wait): the run can still get further. */
+  active: number;
+  running: number;
+  blocked: number;
+}
+
+/**
+ * Tallies of step arrays, computed once per array: a transition derives its own from its base's and
+ * the steps it changed, so settling a run's status does not walk every step of a long plan. Step
+ * arrays are never changed once a run state holds them (a transition copies them).
+ */
+const tallies = new WeakMap<readonly StepState[], StepTally>();
+
+/** Adds (sign 1) or removes (sign -1) one step in `status` to `tally`. */
+export function countStep(tally: StepTally, status: StepStatus, sign: 1 | -1): void {
+  if (!SATISFIED_STEP_STATUSES.has(status)) tally.unsatisfied += sign;
+  if (status === 'running' || DUE_STEP_STATUSES.has(status)) tally.active += sign;
+  if (status === 'running') tally.running += sign;
+  if (status === 'blocked') tally.blocked += sign;
+}
+
+/** The tally of `steps`: counted the first time, remembered after. */
+export function stepTally(steps: readonly StepState[]): StepTally {
+  let tally = tallies.get(steps);
+  if (!tally) {
+    tally = { unsatisfied: 0, active: 0, running: 0, blocked: 0 };
+    for (const step of steps) countStep(tally, step.status, 1);
+    tallies.set(steps, tally);
+  }
+  return tally;
+}
+
+/** Remembers the tally of `steps`, known without counting (a draft's base tally and its changes). */
+export function rememberTally(steps: readonly StepState[], tally: StepTally): void {
+  tallies.set(steps, tally);
+}
+
+/** Forgets the tally of an array about to change in place (a draft's own copy). */
+export function forgetTally(steps: readonly StepState[]): void {
+  tallies.delete(steps);
+}

@@ -4,7 +4,7 @@ import type { StepOutcome } from '../core/failure.js';
 import { fallbackPlanStep } from '../core/fallback.js';
 import { stepReads } from '../core/plan/template.js';
 import type { PlanStep } from '../core/plan/types.js';
-import { planIndex, type RunState, type StepResult, stepOf } from '../core/run-state.js';
+import { planIndex, type RunState, type StepResult, stepOf, stepTally } from '../core/run-state.js';
 import { completeStep, holdsLease, releaseCancelledLease, type Transition } from '../core/transitions.js';
 import type { Completion } from './store.js';
 
@@ -18,9 +18,7 @@ export interface LoadedRun {
 
 /** Steps of the run holding a lease now: per-run concurrency counts them. */
 export function runningCount(run: RunState): number {
-  let count = 0;
-  for (const step of run.steps) if (step.status === 'running') count++;
-  return count;
+  return stepTally(run.steps).running;
 }
 
 /** The stored result of a succeeded attempt (what templates and later steps read). */
