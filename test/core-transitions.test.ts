@@ -1,11 +1,11 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { backoffCeilingMs, fullJitterDelayMs } from '../src/core/backoff.js';
+import { isBudgetBlock } from '../src/core/draft.js';
 import type { StepOutcome } from '../src/core/failure.js';
 import { validatePlanObject } from '../src/core/plan/parse.js';
 import type { Plan } from '../src/core/plan/types.js';
 import { cancelRun, retryStep, skipStep } from '../src/core/run-commands.js';
-import { isBudgetBlock } from '../src/core/draft.js';
 import {
   FINAL_RUN_STATUSES,
   FINAL_STEP_STATUSES,
