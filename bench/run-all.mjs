@@ -84,6 +84,13 @@ const BENCHMARKS = [
         goal: 150,
         vsFloor: 'time',
       },
+      {
+        key: 'checkEsmEntryMs',
+        label: '  same, node dist/cli/main.js check',
+        unit: 'ms',
+        higher: false,
+        vsFloor: 'time',
+      },
       { key: 'nodeMs', label: '  (reference: node -e 0)', unit: 'ms', higher: false, vsFloor: 'time' },
       {
         key: 'sqliteFloorMs',

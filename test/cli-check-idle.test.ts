@@ -3,13 +3,24 @@
  * everything else to the full check: due steps, leases that ran out, hook calls owed, blocked
  * runs, a database of an older schema, bad settings.
  */
-import { chmodSync, statSync } from 'node:fs';
+import { chmodSync, copyFileSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
 import { validatePlanObject } from '../src/core/plan/parse.js';
+import { latestMigrationVersion } from '../src/store/migration-files.js';
+import { SQLITE_SCHEMA_VERSION } from '../src/store/schema-tables.js';
 import { SqliteStore } from '../src/store/sqlite/sqlite-store.js';
-import { expectExit, removeTempDirs, runBaton, spawnBaton, writePlan } from './helpers/cli.js';
+import {
+  cliPath,
+  esmCliPath,
+  expectExit,
+  removeTempDirs,
+  repoRoot,
+  runBaton,
+  spawnBaton,
+  writePlan,
+} from './helpers/cli.js';
 import { claimAsWorker, fixturePlan, planDir } from './helpers/plans.js';
 
 afterAll(() => removeTempDirs());
@@ -104,5 +115,47 @@ describe('baton check with nothing to do', () => {
       '4',
     );
     after.close();
+  });
+});
+
+describe('the baton command and the ES module entry', () => {
+  it('answers an idle check from the bundled launcher alone, without the rest of the CLI', async () => {
+    const { home } = planDir('baton-idle-');
+    expectExit(await runBaton(['check', '--home', home]), 0);
+    // A copy of the launcher with no CLI beside it (inside the repository, so that it finds
+    // better-sqlite3): the idle answer must not need run-cli.js...
+    const alone = mkdtempSync(join(repoRoot, 'dist', 'launcher-test-'));
+    try {
+      copyFileSync(cliPath, join(alone, 'baton.cjs'));
+      const cli = join(alone, 'baton.cjs');
+      const idle = expectExit(await runBaton(['check', '--home', home], { cli }), 0);
+      expect(idle.stdout).toBe('nothing due\n');
+      // ...and anything else loads it (missing here, so the copy fails where the real one works).
+      const other = await runBaton(['status', '--home', home], { cli });
+      expect(other.code).not.toBe(0);
+      expect(other.stderr).toMatch(/run-cli\.js/);
+    } finally {
+      rmSync(alone, { recursive: true, force: true });
+    }
+    expect(readFileSync(cliPath, 'utf8').startsWith('#!/usr/bin/env node\n')).toBe(true);
+    expect(statSync(cliPath).mode & 0o111).not.toBe(0);
+  });
+
+  it('gives the same answers through `node dist/cli/main.js`', async () => {
+    const { dir, home } = planDir('baton-idle-');
+    const esm = { cli: esmCliPath };
+    expectExit(await runBaton(['check', '--home', home], esm), 0);
+    expect(expectExit(await runBaton(['check', '--home', home], esm), 0).stdout).toBe('nothing due\n');
+    const plan = writePlan(dir, fixturePlan([{ id: 'a', instruction: 'go' }]));
+    expectExit(await runBaton(['run', plan, '--detach', '--id', 'due', '--home', home], esm), 0);
+    const ran = expectExit(await runBaton(['check', '--home', home, '--json'], esm), 0);
+    expect(JSON.parse(ran.stdout)).toMatchObject({ attemptsStarted: 1, attemptsCommitted: 1 });
+    const bad = expectExit(await runBaton(['check', '--home', home, '--bogus'], esm), 2);
+    expect(bad.stderr).toMatch(/unknown option '--bogus'/);
+  });
+
+  it('knows the schema version the SQLite migrations reach (the idle check compares with it)', () => {
+    const dir = join(repoRoot, 'src', 'store', 'sqlite', 'migrations');
+    expect(SQLITE_SCHEMA_VERSION).toBe(latestMigrationVersion(dir));
   });
 });

@@ -3,6 +3,13 @@
  * `baton check`'s idle path reads it without loading the store.
  */
 
+/**
+ * The schema version the SQLite migrations reach: the number of the newest file in
+ * sqlite/migrations (a test holds the two equal). The idle check answers only for a database at
+ * this version, without reading the migrations folder (it runs bundled, away from that folder).
+ */
+export const SQLITE_SCHEMA_VERSION = 4;
+
 /** Tables holding a run's rows (what `baton migrate` copies per run, in the order it reports them). */
 export const RUN_TABLES = [
   'runs',

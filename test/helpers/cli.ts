@@ -1,7 +1,7 @@
 /**
- * Helpers for end-to-end tests of the `baton` CLI: they run the built binary (`dist/cli/main.js`,
- * built by `npm run build`) as a real child process, never through a shell, each test with its own
- * Baton home in a temporary folder.
+ * Helpers for end-to-end tests of the `baton` CLI: they run the built `baton` command
+ * (`dist/cli/baton.cjs`, built by `npm run build`) as a real child process, never through a shell,
+ * each test with its own Baton home in a temporary folder.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -11,8 +11,10 @@ import { fileURLToPath } from 'node:url';
 import { stringify } from 'yaml';
 
 export const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
-/** The built CLI; BATON_TEST_CLI may name another build of it (e.g. a private snapshot). */
-export const cliPath = process.env.BATON_TEST_CLI ?? join(repoRoot, 'dist', 'cli', 'main.js');
+/** The built `baton` command; BATON_TEST_CLI may name another build of it (e.g. a private snapshot). */
+export const cliPath = process.env.BATON_TEST_CLI ?? join(repoRoot, 'dist', 'cli', 'baton.cjs');
+/** The CLI as an ES module (`node dist/cli/main.js`), which the launcher loads for all but an idle check. */
+export const esmCliPath = join(repoRoot, 'dist', 'cli', 'main.js');
 export const fixturesDir = join(repoRoot, 'test', 'fixtures');
 
 /** Absolute path of a fixture script, e.g. `fixture('agent-count')`. */
@@ -36,6 +38,8 @@ export interface BatonOptions {
   env?: Record<string, string | undefined>;
   /** The process is SIGKILLed after this long and the call rejects. Default 60 000 ms. */
   timeoutMs?: number;
+  /** The entry point to run instead of the `baton` command (e.g. esmCliPath). */
+  cli?: string;
 }
 
 export interface BatonResult {
@@ -46,12 +50,8 @@ export interface BatonResult {
   durationMs: number;
 }
 
-function assertBuilt(): void {
-  if (!existsSync(cliPath)) {
-    throw new Error(
-      `${cliPath} is missing: build first (npx tsc -p tsconfig.build.json && node scripts/copy-assets.mjs)`,
-    );
-  }
+function assertBuilt(cli: string): void {
+  if (!existsSync(cli)) throw new Error(`${cli} is missing: build first (npm run build)`);
 }
 
 function childEnv(extra: BatonOptions['env'] = {}): NodeJS.ProcessEnv {
@@ -67,7 +67,7 @@ function childEnv(extra: BatonOptions['env'] = {}): NodeJS.ProcessEnv {
 }
 
 function argvOf(args: readonly string[], options: BatonOptions): string[] {
-  return [cliPath, ...(options.home === undefined ? [] : ['--home', options.home]), ...args];
+  return [options.cli ?? cliPath, ...(options.home === undefined ? [] : ['--home', options.home]), ...args];
 }
 
 /** A baton process that keeps running (a worker): its output is collected as it arrives. */
@@ -84,7 +84,7 @@ const liveProcesses = new Set<ChildProcess>();
 
 /** Starts `baton <args>` and returns at once; see `stopProcesses` for clean-up. */
 export function spawnBaton(args: readonly string[], options: BatonOptions = {}): BatonProcess {
-  assertBuilt();
+  assertBuilt(options.cli ?? cliPath);
   const child = spawn(process.execPath, argvOf(args, options), {
     cwd: options.cwd ?? repoRoot,
     env: childEnv(options.env),

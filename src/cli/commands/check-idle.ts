@@ -1,24 +1,12 @@
 import { existsSync, statSync, writeSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import type Database from 'better-sqlite3';
 import type { EngineReport } from '../../engine/engine.js';
-import { latestMigrationVersion } from '../../store/migration-files.js';
-import { BATON_TABLES } from '../../store/schema-tables.js';
+import { BATON_TABLES, SQLITE_SCHEMA_VERSION } from '../../store/schema-tables.js';
 import { openSqliteFile } from '../../store/sqlite/sqlite-driver.js';
 import { engineSettingsFromCli } from '../engine-settings.js';
 import { EXIT } from '../exit-codes.js';
 import { databasePath, type GlobalOptions, resolveHome } from '../home.js';
 import { guardStdout } from '../stdout-guard.js';
-
-const MIGRATIONS_DIR = join(
-  dirname(fileURLToPath(import.meta.url)),
-  '..',
-  '..',
-  'store',
-  'sqlite',
-  'migrations',
-);
 
 const INDEXES = [
   'runs_by_status',
@@ -98,8 +86,7 @@ export function idleCheck(options: GlobalOptions & { quiet?: boolean }): number 
   try {
     db = openSqliteFile(path, { fileMustExist: true, timeout: 10_000 });
     const schema = db.prepare(SCHEMA_OK).get() as { app: unknown; version: unknown; present: number };
-    const expected = String(latestMigrationVersion(MIGRATIONS_DIR));
-    if (schema.app !== 'baton' || schema.version !== expected) return null;
+    if (schema.app !== 'baton' || schema.version !== String(SQLITE_SCHEMA_VERSION)) return null;
     if (schema.present !== BATON_TABLES.length + INDEXES.length) return null;
     if (db.prepare(ANYTHING_TO_DO).pluck().get({ now: Date.now() }) !== 0) return null;
   } catch {
