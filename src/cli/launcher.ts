@@ -1,12 +1,20 @@
 /**
  * The `baton` command, bundled into one CommonJS file, dist/cli/baton.cjs, by
  * scripts/bundle-launcher.mjs. A heartbeat runs `baton check` every few minutes and nearly always
- * finds nothing due: that answer comes from this file and the idle check bundled into it, without
- * Node's ES module loader (about 35 ms of every check on the test machine). Every other command
- * line, and a check with something to do, loads the CLI (run-cli.js) as usual.
+ * finds nothing due: that answer comes from this file, with the idle check and better-sqlite3's
+ * JavaScript bundled into it, without Node's ES module loader and a dozen package files (about
+ * 35 ms and 7 ms of every check on the test machine). Every other command line, and a check with
+ * something to do, loads the CLI (run-cli.js) as usual.
  */
+import Database from 'better-sqlite3';
+import sqlitePackage from 'better-sqlite3/package.json' with { type: 'json' };
+import { type BundledSqliteDriver, offerSqliteDriver } from '../store/sqlite/sqlite-driver.js';
 import { type QuickCheck, quickCheckArgs } from './check-args.js';
 import { idleCheck } from './commands/check-idle.js';
+
+/** better-sqlite3's JavaScript comes bundled too (the addon is loaded from the installed package). */
+const sqlite: BundledSqliteDriver = { driver: Database, version: sqlitePackage.version };
+offerSqliteDriver(sqlite);
 
 /** The idle check's exit code, or null when the full check must answer. */
 function idleAnswer(options: QuickCheck['options']): number | null {
@@ -24,5 +32,5 @@ const idle = idleTried ? idleAnswer(quick.options) : null;
 if (idle !== null) process.exitCode = idle;
 else
   void import('./run-cli.js').then(async ({ runCli }) => {
-    process.exitCode = await runCli(process.argv, idleTried);
+    process.exitCode = await runCli(process.argv, { idleTried, sqlite });
   });

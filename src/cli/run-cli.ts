@@ -1,12 +1,12 @@
 import { isBatonError } from '../core/errors.js';
+import { type BundledSqliteDriver, offerSqliteDriver } from '../store/sqlite/sqlite-driver.js';
 import { quickCheckArgs } from './check-args.js';
 import { EXIT } from './exit-codes.js';
 import { guardStdout } from './stdout-guard.js';
 
 /**
  * The common forms of `baton check` skip commander (about a fifth of the start-up time); with
- * nothing to do, the idle check answers from one read. `idleTried`: the caller (the `baton`
- * launcher) asked the idle check already, and it had no answer.
+ * nothing to do, the idle check answers from one read, unless the launcher tried it already.
  */
 async function fastCheck(args: readonly string[], idleTried: boolean): Promise<number | null> {
   const quick = quickCheckArgs(args);
@@ -23,10 +23,19 @@ async function fastCheck(args: readonly string[], idleTried: boolean): Promise<n
   return (await import('./commands/check.js')).checkCommand(quick.options);
 }
 
+/** What the `baton` launcher did and has before it hands over to the CLI. */
+export interface LauncherHandover {
+  /** The idle check was asked already, and had no answer. */
+  idleTried: boolean;
+  /** better-sqlite3's JavaScript as the launcher bundled it (see offerSqliteDriver). */
+  sqlite: BundledSqliteDriver;
+}
+
 /** Runs one `baton` command line (`argv` as process.argv) and returns its exit code. Never throws. */
-export async function runCli(argv: readonly string[], idleTried = false): Promise<number> {
+export async function runCli(argv: readonly string[], launcher?: LauncherHandover): Promise<number> {
+  if (launcher) offerSqliteDriver(launcher.sqlite);
   try {
-    const fast = await fastCheck(argv.slice(2), idleTried);
+    const fast = await fastCheck(argv.slice(2), launcher?.idleTried ?? false);
     if (fast !== null) return fast;
     guardStdout();
     return await (await import('./program.js')).runProgram([...argv]);

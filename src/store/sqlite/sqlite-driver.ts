@@ -1,4 +1,4 @@
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import type Database from 'better-sqlite3';
@@ -6,6 +6,30 @@ import type Database from 'better-sqlite3';
 const requireCjs = createRequire(import.meta.url);
 let driver: typeof Database | undefined;
 let addon: string | null | undefined;
+
+/** better-sqlite3's JavaScript, bundled into the `baton` launcher, with the version it came from. */
+export interface BundledSqliteDriver {
+  driver: typeof Database;
+  version: string;
+}
+
+/**
+ * Uses a copy of better-sqlite3's JavaScript bundled into the caller (the `baton` launcher: one
+ * file loads faster than the package's dozen) when it is the version installed beside the addon it
+ * drives. Otherwise the installed package is required as usual.
+ */
+export function offerSqliteDriver(bundled: BundledSqliteDriver): void {
+  if (driver === undefined && installedVersion() === bundled.version) driver = bundled.driver;
+}
+
+function installedVersion(): string | null {
+  try {
+    const manifest = join(dirname(requireCjs.resolve('better-sqlite3')), '..', 'package.json');
+    return (JSON.parse(readFileSync(manifest, 'utf8')) as { version?: string }).version ?? null;
+  } catch {
+    return null;
+  }
+}
 
 /**
  * The compiled addon of better-sqlite3, named directly. Without it better-sqlite3 asks the
