@@ -8,8 +8,7 @@ import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import Database from 'better-sqlite3';
-import { afterAll, describe, expect, it } from 'vitest';
-import { offerSqliteDriver, openSqliteFile } from '../src/store/sqlite/sqlite-driver.js';
+import { afterAll, beforeEach, describe, expect, it, vi } from 'vitest';
 
 const dir = mkdtempSync(join(tmpdir(), 'baton-driver-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -23,20 +22,33 @@ const installed = (
   ) as { version: string }
 ).version;
 
-class Refused extends Database {}
 class Bundled extends Database {}
 
+/** The driver module afresh: it keeps the driver it chose for the rest of the process. */
+const driverModule = () => import('../src/store/sqlite/sqlite-driver.js');
+beforeEach(() => {
+  vi.resetModules();
+});
+
+function openAndRead(open: (path: string) => Database.Database, name: string): Database.Database {
+  const db = open(join(dir, name));
+  expect(db.prepare('SELECT 41 + 1').pluck().get()).toBe(42);
+  db.close();
+  return db;
+}
+
 describe('a bundled better-sqlite3', () => {
-  it('is refused for another version than the installed one, and used for the same', () => {
-    offerSqliteDriver({ driver: Refused, version: `${installed}-other` });
+  it('is used when it is the installed version', async () => {
+    const { offerSqliteDriver, openSqliteFile } = await driverModule();
     offerSqliteDriver({ driver: Bundled, version: installed });
-    const db = openSqliteFile(join(dir, 'x.db'));
-    try {
-      expect(db).toBeInstanceOf(Bundled);
-      expect(db).not.toBeInstanceOf(Refused);
-      expect(db.prepare('SELECT 41 + 1').pluck().get()).toBe(42);
-    } finally {
-      db.close();
-    }
+    expect(openAndRead(openSqliteFile, 'same.db')).toBeInstanceOf(Bundled);
+  });
+
+  it('is not used for another version: the installed package is', async () => {
+    const { offerSqliteDriver, openSqliteFile } = await driverModule();
+    offerSqliteDriver({ driver: Bundled, version: `${installed}-other` });
+    const db = openAndRead(openSqliteFile, 'other.db');
+    expect(db).not.toBeInstanceOf(Bundled);
+    expect(db).toBeInstanceOf(Database);
   });
 });
