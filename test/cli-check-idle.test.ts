@@ -3,7 +3,23 @@
  * everything else to the full check: due steps, leases that ran out, hook calls owed, blocked
  * runs, a database of an older schema, bad settings.
  */
-import { chmodSync, copyFileSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+
+import { spawnSync } from 'node:child_process';
+import {
+  chmodSync,
+  closeSync,
+  copyFileSync,
+  cpSync,
+  mkdirSync,
+  mkdtempSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+} from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -132,8 +148,8 @@ describe('the baton command and the ES module entry', () => {
       expect(idle.stdout).toBe('nothing due\n');
       // ...and anything else loads it (missing here, so the copy fails where the real one works).
       const other = await runBaton(['status', '--home', home], { cli });
-      expect(other.code).not.toBe(0);
-      expect(other.stderr).toMatch(/run-cli\.js/);
+      expect(other.code).toBe(1);
+      expect(other.stderr).toMatch(/^baton: internal error: .*run-cli\.js/);
     } finally {
       rmSync(alone, { recursive: true, force: true });
     }
@@ -152,6 +168,58 @@ describe('the baton command and the ES module entry', () => {
     expect(JSON.parse(ran.stdout)).toMatchObject({ attemptsStarted: 1, attemptsCommitted: 1 });
     const bad = expectExit(await runBaton(['check', '--home', home, '--bogus'], esm), 2);
     expect(bad.stderr).toMatch(/unknown option '--bogus'/);
+  });
+
+  it('ends as the CLI does when stdout cannot be written: one internal error, exit 1, no second check', async () => {
+    const { home } = planDir('baton-idle-');
+    expectExit(await runBaton(['check', '--home', home]), 0);
+    for (const cli of [cliPath, esmCliPath]) {
+      const full = openSync('/dev/full', 'w');
+      try {
+        const result = spawnSync(process.execPath, [cli, 'check', '--home', home], {
+          stdio: ['ignore', full, 'pipe'],
+          encoding: 'utf8',
+        });
+        expect(result.status).toBe(1);
+        expect(result.stderr).toMatch(/^baton: internal error: Error: ENOSPC/);
+        expect(result.stderr.match(/^baton:/gm)).toHaveLength(1);
+      } finally {
+        closeSync(full);
+      }
+    }
+  });
+
+  it('opens SQLite when better-sqlite3 keeps its addon where only its own search finds it', async () => {
+    // An install of Baton whose better-sqlite3 has its addon in build/Debug: the launcher's
+    // bundled copy would search beside the bundle, so the installed package must be used.
+    const pkg = mkdtempSync(join(tmpdir(), 'baton-pkg-'));
+    try {
+      cpSync(join(repoRoot, 'dist'), join(pkg, 'dist'), { recursive: true });
+      copyFileSync(join(repoRoot, 'package.json'), join(pkg, 'package.json'));
+      mkdirSync(join(pkg, 'node_modules'));
+      for (const entry of readdirSync(join(repoRoot, 'node_modules'))) {
+        if (entry !== 'better-sqlite3' && entry !== '.bin')
+          symlinkSync(join(repoRoot, 'node_modules', entry), join(pkg, 'node_modules', entry));
+      }
+      const real = join(repoRoot, 'node_modules', 'better-sqlite3');
+      const copy = join(pkg, 'node_modules', 'better-sqlite3');
+      cpSync(join(real, 'lib'), join(copy, 'lib'), { recursive: true });
+      copyFileSync(join(real, 'package.json'), join(copy, 'package.json'));
+      mkdirSync(join(copy, 'build', 'Debug'), { recursive: true });
+      copyFileSync(
+        join(real, 'build', 'Release', 'better_sqlite3.node'),
+        join(copy, 'build', 'Debug', 'better_sqlite3.node'),
+      );
+      const { home } = planDir('baton-idle-');
+      const cli = join(pkg, 'dist', 'cli', 'baton.cjs');
+      expectExit(await runBaton(['check', '--home', home], { cli }), 0);
+      expect(expectExit(await runBaton(['check', '--home', home], { cli }), 0).stdout).toBe('nothing due\n');
+      expect(expectExit(await runBaton(['status', '--home', home], { cli }), 0).stdout).toMatch(
+        /no runs yet/,
+      );
+    } finally {
+      rmSync(pkg, { recursive: true, force: true });
+    }
   });
 
   it('knows the schema version the SQLite migrations reach (the idle check compares with it)', () => {

@@ -7,3 +7,18 @@ export const EXIT = {
   /** Bad input or configuration: nothing was changed. */
   badInput: 2,
 } as const;
+
+/**
+ * How a command that threw ends: a BatonError (bad input) in one line and exit 2, anything else as
+ * an internal error with its stack and exit 1. Returns the exit code.
+ */
+export function failedCommand(error: unknown, isBatonError: boolean): number {
+  if (isBatonError) {
+    process.stderr.write(`baton: ${(error as Error).message}\n`);
+    return EXIT.badInput;
+  }
+  process.stderr.write(
+    `baton: internal error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
+  );
+  return EXIT.workFailed;
+}

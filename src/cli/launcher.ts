@@ -8,9 +8,11 @@
  */
 import Database from 'better-sqlite3';
 import sqlitePackage from 'better-sqlite3/package.json' with { type: 'json' };
+import { isBatonError } from '../core/errors.js';
 import { type BundledSqliteDriver, offerSqliteDriver } from '../store/sqlite/sqlite-driver.js';
 import { type QuickCheck, quickCheckArgs } from './check-args.js';
 import { idleCheck } from './commands/check-idle.js';
+import { failedCommand } from './exit-codes.js';
 
 /** better-sqlite3's JavaScript comes bundled too (the addon is loaded from the installed package). */
 const sqlite: BundledSqliteDriver = { driver: Database, version: sqlitePackage.version };
@@ -20,9 +22,11 @@ offerSqliteDriver(sqlite);
 function idleAnswer(options: QuickCheck['options']): number | null {
   try {
     return idleCheck(options);
-  } catch {
+  } catch (error) {
     // Bad BATON_* settings: the full check refuses them with its usual message.
-    return null;
+    if (isBatonError(error)) return null;
+    // Anything else (stdout unwritable: ENOSPC, EBADF) ends the command as the CLI ends it.
+    return failedCommand(error, false);
   }
 }
 
@@ -31,6 +35,11 @@ const idleTried = quick !== null && quick.stateFile === null;
 const idle = idleTried ? idleAnswer(quick.options) : null;
 if (idle !== null) process.exitCode = idle;
 else
-  void import('./run-cli.js').then(async ({ runCli }) => {
-    process.exitCode = await runCli(process.argv, { idleTried, sqlite });
-  });
+  import('./run-cli.js').then(
+    async ({ runCli }) => {
+      process.exitCode = await runCli(process.argv, { idleTried, sqlite });
+    },
+    (error: unknown) => {
+      process.exitCode = failedCommand(error, false);
+    },
+  );

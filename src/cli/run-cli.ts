@@ -1,7 +1,7 @@
 import { isBatonError } from '../core/errors.js';
 import { type BundledSqliteDriver, offerSqliteDriver } from '../store/sqlite/sqlite-driver.js';
 import { quickCheckArgs } from './check-args.js';
-import { EXIT } from './exit-codes.js';
+import { failedCommand } from './exit-codes.js';
 import { guardStdout } from './stdout-guard.js';
 
 /**
@@ -40,13 +40,6 @@ export async function runCli(argv: readonly string[], launcher?: LauncherHandove
     guardStdout();
     return await (await import('./program.js')).runProgram([...argv]);
   } catch (error) {
-    if (isBatonError(error)) {
-      process.stderr.write(`baton: ${error.message}\n`);
-      return EXIT.badInput;
-    }
-    process.stderr.write(
-      `baton: internal error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
-    );
-    return EXIT.workFailed;
+    return failedCommand(error, isBatonError(error));
   }
 }

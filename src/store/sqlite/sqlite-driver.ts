@@ -85,9 +85,14 @@ function addonPath(): string | null {
   return addon;
 }
 
-/** The bundled copy when it matches the installed package, else the package itself. */
+/**
+ * The bundled copy when it matches the installed package and the addon is where it is named
+ * directly, else the package itself: the copy's own addon search (`bindings`) would look beside
+ * the bundle, not in better-sqlite3's folder.
+ */
 function loadDriver(): typeof Database {
-  if (offered !== undefined && installedVersion() === offered.version) return offered.driver;
+  if (offered !== undefined && addonPath() !== null && installedVersion() === offered.version)
+    return offered.driver;
   // Required, not imported: loading a CommonJS package through the ESM loader parses every file
   // of it for its exports first.
   return cjs()('better-sqlite3') as typeof Database;
