@@ -146,6 +146,15 @@ describe('the baton command and the ES module entry', () => {
       const cli = join(alone, 'baton.cjs');
       const idle = expectExit(await runBaton(['check', '--home', home], { cli }), 0);
       expect(idle.stdout).toBe('nothing due\n');
+      // --home is a global option: before the command it takes the same path.
+      for (const args of [
+        ['--home', home, 'check'],
+        [`--home=${home}`, 'check', '--quiet'],
+      ]) {
+        expect(expectExit(await runBaton(args, { cli }), 0).stdout).toBe(
+          args.includes('--quiet') ? '' : 'nothing due\n',
+        );
+      }
       // ...and anything else loads it (missing here, so the copy fails where the real one works).
       const other = await runBaton(['status', '--home', home], { cli });
       expect(other.code).toBe(1);
