@@ -32,13 +32,6 @@ const BENCHMARKS = [
         higher: false,
         vsFloor: 'time',
       },
-      {
-        key: 'msPerSixTableTx',
-        label: '  floor, 1 row in each of 6 tables',
-        unit: 'ms/tx',
-        higher: false,
-        vsFloor: 'time',
-      },
     ],
   },
   {
