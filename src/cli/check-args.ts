@@ -10,8 +10,8 @@ export interface QuickCheck {
 
 /**
  * `baton check` runs every few minutes, so its common forms (`--home` before or after `check`,
- * `--json`, `--quiet`, at most one state file) are read without the full command-line parser. Anything else, including
- * every mistake, is null: commander reads it and reports it properly.
+ * `--json`, `--quiet`, at most one state file) are read without the full command-line parser.
+ * Anything else, including every mistake, is null: commander reads it and reports it properly.
  */
 export function quickCheckArgs(args: readonly string[]): QuickCheck | null {
   // `--home` is the CLI's global option: it may come before the command too (the later one wins).

@@ -1,3 +1,5 @@
+import { isBatonError } from '../core/errors.js';
+
 /** Exit codes of every `baton` command. */
 export const EXIT = {
   /** Done, or nothing to do. */
@@ -12,9 +14,9 @@ export const EXIT = {
  * How a command that threw ends: a BatonError (bad input) in one line and exit 2, anything else as
  * an internal error with its stack and exit 1. Returns the exit code.
  */
-export function failedCommand(error: unknown, isBatonError: boolean): number {
-  if (isBatonError) {
-    process.stderr.write(`baton: ${(error as Error).message}\n`);
+export function failedCommand(error: unknown): number {
+  if (isBatonError(error)) {
+    process.stderr.write(`baton: ${error.message}\n`);
     return EXIT.badInput;
   }
   process.stderr.write(

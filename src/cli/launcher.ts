@@ -26,20 +26,19 @@ function idleAnswer(options: QuickCheck['options']): number | null {
     // Bad BATON_* settings: the full check refuses them with its usual message.
     if (isBatonError(error)) return null;
     // Anything else (stdout unwritable: ENOSPC, EBADF) ends the command as the CLI ends it.
-    return failedCommand(error, false);
+    return failedCommand(error);
   }
 }
 
 const quick = quickCheckArgs(process.argv.slice(2));
-const idleTried = quick !== null && quick.stateFile === null;
-const idle = idleTried ? idleAnswer(quick.options) : null;
+const idle = quick !== null && quick.stateFile === null ? idleAnswer(quick.options) : null;
 if (idle !== null) process.exitCode = idle;
 else
   import('./run-cli.js').then(
     async ({ runCli }) => {
-      process.exitCode = await runCli(process.argv, { idleTried, sqlite });
+      process.exitCode = await runCli(process.argv, { sqlite });
     },
     (error: unknown) => {
-      process.exitCode = failedCommand(error, false);
+      process.exitCode = failedCommand(error);
     },
   );

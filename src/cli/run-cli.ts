@@ -1,4 +1,3 @@
-import { isBatonError } from '../core/errors.js';
 import { type BundledSqliteDriver, offerSqliteDriver } from '../store/sqlite/sqlite-driver.js';
 import { quickCheckArgs } from './check-args.js';
 import { failedCommand } from './exit-codes.js';
@@ -6,7 +5,8 @@ import { guardStdout } from './stdout-guard.js';
 
 /**
  * The common forms of `baton check` skip commander (about a fifth of the start-up time); with
- * nothing to do, the idle check answers from one read, unless the launcher tried it already.
+ * nothing to do, the idle check answers from one read. `idleTried`: the `baton` launcher asked it
+ * already (it does for every check of the store it reads from the same command line).
  */
 async function fastCheck(args: readonly string[], idleTried: boolean): Promise<number | null> {
   const quick = quickCheckArgs(args);
@@ -23,10 +23,8 @@ async function fastCheck(args: readonly string[], idleTried: boolean): Promise<n
   return (await import('./commands/check.js')).checkCommand(quick.options);
 }
 
-/** What the `baton` launcher did and has before it hands over to the CLI. */
+/** What the `baton` launcher hands over to the CLI when the idle check had no answer. */
 export interface LauncherHandover {
-  /** The idle check was asked already, and had no answer. */
-  idleTried: boolean;
   /** better-sqlite3's JavaScript as the launcher bundled it (see offerSqliteDriver). */
   sqlite: BundledSqliteDriver;
 }
@@ -35,11 +33,11 @@ export interface LauncherHandover {
 export async function runCli(argv: readonly string[], launcher?: LauncherHandover): Promise<number> {
   if (launcher) offerSqliteDriver(launcher.sqlite);
   try {
-    const fast = await fastCheck(argv.slice(2), launcher?.idleTried ?? false);
+    const fast = await fastCheck(argv.slice(2), launcher !== undefined);
     if (fast !== null) return fast;
     guardStdout();
     return await (await import('./program.js')).runProgram([...argv]);
   } catch (error) {
-    return failedCommand(error, isBatonError(error));
+    return failedCommand(error);
   }
 }
