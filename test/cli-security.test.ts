@@ -19,6 +19,7 @@ import {
   timeline,
   writePlan,
 } from './helpers/cli.js';
+import { planDir } from './helpers/plans.js';
 
 const TEST_TIMEOUT = 60_000;
 
@@ -38,8 +39,7 @@ describe('prompts reach the agent as one literal argument', () => {
   it(
     'an instruction full of shell metacharacters is passed verbatim and runs nothing',
     async () => {
-      const dir = tempDir('baton-cli-shell-');
-      const home = join(dir, 'home');
+      const { dir, home } = planDir('baton-cli-shell-');
       // If anything ever ran this through a shell, `~` is a throw-away HOME, never the real one.
       const fakeHome = join(dir, 'fake-home');
       const marker = join(fakeHome, 'keep-me');
@@ -72,8 +72,7 @@ describe('prompts reach the agent as one literal argument', () => {
   it(
     'an --input value with metacharacters, rendered into the instruction, stays literal',
     async () => {
-      const dir = tempDir('baton-cli-input-');
-      const home = join(dir, 'home');
+      const { dir, home } = planDir('baton-cli-input-');
       const pwned = `/tmp/baton-pwned-${randomBytes(6).toString('hex')}`;
       const value = `"; touch ${pwned}; echo "{{inputs.topic}}`;
       const argvFile = join(dir, 'argv.json');
@@ -104,8 +103,7 @@ describe('agent commands are checked where the kernel will find them', () => {
     async () => {
       // workspace/link -> other/sub, so the kernel runs other/agent (a shell) for "link/../agent";
       // text-wise that path is workspace/agent, which does not exist.
-      const dir = tempDir('baton-cli-dotdot-');
-      const home = join(dir, 'home');
+      const { dir, home } = planDir('baton-cli-dotdot-');
       mkdirSync(join(dir, 'other', 'sub'), { recursive: true });
       symlinkSync(join(dir, 'other', 'sub'), join(dir, 'link'));
       symlinkSync('/bin/sh', join(dir, 'other', 'agent'));
@@ -130,8 +128,7 @@ describe('secrets from the environment are not stored', () => {
   it(
     'an agent and a hook command that echo an API key on stderr: masked in the database, the events and the output',
     async () => {
-      const dir = tempDir('baton-cli-secret-');
-      const home = join(dir, 'home');
+      const { dir, home } = planDir('baton-cli-secret-');
       const secret = 'zz9MYREALKEY0123456789abcdef';
       const file = writePlan(dir, {
         name: 'leaky',
@@ -163,8 +160,7 @@ describe('required outputs stay inside the workspace', () => {
   it(
     'a required output that is a symlink to a file outside the workspace fails the step',
     async () => {
-      const dir = tempDir('baton-cli-symlink-');
-      const home = join(dir, 'home');
+      const { dir, home } = planDir('baton-cli-symlink-');
       const workspace = join(dir, 'workspace');
       const outside = join(tempDir('baton-cli-outside-'), 'secret.txt');
       writeFileSync(outside, 'not yours\n');
@@ -201,8 +197,7 @@ describe('required outputs stay inside the workspace', () => {
   it(
     'a required output under a symlinked folder that leads outside fails the step too',
     async () => {
-      const dir = tempDir('baton-cli-symdir-');
-      const home = join(dir, 'home');
+      const { dir, home } = planDir('baton-cli-symdir-');
       const outsideDir = tempDir('baton-cli-outside-dir-');
       const file = writePlan(dir, {
         name: 'symdir',
@@ -230,8 +225,7 @@ describe('required outputs stay inside the workspace', () => {
   it.each([['../x'], ['/etc/hostname'], ['a/../../x']])(
     'requiredOutputs %j is refused when the plan loads (exit 2)',
     async (output) => {
-      const dir = tempDir('baton-cli-escape-');
-      const home = join(dir, 'home');
+      const { dir, home } = planDir('baton-cli-escape-');
       const file = writePlan(dir, {
         name: 'escape',
         defaults: { agent: { command: agentCommand('agent-succeed') } },
