@@ -1,6 +1,9 @@
+import { readFile } from 'node:fs/promises';
 import { BatonError } from '../../core/errors.js';
+import { agentCliSetupText } from '../../harness/mock-llm/agent-cli-setup.js';
 import { FAULT_NAMES, type FaultName, type FaultSpec } from '../../harness/mock-llm/faults.js';
 import { OVERFLOW_FLAVOURS, type OverflowFlavour } from '../../harness/mock-llm/overflow-bodies.js';
+import { type ScriptEntry, validateScriptEntry } from '../../harness/mock-llm/script-entry.js';
 import { startMockLlmServer } from '../../harness/mock-llm/server.js';
 import { EXIT } from '../exit-codes.js';
 
@@ -10,28 +13,34 @@ interface MockLlmOptions {
   seed?: string;
   mix?: string;
   script?: string;
+  scriptFile?: string;
 }
 
 /**
- * `baton mock-llm`: a local model server speaking the OpenAI and Anthropic wire formats that
- * injects faults, for testing plans offline. Runs until interrupted.
+ * `baton mock-llm`: a local model server speaking the OpenAI (Chat Completions and Responses),
+ * Anthropic and Gemini wire formats that injects faults, for testing plans and agent CLIs offline.
+ * Runs until interrupted.
  */
 export async function mockLlmCommand(options: MockLlmOptions): Promise<number> {
   const port = integerOption(options.port ?? '0', '--port', 0, 65_535);
   const seed = integerOption(options.seed ?? '1', '--seed', 0, 2 ** 32 - 1);
+  if (options.script !== undefined && options.scriptFile !== undefined) {
+    throw new BatonError('INVALID_ARGUMENT', '--script and --script-file: give one of them, not both');
+  }
+  const script =
+    options.scriptFile !== undefined
+      ? await readScriptFile(options.scriptFile)
+      : options.script === undefined
+        ? undefined
+        : parseScript(options.script);
   const server = await startMockLlmServer({
     host: options.host ?? '127.0.0.1',
     port,
     seed,
     ...(options.mix === undefined ? {} : { mix: parseMix(options.mix) }),
-    ...(options.script === undefined ? {} : { script: parseScript(options.script) }),
+    ...(script === undefined ? {} : { script }),
   });
-  process.stdout.write(
-    `mock model server listening on ${server.url}\n` +
-      `  OpenAI-compatible:    baseUrl ${server.openaiBaseUrl}  (provider: openai)\n` +
-      `  Anthropic-compatible: baseUrl ${server.anthropicBaseUrl}  (provider: anthropic)\n` +
-      'Stop with Ctrl-C.\n',
-  );
+  process.stdout.write(`${agentCliSetupText(server)}Stop with Ctrl-C.\n`);
   await new Promise<void>((resolve) => {
     const stop = () => {
       process.off('SIGINT', stop);
@@ -72,6 +81,42 @@ function parseMix(text: string): Partial<Record<FaultName, number>> {
     mix[name] = probability;
   }
   return mix;
+}
+
+/**
+ * `--script-file FILE`: a JSON array of script entries, e.g.
+ * `[{ "fault": "ok", "when": { "hasTools": true }, "reply": { "text": "done" } }]`.
+ */
+async function readScriptFile(file: string): Promise<ScriptEntry[]> {
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch (error) {
+    const reason = error instanceof Error ? error.message : String(error);
+    throw new BatonError('INVALID_ARGUMENT', `--script-file ${file}: cannot read it (${reason})`);
+  }
+  let entries: unknown;
+  try {
+    entries = JSON.parse(text);
+  } catch (error) {
+    const reason = error instanceof Error ? error.message : String(error);
+    throw new BatonError('INVALID_ARGUMENT', `${file}: not valid JSON (${reason})`);
+  }
+  if (!Array.isArray(entries)) {
+    throw new BatonError(
+      'INVALID_ARGUMENT',
+      `${file}: expected a JSON array of script entries like [{"fault":"ok","reply":{"text":"done"}}], ` +
+        `got ${entries === null ? 'null' : typeof entries}`,
+    );
+  }
+  entries.forEach((entry, i) => {
+    try {
+      validateScriptEntry(entry, `${file}: script[${i}]`);
+    } catch (error) {
+      throw new BatonError('INVALID_ARGUMENT', error instanceof Error ? error.message : String(error));
+    }
+  });
+  return entries as ScriptEntry[];
 }
 
 /** `rate_limit,overflow:anthropic,ok`: the faults of the first requests, in order. */

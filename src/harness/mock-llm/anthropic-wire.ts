@@ -1,5 +1,6 @@
 import { type CompletionPlan, splitForStream } from './completion-plan.js';
 import { sseFrame } from './http-io.js';
+import { asRecord, summarizeUserText } from './request-text.js';
 import { DEFAULT_MAX_TOKENS, type MockRequest, type ResponseContext } from './types.js';
 
 /**
@@ -10,27 +11,30 @@ import { DEFAULT_MAX_TOKENS, type MockRequest, type ResponseContext } from './ty
  * truncate_tool). Streaming sends the cut text itself as `input_json_delta` pieces.
  */
 
-function asRecord(value: unknown): Record<string, unknown> | undefined {
-  return typeof value === 'object' && value !== null && !Array.isArray(value)
-    ? (value as Record<string, unknown>)
-    : undefined;
-}
-
-export function parseAnthropicRequest(body: Record<string, unknown>): MockRequest {
-  const tools = (Array.isArray(body.tools) ? body.tools : []).flatMap((raw) => {
+export function parseAnthropicRequest(body: Record<string, unknown>, path = '/v1/messages'): MockRequest {
+  const declared = Array.isArray(body.tools) ? body.tools : [];
+  const tools = declared.flatMap((raw) => {
     const tool = asRecord(raw);
-    return tool && typeof tool.name === 'string'
-      ? [{ name: tool.name, parameters: tool.input_schema ?? {} }]
+    return tool && typeof tool.name === 'string' && tool.input_schema !== undefined
+      ? [{ name: tool.name, parameters: tool.input_schema }]
       : [];
   });
+  const messages = Array.isArray(body.messages) ? body.messages : [];
+  const userContents = messages.flatMap((m) => (asRecord(m)?.role === 'user' ? [asRecord(m)?.content] : []));
   return {
     wire: 'anthropic',
     model: typeof body.model === 'string' ? body.model : '',
-    messages: Array.isArray(body.messages) ? body.messages : [],
+    path,
+    messages,
     tools,
+    toolCount: declared.length,
     maxTokens:
       typeof body.max_tokens === 'number' && body.max_tokens > 0 ? body.max_tokens : DEFAULT_MAX_TOKENS,
     stream: body.stream === true,
+    ...summarizeUserText(userContents),
+    hasToolResult: userContents.some(
+      (content) => Array.isArray(content) && content.some((block) => asRecord(block)?.type === 'tool_result'),
+    ),
     body,
   };
 }

@@ -25,8 +25,14 @@ export interface CompletionPlan {
   toolCalls: PlannedToolCall[];
   /** OpenAI names; Anthropic maps stop → end_turn, length → max_tokens, tool_calls → tool_use. */
   finish: 'stop' | 'length' | 'tool_calls';
+  /** Includes `cachedTokens`. */
   inputTokens: number;
+  /** Visible output; reasoning tokens are counted apart. */
   outputTokens: number;
+  /** Input tokens served from cache (from the reply's `usage`, else 0). */
+  cachedTokens: number;
+  /** Reasoning / thinking tokens (from the reply's `usage`, else 0). */
+  reasoningTokens: number;
 }
 
 export const UNKNOWN_TOOL_NAME = 'no_such_tool';
@@ -74,6 +80,18 @@ export function planCompletion(
   reply: MockReply,
   textFallback: () => MockReply,
 ): CompletionPlan {
+  const cachedTokens = reply.usage?.cachedTokens ?? 0;
+  const reasoningTokens = reply.usage?.reasoningTokens ?? 0;
+  const counts = planCounts(fault, request, reply, textFallback);
+  return { ...counts, inputTokens: counts.inputTokens + cachedTokens, cachedTokens, reasoningTokens };
+}
+
+function planCounts(
+  fault: CompletionFault,
+  request: MockRequest,
+  reply: MockReply,
+  textFallback: () => MockReply,
+): Omit<CompletionPlan, 'cachedTokens' | 'reasoningTokens'> {
   const inputTokens = estimateTokens(JSON.stringify(request.messages).length);
   const produced = (text: string, calls: PlannedToolCall[]) =>
     estimateTokens(text.length + calls.reduce((sum, c) => sum + c.name.length + c.argumentsText.length, 0));

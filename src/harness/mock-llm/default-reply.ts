@@ -1,16 +1,30 @@
 import type { MockReply, MockRequest } from './types.js';
 
+/** Above this many declared tools a request is taken for an agent CLI's turn. */
+export const AGENT_TOOL_COUNT = 8;
+
 /**
- * The default `ok` answer: while tools are declared and no tool result has come back yet, call the
- * first tool with the smallest arguments its schema accepts; otherwise answer
- * `ok: ` + the first 40 characters of the last user message.
+ * The default `ok` answer:
+ * - a request that asks for JSON output gets the smallest JSON its schema accepts, as text (so a
+ *   CLI's router or classifier side request gets an answer it can parse);
+ * - a request that declares more than AGENT_TOOL_COUNT tools (an agent CLI's whole tool set) gets
+ *   the text `ok: ` + the first 40 characters of the last user text, never a tool call;
+ * - otherwise, while tools are declared and no tool result has come back yet, a call of the first
+ *   tool with the smallest arguments its schema accepts; else the same `ok: …` text.
  */
 export function defaultReply(request: MockRequest): MockReply {
+  if (request.outputSchema !== undefined)
+    return { text: JSON.stringify(minimalValue(request.outputSchema, {})) };
   const first = request.tools[0];
-  if (first && !hasToolResult(request)) {
+  if (first && request.toolCount <= AGENT_TOOL_COUNT && !request.hasToolResult) {
     return { toolCalls: [{ name: first.name, arguments: minimalArguments(first.parameters) }] };
   }
-  return { text: `ok: ${lastUserText(request).slice(0, 40)}` };
+  return { text: okText(request) };
+}
+
+/** `ok: ` + the first 40 characters of the last user text. */
+export function okText(request: MockRequest): string {
+  return `ok: ${request.lastUserText.slice(0, 40)}`;
 }
 
 function asRecord(value: unknown): Record<string, unknown> | undefined {
@@ -19,46 +33,13 @@ function asRecord(value: unknown): Record<string, unknown> | undefined {
     : undefined;
 }
 
-/** OpenAI: a message with role `tool`. Anthropic: a user content block of type `tool_result`. */
-export function hasToolResult(request: MockRequest): boolean {
-  return request.messages.some((raw) => {
-    const message = asRecord(raw);
-    if (!message) return false;
-    if (request.wire === 'openai') return message.role === 'tool';
-    return (
-      message.role === 'user' &&
-      Array.isArray(message.content) &&
-      message.content.some((block) => asRecord(block)?.type === 'tool_result')
-    );
-  });
-}
-
-/** The text of the last user message that has any text ('' when there is none). */
-export function lastUserText(request: MockRequest): string {
-  for (let i = request.messages.length - 1; i >= 0; i -= 1) {
-    const message = asRecord(request.messages[i]);
-    if (message?.role !== 'user') continue;
-    const text = contentText(message.content);
-    if (text !== '') return text;
-  }
-  return '';
-}
-
-function contentText(content: unknown): string {
-  if (typeof content === 'string') return content;
-  if (!Array.isArray(content)) return '';
-  return content
-    .map((part) => {
-      const block = asRecord(part);
-      return block?.type === 'text' && typeof block.text === 'string' ? block.text : '';
-    })
-    .join('');
-}
-
 function schemaType(schema: Record<string, unknown>): string | undefined {
+  // Gemini schemas spell types in capitals (OBJECT, STRING, INTEGER).
   const type = schema.type;
-  if (typeof type === 'string') return type;
-  if (Array.isArray(type)) return type.find((t): t is string => typeof t === 'string' && t !== 'null');
+  if (typeof type === 'string') return type.toLowerCase();
+  if (Array.isArray(type)) {
+    return type.find((t): t is string => typeof t === 'string' && t !== 'null')?.toLowerCase();
+  }
   if (asRecord(schema.properties)) return 'object';
   return undefined;
 }
@@ -66,11 +47,11 @@ function schemaType(schema: Record<string, unknown>): string | undefined {
 /**
  * The smallest value a JSON Schema accepts, by these rules: enum → first value, const → it,
  * string → "x", number/integer → 1, boolean → true, array → [], object → its required properties,
- * anyOf/oneOf → the first branch. Unknown shapes give "x".
+ * anyOf/oneOf → the first branch; numbers respect `minimum`. Unknown shapes give `fallback` ("x").
  */
-export function minimalValue(schemaInput: unknown): unknown {
+export function minimalValue(schemaInput: unknown, fallback: unknown = 'x'): unknown {
   const schema = asRecord(schemaInput);
-  if (!schema) return 'x';
+  if (!schema) return fallback;
   if (Array.isArray(schema.enum) && schema.enum.length > 0) return schema.enum[0];
   if ('const' in schema) return schema.const;
   const branches = schema.anyOf ?? schema.oneOf;
@@ -80,7 +61,7 @@ export function minimalValue(schemaInput: unknown): unknown {
       return 'x';
     case 'number':
     case 'integer':
-      return 1;
+      return typeof schema.minimum === 'number' && schema.minimum > 1 ? Math.ceil(schema.minimum) : 1;
     case 'boolean':
       return true;
     case 'array':
@@ -97,7 +78,7 @@ export function minimalValue(schemaInput: unknown): unknown {
       return value;
     }
     default:
-      return 'x';
+      return fallback;
   }
 }
 

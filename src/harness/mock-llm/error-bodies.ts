@@ -1,9 +1,18 @@
+import {
+  geminiBadRequestResponse,
+  geminiFatalResponse,
+  geminiQuotaResponse,
+  geminiRateLimitResponse,
+  geminiRateWindowTooLargeResponse,
+  geminiServerErrorResponse,
+} from './gemini-error-bodies.js';
 import type { ProviderErrorResponse } from './overflow-bodies.js';
 import type { Wire } from './types.js';
 
 /**
- * Provider-shaped error answers other than context overflow. OpenAI wraps `{ error: { message, type,
- * param, code } }`; Anthropic sends `{ type: 'error', error: { type, message } }`.
+ * Provider-shaped error answers other than context overflow. OpenAI (Chat Completions and
+ * Responses) wraps `{ error: { message, type, param, code } }`; Anthropic sends
+ * `{ type: 'error', error: { type, message } }`; Gemini's are in gemini-error-bodies.ts.
  */
 
 function openaiError(status: number, message: string, type: string, code: string | null, param?: string) {
@@ -14,35 +23,64 @@ function anthropicError(status: number, type: string, message: string): Provider
   return { status, body: { type: 'error', error: { type, message } } };
 }
 
+/** When a rate-limited client may try again: the fault's retry fields. */
+export interface RetryAfter {
+  /** `retry-after: <seconds>`. */
+  retryAfterS?: number;
+  /** `retry-after-ms: <ms>`. */
+  retryAfterMs?: number;
+  /** `retry-after: <HTTP date>`, this many seconds from `nowMs` (rounded up to a whole second). */
+  retryAfterDate?: number;
+}
+
+function retryHeaders(retry: RetryAfter, nowMs: number): Record<string, string> {
+  const headers: Record<string, string> = {};
+  if (retry.retryAfterS !== undefined) headers['retry-after'] = String(retry.retryAfterS);
+  if (retry.retryAfterDate !== undefined) {
+    const at = Math.ceil((nowMs + retry.retryAfterDate * 1000) / 1000) * 1000;
+    headers['retry-after'] = new Date(at).toUTCString();
+  }
+  if (retry.retryAfterMs !== undefined) headers['retry-after-ms'] = String(retry.retryAfterMs);
+  return headers;
+}
+
+/** The advertised wait in seconds, whichever field gave it (undefined when none did). */
+export function retryDelaySeconds(retry: RetryAfter): number | undefined {
+  if (retry.retryAfterS !== undefined) return retry.retryAfterS;
+  if (retry.retryAfterDate !== undefined) return retry.retryAfterDate;
+  return retry.retryAfterMs === undefined ? undefined : retry.retryAfterMs / 1000;
+}
+
 export function rateLimitResponse(
   wire: Wire,
-  retryAfterS?: number,
-  retryAfterMs?: number,
+  retry: RetryAfter = {},
+  nowMs = Date.now(),
 ): ProviderErrorResponse {
-  const headers: Record<string, string> = {};
-  if (retryAfterS !== undefined) headers['retry-after'] = String(retryAfterS);
-  if (retryAfterMs !== undefined) headers['retry-after-ms'] = String(retryAfterMs);
+  const headers = retryHeaders(retry, nowMs);
+  const delay = retryDelaySeconds(retry);
+  if (wire === 'gemini') return { ...geminiRateLimitResponse(delay), headers };
   const response =
-    wire === 'openai'
-      ? openaiError(
-          429,
-          'Rate limit reached for gpt-4o in organization org-x on requests per min (RPM): Limit 500, Used 500, ' +
-            'Requested 1. Please try again in 120ms.',
-          'requests',
-          'rate_limit_exceeded',
-        )
-      : anthropicError(
+    wire === 'anthropic'
+      ? anthropicError(
           429,
           'rate_limit_error',
           'This request would exceed the rate limit for your organization of 50 requests per minute. ' +
             'For details, refer to: https://docs.anthropic.com/en/api/rate-limits.',
+        )
+      : openaiError(
+          429,
+          'Rate limit reached for gpt-4o in organization org-x on requests per min (RPM): Limit 500, Used 500, ' +
+            `Requested 1. Please try again in ${delay === undefined ? '120ms' : `${delay}s`}.`,
+          'requests',
+          'rate_limit_exceeded',
         );
   return { ...response, headers };
 }
 
 /** A single request larger than the whole tokens-per-minute window: waiting never helps. */
 export function rateWindowTooLargeResponse(wire: Wire): ProviderErrorResponse {
-  return wire === 'openai'
+  if (wire === 'gemini') return geminiRateWindowTooLargeResponse();
+  return wire !== 'anthropic'
     ? openaiError(
         429,
         'Request too large for gpt-4o in organization org-x on tokens per min (TPM): Limit 30000, Requested 45000. ' +
@@ -61,6 +99,7 @@ export function rateWindowTooLargeResponse(wire: Wire): ProviderErrorResponse {
 }
 
 export function serverErrorResponse(wire: Wire, status: 500 | 502 | 503 | 529 = 500): ProviderErrorResponse {
+  if (wire === 'gemini') return geminiServerErrorResponse(status);
   if (wire === 'anthropic') {
     if (status === 529) return anthropicError(529, 'overloaded_error', 'Overloaded');
     return anthropicError(status, 'api_error', 'Internal server error');
@@ -73,6 +112,7 @@ export function serverErrorResponse(wire: Wire, status: 500 | 502 | 503 | 529 = 
 }
 
 export function fatalResponse(wire: Wire, status: 400 | 401 | 403 | 404 = 401): ProviderErrorResponse {
+  if (wire === 'gemini') return geminiFatalResponse(status);
   if (wire === 'anthropic') {
     if (status === 400)
       return anthropicError(
@@ -125,7 +165,8 @@ export function fatalResponse(wire: Wire, status: 400 | 401 | 403 | 404 = 401): 
 }
 
 export function quotaResponse(wire: Wire): ProviderErrorResponse {
-  return wire === 'openai'
+  if (wire === 'gemini') return geminiQuotaResponse();
+  return wire !== 'anthropic'
     ? openaiError(
         429,
         'You exceeded your current quota, please check your plan and billing details. For more information on ' +
@@ -141,9 +182,9 @@ export function quotaResponse(wire: Wire): ProviderErrorResponse {
       );
 }
 
-/** The body of an error sent inside an already started SSE stream. */
+/** The body of an error sent inside an already started Chat Completions or Anthropic stream. */
 export function midstreamErrorPayload(wire: Wire): unknown {
-  return wire === 'openai'
+  return wire !== 'anthropic'
     ? {
         error: {
           message: 'The server had an error while processing your request. Sorry about that!',
@@ -160,7 +201,8 @@ export function unknownRouteResponse(method: string, path: string): ProviderErro
 }
 
 export function badRequestBodyResponse(wire: Wire, detail: string): ProviderErrorResponse {
-  return wire === 'openai'
+  if (wire === 'gemini') return geminiBadRequestResponse(`Invalid JSON payload received. ${detail}`);
+  return wire !== 'anthropic'
     ? openaiError(
         400,
         `We could not parse the JSON body of your request. (${detail})`,

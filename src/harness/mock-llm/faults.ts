@@ -5,19 +5,26 @@ import { OVERFLOW_FLAVOURS, type OverflowFlavour } from './overflow-bodies.js';
  * real provider; the comments say what the client receives.
  */
 export const FAULT_NAMES = [
-  /** A normal answer built from the `reply` option (or the default reply). */
+  /** A normal answer: the script entry's `reply`, else the `reply` option, else the default reply. */
   'ok',
-  /** 429 with a provider-shaped body and optional `retry-after` / `retry-after-ms` headers. */
+  /**
+   * 429 with a provider-shaped body and optional `retry-after` (seconds, or an HTTP date) /
+   * `retry-after-ms` headers; on Gemini the delay is also in the body's `RetryInfo`.
+   */
   'rate_limit',
   /** 429 "Request too large ... tokens per min": a request that can never fit the rate window. */
   'rate_window_too_large',
-  /** 5xx with a provider-shaped body (529 is Anthropic's "Overloaded"). */
+  /** 5xx with a provider-shaped body (529 is Anthropic's "Overloaded"; other wires send it as is). */
   'server_error',
   /** The request is accepted and nothing is sent for `ms`, then the connection is dropped. */
   'stall',
   /** A 200 response is started (or, with `beforeHeaders`, not even that), then the socket is reset. */
   'reset',
-  /** Streaming only: a few chunks, then an SSE error event. Non-streaming requests get a 500. */
+  /**
+   * Streaming only: a few chunks, then the wire's in-stream error (Chat: a `data:` error, Anthropic:
+   * `event: error`, Responses: `response.failed`, Gemini: a bare JSON google.rpc.Status chunk).
+   * Non-streaming requests get a 500.
+   */
   'midstream_error',
   /** The provider's real context-overflow status and body, for the chosen flavour. */
   'overflow',
@@ -43,7 +50,11 @@ export type FaultName = (typeof FAULT_NAMES)[number];
 
 export type FaultSpec =
   | { fault: 'ok' }
-  | { fault: 'rate_limit'; retryAfterS?: number; retryAfterMs?: number }
+  /**
+   * `retryAfterS`: `retry-after: <seconds>`. `retryAfterDate`: `retry-after: <HTTP date>` that many
+   * seconds from the answer (rounded up to a whole second). `retryAfterMs`: `retry-after-ms`.
+   */
+  | { fault: 'rate_limit'; retryAfterS?: number; retryAfterMs?: number; retryAfterDate?: number }
   | { fault: 'rate_window_too_large' }
   | { fault: 'server_error'; status?: 500 | 502 | 503 | 529 }
   /** `ms` defaults to 60_000. */
@@ -98,6 +109,7 @@ export function validateFaultSpec(spec: unknown, where: string): asserts spec is
     case 'rate_limit':
       checkOptionalNumber(record, 'retryAfterS', where);
       checkOptionalNumber(record, 'retryAfterMs', where);
+      checkOptionalNumber(record, 'retryAfterDate', where);
       break;
     case 'server_error':
       checkOptionalNumber(record, 'status', where, [500, 502, 503, 529]);

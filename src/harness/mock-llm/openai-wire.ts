@@ -1,28 +1,42 @@
 import { type CompletionPlan, splitForStream } from './completion-plan.js';
 import { sseFrame } from './http-io.js';
+import { asRecord, summarizeUserText } from './request-text.js';
 import { DEFAULT_MAX_TOKENS, type MockRequest, type ResponseContext } from './types.js';
 
 /** OpenAI Chat Completions (`POST /v1/chat/completions`): request parsing and response rendering. */
 
-function asRecord(value: unknown): Record<string, unknown> | undefined {
-  return typeof value === 'object' && value !== null && !Array.isArray(value)
-    ? (value as Record<string, unknown>)
-    : undefined;
+/** The JSON Schema of `response_format` (json_schema → its schema, json_object → {}), if JSON is asked for. */
+function outputSchemaOf(body: Record<string, unknown>): unknown {
+  const format = asRecord(body.response_format);
+  if (format?.type === 'json_object') return {};
+  if (format?.type === 'json_schema') return asRecord(format.json_schema)?.schema ?? {};
+  return undefined;
 }
 
-export function parseOpenaiRequest(body: Record<string, unknown>): MockRequest {
-  const tools = (Array.isArray(body.tools) ? body.tools : []).flatMap((raw) => {
+export function parseOpenaiRequest(
+  body: Record<string, unknown>,
+  path = '/v1/chat/completions',
+): MockRequest {
+  const declared = Array.isArray(body.tools) ? body.tools : [];
+  const tools = declared.flatMap((raw) => {
     const fn = asRecord(asRecord(raw)?.function);
     return fn && typeof fn.name === 'string' ? [{ name: fn.name, parameters: fn.parameters ?? {} }] : [];
   });
+  const messages = Array.isArray(body.messages) ? body.messages : [];
+  const records = messages.map((m) => asRecord(m));
   const max = body.max_completion_tokens ?? body.max_tokens;
   return {
     wire: 'openai',
     model: typeof body.model === 'string' ? body.model : '',
-    messages: Array.isArray(body.messages) ? body.messages : [],
+    path,
+    messages,
     tools,
+    toolCount: declared.length,
     maxTokens: typeof max === 'number' && max > 0 ? max : DEFAULT_MAX_TOKENS,
     stream: body.stream === true,
+    ...summarizeUserText(records.filter((m) => m?.role === 'user').map((m) => m?.content)),
+    hasToolResult: records.some((m) => m?.role === 'tool' || m?.role === 'function'),
+    outputSchema: outputSchemaOf(body),
     body,
   };
 }

@@ -1,28 +1,30 @@
 import type { ServerResponse } from 'node:http';
-import { anthropicStreamFrames, renderAnthropicMessage } from './anthropic-wire.js';
 import { type CompletionFault, type CompletionPlan, planCompletion } from './completion-plan.js';
-import { defaultReply, lastUserText } from './default-reply.js';
+import { defaultReply, okText } from './default-reply.js';
 import {
   fatalResponse,
-  midstreamErrorPayload,
   quotaResponse,
   rateLimitResponse,
   rateWindowTooLargeResponse,
   serverErrorResponse,
 } from './error-bodies.js';
 import type { FaultSpec } from './faults.js';
-import { jsonBytes, resetAfter, SSE_HEADERS, sendJson, sendSse, sseFrame } from './http-io.js';
-import { openaiStreamFrames, renderOpenaiCompletion, wantsUsage } from './openai-wire.js';
+import { jsonBytes, resetAfter, SSE_HEADERS, sendJson, sendSse } from './http-io.js';
 import { OVERFLOW_RESPONSES, type ProviderErrorResponse } from './overflow-bodies.js';
 import type { MockReply, MockRequest, ResponseContext } from './types.js';
+import { WIRE_RENDERERS } from './wire-render.js';
 
 export const DEFAULT_STALL_MS = 60_000;
+
+/** The pause between the frames of a failing stream and its error, so the error comes apart. */
+const MIDSTREAM_ERROR_GAP_MS = 30;
 
 export interface AnswerInput {
   res: ServerResponse;
   spec: FaultSpec;
   request: MockRequest;
   ctx: ResponseContext;
+  /** The reply of an answer built here; undefined: the default reply. */
   reply: ((request: MockRequest) => MockReply) | undefined;
   /** Runs `fn` after `ms` unless cancelled; the server clears what is left on close(). */
   schedule: (ms: number, fn: () => void) => () => void;
@@ -35,31 +37,29 @@ function sendError(res: ServerResponse, response: ProviderErrorResponse): void {
 function plan(fault: CompletionFault, input: AnswerInput): CompletionPlan {
   const { request } = input;
   const reply = (input.reply ?? defaultReply)(request);
-  return planCompletion(fault, request, reply, () => ({ text: `ok: ${lastUserText(request).slice(0, 40)}` }));
+  return planCompletion(fault, request, reply, () => ({ text: okText(request) }));
 }
 
 function streamFrames(completion: CompletionPlan, input: AnswerInput): string[] {
-  return input.request.wire === 'openai'
-    ? openaiStreamFrames(completion, input.ctx, wantsUsage(input.request))
-    : anthropicStreamFrames(completion, input.ctx);
+  return WIRE_RENDERERS[input.request.wire].frames(completion, input.ctx, input.request);
+}
+
+function jsonBody(completion: CompletionPlan, input: AnswerInput): unknown {
+  return WIRE_RENDERERS[input.request.wire].body(completion, input.ctx, input.request);
 }
 
 function sendCompletion(completion: CompletionPlan, input: AnswerInput): void {
-  const { res, request, ctx } = input;
+  const { res, request } = input;
   if (request.stream) {
     sendSse(res, streamFrames(completion, input));
     return;
   }
-  const body =
-    request.wire === 'openai'
-      ? renderOpenaiCompletion(completion, ctx)
-      : renderAnthropicMessage(completion, ctx);
-  sendJson(res, 200, body);
+  sendJson(res, 200, jsonBody(completion, input));
 }
 
 /** Starts a normal 200 answer, sends `afterBytes` of it (default: a few events / half the JSON), resets. */
 function sendReset(spec: Extract<FaultSpec, { fault: 'reset' }>, input: AnswerInput): void {
-  const { res, request, ctx } = input;
+  const { res, request } = input;
   if (spec.beforeHeaders) {
     resetAfter(res);
     return;
@@ -73,11 +73,7 @@ function sendReset(spec: Extract<FaultSpec, { fault: 'reset' }>, input: AnswerIn
     defaultBytes = Buffer.byteLength(frames.slice(0, 2).join(''), 'utf8');
     res.writeHead(200, SSE_HEADERS);
   } else {
-    const body =
-      request.wire === 'openai'
-        ? renderOpenaiCompletion(completion, ctx)
-        : renderAnthropicMessage(completion, ctx);
-    full = jsonBytes(body);
+    full = jsonBytes(jsonBody(completion, input));
     defaultBytes = Math.floor(full.length / 2);
     res.writeHead(200, { 'content-type': 'application/json', 'content-length': String(full.length) });
   }
@@ -86,18 +82,25 @@ function sendReset(spec: Extract<FaultSpec, { fault: 'reset' }>, input: AnswerIn
   resetAfter(res, full.subarray(0, Math.max(0, count)));
 }
 
-/** Streams the start of a normal answer, then an SSE error event; non-streaming requests get a 500. */
+/**
+ * Streams the start of a normal answer, then (a moment later) the wire's error frame, and ends the
+ * stream; non-streaming requests get a 500.
+ */
 function sendMidstreamError(input: AnswerInput): void {
-  const { res, request } = input;
+  const { res, request, ctx } = input;
   if (!request.stream) {
     sendError(res, serverErrorResponse(request.wire, 500));
     return;
   }
+  const renderer = WIRE_RENDERERS[request.wire];
   const frames = streamFrames(plan('ok', input), input);
-  const keep = Math.min(frames.length - 1, request.wire === 'openai' ? 2 : 3);
-  const payload = midstreamErrorPayload(request.wire);
-  const error = request.wire === 'openai' ? sseFrame(payload) : sseFrame(payload, 'error');
-  sendSse(res, [...frames.slice(0, keep), error]);
+  const keep = Math.max(0, Math.min(frames.length - 1, renderer.keepBeforeError));
+  res.writeHead(200, SSE_HEADERS);
+  for (const frame of frames.slice(0, keep)) res.write(frame);
+  const cancel = input.schedule(MIDSTREAM_ERROR_GAP_MS, () => {
+    res.end(renderer.errorFrame(ctx, request, keep));
+  });
+  res.once('close', cancel);
 }
 
 type ErrorSpec = Extract<
@@ -121,7 +124,7 @@ function isErrorSpec(spec: FaultSpec): spec is ErrorSpec {
 function errorResponse(spec: ErrorSpec, wire: MockRequest['wire']): ProviderErrorResponse {
   switch (spec.fault) {
     case 'rate_limit':
-      return rateLimitResponse(wire, spec.retryAfterS, spec.retryAfterMs);
+      return rateLimitResponse(wire, spec);
     case 'rate_window_too_large':
       return rateWindowTooLargeResponse(wire);
     case 'server_error':

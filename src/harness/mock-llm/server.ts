@@ -2,18 +2,26 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo, Socket } from 'node:net';
 import { parseAnthropicRequest } from './anthropic-wire.js';
 import { badRequestBodyResponse, unknownRouteResponse } from './error-bodies.js';
-import { type FaultName, type FaultSpec, validateFaultSpec } from './faults.js';
+import type { FaultName, FaultSpec } from './faults.js';
+import { geminiBadRequestResponse } from './gemini-error-bodies.js';
+import { parseGeminiRequest } from './gemini-wire.js';
 import { readBody, sendJson } from './http-io.js';
 import { parseOpenaiRequest } from './openai-wire.js';
 import { createSeededRandom, drawFault, validateFaultMix } from './random.js';
 import { answer } from './respond.js';
+import { parseResponsesRequest } from './responses-wire.js';
+import { type Route, routeOf } from './routes.js';
+import { type ScriptEntry, validateScriptEntry } from './script-entry.js';
+import { createScriptQueue } from './script-match.js';
 import type { MockLlmOptions, MockLlmServer, MockRequest, RecordedRequest, Wire } from './types.js';
 
 /**
- * A fault-injecting model-provider server on node:http: OpenAI Chat Completions at
- * `POST /v1/chat/completions` and Anthropic Messages at `POST /v1/messages`, streaming or not.
- * Each request takes the next fault from the script, else draws one from `mix`, else is `ok`.
- * API keys are neither checked nor logged; the server logs nothing.
+ * A fault-injecting model-provider server on node:http, streaming or not: OpenAI Chat Completions
+ * at `POST /v1/chat/completions`, OpenAI Responses at `POST /v1/responses`, Anthropic Messages at
+ * `POST /v1/messages`, Gemini at `POST /v1beta/models/<model>:generateContent` and
+ * `:streamGenerateContent?alt=sse`. Each request is answered by the first script entry whose `when`
+ * matches it, else by a fault drawn from `mix`, else `ok`. API keys are neither checked nor logged;
+ * the server logs nothing.
  */
 
 export type { FaultName, FaultSpec } from './faults.js';
@@ -22,19 +30,16 @@ export type { OverflowFlavour, ProviderErrorResponse } from './overflow-bodies.j
 export { OVERFLOW_FLAVOURS, OVERFLOW_RESPONSES } from './overflow-bodies.js';
 export type { FaultMix } from './random.js';
 export { createSeededRandom, drawFault } from './random.js';
+export type { ScriptEntry, ScriptWhen } from './script-entry.js';
 export type {
   MockLlmOptions,
   MockLlmServer,
   MockReply,
   MockRequest,
+  MockUsage,
   RecordedRequest,
   Wire,
 } from './types.js';
-
-const ROUTES: ReadonlyMap<string, Wire> = new Map([
-  ['/v1/chat/completions', 'openai'],
-  ['/v1/messages', 'anthropic'],
-]);
 
 function checkOptions(options: MockLlmOptions): void {
   const { port, seed } = options;
@@ -45,14 +50,17 @@ function checkOptions(options: MockLlmOptions): void {
     throw new Error(`mock-llm: seed: expected a finite number, got ${String(seed)}`);
   }
   if (options.mix) validateFaultMix(options.mix);
-  options.script?.forEach((spec, i) => {
-    validateFaultSpec(spec, `mock-llm: script[${i}]`);
+  options.script?.forEach((entry, i) => {
+    validateScriptEntry(entry, `mock-llm: script[${i}]`);
   });
 }
 
 /** A drawn fault name as a spec; a drawn overflow uses the request's own provider flavour. */
 function specForDrawn(name: FaultName, wire: Wire): FaultSpec {
-  if (name === 'overflow') return { fault: 'overflow', flavour: wire === 'openai' ? 'openai' : 'anthropic' };
+  if (name === 'overflow') {
+    const flavour = wire === 'anthropic' ? 'anthropic' : wire === 'gemini' ? 'gemini' : 'openai';
+    return { fault: 'overflow', flavour };
+  }
   return { fault: name } as FaultSpec;
 }
 
@@ -67,10 +75,29 @@ function parseJsonObject(text: string): Record<string, unknown> | string {
   }
 }
 
+function parseRequest(route: Route, body: Record<string, unknown>): MockRequest {
+  switch (route.wire) {
+    case 'openai':
+      return parseOpenaiRequest(body, route.path);
+    case 'anthropic':
+      return parseAnthropicRequest(body, route.path);
+    case 'responses':
+      return parseResponsesRequest(body, route.path);
+    case 'gemini':
+      return parseGeminiRequest(body, route);
+  }
+}
+
+/** The fault spec of an entry, without the script fields (what respond.ts renders). */
+function faultOf(entry: ScriptEntry): FaultSpec {
+  const { reply: _reply, when: _when, repeat: _repeat, ...spec } = entry;
+  return spec as FaultSpec;
+}
+
 export async function startMockLlmServer(options: MockLlmOptions = {}): Promise<MockLlmServer> {
   checkOptions(options);
   const host = options.host ?? '127.0.0.1';
-  const script: FaultSpec[] = [...(options.script ?? [])];
+  const script = createScriptQueue(options.script ?? []);
   const random = createSeededRandom(options.seed ?? 1);
   const requests: RecordedRequest[] = [];
   const sockets = new Set<Socket>();
@@ -89,15 +116,19 @@ export async function startMockLlmServer(options: MockLlmOptions = {}): Promise<
     };
   };
 
-  const nextFault = (wire: Wire, request: MockRequest): FaultSpec => {
+  /** The entry that answers `request` and its script index (null: decide(), the mix or the default). */
+  const nextEntry = (request: MockRequest): { entry: ScriptEntry; index: number | null } => {
     const decided = options.decide?.(request);
     if (decided) {
-      validateFaultSpec(decided, 'mock-llm: decide()');
-      return decided;
+      validateScriptEntry(decided, 'mock-llm: decide()');
+      return { entry: decided, index: null };
     }
-    const scripted = script.shift();
+    const scripted = script.take(request);
     if (scripted) return scripted;
-    return options.mix ? specForDrawn(drawFault(random, options.mix), wire) : { fault: 'ok' };
+    const entry = options.mix
+      ? specForDrawn(drawFault(random, options.mix), request.wire)
+      : { fault: 'ok' as const };
+    return { entry, index: null };
   };
 
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
@@ -107,10 +138,10 @@ export async function startMockLlmServer(options: MockLlmOptions = {}): Promise<
     res.setHeader('request-id', requestId);
     res.setHeader('x-request-id', requestId);
 
-    const path = (req.url ?? '/').split('?')[0] ?? '/';
-    const wire = req.method === 'POST' ? ROUTES.get(path) : undefined;
-    if (!wire) {
+    const route = routeOf(req.method, req.url);
+    if (!route) {
       req.resume();
+      const path = (req.url ?? '/').split('?')[0] ?? '/';
       const response = unknownRouteResponse(req.method ?? 'GET', path);
       sendJson(res, response.status, response.body);
       return;
@@ -124,26 +155,39 @@ export async function startMockLlmServer(options: MockLlmOptions = {}): Promise<
       }
       return;
     }
-    const body = parseJsonObject(raw.text);
-    if (typeof body === 'string') {
-      const response = badRequestBodyResponse(wire, body);
+    if (route.wire === 'gemini' && route.stream && !route.sse) {
+      const response = geminiBadRequestResponse(
+        'mock-llm: streamGenerateContent is served as SSE only: add ?alt=sse',
+      );
       sendJson(res, response.status, response.body);
       return;
     }
-    const request = wire === 'openai' ? parseOpenaiRequest(body) : parseAnthropicRequest(body);
-    const spec = nextFault(wire, request);
+    const body = parseJsonObject(raw.text);
+    if (typeof body === 'string') {
+      const response = badRequestBodyResponse(route.wire, body);
+      sendJson(res, response.status, response.body);
+      return;
+    }
+    const request = parseRequest(route, body);
+    const { entry, index } = nextEntry(request);
+    const spec = faultOf(entry);
     requests.push({
-      wire,
+      wire: request.wire,
+      path: request.path,
       model: request.model,
       stream: request.stream,
       maxTokens: request.maxTokens,
       messagesCount: request.messages.length,
-      hasTools: request.tools.length > 0,
+      hasTools: request.toolCount > 0,
       fault: spec.fault,
+      scriptIndex: index,
+      userText: request.userText,
       at: Date.now(),
     });
     const ctx = { seq: requestSeq, model: request.model, created: Math.floor(Date.now() / 1000) };
-    answer({ res, spec, request, ctx, reply: options.reply, schedule });
+    const scriptedReply = entry.reply;
+    const reply = scriptedReply ? () => scriptedReply : options.reply;
+    answer({ res, spec, request, ctx, reply, schedule });
   };
 
   const server = createServer((req, res) => {
@@ -189,12 +233,13 @@ export async function startMockLlmServer(options: MockLlmOptions = {}): Promise<
     url,
     openaiBaseUrl: `${url}/v1`,
     anthropicBaseUrl: url,
+    geminiBaseUrl: url,
     requests,
-    enqueue(...faults: FaultSpec[]) {
-      faults.forEach((spec, i) => {
-        validateFaultSpec(spec, `mock-llm: enqueue(...)[${i}]`);
+    enqueue(...entries: ScriptEntry[]) {
+      entries.forEach((entry, i) => {
+        validateScriptEntry(entry, `mock-llm: enqueue(...)[${i}]`);
       });
-      script.push(...faults);
+      script.add(entries);
     },
     close,
   };

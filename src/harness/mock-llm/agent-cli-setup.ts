@@ -1,0 +1,112 @@
+import type { MockLlmServer } from './types.js';
+
+/**
+ * How to point the real agent CLIs at the mock (claude 2.1, codex 0.171, gemini 0.61), as data:
+ * the startup message of `baton mock-llm` and the CLI tests use the same values.
+ *
+ * Side requests (seen against the mock; none of them declares a tool, every agent turn does, so
+ * `when: { hasTools: true }` keeps them off a script):
+ * - claude: `HEAD /api/hello`, a connectivity check (answered 404, not recorded), which
+ *   CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1 turns off; in `-p` mode no title, quota or Haiku
+ *   request was seen, Bash and Write calls included. Its turns go to `/v1/messages?beta=true`.
+ * - codex: none; every request is a streamed `POST /v1/responses` turn.
+ * - gemini: before each user turn, its model router calls `:generateContent` on a flash-lite model
+ *   with `responseMimeType: application/json` and a `complexity_score` schema; the default reply
+ *   answers such requests with the smallest JSON the schema accepts (score 1), which routes the
+ *   turn to a flash model. Turns stream (`:streamGenerateContent?alt=sse`); the router is not
+ *   asked again after a function response.
+ */
+
+/**
+ * Environment for `claude -p` (also set HOME to a scratch directory). Non-essential traffic
+ * (auto-update, telemetry, error reports) is switched off so claude talks to the mock only.
+ */
+export function claudeEnv(server: Pick<MockLlmServer, 'anthropicBaseUrl'>): Record<string, string> {
+  return {
+    ANTHROPIC_BASE_URL: server.anthropicBaseUrl,
+    ANTHROPIC_API_KEY: 'sk-test',
+    CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
+  };
+}
+
+/** The variable codex reads the provider's key from (named by `env_key` in the config). */
+export const CODEX_KEY_ENV = 'LOCAL_API_KEY';
+
+/**
+ * `$CODEX_HOME/config.toml` for a provider on the mock's Responses wire, with the update check and
+ * analytics off. `retries` sets both `request_max_retries` and `stream_max_retries` (default 0:
+ * every fault reaches codex at once); undefined leaves codex's own defaults (4 and 5).
+ */
+export function codexConfigToml(
+  server: Pick<MockLlmServer, 'openaiBaseUrl'>,
+  options: { retries?: number | undefined } = { retries: 0 },
+): string {
+  const lines = [
+    'model = "mock-model"',
+    'model_provider = "local"',
+    'check_for_update_on_startup = false',
+    '',
+    '[analytics]',
+    'enabled = false',
+    '',
+    '[model_providers.local]',
+    'name = "local"',
+    `base_url = "${server.openaiBaseUrl}"`,
+    `env_key = "${CODEX_KEY_ENV}"`,
+    'wire_api = "responses"',
+  ];
+  if (options.retries !== undefined) {
+    lines.push(`request_max_retries = ${options.retries}`, `stream_max_retries = ${options.retries}`);
+  }
+  return `${lines.join('\n')}\n`;
+}
+
+/** Environment for `gemini -p` (HOME must hold `.gemini/settings.json` = GEMINI_SETTINGS). */
+export function geminiEnv(server: Pick<MockLlmServer, 'geminiBaseUrl'>): Record<string, string> {
+  return {
+    GOOGLE_GEMINI_BASE_URL: server.geminiBaseUrl,
+    GEMINI_API_KEY: 'x',
+    GEMINI_CLI_TRUST_WORKSPACE: 'true',
+  };
+}
+
+/**
+ * `~/.gemini/settings.json`: API-key auth (so gemini does not ask to log in), no auto-update and no
+ * usage statistics. `general.maxAttempts` (1 to 10, default 10) bounds its retries.
+ */
+export const GEMINI_SETTINGS = {
+  security: { auth: { selectedType: 'gemini-api-key' } },
+  general: { enableAutoUpdate: false, enableAutoUpdateNotification: false },
+  privacy: { usageStatisticsEnabled: false },
+} as const;
+
+function envLine(env: Record<string, string>): string {
+  return Object.entries(env)
+    .map(([key, value]) => `${key}=${value}`)
+    .join(' ');
+}
+
+/** The startup message: base URLs of every wire, then what each agent CLI needs. */
+export function agentCliSetupText(server: MockLlmServer): string {
+  const toml = codexConfigToml(server)
+    .trimEnd()
+    .split('\n')
+    .map((line) => (line === '' ? '' : `      ${line}`))
+    .join('\n');
+  return [
+    `mock model server listening on ${server.url}`,
+    `  OpenAI Chat Completions: baseUrl ${server.openaiBaseUrl}  (POST /chat/completions; provider: openai)`,
+    `  OpenAI Responses:        baseUrl ${server.openaiBaseUrl}  (POST /responses)`,
+    `  Anthropic Messages:      baseUrl ${server.anthropicBaseUrl}  (POST /v1/messages; provider: anthropic)`,
+    `  Gemini:                  baseUrl ${server.geminiBaseUrl}  (POST /v1beta/models/<model>:generateContent)`,
+    'Agent CLIs (run them with HOME pointed at a scratch directory):',
+    `  claude:  ${envLine(claudeEnv(server))} claude -p --output-format json --permission-mode acceptEdits "…"`,
+    `  codex:   CODEX_HOME=<dir> ${CODEX_KEY_ENV}=x codex exec --json --skip-git-repo-check --sandbox workspace-write "…" </dev/null`,
+    '    with <dir>/config.toml:',
+    toml,
+    `  gemini:  ${envLine(geminiEnv(server))} gemini -p "…" -o json --approval-mode auto_edit`,
+    `    with ~/.gemini/settings.json: ${JSON.stringify({ security: GEMINI_SETTINGS.security })}`,
+    '  Script agent turns with "when": {"hasTools": true} so side requests do not use them up.',
+    '',
+  ].join('\n');
+}

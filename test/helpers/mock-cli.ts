@@ -1,0 +1,122 @@
+/**
+ * Runs a real agent CLI (claude, codex, gemini from node_modules/.bin) against the mock model
+ * server, in a scratch directory with its own HOME (and CODEX_HOME), stdin closed, and only the
+ * environment it needs: nothing of the test process's keys or settings leaks in.
+ */
+import { spawn } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import {
+  CODEX_KEY_ENV,
+  claudeEnv,
+  codexConfigToml,
+  GEMINI_SETTINGS,
+  geminiEnv,
+} from '../../src/harness/mock-llm/agent-cli-setup.js';
+import type { MockLlmServer } from '../../src/harness/mock-llm/types.js';
+
+export type AgentCli = 'claude' | 'codex' | 'gemini';
+
+const binDir = fileURLToPath(new URL('../../node_modules/.bin/', import.meta.url));
+
+export function agentCliPath(cli: AgentCli): string {
+  return join(binDir, cli);
+}
+
+export interface AgentCliRun {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+  /** The working directory the CLI ran in (where its tools write). */
+  workDir: string;
+}
+
+export interface AgentCliOptions {
+  /** The CLI's process group is SIGKILLed after this long. Default 60 000 ms. */
+  timeoutMs?: number;
+}
+
+function argsFor(cli: AgentCli, prompt: string): string[] {
+  switch (cli) {
+    case 'claude':
+      return ['-p', '--output-format', 'json', '--permission-mode', 'acceptEdits', prompt];
+    case 'codex':
+      return ['exec', '--json', '--skip-git-repo-check', '--sandbox', 'workspace-write', prompt];
+    case 'gemini':
+      return ['-p', prompt, '-o', 'json', '--approval-mode', 'auto_edit'];
+  }
+}
+
+function envFor(cli: AgentCli, server: MockLlmServer, root: string): Record<string, string> {
+  const home = join(root, 'home');
+  mkdirSync(home, { recursive: true });
+  const base = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: home, TERM: 'dumb', NO_COLOR: '1' };
+  switch (cli) {
+    case 'claude':
+      return { ...base, ...claudeEnv(server) };
+    case 'codex': {
+      const codexHome = join(root, 'codex-home');
+      mkdirSync(codexHome);
+      writeFileSync(join(codexHome, 'config.toml'), codexConfigToml(server));
+      return { ...base, CODEX_HOME: codexHome, [CODEX_KEY_ENV]: 'x' };
+    }
+    case 'gemini':
+      mkdirSync(join(home, '.gemini'));
+      writeFileSync(join(home, '.gemini', 'settings.json'), JSON.stringify(GEMINI_SETTINGS));
+      return { ...base, ...geminiEnv(server) };
+  }
+}
+
+const roots: string[] = [];
+
+/** Runs `cli` with `prompt` in a fresh scratch directory; resolves when it exits (or is killed). */
+export function runAgentCli(
+  cli: AgentCli,
+  server: MockLlmServer,
+  prompt: string,
+  options: AgentCliOptions = {},
+): Promise<AgentCliRun> {
+  const root = mkdtempSync(join(tmpdir(), `baton-mock-${cli}-`));
+  roots.push(root);
+  const workDir = join(root, 'work');
+  mkdirSync(workDir);
+  const env = envFor(cli, server, root);
+  // Its own process group, so a timeout also ends what the CLI started (gemini relaunches itself).
+  const child = spawn(agentCliPath(cli), argsFor(cli, prompt), {
+    cwd: workDir,
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    detached: true,
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+    stdout += chunk;
+  });
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
+    stderr += chunk;
+  });
+  const timer = setTimeout(() => {
+    if (child.pid !== undefined) process.kill(-child.pid, 'SIGKILL');
+  }, options.timeoutMs ?? 60_000);
+  return new Promise((resolve, reject) => {
+    child.once('error', (error) => {
+      clearTimeout(timer);
+      reject(error);
+    });
+    child.once('close', (code, signal) => {
+      clearTimeout(timer);
+      resolve({ code, signal, stdout, stderr, workDir });
+    });
+  });
+}
+
+/** Removes the scratch directories of every run so far. */
+export function removeAgentCliDirs(): void {
+  for (const root of roots.splice(0)) {
+    if (existsSync(root)) rmSync(root, { recursive: true, force: true });
+  }
+}
