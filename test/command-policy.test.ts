@@ -274,16 +274,29 @@ describe('checkAgentCommand resolves argv[0] on disk', () => {
     if (env !== undefined) expect(checkAgentCommand([link('launch', env), 'bash']).ok).toBe(false);
   });
 
+  it('reports where the program a wrapper runs is, for choosing its profile', () => {
+    executable('claude');
+    const at = (argv: string[]) => {
+      const verdict = checkAgentCommand(argv, { pathEnv: dir });
+      return verdict.ok ? verdict.programIndex : verdict.reason;
+    };
+    expect(at(['claude', '-p'])).toBe(0);
+    expect(at(['timeout', '600', 'claude', '-p'])).toBe(2);
+    expect(at(['env', 'A=1', 'nice', '-n', '5', 'claude'])).toBe(5);
+  });
+
   it('follows the first executable match on PATH and ignores programs it cannot find', () => {
     executable('claude');
     // The file found is reported, so the spawn runs exactly what was checked (no second PATH search).
     expect(checkAgentCommand(['claude', '-p'], { pathEnv: dir })).toEqual({
       ok: true,
       executable: path.join(dir, 'claude'),
+      programIndex: 0,
     });
     expect(checkAgentCommand(['missing-agent', '-p'], { pathEnv: dir })).toEqual({
       ok: true,
       executable: null,
+      programIndex: 0,
     });
   });
 
@@ -304,6 +317,7 @@ describe('checkAgentCommand resolves argv[0] on disk', () => {
       expect(checkAgentCommand(['../agent'], { cwd })).toEqual({
         ok: true,
         executable: path.join(fs.realpathSync(dir), 'real', 'a', 'agent'),
+        programIndex: 0,
       });
     },
   );
@@ -329,6 +343,7 @@ describe('checkAgentCommand resolves argv[0] on disk', () => {
       expect(checkAgentCommand(['link/../agent'], { cwd: ws })).toEqual({
         ok: true,
         executable: path.join(fs.realpathSync(base), 'other', 'agent'),
+        programIndex: 0,
       });
     },
   );
@@ -372,7 +387,11 @@ describe('checkAgentCommand resolves argv[0] on disk', () => {
   it('reports the link it found, not the file the link points to (argv[0] keeps its meaning)', () => {
     const target = executable('real-agent');
     const alias = link('alias-agent', target);
-    expect(checkAgentCommand(['alias-agent'], { pathEnv: dir })).toEqual({ ok: true, executable: alias });
+    expect(checkAgentCommand(['alias-agent'], { pathEnv: dir })).toEqual({
+      ok: true,
+      executable: alias,
+      programIndex: 0,
+    });
     expect(assertAgentCommand(['alias-agent'], { pathEnv: dir })).toBe(alias);
   });
 

@@ -1,5 +1,4 @@
 import { describe, expect, it } from 'vitest';
-import { parseAgentUsage } from '../src/core/agent-usage.js';
 import type { StepOutcome } from '../src/core/failure.js';
 import { validatePlanObject } from '../src/core/plan/parse.js';
 import type { Plan } from '../src/core/plan/types.js';
@@ -202,45 +201,6 @@ describe('side effects', () => {
     expect(stepOf(t.run, 'after')?.status).toBe('ready');
     expect(t.events.map((e) => e.type)).toEqual(['step.resolved', 'run.resumed']);
     expect(() => resolveStep(t.run, 'after', '{}', 7000)).toThrow(/only a blocked or retry_wait step/);
-  });
-});
-
-describe('usage reported by agent CLIs', () => {
-  it.each([
-    [
-      'claude final record',
-      '{"type":"result","subtype":"success","total_cost_usd":0.0123,"usage":{"input_tokens":1200,"output_tokens":300,"cache_read_input_tokens":50}}',
-      { inputTokens: 1200, outputTokens: 300, costUsd: 0.0123 },
-    ],
-    [
-      'codex turns, summed',
-      '{"type":"thread.started","thread_id":"t"}\n{"type":"turn.completed","usage":{"input_tokens":100,"cached_input_tokens":10,"output_tokens":20}}\n{"type":"turn.completed","usage":{"input_tokens":50,"output_tokens":5}}',
-      { inputTokens: 150, outputTokens: 25, costUsd: 0 },
-    ],
-    [
-      'opencode steps',
-      '{"type":"step_finish","part":{"cost":0.01,"tokens":{"input":10,"output":2,"reasoning":0}}}\n{"type":"step_finish","part":{"cost":0.02,"tokens":{"input":20,"output":4}}}',
-      { inputTokens: 30, outputTokens: 6, costUsd: 0.03 },
-    ],
-    [
-      'gemini stats',
-      '{"response":"x","stats":{"models":{"gemini-2.5-pro":{"tokens":{"prompt":70,"candidates":9,"total":79}}}}}',
-      { inputTokens: 70, outputTokens: 9, costUsd: 0 },
-    ],
-    [
-      'aider line',
-      'some output\nTokens: 2.1k sent, 150 received. Cost: $0.0072 message, $0.0072 session.',
-      { inputTokens: 2100, outputTokens: 150, costUsd: 0.0072 },
-    ],
-  ])('%s', (_name, stdout, usage) => {
-    const parsed = parseAgentUsage(stdout);
-    expect(parsed?.inputTokens).toBe(usage.inputTokens);
-    expect(parsed?.outputTokens).toBe(usage.outputTokens);
-    expect(parsed?.costUsd).toBeCloseTo(usage.costUsd, 10);
-  });
-
-  it('nothing reported: undefined', () => {
-    expect(parseAgentUsage('plain text\n{"not":"usage"}')).toBeUndefined();
   });
 });
 

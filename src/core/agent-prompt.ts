@@ -25,30 +25,5 @@ export function agentInvocation(agent: AgentSpec, prompt: string): { argv: strin
     return { argv: agent.command.map((arg) => (arg === '{prompt}' ? asArgument : arg)) };
   return { argv: [...agent.command, asArgument] };
 }
-/** How much of a step's result stays in the state as its summary; the rest is in the log. */
+/** How much of a step's answer stays in the state as its summary; the rest is in the log. */
 export const SUMMARY_MAX_CHARS = 2000;
-
-/**
- * What a later step sees as `{{steps.<id>.summary}}`: the `result` of a JSON final record
- * (`claude -p --output-format json`, `gemini -o json`'s `response`) when there is one, otherwise
- * the end of stdout. The full output stays in the attempt log.
- */
-export function summarizeAgentOutput(stdoutTail: string): string {
-  const trimmed = stdoutTail.trim();
-  const lastLine = trimmed.slice(trimmed.lastIndexOf('\n') + 1);
-  if (lastLine.startsWith('{') && lastLine.endsWith('}')) {
-    try {
-      const record = JSON.parse(lastLine) as { result?: unknown; response?: unknown };
-      const text =
-        typeof record.result === 'string'
-          ? record.result
-          : typeof record.response === 'string'
-            ? record.response
-            : null;
-      if (text !== null) return text.trim().slice(-SUMMARY_MAX_CHARS);
-    } catch {
-      // Not JSON after all: fall through to the plain tail.
-    }
-  }
-  return trimmed.slice(-SUMMARY_MAX_CHARS);
-}

@@ -1,7 +1,11 @@
-import { agentInvocation, summarizeAgentOutput } from '../core/agent-prompt.js';
-import { classifyAgentExit } from '../core/classify-agent-exit.js';
+import { SUMMARY_MAX_CHARS } from '../core/agent-prompt.js';
 import type { FailureClass, OutputArtifact } from '../core/failure.js';
 import type { AgentSpec } from '../core/plan/types.js';
+import { chooseProfile } from './agent-profiles/choose-profile.js';
+import { classifyAgentRun } from './agent-profiles/classify-agent-run.js';
+import type { AgentReport } from './agent-profiles/types.js';
+import { applyRetryCap } from './agent-retry-cap.js';
+import { attemptMarkerOf } from './attempt-processes.js';
 import { type CommandPolicyMode, checkAgentCommand } from './command-policy.js';
 import { DEFAULT_EXEC_PATH } from './program-lookup.js';
 import { type ProcessResult, runProcess } from './run-process.js';
@@ -25,7 +29,14 @@ export interface AgentAttemptOptions {
 }
 
 export type AgentAttemptResult =
-  | { ok: true; summary: string; outputs: OutputArtifact[]; exitCode: number | null; process: ProcessResult }
+  | {
+      ok: true;
+      summary: string;
+      outputs: OutputArtifact[];
+      exitCode: number | null;
+      process: ProcessResult;
+      report: AgentReport;
+    }
   | {
       ok: false;
       failureClass: FailureClass;
@@ -36,15 +47,18 @@ export type AgentAttemptResult =
       aborted: boolean;
       /** Null when the command was refused before anything ran. */
       process: ProcessResult | null;
+      /** What the profile read of the output (usage counts even when the attempt failed). */
+      report?: AgentReport;
       /** Declared outputs that are missing or resolve outside the workspace, in declared order. */
       failedOutputs?: string[];
     };
 
 /**
  * One supervised agent attempt, the same for native runs and state.json files: the command is
- * checked against the policy, the prompt passed as one argument (or on stdin), the process group
- * timed out and killed, the exit classified (exit 0 is not proof: a JSON error record or a
- * rate-limit line still fails), then required outputs must exist inside the workspace.
+ * checked against the policy, its profile chosen (claude, codex, gemini, … or generic), the CLI's own
+ * retries capped, the prompt placed where the CLI keeps it one argument (or on stdin), every process
+ * of the attempt timed out and stopped, the output read and classified from its structure (exit 0
+ * is not proof: an error record still fails), then required outputs must exist inside the workspace.
  */
 export async function runAgentAttempt(options: AgentAttemptOptions): Promise<AgentAttemptResult> {
   // Checked before every attempt: the binary behind a name may change between attempts.
@@ -63,19 +77,31 @@ export async function runAgentAttempt(options: AgentAttemptOptions): Promise<Age
       aborted: false,
       process: null,
     };
-  const { argv, stdinText } = agentInvocation(options.agent, options.prompt);
+  const profile = chooseProfile(options.agent, verdict.programIndex);
+  const capped = applyRetryCap(profile, options.agent, options.env, options.logPath.replace(/\.log$/, ''));
+  const { argv, stdinText } = profile.invocation(
+    { ...options.agent, command: capped.command },
+    options.prompt,
+  );
+  const marker = attemptMarkerOf(capped.env);
   const result = await runProcess({
     argv,
     // The file the policy checked, or null (not found: nothing runs) – never a new search by name.
     executable: verdict.executable,
     cwd: options.workspace,
-    env: options.env,
+    env: capped.env,
     ...(stdinText === undefined ? {} : { stdinText }),
     timeoutMs: options.timeoutMs,
     killGraceMs: options.killGraceMs,
     logPath: options.logPath,
     ...(options.signal ? { signal: options.signal } : {}),
     ...(options.onSpawn ? { onSpawn: options.onSpawn } : {}),
+    ...(marker ? { marker } : {}),
+  });
+  const report = profile.read({
+    stdout: result.stdoutTail,
+    stderr: result.stderrTail,
+    exitCode: result.exitCode,
   });
   if (result.aborted) {
     const message = 'stopped before it finished (cancelled, lease lost, shutting down or out of time)';
@@ -86,16 +112,19 @@ export async function runAgentAttempt(options: AgentAttemptOptions): Promise<Age
       exitCode: result.exitCode,
       aborted: true,
       process: result,
+      report,
     };
   }
-  const exit = classifyAgentExit({
+  const exit = classifyAgentRun({
+    profile,
+    program: options.agent.command[verdict.programIndex] ?? options.agent.command[0] ?? '',
     exitCode: result.exitCode,
     signal: result.signal,
     timedOut: result.timedOut,
     timeoutMs: options.timeoutMs,
-    command: options.agent.command[0] ?? '',
     stdoutTail: result.stdoutTail,
     stderrTail: result.stderrTail,
+    report,
     ...(result.spawnError ? { spawnErrorCode: result.spawnError.code } : {}),
   });
   if (!exit.ok) {
@@ -107,6 +136,7 @@ export async function runAgentAttempt(options: AgentAttemptOptions): Promise<Age
       exitCode: result.exitCode,
       aborted: false,
       process: result,
+      report,
       ...retryAfter,
     };
   }
@@ -123,34 +153,25 @@ export async function runAgentAttempt(options: AgentAttemptOptions): Promise<Age
       else refused.push(check.message);
     }
   }
-  if (refused.length > 0) {
-    // An output resolving outside the workspace is a safety problem for a human, not something to retry.
-    return {
-      ok: false,
-      failureClass: 'invalid',
-      message: `Refused outputs: ${refused.join('; ')}`,
-      exitCode: result.exitCode,
-      aborted: false,
-      process: result,
-      failedOutputs,
-    };
-  }
-  if (missing.length > 0) {
-    return {
-      ok: false,
-      failureClass: 'agent_failed',
-      message: `Missing required outputs: ${missing.join(', ')}`,
-      exitCode: result.exitCode,
-      aborted: false,
-      process: result,
-      failedOutputs,
-    };
-  }
+  const failed = (failureClass: FailureClass, message: string): AgentAttemptResult => ({
+    ok: false,
+    failureClass,
+    message,
+    exitCode: result.exitCode,
+    aborted: false,
+    process: result,
+    report,
+    failedOutputs,
+  });
+  // An output resolving outside the workspace is a safety problem for a human, not something to retry.
+  if (refused.length > 0) return failed('invalid', `Refused outputs: ${refused.join('; ')}`);
+  if (missing.length > 0) return failed('agent_failed', `Missing required outputs: ${missing.join(', ')}`);
   return {
     ok: true,
-    summary: summarizeAgentOutput(result.stdoutTail),
+    summary: (report.answer ?? '').slice(-SUMMARY_MAX_CHARS),
     outputs,
     exitCode: result.exitCode,
     process: result,
+    report,
   };
 }

@@ -1,6 +1,5 @@
 import { join } from 'node:path';
 import { troubleshootPrompt } from '../core/agent-prompt.js';
-import { parseAgentUsage } from '../core/agent-usage.js';
 import { childEnvironment } from '../core/child-env.js';
 import type { AgentSpec } from '../core/plan/types.js';
 import { runAgentAttempt } from './agent-attempt.js';
@@ -63,8 +62,16 @@ export class AgentCliExecutor implements StepExecutor {
       onSpawn: (pid) => context.onProcess(pid),
     });
     const loggedPath = result.ok || result.process !== null ? logPath : null;
-    const reported = result.process ? parseAgentUsage(result.process.stdoutTail) : undefined;
-    const usage = reported ? { usage: reported } : {};
+    const reported = result.report?.usage;
+    const usage = reported
+      ? {
+          usage: {
+            inputTokens: reported.inputTokens,
+            outputTokens: reported.outputTokens,
+            costUsd: reported.costUsd,
+          },
+        }
+      : {};
     if (result.ok) {
       return {
         outcome: {

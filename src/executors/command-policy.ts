@@ -53,7 +53,14 @@ export interface CommandPolicyOptions {
  * `executable`: where argv[0] was found (absolute, symlinks not followed), the very file the policy
  * checked; spawning it skips a second PATH search in the child. Null when it was not found.
  */
-export type CommandVerdict = { ok: true; executable: string | null } | { ok: false; reason: string };
+export type CommandVerdict =
+  | {
+      ok: true;
+      executable: string | null;
+      /** Where the program that does the work is: past the wrappers (`timeout 600 claude` → 1). */
+      programIndex: number;
+    }
+  | { ok: false; reason: string };
 
 /** Why a command is refused, and how to fix it. */
 interface Refusal {
@@ -68,6 +75,8 @@ interface Command {
   cwd: string;
   /** Where argv[0] was found, set while checking it. */
   executable?: string | null;
+  /** The innermost program checked: the one a wrapper finally runs. */
+  programIndex?: number;
 }
 
 /** An option as scanOptions read it: `-C` or the whole long name (`--chdir`), with its value if it takes one. */
@@ -95,10 +104,10 @@ export function checkAgentCommand(
   argv: readonly string[],
   options: CommandPolicyOptions = {},
 ): CommandVerdict {
-  const found: { executable?: string | null } = {};
+  const found: Found = {};
   const refusal = findRefusal(argv, options, found);
   return refusal === null
-    ? { ok: true, executable: found.executable ?? null }
+    ? { ok: true, executable: found.executable ?? null, programIndex: found.programIndex ?? 0 }
     : { ok: false, reason: `${refusal.why}; ${refusal.fix}` };
 }
 
@@ -110,17 +119,23 @@ export function assertAgentCommand(
   argv: readonly string[],
   options: CommandPolicyOptions = {},
 ): string | null {
-  const found: { executable?: string | null } = {};
+  const found: Found = {};
   const refusal = findRefusal(argv, options, found);
   if (refusal === null) return found.executable ?? null;
   const fix = refusal.fix.charAt(0).toUpperCase() + refusal.fix.slice(1);
   throw new BatonError('AGENT_CMD_REFUSED', `agent command ${quote(argv)} refused: ${refusal.why}. ${fix}.`);
 }
 
+/** What the check learnt of a command it accepts. */
+interface Found {
+  executable?: string | null;
+  programIndex?: number;
+}
+
 function findRefusal(
   argv: readonly string[],
   options: CommandPolicyOptions,
-  found: { executable?: string | null } = {},
+  found: Found = {},
 ): Refusal | null {
   const mode = options.mode ?? 'native';
   if (mode !== 'native' && mode !== 'legacy') {
@@ -135,6 +150,7 @@ function findRefusal(
   const cmd: Command = { argv, pathEnv, cwd: realPathOrNull(given) ?? given };
   const structural = checkProgramAt(cmd, 0, 0);
   found.executable = cmd.executable ?? null;
+  found.programIndex = cmd.programIndex ?? 0;
   if (structural !== null || mode === 'native') return structural;
   const index = argv.findIndex((arg) => arg === '-c' || arg === '-e');
   if (index === -1) return null;
@@ -161,6 +177,7 @@ function checkProgramAt(cmd: Command, index: number, depth: number): Refusal | n
     return { why: `wrappers are nested more than ${MAX_WRAPPER_DEPTH} deep`, fix: FIX.direct };
   }
   const program = argv[index]!;
+  cmd.programIndex = index;
   if (program === PROMPT_PLACEHOLDER) {
     return {
       why: `${at(argv, index)} is in a program position: the prompt would choose the program`,
@@ -230,7 +247,9 @@ function checkWrapper(cmd: Command, rule: WrapperRule, label: string, index: num
   const wrapped = programKeys(argv[index]!).includes('env')
     ? envLookup(cmd, options, argv.slice(firstAssignment, command))
     : cmd;
-  return checkProgramAt(wrapped, command, depth + 1);
+  const refusal = checkProgramAt(wrapped, command, depth + 1);
+  cmd.programIndex = wrapped.programIndex ?? command;
+  return refusal;
 }
 
 /**

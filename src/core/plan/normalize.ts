@@ -319,7 +319,12 @@ function mergeRetry(
 }
 
 function normalizeAgent(agent: RawAgent): AgentSpec {
-  return { command: [...agent.command], promptVia: agent.promptVia ?? 'arg' };
+  return {
+    command: [...agent.command],
+    promptVia: agent.promptVia ?? 'arg',
+    ...(agent.profile === undefined ? {} : { profile: agent.profile }),
+    ...(agent.capRetries === undefined ? {} : { capRetries: agent.capRetries }),
+  };
 }
 
 function normalizeInputs(raw: PlanFile['inputs']): Record<string, PlanInput> {

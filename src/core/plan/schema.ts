@@ -10,7 +10,7 @@ import {
   timeoutSchema,
 } from './schema-fields.js';
 import { modelSchema } from './schema-model.js';
-import { PLAN_NAME_PATTERN } from './types.js';
+import { AGENT_PROFILE_NAMES, PLAN_NAME_PATTERN } from './types.js';
 import { describeValue } from './zod-issues.js';
 
 export { MAX_TIMEOUT_MS } from './schema-fields.js';
@@ -39,8 +39,23 @@ export const agentSchema = strictObject(
       .describe(
         'How the prompt reaches the agent: arg (appended as the last argument, default), placeholder (replaces the argument "{prompt}", which must appear exactly once), stdin.',
       ),
+    profile: z
+      .enum(AGENT_PROFILE_NAMES, {
+        error: (issue) =>
+          `${describeValue(issue.input)} is not a known agent profile: use ${AGENT_PROFILE_NAMES.join(', ')}`,
+      })
+      .optional()
+      .describe(
+        "How Baton reads the agent's output, exit codes and errors. Default: chosen from the program's name (claude, codex, gemini, openclaw, opencode, aider), else generic.",
+      ),
+    capRetries: z
+      .boolean({ error: (issue) => `expected true or false, got ${describeValue(issue.input)}` })
+      .optional()
+      .describe(
+        "Whether Baton caps the CLI's own retries to one (default true), so that Baton's retry policy, budgets and no-progress detection decide. false leaves the CLI's own retry settings alone.",
+      ),
   },
-  'an agent: { command: [...], promptVia? }',
+  'an agent: { command: [...], promptVia?, profile?, capRetries? }',
 )
   .superRefine((agent, ctx) => {
     const placeholders = agent.command.filter((arg) => arg === '{prompt}').length;

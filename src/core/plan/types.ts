@@ -12,10 +12,30 @@
  */
 export type PromptVia = 'arg' | 'placeholder' | 'stdin';
 
+/** The agent CLIs Baton knows (see executors/agent-profiles), and `generic` for any other program. */
+export const AGENT_PROFILE_NAMES = [
+  'claude',
+  'codex',
+  'gemini',
+  'openclaw',
+  'opencode',
+  'aider',
+  'generic',
+] as const;
+
+export type AgentProfileName = (typeof AGENT_PROFILE_NAMES)[number];
+
 /** An agent CLI invocation: argv (never a shell string) and how the prompt is passed. */
 export interface AgentSpec {
   command: string[];
   promptVia: PromptVia;
+  /** How Baton reads the CLI's output; undefined: chosen from the program's name. */
+  profile?: AgentProfileName;
+  /**
+   * Whether Baton caps the CLI's own retries to one (the default), so that Baton's backoff, budgets
+   * and no-progress detection decide; false leaves the CLI's own retry settings alone.
+   */
+  capRetries?: boolean;
 }
 
 /** Exponential backoff between attempts of one step. */

@@ -1,0 +1,107 @@
+import type { FailureClass } from '../../core/failure.js';
+import { classifyModelError } from '../../harness/classify-model-error.js';
+import { classOfAgentText, retryAfterInText } from './error-texts.js';
+import { lastLines } from './json-output.js';
+import type { AgentProfile, AgentReport, ProviderError } from './types.js';
+
+/** How one agent process ended, and what its profile read from its output. */
+export interface AgentRun {
+  profile: AgentProfile;
+  /** The program as the plan names it, for messages. */
+  program: string;
+  exitCode: number | null;
+  signal: string | null;
+  timedOut: boolean;
+  timeoutMs: number;
+  /** The process could not start (ENOENT, EACCES). */
+  spawnErrorCode?: string;
+  stdoutTail: string;
+  stderrTail: string;
+  report: AgentReport;
+}
+
+export type AgentRunVerdict =
+  | { ok: true }
+  | { ok: false; failureClass: FailureClass; message: string; retryAfterMs?: number };
+
+/** What `status`, events and the troubleshoot prompt may show of a failure. */
+export const AGENT_MESSAGE_MAX_CHARS = 500;
+
+/**
+ * Classifies one agent run, structured facts first: a start failure, the timeout, a setup problem
+ * the profile recognised (untrusted folder, no auth, a bad flag), the CLI's own error record (its
+ * HTTP status and type through the model-call classifier, text rules only over its message), the
+ * exit code's documented meaning, then the exit itself. Exit 0 without an error record is a success
+ * whatever the text says.
+ */
+export function classifyAgentRun(run: AgentRun): AgentRunVerdict {
+  const name = run.program.split('/').pop() ?? run.program;
+  if (run.spawnErrorCode === 'ENOENT') {
+    return fail('fatal', `agent command not found: "${run.program}" (is it installed and on PATH?)`);
+  }
+  if (run.spawnErrorCode)
+    return fail('fatal', `agent command "${run.program}" could not start: ${run.spawnErrorCode}`);
+  if (run.timedOut) {
+    const last = run.report.error ? `; last error: ${run.report.error.message}` : '';
+    return fail(
+      'transient',
+      `timed out after ${run.timeoutMs} ms; every process of the attempt was stopped${last}`,
+    );
+  }
+  const { report } = run;
+  if (report.setup) return fail(report.setup.failureClass, report.setup.message);
+  if (report.error) return classifyReportedError(report.error);
+  if (run.exitCode === 0) return { ok: true };
+  const meaning = run.exitCode === null ? undefined : run.profile.exitCodes[run.exitCode];
+  const detail = lastLines(run.stderrTail) || lastLines(run.stdoutTail) || '(no output)';
+  const how =
+    run.exitCode === null ? `was killed by ${run.signal ?? 'a signal'}` : `exited with code ${run.exitCode}`;
+  const message = `${name} ${how}${meaning ? ` (${meaning.meaning})` : ''}: ${detail}`;
+  if (meaning?.failureClass) return fail(meaning.failureClass, message);
+  // Only the last lines a CLI printed reach the text rules, never whole records.
+  const byText = classOfAgentText(detail);
+  const retryAfterMs = byText === 'transient' ? retryAfterInText(detail) : undefined;
+  return fail(byText ?? 'agent_failed', message, retryAfterMs);
+}
+
+/**
+ * The CLI's own error record: an HTTP status or provider type decides through the model-call
+ * classifier (500 is transient like 502–504 and 529; 401 and 404 are fatal); a context overflow is
+ * the agent's to fix in a fresh session; otherwise the message's words, else `agent_failed`.
+ */
+export function classifyReportedError(error: ProviderError): AgentRunVerdict {
+  const retryAfterMs = error.retryAfterMs ?? retryAfterInText(error.message);
+  const message = cutMessage(error.message);
+  // A 429 that names its wait is a rate limit, even in words that also fit a spent quota (Gemini's
+  // free tier says "exceeded your current quota … Please retry in 34s").
+  if (error.status === 429 && retryAfterMs !== undefined) return fail('transient', message, retryAfterMs);
+  if (error.status !== undefined || error.type !== undefined) {
+    const failure = classifyModelError({
+      ...(error.status === undefined ? {} : { status: error.status }),
+      ...(error.type === undefined ? {} : { type: error.type }),
+      message: error.message,
+    });
+    if (failure.reason !== 'unknown') {
+      const failureClass =
+        failure.kind === 'transient' ? 'transient' : failure.kind === 'fatal' ? 'fatal' : 'agent_failed';
+      return fail(failureClass, message, failureClass === 'transient' ? retryAfterMs : undefined);
+    }
+  }
+  const byText = classOfAgentText(error.message);
+  if (byText !== undefined) return fail(byText, message, byText === 'transient' ? retryAfterMs : undefined);
+  return fail('agent_failed', message);
+}
+
+function fail(failureClass: FailureClass, message: string, retryAfterMs?: number): AgentRunVerdict {
+  return {
+    ok: false,
+    failureClass,
+    message: cutMessage(message),
+    ...(retryAfterMs === undefined ? {} : { retryAfterMs }),
+  };
+}
+
+function cutMessage(message: string): string {
+  const text = message.trim();
+  return text.length <= AGENT_MESSAGE_MAX_CHARS ? text : `${text.slice(0, AGENT_MESSAGE_MAX_CHARS - 1)}…`;
+}

@@ -1,0 +1,105 @@
+import type { FailureClass, StepUsage } from '../../core/failure.js';
+import { AGENT_PROFILE_NAMES, type AgentProfileName, type AgentSpec } from '../../core/plan/types.js';
+
+/**
+ * An agent profile is what Baton knows about one agent CLI: the flags that make its output
+ * machine-readable, how to read that output (answer, usage, error), what its exit codes mean, how
+ * to pass it the prompt safely and how to cap its own retries. Profiles read text and return
+ * data: no I/O happens here.
+ */
+export const PROFILE_NAMES = AGENT_PROFILE_NAMES;
+
+export type ProfileName = AgentProfileName;
+
+/** An error the model provider answered, as the CLI reported it. */
+export interface ProviderError {
+  /** The HTTP status, when the CLI reports one (claude `api_error_status`, gemini `error.code`). */
+  status?: number;
+  /** The provider's or the CLI's error type (`rate_limit_error`, `RESOURCE_EXHAUSTED`, …). */
+  type?: string;
+  /** The provider's own message: what a human reads in `status` and the troubleshoot prompt. */
+  message: string;
+  /** A wait the CLI or the provider asked for. */
+  retryAfterMs?: number;
+}
+
+/** Tokens an agent run used, summed over every model the CLI called. */
+export interface AgentUsage extends StepUsage {
+  /** Of `inputTokens`, those read from the provider's prompt cache. */
+  cacheReadTokens: number;
+  /** Of `inputTokens`, those written to the provider's prompt cache. */
+  cacheWriteTokens: number;
+  /** Whether `costUsd` is the CLI's own figure (claude, opencode) rather than 0 for "not reported". */
+  costReported: boolean;
+}
+
+/** What a profile read from the output of one run. Every field is optional: output may be cut or absent. */
+export interface AgentReport {
+  /** The final answer: the step's summary. */
+  answer?: string;
+  usage?: AgentUsage;
+  /** The CLI's own record says the run failed (claude `is_error`, codex `turn.failed`, gemini `error`). */
+  error?: ProviderError;
+  /** A problem of the command or the machine that no retry fixes (untrusted folder, no auth, a bad flag). */
+  setup?: SetupProblem;
+}
+
+export interface SetupProblem {
+  failureClass: Extract<FailureClass, 'invalid' | 'fatal'>;
+  message: string;
+}
+
+/** One documented exit code. */
+export interface ExitMeaning {
+  meaning: string;
+  /** The class this exit decides by itself; undefined: the output decides. */
+  failureClass?: FailureClass;
+}
+
+/** What one process printed, for a profile to read. */
+export interface AgentOutput {
+  stdout: string;
+  stderr: string;
+  exitCode: number | null;
+}
+
+/** Environment and argv changes that cap the CLI's own retries (see `capRetries` in the plan). */
+export interface RetryCap {
+  env: Record<string, string>;
+  /** Arguments inserted right after the program's subcommand (codex `exec`) or the program. */
+  args: string[];
+  /**
+   * Settings to merge over the user's own settings file, for a CLI whose retry knob lives only there
+   * (gemini's `general.maxAttempts`): Baton points `envVar` (the CLI's home override) at a folder of
+   * its own whose `configDir` links to every entry of the user's, except `settingsFile`, merged.
+   */
+  overlay?: { envVar: string; configDir: string; settingsFile: string; settings: Record<string, unknown> };
+  /** Shown by `baton agents` and the README: what Baton sets. */
+  description: string;
+}
+
+/** What a profile may look at to find the CLI's configuration (read-only; I/O stays in the executor). */
+export interface RetryCapContext {
+  /** The environment the CLI will get. */
+  env: Readonly<Record<string, string | undefined>>;
+  /** A text file's content, undefined when it cannot be read. */
+  readTextFile(path: string): string | undefined;
+}
+
+export interface AgentProfile {
+  name: ProfileName;
+  /** Program base names that select this profile (`claude`, `codex`). */
+  programs: readonly string[];
+  /** The flags to add for machine-readable output, as a user writes them. */
+  outputFlags: string;
+  /** Problems of a command that Baton can still run: a missing output flag, a prompt a flag would swallow. */
+  commandWarnings(command: readonly string[]): string[];
+  /** Argv and stdin for one attempt, with the prompt placed where the CLI's parser keeps it one argument. */
+  invocation(agent: AgentSpec, prompt: string): { argv: string[]; stdinText?: string };
+  /** How Baton caps the CLI's own retries to `retries`; undefined: the CLI has no such knob. */
+  retryCap?(command: readonly string[], retries: number, context: RetryCapContext): RetryCap;
+  /** Reads what the CLI printed. */
+  read(output: AgentOutput): AgentReport;
+  /** The CLI's documented exit codes. */
+  exitCodes: Readonly<Record<number, ExitMeaning>>;
+}

@@ -1,0 +1,92 @@
+import { mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { join } from 'node:path';
+import type { AgentSpec } from '../core/plan/types.js';
+import { asRecord } from './agent-profiles/json-output.js';
+import type { AgentProfile, RetryCap } from './agent-profiles/types.js';
+
+/** The CLI's own retries Baton allows by default: one quick retry of a blip, then Baton decides. */
+export const CLI_RETRIES = 1;
+
+/**
+ * One owner of retries: the command and environment that cap the CLI's own retries through the
+ * knobs it documents (an environment variable, a `-c` override, a settings file merged over the
+ * user's), unless the plan says `capRetries: false`. `attemptBase` is the attempt log's path without
+ * `.log`: an overlay folder goes beside it.
+ */
+export function applyRetryCap(
+  profile: AgentProfile,
+  agent: AgentSpec,
+  env: NodeJS.ProcessEnv,
+  attemptBase: string,
+): { command: string[]; env: NodeJS.ProcessEnv } {
+  if (agent.capRetries === false || profile.retryCap === undefined) return { command: agent.command, env };
+  const cap = profile.retryCap(agent.command, CLI_RETRIES, { env, readTextFile });
+  const capped: NodeJS.ProcessEnv = { ...env, ...cap.env };
+  if (cap.overlay)
+    capped[cap.overlay.envVar] = writeOverlay(
+      cap.overlay,
+      env,
+      `${attemptBase}.${cap.overlay.envVar.toLowerCase()}`,
+    );
+  return { command: [...agent.command, ...cap.args], env: capped };
+}
+
+/**
+ * A home for the CLI whose config folder links to every entry of the user's (credentials, trusted
+ * folders, history stay theirs) except the settings file, which is the user's merged with ours.
+ */
+function writeOverlay(
+  overlay: NonNullable<RetryCap['overlay']>,
+  env: NodeJS.ProcessEnv,
+  dir: string,
+): string {
+  const userConfig = join(env[overlay.envVar] || env.HOME || homedir(), overlay.configDir);
+  const config = join(dir, overlay.configDir);
+  rmSync(dir, { recursive: true, force: true });
+  mkdirSync(config, { recursive: true, mode: 0o700 });
+  let entries: string[] = [];
+  try {
+    entries = readdirSync(userConfig);
+  } catch {}
+  for (const name of entries) {
+    if (name !== overlay.settingsFile) symlinkSync(join(userConfig, name), join(config, name));
+  }
+  const merged = mergeSettings(
+    parseObject(readTextFile(join(userConfig, overlay.settingsFile))),
+    overlay.settings,
+  );
+  writeFileSync(join(config, overlay.settingsFile), `${JSON.stringify(merged, null, 2)}\n`, { mode: 0o600 });
+  return dir;
+}
+
+function readTextFile(path: string): string | undefined {
+  try {
+    return readFileSync(path, 'utf8');
+  } catch {
+    return undefined;
+  }
+}
+
+function parseObject(text: string | undefined): Record<string, unknown> {
+  if (text === undefined) return {};
+  try {
+    return asRecord(JSON.parse(text)) ?? {};
+  } catch {
+    return {};
+  }
+}
+
+/** `over` merged into `base`, objects key by key, anything else replaced. */
+function mergeSettings(
+  base: Record<string, unknown>,
+  over: Record<string, unknown>,
+): Record<string, unknown> {
+  const out: Record<string, unknown> = { ...base };
+  for (const [key, value] of Object.entries(over)) {
+    const inner = asRecord(value);
+    const existing = asRecord(out[key]);
+    out[key] = inner && existing ? mergeSettings(existing, inner) : value;
+  }
+  return out;
+}

@@ -1,0 +1,254 @@
+/**
+ * The agent profiles against what the real CLIs printed (test/fixtures/agent-output: claude 2.1.332,
+ * codex 0.171.0 and gemini 0.61.0, each pointed at `baton mock-llm`), then the classification that
+ * follows from what they read.
+ */
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import type { AgentProfileName } from '../src/core/plan/types.js';
+import { AGENT_PROFILES, chooseProfile } from '../src/executors/agent-profiles/choose-profile.js';
+import { classifyAgentRun } from '../src/executors/agent-profiles/classify-agent-run.js';
+import type { AgentReport } from '../src/executors/agent-profiles/types.js';
+import { fixturesDir } from './helpers/cli.js';
+
+interface Recorded {
+  cli: AgentProfileName;
+  scenario: string;
+  exitCode: number;
+  stdout: string;
+  stderr: string;
+}
+
+function recorded(cli: string, scenario: string): Recorded {
+  return JSON.parse(readFileSync(join(fixturesDir, 'agent-output', cli, `${scenario}.json`), 'utf8'));
+}
+
+function read(sample: Recorded): AgentReport {
+  return AGENT_PROFILES[sample.cli].read(sample);
+}
+
+function classify(sample: Recorded) {
+  return classifyAgentRun({
+    profile: AGENT_PROFILES[sample.cli],
+    program: sample.cli,
+    exitCode: sample.exitCode,
+    signal: null,
+    timedOut: false,
+    timeoutMs: 60_000,
+    stdoutTail: sample.stdout,
+    stderrTail: sample.stderr,
+    report: read(sample),
+  });
+}
+
+describe('recorded outputs of the real CLIs', () => {
+  it.each([
+    ['claude', 'success', 'scripted answer'],
+    ['claude', 'write-tool', 'done writing'],
+    ['codex', 'success', 'scripted answer'],
+    ['codex', 'write-tool', 'done writing'],
+    ['gemini', 'success', 'scripted answer'],
+    ['gemini', 'write-tool', 'done writing'],
+    ['openclaw', 'success-exec', 'MOCK_OK reply #2'],
+    ['openclaw', 'success-local', 'MOCK_OK reply #5'],
+  ])('%s %s: the answer is the final text, not the JSON around it', (cli, scenario, answer) => {
+    const sample = recorded(cli, scenario);
+    expect(read(sample).answer).toBe(answer);
+    expect(classify(sample)).toEqual({ ok: true });
+  });
+
+  it('claude: usage is summed over modelUsage, with the cost it reports', () => {
+    const usage = read(recorded('claude', 'write-tool')).usage;
+    expect(usage).toMatchObject({ inputTokens: 5171, outputTokens: 18, costReported: true });
+    expect(usage?.costUsd).toBeCloseTo(0.021044, 6);
+  });
+
+  it('codex: usage is summed over turn.completed; the model-metadata warning is not an error', () => {
+    const report = read(recorded('codex', 'success'));
+    expect(report.usage).toMatchObject({ inputTokens: 5344, outputTokens: 4, costReported: false });
+    expect(report.error).toBeUndefined();
+  });
+
+  it('gemini: usage is summed over every model it called, the router included', () => {
+    const sample = recorded('gemini', 'success');
+    const models = Object.values(
+      (JSON.parse(sample.stdout) as { stats: { models: Record<string, { tokens: { prompt: number } }> } })
+        .stats.models,
+    );
+    expect(models.length).toBeGreaterThan(1);
+    const prompt = models.reduce((sum, model) => sum + model.tokens.prompt, 0);
+    expect(read(sample).usage?.inputTokens).toBe(prompt);
+  });
+
+  it.each([
+    ['claude', 'rate-limit-429-min', 'transient', 429],
+    ['claude', 'server-error-500', 'transient', 500],
+    ['claude', 'overloaded-529', 'transient', 529],
+    ['claude', 'auth-401', 'fatal', 401],
+    ['codex', 'rate-limit-429-min', 'transient', 429],
+    ['codex', 'rate-limit-429-default', 'transient', 429],
+    ['codex', 'server-error-500', 'transient', undefined],
+    ['codex', 'overloaded-529', 'transient', 529],
+    ['codex', 'auth-401', 'fatal', 401],
+    ['gemini', 'rate-limit-429-min', 'transient', 429],
+    ['gemini', 'auth-401', 'fatal', 401],
+    ['openclaw', 'rate-limit-429-default', 'transient', undefined],
+    ['openclaw', 'server-error-500', 'transient', 500],
+    ['openclaw', 'overloaded-529', 'transient', undefined],
+    ['openclaw', 'auth-401', 'fatal', 401],
+  ] as const)('%s %s: %s from the structured error', (cli, scenario, failureClass, status) => {
+    const sample = recorded(cli, scenario);
+    const report = read(sample);
+    expect(report.error?.status).toBe(status);
+    const verdict = classify(sample);
+    expect(verdict).toMatchObject({ ok: false, failureClass });
+    if (verdict.ok) return;
+    // The message is the provider's words, never a slice of the JSON record.
+    expect(verdict.message).toBe(report.error?.message.slice(0, 500));
+    expect(verdict.message).not.toMatch(/"session_id"|"uuid"|\{"type"/);
+    expect(verdict.message.length).toBeLessThanOrEqual(500);
+  });
+
+  it('openclaw: usage and its own cost figure; a timeout (exit 2) is transient; no Gateway is a setup problem', () => {
+    const usage = read(recorded('openclaw', 'success-exec')).usage;
+    expect(usage).toMatchObject({ inputTokens: 102, outputTokens: 7, costReported: true });
+    expect(read(recorded('openclaw', 'success-local')).usage).toMatchObject({
+      inputTokens: 105,
+      outputTokens: 7,
+    });
+    expect(classify(recorded('openclaw', 'timeout'))).toMatchObject({ failureClass: 'transient' });
+    expect(classify(recorded('openclaw', 'no-gateway'))).toMatchObject({
+      failureClass: 'invalid',
+      message: expect.stringMatching(/gateway agent requires credentials/),
+    });
+  });
+
+  it.each([
+    ['gemini', 'Please retry in 1s'],
+    ['openclaw', 'Retry-After: 1 seconds'],
+  ])('%s 429 saying "%s": the wait is honoured', (cli) => {
+    expect(
+      classify(recorded(cli, cli === 'gemini' ? 'rate-limit-429-min' : 'rate-limit-429-default')),
+    ).toMatchObject({
+      failureClass: 'transient',
+      retryAfterMs: 1000,
+    });
+  });
+
+  it('numbers in unrelated fields do not change the class', () => {
+    const overloaded = recorded('claude', 'overloaded-529');
+    const record = JSON.parse(overloaded.stdout.trim()) as Record<string, unknown>;
+    const noisy = {
+      ...record,
+      duration_ms: 401,
+      duration_api_ms: 403,
+      num_turns: 429,
+      session_id: '500-401',
+    };
+    expect(classify({ ...overloaded, stdout: `${JSON.stringify(noisy)}\n` })).toMatchObject({
+      failureClass: 'transient',
+    });
+    const success = recorded('claude', 'success');
+    const ok = { ...(JSON.parse(success.stdout.trim()) as object), duration_ms: 401, ttft_ms: 429 };
+    expect(classify({ ...success, stdout: `${JSON.stringify(ok)}\n` })).toEqual({ ok: true });
+  });
+
+  it('codex with a model it has no metadata for: a 429 is still transient', () => {
+    const sample = recorded('codex', 'rate-limit-429-min');
+    expect(sample.stdout).toMatch(/Model metadata for `mock-model` not found/);
+    expect(classify(sample)).toMatchObject({ failureClass: 'transient' });
+  });
+
+  it('every recorded sample is read without throwing', () => {
+    for (const cli of ['claude', 'codex', 'gemini', 'openclaw']) {
+      for (const file of readdirSync(join(fixturesDir, 'agent-output', cli))) {
+        const sample = recorded(cli, file.replace(/\.json$/, ''));
+        expect(() => classify(sample)).not.toThrow();
+      }
+    }
+  });
+});
+
+describe('setup problems are never retried', () => {
+  const run = (profile: AgentProfileName, exitCode: number, stdout: string, stderr = '') =>
+    classifyAgentRun({
+      profile: AGENT_PROFILES[profile],
+      program: profile,
+      exitCode,
+      signal: null,
+      timedOut: false,
+      timeoutMs: 1000,
+      stdoutTail: stdout,
+      stderrTail: stderr,
+      report: AGENT_PROFILES[profile].read({ stdout, stderr, exitCode }),
+    });
+
+  it.each([
+    ['gemini', 55, '', 'Untrusted folder', 'invalid'],
+    ['gemini', 41, '', 'auth', 'fatal'],
+    ['claude', 1, '', '"do it" was read as a value of --allowedTools, not as a prompt', 'invalid'],
+    ['claude', 1, '', "error: unknown option '--bogus'", 'invalid'],
+    ['codex', 2, '', "error: unexpected argument '--bogus' found", 'invalid'],
+    [
+      'codex',
+      1,
+      '',
+      'Not inside a trusted directory and --skip-git-repo-check was not specified.',
+      'invalid',
+    ],
+  ] as const)('%s exit %i (%s)', (profile, exitCode, stdout, stderr, failureClass) => {
+    expect(run(profile, exitCode, stdout, stderr)).toMatchObject({ ok: false, failureClass });
+  });
+
+  it('claude "Not logged in" is fatal', () => {
+    const stdout = `${JSON.stringify({ type: 'result', subtype: 'success', is_error: true, api_error_status: null, result: 'Not logged in · Please run /login' })}\n`;
+    expect(run('claude', 1, stdout)).toMatchObject({
+      failureClass: 'fatal',
+      message: 'Not logged in · Please run /login',
+    });
+  });
+
+  it('exit 0 with text that merely mentions a limit is a success', () => {
+    expect(run('generic', 0, "when you've hit your limit the API returns 429\n")).toEqual({ ok: true });
+    expect(run('claude', 0, 'rate limit: 429 explained\n')).toEqual({ ok: true });
+  });
+});
+
+describe('choosing a profile', () => {
+  it.each([
+    [['claude', '-p'], 0, 'claude'],
+    [['/usr/local/bin/codex', 'exec', '--json'], 0, 'codex'],
+    [['timeout', '600', 'gemini', '-o', 'json'], 2, 'gemini'],
+    [['node', '/opt/x/node_modules/@google/gemini-cli/bundle/gemini.js'], 0, 'gemini'],
+    [['my-agent', '--model', 'claude'], 0, 'generic'],
+  ] as const)('%j -> %s', (command, programIndex, name) => {
+    expect(chooseProfile({ command }, programIndex).name).toBe(name);
+  });
+
+  it('an explicit profile wins', () => {
+    expect(chooseProfile({ command: ['my-wrapper'], profile: 'codex' }).name).toBe('codex');
+  });
+});
+
+describe('prompt placement', () => {
+  const prompt = '-starts with a dash $(rm -rf ~)';
+  it('claude and codex: after "--", so a variadic flag cannot swallow it', () => {
+    expect(
+      AGENT_PROFILES.claude.invocation(
+        { command: ['claude', '-p', '--allowedTools', 'Bash', 'Read'], promptVia: 'arg' },
+        prompt,
+      ).argv,
+    ).toEqual(['claude', '-p', '--allowedTools', 'Bash', 'Read', '--', prompt]);
+    expect(
+      AGENT_PROFILES.codex.invocation({ command: ['codex', 'exec'], promptVia: 'arg' }, prompt).argv,
+    ).toEqual(['codex', 'exec', '--', prompt]);
+  });
+
+  it('gemini: one --prompt=<text> element; a bare -p waiting for it is dropped', () => {
+    expect(
+      AGENT_PROFILES.gemini.invocation({ command: ['gemini', '-o', 'json', '-p'], promptVia: 'arg' }, prompt)
+        .argv,
+    ).toEqual(['gemini', '-o', 'json', `--prompt=${prompt}`]);
+  });
+});
