@@ -1,15 +1,30 @@
 import { readFileSync } from 'node:fs';
+import { attemptMarker, signalMarkedProcesses } from '../executors/attempt-processes.js';
 import { killProcessGroup } from '../executors/run-process.js';
 import type { ReclaimedAttempt } from '../store/store.js';
 
 /**
- * When a worker is SIGKILLed its agent process lives on (Node cannot ask the kernel to kill
- * children with their parent). Whoever reclaims the lease stops that orphan, so the retried attempt
- * does not run beside it. The pid is only trusted if it is on this host and its environment names
- * this very attempt: a reused pid belongs to someone else and is left alone.
+ * When a worker is SIGKILLed its agent lives on (Node cannot ask the kernel to kill children with
+ * their parent), and so do the processes the agent started, in its group or in groups of their own.
+ * Whoever reclaims the lease stops every process on its host that carries the attempt's
+ * marker (its BATON_* variables), so the retried attempt does not run beside them. A pid is only
+ * trusted through its environment: a reused pid belongs to someone else and is left alone.
  */
 export function stopOrphanedAttempt(attempt: ReclaimedAttempt, thisHost: string): boolean {
-  if (attempt.pid === null || attempt.pid <= 1 || attempt.host !== thisHost) return false;
+  // The marker names one attempt of one run: whatever carries it here is that attempt's, even when
+  // its worker ran elsewhere or died before it recorded the agent's pid.
+  const marker = attemptMarker(attempt.runId, attempt.stepId, attempt.attempt);
+  let stopped = signalMarkedProcesses(marker, 'SIGKILL').length > 0;
+  if (attempt.host === thisHost && attempt.pid !== null && attempt.pid > 1 && recordedAgentIsOurs(attempt)) {
+    try {
+      stopped = killProcessGroup(attempt.pid, 'SIGKILL') || stopped;
+    } catch {}
+  }
+  return stopped;
+}
+
+/** The agent's own group, where /proc still shows it is this attempt's (what has no marker of its own). */
+function recordedAgentIsOurs(attempt: ReclaimedAttempt): boolean {
   let environ: string;
   try {
     environ = readFileSync(`/proc/${attempt.pid}/environ`, 'utf8');
@@ -17,14 +32,5 @@ export function stopOrphanedAttempt(attempt: ReclaimedAttempt, thisHost: string)
     return false;
   }
   const vars = new Set(environ.split('\u0000'));
-  const ours =
-    vars.has(`BATON_RUN_ID=${attempt.runId}`) &&
-    vars.has(`BATON_STEP_ID=${attempt.stepId}`) &&
-    vars.has(`BATON_ATTEMPT=${attempt.attempt}`);
-  if (!ours) return false;
-  try {
-    return killProcessGroup(attempt.pid, 'SIGKILL');
-  } catch {
-    return false;
-  }
+  return attemptMarker(attempt.runId, attempt.stepId, attempt.attempt).every((entry) => vars.has(entry));
 }

@@ -16,6 +16,7 @@ import {
 import { dirname } from 'node:path';
 import type { Readable } from 'node:stream';
 import { BatonError } from '../core/errors.js';
+import { type AttemptMarker, findMarkedProcesses, signalMarkedProcesses } from './attempt-processes.js';
 
 export interface RunProcessOptions {
   /** argv[0] is the executable (looked up on PATH by spawn); the rest are literal arguments. */
@@ -43,6 +44,13 @@ export interface RunProcessOptions {
   tailBytes?: number;
   /** Called once the child has a pid. */
   onSpawn?: (pid: number) => void;
+  /**
+   * The environment entries every process of this run inherits (see attempt-processes.ts). With it,
+   * no descendant outlives the run: when the child ends, times out or is aborted, every process
+   * carrying the marker gets SIGTERM, then SIGKILL after killGraceMs, whatever group it is in.
+   * Without it only the child's process group is signalled.
+   */
+  marker?: AttemptMarker;
 }
 
 export interface ProcessResult {
@@ -65,6 +73,10 @@ const DEFAULT_KILL_GRACE_MS = 5000;
 const DEFAULT_TAIL_BYTES = 65536;
 /** After the child exits, how long a grandchild may keep its stdout/stderr open before the group is killed. */
 const CLOSE_AFTER_EXIT_MS = 2000;
+/** How often survivors are looked for while they are being stopped. */
+const SURVIVOR_POLL_MS = 25;
+/** After SIGKILL, how long to wait for the kernel to take the processes away before reporting. */
+const REAP_AFTER_KILL_MS = 2000;
 
 /**
  * Sends `signal` to the process group led by `pid`. Returns false when no such group exists (ESRCH).
@@ -263,15 +275,53 @@ function supervise(
     const timers: NodeJS.Timeout[] = [];
     const later = (ms: number, fn: () => void) => timers.push(setTimeout(fn, ms));
 
+    const marker = options.marker;
+    const markedAlive = () => marker !== undefined && findMarkedProcesses(marker).length > 0;
+    // With a marker, what is left is what carries it (a zombie's environ is empty: it does not count,
+    // which matters where pid 1 does not reap). Without one, the child's process group.
+    const survivors = () =>
+      marker !== undefined ? markedAlive() : pid !== undefined && signalGroupQuietly(pid, 0);
+    const signalAll = (signal: NodeJS.Signals) => {
+      if (pid !== undefined) signalGroupQuietly(pid, signal);
+      if (marker !== undefined) signalMarkedProcesses(marker, signal);
+    };
+    const killAll = () => {
+      killSent = true;
+      signalAll('SIGKILL');
+      if (!waitingForKill) return;
+      if (marker === undefined) {
+        finish();
+        return;
+      }
+      // SIGKILLed processes take a moment to go: report once they have, so none is seen after.
+      const deadline = performance.now() + REAP_AFTER_KILL_MS;
+      const reaped = () => {
+        if (!survivors() || performance.now() >= deadline) finish();
+        else later(SURVIVOR_POLL_MS, reaped);
+      };
+      reaped();
+    };
     const terminate = () => {
       if (terminating || pid === undefined) return;
       terminating = true;
-      signalGroupQuietly(pid, 'SIGTERM');
-      later(killGraceMs, () => {
-        killSent = true;
-        signalGroupQuietly(pid, 'SIGKILL');
-        if (waitingForKill) finish();
-      });
+      signalAll('SIGTERM');
+      later(killGraceMs, killAll);
+    };
+    /** Once the child's pipes are closed: finish when nothing of the run is left, else stop what is. */
+    const awaitSurvivors = () => {
+      if (!survivors()) {
+        finish();
+        return;
+      }
+      waitingForKill = true;
+      if (killSent) killAll();
+      else terminate();
+      const poll = () => {
+        if (finished || killSent) return;
+        if (!survivors()) finish();
+        else later(SURVIVOR_POLL_MS, poll);
+      };
+      later(SURVIVOR_POLL_MS, poll);
     };
     const onAbort = () => {
       if (!terminating) aborted = true;
@@ -329,23 +379,26 @@ function supervise(
     child.on('exit', (code, signal) => {
       exitCode = code;
       exitSignal = signal;
+      // The run ends with its child: whatever it left behind (a grandchild holding stdout open, a
+      // tool's process in a group of its own) is stopped now.
+      if (marker !== undefined && markedAlive()) terminate();
       // A grandchild holding stdout/stderr open must not keep us waiting forever.
       later(CLOSE_AFTER_EXIT_MS, () => {
         if (closed) return; // waiting for the kill timer instead
         if (pid !== undefined) signalGroupQuietly(pid, 'SIGKILL');
         killSent = true;
         for (const s of streams) s.destroy();
-        finish();
+        closed = true;
+        if (marker === undefined) finish();
+        else awaitSurvivors();
       });
     });
     child.on('close', () => {
+      if (closed) return;
       closed = true;
-      // Once we started killing the group, finish it: survivors get SIGKILL when the grace ends.
-      if (terminating && !killSent && pid !== undefined && signalGroupQuietly(pid, 0)) {
-        waitingForKill = true;
-        return;
-      }
-      finish();
+      // Once we started killing, finish it: survivors get SIGKILL when the grace ends.
+      if (terminating || marker !== undefined) awaitSurvivors();
+      else finish();
     });
 
     if (pid === undefined) return; // spawn failed: 'error' follows

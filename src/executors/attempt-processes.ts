@@ -1,0 +1,113 @@
+/**
+ * Every process of one attempt, found by its marker: the `BATON_RUN_ID`, `BATON_STEP_ID` and
+ * `BATON_ATTEMPT` variables Baton gives the agent, which every descendant inherits, whatever
+ * process group or session it moved to (claude's Bash tool and gemini's shell tool start groups of
+ * their own) and after its parent died (reparented to pid 1). Read from `/proc/<pid>/environ` on
+ * Linux; elsewhere nothing is found and only the agent's process group is signalled. A process that
+ * clears its environment (`env -i`) leaves the marker behind and is the one accepted escape.
+ */
+import { readdirSync, readFileSync } from 'node:fs';
+
+/** What identifies an attempt's processes: `NAME=value` entries that must all be in the environment. */
+export type AttemptMarker = readonly string[];
+
+/** The variables that make the marker, in the order Baton sets them. */
+const MARKER_VARIABLES = ['BATON_RUN_ID', 'BATON_STEP_ID', 'BATON_ATTEMPT'] as const;
+
+/** The marker of the attempt whose agent gets `env`; undefined when `env` does not carry one. */
+export function attemptMarkerOf(
+  env: Readonly<Record<string, string | undefined>>,
+): AttemptMarker | undefined {
+  const entries: string[] = [];
+  for (const name of MARKER_VARIABLES) {
+    const value = env[name];
+    if (value === undefined || value === '') return undefined;
+    entries.push(`${name}=${value}`);
+  }
+  return entries;
+}
+
+export function attemptMarker(runId: string, stepId: string, attempt: number): AttemptMarker {
+  return [`BATON_RUN_ID=${runId}`, `BATON_STEP_ID=${stepId}`, `BATON_ATTEMPT=${attempt}`];
+}
+
+/**
+ * Pids of the live processes whose environment carries every entry of `marker`; never this process.
+ * /proc holds bytes: entries are compared in their UTF-8 form, one whole NUL-separated entry each.
+ */
+export function findMarkedProcesses(marker: AttemptMarker): number[] {
+  let names: string[];
+  try {
+    names = readdirSync('/proc');
+  } catch {
+    return [];
+  }
+  const wanted = marker.map((entry) => Buffer.from(entry, 'utf8').toString('latin1'));
+  const found: number[] = [];
+  for (const name of names) {
+    const pid = Number(name);
+    if (!Number.isInteger(pid) || pid <= 1 || pid === process.pid) continue;
+    let environ: string;
+    try {
+      environ = readFileSync(`/proc/${pid}/environ`, 'latin1');
+    } catch {
+      continue; // gone, or another user's
+    }
+    if (wanted.every((entry) => hasEntry(environ, entry))) found.push(pid);
+  }
+  return found;
+}
+
+function hasEntry(environ: string, entry: string): boolean {
+  let from = 0;
+  for (;;) {
+    const at = environ.indexOf(entry, from);
+    if (at === -1) return false;
+    const end = at + entry.length;
+    if (
+      (at === 0 || environ.charCodeAt(at - 1) === 0) &&
+      (end === environ.length || environ.charCodeAt(end) === 0)
+    )
+      return true;
+    from = at + 1;
+  }
+}
+
+/** Sends `signal` to every marked process; returns the pids it reached. */
+export function signalMarkedProcesses(marker: AttemptMarker, signal: NodeJS.Signals): number[] {
+  const reached: number[] = [];
+  for (const pid of findMarkedProcesses(marker)) {
+    try {
+      process.kill(pid, signal);
+      reached.push(pid);
+    } catch {
+      // exited in between
+    }
+  }
+  return reached;
+}
+
+/**
+ * Stops every marked process: SIGTERM, then SIGKILL to those still there after `graceMs`. Resolves
+ * once none is left (or, if the kernel is slow to reap, a little after the SIGKILL).
+ */
+export async function stopMarkedProcesses(marker: AttemptMarker, graceMs: number): Promise<number> {
+  const first = signalMarkedProcesses(marker, 'SIGTERM');
+  if (first.length === 0) return 0;
+  if (!(await noneLeft(marker, graceMs))) {
+    signalMarkedProcesses(marker, 'SIGKILL');
+    await noneLeft(marker, 2000);
+  }
+  return first.length;
+}
+
+const POLL_MS = 25;
+
+async function noneLeft(marker: AttemptMarker, withinMs: number): Promise<boolean> {
+  const deadline = Date.now() + withinMs;
+  for (;;) {
+    if (findMarkedProcesses(marker).length === 0) return true;
+    if (Date.now() >= deadline) return false;
+    await new Promise((resolve) => setTimeout(resolve, POLL_MS));
+  }
+}

@@ -1,0 +1,158 @@
+/**
+ * No process of an attempt outlives it: descendants that moved to process groups of their own (as
+ * claude's Bash tool and gemini's shell tool do), that ignore SIGTERM, or whose parent died, are
+ * found by the attempt's marker in /proc and stopped. Real processes, checked through /proc.
+ */
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { stopOrphanedAttempt } from '../src/engine/orphans.js';
+import {
+  attemptMarker,
+  findMarkedProcesses,
+  stopMarkedProcesses,
+} from '../src/executors/attempt-processes.js';
+import { runProcess } from '../src/executors/run-process.js';
+
+const root = mkdtempSync(join(tmpdir(), 'baton-attempt-processes-'));
+afterAll(() => rmSync(root, { recursive: true, force: true }));
+const onLinux = existsSync('/proc/self/environ');
+
+/**
+ * A script that starts a grandchild in a session of its own (setsid: its own process group, like
+ * an agent's shell tool), which ignores SIGTERM and writes its pid, then, unless `stay`, exits.
+ */
+function treeScript(pidFile: string, stay: boolean): string {
+  const grandchild = `process.on('SIGTERM', () => {}); require('fs').writeFileSync(${JSON.stringify(pidFile)}, String(process.pid)); setInterval(() => {}, 1 << 30);`;
+  return `
+    const { spawn } = require('child_process');
+    const g = spawn(process.execPath, ['-e', ${JSON.stringify(grandchild)}], { detached: true, stdio: 'ignore' });
+    g.unref();
+    const fs = require('fs');
+    const wait = () => fs.existsSync(${JSON.stringify(pidFile)}) ? ${stay ? 'setInterval(() => {}, 1 << 30)' : 'process.exit(0)'} : setTimeout(wait, 10);
+    wait();
+  `;
+}
+
+function markerEnv() {
+  const runId = `run-${randomBytes(6).toString('hex')}`;
+  const env = { ...process.env, BATON_RUN_ID: runId, BATON_STEP_ID: 'tool', BATON_ATTEMPT: '1' };
+  return { env, marker: attemptMarker(runId, 'tool', 1) };
+}
+
+async function until(condition: () => boolean, withinMs = 20_000): Promise<boolean> {
+  const deadline = Date.now() + withinMs;
+  while (Date.now() < deadline) {
+    if (condition()) return true;
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+  return condition();
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    // A zombie still answers kill(0); its environ is empty.
+    return readFileSync(`/proc/${pid}/environ`).length > 0;
+  } catch {
+    return false;
+  }
+}
+
+describe.skipIf(!onLinux)('the processes of an attempt (Linux /proc)', () => {
+  it('finds a descendant in a group of its own by the marker, and stops it despite SIGTERM being ignored', async () => {
+    const { env, marker } = markerEnv();
+    const pidFile = join(root, `g-${randomBytes(4).toString('hex')}`);
+    const result = await runProcess({
+      argv: [process.execPath, '-e', treeScript(pidFile, false)],
+      cwd: root,
+      env,
+      timeoutMs: 30_000,
+      killGraceMs: 200,
+      logPath: join(root, `${randomBytes(4).toString('hex')}.log`),
+      marker,
+    });
+    expect(result.exitCode).toBe(0);
+    const grandchild = Number(readFileSync(pidFile, 'utf8'));
+    // Nothing carrying the marker is left once runProcess has reported.
+    expect(findMarkedProcesses(marker)).toEqual([]);
+    expect(alive(grandchild)).toBe(false);
+  });
+
+  it('without the marker, such a descendant survives its parent (what the marker is for)', async () => {
+    const { env, marker } = markerEnv();
+    const pidFile = join(root, `g-${randomBytes(4).toString('hex')}`);
+    await runProcess({
+      argv: [process.execPath, '-e', treeScript(pidFile, false)],
+      cwd: root,
+      env,
+      timeoutMs: 30_000,
+      killGraceMs: 200,
+      logPath: join(root, `${randomBytes(4).toString('hex')}.log`),
+    });
+    const grandchild = Number(readFileSync(pidFile, 'utf8'));
+    expect(findMarkedProcesses(marker)).toEqual([grandchild]);
+    expect(await stopMarkedProcesses(marker, 200)).toBe(1);
+    expect(await until(() => !alive(grandchild))).toBe(true);
+  });
+
+  it('on timeout the agent and its detached descendant are both stopped', async () => {
+    const { env, marker } = markerEnv();
+    const pidFile = join(root, `g-${randomBytes(4).toString('hex')}`);
+    const controller = new AbortController();
+    const running = runProcess({
+      argv: [process.execPath, '-e', treeScript(pidFile, true)],
+      cwd: root,
+      env,
+      timeoutMs: 60_000,
+      killGraceMs: 200,
+      logPath: join(root, `${randomBytes(4).toString('hex')}.log`),
+      signal: controller.signal,
+      marker,
+    });
+    expect(await until(() => existsSync(pidFile))).toBe(true);
+    controller.abort();
+    const result = await running;
+    expect(result.aborted).toBe(true);
+    expect(findMarkedProcesses(marker)).toEqual([]);
+    expect(alive(Number(readFileSync(pidFile, 'utf8')))).toBe(false);
+  });
+
+  it('a reclaimed lease stops the orphans of a dead worker, on any host record', async () => {
+    const { env, marker } = markerEnv();
+    const pidFile = join(root, `g-${randomBytes(4).toString('hex')}`);
+    await runProcess({
+      argv: [process.execPath, '-e', treeScript(pidFile, false)],
+      cwd: root,
+      env,
+      timeoutMs: 30_000,
+      logPath: join(root, `${randomBytes(4).toString('hex')}.log`),
+    });
+    const grandchild = Number(readFileSync(pidFile, 'utf8'));
+    expect(alive(grandchild)).toBe(true);
+    const [runId, stepId] = [marker[0]!.split('=')[1]!, 'tool'];
+    expect(
+      stopOrphanedAttempt({ runId, stepId, attempt: 1, owner: 'gone', pid: null, host: null }, 'here'),
+    ).toBe(true);
+    expect(await until(() => !alive(grandchild))).toBe(true);
+  });
+
+  it('a process with the same variables of another attempt is left alone', async () => {
+    const { env } = markerEnv();
+    const pidFile = join(root, `g-${randomBytes(4).toString('hex')}`);
+    await runProcess({
+      argv: [process.execPath, '-e', treeScript(pidFile, false)],
+      cwd: root,
+      env,
+      timeoutMs: 30_000,
+      logPath: join(root, `${randomBytes(4).toString('hex')}.log`),
+    });
+    const grandchild = Number(readFileSync(pidFile, 'utf8'));
+    const other = attemptMarker(env.BATON_RUN_ID, 'tool', 2);
+    expect(findMarkedProcesses(other)).toEqual([]);
+    expect(alive(grandchild)).toBe(true);
+    await stopMarkedProcesses(attemptMarker(env.BATON_RUN_ID, 'tool', 1), 200);
+  });
+});
