@@ -1,6 +1,7 @@
 import { BatonError } from '../core/errors.js';
 import type { Plan } from '../core/plan/types.js';
 import { prepareRun } from '../engine/start-run.js';
+import { agentCommandWarnings } from '../executors/agent-profiles/command-warnings.js';
 import { loadPlanFile } from '../plan/load-plan-file.js';
 import type { NewRun } from '../store/store.js';
 import { agentFromEnvOrOption } from './home.js';
@@ -62,5 +63,8 @@ export async function prepareRunFromCli(
     ...(options.id ? { runId: options.id } : {}),
     ...(extra.awaitingApproval ? { awaitingApproval: true } : {}),
   });
+  for (const warning of agentCommandWarnings(prepared.plan, prepared.workspace)) {
+    process.stderr.write(`baton: warning: ${planPath}: ${warning.where}: ${warning.message}\n`);
+  }
   return { plan, prepared };
 }

@@ -196,9 +196,23 @@ program
   );
 
 program
+  .command('agents')
+  .description(
+    'the agent CLIs found on PATH (claude, codex, gemini, openclaw, opencode, aider): version, profile, ' +
+      'what is misconfigured and how to fix it',
+  )
+  .option('--plan <file>', "also check a plan's agent commands (the flags Baton needs to read their output)")
+  .option(
+    '--workspace <dir>',
+    "the folder agents work in, for trust checks (default: the plan's, else this one)",
+  )
+  .addOption(json())
+  .action(act(async () => (await import('./commands/agents.js')).agentsCommand));
+
+program
   .command('mock-llm')
   .description(
-    'start a local model server (OpenAI and Anthropic wire formats) that injects faults, to test model steps offline',
+    'start a local model server (OpenAI Chat/Responses, Anthropic, Gemini wire formats) that injects faults, to test model steps and agent CLIs offline',
   )
   .option('--host <host>', 'address to listen on (default 127.0.0.1)')
   .option('--port <n>', 'port (default: a free one)')
@@ -211,13 +225,20 @@ program
     '--script <fault,...>',
     'faults of the first requests in order, e.g. rate_limit:2,overflow:anthropic,ok',
   )
+  .option(
+    '--script-file <file>',
+    'JSON array of script entries ({fault, reply, when, repeat}), e.g. to drive claude, codex or gemini',
+  )
   .addHelpText(
     'after',
     `
 Faults: ok, rate_limit[:seconds], rate_window_too_large, server_error[:status], stall, reset,
 midstream_error, overflow[:flavour], truncate_text, stop_at_limit, truncate_tool, finished_cut_json,
 unknown_tool, invalid_args, fatal[:status], quota.
-Point a model step at it with  model: { provider: openai, baseUrl: <printed url>/v1, ... }`,
+Point a model step at it with  model: { provider: openai, baseUrl: <printed url>/v1, ... }
+A script file entry: {"fault":"ok", "reply":{"text":"done"} | {"toolCalls":[{"name":"Write","arguments":{...}}]},
+  "when":{"wire","model","stream","promptIncludes","hasToolResult","hasTools"}, "repeat":N|"forever"}.
+Each request takes the first entry whose "when" matches; use "when":{"hasTools":true} for agent turns.`,
   )
   .action(act(async () => (await import('./commands/mock-llm.js')).mockLlmCommand));
 

@@ -1,0 +1,55 @@
+import { dirname, resolve } from 'node:path';
+import { agentCommandWarnings } from '../../executors/agent-profiles/command-warnings.js';
+import { type AgentCliInfo, inspectAgentClis } from '../../executors/agent-setup.js';
+import { loadPlanFile } from '../../plan/load-plan-file.js';
+import { EXIT } from '../exit-codes.js';
+import { printJson } from '../format.js';
+import type { GlobalOptions } from '../home.js';
+
+interface AgentsOptions extends GlobalOptions {
+  plan?: string;
+  workspace?: string;
+}
+
+/**
+ * `baton agents`: the agent CLIs on PATH, their versions and profiles, what is misconfigured and how
+ * to fix it; with `--plan`, what the plan's agent commands lack for Baton to read their output.
+ */
+export async function agentsCommand(options: AgentsOptions): Promise<number> {
+  const loaded = options.plan === undefined ? undefined : await loadPlanFile(options.plan);
+  const workspace = resolve(
+    options.workspace ??
+      (loaded ? resolve(dirname(loaded.absPath), loaded.plan.workspace ?? '.') : process.cwd()),
+  );
+  const agents = await inspectAgentClis({ env: process.env, workspace });
+  const warnings = loaded ? agentCommandWarnings(loaded.plan, workspace) : [];
+  if (options.json) {
+    printJson({ workspace, agents, ...(loaded ? { plan: { path: options.plan, warnings } } : {}) });
+    return EXIT.ok;
+  }
+  const out: string[] = [];
+  for (const agent of agents) out.push(...describe(agent));
+  if (loaded) {
+    out.push('', `plan ${options.plan}:`);
+    if (warnings.length === 0) out.push('  every agent command prints what Baton reads');
+    for (const warning of warnings) out.push(`  ✗ ${warning.where} (${warning.profile}): ${warning.message}`);
+  }
+  const found = agents.filter((agent) => agent.path !== null);
+  out.push(
+    '',
+    `${found.length} of ${agents.length} known agent CLIs found; any other program runs with the generic profile.`,
+  );
+  process.stdout.write(`${out.join('\n')}\n`);
+  return EXIT.ok;
+}
+
+function describe(agent: AgentCliInfo): string[] {
+  if (agent.path === null) return [`${agent.program}: not found on PATH`];
+  const lines = [
+    `${agent.program}: ${agent.version ?? 'version unknown'} at ${agent.path} (profile ${agent.profile})`,
+    `  output: ${agent.outputFlags}; Baton caps its retries with ${agent.retryCap}`,
+  ];
+  if (agent.problems.length === 0) lines.push('  ✓ ready');
+  for (const problem of agent.problems) lines.push(`  ✗ ${problem.problem}`, `    fix: ${problem.fix}`);
+  return lines;
+}

@@ -1,0 +1,268 @@
+/**
+ * What `baton agents` finds out about the agent CLIs on this machine: where each is, its version,
+ * and what would make its steps fail before any model is asked (no authentication, an untrusted
+ * folder, a Node.js too old for it), each with its fix. Reads files and runs `--version`; changes
+ * nothing.
+ */
+import { execFile } from 'node:child_process';
+import { existsSync, readFileSync, realpathSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import type { AgentProfileName } from '../core/plan/types.js';
+import { AGENT_PROFILES } from './agent-profiles/choose-profile.js';
+import { configuredProvider } from './agent-profiles/codex.js';
+import { asRecord } from './agent-profiles/json-output.js';
+import { CLI_RETRIES } from './agent-retry-cap.js';
+import { satisfiesNodeRange } from './node-range.js';
+import { DEFAULT_EXEC_PATH, locateProgram } from './program-lookup.js';
+
+export interface SetupProblem {
+  problem: string;
+  fix: string;
+}
+
+export interface AgentCliInfo {
+  profile: AgentProfileName;
+  program: string;
+  /** Where it was found on PATH; null: not installed (or not on PATH). */
+  path: string | null;
+  version: string | null;
+  /** The flags that make its output readable by Baton. */
+  outputFlags: string;
+  /** What Baton sets to cap the CLI's own retries. */
+  retryCap: string;
+  problems: SetupProblem[];
+}
+
+export interface SetupContext {
+  env: NodeJS.ProcessEnv;
+  /** The folder agents will work in (trust checks). */
+  workspace: string;
+}
+
+const VERSION_TIMEOUT_MS = 15_000;
+
+/** Every known CLI with a program name, found or not. */
+export async function inspectAgentClis(context: SetupContext): Promise<AgentCliInfo[]> {
+  const profiles = Object.values(AGENT_PROFILES).filter((profile) => profile.programs.length > 0);
+  return Promise.all(profiles.map((profile) => inspect(profile.name, profile.programs[0]!, context)));
+}
+
+async function inspect(
+  name: AgentProfileName,
+  program: string,
+  context: SetupContext,
+): Promise<AgentCliInfo> {
+  const profile = AGENT_PROFILES[name];
+  const path = locateProgram(program, {
+    cwd: context.workspace,
+    pathEnv: context.env.PATH ?? DEFAULT_EXEC_PATH,
+  });
+  const retryCap = profile.retryCap
+    ? profile.retryCap([program], CLI_RETRIES, { env: context.env, readTextFile }).description
+    : 'nothing: the CLI has no retry setting Baton knows';
+  const info: AgentCliInfo = {
+    profile: name,
+    program,
+    path,
+    version: null,
+    outputFlags: profile.outputFlags,
+    retryCap,
+    problems: [],
+  };
+  if (path === null) return info;
+  const node = await nodeProblem(path, context);
+  if (node) info.problems.push(node);
+  info.version = node ? null : await versionOf(path, context.env);
+  info.problems.push(...(CHECKS[name]?.(context) ?? []));
+  return info;
+}
+
+/** The first line `<program> --version` prints, or null when it fails or takes too long. */
+function versionOf(path: string, env: NodeJS.ProcessEnv): Promise<string | null> {
+  return new Promise((done) => {
+    execFile(
+      path,
+      ['--version'],
+      { env, timeout: VERSION_TIMEOUT_MS, maxBuffer: 1 << 20 },
+      (error, stdout) => {
+        const line = String(stdout)
+          .split('\n')
+          .find((l) => l.trim() !== '');
+        done(error || line === undefined ? null : line.trim());
+      },
+    );
+  });
+}
+
+/**
+ * A JavaScript CLI started through `#!/usr/bin/env node` runs on the `node` of PATH: compared with
+ * the `engines.node` its package.json asks for (openclaw needs Node ≥ 24.16).
+ */
+async function nodeProblem(path: string, context: SetupContext): Promise<SetupProblem | undefined> {
+  const real = realPathOrNull(path);
+  if (real === null) return undefined;
+  const head = readTextFile(real)?.slice(0, 200) ?? '';
+  if (!/^#!.*\bnode\b/.test(head)) return undefined;
+  const engines = engineRange(real);
+  if (engines === undefined) return undefined;
+  const nodePath = locateProgram('node', {
+    cwd: context.workspace,
+    pathEnv: context.env.PATH ?? DEFAULT_EXEC_PATH,
+  });
+  const version = nodePath === null ? null : await versionOf(nodePath, context.env);
+  if (version === null || satisfiesNodeRange(version, engines)) return undefined;
+  return {
+    problem: `needs Node.js ${engines}, and the node on PATH is ${version}`,
+    fix: `install a Node.js that satisfies ${engines}, or run the CLI with one: agent.command [/path/to/node, ${real}, …]`,
+  };
+}
+
+function engineRange(scriptPath: string): string | undefined {
+  let dir = dirname(scriptPath);
+  for (let depth = 0; depth < 6; depth++) {
+    const manifest = asRecord(parseJson(readTextFile(join(dir, 'package.json'))));
+    if (manifest)
+      return typeof asRecord(manifest.engines)?.node === 'string'
+        ? String(asRecord(manifest.engines)!.node)
+        : undefined;
+    const parent = dirname(dir);
+    if (parent === dir) return undefined;
+    dir = parent;
+  }
+  return undefined;
+}
+
+type Check = (context: SetupContext) => SetupProblem[];
+
+const CHECKS: Partial<Record<AgentProfileName, Check>> = {
+  claude(context) {
+    const env = context.env;
+    const home = env.HOME ?? homedir();
+    const keyed = [
+      'ANTHROPIC_API_KEY',
+      'ANTHROPIC_AUTH_TOKEN',
+      'CLAUDE_CODE_OAUTH_TOKEN',
+      'CLAUDE_CODE_USE_BEDROCK',
+      'CLAUDE_CODE_USE_VERTEX',
+    ].some((name) => (env[name] ?? '') !== '');
+    const configDir = env.CLAUDE_CONFIG_DIR ?? join(home, '.claude');
+    if (keyed || existsSync(join(configDir, '.credentials.json'))) return [];
+    return [
+      {
+        problem: 'no authentication configured (claude answers "Not logged in", exit 1)',
+        fix: 'set ANTHROPIC_API_KEY (with ANTHROPIC_BASE_URL for a local or self-hosted endpoint), or run claude once and /login',
+      },
+    ];
+  },
+  codex(context) {
+    const env = context.env;
+    const codexHome = env.CODEX_HOME ?? join(env.HOME ?? homedir(), '.codex');
+    const config = readTextFile(join(codexHome, 'config.toml'));
+    const provider = configuredProvider(config);
+    if (provider !== undefined && provider !== 'openai') {
+      const envKey = providerEnvKey(config ?? '', provider);
+      if (envKey !== undefined && (env[envKey] ?? '') === '') {
+        return [
+          {
+            problem: `the provider "${provider}" of ${join(codexHome, 'config.toml')} reads its key from ${envKey}, which is not set (codex fails with "Missing environment variable")`,
+            fix: `set ${envKey} in the environment of baton`,
+          },
+        ];
+      }
+      return [];
+    }
+    if (
+      existsSync(join(codexHome, 'auth.json')) ||
+      (env.OPENAI_API_KEY ?? '') !== '' ||
+      (env.CODEX_API_KEY ?? '') !== ''
+    )
+      return [];
+    return [
+      {
+        problem: 'no authentication configured',
+        fix: 'run codex login (or set OPENAI_API_KEY); for a local or self-hosted model, add a model provider to $CODEX_HOME/config.toml (README: codex)',
+      },
+    ];
+  },
+  gemini(context) {
+    const env = context.env;
+    const home = env.GEMINI_CLI_HOME || env.HOME || homedir();
+    const problems: SetupProblem[] = [];
+    const settings = [
+      env.GEMINI_CLI_SYSTEM_SETTINGS_PATH ?? '/etc/gemini-cli/settings.json',
+      join(home, '.gemini', 'settings.json'),
+      join(context.workspace, '.gemini', 'settings.json'),
+    ].map((path) => asRecord(parseJson(readTextFile(path))) ?? {});
+    const selected = settings.some(
+      (s) => typeof asRecord(asRecord(s.security)?.auth)?.selectedType === 'string',
+    );
+    if (!selected) {
+      problems.push({
+        problem: 'no authentication type selected (gemini exits 41)',
+        fix: 'add {"security":{"auth":{"selectedType":"gemini-api-key"}}} to ~/.gemini/settings.json and set GEMINI_API_KEY',
+      });
+    }
+    const trusted =
+      env.GEMINI_CLI_TRUST_WORKSPACE === 'true' ||
+      settings.some((s) => asRecord(asRecord(s.security)?.folderTrust)?.enabled === false) ||
+      isTrustedFolder(join(home, '.gemini', 'trustedFolders.json'), context.workspace);
+    if (!trusted) {
+      problems.push({
+        problem: `the folder ${context.workspace} is not trusted (gemini exits 55)`,
+        fix: 'set GEMINI_CLI_TRUST_WORKSPACE=true in the environment of baton, or add --skip-trust to the agent command',
+      });
+    }
+    return problems;
+  },
+};
+
+/** `env_key = "…"` in the `[model_providers.<id>]` table of a codex config.toml. */
+function providerEnvKey(config: string, provider: string): string | undefined {
+  let inTable = false;
+  for (const line of config.split('\n')) {
+    const text = line.trim();
+    if (text.startsWith('[')) inTable = text === `[model_providers.${provider}]`;
+    else if (inTable) {
+      const match = /^env_key\s*=\s*["']([^"']+)["']/.exec(text);
+      if (match) return match[1];
+    }
+  }
+  return undefined;
+}
+
+function isTrustedFolder(file: string, workspace: string): boolean {
+  const folders = asRecord(parseJson(readTextFile(file))) ?? {};
+  const target = resolve(workspace);
+  return Object.entries(folders).some(([folder, level]) => {
+    const path = resolve(folder);
+    if (level === 'TRUST_FOLDER') return target === path;
+    if (level === 'TRUST_PARENT') return target === path || target.startsWith(`${dirname(path)}/`);
+    return false;
+  });
+}
+
+function readTextFile(path: string): string | undefined {
+  try {
+    return readFileSync(path, 'utf8');
+  } catch {
+    return undefined;
+  }
+}
+
+function parseJson(text: string | undefined): unknown {
+  if (text === undefined) return undefined;
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
+function realPathOrNull(path: string): string | null {
+  try {
+    return realpathSync(path);
+  } catch {
+    return null;
+  }
+}
