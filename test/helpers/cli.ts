@@ -196,6 +196,10 @@ export interface AttemptJson {
   summary: string | null;
   logPath: string | null;
   outputs: { path: string; size: number; sha256: string }[];
+  startedAt: number | null;
+  endedAt: number | null;
+  exitCode: number | null;
+  usage: { inputTokens: number; outputTokens: number; costUsd: number } | null;
 }
 
 /** `status <run> --json` (exit 0 or 1: a blocked or cancelled run exits 1). */

@@ -1,0 +1,157 @@
+/**
+ * End-to-end tests of agent steps run by the real CLIs (claude, codex, gemini from node_modules/.bin)
+ * through the real `baton` binary, each CLI pointed at an in-process `baton mock-llm` server. The
+ * CLI's own retry settings are left at their defaults: capping them is Baton's job.
+ */
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import {
+  CODEX_KEY_ENV,
+  claudeEnv,
+  codexConfigToml,
+  GEMINI_SETTINGS,
+  geminiEnv,
+} from '../../src/harness/mock-llm/agent-cli-setup.js';
+import type { MockLlmServer, RecordedRequest } from '../../src/harness/mock-llm/types.js';
+import {
+  type AttemptJson,
+  attempts,
+  type BatonResult,
+  type RunJson,
+  runBaton,
+  runStatus,
+  writePlan,
+} from './cli.js';
+import { type AgentCli, agentCliPath } from './mock-cli.js';
+import { planDir } from './plans.js';
+
+/** The names each CLI gives its own tools. */
+export const TOOLS: Record<AgentCli, { write: string; shell: string }> = {
+  claude: { write: 'Write', shell: 'Bash' },
+  codex: { write: 'exec_command', shell: 'exec_command' },
+  gemini: { write: 'write_file', shell: 'run_shell_command' },
+};
+
+/** Arguments of the CLI's tool call that writes `content` to `path` (absolute) . */
+export function writeCall(cli: AgentCli, path: string, content: string) {
+  if (cli === 'codex') {
+    return {
+      name: 'exec_command',
+      arguments: { cmd: `printf '%s' ${JSON.stringify(content)} > ${JSON.stringify(path)}` },
+    };
+  }
+  return { name: TOOLS[cli].write, arguments: { file_path: path, content } };
+}
+
+/** A tool call that runs a long shell command through the CLI's own shell tool. */
+export function shellCall(cli: AgentCli, command: string) {
+  if (cli === 'codex') return { name: 'exec_command', arguments: { cmd: command } };
+  return { name: TOOLS[cli].shell, arguments: { command, description: 'wait' } };
+}
+
+/** The agent command of a plan for `cli`; `shell` allows the CLI's shell tool without asking. */
+export function cliCommand(cli: AgentCli, options: { shell?: boolean } = {}): string[] {
+  const bin = agentCliPath(cli);
+  switch (cli) {
+    case 'claude':
+      return [
+        bin,
+        '-p',
+        '--output-format',
+        'json',
+        '--permission-mode',
+        'acceptEdits',
+        // A variadic flag last: Baton must still keep the prompt out of it.
+        ...(options.shell ? ['--allowedTools', 'Bash', 'Write'] : []),
+      ];
+    case 'codex':
+      return [bin, 'exec', '--json', '--skip-git-repo-check', '--sandbox', 'workspace-write'];
+    case 'gemini':
+      return [bin, '-o', 'json', '--approval-mode', options.shell ? 'yolo' : 'auto_edit'];
+  }
+}
+
+export interface CliCase {
+  dir: string;
+  home: string;
+  workspace: string;
+  /** The environment of the baton process, which its agents inherit. */
+  env: Record<string, string>;
+}
+
+/** A plan folder with a user home (and CODEX_HOME) for `cli`, pointed at `server`. */
+export function cliCase(cli: AgentCli, server: MockLlmServer): CliCase {
+  const { dir, home } = planDir(`baton-${cli}-steps-`);
+  const workspace = join(dir, 'work');
+  const userHome = join(dir, 'user-home');
+  mkdirSync(workspace);
+  mkdirSync(userHome);
+  const base: Record<string, string> = {
+    PATH: process.env.PATH ?? '/usr/bin:/bin',
+    HOME: userHome,
+    TERM: 'dumb',
+    NO_COLOR: '1',
+  };
+  let env: Record<string, string>;
+  if (cli === 'claude') env = { ...base, ...claudeEnv(server) };
+  else if (cli === 'codex') {
+    const codexHome = join(dir, 'codex-home');
+    mkdirSync(codexHome);
+    // The CLI's own retry settings stay at codex's defaults (4 and 5): Baton caps them.
+    writeFileSync(join(codexHome, 'config.toml'), codexConfigToml(server, { retries: undefined }));
+    env = { ...base, CODEX_HOME: codexHome, [CODEX_KEY_ENV]: 'x' };
+  } else {
+    mkdirSync(join(userHome, '.gemini'));
+    writeFileSync(join(userHome, '.gemini', 'settings.json'), JSON.stringify(GEMINI_SETTINGS));
+    env = { ...base, ...geminiEnv(server) };
+  }
+  return { dir, home, workspace, env };
+}
+
+/** Writes `plan` (workspace: ./work) and runs it to its end with `baton run --json`. */
+export async function runPlan(
+  c: CliCase,
+  plan: Record<string, unknown>,
+): Promise<{ result: BatonResult; run: RunJson }> {
+  const planPath = writePlan(c.dir, { workspace: './work', ...plan });
+  const result = await runBaton(['run', planPath, '--json'], {
+    home: c.home,
+    env: c.env,
+    timeoutMs: 240_000,
+  });
+  const runId = (JSON.parse(result.stdout) as { id: string }).id;
+  return { result, run: await runStatus(c.home, runId) };
+}
+
+export function stepAttempts(c: CliCase, runId: string, stepId: string): Promise<AttemptJson[]> {
+  return attempts(c.home, runId, stepId);
+}
+
+/** The requests answered by script entry `index` during `attempt` (by arrival time). */
+export function requestsDuring(
+  server: MockLlmServer,
+  attempt: Pick<AttemptJson, 'startedAt' | 'endedAt'>,
+  index?: number,
+): RecordedRequest[] {
+  return server.requests.filter(
+    (r) =>
+      r.at >= (attempt.startedAt ?? 0) &&
+      r.at <= (attempt.endedAt ?? Number.MAX_SAFE_INTEGER) &&
+      (index === undefined || r.scriptIndex === index),
+  );
+}
+
+/** Pids of live processes whose environment carries `BATON_RUN_ID=<runId>` (zombies excluded). */
+export function processesOfRun(runId: string): { pid: number; cmdline: string }[] {
+  const found: { pid: number; cmdline: string }[] = [];
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      const environ = readFileSync(`/proc/${name}/environ`, 'utf8');
+      if (!environ.split('\0').includes(`BATON_RUN_ID=${runId}`)) continue;
+      const cmdline = readFileSync(`/proc/${name}/cmdline`, 'utf8').split('\0').join(' ');
+      found.push({ pid: Number(name), cmdline });
+    } catch {}
+  }
+  return found;
+}
