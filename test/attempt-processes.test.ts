@@ -42,6 +42,28 @@ function markerEnv() {
   return { env, marker: attemptMarker(runId, 'tool', 1) };
 }
 
+/** Runs treeScript under runProcess; `marker` makes runProcess stop what carries it. */
+function runTree(options: {
+  env: NodeJS.ProcessEnv;
+  pidFile: string;
+  stay?: boolean;
+  marker?: readonly string[];
+  signal?: AbortSignal;
+}) {
+  return runProcess({
+    argv: [process.execPath, '-e', treeScript(options.pidFile, options.stay ?? false)],
+    cwd: root,
+    env: options.env,
+    timeoutMs: 60_000,
+    killGraceMs: 200,
+    logPath: join(root, `${randomBytes(4).toString('hex')}.log`),
+    ...(options.marker ? { marker: options.marker } : {}),
+    ...(options.signal ? { signal: options.signal } : {}),
+  });
+}
+
+const pidFileName = () => join(root, `g-${randomBytes(4).toString('hex')}`);
+
 async function until(condition: () => boolean, withinMs = 20_000): Promise<boolean> {
   const deadline = Date.now() + withinMs;
   while (Date.now() < deadline) {
@@ -64,16 +86,8 @@ function alive(pid: number): boolean {
 describe.skipIf(!onLinux)('the processes of an attempt (Linux /proc)', () => {
   it('finds a descendant in a group of its own by the marker, and stops it despite SIGTERM being ignored', async () => {
     const { env, marker } = markerEnv();
-    const pidFile = join(root, `g-${randomBytes(4).toString('hex')}`);
-    const result = await runProcess({
-      argv: [process.execPath, '-e', treeScript(pidFile, false)],
-      cwd: root,
-      env,
-      timeoutMs: 30_000,
-      killGraceMs: 200,
-      logPath: join(root, `${randomBytes(4).toString('hex')}.log`),
-      marker,
-    });
+    const pidFile = pidFileName();
+    const result = await runTree({ env, pidFile, marker });
     expect(result.exitCode).toBe(0);
     const grandchild = Number(readFileSync(pidFile, 'utf8'));
     // Nothing carrying the marker is left once runProcess has reported.
@@ -83,15 +97,8 @@ describe.skipIf(!onLinux)('the processes of an attempt (Linux /proc)', () => {
 
   it('without the marker, such a descendant survives its parent (what the marker is for)', async () => {
     const { env, marker } = markerEnv();
-    const pidFile = join(root, `g-${randomBytes(4).toString('hex')}`);
-    await runProcess({
-      argv: [process.execPath, '-e', treeScript(pidFile, false)],
-      cwd: root,
-      env,
-      timeoutMs: 30_000,
-      killGraceMs: 200,
-      logPath: join(root, `${randomBytes(4).toString('hex')}.log`),
-    });
+    const pidFile = pidFileName();
+    await runTree({ env, pidFile });
     const grandchild = Number(readFileSync(pidFile, 'utf8'));
     expect(findMarkedProcesses(marker)).toEqual([grandchild]);
     expect(await stopMarkedProcesses(marker, 200)).toBe(1);
@@ -100,18 +107,9 @@ describe.skipIf(!onLinux)('the processes of an attempt (Linux /proc)', () => {
 
   it('on timeout the agent and its detached descendant are both stopped', async () => {
     const { env, marker } = markerEnv();
-    const pidFile = join(root, `g-${randomBytes(4).toString('hex')}`);
+    const pidFile = pidFileName();
     const controller = new AbortController();
-    const running = runProcess({
-      argv: [process.execPath, '-e', treeScript(pidFile, true)],
-      cwd: root,
-      env,
-      timeoutMs: 60_000,
-      killGraceMs: 200,
-      logPath: join(root, `${randomBytes(4).toString('hex')}.log`),
-      signal: controller.signal,
-      marker,
-    });
+    const running = runTree({ env, pidFile, stay: true, marker, signal: controller.signal });
     expect(await until(() => existsSync(pidFile))).toBe(true);
     controller.abort();
     const result = await running;
@@ -122,14 +120,8 @@ describe.skipIf(!onLinux)('the processes of an attempt (Linux /proc)', () => {
 
   it('a reclaimed lease stops the orphans of a dead worker, on any host record', async () => {
     const { env, marker } = markerEnv();
-    const pidFile = join(root, `g-${randomBytes(4).toString('hex')}`);
-    await runProcess({
-      argv: [process.execPath, '-e', treeScript(pidFile, false)],
-      cwd: root,
-      env,
-      timeoutMs: 30_000,
-      logPath: join(root, `${randomBytes(4).toString('hex')}.log`),
-    });
+    const pidFile = pidFileName();
+    await runTree({ env, pidFile });
     const grandchild = Number(readFileSync(pidFile, 'utf8'));
     expect(alive(grandchild)).toBe(true);
     const [runId, stepId] = [marker[0]!.split('=')[1]!, 'tool'];
@@ -141,14 +133,8 @@ describe.skipIf(!onLinux)('the processes of an attempt (Linux /proc)', () => {
 
   it('a process with the same variables of another attempt is left alone', async () => {
     const { env } = markerEnv();
-    const pidFile = join(root, `g-${randomBytes(4).toString('hex')}`);
-    await runProcess({
-      argv: [process.execPath, '-e', treeScript(pidFile, false)],
-      cwd: root,
-      env,
-      timeoutMs: 30_000,
-      logPath: join(root, `${randomBytes(4).toString('hex')}.log`),
-    });
+    const pidFile = pidFileName();
+    await runTree({ env, pidFile });
     const grandchild = Number(readFileSync(pidFile, 'utf8'));
     const other = attemptMarker(env.BATON_RUN_ID, 'tool', 2);
     expect(findMarkedProcesses(other)).toEqual([]);

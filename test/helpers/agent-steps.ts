@@ -3,15 +3,8 @@
  * through the real `baton` binary, each CLI pointed at an in-process `baton mock-llm` server. The
  * CLI's own retry settings are left at their defaults: capping them is Baton's job.
  */
-import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import {
-  CODEX_KEY_ENV,
-  claudeEnv,
-  codexConfigToml,
-  GEMINI_SETTINGS,
-  geminiEnv,
-} from '../../src/harness/mock-llm/agent-cli-setup.js';
 import type { MockLlmServer, RecordedRequest } from '../../src/harness/mock-llm/types.js';
 import {
   type AttemptJson,
@@ -22,7 +15,7 @@ import {
   runStatus,
   writePlan,
 } from './cli.js';
-import { type AgentCli, agentCliPath } from './mock-cli.js';
+import { type AgentCli, agentCliEnv, agentCliPath } from './mock-cli.js';
 import { planDir } from './plans.js';
 
 /** The names each CLI gives its own tools. */
@@ -83,28 +76,9 @@ export interface CliCase {
 export function cliCase(cli: AgentCli, server: MockLlmServer): CliCase {
   const { dir, home } = planDir(`baton-${cli}-steps-`);
   const workspace = join(dir, 'work');
-  const userHome = join(dir, 'user-home');
   mkdirSync(workspace);
-  mkdirSync(userHome);
-  const base: Record<string, string> = {
-    PATH: process.env.PATH ?? '/usr/bin:/bin',
-    HOME: userHome,
-    TERM: 'dumb',
-    NO_COLOR: '1',
-  };
-  let env: Record<string, string>;
-  if (cli === 'claude') env = { ...base, ...claudeEnv(server) };
-  else if (cli === 'codex') {
-    const codexHome = join(dir, 'codex-home');
-    mkdirSync(codexHome);
-    // The CLI's own retry settings stay at codex's defaults (4 and 5): Baton caps them.
-    writeFileSync(join(codexHome, 'config.toml'), codexConfigToml(server, { retries: undefined }));
-    env = { ...base, CODEX_HOME: codexHome, [CODEX_KEY_ENV]: 'x' };
-  } else {
-    mkdirSync(join(userHome, '.gemini'));
-    writeFileSync(join(userHome, '.gemini', 'settings.json'), JSON.stringify(GEMINI_SETTINGS));
-    env = { ...base, ...geminiEnv(server) };
-  }
+  // The CLI's own retry settings stay at their defaults (codex: 4 and 5): Baton caps them.
+  const env = agentCliEnv(cli, server, dir, undefined);
   return { dir, home, workspace, env };
 }
 

@@ -50,8 +50,17 @@ function argsFor(cli: AgentCli, prompt: string): string[] {
   }
 }
 
-function envFor(cli: AgentCli, server: MockLlmServer, root: string): Record<string, string> {
-  const home = join(root, 'home');
+/**
+ * The environment `cli` needs against `server`, with its HOME (and CODEX_HOME) made under `root`.
+ * `codexRetries` goes into codex's provider config (undefined: codex's own defaults).
+ */
+export function agentCliEnv(
+  cli: AgentCli,
+  server: MockLlmServer,
+  root: string,
+  codexRetries: number | undefined = 0,
+): Record<string, string> {
+  const home = join(root, 'user-home');
   mkdirSync(home, { recursive: true });
   const base = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: home, TERM: 'dumb', NO_COLOR: '1' };
   switch (cli) {
@@ -60,7 +69,7 @@ function envFor(cli: AgentCli, server: MockLlmServer, root: string): Record<stri
     case 'codex': {
       const codexHome = join(root, 'codex-home');
       mkdirSync(codexHome);
-      writeFileSync(join(codexHome, 'config.toml'), codexConfigToml(server));
+      writeFileSync(join(codexHome, 'config.toml'), codexConfigToml(server, { retries: codexRetries }));
       return { ...base, CODEX_HOME: codexHome, [CODEX_KEY_ENV]: 'x' };
     }
     case 'gemini':
@@ -83,7 +92,7 @@ export function runAgentCli(
   roots.push(root);
   const workDir = join(root, 'work');
   mkdirSync(workDir);
-  const env = envFor(cli, server, root);
+  const env = agentCliEnv(cli, server, root);
   // Its own process group, so a timeout also ends what the CLI started (gemini relaunches itself).
   const child = spawn(agentCliPath(cli), argsFor(cli, prompt), {
     cwd: workDir,

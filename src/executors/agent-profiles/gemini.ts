@@ -1,4 +1,3 @@
-import type { AgentSpec } from '../../core/plan/types.js';
 import {
   asRecord,
   asString,
@@ -9,7 +8,7 @@ import {
   jsonLines,
   lastJsonObject,
 } from './json-output.js';
-import { flagValue } from './prompt-placement.js';
+import { flagValue, promptAsFlagValue } from './prompt-placement.js';
 import type { AgentProfile, AgentReport, AgentUsage, ExitMeaning } from './types.js';
 import { emptyUsage, usageOrUndefined } from './usage-sum.js';
 
@@ -30,7 +29,9 @@ export const geminiProfile: AgentProfile = {
           'gemini without -o json prints text for people: Baton cannot read its usage or API errors; add -o json',
         ];
   },
-  invocation: geminiInvocation,
+  // One --prompt=<text> element: yargs reads `-p -text` as two flags, and array flags such as
+  // --include-directories swallow a positional prompt.
+  invocation: (agent, prompt) => promptAsFlagValue(agent, prompt, ['-p', '--prompt']),
   retryCap(_command, retries) {
     const maxAttempts = Math.min(10, retries + 1);
     return {
@@ -116,23 +117,6 @@ const SETUP_EXITS: Readonly<Record<number, AgentReport['setup']>> = {
 function statusFromExit(exitCode: number | null): number | undefined {
   if (exitCode === null || exitCode < 2) return undefined;
   return [400, 401, 403, 404, 429, 500, 502, 503, 504, 529].find((status) => status % 256 === exitCode);
-}
-
-/**
- * `--prompt=<text>`: one argv element whatever the text (yargs would read a bare `-p` followed by a
- * prompt starting with `-` as two flags, and array flags such as `--include-directories` swallow a
- * positional). A bare `-p`/`--prompt` in the command (waiting for the prompt) is dropped.
- */
-function geminiInvocation(agent: AgentSpec, prompt: string): { argv: string[]; stdinText?: string } {
-  if (agent.promptVia === 'stdin') return { argv: [...agent.command], stdinText: prompt };
-  if (agent.promptVia === 'placeholder')
-    return { argv: agent.command.map((arg) => (arg === '{prompt}' ? prompt : arg)) };
-  const argv = agent.command.filter((arg, i) => {
-    const bare = arg === '-p' || arg === '--prompt';
-    const next = agent.command[i + 1];
-    return !(bare && (next === undefined || next.startsWith('-')));
-  });
-  return { argv: [...argv, `--prompt=${prompt}`] };
 }
 
 /** Summed over `stats.models` (the router's model and the main one each have an entry). */

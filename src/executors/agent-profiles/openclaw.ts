@@ -1,6 +1,5 @@
-import type { AgentSpec } from '../../core/plan/types.js';
 import { asRecord, asString, count, type JsonRecord, lastJsonObject } from './json-output.js';
-import { hasFlag } from './prompt-placement.js';
+import { hasFlag, promptAfterDoubleDash, promptAsFlagValue } from './prompt-placement.js';
 import type { AgentProfile, AgentReport, AgentUsage } from './types.js';
 import { emptyUsage, usageOrUndefined } from './usage-sum.js';
 
@@ -32,7 +31,11 @@ export const openclawProfile: AgentProfile = {
     }
     return warnings;
   },
-  invocation: openclawInvocation,
+  // agent exec: the prompt is its positional, after `--`; agent --message: one --message=<text>.
+  invocation: (agent, prompt) =>
+    agent.command.includes('exec') && !hasFlag(agent.command, '--message-file')
+      ? promptAfterDoubleDash(agent, prompt)
+      : promptAsFlagValue(agent, prompt, ['-m', '--message']),
   read({ stdout, stderr, exitCode }) {
     const report: AgentReport = {};
     const node = /openclaw: Node ([\d.]+): node:sqlite is unavailable[^\n]*/.exec(stderr);
@@ -94,23 +97,4 @@ function openclawUsage(record: JsonRecord): AgentUsage | undefined {
     usage.costReported = true;
   }
   return usageOrUndefined(usage);
-}
-
-/**
- * `agent exec`: the prompt after `--` (its positional). `agent --message`: one `--message=<text>`
- * element whatever the text; a bare trailing `--message`/`-m` waiting for it is dropped.
- */
-function openclawInvocation(agent: AgentSpec, prompt: string): { argv: string[]; stdinText?: string } {
-  if (agent.promptVia === 'stdin') return { argv: [...agent.command], stdinText: prompt };
-  if (agent.promptVia === 'placeholder')
-    return { argv: agent.command.map((arg) => (arg === '{prompt}' ? prompt : arg)) };
-  if (agent.command.includes('exec') && !hasFlag(agent.command, '--message-file')) {
-    return { argv: [...agent.command, ...(agent.command.includes('--') ? [] : ['--']), prompt] };
-  }
-  const argv = agent.command.filter((arg, i) => {
-    const bare = arg === '--message' || arg === '-m';
-    const next = agent.command[i + 1];
-    return !(bare && (next === undefined || next.startsWith('-')));
-  });
-  return { argv: [...argv, `--message=${prompt}`] };
 }

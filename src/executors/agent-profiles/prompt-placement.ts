@@ -31,3 +31,22 @@ export function flagValue(command: readonly string[], ...flags: string[]): strin
   });
   return value;
 }
+
+/**
+ * The prompt as one `<long>=<text>` element (yargs and commander keep it one value whatever the
+ * text, where a bare flag followed by a prompt starting with `-` reads as two flags, and array
+ * flags swallow positionals). A bare `flags` element at the end, waiting for the prompt, is dropped.
+ */
+export function promptAsFlagValue(
+  agent: AgentSpec,
+  prompt: string,
+  flags: readonly string[],
+): { argv: string[]; stdinText?: string } {
+  if (agent.promptVia !== 'arg') return agentInvocation(agent, prompt);
+  const argv = agent.command.filter((arg, i) => {
+    const next = agent.command[i + 1];
+    return !(flags.includes(arg) && (next === undefined || next.startsWith('-')));
+  });
+  const long = flags.find((flag) => flag.startsWith('--')) ?? flags[0]!;
+  return { argv: [...argv, `${long}=${prompt}`] };
+}
