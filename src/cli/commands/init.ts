@@ -67,6 +67,7 @@ export async function initCommand(
       `     */5 * * * * cd ${target} && baton check --quiet --home ${home}`,
       '     or, for an OpenClaw agent, add this line to HEARTBEAT.md:',
       `     Run \`baton check --quiet --home ${home}\` and report only BLOCKED lines.`,
+      '     (OpenClaw 2026.9+: then run openclaw doctor --fix once, which moves it into the heartbeat job)',
       '  3. see where things stand:  baton status',
       '',
     ].join('\n'),
