@@ -75,9 +75,9 @@ async function until(condition: () => boolean, withinMs = 20_000): Promise<boole
 
 function alive(pid: number): boolean {
   try {
-    process.kill(pid, 0);
-    // A zombie still answers kill(0); its environ is empty.
-    return readFileSync(`/proc/${pid}/environ`).length > 0;
+    // A zombie (state Z) is gone for every purpose but its exit status.
+    const stat = readFileSync(`/proc/${pid}/stat`, 'latin1');
+    return !/^[ZX]/.test(stat.slice(stat.lastIndexOf(')') + 2));
   } catch {
     return false;
   }
@@ -129,6 +129,44 @@ describe.skipIf(!onLinux)('the processes of an attempt (Linux /proc)', () => {
       stopOrphanedAttempt({ runId, stepId, attempt: 1, owner: 'gone', pid: null, host: null }, 'here'),
     ).toBe(true);
     expect(await until(() => !alive(grandchild))).toBe(true);
+  });
+
+  it('a run of the same id in another store (another project) is not this one', async () => {
+    const { env } = markerEnv();
+    const pidFile = pidFileName();
+    await runTree({ env: { ...env, BATON_STORE_ID: 'store-a' }, pidFile });
+    const grandchild = Number(readFileSync(pidFile, 'utf8'));
+    expect(findMarkedProcesses(attemptMarker(env.BATON_RUN_ID, 'tool', 1, 'store-b'))).toEqual([]);
+    expect(findMarkedProcesses(attemptMarker(env.BATON_RUN_ID, 'tool', 1, 'store-a'))).toEqual([grandchild]);
+    await stopMarkedProcesses(attemptMarker(env.BATON_RUN_ID, 'tool', 1, 'store-a'), 200);
+  });
+
+  it('a member of the agent’s group that cleared its environment is still stopped', async () => {
+    const { env, marker } = markerEnv();
+    const pidFile = pidFileName();
+    const controller = new AbortController();
+    // env -i: no marker; same process group; ignores SIGTERM.
+    const code = `process.on('SIGTERM', () => {}); require('fs').writeFileSync(${JSON.stringify(pidFile)}, String(process.pid)); setInterval(() => {}, 1 << 30);`;
+    const script = `
+      require('child_process').spawn('/usr/bin/env', ['-i', process.execPath, '-e', ${JSON.stringify(code)}], { stdio: 'ignore' });
+      setInterval(() => {}, 1 << 30);
+    `;
+    const running = runProcess({
+      argv: [process.execPath, '-e', script],
+      cwd: root,
+      env,
+      timeoutMs: 60_000,
+      killGraceMs: 200,
+      logPath: join(root, `${randomBytes(4).toString('hex')}.log`),
+      marker,
+      signal: controller.signal,
+    });
+    expect(await until(() => existsSync(pidFile))).toBe(true);
+    const unmarked = Number(readFileSync(pidFile, 'utf8'));
+    expect(findMarkedProcesses(marker)).not.toContain(unmarked);
+    controller.abort();
+    await running;
+    expect(alive(unmarked)).toBe(false);
   });
 
   it('a process with the same variables of another attempt is left alone', async () => {

@@ -252,7 +252,7 @@ export class Engine {
     });
     for (const reclaimed of result.reclaimed) {
       this.report.reclaimed++;
-      stopOrphanedAttempt(reclaimed, hostname());
+      stopOrphanedAttempt(reclaimed, hostname(), this.store.id);
     }
     return result;
   }

@@ -10,12 +10,17 @@ import type { ReclaimedAttempt } from '../store/store.js';
  * marker (its BATON_* variables), so the retried attempt does not run beside them. A pid is only
  * trusted through its environment: a reused pid belongs to someone else and is left alone.
  */
-export function stopOrphanedAttempt(attempt: ReclaimedAttempt, thisHost: string): boolean {
+export function stopOrphanedAttempt(attempt: ReclaimedAttempt, thisHost: string, storeId?: string): boolean {
   // The marker names one attempt of one run: whatever carries it here is that attempt's, even when
   // its worker ran elsewhere or died before it recorded the agent's pid.
-  const marker = attemptMarker(attempt.runId, attempt.stepId, attempt.attempt);
+  const marker = attemptMarker(attempt.runId, attempt.stepId, attempt.attempt, storeId);
   let stopped = signalMarkedProcesses(marker, 'SIGKILL').length > 0;
-  if (attempt.host === thisHost && attempt.pid !== null && attempt.pid > 1 && recordedAgentIsOurs(attempt)) {
+  if (
+    attempt.host === thisHost &&
+    attempt.pid !== null &&
+    attempt.pid > 1 &&
+    recordedAgentIsOurs(attempt, marker)
+  ) {
     try {
       stopped = killProcessGroup(attempt.pid, 'SIGKILL') || stopped;
     } catch {}
@@ -24,7 +29,7 @@ export function stopOrphanedAttempt(attempt: ReclaimedAttempt, thisHost: string)
 }
 
 /** The agent's own group, where /proc still shows it is this attempt's (what has no marker of its own). */
-function recordedAgentIsOurs(attempt: ReclaimedAttempt): boolean {
+function recordedAgentIsOurs(attempt: ReclaimedAttempt, marker: readonly string[]): boolean {
   let environ: string;
   try {
     environ = readFileSync(`/proc/${attempt.pid}/environ`, 'utf8');
@@ -32,5 +37,5 @@ function recordedAgentIsOurs(attempt: ReclaimedAttempt): boolean {
     return false;
   }
   const vars = new Set(environ.split('\u0000'));
-  return attemptMarker(attempt.runId, attempt.stepId, attempt.attempt).every((entry) => vars.has(entry));
+  return marker.every((entry) => vars.has(entry));
 }

@@ -52,6 +52,7 @@ export async function runAttempt(
       claim,
       results,
       home,
+      storeId: store.id,
       signal,
       onProcess: (pid) =>
         void store.recordAttemptProcess(claim, { pid, host: hostname() }).catch(() => undefined),

@@ -52,6 +52,7 @@ export class AgentCliExecutor implements StepExecutor {
         BATON_STEP_ID: claim.stepId,
         BATON_ATTEMPT: String(claim.attempt),
         BATON_WORKSPACE: claim.workspace,
+        BATON_STORE_ID: context.storeId,
         // The same for every attempt of the step: an agent's side effects can be keyed by it.
         BATON_IDEMPOTENCY_KEY: `${claim.runId}:${claim.stepId}`,
       },

@@ -24,11 +24,19 @@ export function attemptMarkerOf(
     if (value === undefined || value === '') return undefined;
     entries.push(`${name}=${value}`);
   }
+  // Which store the run is in, when set: two projects on one machine may both have a run "nightly".
+  if (env.BATON_STORE_ID) entries.push(`BATON_STORE_ID=${env.BATON_STORE_ID}`);
   return entries;
 }
 
-export function attemptMarker(runId: string, stepId: string, attempt: number): AttemptMarker {
-  return [`BATON_RUN_ID=${runId}`, `BATON_STEP_ID=${stepId}`, `BATON_ATTEMPT=${attempt}`];
+export function attemptMarker(
+  runId: string,
+  stepId: string,
+  attempt: number,
+  storeId?: string,
+): AttemptMarker {
+  const entries = [`BATON_RUN_ID=${runId}`, `BATON_STEP_ID=${stepId}`, `BATON_ATTEMPT=${attempt}`];
+  return storeId === undefined ? entries : [...entries, `BATON_STORE_ID=${storeId}`];
 }
 
 /**
@@ -71,6 +79,38 @@ function hasEntry(environ: string, entry: string): boolean {
       return true;
     from = at + 1;
   }
+}
+
+/**
+ * Whether the process group `pgid` has a member that is not a zombie: what is left of an agent's
+ * own group, marked or not (a member that cleared its environment, or any member off Linux, where
+ * /proc cannot tell a zombie). A group that is gone costs one kill(0).
+ */
+export function groupHasLiveMembers(pgid: number): boolean {
+  try {
+    process.kill(-pgid, 0);
+  } catch {
+    return false;
+  }
+  let names: string[];
+  try {
+    names = readdirSync('/proc');
+  } catch {
+    return true;
+  }
+  for (const name of names) {
+    if (!/^\d+$/.test(name)) continue;
+    let stat: string;
+    try {
+      stat = readFileSync(`/proc/${name}/stat`, 'latin1');
+    } catch {
+      continue;
+    }
+    // "pid (comm) state ppid pgrp ...": comm may hold spaces and parentheses; it ends at the last ")".
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    if (Number(fields[2]) === pgid && fields[0] !== 'Z' && fields[0] !== 'X') return true;
+  }
+  return false;
 }
 
 /** Sends `signal` to every marked process; returns the pids it reached. */

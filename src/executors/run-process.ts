@@ -16,7 +16,12 @@ import {
 import { dirname } from 'node:path';
 import type { Readable } from 'node:stream';
 import { BatonError } from '../core/errors.js';
-import { type AttemptMarker, findMarkedProcesses, signalMarkedProcesses } from './attempt-processes.js';
+import {
+  type AttemptMarker,
+  findMarkedProcesses,
+  groupHasLiveMembers,
+  signalMarkedProcesses,
+} from './attempt-processes.js';
 
 export interface RunProcessOptions {
   /** argv[0] is the executable (looked up on PATH by spawn); the rest are literal arguments. */
@@ -276,11 +281,17 @@ function supervise(
     const later = (ms: number, fn: () => void) => timers.push(setTimeout(fn, ms));
 
     const marker = options.marker;
-    const markedAlive = () => marker !== undefined && findMarkedProcesses(marker).length > 0;
-    // With a marker, what is left is what carries it (a zombie's environ is empty: it does not count,
-    // which matters where pid 1 does not reap). Without one, the child's process group.
+    // Once the child has exited, only the descendants alive then can start others: when none
+    // was, none is left, and the scan of /proc (about 1 ms per 100 processes) is not repeated.
+    let noneMarkedAtExit = false;
+    const markedAlive = () =>
+      marker !== undefined && !noneMarkedAtExit && findMarkedProcesses(marker).length > 0;
+    // With a marker, what is left is what carries it plus live members of the child's group (a
+    // zombie does not count, which matters where pid 1 does not reap). Without one, the group.
     const survivors = () =>
-      marker !== undefined ? markedAlive() : pid !== undefined && signalGroupQuietly(pid, 0);
+      marker !== undefined
+        ? (pid !== undefined && groupHasLiveMembers(pid)) || markedAlive()
+        : pid !== undefined && signalGroupQuietly(pid, 0);
     const signalAll = (signal: NodeJS.Signals) => {
       if (pid !== undefined) signalGroupQuietly(pid, signal);
       if (marker !== undefined) signalMarkedProcesses(marker, signal);
@@ -316,12 +327,18 @@ function supervise(
       waitingForKill = true;
       if (killSent) killAll();
       else terminate();
+      // Each look scans /proc (about 1 ms per 100 processes): look less often the longer it takes.
+      let every = SURVIVOR_POLL_MS;
       const poll = () => {
         if (finished || killSent) return;
-        if (!survivors()) finish();
-        else later(SURVIVOR_POLL_MS, poll);
+        if (!survivors()) {
+          finish();
+          return;
+        }
+        every = Math.min(every * 2, 400);
+        later(every, poll);
       };
-      later(SURVIVOR_POLL_MS, poll);
+      later(every, poll);
     };
     const onAbort = () => {
       if (!terminating) aborted = true;
@@ -381,7 +398,13 @@ function supervise(
       exitSignal = signal;
       // The run ends with its child: whatever it left behind (a grandchild holding stdout open, a
       // tool's process in a group of its own) is stopped now.
-      if (marker !== undefined && markedAlive()) terminate();
+      if (marker !== undefined && !finished) {
+        if (markedAlive()) terminate();
+        else {
+          noneMarkedAtExit = true;
+          if (pid !== undefined && groupHasLiveMembers(pid)) terminate();
+        }
+      }
       // A grandchild holding stdout/stderr open must not keep us waiting forever.
       later(CLOSE_AFTER_EXIT_MS, () => {
         if (closed) return; // waiting for the kill timer instead

@@ -11,6 +11,8 @@ export interface ExecutionContext {
   results: Record<string, StepResult>;
   /** Baton's home folder (`.baton`): attempt logs go under `runs/` in it. */
   home: string;
+  /** Which store the run is in (Store.id): agents get it as BATON_STORE_ID, part of their marker. */
+  storeId: string;
   /** Aborted when the lease is lost, the run is cancelled or the worker stops. */
   signal: AbortSignal;
   /** Called with the OS process id of an agent, so an orphan can be stopped after a crash. */

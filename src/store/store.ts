@@ -14,6 +14,8 @@ import type { RunStatus, StepResult, StepState } from '../core/run-state.js';
  */
 export interface Store {
   readonly kind: 'sqlite' | 'postgres' | 'statefile';
+  /** Names this store among others on the machine (see store-id.ts): part of an attempt's process marker. */
+  readonly id: string;
   /** Stores a run with its plan snapshot; steps without dependencies become due after their delay. */
   createRun(spec: NewRun): Promise<RunSummary>;
   /**

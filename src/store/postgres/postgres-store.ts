@@ -25,6 +25,7 @@ import type {
   RunSummary,
   Store,
 } from '../store.js';
+import { storeId } from '../store-id.js';
 import { attemptKeyText, NO_USAGE_YET } from '../store-rows.js';
 import { appendRunEvents } from './append-events.js';
 import { createRunSql, createRunValues } from './create-run.js';
@@ -42,6 +43,7 @@ import {
   type PgClient,
   type PgPool,
 } from './open-pool.js';
+import { parsePgUrl, serverAddress } from './pg-url.js';
 import { PostgresReads, summaryOf } from './postgres-reads.js';
 import { type PreparedSql, prepared } from './prepared.js';
 import { renewLeaseRows } from './renew-leases.js';
@@ -83,6 +85,7 @@ const CLAIM_MAX_ROUNDS = 4;
  */
 export class PostgresStore extends PostgresReads implements Store {
   readonly kind = 'postgres' as const;
+  readonly id: string;
   private readonly writeSql: PreparedSql;
   private readonly lockSql: PreparedSql;
   private readonly createSql: PreparedSql;
@@ -111,12 +114,19 @@ export class PostgresStore extends PostgresReads implements Store {
       await pool.end().catch(() => undefined);
       throw connectError(url, error);
     }
-    return new PostgresStore(pool, schema, listener);
+    const database = parsePgUrl(url)?.pathname.replace(/^\//, '') ?? '';
+    return new PostgresStore(
+      pool,
+      schema,
+      listener,
+      storeId(`postgres:${serverAddress(url)}/${database}/${schema}`),
+    );
   }
 
-  private constructor(pool: PgPool, schemaName: string, listener: WorkListener) {
+  private constructor(pool: PgPool, schemaName: string, listener: WorkListener, id: string) {
     const schema = quoteSchema(schemaName);
     super(pool, schema);
+    this.id = id;
     const channel = notifyChannel(schemaName);
     this.writeSql = prepared(writeBatchSql(schema, channel));
     this.lockSql = prepared(cycleLockSql(schema));

@@ -1,3 +1,4 @@
+import { realpathSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { runNotFound } from '../../core/errors.js';
 import type { BatonEvent } from '../../core/events.js';
@@ -27,6 +28,7 @@ import type {
   RunSummary,
   Store,
 } from '../store.js';
+import { storeId } from '../store-id.js';
 import { SqliteHookDeliveries } from './hook-deliveries.js';
 import {
   type OpenSqliteOptions,
@@ -44,6 +46,7 @@ import { prepareStoreStatements } from './store-statements.js';
 /** The embedded default store: one SQLite file, WAL, synchronous=FULL, writers serialized by BEGIN IMMEDIATE. */
 export class SqliteStore extends SqliteReads implements Store {
   readonly kind = 'sqlite' as const;
+  readonly id: string;
   private readonly statements;
   private readonly hooks: SqliteHookDeliveries;
   private readonly effects: SqliteEffects;
@@ -65,6 +68,7 @@ export class SqliteStore extends SqliteReads implements Store {
 
   constructor(db: SqliteDatabase) {
     super(db);
+    this.id = storeId(`sqlite:${realPathOr(db.name)}`);
     this.inTransaction = db.transaction((fn: () => unknown) => fn());
     this.statements = prepareStoreStatements(db);
     this.hooks = new SqliteHookDeliveries(db);
@@ -271,5 +275,13 @@ export class SqliteStore extends SqliteReads implements Store {
   /** The host name recorded with attempt processes (for orphan clean-up on reclaim). */
   static host(): string {
     return hostname();
+  }
+}
+
+function realPathOr(path: string): string {
+  try {
+    return realpathSync(path);
+  } catch {
+    return path;
   }
 }
