@@ -8,7 +8,10 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { AgentProfileName } from '../src/core/plan/types.js';
 import { AGENT_PROFILES, chooseProfile } from '../src/executors/agent-profiles/choose-profile.js';
-import { classifyAgentRun } from '../src/executors/agent-profiles/classify-agent-run.js';
+import {
+  classifyAgentRun,
+  classifyReportedError,
+} from '../src/executors/agent-profiles/classify-agent-run.js';
 import type { AgentReport } from '../src/executors/agent-profiles/types.js';
 import { fixturesDir } from './helpers/cli.js';
 
@@ -50,6 +53,7 @@ describe('recorded outputs of the real CLIs', () => {
     ['codex', 'write-tool', 'done writing'],
     ['gemini', 'success', 'scripted answer'],
     ['gemini', 'write-tool', 'done writing'],
+    ['codex', 'blip-then-ok', 'answer after a blip'],
     ['openclaw', 'success-exec', 'MOCK_OK reply #2'],
     ['openclaw', 'success-local', 'MOCK_OK reply #5'],
   ])('%s %s: the answer is the final text, not the JSON around it', (cli, scenario, answer) => {
@@ -209,9 +213,47 @@ describe('setup problems are never retried', () => {
     });
   });
 
+  it('aider: a rate limit it gave up on fails the attempt; one it recovered from does not', () => {
+    const limited = 'litellm.RateLimitError: slow down\nRetrying in 20 seconds...\n';
+    expect(run('aider', 0, limited)).toMatchObject({ failureClass: 'transient', retryAfterMs: 20_000 });
+    const recovered = `${limited}Done.\nTokens: 2.1k sent, 150 received. Cost: $0.0072 message, $0.0072 session.\n`;
+    expect(run('aider', 0, recovered)).toEqual({ ok: true });
+  });
+
   it('exit 0 with text that merely mentions a limit is a success', () => {
     expect(run('generic', 0, "when you've hit your limit the API returns 429\n")).toEqual({ ok: true });
     expect(run('claude', 0, 'rate limit: 429 explained\n')).toEqual({ ok: true });
+  });
+});
+
+describe('what a message says about waiting', () => {
+  it.each([
+    ['Please try again in 20s', 20_000],
+    ['Rate limit reached … Please try again in 120ms.', 120],
+    ['Retrying in 1m30s...', 90_000],
+    ['try again in 13h42m', 49_320_000],
+    ["You've hit your usage limit. Upgrade to Pro or try again in 3 days 2 hours.", 266_400_000],
+    ['mock 429 rate_limit_exceeded; Retry-After: 30', 30_000],
+    ['nothing about time', undefined],
+  ])('%s -> %s ms', (message, wait) => {
+    const verdict = classifyReportedError({ status: 429, message });
+    expect(verdict).toMatchObject({
+      ok: false,
+      failureClass: wait === undefined ? 'transient' : 'transient',
+    });
+    expect((verdict as { retryAfterMs?: number }).retryAfterMs).toBe(wait);
+  });
+
+  it.each([
+    ['Quota exceeded. Check your plan and billing details.', 'fatal'],
+    [
+      "API Error: Can't reach the API server at nonexistent.invalid (ENOTFOUND) (connection_failed)",
+      'transient',
+    ],
+    ['Not logged in · Please run /login', 'fatal'],
+    ['something went wrong in the agent', 'agent_failed'],
+  ])('%s -> %s', (message, failureClass) => {
+    expect(classifyReportedError({ message })).toMatchObject({ failureClass });
   });
 });
 
@@ -243,6 +285,49 @@ describe('prompt placement', () => {
     expect(
       AGENT_PROFILES.codex.invocation({ command: ['codex', 'exec'], promptVia: 'arg' }, prompt).argv,
     ).toEqual(['codex', 'exec', '--', prompt]);
+  });
+
+  it("a CLI's own -- stays where it is: the prompt or its flag goes on the right side of it", () => {
+    const at = (profile: AgentProfileName, command: string[], programIndex = 0) =>
+      AGENT_PROFILES[profile].invocation({ command, promptVia: 'arg' }, prompt, programIndex).argv;
+    // env's own -- is env's: claude still gets one of its own.
+    expect(at('claude', ['env', '--', 'claude', '-p', '--allowedTools', 'Bash'], 2)).toEqual([
+      'env',
+      '--',
+      'claude',
+      '-p',
+      '--allowedTools',
+      'Bash',
+      '--',
+      prompt,
+    ]);
+    expect(at('codex', ['codex', 'exec', '--'])).toEqual(['codex', 'exec', '--', prompt]);
+    expect(at('gemini', ['gemini', '-o', 'json', '--'])).toEqual([
+      'gemini',
+      '-o',
+      'json',
+      `--prompt=${prompt}`,
+      '--',
+    ]);
+    expect(at('openclaw', ['openclaw', 'agent', '--local', '--json', '-m'])).toEqual([
+      'openclaw',
+      'agent',
+      '--local',
+      '--json',
+      `--message=${prompt}`,
+    ]);
+    expect(at('openclaw', ['openclaw', 'agent', 'exec', '--json'])).toEqual([
+      'openclaw',
+      'agent',
+      'exec',
+      '--json',
+      '--',
+      prompt,
+    ]);
+    // An agent id that happens to be "exec" is not the exec form.
+    expect(at('openclaw', ['openclaw', 'agent', '--agent', 'exec', '--local'])).toContain(
+      `--message=${prompt}`,
+    );
   });
 
   it('gemini: one --prompt=<text> element; a bare -p waiting for it is dropped', () => {

@@ -7,8 +7,8 @@ import { emptyUsage, usageOrUndefined } from './usage-sum.js';
 /**
  * aider (`aider --message <prompt> --yes-always`): no JSON output. Usage is its
  * `Tokens: 2.1k sent, 150 received. Cost: $0.0072 message, $0.0072 session.` lines (summed); a
- * `litellm.RateLimitError` (or any `litellm.*Error`) line is a failure even when it exits 0, which it
- * does when rate-limited.
+ * `litellm.RateLimitError` (or any `litellm.*Error`) line that no later turn recovered from is a
+ * failure even when it exits 0, which it does when rate-limited.
  */
 export const aiderProfile: AgentProfile = {
   name: 'aider',
@@ -37,11 +37,17 @@ export const aiderProfile: AgentProfile = {
     }
     const counted = usageOrUndefined(usage);
     if (counted) report.usage = counted;
-    const error = /^(litellm\.\w+Error):?\s*([^\n]*)$/m.exec(`${stderr}\n${stdout}`);
-    if (error) {
-      const retry = /Retrying in [\d.]+ \w+/.exec(`${stderr}\n${stdout}`)?.[0];
-      const message = `${error[1]}: ${error[2]}${retry ? ` (${retry})` : ''}`.trim();
-      report.error = { message, ...(error[1] === 'litellm.RateLimitError' ? { status: 429 } : {}) };
+    // aider prints a litellm error and "Retrying in N seconds..." and goes on: the error counts only
+    // when nothing of a later turn (its Tokens: line) came after the last one.
+    const output = `${stderr}\n${stdout}`;
+    const errors = [...output.matchAll(/^(litellm\.\w+Error):?\s*([^\n]*)$/gm)];
+    const last = errors.at(-1);
+    const recovered =
+      last !== undefined && /^Tokens: /m.test(output.slice((last.index ?? 0) + last[0].length));
+    if (last && !recovered) {
+      const retry = /Retrying in [\d.]+ \w+/.exec(output.slice(last.index ?? 0))?.[0];
+      const message = `${last[1]}: ${last[2]}${retry ? ` (${retry})` : ''}`.trim();
+      report.error = { message, ...(last[1] === 'litellm.RateLimitError' ? { status: 429 } : {}) };
     } else if (stdout.trim() !== '') {
       report.answer = lastLines(stdout, 2000);
     }

@@ -58,8 +58,11 @@ export const claudeProfile: AgentProfile = {
       // terminal_reason and subtype are claude's own words (api_error, error_max_turns), not the
       // provider's error type: only the status is structured.
       const status = httpStatus(result.api_error_status);
+      // api_error names what failed when no status came back ("connection_failed").
+      const apiError = asString(result.api_error);
+      const message = text?.trim() || `claude reported ${asString(result.terminal_reason) ?? subtype}`;
       report.error = {
-        message: text?.trim() || `claude reported ${asString(result.terminal_reason) ?? subtype}`,
+        message: apiError && !message.includes(apiError) ? `${message} (${apiError})` : message,
         ...(status === undefined ? {} : { status }),
       };
     } else if (text !== undefined) {

@@ -64,6 +64,8 @@ export const codexProfile: AgentProfile = {
     let failed: string | undefined;
     for (const event of events) {
       if (event.type === 'turn.completed') {
+        // A turn that completed outlived the errors before it ("Reconnecting... 1/1 (…)" notices).
+        lastError = undefined;
         const u = asRecord(event.usage);
         usage.inputTokens += count(u?.input_tokens);
         usage.outputTokens += count(u?.output_tokens);
@@ -74,7 +76,9 @@ export const codexProfile: AgentProfile = {
       } else if (event.type === 'turn.failed') {
         failed = asString(asRecord(event.error)?.message) ?? 'codex reported turn.failed';
       } else if (event.type === 'error') {
-        lastError = asString(event.message);
+        // codex reports each of its own retries as an error event; only the last one before the
+        // end counts, and only if no turn completed after it.
+        lastError = asString(event.message)?.replace(/^Reconnecting\.\.\. \d+\/\d+ \((.*)\)$/s, '$1');
       }
     }
     const counted = usageOrUndefined(usage);

@@ -19,7 +19,8 @@ const RULES: readonly TextRule[] = [
     failureClass: 'fatal',
   },
   {
-    pattern: /billing_error|out of credits|spend cap|credit balance is too low|insufficient_quota/i,
+    pattern:
+      /billing_error|out of credits|spend cap|credit balance is too low|insufficient_quota|quota exceeded\. check your plan/i,
     failureClass: 'fatal',
   },
   { pattern: /cannot be used with root\/sudo privileges/i, failureClass: 'invalid' },
@@ -45,7 +46,7 @@ const RULES: readonly TextRule[] = [
   },
   {
     pattern:
-      /\b(ECONNRESET|ECONNREFUSED|ETIMEDOUT|EAI_AGAIN|EPIPE)\b|socket hang up|network error|fetch failed|stream disconnected|error sending request|connection (reset|refused|closed)|timed out/i,
+      /\b(ECONNRESET|ECONNREFUSED|ETIMEDOUT|EAI_AGAIN|EPIPE|ENOTFOUND)\b|connection_failed|can't reach the api|socket hang up|network error|fetch failed|stream disconnected|error sending request|connection (reset|refused|closed)|timed out/i,
     failureClass: 'transient',
   },
 ];
@@ -55,22 +56,36 @@ export function classOfAgentText(message: string): FailureClass | undefined {
   return RULES.find((rule) => rule.pattern.test(message))?.failureClass;
 }
 
-const RETRY_IN =
-  /(?:retrying|try again|retry)(?: in| after|-after:) ?(\d+(?:\.\d+)?)\s*(ms|milliseconds?|s|sec(?:ond)?s?|m|min(?:ute)?s?|h|hours?)\b/i;
+const UNIT_MS: ReadonlyArray<readonly [RegExp, number]> = [
+  [/^(ms|milliseconds?)$/, 1],
+  [/^(s|secs?|seconds?)$/, 1000],
+  [/^(m|mins?|minutes?)$/, 60_000],
+  [/^(h|hrs?|hours?)$/, 3_600_000],
+  [/^(d|days?)$/, 86_400_000],
+];
+/** "20s", "1m30s", "2 hours 5 minutes", "3 days 2 hours": a run of amounts with units. */
+const DURATION = String.raw`(?:\d+(?:\.\d+)?\s*(?:ms|milliseconds?|s|secs?|seconds?|m|mins?|minutes?|h|hrs?|hours?|d|days?)(?![a-z])[\s,]*(?:and\s+)?)+`;
+const RETRY_IN = new RegExp(String.raw`(?:retrying|try again|retry)\s+(?:in|after)\s+(${DURATION})`, 'i');
+/** `Retry-After: 30` (seconds when no unit is given, as the HTTP header). */
+const RETRY_AFTER = /retry-after:\s*(\d+(?:\.\d+)?)\s*(ms|milliseconds?|s|secs?|seconds?)?\b/i;
 
-/** A wait a message asks for ("Please try again in 20s", "Retrying in 3 seconds…"), in ms. */
+/** A wait a message asks for ("Please try again in 20s", "Retrying in 1m30s…", "Retry-After: 30"), in ms. */
 export function retryAfterInText(text: string): number | undefined {
-  const match = RETRY_IN.exec(text);
-  if (!match) return undefined;
-  const amount = Number(match[1]);
-  const unit = (match[2] ?? 's').toLowerCase();
-  const factor =
-    unit.startsWith('ms') || unit.startsWith('milli')
-      ? 1
-      : unit.startsWith('h')
-        ? 3_600_000
-        : unit.startsWith('m')
-          ? 60_000
-          : 1000;
-  return Math.round(amount * factor);
+  const spelled = RETRY_IN.exec(text);
+  if (spelled) return durationMs(spelled[1]!);
+  const header = RETRY_AFTER.exec(text);
+  if (!header) return undefined;
+  return Math.round(Number(header[1]) * (header[2] && /^m/i.test(header[2]) ? 1 : 1000));
+}
+
+function durationMs(text: string): number | undefined {
+  let total = 0;
+  let found = false;
+  for (const [, amount, unit] of text.matchAll(/(\d+(?:\.\d+)?)\s*([a-z]+)/gi)) {
+    const factor = UNIT_MS.find(([pattern]) => pattern.test(unit!.toLowerCase()))?.[1];
+    if (factor === undefined) continue;
+    total += Number(amount) * factor;
+    found = true;
+  }
+  return found ? Math.round(total) : undefined;
 }

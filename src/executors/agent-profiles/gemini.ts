@@ -23,15 +23,17 @@ export const geminiProfile: AgentProfile = {
   outputFlags: '-o json',
   commandWarnings(command) {
     const format = flagValue(command, '-o', '--output-format');
-    return format === 'json' || format === 'stream-json'
-      ? []
-      : [
-          'gemini without -o json prints text for people: Baton cannot read its usage or API errors; add -o json',
-        ];
+    if (format === 'json') return [];
+    return [
+      format === 'stream-json'
+        ? 'gemini -o stream-json carries no answer or per-model tokens in the form Baton reads: use -o json'
+        : 'gemini without -o json prints text for people: Baton cannot read its usage or API errors; add -o json',
+    ];
   },
   // One --prompt=<text> element: yargs reads `-p -text` as two flags, and array flags such as
   // --include-directories swallow a positional prompt.
-  invocation: (agent, prompt) => promptAsFlagValue(agent, prompt, ['-p', '--prompt']),
+  invocation: (agent, prompt, programIndex) =>
+    promptAsFlagValue(agent, prompt, ['-p', '--prompt'], programIndex),
   retryCap(_command, retries) {
     const maxAttempts = Math.min(10, retries + 1);
     return {
@@ -44,6 +46,7 @@ export const geminiProfile: AgentProfile = {
         configDir: '.gemini',
         settingsFile: 'settings.json',
         settings: { general: { maxAttempts } },
+        homeFiles: ['.env'],
       },
       description: `general.maxAttempts=${maxAttempts} (your ~/.gemini/settings.json merged, through GEMINI_CLI_HOME)`,
     };

@@ -77,8 +77,15 @@ function parseObject(text: string): JsonRecord | undefined {
  */
 export function innerMessage(text: string): string {
   let current = text.trim();
-  for (let depth = 0; depth < 3 && current.startsWith('{'); depth++) {
-    const record = parseObject(current);
+  for (let depth = 0; depth < 3 && (current.startsWith('{') || current.startsWith('[')); depth++) {
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(current);
+    } catch {
+      break;
+    }
+    // Google's streaming errors come as an array of one error object.
+    const record = asRecord(Array.isArray(parsed) ? parsed[0] : parsed);
     const error = asRecord(record?.error) ?? record;
     const message = asString(error?.message);
     if (message === undefined) break;

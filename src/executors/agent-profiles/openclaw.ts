@@ -32,10 +32,10 @@ export const openclawProfile: AgentProfile = {
     return warnings;
   },
   // agent exec: the prompt is its positional, after `--`; agent --message: one --message=<text>.
-  invocation: (agent, prompt) =>
-    agent.command.includes('exec') && !hasFlag(agent.command, '--message-file')
-      ? promptAfterDoubleDash(agent, prompt)
-      : promptAsFlagValue(agent, prompt, ['-m', '--message']),
+  invocation: (agent, prompt, programIndex = 0) =>
+    isExecForm(agent.command, programIndex)
+      ? promptAfterDoubleDash(agent, prompt, programIndex)
+      : promptAsFlagValue(agent, prompt, ['-m', '--message'], programIndex),
   retryCap() {
     // Its retry budget is an embedded session setting read from <cwd>/.openclaw/settings.json
     // (agent exec) or its agent's state folder (--local): no variable or flag, and Baton does not
@@ -108,4 +108,10 @@ function openclawUsage(record: JsonRecord): AgentUsage | undefined {
     usage.costReported = true;
   }
   return usageOrUndefined(usage);
+}
+
+/** `openclaw agent exec …` (exec right after agent), unless the message comes from a file. */
+function isExecForm(command: readonly string[], programIndex: number): boolean {
+  const agent = command.indexOf('agent', programIndex + 1);
+  return agent !== -1 && command[agent + 1] === 'exec' && !hasFlag(command, '--message-file');
 }

@@ -2,16 +2,36 @@ import { agentInvocation } from '../../core/agent-prompt.js';
 import type { AgentSpec } from '../../core/plan/types.js';
 
 /**
+ * Where the CLI's own `--` is: the first one at or after its program (a wrapper's `--`, as in
+ * `env -- claude`, is the wrapper's). -1 when there is none.
+ */
+export function cliDoubleDash(command: readonly string[], programIndex = 0): number {
+  const at = command.indexOf('--', programIndex + 1);
+  return at;
+}
+
+/** `extra` inserted into `command` before the CLI's own `--` (or at the end): still options. */
+export function withOptions(
+  command: readonly string[],
+  extra: readonly string[],
+  programIndex = 0,
+): string[] {
+  const at = cliDoubleDash(command, programIndex);
+  return at === -1 ? [...command, ...extra] : [...command.slice(0, at), ...extra, ...command.slice(at)];
+}
+
+/**
  * The prompt after a `--`, for CLIs whose parser ends options there (claude's commander, codex's
  * clap): a variadic flag last in the command (`--allowedTools Bash Read`) can no longer swallow it,
- * and a prompt starting with `-` stays text. A command that already has `--` gets the prompt last.
+ * and a prompt starting with `-` stays text. A command whose CLI already has `--` gets it last.
  */
 export function promptAfterDoubleDash(
   agent: AgentSpec,
   prompt: string,
+  programIndex = 0,
 ): { argv: string[]; stdinText?: string } {
   if (agent.promptVia !== 'arg') return agentInvocation(agent, prompt);
-  const separator = agent.command.includes('--') ? [] : ['--'];
+  const separator = cliDoubleDash(agent.command, programIndex) === -1 ? ['--'] : [];
   return { argv: [...agent.command, ...separator, prompt] };
 }
 
@@ -41,12 +61,14 @@ export function promptAsFlagValue(
   agent: AgentSpec,
   prompt: string,
   flags: readonly string[],
+  programIndex = 0,
 ): { argv: string[]; stdinText?: string } {
   if (agent.promptVia !== 'arg') return agentInvocation(agent, prompt);
   const argv = agent.command.filter((arg, i) => {
     const next = agent.command[i + 1];
-    return !(flags.includes(arg) && (next === undefined || next.startsWith('-')));
+    return !(i > programIndex && flags.includes(arg) && (next === undefined || next.startsWith('-')));
   });
   const long = flags.find((flag) => flag.startsWith('--')) ?? flags[0]!;
-  return { argv: [...argv, `${long}=${prompt}`] };
+  // Before the CLI's own `--`, if any: after it, the flag would be a positional.
+  return { argv: withOptions(argv, [`${long}=${prompt}`], programIndex) };
 }

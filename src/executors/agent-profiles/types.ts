@@ -73,7 +73,14 @@ export interface RetryCap {
    * (gemini's `general.maxAttempts`): Baton points `envVar` (the CLI's home override) at a folder of
    * its own whose `configDir` links to every entry of the user's, except `settingsFile`, merged.
    */
-  overlay?: { envVar: string; configDir: string; settingsFile: string; settings: Record<string, unknown> };
+  overlay?: {
+    envVar: string;
+    configDir: string;
+    settingsFile: string;
+    settings: Record<string, unknown>;
+    /** Files the CLI reads from its home itself (gemini: `.env`), linked into the overlay's root. */
+    homeFiles?: readonly string[];
+  };
   /** Shown by `baton agents` and the README: what Baton sets. */
   description: string;
 }
@@ -95,7 +102,7 @@ export interface AgentProfile {
   /** Problems of a command that Baton can still run: a missing output flag, a prompt a flag would swallow. */
   commandWarnings(command: readonly string[]): string[];
   /** Argv and stdin for one attempt, with the prompt placed where the CLI's parser keeps it one argument. */
-  invocation(agent: AgentSpec, prompt: string): { argv: string[]; stdinText?: string };
+  invocation(agent: AgentSpec, prompt: string, programIndex?: number): { argv: string[]; stdinText?: string };
   /** How Baton caps the CLI's own retries to `retries`; undefined: the CLI has no such knob. */
   retryCap?(command: readonly string[], retries: number, context: RetryCapContext): RetryCap;
   /** Reads what the CLI printed. */
