@@ -11,6 +11,9 @@ import { DEFAULT_EXEC_PATH } from './program-lookup.js';
 import { type ProcessResult, runProcess } from './run-process.js';
 import { checkOutputPath, describeArtifact } from './workspace-paths.js';
 
+/** What is kept in memory of each of stdout and stderr (the whole output is in the attempt log). */
+const AGENT_OUTPUT_TAIL_BYTES = 1024 * 1024;
+
 export interface AgentAttemptOptions {
   agent: AgentSpec;
   prompt: string;
@@ -78,13 +81,22 @@ export async function runAgentAttempt(options: AgentAttemptOptions): Promise<Age
       process: null,
     };
   const profile = chooseProfile(options.agent, verdict.programIndex);
-  const capped = applyRetryCap(profile, options.agent, options.env, options.logPath.replace(/\.log$/, ''));
+  const capped = applyRetryCap(
+    profile,
+    options.agent,
+    options.env,
+    options.logPath.replace(/\.log$/, ''),
+    verdict.programIndex,
+  );
   const { argv, stdinText } = profile.invocation(
     { ...options.agent, command: capped.command },
     options.prompt,
+    verdict.programIndex,
   );
   const marker = attemptMarkerOf(capped.env);
   const result = await runProcess({
+    // Enough of stdout for a CLI's final record or JSON object however long its answer.
+    tailBytes: AGENT_OUTPUT_TAIL_BYTES,
     argv,
     // The file the policy checked, or null (not found: nothing runs) – never a new search by name.
     executable: verdict.executable,
@@ -97,7 +109,7 @@ export async function runAgentAttempt(options: AgentAttemptOptions): Promise<Age
     ...(options.signal ? { signal: options.signal } : {}),
     ...(options.onSpawn ? { onSpawn: options.onSpawn } : {}),
     ...(marker ? { marker } : {}),
-  });
+  }).finally(capped.cleanup);
   const report = profile.read({
     stdout: result.stdoutTail,
     stderr: result.stderrTail,

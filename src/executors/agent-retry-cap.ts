@@ -1,8 +1,17 @@
-import { mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import type { AgentSpec } from '../core/plan/types.js';
 import { asRecord } from './agent-profiles/json-output.js';
+import { withOptions } from './agent-profiles/prompt-placement.js';
 import type { AgentProfile, RetryCap } from './agent-profiles/types.js';
 
 /** The CLI's own retries Baton allows by default: one quick retry of a blip, then Baton decides. */
@@ -19,17 +28,23 @@ export function applyRetryCap(
   agent: AgentSpec,
   env: NodeJS.ProcessEnv,
   attemptBase: string,
-): { command: string[]; env: NodeJS.ProcessEnv } {
-  if (agent.capRetries === false || profile.retryCap === undefined) return { command: agent.command, env };
+  programIndex = 0,
+): { command: string[]; env: NodeJS.ProcessEnv; cleanup: () => void } {
+  const none = () => {};
+  if (agent.capRetries === false || profile.retryCap === undefined) {
+    return { command: agent.command, env, cleanup: none };
+  }
   const cap = profile.retryCap(agent.command, CLI_RETRIES, { env, readTextFile });
   const capped: NodeJS.ProcessEnv = { ...env, ...cap.env };
-  if (cap.overlay)
-    capped[cap.overlay.envVar] = writeOverlay(
-      cap.overlay,
-      env,
-      `${attemptBase}.${cap.overlay.envVar.toLowerCase()}`,
-    );
-  return { command: [...agent.command, ...cap.args], env: capped };
+  let cleanup = none;
+  if (cap.overlay) {
+    const dir = writeOverlay(cap.overlay, env, `${attemptBase}.${cap.overlay.envVar.toLowerCase()}`);
+    capped[cap.overlay.envVar] = dir;
+    // The merged settings may hold the user's tokens (MCP servers' env): not kept past the attempt.
+    cleanup = () => rmSync(dir, { recursive: true, force: true });
+  }
+  // Before the CLI's own `--`: after it, codex would read `-c` as its prompt.
+  return { command: withOptions(agent.command, cap.args, programIndex), env: capped, cleanup };
 }
 
 /**
@@ -41,7 +56,8 @@ function writeOverlay(
   env: NodeJS.ProcessEnv,
   dir: string,
 ): string {
-  const userConfig = join(env[overlay.envVar] || env.HOME || homedir(), overlay.configDir);
+  const userHome = env[overlay.envVar] || env.HOME || homedir();
+  const userConfig = join(userHome, overlay.configDir);
   const config = join(dir, overlay.configDir);
   rmSync(dir, { recursive: true, force: true });
   mkdirSync(config, { recursive: true, mode: 0o700 });
@@ -51,6 +67,10 @@ function writeOverlay(
   } catch {}
   for (const name of entries) {
     if (name !== overlay.settingsFile) symlinkSync(join(userConfig, name), join(config, name));
+  }
+  // What the CLI reads from its home itself, beside its config folder (gemini: ~/.env with its key).
+  for (const name of overlay.homeFiles ?? []) {
+    if (existsSync(join(userHome, name))) symlinkSync(join(userHome, name), join(dir, name));
   }
   const merged = mergeSettings(
     parseObject(readTextFile(join(userConfig, overlay.settingsFile))),
