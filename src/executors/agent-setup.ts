@@ -5,9 +5,10 @@
  * nothing.
  */
 import { execFile } from 'node:child_process';
-import { existsSync, readFileSync, realpathSync } from 'node:fs';
+import { closeSync, existsSync, openSync, readFileSync, readSync, realpathSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
+import { childEnvironment } from '../core/child-env.js';
 import type { AgentProfileName } from '../core/plan/types.js';
 import { AGENT_PROFILES } from './agent-profiles/choose-profile.js';
 import { configuredProvider } from './agent-profiles/codex.js';
@@ -84,7 +85,7 @@ function versionOf(path: string, env: NodeJS.ProcessEnv): Promise<string | null>
     execFile(
       path,
       ['--version'],
-      { env, timeout: VERSION_TIMEOUT_MS, maxBuffer: 1 << 20 },
+      { env: childEnvironment(env), timeout: VERSION_TIMEOUT_MS, maxBuffer: 1 << 20 },
       (error, stdout) => {
         const line = String(stdout)
           .split('\n')
@@ -102,7 +103,7 @@ function versionOf(path: string, env: NodeJS.ProcessEnv): Promise<string | null>
 async function nodeProblem(path: string, context: SetupContext): Promise<SetupProblem | undefined> {
   const real = realPathOrNull(path);
   if (real === null) return undefined;
-  const head = readTextFile(real)?.slice(0, 200) ?? '';
+  const head = readHead(real);
   if (!/^#!.*\bnode\b/.test(head)) return undefined;
   const engines = engineRange(real);
   if (engines === undefined) return undefined;
@@ -240,6 +241,20 @@ function isTrustedFolder(file: string, workspace: string): boolean {
     if (level === 'TRUST_PARENT') return target === path || target.startsWith(`${dirname(path)}/`);
     return false;
   });
+}
+
+/** The first bytes of a file (a CLI's binary can be 400 MB: never read whole). */
+function readHead(path: string, bytes = 200): string {
+  let fd: number | undefined;
+  try {
+    fd = openSync(path, 'r');
+    const buffer = Buffer.alloc(bytes);
+    return buffer.subarray(0, readSync(fd, buffer, 0, bytes, 0)).toString('latin1');
+  } catch {
+    return '';
+  } finally {
+    if (fd !== undefined) closeSync(fd);
+  }
 }
 
 function readTextFile(path: string): string | undefined {
