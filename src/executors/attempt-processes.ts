@@ -6,7 +6,7 @@
  * Linux; elsewhere nothing is found and only the agent's process group is signalled. A process that
  * clears its environment (`env -i`) leaves the marker behind and is the one accepted escape.
  */
-import { readdirSync, readFileSync } from 'node:fs';
+import { closeSync, openSync, readdirSync, readFileSync, readSync } from 'node:fs';
 
 /** What identifies an attempt's processes: `NAME=value` entries that must all be in the environment. */
 export type AttemptMarker = readonly string[];
@@ -42,6 +42,7 @@ export function attemptMarker(
 /**
  * Pids of the live processes whose environment carries every entry of `marker`; never this process.
  * /proc holds bytes: entries are compared in their UTF-8 form, one whole NUL-separated entry each.
+ * About 10 µs per process (1 ms with 100).
  */
 export function findMarkedProcesses(marker: AttemptMarker): number[] {
   let names: string[];
@@ -50,33 +51,46 @@ export function findMarkedProcesses(marker: AttemptMarker): number[] {
   } catch {
     return [];
   }
-  const wanted = marker.map((entry) => Buffer.from(entry, 'utf8').toString('latin1'));
+  const wanted = marker.map((entry) => Buffer.from(entry, 'utf8'));
   const found: number[] = [];
   for (const name of names) {
+    const first = name.charCodeAt(0);
+    if (first < 48 || first > 57) continue;
     const pid = Number(name);
-    if (!Number.isInteger(pid) || pid <= 1 || pid === process.pid) continue;
-    let environ: string;
-    try {
-      environ = readFileSync(`/proc/${pid}/environ`, 'latin1');
-    } catch {
-      continue; // gone, or another user's
-    }
-    if (wanted.every((entry) => hasEntry(environ, entry))) found.push(pid);
+    if (pid <= 1 || pid === process.pid) continue;
+    const environ = readEnviron(pid);
+    if (environ !== undefined && wanted.every((entry) => hasEntry(environ, entry))) found.push(pid);
   }
   return found;
 }
 
-function hasEntry(environ: string, entry: string): boolean {
+/** Reused across reads: one scan reads every process's environment. */
+const ENVIRON_BUFFER = Buffer.alloc(256 * 1024);
+
+/** A process's environment (NUL-separated bytes), undefined when gone or another user's. */
+function readEnviron(pid: number): Buffer | undefined {
+  let fd: number | undefined;
+  try {
+    fd = openSync(`/proc/${pid}/environ`, 'r');
+    const length = readSync(fd, ENVIRON_BUFFER, 0, ENVIRON_BUFFER.length, 0);
+    // A larger environment is rare: read it whole.
+    return length < ENVIRON_BUFFER.length
+      ? ENVIRON_BUFFER.subarray(0, length)
+      : readFileSync(`/proc/${pid}/environ`);
+  } catch {
+    return undefined;
+  } finally {
+    if (fd !== undefined) closeSync(fd);
+  }
+}
+
+function hasEntry(environ: Buffer, entry: Buffer): boolean {
   let from = 0;
   for (;;) {
     const at = environ.indexOf(entry, from);
     if (at === -1) return false;
     const end = at + entry.length;
-    if (
-      (at === 0 || environ.charCodeAt(at - 1) === 0) &&
-      (end === environ.length || environ.charCodeAt(end) === 0)
-    )
-      return true;
+    if ((at === 0 || environ[at - 1] === 0) && (end === environ.length || environ[end] === 0)) return true;
     from = at + 1;
   }
 }
