@@ -44,13 +44,14 @@ export function attemptMarker(
  * /proc holds bytes: entries are compared in their UTF-8 form, one whole NUL-separated entry each.
  * About 10 µs per process (1 ms with 100).
  */
-export function findMarkedProcesses(marker: AttemptMarker): number[] {
+export function findMarkedProcesses(marker: AttemptMarker, options: { bornAfter?: number } = {}): number[] {
   let names: string[];
   try {
     names = readdirSync('/proc');
   } catch {
     return [];
   }
+  const range = pidRange(options.bornAfter);
   const wanted = marker.map((entry) => Buffer.from(entry, 'utf8'));
   const found: number[] = [];
   for (const name of names) {
@@ -58,10 +59,28 @@ export function findMarkedProcesses(marker: AttemptMarker): number[] {
     if (first < 48 || first > 57) continue;
     const pid = Number(name);
     if (pid <= 1 || pid === process.pid) continue;
+    if (range !== undefined && (pid <= range.after || pid > range.last)) continue;
     const environ = readEnviron(pid);
     if (environ !== undefined && wanted.every((entry) => hasEntry(environ, entry))) found.push(pid);
   }
   return found;
+}
+
+/**
+ * The pids a process started after `bornAfter` can have, from the kernel's last allocated pid:
+ * pids are handed out in increasing order until they wrap at pid_max. Undefined (look at every
+ * process) when they may have wrapped since, or the kernel does not say. Callers pass `bornAfter`
+ * only for a short-lived agent, which cannot have started pid_max processes meanwhile.
+ */
+function pidRange(bornAfter: number | undefined): { after: number; last: number } | undefined {
+  if (bornAfter === undefined) return undefined;
+  let last: number;
+  try {
+    last = Number(readFileSync('/proc/sys/kernel/ns_last_pid', 'latin1'));
+  } catch {
+    return undefined;
+  }
+  return Number.isInteger(last) && last >= bornAfter ? { after: bornAfter, last } : undefined;
 }
 
 /** Reused across reads: one scan reads every process's environment. */

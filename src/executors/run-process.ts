@@ -78,6 +78,8 @@ const DEFAULT_KILL_GRACE_MS = 5000;
 const DEFAULT_TAIL_BYTES = 65536;
 /** After the child exits, how long a grandchild may keep its stdout/stderr open before the group is killed. */
 const CLOSE_AFTER_EXIT_MS = 2000;
+/** Runs shorter than this look for descendants only among pids handed out after their own. */
+const SHORT_RUN_MS = 10_000;
 /** How often survivors are looked for while they are being stopped. */
 const SURVIVOR_POLL_MS = 25;
 /** After SIGKILL, how long to wait for the kernel to take the processes away before reporting. */
@@ -399,7 +401,10 @@ function supervise(
       // The run ends with its child: whatever it left behind (a grandchild holding stdout open, a
       // tool's process in a group of its own) is stopped now.
       if (marker !== undefined && !finished) {
-        if (markedAlive()) terminate();
+        // A short run's descendants all have pids above its own (see findMarkedProcesses).
+        const short = performance.now() - started < SHORT_RUN_MS && pid !== undefined;
+        const left = findMarkedProcesses(marker, short ? { bornAfter: pid } : {}).length > 0;
+        if (left) terminate();
         else {
           noneMarkedAtExit = true;
           if (pid !== undefined && groupHasLiveMembers(pid)) terminate();
