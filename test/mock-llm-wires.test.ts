@@ -7,6 +7,7 @@ import { agentCliSetupText } from '../src/harness/mock-llm/agent-cli-setup.js';
 import type { ScriptEntry } from '../src/harness/mock-llm/script-entry.js';
 import { type MockLlmServer, startMockLlmServer } from '../src/harness/mock-llm/server.js';
 import { runBaton, spawnBaton } from './helpers/cli.js';
+import { failure } from './helpers/harness.js';
 import { type AgentCli, removeAgentCliDirs, runAgentCli } from './helpers/mock-cli.js';
 
 const USER = 'hello world, this is a long enough message to be cut at forty characters';
@@ -35,15 +36,6 @@ const fnTool = (name: string): OpenAI.Responses.FunctionTool => ({
   parameters: SCHEMA,
   strict: false,
 });
-
-async function failure(promise: Promise<unknown>): Promise<unknown> {
-  try {
-    await promise;
-  } catch (error) {
-    return error;
-  }
-  throw new Error('expected the call to fail');
-}
 
 /** Reads an SSE body into its `data:` payloads (JSON-parsed where possible) and anything else. */
 async function readSse(response: Response): Promise<{ data: unknown[]; rest: string }> {

@@ -11,6 +11,7 @@ import {
   type OverflowFlavour,
   startMockLlmServer,
 } from '../src/harness/mock-llm/server.js';
+import { failure } from './helpers/harness.js';
 
 const USER = 'hello world, this is a long enough message to be cut at forty characters';
 
@@ -62,15 +63,6 @@ function message(extra: Partial<Anthropic.MessageCreateParamsNonStreaming> = {})
     messages: [{ role: 'user', content: USER }],
     ...extra,
   });
-}
-
-async function failure(promise: Promise<unknown>): Promise<unknown> {
-  try {
-    await promise;
-  } catch (error) {
-    return error;
-  }
-  throw new Error('expected the call to fail');
 }
 
 function lastFault(): FaultName | undefined {

@@ -52,3 +52,13 @@ export async function mockServer(options: MockLlmOptions = {}): Promise<MockLlmS
 export function eventTypes(events: HarnessEvent[]): string[] {
   return events.map((event) => event.type);
 }
+
+/** What `promise` rejected with; fails when it resolves. */
+export async function failure(promise: Promise<unknown>): Promise<unknown> {
+  try {
+    await promise;
+  } catch (error) {
+    return error;
+  }
+  throw new Error('expected the call to fail');
+}
