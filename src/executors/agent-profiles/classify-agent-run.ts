@@ -59,7 +59,7 @@ export function classifyAgentRun(run: AgentRun): AgentRunVerdict {
   const message = `${name} ${how}${meaning ? ` (${meaning.meaning})` : ''}: ${detail}`;
   if (meaning?.failureClass) return fail(meaning.failureClass, message);
   // Only the last lines a CLI printed reach the text rules, never whole records.
-  const byText = classOfAgentText(detail);
+  const byText = classOfText(detail);
   const retryAfterMs = byText === 'transient' ? retryAfterInText(detail) : undefined;
   return fail(byText ?? 'agent_failed', message, retryAfterMs);
 }
@@ -82,14 +82,30 @@ export function classifyReportedError(error: ProviderError): AgentRunVerdict {
       message: error.message,
     });
     if (failure.reason !== 'unknown') {
-      const failureClass =
-        failure.kind === 'transient' ? 'transient' : failure.kind === 'fatal' ? 'fatal' : 'agent_failed';
+      const failureClass = classOf(failure.kind);
       return fail(failureClass, message, failureClass === 'transient' ? retryAfterMs : undefined);
     }
   }
-  const byText = classOfAgentText(error.message);
+  const byText = classOfText(error.message);
   if (byText !== undefined) return fail(byText, message, byText === 'transient' ? retryAfterMs : undefined);
   return fail('agent_failed', message);
+}
+
+/**
+ * The class a failure text names: the CLIs' own words first (they put billing before "rate
+ * limit"), then the providers' texts through the model-call classifier; undefined when neither
+ * knows it.
+ */
+function classOfText(message: string): FailureClass | undefined {
+  const byCli = classOfAgentText(message);
+  if (byCli !== undefined) return byCli;
+  const failure = classifyModelError(message);
+  return failure.reason === 'unknown' ? undefined : classOf(failure.kind);
+}
+
+/** A model-call failure kind as an agent attempt's class: an overflow is the agent's to fix afresh. */
+function classOf(kind: ReturnType<typeof classifyModelError>['kind']): FailureClass {
+  return kind === 'transient' ? 'transient' : kind === 'fatal' ? 'fatal' : 'agent_failed';
 }
 
 function fail(failureClass: FailureClass, message: string, retryAfterMs?: number): AgentRunVerdict {

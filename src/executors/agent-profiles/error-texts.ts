@@ -1,11 +1,12 @@
 import type { FailureClass } from '../../core/failure.js';
 
 /**
- * What agent CLIs say when they fail, beyond the provider's own errors (which the model-call
- * classifier knows): login and billing states, the CLIs' own limits and retry notices. These rules
- * only ever see an extracted error message or the last lines a CLI printed to stderr, never whole
- * JSON records, so a number in an unrelated field (`"duration_ms":401`) cannot match. Fatal rules
- * come first: "billing_error … rate limit" is still a billing problem.
+ * What agent CLIs say when they fail in their own words, beyond the providers' texts that the
+ * model-call classifier already knows (rate limit, overloaded, 5xx, connection, timeout, invalid
+ * key, unknown model: classify-agent-run asks it next). These rules only ever see an extracted
+ * error message or the last lines a CLI printed, never whole JSON records, so a number in an
+ * unrelated field (`"duration_ms":401`) cannot match. Fatal rules come first: "billing_error …
+ * rate limit" is still a billing problem.
  */
 interface TextRule {
   pattern: RegExp;
@@ -14,8 +15,9 @@ interface TextRule {
 
 const RULES: readonly TextRule[] = [
   {
+    // claude's login state and codex's missing provider key, OpenAI's "Incorrect API key".
     pattern:
-      /not logged in|please run \/login|invalid api key|invalid x-api-key|authentication_failed|authentication_error|incorrect api key|unauthori[sz]ed|missing environment variable: `?\w*(KEY|TOKEN)\b/i,
+      /not logged in|please run \/login|authentication_failed|incorrect api key|missing environment variable: `?\w*(KEY|TOKEN)\b/i,
     failureClass: 'fatal',
   },
   {
@@ -25,28 +27,21 @@ const RULES: readonly TextRule[] = [
   },
   { pattern: /cannot be used with root\/sudo privileges/i, failureClass: 'invalid' },
   { pattern: /permission_error|\bEACCES\b|permission denied|\bforbidden\b/i, failureClass: 'fatal' },
-  {
-    pattern:
-      /issue with the selected model|unknown model|model[^\n]{0,60}(is not supported|does not exist|not found)/i,
-    failureClass: 'fatal',
-  },
+  { pattern: /issue with the selected model|model[^\n]{0,60}is not supported/i, failureClass: 'fatal' },
   {
     pattern: /you've hit your (usage )?limit|usage limit reached|monthly usage limit reached/i,
     failureClass: 'transient',
   },
   {
+    // Provider codes as CLIs print them (rate_limit_exceeded), gemini's and codex's own words.
     pattern:
-      /rate[ _-]?limit|too many requests|RESOURCE_EXHAUSTED|resource has been exhausted|quota exceeded|exceeded retry limit/i,
+      /rate[_-]limit|ratelimit|RESOURCE_EXHAUSTED|resource has been exhausted|quota exceeded|exceeded retry limit/i,
     failureClass: 'transient',
   },
+  { pattern: /gateway time-?out|high demand|server had an error|api_error/i, failureClass: 'transient' },
   {
     pattern:
-      /overloaded|service unavailable|bad gateway|gateway time-?out|internal server error|high demand|server had an error|api_error/i,
-    failureClass: 'transient',
-  },
-  {
-    pattern:
-      /\b(ECONNRESET|ECONNREFUSED|ETIMEDOUT|EAI_AGAIN|EPIPE|ENOTFOUND)\b|connection_failed|can't reach the api|socket hang up|network error|fetch failed|stream disconnected|error sending request|connection (reset|refused|closed)|timed out/i,
+      /\b(ETIMEDOUT|EAI_AGAIN|ENOTFOUND)\b|connection_failed|can't reach the api|stream disconnected|error sending request|connection (reset|refused|closed)/i,
     failureClass: 'transient',
   },
 ];
