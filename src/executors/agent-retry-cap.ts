@@ -13,6 +13,7 @@ import type { AgentSpec } from '../core/plan/types.js';
 import { asRecord } from './agent-profiles/json-output.js';
 import { withOptions } from './agent-profiles/prompt-placement.js';
 import type { AgentProfile, RetryCap } from './agent-profiles/types.js';
+import { readJsonObject, readTextFile } from './config-files.js';
 
 /** The CLI's own retries Baton allows by default: one quick retry of a blip, then Baton decides. */
 export const CLI_RETRIES = 1;
@@ -72,29 +73,9 @@ function writeOverlay(
   for (const name of overlay.homeFiles ?? []) {
     if (existsSync(join(userHome, name))) symlinkSync(join(userHome, name), join(dir, name));
   }
-  const merged = mergeSettings(
-    parseObject(readTextFile(join(userConfig, overlay.settingsFile))),
-    overlay.settings,
-  );
+  const merged = mergeSettings(readJsonObject(join(userConfig, overlay.settingsFile)), overlay.settings);
   writeFileSync(join(config, overlay.settingsFile), `${JSON.stringify(merged, null, 2)}\n`, { mode: 0o600 });
   return dir;
-}
-
-function readTextFile(path: string): string | undefined {
-  try {
-    return readFileSync(path, 'utf8');
-  } catch {
-    return undefined;
-  }
-}
-
-function parseObject(text: string | undefined): Record<string, unknown> {
-  if (text === undefined) return {};
-  try {
-    return asRecord(JSON.parse(text)) ?? {};
-  } catch {
-    return {};
-  }
 }
 
 /** `over` merged into `base`, objects key by key, anything else replaced. */

@@ -5,17 +5,18 @@
  * nothing.
  */
 import { execFile } from 'node:child_process';
-import { closeSync, existsSync, openSync, readFileSync, readSync, realpathSync } from 'node:fs';
+import { closeSync, existsSync, openSync, readSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { childEnvironment } from '../core/child-env.js';
 import type { AgentProfileName } from '../core/plan/types.js';
 import { AGENT_PROFILES } from './agent-profiles/choose-profile.js';
-import { configuredProvider } from './agent-profiles/codex.js';
+import { codexHome, configuredProvider, providerEnvKey } from './agent-profiles/codex.js';
 import { asRecord } from './agent-profiles/json-output.js';
 import { CLI_RETRIES } from './agent-retry-cap.js';
+import { readJsonObject, readTextFile } from './config-files.js';
 import { satisfiesNodeRange } from './node-range.js';
-import { DEFAULT_EXEC_PATH, locateProgram } from './program-lookup.js';
+import { DEFAULT_EXEC_PATH, locateProgram, realPathOrNull } from './program-lookup.js';
 
 export interface SetupProblem {
   problem: string;
@@ -119,14 +120,14 @@ async function nodeProblem(path: string, context: SetupContext): Promise<SetupPr
   };
 }
 
+/** `engines.node` of the package.json nearest above a script (its package's). */
 function engineRange(scriptPath: string): string | undefined {
   let dir = dirname(scriptPath);
   for (let depth = 0; depth < 6; depth++) {
-    const manifest = asRecord(parseJson(readTextFile(join(dir, 'package.json'))));
-    if (manifest)
-      return typeof asRecord(manifest.engines)?.node === 'string'
-        ? String(asRecord(manifest.engines)!.node)
-        : undefined;
+    if (existsSync(join(dir, 'package.json'))) {
+      const node = asRecord(readJsonObject(join(dir, 'package.json')).engines)?.node;
+      return typeof node === 'string' ? node : undefined;
+    }
     const parent = dirname(dir);
     if (parent === dir) return undefined;
     dir = parent;
@@ -158,15 +159,15 @@ const CHECKS: Partial<Record<AgentProfileName, Check>> = {
   },
   codex(context) {
     const env = context.env;
-    const codexHome = env.CODEX_HOME ?? join(env.HOME ?? homedir(), '.codex');
-    const config = readTextFile(join(codexHome, 'config.toml'));
+    const home = codexHome({ HOME: homedir(), ...env }) ?? join(homedir(), '.codex');
+    const config = readTextFile(join(home, 'config.toml'));
     const provider = configuredProvider(config);
     if (provider !== undefined && provider !== 'openai') {
-      const envKey = providerEnvKey(config ?? '', provider);
+      const envKey = providerEnvKey(config, provider);
       if (envKey !== undefined && (env[envKey] ?? '') === '') {
         return [
           {
-            problem: `the provider "${provider}" of ${join(codexHome, 'config.toml')} reads its key from ${envKey}, which is not set (codex fails with "Missing environment variable")`,
+            problem: `the provider "${provider}" of ${join(home, 'config.toml')} reads its key from ${envKey}, which is not set (codex fails with "Missing environment variable")`,
             fix: `set ${envKey} in the environment of baton`,
           },
         ];
@@ -174,7 +175,7 @@ const CHECKS: Partial<Record<AgentProfileName, Check>> = {
       return [];
     }
     if (
-      existsSync(join(codexHome, 'auth.json')) ||
+      existsSync(join(home, 'auth.json')) ||
       (env.OPENAI_API_KEY ?? '') !== '' ||
       (env.CODEX_API_KEY ?? '') !== ''
     )
@@ -194,7 +195,7 @@ const CHECKS: Partial<Record<AgentProfileName, Check>> = {
       env.GEMINI_CLI_SYSTEM_SETTINGS_PATH ?? '/etc/gemini-cli/settings.json',
       join(home, '.gemini', 'settings.json'),
       join(context.workspace, '.gemini', 'settings.json'),
-    ].map((path) => asRecord(parseJson(readTextFile(path))) ?? {});
+    ].map(readJsonObject);
     const selected = settings.some(
       (s) => typeof asRecord(asRecord(s.security)?.auth)?.selectedType === 'string',
     );
@@ -218,22 +219,8 @@ const CHECKS: Partial<Record<AgentProfileName, Check>> = {
   },
 };
 
-/** `env_key = "…"` in the `[model_providers.<id>]` table of a codex config.toml. */
-function providerEnvKey(config: string, provider: string): string | undefined {
-  let inTable = false;
-  for (const line of config.split('\n')) {
-    const text = line.trim();
-    if (text.startsWith('[')) inTable = text === `[model_providers.${provider}]`;
-    else if (inTable) {
-      const match = /^env_key\s*=\s*["']([^"']+)["']/.exec(text);
-      if (match) return match[1];
-    }
-  }
-  return undefined;
-}
-
 function isTrustedFolder(file: string, workspace: string): boolean {
-  const folders = asRecord(parseJson(readTextFile(file))) ?? {};
+  const folders = readJsonObject(file);
   const target = resolve(workspace);
   return Object.entries(folders).some(([folder, level]) => {
     const path = resolve(folder);
@@ -254,30 +241,5 @@ function readHead(path: string, bytes = 200): string {
     return '';
   } finally {
     if (fd !== undefined) closeSync(fd);
-  }
-}
-
-function readTextFile(path: string): string | undefined {
-  try {
-    return readFileSync(path, 'utf8');
-  } catch {
-    return undefined;
-  }
-}
-
-function parseJson(text: string | undefined): unknown {
-  if (text === undefined) return undefined;
-  try {
-    return JSON.parse(text);
-  } catch {
-    return undefined;
-  }
-}
-
-function realPathOrNull(path: string): string | null {
-  try {
-    return realpathSync(path);
-  } catch {
-    return null;
   }
 }

@@ -27,7 +27,7 @@ export const codexProfile: AgentProfile = {
   },
   invocation: promptAfterDoubleDash,
   retryCap(command, retries, context) {
-    const home = context.env.CODEX_HOME ?? (context.env.HOME ? `${context.env.HOME}/.codex` : undefined);
+    const home = codexHome(context.env);
     const provider =
       configOverride(command, 'model_provider') ??
       configuredProvider(home === undefined ? undefined : context.readTextFile(`${home}/config.toml`));
@@ -118,13 +118,36 @@ function configOverride(command: readonly string[], key: string): string | undef
   return found;
 }
 
-/** The top-level `model_provider = "…"` of a config.toml text (before its first table). */
+/** Where codex keeps its config.toml: `$CODEX_HOME`, else `~/.codex`. */
+export function codexHome(env: Readonly<Record<string, string | undefined>>): string | undefined {
+  return env.CODEX_HOME || (env.HOME ? `${env.HOME}/.codex` : undefined);
+}
+
+/** The top-level `model_provider = "…"` of a codex config.toml text (before its first table). */
 export function configuredProvider(configToml: string | undefined): string | undefined {
-  if (configToml === undefined) return undefined;
-  for (const line of configToml.split('\n')) {
-    const text = line.trim();
-    if (text.startsWith('[')) return undefined;
-    const match = /^model_provider\s*=\s*["']([^"']+)["']/.exec(text);
+  return tomlString(configToml, undefined, 'model_provider');
+}
+
+/** `env_key = "…"` of the `[model_providers.<id>]` table: the variable codex reads its key from. */
+export function providerEnvKey(configToml: string | undefined, provider: string): string | undefined {
+  return tomlString(configToml, `model_providers.${provider}`, 'env_key');
+}
+
+/**
+ * A quoted string `key = "…"` of a TOML text, in `table` (undefined: before any table). Enough of
+ * TOML for the two codex settings Baton reads; anything it cannot read is absent.
+ */
+function tomlString(text: string | undefined, table: string | undefined, key: string): string | undefined {
+  if (text === undefined) return undefined;
+  let current: string | undefined;
+  const pattern = new RegExp(`^${key}\\s*=\\s*["']([^"']+)["']`);
+  for (const line of text.split('\n')) {
+    const trimmed = line.trim();
+    if (trimmed.startsWith('[')) {
+      current = trimmed.replace(/^\[\s*|\s*\]$/g, '');
+      continue;
+    }
+    const match = current === table ? pattern.exec(trimmed) : null;
     if (match) return match[1];
   }
   return undefined;
