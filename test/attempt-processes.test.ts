@@ -15,6 +15,7 @@ import {
   stopMarkedProcesses,
 } from '../src/executors/attempt-processes.js';
 import { runProcess } from '../src/executors/run-process.js';
+import { isAlive } from './helpers/cli.js';
 
 const root = mkdtempSync(join(tmpdir(), 'baton-attempt-processes-'));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
@@ -73,16 +74,6 @@ async function until(condition: () => boolean, withinMs = 20_000): Promise<boole
   return condition();
 }
 
-function alive(pid: number): boolean {
-  try {
-    // A zombie (state Z) is gone for every purpose but its exit status.
-    const stat = readFileSync(`/proc/${pid}/stat`, 'latin1');
-    return !/^[ZX]/.test(stat.slice(stat.lastIndexOf(')') + 2));
-  } catch {
-    return false;
-  }
-}
-
 describe.skipIf(!onLinux)('the processes of an attempt (Linux /proc)', () => {
   it('finds a descendant in a group of its own by the marker, and stops it despite SIGTERM being ignored', async () => {
     const { env, marker } = markerEnv();
@@ -92,7 +83,7 @@ describe.skipIf(!onLinux)('the processes of an attempt (Linux /proc)', () => {
     const grandchild = Number(readFileSync(pidFile, 'utf8'));
     // Nothing carrying the marker is left once runProcess has reported.
     expect(findMarkedProcesses(marker)).toEqual([]);
-    expect(alive(grandchild)).toBe(false);
+    expect(isAlive(grandchild)).toBe(false);
   });
 
   it('without the marker, such a descendant survives its parent (what the marker is for)', async () => {
@@ -102,7 +93,7 @@ describe.skipIf(!onLinux)('the processes of an attempt (Linux /proc)', () => {
     const grandchild = Number(readFileSync(pidFile, 'utf8'));
     expect(findMarkedProcesses(marker)).toEqual([grandchild]);
     expect(await stopMarkedProcesses(marker, 200)).toBe(1);
-    expect(await until(() => !alive(grandchild))).toBe(true);
+    expect(await until(() => !isAlive(grandchild))).toBe(true);
   });
 
   it('on timeout the agent and its detached descendant are both stopped', async () => {
@@ -115,7 +106,7 @@ describe.skipIf(!onLinux)('the processes of an attempt (Linux /proc)', () => {
     const result = await running;
     expect(result.aborted).toBe(true);
     expect(findMarkedProcesses(marker)).toEqual([]);
-    expect(alive(Number(readFileSync(pidFile, 'utf8')))).toBe(false);
+    expect(isAlive(Number(readFileSync(pidFile, 'utf8')))).toBe(false);
   });
 
   it('a reclaimed lease stops the orphans of a dead worker, on any host record', async () => {
@@ -123,12 +114,12 @@ describe.skipIf(!onLinux)('the processes of an attempt (Linux /proc)', () => {
     const pidFile = pidFileName();
     await runTree({ env, pidFile });
     const grandchild = Number(readFileSync(pidFile, 'utf8'));
-    expect(alive(grandchild)).toBe(true);
+    expect(isAlive(grandchild)).toBe(true);
     const [runId, stepId] = [marker[0]!.split('=')[1]!, 'tool'];
     expect(
       stopOrphanedAttempt({ runId, stepId, attempt: 1, owner: 'gone', pid: null, host: null }, 'here'),
     ).toBe(true);
-    expect(await until(() => !alive(grandchild))).toBe(true);
+    expect(await until(() => !isAlive(grandchild))).toBe(true);
   });
 
   it('a run of the same id in another store (another project) is not this one', async () => {
@@ -166,7 +157,7 @@ describe.skipIf(!onLinux)('the processes of an attempt (Linux /proc)', () => {
     expect(findMarkedProcesses(marker)).not.toContain(unmarked);
     controller.abort();
     await running;
-    expect(alive(unmarked)).toBe(false);
+    expect(isAlive(unmarked)).toBe(false);
   });
 
   it('a process with the same variables of another attempt is left alone', async () => {
@@ -176,7 +167,7 @@ describe.skipIf(!onLinux)('the processes of an attempt (Linux /proc)', () => {
     const grandchild = Number(readFileSync(pidFile, 'utf8'));
     const other = attemptMarker(env.BATON_RUN_ID, 'tool', 2);
     expect(findMarkedProcesses(other)).toEqual([]);
-    expect(alive(grandchild)).toBe(true);
+    expect(isAlive(grandchild)).toBe(true);
     await stopMarkedProcesses(attemptMarker(env.BATON_RUN_ID, 'tool', 1), 200);
   });
 });

@@ -1,5 +1,4 @@
-import { readFileSync } from 'node:fs';
-import { attemptMarker, signalMarkedProcesses } from '../executors/attempt-processes.js';
+import { attemptMarker, carriesMarker, signalMarkedProcesses } from '../executors/attempt-processes.js';
 import { killProcessGroup } from '../executors/run-process.js';
 import type { ReclaimedAttempt } from '../store/store.js';
 
@@ -14,28 +13,18 @@ export function stopOrphanedAttempt(attempt: ReclaimedAttempt, thisHost: string,
   // The marker names one attempt of one run: whatever carries it here is that attempt's, even when
   // its worker ran elsewhere or died before it recorded the agent's pid.
   const marker = attemptMarker(attempt.runId, attempt.stepId, attempt.attempt, storeId);
-  let stopped = signalMarkedProcesses(marker, 'SIGKILL').length > 0;
-  if (
+  // Asked before anything is killed: a killed agent's environment reads empty.
+  const agentIsOurs =
     attempt.host === thisHost &&
     attempt.pid !== null &&
     attempt.pid > 1 &&
-    recordedAgentIsOurs(attempt, marker)
-  ) {
+    carriesMarker(attempt.pid, marker);
+  let stopped = signalMarkedProcesses(marker, 'SIGKILL').length > 0;
+  if (agentIsOurs) {
     try {
-      stopped = killProcessGroup(attempt.pid, 'SIGKILL') || stopped;
+      // Its group too: what cleared its environment but stayed in the agent's group.
+      stopped = killProcessGroup(attempt.pid!, 'SIGKILL') || stopped;
     } catch {}
   }
   return stopped;
-}
-
-/** The agent's own group, where /proc still shows it is this attempt's (what has no marker of its own). */
-function recordedAgentIsOurs(attempt: ReclaimedAttempt, marker: readonly string[]): boolean {
-  let environ: string;
-  try {
-    environ = readFileSync(`/proc/${attempt.pid}/environ`, 'utf8');
-  } catch {
-    return false;
-  }
-  const vars = new Set(environ.split('\u0000'));
-  return marker.every((entry) => vars.has(entry));
 }

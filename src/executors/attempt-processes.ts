@@ -45,25 +45,45 @@ export function attemptMarker(
  * About 10 µs per process (1 ms with 100).
  */
 export function findMarkedProcesses(marker: AttemptMarker, options: { bornAfter?: number } = {}): number[] {
+  const range = pidRange(options.bornAfter);
+  const wanted = marker.map((entry) => Buffer.from(entry, 'utf8'));
+  return (processIds() ?? []).filter(
+    (pid) =>
+      pid !== process.pid &&
+      (range === undefined || (pid > range.after && pid <= range.last)) &&
+      carries(pid, wanted),
+  );
+}
+
+/** The pids /proc lists (pid 1 left out: never ours to stop); undefined where there is no /proc. */
+function processIds(): number[] | undefined {
   let names: string[];
   try {
     names = readdirSync('/proc');
   } catch {
-    return [];
+    return undefined;
   }
-  const range = pidRange(options.bornAfter);
-  const wanted = marker.map((entry) => Buffer.from(entry, 'utf8'));
-  const found: number[] = [];
+  const pids: number[] = [];
   for (const name of names) {
     const first = name.charCodeAt(0);
     if (first < 48 || first > 57) continue;
     const pid = Number(name);
-    if (pid <= 1 || pid === process.pid) continue;
-    if (range !== undefined && (pid <= range.after || pid > range.last)) continue;
-    const environ = readEnviron(pid);
-    if (environ !== undefined && wanted.every((entry) => hasEntry(environ, entry))) found.push(pid);
+    if (pid > 1) pids.push(pid);
   }
-  return found;
+  return pids;
+}
+
+/** Whether process `pid` carries every entry of `marker` in its environment (a pid may be reused). */
+export function carriesMarker(pid: number, marker: AttemptMarker): boolean {
+  return carries(
+    pid,
+    marker.map((entry) => Buffer.from(entry, 'utf8')),
+  );
+}
+
+function carries(pid: number, entries: readonly Buffer[]): boolean {
+  const environ = readEnviron(pid);
+  return environ !== undefined && entries.every((entry) => hasEntry(environ, entry));
 }
 
 /**
@@ -125,17 +145,12 @@ export function groupHasLiveMembers(pgid: number): boolean {
   } catch {
     return false;
   }
-  let names: string[];
-  try {
-    names = readdirSync('/proc');
-  } catch {
-    return true;
-  }
-  for (const name of names) {
-    if (!/^\d+$/.test(name)) continue;
+  const pids = processIds();
+  if (pids === undefined) return true;
+  for (const pid of pids) {
     let stat: string;
     try {
-      stat = readFileSync(`/proc/${name}/stat`, 'latin1');
+      stat = readFileSync(`/proc/${pid}/stat`, 'latin1');
     } catch {
       continue;
     }

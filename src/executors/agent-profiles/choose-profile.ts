@@ -1,4 +1,5 @@
 import type { AgentProfileName } from '../../core/plan/types.js';
+import { programKeys } from '../command-policy-rules.js';
 import { aiderProfile } from './aider.js';
 import { claudeProfile } from './claude.js';
 import { codexProfile } from './codex.js';
@@ -21,10 +22,13 @@ export const AGENT_PROFILES: Readonly<Record<AgentProfileName, AgentProfile>> = 
 /** Programs that run a script: the script's name says which CLI it is (`node …/gemini.js`). */
 const SCRIPT_RUNNERS: ReadonlySet<string> = new Set(['node', 'nodejs', 'bun', 'deno', 'npx', 'bunx', 'pnpx']);
 
-/** `/usr/local/bin/claude` → `claude`; `gemini.js`, `claude.exe`, `codex-1.2` → the CLI's name. */
-function cliName(program: string): string {
-  const base = (program.split(/[\\/]/).pop() ?? program).toLowerCase();
-  return base.replace(/\.(exe|cmd|bat|js|mjs|cjs)$/, '').replace(/[-@]?\d+(\.\d+)*$/, '');
+/**
+ * The names a program goes by, as the command policy reads them (`/usr/local/bin/claude-2.1` →
+ * `claude-2.1`, `claude`), after a script's extension (`gemini.js`) and a package scope
+ * (`@openai/codex`).
+ */
+function cliNames(program: string): string[] {
+  return programKeys(program.replace(/^@[^/]+\//, '').replace(/\.(js|mjs|cjs|cmd|bat)$/i, ''));
 }
 
 /**
@@ -37,16 +41,15 @@ export function chooseProfile(
   programIndex = 0,
 ): AgentProfile {
   if (agent.profile !== undefined) return AGENT_PROFILES[agent.profile];
-  let name = cliName(agent.command[programIndex] ?? '');
-  if (SCRIPT_RUNNERS.has(name)) {
+  let names = cliNames(agent.command[programIndex] ?? '');
+  if (names.some((name) => SCRIPT_RUNNERS.has(name))) {
     const script = agent.command.slice(programIndex + 1).find((arg) => !arg.startsWith('-'));
-    if (script !== undefined) name = cliName(script.replace(/^@[^/]+\//, ''));
+    if (script !== undefined) names = cliNames(script);
   }
-  for (const profile of Object.values(AGENT_PROFILES)) {
-    if (profile.programs.includes(name)) return profile;
-  }
+  const profile = Object.values(AGENT_PROFILES).find((p) => names.some((name) => p.programs.includes(name)));
+  if (profile) return profile;
   // npm package names: @anthropic-ai/claude-code, @openai/codex, @google/gemini-cli.
-  if (name === 'claude-code') return claudeProfile;
-  if (name === 'gemini-cli') return geminiProfile;
+  if (names.includes('claude-code')) return claudeProfile;
+  if (names.includes('gemini-cli')) return geminiProfile;
   return genericProfile;
 }
