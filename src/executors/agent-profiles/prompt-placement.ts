@@ -6,8 +6,7 @@ import type { AgentSpec } from '../../core/plan/types.js';
  * `env -- claude`, is the wrapper's). -1 when there is none.
  */
 export function cliDoubleDash(command: readonly string[], programIndex = 0): number {
-  const at = command.indexOf('--', programIndex + 1);
-  return at;
+  return command.indexOf('--', programIndex + 1);
 }
 
 /** `extra` inserted into `command` before the CLI's own `--` (or at the end): still options. */
