@@ -6,25 +6,24 @@ import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, expect, it } from 'vitest';
 import { runAgentAttempt } from '../src/executors/agent-attempt.js';
+import { installNpmCli } from './helpers/agent-world.js';
 import { removeTempDirs, tempDir } from './helpers/cli.js';
 
 afterAll(() => removeTempDirs());
 
 it('a claude result record of 300 KB is read whole: its answer is the summary and its usage counts', async () => {
   const dir = tempDir('baton-agent-attempt-');
-  const bin = join(dir, 'bin');
-  mkdirSync(bin);
-  // A stand-in named claude that prints a long answer the way claude -p --output-format json does.
-  const claude = join(bin, 'claude');
-  writeFileSync(
-    claude,
+  // A stand-in for claude (installed where npm puts it) that prints a long answer as claude -p
+  // --output-format json does.
+  const claude = installNpmCli(
+    dir,
+    'claude',
     `#!${process.execPath}
 const answer = 'x'.repeat(300_000) + ' THE END';
 process.stdout.write(JSON.stringify({ type: 'result', subtype: 'success', is_error: false, result: answer,
   total_cost_usd: 1.25, usage: { input_tokens: 50_000, output_tokens: 20_000 } }) + '\\n');
 `,
   );
-  chmodSync(claude, 0o755);
   const result = await runAgentAttempt({
     agent: { command: [claude, '-p', '--output-format', 'json'], promptVia: 'arg' },
     prompt: 'write a lot',

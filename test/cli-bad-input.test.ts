@@ -275,7 +275,8 @@ describe('bad run options are refused with exit 2 and nothing stored', () => {
         '--id',
         'refused',
       );
-      expectBadInput(result, `agent command ${JSON.stringify(command)} refused`);
+      expectBadInput(result, `refused.yaml: steps.a.agent.command[`);
+      expectBadInput(result, `command ${JSON.stringify(command)} refused`);
       expectDatabaseUnchanged();
       expectBadInput(await runBaton(['status', 'refused'], { home }), 'no run with id "refused"');
     },
@@ -293,7 +294,7 @@ describe('bad run options are refused with exit 2 and nothing stored', () => {
         '--id',
         'refused-flag',
       );
-      expectBadInput(result, 'agent command ["bash","-c"] refused');
+      expectBadInput(result, 'no-agent.yaml: --agent or BATON_AGENT_CMD[0]: command ["bash","-c"] refused');
       expectDatabaseUnchanged();
     },
     TEST_TIMEOUT,

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -7,8 +8,18 @@ import { isBatonError } from '../src/core/errors.js';
 import {
   assertAgentCommand,
   type CommandPolicyOptions,
-  checkAgentCommand,
+  checkAgentCommand as checkWith,
 } from '../src/executors/command-policy.js';
+import { trustedPrograms } from '../src/executors/trusted-programs.js';
+import { makeAgentWorld } from './helpers/agent-world.js';
+
+// Agent CLIs installed as npm installs them, and the operator's trusted scripts (see agent-world.ts).
+const world = makeAgentWorld();
+afterAll(() => fs.rmSync(world.dir, { recursive: true, force: true }));
+const IN_WORLD: CommandPolicyOptions = { pathEnv: world.pathEnv, cwd: world.agents, trust: world.trust };
+/** The policy on this machine as the world sets it up; `options` override. */
+const checkAgentCommand = (argv: readonly string[], options: CommandPolicyOptions = {}) =>
+  checkWith(argv, { ...IN_WORLD, ...options });
 
 /** [argv, the element the reason must name, options] */
 type Refused = [argv: string[], culprit: string, options?: CommandPolicyOptions];
@@ -66,9 +77,10 @@ const REFUSED: Refused[] = [
   [['taskset', '0x1', 'sh'], 'sh'],
   [['flock', '/tmp/lock', '-c'], '-c'],
   [['flock', '-w', '5', '/tmp/lock', 'bash'], 'bash'],
-  [['nsenter', '-t', '1', '-m', 'sh'], 'sh'],
-  [['unshare', '-r', 'bash'], 'bash'],
-  [['chroot', '/', 'sh'], 'sh'],
+  [['nsenter', '-t', '1', '-m', 'sh'], 'nsenter'],
+  [['unshare', '-r', 'bash'], 'unshare'],
+  [['chroot', '/', 'sh'], 'chroot'],
+  [['chroot', '/tmp/root', 'claude'], 'chroot'],
   [['time', '-f', '%e', 'bash'], 'bash'],
   [['command', 'bash'], 'bash'],
   [['builtin', 'eval'], 'eval'],
@@ -116,21 +128,16 @@ const REFUSED: Refused[] = [
   [['php', '-r'], '-r'],
   [['php', '-a'], '-a'],
   [['osascript', '-e'], '-e'],
-  [['deno', 'eval'], 'eval'],
-  [['deno', 'run', 'data:application/javascript,1'], 'data:application/javascript,1'],
-  [['deno', 'run', '-A'], 'deno'],
-  [['deno', 'repl'], 'repl'],
-  [['bun', '-e'], '-e'],
-  [['bun', '--eval', '1'], '--eval'],
-  [['bun', '--print'], '--print'],
-  [['bun', '-p'], '-p'],
-  [['bun', 'exec'], 'exec'],
+  [['deno', 'eval'], 'deno'],
+  [['deno', 'run', 'agent.ts'], 'deno'],
+  [['bun', 'agent.ts'], 'bun'],
+  [['bun', '-e'], 'bun'],
   [['lua', '-e'], '-e'],
   [['luajit', '-e'], '-e'],
   [['lua5.4', '-e', 'x'], '-e'],
   [['tclsh'], 'tclsh'],
   [['wish', 'app.tcl'], 'wish'],
-  [['Rscript', '-e'], '-e'],
+  [['Rscript', '-e'], 'Rscript'],
   [['julia', '-e'], '-e'],
   [['julia', '--eval', '1'], '--eval'],
   [['awk'], 'awk'],
@@ -138,13 +145,49 @@ const REFUSED: Refused[] = [
   [['mawk'], 'mawk'],
   [['nawk'], 'nawk'],
   [['sed', '-n'], 'sed'],
-  [['npx', '-c'], '-c'],
-  [['npx', '-y', 'bash'], 'bash'],
-  [['npx'], 'npx'],
-  [['npm', 'exec', '--call', 'x'], '--call'],
+  [['npx', '-c'], 'npx'],
+  [['npx', '-y', 'some-agent'], 'npx'],
+  [['npx', 'claude'], 'npx'],
+  [['npm', 'exec', '--call', 'x'], 'npm'],
+  [['npm', 'run', 'agent'], 'npm'],
+  // Interpreters' other ways to load code, and what reads its program from stdin.
+  [['perl', '-Mstrict;system("id")', 'agent.pl'], '-Mstrict;system("id")'],
+  [['node', '--require', './agent.mjs', 'agent.mjs'], '--require'],
+  [['node', '--env-file=.env', 'agent.mjs'], '--env-file=.env'],
+  [['ruby', '-r./evil', 'agent.rb'], '-r./evil'],
+  [['perl', '-d:Foo', 'agent.pl'], '-d:Foo'],
+  [['php', '-d', 'auto_prepend_file=/tmp/x.php', 'agent.php'], '-d'],
+  [['python3', '/dev/stdin'], '/dev/stdin'],
+  [['python3', '/proc/self/fd/0'], '/proc/self/fd/0'],
+  [['node', '/dev/stdin'], '/dev/stdin'],
+  [['python3', 'untrusted.py'], 'untrusted.py'],
+  // Code-loading variables set through env, whatever the program.
+  [['env', 'NODE_OPTIONS=--require=/tmp/x.js', 'claude', '-p'], 'NODE_OPTIONS=--require=/tmp/x.js'],
+  [['env', 'PERL5OPT=-Mstrict', 'perl', 'agent.pl'], 'PERL5OPT=-Mstrict'],
+  [['env', 'LESSOPEN=|id', 'less'], 'LESSOPEN=|id'],
+  [['env', 'GIT_CONFIG_COUNT=1', 'GIT_CONFIG_KEY_0=alias.x', 'git', 'x'], 'GIT_CONFIG_COUNT=1'],
+  [['env', 'LD_PRELOAD=/tmp/x.so', 'claude'], 'LD_PRELOAD=/tmp/x.so'],
+  [['env', 'BASH_ENV=/tmp/x', 'claude'], 'BASH_ENV=/tmp/x'],
+  // Programs that are no agent: not trusted, whatever they would do with the prompt.
+  [['git', '-c', 'alias.x=!f(){ eval "$1"; }; f', 'x'], 'git'],
+  [['setarch', 'x86_64', 'sh', '-c'], 'setarch'],
+  [['strace', '-f', '-o', '/dev/null', 'sh', '-c'], 'strace'],
+  [['prlimit', '--nofile=256', 'sh', '-c'], 'prlimit'],
+  [['setpriv', 'sh', '-c'], 'setpriv'],
+  [['/lib64/ld-linux-x86-64.so.2', '/bin/sh', '-c'], '/lib64/ld-linux-x86-64.so.2'],
+  [['vim', '-c', '!id'], 'vim'],
+  [['make', '--eval', 'x:;id'], 'make'],
+  [['tar', '--checkpoint-action=exec=id', '-cf', '/dev/null', '.'], 'tar'],
+  [['gdb', '-ex', 'shell id'], 'gdb'],
+  [['sqlite3', ':memory:', '.shell id'], 'sqlite3'],
+  [['zip', '-T', '-TT', 'id', 'x.zip', '.'], 'zip'],
+  [['ed'], 'ed'],
+  [['less'], 'less'],
+  [['cat'], 'cat'],
+  [['no-such-agent-binary-xyz', '-p'], 'no-such-agent-binary-xyz'],
   [['expect', '-c'], '-c'],
   // Legacy mode refuses every -c and -e.
-  [['mytool', '-c'], '-c', LEGACY],
+  [['amp', '-c'], '-c', LEGACY],
   [['claude', '-e'], '-e', LEGACY],
   [['codex', 'exec', '-c', 'model=o3'], '-c', LEGACY],
 ];
@@ -155,7 +198,6 @@ const ALLOWED: string[][] = [
   ['claude', '-p', '--output-format', 'json'],
   ['gemini', '-p'],
   ['openclaw', 'agent', '--message', '{prompt}', '--agent', 'main'],
-  ['node', 'fixtures/agent.mjs'],
   ['python3', 'agent.py'],
   ['/usr/bin/env', 'claude', '-p'],
   ['timeout', '60', 'claude', '-p'],
@@ -167,19 +209,19 @@ const ALLOWED: string[][] = [
   ['python3', 'agent.py', '-c'],
   ['python3', '-W', 'error', 'agent.py'],
   ['env', 'FOO=1', 'claude', '-p'],
-  ['sudo', '-u', 'bot', 'claude', '-p'],
   ['timeout', '--signal=KILL', '600', 'codex', 'exec', '--json'],
   ['stdbuf', '-oL', 'gemini', '-p'],
-  ['deno', 'run', '-A', 'agent.ts'],
-  ['bun', 'agent.ts'],
-  ['npx', '-y', 'some-agent'],
   ['perl', '-w', 'agent.pl'],
-  ['no-such-agent-binary-xyz', '-p'],
+  ['opencode', 'run'],
+  ['echo'],
+  ['true'],
+  ['false'],
+  ['env', 'PATH=/usr/bin:/bin', 'echo'],
 ];
 
 describe('checkAgentCommand refuses', () => {
-  it(`has a corpus of at least 40 commands (${REFUSED.length})`, () => {
-    expect(REFUSED.length).toBeGreaterThanOrEqual(40);
+  it(`has a corpus of at least 120 commands (${REFUSED.length})`, () => {
+    expect(REFUSED.length).toBeGreaterThanOrEqual(120);
   });
 
   it.each(REFUSED)('%j (naming %s)', (argv, culprit, options) => {
@@ -237,6 +279,21 @@ describe('checkAgentCommand allows agent CLIs in native mode', () => {
 describe('checkAgentCommand resolves argv[0] on disk', () => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'baton-policy-'));
   afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
+  /** The operator trusts every regular file made in `dir` (shells stay refused: their rules come first). */
+  const trustDir = (): CommandPolicyOptions['trust'] => {
+    const files: string[] = [];
+    const walk = (folder: string) => {
+      for (const entry of fs.readdirSync(folder, { withFileTypes: true })) {
+        const file = path.join(folder, entry.name);
+        if (entry.isDirectory()) walk(file);
+        else if (entry.isFile()) files.push(file);
+      }
+    };
+    walk(dir);
+    return trustedPrograms(null, { BATON_TRUSTED_AGENTS: files.join(':') });
+  };
+  const checkAgentCommand = (argv: readonly string[], options: CommandPolicyOptions = {}) =>
+    checkWith(argv, { trust: trustDir(), ...options });
   const link = (name: string, target: string): string => {
     const file = path.join(dir, name);
     fs.symlinkSync(target, file);
@@ -269,7 +326,7 @@ describe('checkAgentCommand resolves argv[0] on disk', () => {
       ok: false,
       reason: expect.stringContaining('"-e" (argv[1]) makes'),
     });
-    expect(checkAgentCommand([helper, 'agent.mjs'])).toMatchObject({ ok: true });
+    expect(checkAgentCommand([helper, 'agent.mjs'], IN_WORLD)).toMatchObject({ ok: true });
     const env = ['/usr/bin/env', '/bin/env'].find((file) => fs.existsSync(file));
     if (env !== undefined) expect(checkAgentCommand([link('launch', env), 'bash']).ok).toBe(false);
   });
@@ -277,7 +334,7 @@ describe('checkAgentCommand resolves argv[0] on disk', () => {
   it('reports where the program a wrapper runs is, for choosing its profile', () => {
     executable('claude');
     const at = (argv: string[]) => {
-      const verdict = checkAgentCommand(argv, { pathEnv: dir });
+      const verdict = checkAgentCommand(argv, { pathEnv: `${dir}:/usr/bin:/bin` });
       return verdict.ok ? verdict.programIndex : verdict.reason;
     };
     expect(at(['claude', '-p'])).toBe(0);
@@ -285,7 +342,7 @@ describe('checkAgentCommand resolves argv[0] on disk', () => {
     expect(at(['env', 'A=1', 'nice', '-n', '5', 'claude'])).toBe(5);
   });
 
-  it('follows the first executable match on PATH and ignores programs it cannot find', () => {
+  it('follows the first executable match on PATH and refuses programs it cannot find', () => {
     executable('claude');
     // The file found is reported, so the spawn runs exactly what was checked (no second PATH search).
     expect(checkAgentCommand(['claude', '-p'], { pathEnv: dir })).toEqual({
@@ -293,10 +350,10 @@ describe('checkAgentCommand resolves argv[0] on disk', () => {
       executable: path.join(dir, 'claude'),
       programIndex: 0,
     });
+    // What cannot be found cannot be checked: refused, with where it was looked for.
     expect(checkAgentCommand(['missing-agent', '-p'], { pathEnv: dir })).toEqual({
-      ok: true,
-      executable: null,
-      programIndex: 0,
+      ok: false,
+      reason: expect.stringContaining(`"missing-agent" was not found on PATH (${dir})`),
     });
   });
 
@@ -363,10 +420,12 @@ describe('checkAgentCommand resolves argv[0] on disk', () => {
     refused(['env', '-P', shells, 'agent']);
     refused(['timeout', '5', 'env', `PATH=${shells}`, 'agent']);
     // Without PATH (env -i, env -u PATH) env searches the default path, where no "agent" is.
-    expect(checkAgentCommand(['env', '-i', 'agent'], { pathEnv: shells })).toMatchObject({ ok: true });
-    expect(checkAgentCommand(['env', '-u', 'PATH', 'agent'], { pathEnv: shells })).toMatchObject({
-      ok: true,
-    });
+    const notFound = {
+      ok: false,
+      reason: expect.stringContaining('"agent" was not found on PATH (/bin:/usr/bin)'),
+    };
+    expect(checkAgentCommand(['env', '-i', 'agent'], { pathEnv: shells })).toEqual(notFound);
+    expect(checkAgentCommand(['env', '-u', 'PATH', 'agent'], { pathEnv: shells })).toEqual(notFound);
     refused(['env', '-i', `PATH=${shells}`, 'agent']);
     // After `-` or `--` env reads no more options: `-C=x` and `-i=1` are assignments there.
     refused(['env', '-', '-C=x', './agent'], { cwd: shells });
@@ -376,12 +435,8 @@ describe('checkAgentCommand resolves argv[0] on disk', () => {
     refused(['env', '--ch', '/tmp', 'sh', '-c']);
     refused(['env', '--ch', shells, './agent']);
     refused(['env', '--argv0', 'x', 'agent'], { pathEnv: shells });
-    expect(checkAgentCommand(['env', '--u', 'PATH', 'agent'], { pathEnv: shells })).toMatchObject({
-      ok: true,
-    });
-    expect(checkAgentCommand(['env', '--ignore-e', 'agent'], { pathEnv: shells })).toMatchObject({
-      ok: true,
-    });
+    expect(checkAgentCommand(['env', '--u', 'PATH', 'agent'], { pathEnv: shells })).toEqual(notFound);
+    expect(checkAgentCommand(['env', '--ignore-e', 'agent'], { pathEnv: shells })).toEqual(notFound);
   });
 
   it('reports the link it found, not the file the link points to (argv[0] keeps its meaning)', () => {
@@ -392,13 +447,19 @@ describe('checkAgentCommand resolves argv[0] on disk', () => {
       executable: alias,
       programIndex: 0,
     });
-    expect(assertAgentCommand(['alias-agent'], { pathEnv: dir })).toBe(alias);
+    expect(assertAgentCommand(['alias-agent'], { pathEnv: dir, trust: trustDir() })).toBe(alias);
   });
 
-  it('lets a multi-call binary run the applet named by the link (busybox env on Alpine)', () => {
+  it('reads a link to a multi-call binary as the applet it names (busybox env on Alpine)', () => {
     const busybox = executable('busybox');
     link('env', busybox);
-    expect(checkAgentCommand([path.join(dir, 'env'), 'claude', '-p'])).toMatchObject({ ok: true });
+    // Read as env, it wraps claude; but it is no system env, so Baton cannot tell what it does.
+    expect(checkAgentCommand([path.join(dir, 'env'), 'claude', '-p'], IN_WORLD)).toEqual({
+      ok: false,
+      reason: expect.stringContaining(
+        `is ${fs.realpathSync(busybox)}, not the system's program of that name`,
+      ),
+    });
     expect(checkAgentCommand([path.join(dir, 'env'), 'sh'])).toMatchObject({ ok: false });
     expect(checkAgentCommand([busybox, 'sh'])).toMatchObject({ ok: false });
   });
@@ -414,17 +475,99 @@ describe('assertAgentCommand', () => {
     }
     expect(isBatonError(thrown, 'AGENT_CMD_REFUSED')).toBe(true);
     expect((thrown as Error).message).toBe(
-      'agent command ["sh","-c"] refused: "sh" is a shell: a shell would interpret the prompt as code. ' +
+      'command ["sh","-c"] refused: "sh" is a shell: a shell would interpret the prompt as code. ' +
         'Run the agent binary directly, e.g. ["claude","-p"].',
     );
   });
 
   it('returns for an allowed command', () => {
-    expect(() => assertAgentCommand(['claude', '-p'])).not.toThrow();
+    expect(() => assertAgentCommand(['claude', '-p'], IN_WORLD)).not.toThrow();
+  });
+
+  it('names where the command came from and the element at fault', () => {
+    expect(() =>
+      assertAgentCommand(['timeout', '5', 'bash'], {
+        ...IN_WORLD,
+        where: 'plan.yaml: steps.report.agent.command',
+      }),
+    ).toThrow(
+      /^plan\.yaml: steps\.report\.agent\.command\[2\]: command \["timeout","5","bash"\] refused: "bash" is a shell/,
+    );
+    expect(() =>
+      assertAgentCommand(['env', 'NODE_OPTIONS=-r x', 'claude'], { ...IN_WORLD, where: 'STEP_AGENT_CMD' }),
+    ).toThrow(/^STEP_AGENT_CMD\[1\]: .* sets NODE_OPTIONS, which makes programs load or run code/);
   });
 
   it('rejects an unknown mode as a bad argument', () => {
     const mode = 'strict' as unknown as 'native';
     expect(() => checkAgentCommand(['claude'], { mode })).toThrow(/mode "strict"/);
+  });
+});
+
+describe('trust, not names: what may receive prompt text', () => {
+  const dir = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'baton-trust-')));
+  afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
+  const bash = ['/usr/bin/bash', '/bin/bash'].find((file) => fs.existsSync(file))!;
+  const refusedAs = (argv: string[], text: string, options: CommandPolicyOptions = {}) =>
+    expect(checkWith(argv, { cwd: dir, pathEnv: '/usr/bin:/bin', ...options })).toEqual({
+      ok: false,
+      reason: expect.stringContaining(text),
+    });
+
+  it('refuses a shell script, a hardlink and a copy of a shell named like an agent CLI', () => {
+    fs.writeFileSync(path.join(dir, 'claude'), '#!/bin/sh\nexec sh -c "$1"\n', { mode: 0o755 });
+    fs.copyFileSync(bash, path.join(dir, 'codex'));
+    fs.chmodSync(path.join(dir, 'codex'), 0o755);
+    let hardlinked = true;
+    try {
+      fs.linkSync(bash, path.join(dir, 'gemini'));
+    } catch {
+      hardlinked = false; // another file system than bash's
+    }
+    for (const name of ['claude', 'codex', ...(hardlinked ? ['gemini'] : [])]) {
+      refusedAs([`./${name}`, '-p'], 'is neither a known agent CLI');
+      refusedAs([name, '-p'], 'is neither a known agent CLI', { pathEnv: dir });
+      refusedAs(['timeout', '60', `./${name}`], 'is neither a known agent CLI');
+    }
+  });
+
+  it('accepts a CLI by where npm installed it, also run as `node <script>`', () => {
+    expect(checkAgentCommand(['claude', '-p'])).toMatchObject({ ok: true });
+    const codexScript = path.join(world.dir, 'node_modules', '@openai', 'codex', 'bin', 'codex.js');
+    expect(checkAgentCommand(['node', codexScript, 'exec'])).toMatchObject({ ok: true, programIndex: 0 });
+    // The same file outside its package is anyone's file.
+    fs.copyFileSync(codexScript, path.join(dir, 'codex.js'));
+    refusedAs(['node', path.join(dir, 'codex.js'), 'exec'], 'is neither a known agent CLI');
+  });
+
+  it('refuses a trusted file whose content changed until it is trusted again', () => {
+    const agent = path.join(dir, 'my-agent');
+    fs.writeFileSync(agent, '#!/bin/sh\necho "$1"\n', { mode: 0o755 });
+    const file = path.join(dir, 'home', 'trusted-programs.json');
+    fs.mkdirSync(path.dirname(file));
+    const sha256 = createHash('sha256').update(fs.readFileSync(agent)).digest('hex');
+    fs.writeFileSync(file, JSON.stringify({ programs: [{ path: agent, sha256, trustedAt: 'now' }] }));
+    const trust = () => ({ trust: trustedPrograms(path.dirname(file), {}) });
+    expect(checkWith([agent], { cwd: dir, ...trust() })).toMatchObject({ ok: true });
+    fs.appendFileSync(agent, 'sh -c "$1"\n');
+    refusedAs([agent], `changed since it was trusted (sha256 ${sha256.slice(0, 12)}`, trust());
+  });
+
+  it('takes echo, true and false for what they are only where the system keeps them', () => {
+    expect(checkWith(['echo'], { cwd: dir })).toMatchObject({ ok: true });
+    fs.copyFileSync(bash, path.join(dir, 'echo'));
+    fs.chmodSync(path.join(dir, 'echo'), 0o755);
+    refusedAs(['./echo'], "not the system's program of that name");
+    refusedAs(['echo'], "not the system's program of that name", { pathEnv: dir });
+    refusedAs(['env', `PATH=${dir}`, 'echo'], "not the system's program of that name");
+  });
+
+  it('refuses a damaged trust file with its name, never guessing', () => {
+    const home = path.join(dir, 'damaged');
+    fs.mkdirSync(home);
+    fs.writeFileSync(path.join(home, 'trusted-programs.json'), '{"programs": [{"path": "relative"}]}');
+    expect(() => trustedPrograms(home, {})).toThrow(
+      /trusted-programs\.json: programs\[0\] needs an absolute "path"/,
+    );
   });
 });

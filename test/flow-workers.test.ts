@@ -13,6 +13,7 @@ import { startRun } from '../src/engine/start-run.js';
 import { PostgresStore } from '../src/store/postgres/postgres-store.js';
 import { SqliteStore } from '../src/store/sqlite/sqlite-store.js';
 import type { Store } from '../src/store/store.js';
+import { installNpmCli } from './helpers/agent-world.js';
 import {
   type BatonProcess,
   expectExit,
@@ -57,10 +58,9 @@ function setup(kind: 'sqlite' | 'postgres'): Setup {
   const dir = tempDir('baton-flow-');
   const home = join(dir, 'home');
   // The fixture as an executable named `claude`: its flow key is the command's base name.
-  const claude = join(dir, 'claude');
+  // Installed where npm puts claude: the policy and the profile take it for claude.
   const source = readFileSync(fixture('agent-flow'), 'utf8').replace(/^#!.*\n/, '');
-  writeFileSync(claude, `#!${process.execPath}\n${source}`);
-  chmodSync(claude, 0o755);
+  const claude = installNpmCli(dir, 'claude', `#!${process.execPath}\n${source}`);
   if (kind === 'sqlite') {
     return {
       dir,

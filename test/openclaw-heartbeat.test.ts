@@ -14,6 +14,7 @@ import { type MockLlmServer, startMockLlmServer } from '../src/harness/mock-llm/
 import { cliPath, removeTempDirs, runBaton, runStatus, tempDir, waitFor, writePlan } from './helpers/cli.js';
 import { describeWithOpenclaw, openclawEntry, openclawNode } from './helpers/mock-cli.js';
 import { fixturePlan } from './helpers/plans.js';
+import { TRUSTED_FIXTURES } from './helpers/trusted-fixtures.js';
 
 let gateway: ChildProcess | undefined;
 let server: MockLlmServer | undefined;
@@ -91,6 +92,8 @@ describeWithOpenclaw('an OpenClaw heartbeat', () => {
       OPENCLAW_GATEWAY_TOKEN: 'tk',
       OPENCLAW_SKIP_CHANNELS: '1',
       OPENCLAW_DISABLE_BONJOUR: '1',
+      // The stored run's agent is a fixture, trusted as an operator would trust their own agent.
+      BATON_TRUSTED_AGENTS: TRUSTED_FIXTURES,
     };
     const openclaw = (args: string[]) =>
       new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {

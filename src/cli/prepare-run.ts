@@ -2,11 +2,14 @@ import { BatonError } from '../core/errors.js';
 import type { Plan } from '../core/plan/types.js';
 import { prepareRun } from '../engine/start-run.js';
 import { agentCommandWarnings } from '../executors/agent-profiles/command-warnings.js';
+import { trustedPrograms } from '../executors/trusted-programs.js';
 import { loadPlanFile } from '../plan/load-plan-file.js';
 import type { NewRun } from '../store/store.js';
-import { agentFromEnvOrOption } from './home.js';
+import { agentFromEnvOrOption, resolveHome } from './home.js';
 
 export interface PrepareOptions {
+  /** The Baton home (`--home`), whose trusted programs the plan's commands may run. */
+  home?: string;
   input?: string[];
   workspace?: string;
   id?: string;
@@ -57,6 +60,7 @@ export async function prepareRunFromCli(
   const prepared = prepareRun({
     plan,
     planPath,
+    trust: trustedPrograms(resolveHome(options), process.env),
     inputs: parseInputs(options.input),
     ...(options.workspace ? { workspace: options.workspace } : {}),
     ...(defaultAgent ? { defaultAgent } : {}),

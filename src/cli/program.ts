@@ -209,6 +209,31 @@ program
   .addOption(json())
   .action(act(async () => (await import('./commands/agents.js')).agentsCommand));
 
+const trust = program
+  .command('trust')
+  .description(
+    'programs allowed to receive prompt text besides the known agent CLIs: your own agent or script, recorded by real path and sha256',
+  );
+trust
+  .command('add <program>')
+  .description(
+    'trust a program or script file (a path, or a name on PATH); refused again if its content changes',
+  )
+  .addOption(json())
+  .action(act(async () => (await import('./commands/trust.js')).trustAddCommand));
+trust
+  .command('list')
+  .description(
+    'the trusted programs of this Baton home and of BATON_TRUSTED_AGENTS, and whether each changed',
+  )
+  .addOption(json())
+  .action(act(async () => (await import('./commands/trust.js')).trustListCommand));
+trust
+  .command('rm <program>')
+  .description('stop trusting a program')
+  .addOption(json())
+  .action(act(async () => (await import('./commands/trust.js')).trustRmCommand));
+
 program
   .command('mock-llm')
   .description(

@@ -102,6 +102,7 @@ export class Engine {
     this.secrets = options.secrets ?? environmentSecrets(process.env);
     this.hooks = new HookDispatcher(this.store, {
       owner: options.owner,
+      home: options.home,
       now: this.now,
       secrets: this.secrets,
       onFailure: (delivery, error) => {

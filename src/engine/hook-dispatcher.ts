@@ -3,6 +3,8 @@ import { childEnvironment } from '../core/child-env.js';
 import { hookRetryDelayMs, hookTrigger, hookUrlProblem } from '../core/hooks.js';
 import type { HookSpec } from '../core/plan/types.js';
 import { redactSecrets } from '../core/redact.js';
+import { type CommandVerdict, checkAgentCommand } from '../executors/command-policy.js';
+import { trustedPrograms } from '../executors/trusted-programs.js';
 import type { HookDelivery, Store } from '../store/store.js';
 
 export interface HookDispatcherOptions {
@@ -16,6 +18,8 @@ export interface HookDispatcherOptions {
   onFailure?: (delivery: HookDelivery, error: string) => void;
   /** Masked in the recorded reason of a failed call (a command's stderr may echo one). */
   secrets?: readonly string[];
+  /** The Baton home, whose trusted programs a hook command may be (see trusted-programs.ts). */
+  home?: string;
 }
 
 /** What a hook receives: stable `id` (the same on a repeated call), the event, the run's state, what to do. */
@@ -85,14 +89,19 @@ export class HookDispatcher {
   private async deliver(delivery: HookDelivery, now: () => number): Promise<void> {
     const body = JSON.stringify(hookPayload(delivery));
     const { spec } = delivery;
-    const failure = spec.command
-      ? await callCommand(
-          spec.command,
-          body,
-          spec.timeoutMs,
-          childEnvironment(this.options.env ?? process.env),
-        )
-      : await postToHook(spec, this.options.env ?? process.env, body);
+    const verdict = spec.command ? this.check(spec.command) : null;
+    const failure =
+      verdict?.ok === false
+        ? `hook command ${JSON.stringify(spec.command)} refused: ${verdict.reason}`
+        : spec.command
+          ? await callCommand(
+              spec.command,
+              verdict?.ok ? verdict.executable : null,
+              body,
+              spec.timeoutMs,
+              childEnvironment(this.options.env ?? process.env),
+            )
+          : await postToHook(spec, this.options.env ?? process.env, body);
     if (failure === null) {
       await this.store.finishHookDelivery(delivery, { ok: true }, now());
       return;
@@ -103,17 +112,30 @@ export class HookDispatcher {
     await this.store.finishHookDelivery(delivery, { ok: false, error, retryAt }, now());
     if (retryAt === null) this.options.onFailure?.(delivery, error);
   }
+
+  /** Checked at each call as at validation: the program behind a path may have changed since. */
+  private check(command: readonly string[]): CommandVerdict {
+    return checkAgentCommand(command, {
+      trust: trustedPrograms(this.options.home ?? null, this.options.env ?? process.env),
+    });
+  }
 }
 
 /** Runs `argv` with `input` on stdin; null on exit 0, else what went wrong. */
 function callCommand(
   argv: readonly string[],
+  executable: string | null,
   input: string,
   timeoutMs: number,
   env: NodeJS.ProcessEnv,
 ): Promise<string | null> {
   return new Promise((resolve) => {
-    const child = spawn(argv[0]!, argv.slice(1), { stdio: ['pipe', 'ignore', 'pipe'], env });
+    // The file the policy checked, never a new search by name (argv[0] keeps its meaning).
+    const child = spawn(executable ?? argv[0]!, argv.slice(1), {
+      argv0: argv[0]!,
+      stdio: ['pipe', 'ignore', 'pipe'],
+      env,
+    });
     let stderr = '';
     const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
     child.stderr.on('data', (chunk: Buffer) => {

@@ -5,6 +5,7 @@ import { BatonError } from '../core/errors.js';
 import type { AgentSpec, Plan } from '../core/plan/types.js';
 import { ulid } from '../core/ulid.js';
 import { assertAgentCommand } from '../executors/command-policy.js';
+import { type TrustedPrograms, trustedPrograms } from '../executors/trusted-programs.js';
 import type { NewRun, RunSummary, Store } from '../store/store.js';
 
 export interface StartRunOptions {
@@ -22,6 +23,11 @@ export interface StartRunOptions {
   awaitingApproval?: boolean;
   /** Steps already done before the run existed (an imported state.json). */
   completedSteps?: readonly string[];
+  /**
+   * The programs the operator trusted to receive prompt text (see trusted-programs.ts). Default:
+   * BATON_TRUSTED_AGENTS only; the CLI and `new Baton({ home })` add their home's.
+   */
+  trust?: TrustedPrograms;
 }
 
 /** Resolves inputs against the plan's declarations: unknown names and missing required ones are refused. */
@@ -81,6 +87,17 @@ export function prepareRun(options: StartRunOptions): NewRun {
         : withAgent;
     }),
   };
+  const trust = options.trust ?? trustedPrograms(null);
+  const source = options.planPath ? `${options.planPath}: ` : '';
+  // Plans repeat one command for thousands of steps: each distinct command is checked once.
+  const accepted = new Set<string>();
+  const ownAgent = new Set(options.plan.steps.filter((s) => s.kind === 'agent' && s.agent).map((s) => s.id));
+  const checkCommand = (command: readonly string[], field: string) => {
+    const key = JSON.stringify(command);
+    if (accepted.has(key)) return;
+    assertAgentCommand(command, { cwd: workspace, trust, where: `${source}${field}` });
+    accepted.add(key);
+  };
   for (const step of plan.steps) {
     if (step.kind !== 'agent') continue;
     if (!step.agent) {
@@ -89,7 +106,8 @@ export function prepareRun(options: StartRunOptions): NewRun {
         `step "${step.id}" has no agent command: set defaults.agent.command in the plan, pass --agent '["claude","-p"]', or set BATON_AGENT_CMD`,
       );
     }
-    assertAgentCommand(step.agent.command, { cwd: workspace });
+    const field = ownAgent.has(step.id) ? `steps.${step.id}.agent.command` : '--agent or BATON_AGENT_CMD';
+    checkCommand(step.agent.command, field);
   }
   for (const step of plan.steps) {
     if (step.fallback?.kind !== 'agent') continue;
@@ -99,10 +117,12 @@ export function prepareRun(options: StartRunOptions): NewRun {
         `step "${step.id}" has a fallback instruction but no agent command to run it`,
       );
     }
-    assertAgentCommand(step.fallback.agent.command, { cwd: workspace });
+    checkCommand(step.fallback.agent.command, `steps.${step.id}.fallback.agent.command`);
   }
   // Hook commands come from the plan too: the same rules, no shell ever.
-  for (const hook of plan.hooks ?? []) if (hook.command) assertAgentCommand(hook.command, { cwd: workspace });
+  for (const [index, hook] of (plan.hooks ?? []).entries()) {
+    if (hook.command) checkCommand(hook.command, `hooks[${index}].command`);
+  }
   try {
     mkdirSync(workspace, { recursive: true });
   } catch (error) {

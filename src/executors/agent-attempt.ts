@@ -9,6 +9,7 @@ import { attemptMarkerOf } from './attempt-processes.js';
 import { type CommandPolicyMode, checkAgentCommand } from './command-policy.js';
 import { DEFAULT_EXEC_PATH } from './program-lookup.js';
 import { type ProcessResult, runProcess } from './run-process.js';
+import type { TrustedPrograms } from './trusted-programs.js';
 import { checkOutputPath, describeArtifact } from './workspace-paths.js';
 
 /** What is kept in memory of each of stdout and stderr (the whole output is in the attempt log). */
@@ -29,6 +30,8 @@ export interface AgentAttemptOptions {
   onSpawn?: (pid: number) => void;
   /** `legacy`: the skill's stricter rule for STEP_AGENT_CMD (also refuses any -c / -e). */
   policy?: CommandPolicyMode;
+  /** The programs the operator trusted; default BATON_TRUSTED_AGENTS of this process only. */
+  trust?: TrustedPrograms;
 }
 
 export type AgentAttemptResult =
@@ -68,6 +71,7 @@ export async function runAgentAttempt(options: AgentAttemptOptions): Promise<Age
   const verdict = checkAgentCommand(options.agent.command, {
     cwd: options.workspace,
     ...(options.policy ? { mode: options.policy } : {}),
+    ...(options.trust ? { trust: options.trust } : {}),
     // The child's own PATH, as spawn will search it (none: spawn's default, not this process's).
     pathEnv: options.env.PATH ?? DEFAULT_EXEC_PATH,
   });

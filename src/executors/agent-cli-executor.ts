@@ -10,6 +10,7 @@ import {
   type ExecutionContext,
   type StepExecutor,
 } from './step-executor.js';
+import { trustedPrograms } from './trusted-programs.js';
 
 export interface AgentCliExecutorOptions {
   /** Used for steps whose stored plan sets no agent (plans built in code). */
@@ -43,6 +44,8 @@ export class AgentCliExecutor implements StepExecutor {
     const logPath = attemptLogPath(claim);
     const result = await runAgentAttempt({
       agent,
+      // Read at each attempt: `baton trust rm` and a changed file take effect at once.
+      trust: trustedPrograms(context.home, this.options.env ?? process.env),
       prompt,
       workspace: claim.workspace,
       requiredOutputs: claim.step.requiredOutputs,

@@ -49,6 +49,13 @@ export const MULTICALL_NAMES = ['busybox', 'toybox', 'coreutils'] as const;
 const SHELL_BUILTIN = 'is a shell builtin: only a shell runs it, and it would run its arguments as code';
 const PROGRAM_OPERAND = 'takes its first operand as a program, so the appended prompt would run as code';
 
+const ROOT_CHANGE =
+  'can run its command in another file system view, so the program Baton checked would not be the one that runs';
+const WORKSPACE_CONFIG = 'reads a configuration file from the folder it runs in that can load code';
+const PACKAGE_SCRIPTS = 'runs package scripts through a shell';
+const DOWNLOADS =
+  'may download and run any package; run the installed agent CLI (node_modules/.bin/<name>) instead';
+
 /** Programs refused whatever their arguments, with why. */
 export const REFUSED_PROGRAMS = {
   eval: SHELL_BUILTIN,
@@ -73,6 +80,19 @@ export const REFUSED_PROGRAMS = {
   sed: `${PROGRAM_OPERAND} (sed scripts can also run shell commands)`,
   gsed: `${PROGRAM_OPERAND} (sed scripts can also run shell commands)`,
   tclsh: 'reads Tcl commands from a script argument or stdin',
+  chroot: ROOT_CHANGE,
+  unshare: ROOT_CHANGE,
+  nsenter: ROOT_CHANGE,
+  npx: DOWNLOADS,
+  bunx: DOWNLOADS,
+  pnpx: DOWNLOADS,
+  bun: `${WORKSPACE_CONFIG} (bunfig.toml preload); it also ${DOWNLOADS}`,
+  deno: `${WORKSPACE_CONFIG} (deno.json import maps); it also ${DOWNLOADS}`,
+  rscript: `${WORKSPACE_CONFIG} (.Rprofile)`,
+  r: `${WORKSPACE_CONFIG} (.Rprofile)`,
+  npm: `${PACKAGE_SCRIPTS}; it ${DOWNLOADS}`,
+  pnpm: `${PACKAGE_SCRIPTS}; it ${DOWNLOADS}`,
+  yarn: `${PACKAGE_SCRIPTS}; it ${DOWNLOADS}`,
   wish: 'reads Tcl commands from a script argument or stdin',
 } as const satisfies Record<string, string>;
 
@@ -175,41 +195,10 @@ export const WRAPPERS = {
     refused: { '-c': 'run its argument through sh -c', '--command': 'run its argument through sh -c' },
     positionals: 1,
   },
-  nsenter: {
-    shortValue: 'tSGN',
-    shortAttached: 'muinpUCTrw',
-    longValue: ['--target', '--setuid', '--setgid', '--net-socket'],
-  },
-  unshare: {
-    shortValue: 'SGRwl',
-    shortAttached: 'muinpUCT',
-    longValue: [
-      '--propagation',
-      '--setgroups',
-      '--map-user',
-      '--map-group',
-      '--map-users',
-      '--map-groups',
-      '--setuid',
-      '--setgid',
-      '--root',
-      '--wd',
-      '--monotonic',
-      '--boottime',
-      '--load-interp',
-    ],
-  },
-  chroot: { longValue: ['--userspec', '--groups'], positionals: 1 },
   time: { shortValue: 'fo', longValue: ['--format', '--output'] },
   command: {},
   builtin: {},
   coreutils: { refused: { '--coreutils-prog': 'hide which utility runs' } },
-  npx: {
-    shortValue: 'pw',
-    longValue: ['--package', '--workspace', '--prefix'],
-    refused: { '-c': SHELL_OPTION, '--call': SHELL_OPTION },
-  },
-  bunx: { shortValue: 'p', longValue: ['--package'] },
 } as const satisfies Record<string, WrapperRule>;
 
 /** A program that runs a script: its first operand is the script (or a subcommand). */
@@ -220,6 +209,9 @@ export interface InterpreterRule extends OptionGrammar {
 }
 
 const READS_STDIN = 'read code from stdin, where the prompt may be sent';
+const PRELOADS =
+  'load code named on the command line, which Baton cannot check; load it from the trusted script';
+const ENV_FILE = 'load environment variables from a file, and NODE_OPTIONS there loads code';
 
 const PYTHON: InterpreterRule = {
   shortValue: 'WX',
@@ -234,51 +226,65 @@ const PYTHON: InterpreterRule = {
 };
 const NODE: InterpreterRule = {
   shortValue: 'C',
-  longValue: ['--conditions', '--env-file', '--title', '--input-type', '--redirect-warnings', '--watch-path'],
+  longValue: ['--conditions', '--title', '--input-type', '--redirect-warnings', '--watch-path'],
   code: ['-e', '-p', '--eval', '--print'],
-  codeValue: ['-r', '--require', '--import', '--loader', '--experimental-loader'],
-  refused: { '-i': READS_STDIN, '--interactive': READS_STDIN },
+  refused: {
+    '-i': READS_STDIN,
+    '--interactive': READS_STDIN,
+    '-r': PRELOADS,
+    '--require': PRELOADS,
+    '--import': PRELOADS,
+    '--loader': PRELOADS,
+    '--experimental-loader': PRELOADS,
+    '--env-file': ENV_FILE,
+    '--env-file-if-exists': ENV_FILE,
+  },
 };
-const BUN: InterpreterRule = {
-  code: ['-e', '-p', '--eval', '--print'],
-  codeValue: ['-r', '--preload'],
-  subcommands: { run: null, exec: 'run its argument as a Bun Shell command line', repl: READS_STDIN },
+const PERL: InterpreterRule = {
+  shortValue: 'I',
+  shortAttached: 'i0lCdDxMmVF',
+  code: ['-e', '-E'],
+  refused: {
+    '-M': PRELOADS,
+    '-m': PRELOADS,
+    '-d': PRELOADS,
+    '-x': 'run a program it finds inside another file',
+  },
 };
-const DENO: InterpreterRule = {
-  shortValue: 'cL',
-  longValue: ['--config', '--import-map', '--lock', '--cert', '--location', '--seed', '--ext', '--log-level'],
-  codeValue: ['--preload'],
-  subcommands: { run: null, eval: 'evaluate its argument as code', repl: READS_STDIN },
-};
-const PERL: InterpreterRule = { shortValue: 'I', shortAttached: 'i0lCdDxMmVF', code: ['-e', '-E'] };
 const RUBY: InterpreterRule = {
   shortValue: 'IrCEF',
   shortAttached: 'xiKTW0',
   longValue: ['--encoding', '--external-encoding', '--internal-encoding', '--enable', '--disable', '--dump'],
   code: ['-e'],
+  refused: { '-r': PRELOADS },
 };
 const PHP: InterpreterRule = {
   shortValue: 'cdzSt',
   longValue: ['--php-ini', '--define', '--zend-extension', '--rf', '--rc', '--re', '--rz', '--ri'],
   scriptOption: ['-f', '-F', '--file', '--process-file'],
   code: ['-r', '-R', '-B', '-E', '--run', '--process-code', '--process-begin', '--process-end'],
-  refused: { '-a': READS_STDIN, '--interactive': READS_STDIN },
+  refused: {
+    '-a': READS_STDIN,
+    '--interactive': READS_STDIN,
+    '-d': 'set ini options such as auto_prepend_file, which load code',
+    '--define': 'set ini options such as auto_prepend_file, which load code',
+    '-c': 'read an ini file that can load code (auto_prepend_file)',
+    '--php-ini': 'read an ini file that can load code (auto_prepend_file)',
+    '-z': PRELOADS,
+    '--zend-extension': PRELOADS,
+  },
 };
-const LUA: InterpreterRule = { shortValue: 'ljO', code: ['-e'], refused: { '-i': READS_STDIN } };
+const LUA: InterpreterRule = {
+  shortValue: 'jO',
+  code: ['-e'],
+  refused: { '-i': READS_STDIN, '-l': PRELOADS },
+};
 const JULIA: InterpreterRule = {
   shortValue: 'LJCtp',
   longValue: ['--load', '--sysimage', '--cpu-target', '--threads', '--procs', '--machine-file', '--project'],
   code: ['-e', '-E', '--eval', '--print'],
-  refused: { '-i': READS_STDIN },
+  refused: { '-i': READS_STDIN, '-L': PRELOADS, '--load': PRELOADS },
 };
-/** `npm exec` and `npm x` are npx; their command is treated as the script. */
-const NPM: InterpreterRule = {
-  shortValue: 'pw',
-  longValue: ['--package', '--workspace', '--prefix'],
-  refused: { '-c': 'run its argument through a shell', '--call': 'run its argument through a shell' },
-  subcommands: { exec: null, x: null },
-};
-
 /** Interpreters by name. */
 export const INTERPRETERS = {
   python: PYTHON,
@@ -287,19 +293,14 @@ export const INTERPRETERS = {
   pypy: PYTHON,
   node: NODE,
   nodejs: NODE,
-  bun: BUN,
-  deno: DENO,
   perl: PERL,
   ruby: RUBY,
   php: PHP,
   lua: LUA,
   luajit: LUA,
   osascript: { shortValue: 'ls', code: ['-e'], refused: { '-i': READS_STDIN } },
-  rscript: { code: ['-e'] },
-  r: { scriptOption: ['-f', '--file'], code: ['-e'] },
   julia: JULIA,
   expect: { shortValue: 'D', scriptOption: ['-f'], code: ['-c'], refused: { '-i': READS_STDIN } },
-  npm: NPM,
 } as const satisfies Record<string, InterpreterRule>;
 
 /** Lookup keys of a program: its base name in lower case without `.exe`, then without a version. */
@@ -314,6 +315,12 @@ export function findRule<T>(table: Readonly<Record<string, T>>, keys: readonly s
   const key = keys.find((candidate) => Object.hasOwn(table, candidate));
   return key === undefined ? undefined : table[key];
 }
+
+/**
+ * Programs known to do nothing with their arguments (the skill's default agent is `echo`): they may
+ * receive prompt text without being trusted, when they are the system's own (see command-policy.ts).
+ */
+export const NO_OP_PROGRAMS = ['echo', 'true', 'false'] as const;
 
 /**
  * Environment variables that make a program load or run code they name: a plan may not set them

@@ -1,20 +1,27 @@
 /**
- * Which agent commands Baton agrees to run. The agent CLI runs as argv (never through a shell) and
- * the prompt is appended as one last argument, replaces an element that is exactly `{prompt}`, or
- * is sent on stdin. The policy refuses every way of getting a shell or an interpreter to run that
- * prompt, or other argv text, as code: shells (also behind symlinks), wrappers around them,
- * interpreters given inline code, and programs whose operand is a program.
+ * Which agent and hook commands Baton agrees to run. The command runs as argv (never through a
+ * shell) and the prompt is appended as one last argument, replaces an element that is exactly
+ * `{prompt}`, or is sent on stdin.
  *
- * This is a guard against mistakes and against plans that smuggle a shell in, not a sandbox: a
- * script file that the agent command names is trusted.
+ * Trust, not a deny-list: the program that finally runs (past wrappers such as `env`, `timeout`,
+ * `nice`) must be a genuine agent CLI (a file of the npm package its profile names, see
+ * agent-identity.ts), a file the operator trusted out of band (trusted-programs.ts), one of the few
+ * programs that do nothing with their arguments (`echo`, `true`, `false`), or an interpreter whose
+ * script is one of those. No list of names can be complete: a copy of a shell called `claude` is
+ * none of these. The rules for shells, interpreters' inline-code flags and programs that run their
+ * operands stay in front, so that a refusal says exactly what was wrong.
  */
+import fs from 'node:fs';
 import { BatonError } from '../core/errors.js';
+import { knownAgentAt } from './agent-identity.js';
 import {
   FIND_EXEC_OPTIONS,
   findRule,
   INTERPRETERS,
   type InterpreterRule,
+  isCodeLoadingVariable,
   MULTICALL_NAMES,
+  NO_OP_PROGRAMS,
   type OptionGrammar,
   PROMPT_PLACEHOLDER,
   programKeys,
@@ -26,10 +33,13 @@ import {
 import {
   DEFAULT_EXEC_PATH,
   EXECVP_DEFAULT_PATH,
+  joinFrom,
   joinPath,
   locateProgram,
+  realFolderOf,
   realPathOrNull,
 } from './program-lookup.js';
+import { type TrustedPrograms, trustedPrograms } from './trusted-programs.js';
 
 export type CommandPolicyMode = 'native' | 'legacy';
 
@@ -47,6 +57,16 @@ export interface CommandPolicyOptions {
   pathEnv?: string;
   /** Directory against which relative program paths and PATH entries resolve. Default: `process.cwd()`. */
   cwd?: string;
+  /**
+   * The programs the operator trusted (see trusted-programs.ts). Default: BATON_TRUSTED_AGENTS of
+   * this process's environment only; the CLI passes its Baton home's as well.
+   */
+  trust?: TrustedPrograms;
+  /**
+   * Where the command comes from, to begin a refusal's message with (`plan.yaml:
+   * steps.report.agent.command`, `STEP_AGENT_CMD`); the offending element's index is appended.
+   */
+  where?: string;
 }
 
 /**
@@ -62,10 +82,11 @@ export type CommandVerdict =
     }
   | { ok: false; reason: string };
 
-/** Why a command is refused, and how to fix it. */
+/** Why a command is refused, and how to fix it; `index`: the argv element at fault, when one is. */
 interface Refusal {
   why: string;
   fix: string;
+  index?: number;
 }
 
 /** The command under inspection, with what resolving its programs needs. */
@@ -73,6 +94,7 @@ interface Command {
   argv: readonly string[];
   pathEnv: string;
   cwd: string;
+  trust: TrustedPrograms;
   /** Where argv[0] was found, set while checking it. */
   executable?: string | null;
   /** The innermost program checked: the one a wrapper finally runs. */
@@ -94,6 +116,7 @@ const FIX = {
   script: 'put the code in a script file and run that, e.g. ["python3","agent.py"]',
   wrapped: 'name the agent after the wrapper, e.g. ["timeout","600","claude","-p"]',
   shape: 'pass the program and each argument as separate non-empty strings, e.g. ["claude","-p"]',
+  environment: 'set the variable in the environment Baton runs in, if the operator wants it',
   legacy: 'move the call into a script file, or use a native plan, where agent CLIs may take -c and -e',
 } as const;
 
@@ -123,7 +146,14 @@ export function assertAgentCommand(
   const refusal = findRefusal(argv, options, found);
   if (refusal === null) return found.executable ?? null;
   const fix = refusal.fix.charAt(0).toUpperCase() + refusal.fix.slice(1);
-  throw new BatonError('AGENT_CMD_REFUSED', `agent command ${quote(argv)} refused: ${refusal.why}. ${fix}.`);
+  const where =
+    options.where === undefined
+      ? ''
+      : `${options.where}${refusal.index === undefined ? '' : `[${refusal.index}]`}: `;
+  throw new BatonError(
+    'AGENT_CMD_REFUSED',
+    `${where}command ${quote(argv)} refused: ${refusal.why}. ${fix}.`,
+  );
 }
 
 /** What the check learnt of a command it accepts. */
@@ -147,7 +177,8 @@ function findRefusal(
   // Relative programs and PATH entries resolve as the kernel resolves them once the child is in
   // its folder: against the real folder (`..` of a symlinked folder is the target's parent).
   const given = options.cwd ?? process.cwd();
-  const cmd: Command = { argv, pathEnv, cwd: realPathOrNull(given) ?? given };
+  const trust = options.trust ?? trustedPrograms(null);
+  const cmd: Command = { argv, pathEnv, cwd: realFolderOf(given), trust };
   const structural = checkProgramAt(cmd, 0, 0);
   found.executable = cmd.executable ?? null;
   found.programIndex = cmd.programIndex ?? 0;
@@ -157,6 +188,7 @@ function findRefusal(
   return {
     why: `${at(argv, index)} is refused in legacy mode, which rejects every element that is exactly -c or -e`,
     fix: FIX.legacy,
+    index,
   };
 }
 
@@ -174,7 +206,7 @@ function checkShape(argv: readonly unknown[]): Refusal | null {
 function checkProgramAt(cmd: Command, index: number, depth: number): Refusal | null {
   const { argv } = cmd;
   if (depth > MAX_WRAPPER_DEPTH) {
-    return { why: `wrappers are nested more than ${MAX_WRAPPER_DEPTH} deep`, fix: FIX.direct };
+    return { why: `wrappers are nested more than ${MAX_WRAPPER_DEPTH} deep`, fix: FIX.direct, index };
   }
   const program = argv[index]!;
   cmd.programIndex = index;
@@ -182,6 +214,7 @@ function checkProgramAt(cmd: Command, index: number, depth: number): Refusal | n
     return {
       why: `${at(argv, index)} is in a program position: the prompt would choose the program`,
       fix: FIX.direct,
+      index,
     };
   }
   const givenKeys = programKeys(program);
@@ -196,14 +229,27 @@ function checkProgramAt(cmd: Command, index: number, depth: number): Refusal | n
       candidates.push({ keys: realKeys, label: `${quote(program)} (resolves to ${realPath})` });
     }
   }
+  const found: Program = { index, label: quote(program), realPath };
+  // Every name's refusal first (a link called `agent` to bash is a shell), then the role of the
+  // file that runs: the resolved name's (a link to node is node), else the given one's.
   for (const { keys, label } of candidates) {
-    const refusal = checkNamedProgram(cmd, keys, label, index, depth);
-    if (refusal !== null) return refusal;
+    const refusal = refusedByName(cmd, keys, label, index);
+    if (refusal !== null) return { ...refusal, index: refusal.index ?? index };
   }
-  return null;
+  const { keys, label } = candidates[candidates.length - 1]!;
+  const refusal = checkRole(cmd, keys, { ...found, label }, depth);
+  return refusal === null ? null : { ...refusal, index: refusal.index ?? index };
 }
 
-function checkNamedProgram(cmd: Command, keys: string[], label: string, index: number, depth: number) {
+/** The program at argv[index]: how messages name it, and its real path (null: not found). */
+interface Program {
+  index: number;
+  label: string;
+  realPath: string | null;
+}
+
+/** Programs refused by what they are called: shells, programs that run their operands, `find -exec`. */
+function refusedByName(cmd: Command, keys: string[], label: string, index: number): Refusal | null {
   const { argv } = cmd;
   if (keys.some((key) => (SHELL_NAMES as readonly string[]).includes(key))) {
     return { why: `${label} is a shell: a shell would interpret the prompt as code`, fix: FIX.direct };
@@ -214,13 +260,98 @@ function checkNamedProgram(cmd: Command, keys: string[], label: string, index: n
     const exec = argv.findIndex(
       (arg, i) => i > index && (FIND_EXEC_OPTIONS as readonly string[]).includes(arg),
     );
-    return exec === -1 ? null : { why: `${at(argv, exec)} makes ${label} run a command`, fix: FIX.direct };
+    if (exec !== -1)
+      return { why: `${at(argv, exec)} makes ${label} run a command`, fix: FIX.direct, index: exec };
   }
-  const wrapper = findRule<WrapperRule>(WRAPPERS, keys);
-  if (wrapper !== undefined) return checkWrapper(cmd, wrapper, label, index, depth);
-  const interpreter = findRule<InterpreterRule>(INTERPRETERS, keys);
-  if (interpreter !== undefined) return checkInterpreter(argv, interpreter, label, index);
   return null;
+}
+
+/** A wrapper's command, an interpreter's script, or the program itself must be trusted. */
+function checkRole(cmd: Command, keys: string[], program: Program, depth: number): Refusal | null {
+  const { index, label } = program;
+  const wrapper = findRule<WrapperRule>(WRAPPERS, keys);
+  if (wrapper !== undefined) {
+    // What it wraps first: that is the refusal worth reading (`sudo sh`: the shell).
+    return checkWrapper(cmd, wrapper, label, index, depth) ?? systemProgramProblem(cmd, program, 'wrapper');
+  }
+  const interpreter = findRule<InterpreterRule>(INTERPRETERS, keys);
+  if (interpreter !== undefined) {
+    const problem = checkInterpreter(cmd, interpreter, program);
+    if (problem === null || 'why' in problem) return problem;
+    const trusted = checkTrusted(cmd, problem.script, `the script ${problem.script.label} of ${label}`);
+    return trusted === null ? null : { ...trusted, index: problem.script.index };
+  }
+  if (keys.some((key) => (NO_OP_PROGRAMS as readonly string[]).includes(key))) {
+    return systemProgramProblem(cmd, program, 'no-op');
+  }
+  return checkTrusted(cmd, program, label);
+}
+
+/**
+ * Wrappers and the do-nothing programs are trusted by name only where the system keeps its
+ * programs: a file called `timeout` or `echo` anywhere else may be anything.
+ */
+function systemProgramProblem(cmd: Command, program: Program, role: 'wrapper' | 'no-op'): Refusal | null {
+  const { realPath, label } = program;
+  if (realPath === null) return notFound(cmd, program);
+  if (isSystemProgram(realPath)) return null;
+  const what = role === 'wrapper' ? 'wraps the agent' : 'ignores its arguments';
+  return {
+    why: `${label} is ${realPath}, not the system's program of that name (in ${SYSTEM_PROGRAM_DIRS.join(', ')}), so Baton cannot tell that it only ${what}`,
+    fix: `${FIX.direct}; or, if this file is yours and safe, trust it: baton trust add ${realPath}`,
+  };
+}
+
+function notFound(cmd: Command, program: Program): Refusal {
+  const where = argvPath(cmd.argv[program.index]!)
+    ? `at ${cmd.argv[program.index]}`
+    : `on PATH (${cmd.pathEnv})`;
+  return {
+    why: `${program.label} was not found ${where}, so Baton cannot check what it is`,
+    fix: 'install the agent CLI, or name it by its absolute path',
+  };
+}
+
+function argvPath(program: string): boolean {
+  return program.includes('/');
+}
+
+/**
+ * A program (or a script an interpreter runs) may receive prompt text only if it is a genuine
+ * agent CLI or the operator trusted it (see the file's comment).
+ */
+function checkTrusted(cmd: Command, program: Program, label: string): Refusal | null {
+  const { realPath } = program;
+  if (realPath === null) return notFound(cmd, program);
+  if (knownAgentAt(realPath) !== null) return null;
+  const verdict = cmd.trust.verdict(realPath);
+  if (verdict.trusted) return null;
+  if (verdict.changed !== undefined) {
+    return {
+      why: `${label} (${realPath}) changed since it was trusted (sha256 ${verdict.changed.was.slice(0, 12)}…, now ${verdict.changed.now.slice(0, 12)}…)`,
+      fix: `check the file, then trust it again: baton trust add ${realPath}`,
+    };
+  }
+  return {
+    why: `${label} (${realPath}) is neither a known agent CLI (claude, codex, gemini, openclaw, opencode installed from npm) nor a program the operator trusted, and only those receive prompt text`,
+    fix: `if it is your agent and runs no text as code, trust it: baton trust add ${realPath} (or list it in BATON_TRUSTED_AGENTS)`,
+  };
+}
+
+/** Folders whose programs are the system's own: a wrapper or `echo` found there is what its name says. */
+const SYSTEM_PROGRAM_DIRS = [
+  '/usr/bin',
+  '/bin',
+  '/usr/sbin',
+  '/sbin',
+  '/usr/local/bin',
+  '/usr/local/sbin',
+  '/opt/homebrew/bin',
+] as const;
+
+function isSystemProgram(realPath: string): boolean {
+  const folder = realPath.slice(0, realPath.lastIndexOf('/')) || '/';
+  return (SYSTEM_PROGRAM_DIRS as readonly string[]).includes(folder) || realPath.startsWith('/nix/store/');
 }
 
 function checkWrapper(cmd: Command, rule: WrapperRule, label: string, index: number, depth: number) {
@@ -236,7 +367,17 @@ function checkWrapper(cmd: Command, rule: WrapperRule, label: string, index: num
     command += 1;
   }
   const firstAssignment = command;
-  while (rule.assignments === true && command < argv.length && argv[command]!.includes('=')) command += 1;
+  while (rule.assignments === true && command < argv.length && argv[command]!.includes('=')) {
+    const name = argv[command]!.slice(0, argv[command]!.indexOf('='));
+    if (isCodeLoadingVariable(name)) {
+      return {
+        why: `${at(argv, command)} sets ${name}, which makes programs load or run code`,
+        fix: FIX.environment,
+        index: command,
+      };
+    }
+    command += 1;
+  }
   if (command >= argv.length) {
     return {
       why: `${label} wraps no command: the appended prompt would become the program it runs`,
@@ -273,10 +414,17 @@ function envLookup(cmd: Command, options: readonly ParsedOption[], assignments: 
   const assignedPath = assignments.findLast((arg) => arg.startsWith('PATH='))?.slice('PATH='.length);
   const inherited = cleared || unsetPath ? undefined : cmd.pathEnv;
   const pathEnv = altPath ?? assignedPath ?? inherited ?? EXECVP_DEFAULT_PATH;
-  return { argv: cmd.argv, pathEnv, cwd };
+  return { argv: cmd.argv, pathEnv, cwd, trust: cmd.trust };
 }
 
-function checkInterpreter(argv: readonly string[], rule: InterpreterRule, label: string, index: number) {
+/** A refusal, or the script the interpreter runs (to be trusted). */
+function checkInterpreter(
+  cmd: Command,
+  rule: InterpreterRule,
+  program: Program,
+): Refusal | { script: Program } | null {
+  const { argv } = cmd;
+  const { label, index } = program;
   let start = index + 1;
   for (;;) {
     const scan = scanOptions(argv, start, rule, label, FIX.script);
@@ -287,19 +435,36 @@ function checkInterpreter(argv: readonly string[], rule: InterpreterRule, label:
       return { why, fix: FIX.script };
     }
     const where = `${quote(text)} (argv[${operand}])`;
-    if (text === '-') return { why: `${where} makes ${label} read its program from stdin`, fix: FIX.script };
-    if (text === PROMPT_PLACEHOLDER) {
-      return {
-        why: `${where} is the script of ${label}: the prompt would be the program it runs`,
-        fix: FIX.script,
-      };
-    }
-    if (/^data:/i.test(text))
-      return { why: `${where} is a data: URL: ${label} would run inline code`, fix: FIX.script };
+    const refuse = (why: string): Refusal => ({ why, fix: FIX.script, index: operand });
+    if (text === '-') return refuse(`${where} makes ${label} read its program from stdin`);
+    if (text === PROMPT_PLACEHOLDER)
+      return refuse(`${where} is the script of ${label}: the prompt would be the program it runs`);
+    if (/^data:/i.test(text)) return refuse(`${where} is a data: URL: ${label} would run inline code`);
     const subcommand = rule.subcommands !== undefined ? findRule(rule.subcommands, [text]) : undefined;
-    if (subcommand === undefined) return null;
-    if (subcommand !== null) return { why: `${where} makes ${label} ${subcommand}`, fix: FIX.script };
-    start = operand + 1;
+    if (subcommand !== undefined) {
+      if (subcommand !== null) return refuse(`${where} makes ${label} ${subcommand}`);
+      start = operand + 1;
+      continue;
+    }
+    if (program.realPath === null) return notFound(cmd, program);
+    const file = text.startsWith('/') ? text : joinFrom(cmd.cwd, text);
+    const realPath = realPathOrNull(file);
+    if (realPath === null) return refuse(`${where}, the script of ${label}, was not found (${file})`);
+    if (!isRegularFile(realPath)) {
+      // /dev/stdin, /proc/self/fd/0, a FIFO: the program would come from wherever that reads.
+      return refuse(
+        `${where} is not a regular file (${realPath}): ${label} would read its program from it, and stdin may carry the prompt`,
+      );
+    }
+    return { script: { index: operand, label: quote(text), realPath } };
+  }
+}
+
+function isRegularFile(file: string): boolean {
+  try {
+    return fs.statSync(file).isFile();
+  } catch {
+    return false;
   }
 }
 
@@ -312,25 +477,27 @@ function scanOptions(
   fix: string,
   seen: ParsedOption[] = [],
 ): Scan {
-  const refuse = (why: string, fixHint: string = FIX.script): Scan => ({
+  const refuse = (why: string, fixHint: string = FIX.script, index?: number): Scan => ({
     kind: 'refused',
-    refusal: { why, fix: fixHint },
+    refusal: { why, fix: fixHint, ...(index === undefined ? {} : { index }) },
   });
   const valueProblem = (option: string, value: string | undefined, i: number): Scan | null => {
     if (!rule.codeValue?.includes(option)) return null;
-    if (value === undefined) return refuse(`${at(argv, i)} would load the appended prompt as code`);
+    if (value === undefined)
+      return refuse(`${at(argv, i)} would load the appended prompt as code`, FIX.script, i);
     if (value === PROMPT_PLACEHOLDER)
-      return refuse(`"{prompt}" after ${quote(option)} would be loaded as code`);
+      return refuse(`"{prompt}" after ${quote(option)} would be loaded as code`, FIX.script, i);
     if (/^data:/i.test(value))
-      return refuse(`${at(argv, i)} makes ${label} load inline code from a data: URL`);
+      return refuse(`${at(argv, i)} makes ${label} load inline code from a data: URL`, FIX.script, i);
     return null;
   };
   const optionProblem = (option: string, i: number): Scan | null => {
     const clustered = argv[i] !== option && !argv[i]!.startsWith(`${option}=`);
     const spelled = clustered ? `${at(argv, i)} includes ${option}, which` : at(argv, i);
-    if (rule.code?.includes(option)) return refuse(`${spelled} makes ${label} run inline code`);
+    if (rule.code?.includes(option))
+      return refuse(`${spelled} makes ${label} run inline code`, FIX.script, i);
     const why = rule.refused !== undefined ? findRule(rule.refused, [option]) : undefined;
-    return why === undefined ? null : refuse(`${spelled} makes ${label} ${why}`, fix);
+    return why === undefined ? null : refuse(`${spelled} makes ${label} ${why}`, fix, i);
   };
   for (let i = start; i < argv.length; i += 1) {
     const arg = argv[i]!;

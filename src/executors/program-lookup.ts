@@ -19,7 +19,7 @@ export function locateProgram(
   program: string,
   { cwd, pathEnv }: { cwd: string; pathEnv: string },
 ): string | null {
-  if (program.includes('/')) return tidy(program.startsWith('/') ? program : joinPath(cwd, program));
+  if (program.includes('/')) return tidy(program.startsWith('/') ? program : joinFrom(cwd, program));
   for (const dir of pathEnv.split(path.delimiter)) {
     const folder = dir === '' ? cwd : dir.startsWith('/') ? dir : joinPath(cwd, dir);
     const candidate = joinPath(folder, program);
@@ -33,6 +33,15 @@ function tidy(file: string): string {
   const slash = file.lastIndexOf('/');
   const folder = realPathOrNull(slash === 0 ? '/' : file.slice(0, slash));
   return folder === null ? file : joinPath(folder, file.slice(slash + 1));
+}
+
+/**
+ * `relative` seen from `cwd` as the kernel will see it once the child runs there: joined as text
+ * (the kernel resolves each `..` after the links before it), or, while `cwd` does not exist yet,
+ * resolved lexically (a folder to be created holds no links).
+ */
+export function joinFrom(cwd: string, relative: string): string {
+  return fs.existsSync(cwd) ? joinPath(cwd, relative) : path.resolve(cwd, relative);
 }
 
 export function joinPath(folder: string, name: string): string {
@@ -56,5 +65,21 @@ export function realPathOrNull(file: string): string | null {
     return fs.realpathSync.native(file);
   } catch {
     return null;
+  }
+}
+
+/**
+ * The real path of a folder that may not exist yet (a workspace Baton creates after its checks):
+ * its deepest existing ancestor resolved as the kernel would, and the rest appended. A folder that
+ * does not exist holds no links, so `..` below it means what it says.
+ */
+export function realFolderOf(folder: string): string {
+  const absolute = path.resolve(folder);
+  const missing: string[] = [];
+  for (let current = absolute; ; current = path.dirname(current)) {
+    const real = realPathOrNull(current);
+    if (real !== null) return path.resolve(real, ...missing.reverse());
+    if (path.dirname(current) === current) return absolute;
+    missing.push(path.basename(current));
   }
 }

@@ -218,6 +218,7 @@ async function runStep(
     killGraceMs: 5000,
     logPath: join(workspace, logRel),
     policy: 'legacy',
+    trust: options.config.trust,
     ...(options.signal ? { signal: options.signal } : {}),
     onSpawn: (pid) => pidFile.record({ pid, runId, stepId, attempt: tries }),
   });

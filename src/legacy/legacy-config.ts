@@ -1,6 +1,7 @@
 import { BatonError, parseArgvJson } from '../core/errors.js';
 import { assertAgentCommand } from '../executors/command-policy.js';
 import { DEFAULT_EXEC_PATH } from '../executors/program-lookup.js';
+import { type TrustedPrograms, trustedPrograms } from '../executors/trusted-programs.js';
 
 /** The skill's environment variables, read once at the entry point. */
 export interface LegacyConfig {
@@ -8,16 +9,28 @@ export interface LegacyConfig {
   agentArgv: string[];
   /** STEP_MAX_RETRIES (default 3): tries before the step id goes to `blockers`. */
   maxRetries: number;
+  /** The programs the operator trusted, checked again before every try. */
+  trust: TrustedPrograms;
 }
 
 /**
  * STEP_AGENT_CMD is space-separated in the skill; a JSON array is accepted too for arguments with
  * spaces. The legacy policy also refuses any `-c` or `-e`, as the skill did.
  */
-export function legacyConfigFromEnv(env: NodeJS.ProcessEnv, cwd: string): LegacyConfig {
+export function legacyConfigFromEnv(
+  env: NodeJS.ProcessEnv,
+  cwd: string,
+  trust: TrustedPrograms = trustedPrograms(null, env),
+): LegacyConfig {
   const raw = env.STEP_AGENT_CMD?.trim() || 'echo';
   const argv = raw.startsWith('[') ? parseArgvJson(raw, 'STEP_AGENT_CMD') : raw.split(/\s+/);
-  assertAgentCommand(argv, { mode: 'legacy', cwd, pathEnv: env.PATH ?? DEFAULT_EXEC_PATH });
+  assertAgentCommand(argv, {
+    mode: 'legacy',
+    cwd,
+    pathEnv: env.PATH ?? DEFAULT_EXEC_PATH,
+    trust,
+    where: 'STEP_AGENT_CMD',
+  });
   const retries = env.STEP_MAX_RETRIES?.trim() || '3';
   if (!/^\d+$/.test(retries) || Number(retries) < 1 || Number(retries) > 1000) {
     throw new BatonError(
@@ -25,5 +38,5 @@ export function legacyConfigFromEnv(env: NodeJS.ProcessEnv, cwd: string): Legacy
       `STEP_MAX_RETRIES must be a whole number from 1 to 1000, got "${env.STEP_MAX_RETRIES}"`,
     );
   }
-  return { agentArgv: argv, maxRetries: Number(retries) };
+  return { agentArgv: argv, maxRetries: Number(retries), trust };
 }

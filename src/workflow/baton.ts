@@ -9,6 +9,7 @@ import { startRun } from '../engine/start-run.js';
 import { AgentCliExecutor, type AgentCliExecutorOptions } from '../executors/agent-cli-executor.js';
 import { FunctionExecutor, FunctionRegistry } from '../executors/function-executor.js';
 import { ModelExecutor, type ModelExecutorOptions } from '../executors/model-executor.js';
+import { trustedPrograms } from '../executors/trusted-programs.js';
 import { SqliteStore } from '../store/sqlite/sqlite-store.js';
 import type { Store } from '../store/store.js';
 import type { Workflow, WorkflowResults } from './define-workflow.js';
@@ -95,6 +96,7 @@ export class Baton {
         plan,
         inputs: inputs as Record<string, string>,
         workspace: this.home,
+        trust: trustedPrograms(this.home, process.env),
         ...(options.runId === undefined ? {} : { runId: options.runId }),
       });
       return { runId: run.id, created: true };

@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { stringify } from 'yaml';
+import { TRUSTED_FIXTURES } from './trusted-fixtures.js';
 
 export const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
 /** The built `baton` command; BATON_TEST_CLI may name another build of it (e.g. a private snapshot). */
@@ -59,6 +60,7 @@ function childEnv(extra: BatonOptions['env'] = {}): NodeJS.ProcessEnv {
   for (const [name, value] of Object.entries(process.env)) {
     if (!name.startsWith('BATON_')) env[name] = value;
   }
+  env.BATON_TRUSTED_AGENTS = TRUSTED_FIXTURES;
   for (const [name, value] of Object.entries(extra)) {
     if (value === undefined) delete env[name];
     else env[name] = value;

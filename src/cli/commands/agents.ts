@@ -37,7 +37,7 @@ export async function agentsCommand(options: AgentsOptions): Promise<number> {
   const found = agents.filter((agent) => agent.path !== null);
   out.push(
     '',
-    `${found.length} of ${agents.length} known agent CLIs found; any other program runs with the generic profile.`,
+    `${found.length} of ${agents.length} known agent CLIs found; any other program receives prompts only once trusted (baton trust add <program>) and runs with the generic profile.`,
   );
   process.stdout.write(`${out.join('\n')}\n`);
   return EXIT.ok;

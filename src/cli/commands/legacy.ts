@@ -12,8 +12,10 @@ export async function legacyCommand(
   const { legacyConfigFromEnv } = await import('../../legacy/legacy-config.js');
   const { runLegacyCheck } = await import('../../legacy/legacy-check.js');
   // A refused STEP_AGENT_CMD is bad configuration: exit 2 before the file is touched.
-  const config = legacyConfigFromEnv(process.env, dirname(resolve(statePath)));
-  const { parseDurationOption } = await import('../home.js');
+  const { parseDurationOption, resolveHome } = await import('../home.js');
+  const { trustedPrograms } = await import('../../executors/trusted-programs.js');
+  const trust = trustedPrograms(resolveHome(options), process.env);
+  const config = legacyConfigFromEnv(process.env, dirname(resolve(statePath)), trust);
   const maxTimeMs = options.maxTime ? parseDurationOption(options.maxTime, '--max-time') : null;
   // --max-time and SIGTERM/SIGINT stop the running agent; that try does not count.
   const stop = new AbortController();
@@ -52,10 +54,14 @@ export async function importCommand(
   const { openStore } = await import('../open-store.js');
   const state = readLegacyState(statePath);
   if (!state) throw new BatonError('PLAN_NOT_FOUND', `state file not found: ${statePath}`);
-  const config = legacyConfigFromEnv(process.env, dirname(resolve(statePath)));
+  const { resolveHome } = await import('../home.js');
+  const { trustedPrograms } = await import('../../executors/trusted-programs.js');
+  const trust = trustedPrograms(resolveHome(options), process.env);
+  const config = legacyConfigFromEnv(process.env, dirname(resolve(statePath)), trust);
   const { plan, completedSteps, workspace } = planFromLegacyState(state, statePath, config);
   const prepared = prepareRun({
     plan,
+    trust,
     workspace,
     completedSteps,
     ...(options.id ? { runId: options.id } : {}),

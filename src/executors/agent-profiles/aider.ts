@@ -13,6 +13,7 @@ import { emptyUsage, usageOrUndefined } from './usage-sum.js';
 export const aiderProfile: AgentProfile = {
   name: 'aider',
   programs: ['aider'],
+  installs: { packages: [] },
   outputFlags: '--message (no machine-readable output; Baton reads its Tokens: lines)',
   commandWarnings(command) {
     const warnings: string[] = [];

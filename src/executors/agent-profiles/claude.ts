@@ -12,6 +12,7 @@ import { emptyUsage, usageOrUndefined } from './usage-sum.js';
 export const claudeProfile: AgentProfile = {
   name: 'claude',
   programs: ['claude'],
+  installs: { packages: ['@anthropic-ai/claude-code'], homeFolders: ['.local/share/claude/versions'] },
   outputFlags: '--output-format json',
   commandWarnings(command) {
     const warnings: string[] = [];

@@ -12,6 +12,7 @@ import { emptyUsage, usageOrUndefined } from './usage-sum.js';
 export const codexProfile: AgentProfile = {
   name: 'codex',
   programs: ['codex'],
+  installs: { packages: ['@openai/codex'] },
   outputFlags: 'exec --json',
   commandWarnings(command) {
     const warnings: string[] = [];

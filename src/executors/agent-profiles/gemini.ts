@@ -20,6 +20,7 @@ import { emptyUsage, usageOrUndefined } from './usage-sum.js';
 export const geminiProfile: AgentProfile = {
   name: 'gemini',
   programs: ['gemini'],
+  installs: { packages: ['@google/gemini-cli'] },
   outputFlags: '-o json',
   commandWarnings(command) {
     const format = flagValue(command, '-o', '--output-format');

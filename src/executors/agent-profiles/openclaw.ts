@@ -14,6 +14,7 @@ import { emptyUsage, usageOrUndefined } from './usage-sum.js';
 export const openclawProfile: AgentProfile = {
   name: 'openclaw',
   programs: ['openclaw'],
+  installs: { packages: ['openclaw'] },
   outputFlags: 'agent exec --json (or agent --local --json)',
   commandWarnings(command) {
     const warnings: string[] = [];

@@ -12,6 +12,7 @@ import { emptyUsage, usageOrUndefined } from './usage-sum.js';
 export const opencodeProfile: AgentProfile = {
   name: 'opencode',
   programs: ['opencode'],
+  installs: { packages: ['opencode-ai'] },
   outputFlags: 'run --format json',
   commandWarnings(command) {
     const warnings: string[] = [];

@@ -97,6 +97,12 @@ export interface AgentProfile {
   name: ProfileName;
   /** Program base names that select this profile (`claude`, `codex`). */
   programs: readonly string[];
+  /**
+   * Where the genuine CLI lives, so that a program merely named like it is not taken for it: the npm
+   * packages whose files it runs (`@openai/codex`), and folders under the user's home where its own
+   * installer puts it (`.local/share/claude/versions`). Anything else needs `baton trust add`.
+   */
+  installs: { packages: readonly string[]; homeFolders?: readonly string[] };
   /** The flags to add for machine-readable output, as a user writes them. */
   outputFlags: string;
   /** Problems of a command that Baton can still run: a missing output flag, a prompt a flag would swallow. */
