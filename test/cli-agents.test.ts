@@ -2,7 +2,7 @@
  * `baton agents` against the real CLIs installed in node_modules/.bin, each with a scratch HOME:
  * versions, profiles, and what is misconfigured with its fix; `--plan` warnings.
  */
-import { chmodSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, readFileSync, realpathSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { batonJson, removeTempDirs, repoRoot, runBaton, tempDir, writePlan } from './helpers/cli.js';
@@ -41,6 +41,25 @@ function scratch() {
 }
 
 const agentsOf = (json: AgentsJson, profile: string) => json.agents.find((a) => a.profile === profile)!;
+
+/**
+ * A folder (default: a new one, outside every workspace) holding a `bwrap` whose `--help` reads like
+ * bubblewrap 0.8 (no --argv0, as Debian 12 ships) or 0.9 and newer: what codex probes to choose how
+ * it enters its sandbox.
+ */
+function fakeBwrap(withArgv0: boolean, folder = tempDir('baton-bwrap-')): string {
+  mkdirSync(folder, { recursive: true });
+  const options = [
+    '--perms OCTAL  Set permissions of next argument',
+    ...(withArgv0 ? ['--argv0 VALUE  Set argv[0]'] : []),
+  ];
+  writeFileSync(
+    join(folder, 'bwrap'),
+    `#!/bin/sh\necho 'usage: bwrap [OPTIONS...] [--] COMMAND [ARGS...]'\n${options.map((o) => `echo '    ${o}'`).join('\n')}\n`,
+  );
+  chmodSync(join(folder, 'bwrap'), 0o755);
+  return folder;
+}
 
 describe('baton agents', () => {
   it('finds the installed CLIs with their versions and names what is missing, with the fix', async () => {
@@ -81,7 +100,13 @@ describe('baton agents', () => {
       'model_provider = "local"\n[model_providers.local]\nname = "local"\nbase_url = "http://127.0.0.1:9/v1"\nenv_key = "LOCAL_KEY"\nwire_api = "responses"\n',
     );
     const json = await batonJson<AgentsJson>(['agents', '--workspace', dir], {
-      env: { ...env, ANTHROPIC_API_KEY: 'sk-x', GEMINI_API_KEY: 'x', GEMINI_CLI_TRUST_WORKSPACE: 'true' },
+      env: {
+        ...env,
+        PATH: `${fakeBwrap(true)}:${env.PATH}`,
+        ANTHROPIC_API_KEY: 'sk-x',
+        GEMINI_API_KEY: 'x',
+        GEMINI_CLI_TRUST_WORKSPACE: 'true',
+      },
     });
     expect(agentsOf(json, 'claude').problems).toEqual([]);
     expect(agentsOf(json, 'gemini').problems).toEqual([]);
@@ -91,6 +116,48 @@ describe('baton agents', () => {
       '-c model_providers.local.request_max_retries=0 -c model_providers.local.stream_max_retries=1',
     );
   }, 120_000);
+
+  it.runIf(process.platform === 'linux')(
+    'codex with a bubblewrap older than 0.9 and its home in the temp folder: its shell tool cannot run, named with the fix',
+    async () => {
+      const { dir, home, env } = scratch();
+      mkdirSync(join(home, '.codex'));
+      // The temp folder as codex compares it: with its home's real path.
+      const temp = realpathSync(dir);
+      const workspace = join(dir, 'work');
+      const oldBwrap = realpathSync(fakeBwrap(false));
+      // First on PATH, but inside the workspace: not the bwrap codex takes.
+      const inWorkspace = fakeBwrap(true, join(workspace, 'bin'));
+      const withOld = {
+        ...env,
+        OPENAI_API_KEY: 'x',
+        PATH: `${inWorkspace}:${oldBwrap}:${env.PATH}`,
+        TMPDIR: temp,
+      };
+      const agents = (e: Record<string, string>) =>
+        batonJson<AgentsJson>(['agents', '--workspace', workspace], { env: e });
+      const broken = agentsOf(await agents(withOld), 'codex');
+      expect(broken.problems).toEqual([
+        {
+          problem: expect.stringContaining(
+            `codex's shell tool fails every command ("bwrap: execvp codex-linux-sandbox: No such file or directory"`,
+          ),
+          fix: `set CODEX_HOME to a folder outside ${temp}, or put bubblewrap 0.9 or newer first on PATH`,
+        },
+      ]);
+      expect(broken.problems[0]!.problem).toContain(
+        `${join(oldBwrap, 'bwrap')} is older than bubblewrap 0.9`,
+      );
+      // Its home outside the temp folder (TMPDIR elsewhere), or a bwrap with --argv0 first: nothing to fix.
+      for (const fixed of [
+        { ...withOld, TMPDIR: join(temp, 'elsewhere') },
+        { ...withOld, PATH: `${fakeBwrap(true)}:${withOld.PATH}` },
+      ]) {
+        expect(agentsOf(await agents(fixed), 'codex').problems).toEqual([]);
+      }
+    },
+    120_000,
+  );
 
   it('a CLI whose package asks for a newer Node.js than the node on PATH is reported with the fix', async () => {
     const { dir, env } = scratch();

@@ -1,8 +1,8 @@
 /**
  * What `baton agents` finds out about the agent CLIs on this machine: where each is, its version,
  * and what would make its steps fail before any model is asked (no authentication, an untrusted
- * folder, a Node.js too old for it), each with its fix. Reads files and runs `--version`; changes
- * nothing.
+ * folder, a Node.js too old for it, a sandbox that cannot start), each with its fix. Reads files and
+ * runs `--version` (and `bwrap --help`); changes nothing.
  */
 import { execFile } from 'node:child_process';
 import { closeSync, existsSync, openSync, readSync } from 'node:fs';
@@ -76,23 +76,28 @@ async function inspect(
   const node = await nodeProblem(path, context);
   if (node) info.problems.push(node);
   info.version = node ? null : await versionOf(path, context.env);
-  info.problems.push(...(CHECKS[name]?.(context) ?? []));
+  info.problems.push(...((await CHECKS[name]?.(context)) ?? []));
   return info;
 }
 
 /** The first line `<program> --version` prints, or null when it fails or takes too long. */
-function versionOf(path: string, env: NodeJS.ProcessEnv): Promise<string | null> {
+async function versionOf(path: string, env: NodeJS.ProcessEnv): Promise<string | null> {
+  const line = (await outputOf(path, ['--version'], env))?.stdout.split('\n').find((l) => l.trim() !== '');
+  return line === undefined ? null : line.trim();
+}
+
+/** What `<program> <args>` prints, or null when it fails or takes too long. */
+function outputOf(
+  path: string,
+  args: string[],
+  env: NodeJS.ProcessEnv,
+): Promise<{ stdout: string; stderr: string } | null> {
   return new Promise((done) => {
     execFile(
       path,
-      ['--version'],
+      args,
       { env: childEnvironment(env), timeout: VERSION_TIMEOUT_MS, maxBuffer: 1 << 20 },
-      (error, stdout) => {
-        const line = String(stdout)
-          .split('\n')
-          .find((l) => l.trim() !== '');
-        done(error || line === undefined ? null : line.trim());
-      },
+      (error, stdout, stderr) => done(error ? null : { stdout: String(stdout), stderr: String(stderr) }),
     );
   });
 }
@@ -135,7 +140,7 @@ function engineRange(scriptPath: string): string | undefined {
   return undefined;
 }
 
-type Check = (context: SetupContext) => SetupProblem[];
+type Check = (context: SetupContext) => SetupProblem[] | Promise<SetupProblem[]>;
 
 const CHECKS: Partial<Record<AgentProfileName, Check>> = {
   claude(context) {
@@ -157,35 +162,11 @@ const CHECKS: Partial<Record<AgentProfileName, Check>> = {
       },
     ];
   },
-  codex(context) {
+  async codex(context) {
     const env = context.env;
     const home = codexHome({ HOME: homedir(), ...env }) ?? join(homedir(), '.codex');
-    const config = readTextFile(join(home, 'config.toml'));
-    const provider = configuredProvider(config);
-    if (provider !== undefined && provider !== 'openai') {
-      const envKey = providerEnvKey(config, provider);
-      if (envKey !== undefined && (env[envKey] ?? '') === '') {
-        return [
-          {
-            problem: `the provider "${provider}" of ${join(home, 'config.toml')} reads its key from ${envKey}, which is not set (codex fails with "Missing environment variable")`,
-            fix: `set ${envKey} in the environment of baton`,
-          },
-        ];
-      }
-      return [];
-    }
-    if (
-      existsSync(join(home, 'auth.json')) ||
-      (env.OPENAI_API_KEY ?? '') !== '' ||
-      (env.CODEX_API_KEY ?? '') !== ''
-    )
-      return [];
-    return [
-      {
-        problem: 'no authentication configured',
-        fix: 'run codex login (or set OPENAI_API_KEY); for a local or self-hosted model, add a model provider to $CODEX_HOME/config.toml (README: codex)',
-      },
-    ];
+    const sandbox = await codexSandboxProblem(home, context);
+    return [...(sandbox ? [sandbox] : []), ...codexAuthProblems(home, env)];
   },
   gemini(context) {
     const env = context.env;
@@ -218,6 +199,83 @@ const CHECKS: Partial<Record<AgentProfileName, Check>> = {
     return problems;
   },
 };
+
+/** What keeps codex from reaching its model: the key of a configured provider, or no login at all. */
+function codexAuthProblems(home: string, env: NodeJS.ProcessEnv): SetupProblem[] {
+  const config = readTextFile(join(home, 'config.toml'));
+  const provider = configuredProvider(config);
+  if (provider !== undefined && provider !== 'openai') {
+    const envKey = providerEnvKey(config, provider);
+    if (envKey !== undefined && (env[envKey] ?? '') === '') {
+      return [
+        {
+          problem: `the provider "${provider}" of ${join(home, 'config.toml')} reads its key from ${envKey}, which is not set (codex fails with "Missing environment variable")`,
+          fix: `set ${envKey} in the environment of baton`,
+        },
+      ];
+    }
+    return [];
+  }
+  if (
+    existsSync(join(home, 'auth.json')) ||
+    (env.OPENAI_API_KEY ?? '') !== '' ||
+    (env.CODEX_API_KEY ?? '') !== ''
+  )
+    return [];
+  return [
+    {
+      problem: 'no authentication configured',
+      fix: 'run codex login (or set OPENAI_API_KEY); for a local or self-hosted model, add a model provider to $CODEX_HOME/config.toml (README: codex)',
+    },
+  ];
+}
+
+/**
+ * On Linux codex runs each command of its shell tool in bubblewrap: the first `bwrap` on PATH outside
+ * the workspace (if it knows `--perms`), else the one it ships. A bwrap older than 0.9 (Debian 12's
+ * 0.8.0, Ubuntu 22.04's 0.6) has no `--argv0`, and codex then re-enters its sandbox helper only
+ * through the link `$CODEX_HOME/tmp/arg0/…/codex-linux-sandbox`, which a release codex refuses to
+ * make when CODEX_HOME is in the temp folder ($TMPDIR, else /tmp). Every command then fails with
+ * "bwrap: execvp codex-linux-sandbox: No such file or directory"; codex tells the model so and
+ * still exits 0, so only the missing work shows it.
+ */
+async function codexSandboxProblem(home: string, context: SetupContext): Promise<SetupProblem | undefined> {
+  if (process.platform !== 'linux') return undefined;
+  const env = context.env;
+  // codex canonicalizes $CODEX_HOME (and fails when it does not exist); ~/.codex is taken as written.
+  const codexDir = env.CODEX_HOME ? realPathOrNull(env.CODEX_HOME) : home;
+  const tempDir = env.TMPDIR ?? '/tmp';
+  if (codexDir === null || !isWithin(codexDir, tempDir)) return undefined;
+  const bwrap = systemBwrap(env.PATH ?? DEFAULT_EXEC_PATH, context.workspace);
+  if (bwrap === null) return undefined;
+  const output = await outputOf(bwrap, ['--help'], env);
+  // As codex probes it: either flag in either stream; a bwrap without --perms it skips for its own.
+  const help = output === null ? '' : `${output.stdout}${output.stderr}`;
+  if (!help.includes('--perms') || help.includes('--argv0')) return undefined;
+  return {
+    problem: `codex's shell tool fails every command ("bwrap: execvp codex-linux-sandbox: No such file or directory", and codex still exits 0): ${bwrap} is older than bubblewrap 0.9 (no --argv0), so codex needs its codex-linux-sandbox helper link, which it does not make while its home ${codexDir} is inside the temp folder ${tempDir}`,
+    fix: `set CODEX_HOME to a folder outside ${tempDir}, or put bubblewrap 0.9 or newer first on PATH`,
+  };
+}
+
+/** The `bwrap` codex would choose: the first on PATH, by its real path, that is not inside the workspace. */
+function systemBwrap(pathEnv: string, workspace: string): string | null {
+  const cwd = realPathOrNull(workspace) ?? workspace;
+  for (const dir of pathEnv.split(':')) {
+    const found = locateProgram('bwrap', { cwd, pathEnv: dir });
+    const real = found === null ? null : realPathOrNull(found);
+    if (real !== null && (cwd === '/' || !isWithin(real, cwd))) return real;
+  }
+  return null;
+}
+
+/** Whether `path` is `folder` or inside it, compared by path components (as Rust's `starts_with`). */
+function isWithin(path: string, folder: string): boolean {
+  const parts = (p: string) => p.split('/').filter((part) => part !== '' && part !== '.');
+  const inner = parts(path);
+  const outer = parts(folder);
+  return path.startsWith('/') === folder.startsWith('/') && outer.every((part, i) => inner[i] === part);
+}
 
 function isTrustedFolder(file: string, workspace: string): boolean {
   const folders = readJsonObject(file);

@@ -20,7 +20,7 @@ import {
   writeCall,
 } from './agent-steps.js';
 import { removeTempDirs, waitFor } from './cli.js';
-import type { AgentCli } from './mock-cli.js';
+import { type AgentCli, removeAgentCliDirs } from './mock-cli.js';
 import { stepOf } from './plans.js';
 
 const agentTurn = (promptIncludes: string, extra: Record<string, unknown> = {}) => ({
@@ -39,7 +39,10 @@ export function agentStepSuite(cli: AgentCli): void {
     await server?.close();
     server = undefined;
   });
-  afterAll(() => removeTempDirs());
+  afterAll(() => {
+    removeTempDirs();
+    removeAgentCliDirs();
+  });
 
   describe(`${cli} through baton`, () => {
     it('runs a 3-step plan: each summary is the answer, passed on to the next prompt; usage is counted', async () => {

@@ -1,12 +1,13 @@
 /**
  * Runs a real agent CLI (claude, codex, gemini from node_modules/.bin) against the mock model
- * server, in a scratch directory with its own HOME (and CODEX_HOME), stdin closed, and only the
- * environment it needs: nothing of the test process's keys or settings leaks in.
+ * server, in a scratch directory with its own HOME (and CODEX_HOME, kept outside the temp folder),
+ * stdin closed, and only the environment it needs: nothing of the test process's keys or settings
+ * leaks in.
  */
 import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, it } from 'vitest';
 import {
@@ -52,6 +53,26 @@ export function describeWithOpenclaw(name: string, body: () => void): void {
 
 const binDir = fileURLToPath(new URL('../../node_modules/.bin/', import.meta.url));
 
+/**
+ * Where the codex homes of the tests go: outside the temp folder. Release builds of codex refuse to
+ * make their helper links (`codex-linux-sandbox`, `apply_patch`, … in $CODEX_HOME/tmp/arg0) when
+ * CODEX_HOME is under $TMPDIR (else /tmp): "WARNING: proceeding, even though we could not create
+ * PATH aliases: Refusing to create helper binaries under temporary dir". With a system bubblewrap
+ * older than 0.9 (no --argv0: Debian 12's 0.8.0, which CI installs) codex re-enters its sandbox
+ * only through that link, so without it every command of its shell tool fails ("bwrap: execvp
+ * codex-linux-sandbox: No such file or directory") and the model is told so: codex still exits 0.
+ */
+const codexHomesDir = fileURLToPath(new URL('../../node_modules/.cache/baton-codex-homes/', import.meta.url));
+const codexHomes: string[] = [];
+
+/** A new empty codex home outside the temp folder, named after `root`; removed by `removeAgentCliDirs`. */
+function makeCodexHome(root: string): string {
+  mkdirSync(codexHomesDir, { recursive: true });
+  const dir = mkdtempSync(join(codexHomesDir, `${basename(root)}-`));
+  codexHomes.push(dir);
+  return dir;
+}
+
 export function agentCliPath(cli: AgentCli): string {
   return cli === 'openclaw' ? openclawEntry : join(binDir, cli);
 }
@@ -84,8 +105,9 @@ function argsFor(cli: AgentCli, prompt: string): string[] {
 }
 
 /**
- * The environment `cli` needs against `server`, with its HOME (and CODEX_HOME) made under `root`.
- * `codexRetries` goes into codex's provider config (undefined: codex's own defaults).
+ * The environment `cli` needs against `server`, with its HOME made under `root` (CODEX_HOME outside
+ * the temp folder: see codexHomesDir). `codexRetries` goes into codex's provider config (undefined:
+ * codex's own defaults).
  */
 export function agentCliEnv(
   cli: AgentCli,
@@ -100,8 +122,7 @@ export function agentCliEnv(
     case 'claude':
       return { ...base, ...claudeEnv(server) };
     case 'codex': {
-      const codexHome = join(root, 'codex-home');
-      mkdirSync(codexHome);
+      const codexHome = makeCodexHome(root);
       writeFileSync(join(codexHome, 'config.toml'), codexConfigToml(server, { retries: codexRetries }));
       return { ...base, CODEX_HOME: codexHome, [CODEX_KEY_ENV]: 'x' };
     }
@@ -161,9 +182,9 @@ export function runAgentCli(
   });
 }
 
-/** Removes the scratch directories of every run so far. */
+/** Removes the scratch directories of every run so far, and every codex home `agentCliEnv` made. */
 export function removeAgentCliDirs(): void {
-  for (const root of roots.splice(0)) {
-    if (existsSync(root)) rmSync(root, { recursive: true, force: true });
+  for (const dir of [...roots.splice(0), ...codexHomes.splice(0)]) {
+    if (existsSync(dir)) rmSync(dir, { recursive: true, force: true });
   }
 }
