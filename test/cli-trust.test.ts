@@ -307,6 +307,32 @@ describe('baton trust', () => {
   );
 });
 
+describe('baton agents', () => {
+  it(
+    'says a program merely named like a CLI is not it, and does not run it',
+    async () => {
+      const dir = tempDir('baton-trust-agents-');
+      const canary = join(dir, 'CANARY');
+      writeFileSync(join(dir, 'claude'), `#!/bin/sh\ntouch ${canary}\necho 2.0.0\n`, { mode: 0o755 });
+      const result = expectExit(
+        await runBaton(['agents', '--json'], {
+          cwd: dir,
+          env: { PATH: `${dir}:/usr/bin:/bin`, BATON_TRUSTED_AGENTS: '' },
+        }),
+        0,
+      );
+      const claude = (
+        JSON.parse(result.stdout).agents as { profile: string; problems: { fix: string }[] }[]
+      ).find((agent) => agent.profile === 'claude');
+      expect(claude?.problems).toEqual([
+        expect.objectContaining({ fix: expect.stringContaining(`baton trust add ${join(dir, 'claude')}`) }),
+      ]);
+      expect(existsSync(canary)).toBe(false);
+    },
+    TEST_TIMEOUT,
+  );
+});
+
 describe('prompts with shell text reach the agent as one literal argument in every prompt mode', () => {
   const prompt =
     '--dangerously-skip-permissions $(touch CANARY) `touch CANARY`; touch CANARY\n-p second line';

@@ -14,9 +14,11 @@ import { AGENT_PROFILES } from './agent-profiles/choose-profile.js';
 import { codexHome, configuredProvider, providerEnvKey } from './agent-profiles/codex.js';
 import { asRecord } from './agent-profiles/json-output.js';
 import { CLI_RETRIES } from './agent-retry-cap.js';
+import { checkAgentCommand } from './command-policy.js';
 import { readJsonObject, readTextFile } from './config-files.js';
 import { satisfiesNodeRange } from './node-range.js';
 import { DEFAULT_EXEC_PATH, locateProgram, realPathOrNull } from './program-lookup.js';
+import { type TrustedPrograms, trustedPrograms } from './trusted-programs.js';
 
 export interface SetupProblem {
   problem: string;
@@ -40,6 +42,8 @@ export interface SetupContext {
   env: NodeJS.ProcessEnv;
   /** The folder agents will work in (trust checks). */
   workspace: string;
+  /** The operator's trusted programs (default: BATON_TRUSTED_AGENTS of `env`). */
+  trust?: TrustedPrograms;
 }
 
 const VERSION_TIMEOUT_MS = 15_000;
@@ -73,6 +77,19 @@ async function inspect(
     problems: [],
   };
   if (path === null) return info;
+  // Named like the CLI is not enough: the file must be the one its npm package installs, or trusted.
+  const verdict = checkAgentCommand([path], {
+    cwd: context.workspace,
+    trust: context.trust ?? trustedPrograms(null, context.env),
+  });
+  if (!verdict.ok) {
+    const real = realPathOrNull(path) ?? path;
+    info.problems.push({
+      problem: `${real} is not ${program} as its npm package (${profile.installs.packages.join(', ') || 'none'}) installs it, so Baton gives it no prompt`,
+      fix: `if it is the genuine CLI (a native install, say), trust it once: baton trust add ${real}`,
+    });
+    return info;
+  }
   const node = await nodeProblem(path, context);
   if (node) info.problems.push(node);
   info.version = node ? null : await versionOf(path, context.env);

@@ -1,10 +1,11 @@
 import { dirname, resolve } from 'node:path';
 import { agentCommandWarnings } from '../../executors/agent-profiles/command-warnings.js';
 import { type AgentCliInfo, inspectAgentClis } from '../../executors/agent-setup.js';
+import { trustedPrograms } from '../../executors/trusted-programs.js';
 import { loadPlanFile } from '../../plan/load-plan-file.js';
 import { EXIT } from '../exit-codes.js';
 import { printJson } from '../format.js';
-import type { GlobalOptions } from '../home.js';
+import { type GlobalOptions, resolveHome } from '../home.js';
 
 interface AgentsOptions extends GlobalOptions {
   plan?: string;
@@ -21,7 +22,8 @@ export async function agentsCommand(options: AgentsOptions): Promise<number> {
     options.workspace ??
       (loaded ? resolve(dirname(loaded.absPath), loaded.plan.workspace ?? '.') : process.cwd()),
   );
-  const agents = await inspectAgentClis({ env: process.env, workspace });
+  const trust = trustedPrograms(resolveHome(options), process.env);
+  const agents = await inspectAgentClis({ env: process.env, workspace, trust });
   const warnings = loaded ? agentCommandWarnings(loaded.plan, workspace) : [];
   if (options.json) {
     printJson({ workspace, agents, ...(loaded ? { plan: { path: options.plan, warnings } } : {}) });
