@@ -68,3 +68,15 @@ export function redactOutcome(outcome: StepOutcome, secrets: readonly string[]):
   if (summary === outcome.summary && degraded === outcome.degraded) return outcome;
   return { ...outcome, summary, ...(degraded === undefined ? {} : { degraded }) };
 }
+
+/** A JSON-like value (an event, a hook payload) with every string in it masked. */
+export function redactValue<T>(value: T, secrets: readonly string[]): T {
+  if (typeof value === 'string') return redactSecrets(value, secrets) as T;
+  if (Array.isArray(value)) return value.map((item) => redactValue(item, secrets)) as T;
+  if (typeof value === 'object' && value !== null) {
+    const out: Record<string, unknown> = {};
+    for (const [key, item] of Object.entries(value)) out[key] = redactValue(item, secrets);
+    return out as T;
+  }
+  return value;
+}

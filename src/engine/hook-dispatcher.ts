@@ -2,7 +2,8 @@ import { spawn } from 'node:child_process';
 import { childEnvironment } from '../core/child-env.js';
 import { hookRetryDelayMs, hookTrigger, hookUrlProblem } from '../core/hooks.js';
 import type { HookSpec } from '../core/plan/types.js';
-import { redactSecrets } from '../core/redact.js';
+import { redactSecrets, redactValue } from '../core/redact.js';
+import { type PlanSecretEnv, runSecrets } from '../core/run-secrets.js';
 import type { HookDelivery, Store } from '../store/store.js';
 
 export interface HookDispatcherOptions {
@@ -14,8 +15,12 @@ export interface HookDispatcherOptions {
   env?: NodeJS.ProcessEnv;
   /** A hook that failed for good, and why. */
   onFailure?: (delivery: HookDelivery, error: string) => void;
-  /** Masked in the recorded reason of a failed call (a command's stderr may echo one). */
-  secrets?: readonly string[];
+  /**
+   * What is masked for a run whose plan names these secret variables: in the payload and in the
+   * recorded reason of a failed call (a command's stderr may echo one). Default: nothing more than
+   * the hook's own URL.
+   */
+  secretsFor?: (plan: PlanSecretEnv) => readonly string[];
 }
 
 /** What a hook receives: stable `id` (the same on a repeated call), the event, the run's state, what to do. */
@@ -83,26 +88,32 @@ export class HookDispatcher {
   }
 
   private async deliver(delivery: HookDelivery, now: () => number): Promise<void> {
-    const body = JSON.stringify(hookPayload(delivery));
+    const env = this.options.env ?? process.env;
+    const plan = planSecretsOf(delivery);
+    const secrets = this.options.secretsFor?.(plan) ?? runSecrets({ env, plan });
+    // Events are masked when recorded; this also covers what was recorded by a process without the secret.
+    const body = JSON.stringify(redactValue(hookPayload(delivery), secrets));
     const { spec } = delivery;
     const failure = spec.command
-      ? await callCommand(
-          spec.command,
-          body,
-          spec.timeoutMs,
-          childEnvironment(this.options.env ?? process.env),
-        )
-      : await postToHook(spec, this.options.env ?? process.env, body);
+      ? await callCommand(spec.command, body, spec.timeoutMs, childEnvironment({ env, plan }))
+      : await postToHook(spec, env, body);
     if (failure === null) {
       await this.store.finishHookDelivery(delivery, { ok: true }, now());
       return;
     }
-    const error = redactSecrets(failure, this.options.secrets ?? []);
+    const error = redactSecrets(failure, secrets);
     const attempts = delivery.attempts + 1;
     const retryAt = attempts <= spec.retries ? now() + hookRetryDelayMs(attempts) : null;
     await this.store.finishHookDelivery(delivery, { ok: false, error, retryAt }, now());
     if (retryAt === null) this.options.onFailure?.(delivery, error);
   }
+}
+
+/** The plan's secret variables; at least the hook's own URL variable when a store gives none. */
+function planSecretsOf(delivery: HookDelivery): PlanSecretEnv {
+  return (
+    delivery.secretEnv ?? { hookUrlEnv: delivery.spec.urlEnv ? [delivery.spec.urlEnv] : [], apiKeyEnv: [] }
+  );
 }
 
 /** Runs `argv` with `input` on stdin; null on exit 0, else what went wrong. */

@@ -86,7 +86,7 @@ function versionOf(path: string, env: NodeJS.ProcessEnv): Promise<string | null>
     execFile(
       path,
       ['--version'],
-      { env: childEnvironment(env), timeout: VERSION_TIMEOUT_MS, maxBuffer: 1 << 20 },
+      { env: childEnvironment({ env }), timeout: VERSION_TIMEOUT_MS, maxBuffer: 1 << 20 },
       (error, stdout) => {
         const line = String(stdout)
           .split('\n')

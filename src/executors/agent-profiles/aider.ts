@@ -1,7 +1,7 @@
 import { agentInvocation } from '../../core/agent-prompt.js';
 import { lastLines } from './json-output.js';
 import { hasFlag } from './prompt-placement.js';
-import type { AgentProfile, AgentReport } from './types.js';
+import { type AgentProfile, type AgentReport, MULTI_PROVIDER_KEYS } from './types.js';
 import { emptyUsage, usageOrUndefined } from './usage-sum.js';
 
 /**
@@ -13,6 +13,7 @@ import { emptyUsage, usageOrUndefined } from './usage-sum.js';
 export const aiderProfile: AgentProfile = {
   name: 'aider',
   programs: ['aider'],
+  readsEnv: MULTI_PROVIDER_KEYS,
   outputFlags: '--message (no machine-readable output; Baton reads its Tokens: lines)',
   commandWarnings(command) {
     const warnings: string[] = [];

@@ -12,6 +12,7 @@ import { emptyUsage, usageOrUndefined } from './usage-sum.js';
 export const claudeProfile: AgentProfile = {
   name: 'claude',
   programs: ['claude'],
+  readsEnv: ['ANTHROPIC_API_KEY', 'ANTHROPIC_AUTH_TOKEN', 'CLAUDE_CODE_OAUTH_TOKEN'],
   outputFlags: '--output-format json',
   commandWarnings(command) {
     const warnings: string[] = [];

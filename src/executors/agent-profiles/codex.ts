@@ -12,6 +12,7 @@ import { emptyUsage, usageOrUndefined } from './usage-sum.js';
 export const codexProfile: AgentProfile = {
   name: 'codex',
   programs: ['codex'],
+  readsEnv: ['OPENAI_API_KEY', 'CODEX_API_KEY'],
   outputFlags: 'exec --json',
   commandWarnings(command) {
     const warnings: string[] = [];

@@ -20,6 +20,7 @@ import { emptyUsage, usageOrUndefined } from './usage-sum.js';
 export const geminiProfile: AgentProfile = {
   name: 'gemini',
   programs: ['gemini'],
+  readsEnv: ['GEMINI_API_KEY', 'GOOGLE_API_KEY'],
   outputFlags: '-o json',
   commandWarnings(command) {
     const format = flagValue(command, '-o', '--output-format');

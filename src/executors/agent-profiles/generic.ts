@@ -12,6 +12,7 @@ import { emptyUsage, usageOrUndefined } from './usage-sum.js';
 export const genericProfile: AgentProfile = {
   name: 'generic',
   programs: [],
+  readsEnv: [],
   outputFlags: '(none known)',
   commandWarnings: () => [],
   invocation: agentInvocation,

@@ -1,6 +1,6 @@
 import { asRecord, asString, count, jsonLines } from './json-output.js';
 import { flagValue, promptAfterDoubleDash } from './prompt-placement.js';
-import type { AgentProfile, AgentReport } from './types.js';
+import { type AgentProfile, type AgentReport, MULTI_PROVIDER_KEYS } from './types.js';
 import { emptyUsage, usageOrUndefined } from './usage-sum.js';
 
 /**
@@ -12,6 +12,7 @@ import { emptyUsage, usageOrUndefined } from './usage-sum.js';
 export const opencodeProfile: AgentProfile = {
   name: 'opencode',
   programs: ['opencode'],
+  readsEnv: MULTI_PROVIDER_KEYS,
   outputFlags: 'run --format json',
   commandWarnings(command) {
     const warnings: string[] = [];
