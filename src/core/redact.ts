@@ -53,6 +53,8 @@ const LOCATION_NAME = /(_FILE|_PATH|_DIR|_SOCK|_HOME)$/i;
 export function environmentSecrets(env: Readonly<Record<string, string | undefined>>): string[] {
   const secrets: string[] = [];
   for (const [name, value] of Object.entries(env)) {
+    // BATON_SECRET_ENV holds names of secrets, not one (run-secrets.ts reads it).
+    if (name === 'BATON_SECRET_ENV') continue;
     if (value === undefined || value.length < 8 || value.startsWith('/') || value.startsWith('~')) continue;
     if (SECRET_NAME.test(name) && !LOCATION_NAME.test(name)) secrets.push(value);
   }
