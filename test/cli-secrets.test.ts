@@ -11,6 +11,8 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { validatePlanObject } from '../src/core/plan/parse.js';
+import { startRun } from '../src/engine/start-run.js';
 import { SqliteStore } from '../src/store/sqlite/sqlite-store.js';
 import {
   agentCommand,
@@ -235,6 +237,80 @@ describe('secrets by value', () => {
       expect(error).toContain('dbpass-only [redacted]');
       expectNoSecret(readFileSync(state, 'utf8'), secrets.values, 'state.json');
       expect(check.stdout).toContain('pg [redacted]');
+    },
+    TEST_TIMEOUT,
+  );
+});
+
+describe('secrets in records written without masking', () => {
+  it(
+    'status, timeline, logs --json and export mask what an older or secret-less process stored',
+    async () => {
+      const { dir, home } = planDir('baton-cli-secrets-old-');
+      const token = 'hookTok3nWrittenBefore99';
+      const hookUrl = `https://hooks.example.com/services/${token}`;
+      const plan = validatePlanObject(
+        {
+          name: 'old-record',
+          defaults: { agent: { command: agentCommand('agent-fail') }, retry: { maxAttempts: 1 } },
+          hooks: [{ on: ['blocked'], urlEnv: 'OLD_HOOK_URL' }],
+          steps: [{ id: 'a', instruction: 'x' }],
+        },
+        'plan.yaml',
+      );
+      // Written straight through the store, as a process without the variable (or before masking) did.
+      const store = SqliteStore.open(join(home, 'baton.db'));
+      try {
+        await startRun(store, { plan, runId: 'old', workspace: dir });
+        const [claim] = (
+          await store.cycle({
+            owner: 'w',
+            now: Date.now(),
+            leaseMs: 60_000,
+            completions: [],
+            claimLimit: 1,
+            random: () => 0,
+          })
+        ).claimed;
+        const { runId, stepId, attempt } = claim!;
+        const message = `could not post to ${hookUrl} (token ${token})`;
+        const completion = {
+          runId,
+          stepId,
+          attempt,
+          owner: 'w',
+          startedAt: Date.now(),
+          endedAt: Date.now(),
+          logPath: null,
+        };
+        await store.cycle({
+          owner: 'w',
+          now: Date.now(),
+          leaseMs: 60_000,
+          completions: [{ ...completion, outcome: { ok: false, failureClass: 'fatal', message } }],
+          claimLimit: 0,
+          random: () => 0,
+        });
+      } finally {
+        await store.close();
+      }
+      const env = { OLD_HOOK_URL: hookUrl };
+      for (const args of [
+        ['status'],
+        ['status', '--json'],
+        ['status', 'old'],
+        ['status', 'old', '--json'],
+        ['timeline', 'old'],
+        ['timeline', 'old', '--json'],
+        ['logs', 'old', 'a', '--json'],
+        ['export', 'old'],
+        ['check'],
+        ['check', '--json'],
+      ]) {
+        const result = await runBaton(args, { home, env });
+        expectNoSecret(result.stdout + result.stderr, [hookUrl, token], args.join(' '));
+        if (args.length > 1) expect(result.stdout + result.stderr, args.join(' ')).toContain('[redacted]');
+      }
     },
     TEST_TIMEOUT,
   );
