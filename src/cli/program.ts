@@ -22,6 +22,10 @@ const program = new Command()
     `
 Exit codes: 0 ok, 1 work failed or is blocked, 2 bad input or configuration.
 
+Secrets: BATON_SECRET_ENV=NAME,NAME (or NAME:NAME) names more variables whose values are masked in
+everything Baton records and prints and never reach an agent or a hook command, like the store URL,
+hooks' urlEnv and (unless the agent CLI reads it) models' apiKeyEnv.
+
 Quick start:
   baton init                      write a starter plan (baton.plan.yaml)
   baton run baton.plan.yaml       run it in the foreground

@@ -19,7 +19,8 @@ export const MAX_RECORDED_MESSAGE = 300;
 export function redactSecrets(text: string, extraSecrets: readonly string[] = []): string {
   let out = text;
   for (const secret of extraSecrets) {
-    if (secret.length >= 6) out = out.split(secret).join('[redacted]');
+    // Most texts hold no secret: looking is much cheaper than splitting.
+    if (secret.length >= 6 && out.includes(secret)) out = out.split(secret).join('[redacted]');
   }
   for (const pattern of SECRET_PATTERNS) {
     out = out.replace(pattern, (match, name?: string, separator?: string) =>
@@ -53,6 +54,8 @@ const LOCATION_NAME = /(_FILE|_PATH|_DIR|_SOCK|_HOME)$/i;
 export function environmentSecrets(env: Readonly<Record<string, string | undefined>>): string[] {
   const secrets: string[] = [];
   for (const [name, value] of Object.entries(env)) {
+    // BATON_SECRET_ENV holds names of secrets, not one (run-secrets.ts reads it).
+    if (name === 'BATON_SECRET_ENV') continue;
     if (value === undefined || value.length < 8 || value.startsWith('/') || value.startsWith('~')) continue;
     if (SECRET_NAME.test(name) && !LOCATION_NAME.test(name)) secrets.push(value);
   }
@@ -67,4 +70,16 @@ export function redactOutcome(outcome: StepOutcome, secrets: readonly string[]):
   const degraded = outcome.degraded === undefined ? undefined : redactSecrets(outcome.degraded, secrets);
   if (summary === outcome.summary && degraded === outcome.degraded) return outcome;
   return { ...outcome, summary, ...(degraded === undefined ? {} : { degraded }) };
+}
+
+/** A JSON-like value (an event, a hook payload) with every string in it masked. */
+export function redactValue<T>(value: T, secrets: readonly string[]): T {
+  if (typeof value === 'string') return redactSecrets(value, secrets) as T;
+  if (Array.isArray(value)) return value.map((item) => redactValue(item, secrets)) as T;
+  if (typeof value === 'object' && value !== null) {
+    const out: Record<string, unknown> = {};
+    for (const [key, item] of Object.entries(value)) out[key] = redactValue(item, secrets);
+    return out as T;
+  }
+  return value;
 }

@@ -1,11 +1,11 @@
 import { hostname } from 'node:os';
 import type { RandomSource } from '../core/backoff.js';
-import { environmentSecrets } from '../core/redact.js';
 import type { AttemptKey, ClaimedStep, Completion, CycleResult, Store } from '../store/store.js';
 import { attemptKeyText } from '../store/store-rows.js';
 import { HookDispatcher } from './hook-dispatcher.js';
 import { stopOrphanedAttempt } from './orphans.js';
 import type { Executors } from './run-attempt.js';
+import { RunSecretsCache } from './run-secrets-cache.js';
 
 /** How long the engine keeps going. */
 export type EngineMode =
@@ -39,11 +39,13 @@ export interface EngineOptions {
   /** A hook call failed for good (its retries are used up). Default: `onError`. */
   onHookFailure?: (message: string) => void;
   /**
-   * Values masked wherever an attempt or a hook call records text (failure messages, summaries):
-   * an agent that echoes its API key in an error must not get it stored. Default: the values of
-   * this process's secret-looking environment variables (see environmentSecrets).
+   * Values masked wherever an attempt or a hook call records text (failure messages, summaries,
+   * events), on top of each run's secrets (see runSecrets: the store's, the plan's hook URLs and
+   * model keys, BATON_SECRET_ENV, secret-looking variables of `env`): e.g. the `--store` URL.
    */
   secrets?: readonly string[];
+  /** The environment whose secrets are masked. Default process.env. */
+  env?: NodeJS.ProcessEnv;
 }
 
 export interface EngineReport {
@@ -83,7 +85,7 @@ export class Engine {
   private readonly functionNames: readonly string[] | undefined;
   private readonly hooks: HookDispatcher;
   private attempts: Promise<typeof import('./run-attempt.js')> | null = null;
-  private readonly secrets: readonly string[];
+  private readonly secrets: RunSecretsCache;
   private readonly report: EngineReport = {
     attemptsStarted: 0,
     attemptsCommitted: 0,
@@ -99,12 +101,12 @@ export class Engine {
     this.now = options.now ?? Date.now;
     this.random = options.random ?? Math.random;
     this.functionNames = options.executors.fn.functionNames?.();
-    this.secrets = options.secrets ?? environmentSecrets(process.env);
+    this.secrets = new RunSecretsCache(options.env ?? process.env, options.secrets ?? []);
     this.hooks = new HookDispatcher(this.store, {
       owner: options.owner,
       home: options.home,
       now: this.now,
-      secrets: this.secrets,
+      secretsFor: (plan) => this.secrets.secretsFor(plan),
       onFailure: (delivery, error) => {
         const message = `hook ${delivery.hook} of run ${delivery.runId} failed for good: ${error}`;
         if (options.onHookFailure) options.onHookFailure(message);
@@ -276,7 +278,7 @@ export class Engine {
         home: this.options.home,
         executors: this.options.executors,
         now: this.now,
-        secrets: this.secrets,
+        secrets: this.secrets.secretsFor(claim.secretEnv),
       },
       claim,
       signal,

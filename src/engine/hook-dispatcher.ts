@@ -2,7 +2,8 @@ import { spawn } from 'node:child_process';
 import { childEnvironment } from '../core/child-env.js';
 import { hookRetryDelayMs, hookTrigger, hookUrlProblem } from '../core/hooks.js';
 import type { HookSpec } from '../core/plan/types.js';
-import { redactSecrets } from '../core/redact.js';
+import { redactSecrets, redactValue } from '../core/redact.js';
+import { type PlanSecretEnv, runSecrets } from '../core/run-secrets.js';
 import { type CommandVerdict, checkAgentCommand } from '../executors/command-policy.js';
 import { trustedPrograms } from '../executors/trusted-programs.js';
 import type { HookDelivery, Store } from '../store/store.js';
@@ -16,8 +17,12 @@ export interface HookDispatcherOptions {
   env?: NodeJS.ProcessEnv;
   /** A hook that failed for good, and why. */
   onFailure?: (delivery: HookDelivery, error: string) => void;
-  /** Masked in the recorded reason of a failed call (a command's stderr may echo one). */
-  secrets?: readonly string[];
+  /**
+   * What is masked for a run whose plan names these secret variables: in the payload and in the
+   * recorded reason of a failed call (a command's stderr may echo one). Default: nothing more than
+   * the hook's own URL.
+   */
+  secretsFor?: (plan: PlanSecretEnv) => readonly string[];
   /** The Baton home, whose trusted programs a hook command may be (see trusted-programs.ts). */
   home?: string;
 }
@@ -87,7 +92,11 @@ export class HookDispatcher {
   }
 
   private async deliver(delivery: HookDelivery, now: () => number): Promise<void> {
-    const body = JSON.stringify(hookPayload(delivery));
+    const env = this.options.env ?? process.env;
+    const plan = planSecretsOf(delivery);
+    const secrets = this.options.secretsFor?.(plan) ?? runSecrets({ env, plan });
+    // Events are masked when recorded; this also covers what was recorded by a process without the secret.
+    const body = JSON.stringify(redactValue(hookPayload(delivery), secrets));
     const { spec } = delivery;
     const verdict = spec.command ? this.check(spec.command) : null;
     const failure =
@@ -99,14 +108,14 @@ export class HookDispatcher {
               verdict?.ok ? verdict.executable : null,
               body,
               spec.timeoutMs,
-              childEnvironment(this.options.env ?? process.env),
+              childEnvironment({ env, plan }),
             )
-          : await postToHook(spec, this.options.env ?? process.env, body);
+          : await postToHook(spec, env, body);
     if (failure === null) {
       await this.store.finishHookDelivery(delivery, { ok: true }, now());
       return;
     }
-    const error = redactSecrets(failure, this.options.secrets ?? []);
+    const error = redactSecrets(failure, secrets);
     const attempts = delivery.attempts + 1;
     const retryAt = attempts <= spec.retries ? now() + hookRetryDelayMs(attempts) : null;
     await this.store.finishHookDelivery(delivery, { ok: false, error, retryAt }, now());
@@ -119,6 +128,13 @@ export class HookDispatcher {
       trust: trustedPrograms(this.options.home ?? null, this.options.env ?? process.env),
     });
   }
+}
+
+/** The plan's secret variables; at least the hook's own URL variable when a store gives none. */
+function planSecretsOf(delivery: HookDelivery): PlanSecretEnv {
+  return (
+    delivery.secretEnv ?? { hookUrlEnv: delivery.spec.urlEnv ? [delivery.spec.urlEnv] : [], apiKeyEnv: [] }
+  );
 }
 
 /** Runs `argv` with `input` on stdin; null on exit 0, else what went wrong. */

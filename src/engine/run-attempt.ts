@@ -1,7 +1,7 @@
 import { hostname } from 'node:os';
 import { stepReads } from '../core/plan/template.js';
 import type { PlanStep } from '../core/plan/types.js';
-import { redactOutcome, redactSecrets } from '../core/redact.js';
+import { redactOutcome, redactSecrets, redactValue } from '../core/redact.js';
 import { shadowExecutor } from '../executors/shadow-executor.js';
 import type { StepExecutor } from '../executors/step-executor.js';
 import type { EffectLedger } from '../harness/tools.js';
@@ -56,7 +56,9 @@ export async function runAttempt(
       signal,
       onProcess: (pid) =>
         void store.recordAttemptProcess(claim, { pid, host: hostname() }).catch(() => undefined),
-      recordEvents: (events) => {
+      recordEvents: (recorded) => {
+        // An executor's own events (recovery, tool failures) quote providers' and tools' texts.
+        const events = redactValue(recorded, deps.secrets ?? []);
         recordRecoverySpans(span, events);
         return store.appendEvents(claim.runId, events, now());
       },

@@ -3,7 +3,7 @@ import type { FailureClass, OutputArtifact } from '../core/failure.js';
 import type { AgentSpec } from '../core/plan/types.js';
 import { chooseProfile } from './agent-profiles/choose-profile.js';
 import { classifyAgentRun } from './agent-profiles/classify-agent-run.js';
-import type { AgentReport } from './agent-profiles/types.js';
+import type { AgentProfile, AgentReport } from './agent-profiles/types.js';
 import { applyRetryCap } from './agent-retry-cap.js';
 import { attemptMarkerOf } from './attempt-processes.js';
 import { type CommandPolicyMode, checkAgentCommand } from './command-policy.js';
@@ -22,6 +22,8 @@ export interface AgentAttemptOptions {
   workspace: string;
   requiredOutputs: readonly string[];
   env: NodeJS.ProcessEnv;
+  /** The environment for the CLI the chosen profile names (its own API keys); default `env`. */
+  envFor?: (profile: AgentProfile) => NodeJS.ProcessEnv;
   timeoutMs: number;
   killGraceMs: number;
   /** Absolute path of the attempt log (full stdout and stderr). */
@@ -88,7 +90,7 @@ export async function runAgentAttempt(options: AgentAttemptOptions): Promise<Age
   const capped = applyRetryCap(
     profile,
     options.agent,
-    options.env,
+    options.envFor?.(profile) ?? options.env,
     options.logPath.replace(/\.log$/, ''),
     verdict.programIndex,
   );

@@ -42,6 +42,22 @@ export class AgentCliExecutor implements StepExecutor {
         ? troubleshootPrompt(claim.stepId, claim.attempt - 1, claim.lastError, instruction)
         : instruction;
     const logPath = attemptLogPath(claim);
+    // The policy of core/child-env.ts, then the attempt's own variables, which nothing overrides.
+    const environmentFor = (reads: readonly string[]): NodeJS.ProcessEnv => ({
+      ...childEnvironment({
+        env: this.options.env ?? process.env,
+        reads,
+        ...(claim.secretEnv ? { plan: claim.secretEnv } : {}),
+        ...(agent.env ? { spec: agent.env } : {}),
+      }),
+      BATON_RUN_ID: claim.runId,
+      BATON_STEP_ID: claim.stepId,
+      BATON_ATTEMPT: String(claim.attempt),
+      BATON_WORKSPACE: claim.workspace,
+      BATON_STORE_ID: context.storeId,
+      // The same for every attempt of the step: an agent's side effects can be keyed by it.
+      BATON_IDEMPOTENCY_KEY: `${claim.runId}:${claim.stepId}`,
+    });
     const result = await runAgentAttempt({
       agent,
       // Read at each attempt: `baton trust rm` and a changed file take effect at once.
@@ -49,16 +65,8 @@ export class AgentCliExecutor implements StepExecutor {
       prompt,
       workspace: claim.workspace,
       requiredOutputs: claim.step.requiredOutputs,
-      env: {
-        ...childEnvironment(this.options.env ?? process.env),
-        BATON_RUN_ID: claim.runId,
-        BATON_STEP_ID: claim.stepId,
-        BATON_ATTEMPT: String(claim.attempt),
-        BATON_WORKSPACE: claim.workspace,
-        BATON_STORE_ID: context.storeId,
-        // The same for every attempt of the step: an agent's side effects can be keyed by it.
-        BATON_IDEMPOTENCY_KEY: `${claim.runId}:${claim.stepId}`,
-      },
+      env: environmentFor([]),
+      envFor: (profile) => environmentFor(profile.readsEnv),
       timeoutMs: claim.step.timeoutMs,
       killGraceMs: this.options.killGraceMs ?? 5000,
       logPath: join(context.home, logPath),

@@ -113,7 +113,7 @@ function outputOf(
     execFile(
       path,
       args,
-      { env: childEnvironment(env), timeout: VERSION_TIMEOUT_MS, maxBuffer: 1 << 20 },
+      { env: childEnvironment({ env }), timeout: VERSION_TIMEOUT_MS, maxBuffer: 1 << 20 },
       (error, stdout, stderr) => done(error ? null : { stdout: String(stdout), stderr: String(stderr) }),
     );
   });

@@ -3,6 +3,7 @@ import { dirname, join } from 'node:path';
 import type { RandomSource } from '../core/backoff.js';
 import type { BatonEvent } from '../core/events.js';
 import type { ModelTargetSpec } from '../core/plan/types.js';
+import { DEFAULT_API_KEY_ENV } from '../core/run-secrets.js';
 import { runAgent } from '../harness/agent-loop.js';
 import type { BackoffSettings } from '../harness/call-state.js';
 import type { HarnessClock } from '../harness/clock.js';
@@ -53,8 +54,6 @@ function capabilitiesOf(
 
 /** The text of a model step kept as its result (what `{{steps.<id>.summary}}` gives later steps). */
 export const MODEL_RESULT_MAX_CHARS = 64_000;
-
-const DEFAULT_KEY_ENV = { openai: 'OPENAI_API_KEY', anthropic: 'ANTHROPIC_API_KEY' } as const;
 
 /** Runs a `model:` step through the recovery harness; recovery is recorded in the run's events. */
 export class ModelExecutor implements StepExecutor {
@@ -176,7 +175,7 @@ export class ModelExecutor implements StepExecutor {
     stream: boolean,
   ): { ok: true; provider: ModelProvider; apiKey: string } | { ok: false; message: string } {
     const env = this.options.env ?? process.env;
-    const keyEnv = target.apiKeyEnv ?? DEFAULT_KEY_ENV[target.provider];
+    const keyEnv = target.apiKeyEnv ?? DEFAULT_API_KEY_ENV[target.provider];
     const apiKey = env[keyEnv] ?? '';
     if (apiKey === '' && target.baseUrl === undefined) {
       return {

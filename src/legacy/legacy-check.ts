@@ -2,7 +2,8 @@ import { createHash } from 'node:crypto';
 import { existsSync, readdirSync, rmSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import { childEnvironment } from '../core/child-env.js';
-import { environmentSecrets, redactSecrets } from '../core/redact.js';
+import { redactSecrets } from '../core/redact.js';
+import { runSecrets } from '../core/run-secrets.js';
 import { runAgentAttempt } from '../executors/agent-attempt.js';
 import { AgentPidFile } from './agent-pid-file.js';
 import type { LegacyConfig } from './legacy-config.js';
@@ -56,7 +57,9 @@ function legacyRunId(statePath: string): string {
 export async function runLegacyCheck(options: LegacyCheckOptions): Promise<LegacyReport> {
   const statePath = resolve(options.statePath);
   const now = options.now ?? Date.now;
-  const log = options.log ?? (() => undefined);
+  const secrets = runSecrets({ env: options.env });
+  // What the check prints is masked too: a state file may hold an error written before masking.
+  const log = (line: string) => options.log?.(redactSecrets(line, secrets));
   if (!existsSync(statePath)) return { outcome: 'missing', stepsRun: 0, blockers: [] };
   // Validate before taking the lock, so a malformed file is refused even while another check runs.
   const first = readLegacyState(statePath);
@@ -75,7 +78,7 @@ export async function runLegacyCheck(options: LegacyCheckOptions): Promise<Legac
     const state = readLegacyState(statePath);
     if (!state) return { outcome: 'missing', stepsRun: 0, blockers: [] };
     if (state.status === 'DONE') return { outcome: 'done', stepsRun: 0, blockers: state.blockers };
-    return await drive(statePath, state, options, now, log);
+    return await drive(statePath, state, options, now, log, secrets);
   } finally {
     lock.release();
   }
@@ -87,6 +90,7 @@ async function drive(
   options: LegacyCheckOptions,
   now: () => number,
   log: (line: string) => void,
+  secrets: readonly string[],
 ): Promise<LegacyReport> {
   state.lastHeartbeatIso = new Date(now()).toISOString();
   let dirty = true;
@@ -106,8 +110,9 @@ async function drive(
     log,
     save,
     pidFile,
-    env: childEnvironment(options.env),
-    secrets: environmentSecrets(options.env),
+    // STEP_AGENT_CMD gets the policy's default: no plan names secrets, Baton's own are withheld.
+    env: childEnvironment({ env: options.env }),
+    secrets,
   };
   try {
     for (;;) {
@@ -177,7 +182,7 @@ interface Driver {
   pidFile: AgentPidFile;
   /** The agent's environment without the step's own variables, built once (copying process.env is slow). */
   env: NodeJS.ProcessEnv;
-  /** Masked in the `error` a failed step leaves in the state file (see environmentSecrets). */
+  /** Masked in the `error` a failed step leaves in the state file and in the check's output (see runSecrets). */
   secrets: readonly string[];
 }
 

@@ -3,6 +3,7 @@ import type { BatonEvent, StoredEvent } from '../core/events.js';
 import type { FailureClass, OutputArtifact, StepOutcome, StepUsage } from '../core/failure.js';
 import type { FlowLimit } from '../core/flow.js';
 import type { HookSpec, Plan, PlanStep } from '../core/plan/types.js';
+import type { PlanSecretEnv } from '../core/run-secrets.js';
 import type { RunStatus, StepResult, StepState } from '../core/run-state.js';
 
 /**
@@ -140,6 +141,8 @@ export interface HookDelivery extends HookDeliveryKey {
   planName: string;
   runStatus: RunStatus;
   blockedReason: string | null;
+  /** The secret variables the run's plan names: withheld from a hook command, masked in its error. */
+  secretEnv?: PlanSecretEnv;
 }
 
 export interface RunFilter {
@@ -183,6 +186,8 @@ export interface ClaimedStep extends AttemptKey {
   workspace: string;
   /** The previous attempt's error, for the troubleshoot prompt. */
   lastError: string | null;
+  /** The secret variables the run's plan names (planSecretEnv): withheld from its agent, masked in what it records. */
+  secretEnv?: PlanSecretEnv;
   /** This attempt runs the step's fallback (`step` is the fallback's executor): success is degraded. */
   fallback?: boolean;
   /** The run is a shadow run: a step with a side effect is recorded, not executed. */

@@ -2,6 +2,7 @@ import { type EngineCliOptions, engineFromCli, engineSettingsFromCli } from '../
 import { EXIT } from '../exit-codes.js';
 import { blockedHints, printJson } from '../format.js';
 import { type GlobalOptions, parseDurationOption, resolveHome } from '../home.js';
+import { maskedReads } from '../masked-reads.js';
 import { openStore } from '../open-store.js';
 import { LineProgress } from '../progress.js';
 
@@ -34,8 +35,9 @@ export async function checkCommand(options: CheckOptions): Promise<number> {
     process.once('SIGINT', stop);
     const report = await engine.run({ kind: 'drain' });
     if (timer) clearTimeout(timer);
-    const blocked = await store.listRuns({ status: 'blocked', limit: 100 });
-    const details = await Promise.all(blocked.map((run) => store.getRun(run.id)));
+    const reads = maskedReads(store, process.env, settings.secrets);
+    const blocked = await reads.listRuns({ status: 'blocked', limit: 100 });
+    const details = await Promise.all(blocked.map((run) => reads.getRun(run.id)));
     if (options.json) {
       printJson({ ...report, blocked: details.map((run) => ({ id: run!.id, reason: run!.blockedReason })) });
     } else {

@@ -3,6 +3,7 @@ import { createWriteStream } from 'node:fs';
 import { runNotFound } from '../../core/errors.js';
 import { EXIT } from '../exit-codes.js';
 import type { GlobalOptions } from '../home.js';
+import { maskedReads } from '../masked-reads.js';
 import { openStore } from '../open-store.js';
 
 /** `baton export <run>`: the run's event log as JSON lines (one event per line), to stdout or a file. */
@@ -10,7 +11,7 @@ export async function exportCommand(
   runId: string,
   options: GlobalOptions & { output?: string },
 ): Promise<number> {
-  const store = await openStore(options);
+  const store = maskedReads(await openStore(options), process.env, options.store ? [options.store] : []);
   try {
     if (!(await store.getRun(runId))) throw runNotFound(runId);
     const events = await store.getEvents(runId);

@@ -17,6 +17,7 @@ import {
 } from '../format.js';
 import { ganttChart } from '../gantt.js';
 import { type GlobalOptions, parsePositiveInt, resolveHome } from '../home.js';
+import { maskedReads } from '../masked-reads.js';
 import { openStore } from '../open-store.js';
 
 async function withStore<T>(
@@ -26,7 +27,7 @@ async function withStore<T>(
   const home = resolveHome(options);
   const store = await openStore(options);
   try {
-    return await fn(store, home);
+    return await fn(maskedReads(store, process.env, options.store ? [options.store] : []), home);
   } finally {
     await store.close();
   }

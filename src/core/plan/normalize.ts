@@ -324,6 +324,14 @@ function normalizeAgent(agent: RawAgent): AgentSpec {
     promptVia: agent.promptVia ?? 'arg',
     ...(agent.profile === undefined ? {} : { profile: agent.profile }),
     ...(agent.capRetries === undefined ? {} : { capRetries: agent.capRetries }),
+    ...(agent.env === undefined
+      ? {}
+      : {
+          env: {
+            ...(agent.env.pass === undefined ? {} : { pass: [...agent.env.pass] }),
+            ...(agent.env.set === undefined ? {} : { set: { ...agent.env.set } }),
+          },
+        }),
   };
 }
 

@@ -1,5 +1,7 @@
 import { z } from 'zod';
+import { isCodeLoadingVariable } from '../code-loading-variables.js';
 import { hookUrlProblem } from '../hooks.js';
+import { STORE_SECRET_ENV } from '../run-secrets.js';
 import {
   durationSchema,
   flowKeySchema,
@@ -10,7 +12,7 @@ import {
   timeoutSchema,
 } from './schema-fields.js';
 import { modelSchema } from './schema-model.js';
-import { AGENT_PROFILE_NAMES, PLAN_NAME_PATTERN } from './types.js';
+import { AGENT_PROFILE_NAMES, ENV_NAME_PATTERN, PLAN_NAME_PATTERN } from './types.js';
 import { describeValue } from './zod-issues.js';
 
 export { MAX_TIMEOUT_MS } from './schema-fields.js';
@@ -19,6 +21,57 @@ export { MAX_TIMEOUT_MS } from './schema-fields.js';
  * The plan file format as written by people (YAML or JSON) or built in code, before defaults
  * and cross-reference checks (see normalize.ts). Also the source of the published JSON Schema.
  */
+
+const envNameSchema = z.string().regex(ENV_NAME_PATTERN, {
+  error: (issue) =>
+    `${describeValue(issue.input)} is not the name of an environment variable, e.g. GITHUB_TOKEN`,
+});
+
+const agentEnvSchema = strictObject(
+  {
+    pass: z
+      .array(envNameSchema)
+      .superRefine((names, ctx) => {
+        names.forEach((name, index) => {
+          if (STORE_SECRET_ENV.includes(name))
+            ctx.addIssue({
+              code: 'custom',
+              path: [index],
+              message: `${name} holds Baton's store URL or password, which never reaches an agent: remove it`,
+            });
+        });
+      })
+      .optional()
+      .describe(
+        "Only these variables of Baton's environment reach the agent, with the baseline (PATH, HOME, USER, LOGNAME, SHELL, LANG, LANGUAGE, LC_*, TZ, TMPDIR, TERM). Default: all of it except Baton's own secrets (store URL, hook URLs, BATON_SECRET_ENV) and model steps' API keys the agent CLI does not read.",
+      ),
+    set: z
+      .record(
+        envNameSchema,
+        z.string({ error: (issue) => `expected a string, got ${describeValue(issue.input)}` }),
+      )
+      .superRefine((values, ctx) => {
+        for (const name of Object.keys(values)) {
+          const problem = setProblem(name);
+          if (problem !== null) ctx.addIssue({ code: 'custom', path: [name], message: problem });
+        }
+      })
+      .optional()
+      .describe(
+        'Variables set to these literal values for the agent (stored with the plan: no secrets here). Never one that makes programs load code (NODE_OPTIONS, LD_PRELOAD, PYTHON*, ...) nor a BATON_* variable.',
+      ),
+  },
+  "an agent's environment: { pass?: [names], set?: { NAME: value } }",
+).describe("Which variables of Baton's environment the agent gets, and which it gets set.");
+
+/** Why `agent.env.set` may not set `name`, or null. */
+function setProblem(name: string): string | null {
+  if (isCodeLoadingVariable(name))
+    return `setting ${name} can make the agent load or run code: it is refused; put the setting in the agent's own configuration`;
+  if (name.toUpperCase().startsWith('BATON_'))
+    return `${name} is Baton's own variable (Baton sets BATON_RUN_ID, BATON_STEP_ID, ... itself): remove it`;
+  return null;
+}
 
 export const agentSchema = strictObject(
   {
@@ -54,8 +107,9 @@ export const agentSchema = strictObject(
       .describe(
         "Whether Baton caps the CLI's own retries to one (default true), so that Baton's retry policy, budgets and no-progress detection decide. false leaves the CLI's own retry settings alone.",
       ),
+    env: agentEnvSchema.optional(),
   },
-  'an agent: { command: [...], promptVia?, profile?, capRetries? }',
+  'an agent: { command: [...], promptVia?, profile?, capRetries?, env? }',
 )
   .superRefine((agent, ctx) => {
     const placeholders = agent.command.filter((arg) => arg === '{prompt}').length;
@@ -286,7 +340,7 @@ export const hookSchema = strictObject(
       .describe('A URL that gets the event as a JSON POST.'),
     urlEnv: z
       .string()
-      .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, {
+      .regex(ENV_NAME_PATTERN, {
         error: 'expected the name of an environment variable, e.g. SLACK_WEBHOOK_URL',
       })
       .optional()

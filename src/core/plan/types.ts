@@ -26,6 +26,9 @@ export const AGENT_PROFILE_NAMES = [
 export type AgentProfileName = (typeof AGENT_PROFILE_NAMES)[number];
 
 /** An agent CLI invocation: argv (never a shell string) and how the prompt is passed. */
+/** The name of an environment variable (`urlEnv`, `apiKeyEnv`, `agent.env`). */
+export const ENV_NAME_PATTERN = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
 export interface AgentSpec {
   command: string[];
   promptVia: PromptVia;
@@ -36,6 +39,16 @@ export interface AgentSpec {
    * and no-progress detection decide; false leaves the CLI's own retry settings alone.
    */
   capRetries?: boolean;
+  /** Which variables of Baton's environment the agent gets (see core/child-env.ts); undefined: the default policy. */
+  env?: AgentEnvSpec;
+}
+
+/** `agent.env`: the agent's environment as a policy. */
+export interface AgentEnvSpec {
+  /** Only these variables (and the baseline: PATH, HOME, …) are passed; undefined: all but Baton's secrets. */
+  pass?: string[];
+  /** Literal values set for the agent; never a variable that makes programs load code. */
+  set?: Record<string, string>;
 }
 
 /** Exponential backoff between attempts of one step. */

@@ -1,7 +1,7 @@
 import { agentInvocation } from '../../core/agent-prompt.js';
 import { lastLines } from './json-output.js';
 import { hasFlag } from './prompt-placement.js';
-import type { AgentProfile, AgentReport } from './types.js';
+import { type AgentProfile, type AgentReport, MULTI_PROVIDER_KEYS } from './types.js';
 import { emptyUsage, usageOrUndefined } from './usage-sum.js';
 
 /**
@@ -14,6 +14,7 @@ export const aiderProfile: AgentProfile = {
   name: 'aider',
   programs: ['aider'],
   installs: { packages: [] },
+  readsEnv: MULTI_PROVIDER_KEYS,
   outputFlags: '--message (no machine-readable output; Baton reads its Tokens: lines)',
   commandWarnings(command) {
     const warnings: string[] = [];

@@ -13,6 +13,7 @@ export const claudeProfile: AgentProfile = {
   name: 'claude',
   programs: ['claude'],
   installs: { packages: ['@anthropic-ai/claude-code'], homeFolders: ['.local/share/claude/versions'] },
+  readsEnv: ['ANTHROPIC_API_KEY', 'ANTHROPIC_AUTH_TOKEN', 'CLAUDE_CODE_OAUTH_TOKEN'],
   outputFlags: '--output-format json',
   commandWarnings(command) {
     const warnings: string[] = [];

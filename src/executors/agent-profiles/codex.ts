@@ -13,6 +13,7 @@ export const codexProfile: AgentProfile = {
   name: 'codex',
   programs: ['codex'],
   installs: { packages: ['@openai/codex'] },
+  readsEnv: ['OPENAI_API_KEY', 'CODEX_API_KEY'],
   outputFlags: 'exec --json',
   commandWarnings(command) {
     const warnings: string[] = [];

@@ -21,6 +21,7 @@ export const geminiProfile: AgentProfile = {
   name: 'gemini',
   programs: ['gemini'],
   installs: { packages: ['@google/gemini-cli'] },
+  readsEnv: ['GEMINI_API_KEY', 'GOOGLE_API_KEY'],
   outputFlags: '-o json',
   commandWarnings(command) {
     const format = flagValue(command, '-o', '--output-format');

@@ -13,6 +13,7 @@ export const genericProfile: AgentProfile = {
   name: 'generic',
   programs: [],
   installs: { packages: [] },
+  readsEnv: [],
   outputFlags: '(none known)',
   commandWarnings: () => [],
   invocation: agentInvocation,

@@ -1,6 +1,6 @@
 import { asRecord, asString, count, type JsonRecord, lastJsonObject } from './json-output.js';
 import { hasFlag, promptAfterDoubleDash, promptAsFlagValue } from './prompt-placement.js';
-import type { AgentProfile, AgentReport, AgentUsage } from './types.js';
+import { type AgentProfile, type AgentReport, type AgentUsage, MULTI_PROVIDER_KEYS } from './types.js';
 import { emptyUsage, usageOrUndefined } from './usage-sum.js';
 
 /**
@@ -15,6 +15,7 @@ export const openclawProfile: AgentProfile = {
   name: 'openclaw',
   programs: ['openclaw'],
   installs: { packages: ['openclaw'] },
+  readsEnv: MULTI_PROVIDER_KEYS,
   outputFlags: 'agent exec --json (or agent --local --json)',
   commandWarnings(command) {
     const warnings: string[] = [];

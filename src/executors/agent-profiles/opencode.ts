@@ -1,6 +1,6 @@
 import { asRecord, asString, count, jsonLines } from './json-output.js';
 import { flagValue, promptAfterDoubleDash } from './prompt-placement.js';
-import type { AgentProfile, AgentReport } from './types.js';
+import { type AgentProfile, type AgentReport, MULTI_PROVIDER_KEYS } from './types.js';
 import { emptyUsage, usageOrUndefined } from './usage-sum.js';
 
 /**
@@ -13,6 +13,7 @@ export const opencodeProfile: AgentProfile = {
   name: 'opencode',
   programs: ['opencode'],
   installs: { packages: ['opencode-ai'] },
+  readsEnv: MULTI_PROVIDER_KEYS,
   outputFlags: 'run --format json',
   commandWarnings(command) {
     const warnings: string[] = [];

@@ -103,6 +103,11 @@ export interface AgentProfile {
    * installer puts it (`.local/share/claude/versions`). Anything else needs `baton trust add`.
    */
   installs: { packages: readonly string[]; homeFolders?: readonly string[] };
+  /**
+   * The API-key variables the CLI reads itself: a plan's model-step keys (`apiKeyEnv`) in this
+   * list still reach it; the others are withheld (see core/child-env.ts).
+   */
+  readsEnv: readonly string[];
   /** The flags to add for machine-readable output, as a user writes them. */
   outputFlags: string;
   /** Problems of a command that Baton can still run: a missing output flag, a prompt a flag would swallow. */
@@ -116,3 +121,15 @@ export interface AgentProfile {
   /** The CLI's documented exit codes. */
   exitCodes: Readonly<Record<number, ExitMeaning>>;
 }
+
+/** The provider keys a CLI that talks to many providers (opencode, aider, openclaw) may read. */
+export const MULTI_PROVIDER_KEYS: readonly string[] = [
+  'ANTHROPIC_API_KEY',
+  'OPENAI_API_KEY',
+  'GEMINI_API_KEY',
+  'GOOGLE_API_KEY',
+  'OPENROUTER_API_KEY',
+  'MISTRAL_API_KEY',
+  'DEEPSEEK_API_KEY',
+  'GROQ_API_KEY',
+];

@@ -1,6 +1,7 @@
 import type { StepUsage } from '../../core/failure.js';
 import { FlowGate, type FlowKeyState } from '../../core/flow.js';
 import type { Plan } from '../../core/plan/types.js';
+import { planSecretEnv } from '../../core/run-secrets.js';
 import { DUE_STEP_STATUSES, type RunState, stepOf } from '../../core/run-state.js';
 import { claimStep, expireLease, type Transition } from '../../core/transitions.js';
 import {
@@ -265,6 +266,7 @@ export class CycleWork {
       inputs: slot.entry.inputs,
       workspace: slot.entry.workspace,
       lastError: step.lastError,
+      secretEnv: planSecretEnv(state.plan),
       results: claimResults(transition.run, planStep),
       ...(step.onFallback ? { fallback: true } : {}),
       ...(state.plan.shadow ? { shadow: true } : {}),

@@ -1,5 +1,6 @@
 import type { StoredEvent } from '../../core/events.js';
 import type { Plan } from '../../core/plan/types.js';
+import { planSecretEnv } from '../../core/run-secrets.js';
 import type { RunStatus } from '../../core/run-state.js';
 import type { HookDelivery, HookDeliveryKey } from '../store.js';
 import type { PgPool } from './open-pool.js';
@@ -67,6 +68,7 @@ export class PostgresHookDeliveries {
         planName: row.plan_name,
         runStatus: row.status as RunStatus,
         blockedReason: row.blocked_reason,
+        secretEnv: planSecretEnv(row.plan),
       });
     }
     return claimed;

@@ -1,5 +1,6 @@
 import type { BatonEvent, StoredEvent } from '../../core/events.js';
 import type { Plan } from '../../core/plan/types.js';
+import { planSecretEnv } from '../../core/run-secrets.js';
 import type { RunStatus } from '../../core/run-state.js';
 import type { HookDelivery, HookDeliveryKey } from '../store.js';
 import type { SqliteDatabase } from './open-database.js';
@@ -84,6 +85,7 @@ export class SqliteHookDeliveries {
         planName: row.plan_name,
         runStatus: row.status as RunStatus,
         blockedReason: row.blocked_reason,
+        secretEnv: planSecretEnv(plan),
       });
     }
     return claimed;

@@ -1,3 +1,4 @@
+import { planSecretEnv } from '../../core/run-secrets.js';
 import { DUE_STEP_STATUSES, planIndex, type RunState, stepOf } from '../../core/run-state.js';
 import { claimStep, expireLease, type Transition } from '../../core/transitions.js';
 import { flowAllows, flowStarted, runningDelta } from '../flow-accounting.js';
@@ -146,6 +147,7 @@ export class SqliteCycle {
         inputs: entry.inputs,
         workspace: entry.workspace,
         lastError: step.lastError,
+        secretEnv: planSecretEnv(entry.state.plan),
         results: claimResults(entry.state, planStep),
       });
     };

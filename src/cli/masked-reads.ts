@@ -1,0 +1,41 @@
+import { redactValue } from '../core/redact.js';
+import { planSecretEnv } from '../core/run-secrets.js';
+import { RunSecretsCache } from '../engine/run-secrets-cache.js';
+import type { Store } from '../store/store.js';
+
+/**
+ * A store whose reads (runs, events, attempts) come back with this process's secrets of each run
+ * masked (see runSecrets), for the commands that print them: what was recorded before masking, or
+ * by a process that lacked a secret, is printed masked too. Writes are untouched.
+ */
+export function maskedReads(store: Store, env: NodeJS.ProcessEnv, values: readonly string[] = []): Store {
+  const secrets = new RunSecretsCache(env, values);
+  const forRun = async (runId: string) => {
+    const run = await store.getRun(runId);
+    return secrets.secretsFor(run ? planSecretEnv(run.plan) : undefined);
+  };
+  const reads: Partial<Store> = {
+    getRun: async (runId) => {
+      const run = await store.getRun(runId);
+      return run && redactValue(run, secrets.secretsFor(planSecretEnv(run.plan)));
+    },
+    // A summary's only free text is its blocked reason: only those runs' plans are read.
+    listRuns: async (options) =>
+      Promise.all(
+        (await store.listRuns(options)).map(async (run) =>
+          run.blockedReason === null ? run : redactValue(run, await forRun(run.id)),
+        ),
+      ),
+    getEvents: async (runId, options) =>
+      redactValue(await store.getEvents(runId, options), await forRun(runId)),
+    getAttempts: async (runId, stepId) =>
+      redactValue(await store.getAttempts(runId, stepId), await forRun(runId)),
+  };
+  return new Proxy(store, {
+    get(target, name, receiver) {
+      if (typeof name === 'string' && Object.hasOwn(reads, name)) return reads[name as keyof Store];
+      const value = Reflect.get(target, name, receiver);
+      return typeof value === 'function' ? value.bind(target) : value;
+    },
+  });
+}
