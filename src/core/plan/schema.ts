@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { hookUrlProblem } from '../hooks.js';
 import {
+  argvElementSchema,
   durationSchema,
   flowKeySchema,
   idSchema,
@@ -23,7 +24,7 @@ export { MAX_TIMEOUT_MS } from './schema-fields.js';
 export const agentSchema = strictObject(
   {
     command: z
-      .array(z.string().min(1, { error: 'an argument cannot be empty' }), {
+      .array(argvElementSchema, {
         error: (issue) =>
           `expected the command as a list of arguments, e.g. [claude, -p], got ${describeValue(issue.input)}`,
       })
@@ -272,7 +273,7 @@ export const hookSchema = strictObject(
         'Events that call the hook: blocked (run blocked), failed (an attempt failed), succeeded (run done), budget (a budget reached).',
       ),
     command: z
-      .array(z.string().min(1))
+      .array(argvElementSchema)
       .min(1)
       .optional()
       .describe('A command as argv (never a shell string); it gets the event as JSON on stdin.'),
