@@ -81,6 +81,14 @@ export function prepareRun(options: StartRunOptions): NewRun {
         : withAgent;
     }),
   };
+  // Thousands of steps usually share a command or two: each distinct argv is checked once.
+  const checkedCommands = new Set<string>();
+  const assertCommandOnce = (command: readonly string[]) => {
+    const key = JSON.stringify(command);
+    if (checkedCommands.has(key)) return;
+    assertAgentCommand(command, { cwd: workspace });
+    checkedCommands.add(key);
+  };
   for (const step of plan.steps) {
     if (step.kind !== 'agent') continue;
     if (!step.agent) {
@@ -89,7 +97,7 @@ export function prepareRun(options: StartRunOptions): NewRun {
         `step "${step.id}" has no agent command: set defaults.agent.command in the plan, pass --agent '["claude","-p"]', or set BATON_AGENT_CMD`,
       );
     }
-    assertAgentCommand(step.agent.command, { cwd: workspace });
+    assertCommandOnce(step.agent.command);
   }
   for (const step of plan.steps) {
     if (step.fallback?.kind !== 'agent') continue;
@@ -99,10 +107,10 @@ export function prepareRun(options: StartRunOptions): NewRun {
         `step "${step.id}" has a fallback instruction but no agent command to run it`,
       );
     }
-    assertAgentCommand(step.fallback.agent.command, { cwd: workspace });
+    assertCommandOnce(step.fallback.agent.command);
   }
   // Hook commands come from the plan too: the same rules, no shell ever.
-  for (const hook of plan.hooks ?? []) if (hook.command) assertAgentCommand(hook.command, { cwd: workspace });
+  for (const hook of plan.hooks ?? []) if (hook.command) assertCommandOnce(hook.command);
   try {
     mkdirSync(workspace, { recursive: true });
   } catch (error) {
