@@ -4,11 +4,13 @@ import { prepareRun } from '../engine/start-run.js';
 import { agentCommandWarnings } from '../executors/agent-profiles/command-warnings.js';
 import { loadPlanFile } from '../plan/load-plan-file.js';
 import type { NewRun } from '../store/store.js';
-import { agentFromEnvOrOption } from './home.js';
+import { agentFromEnvOrOption, type GlobalOptions, resolveHome } from './home.js';
 
-export interface PrepareOptions {
+export interface PrepareOptions extends GlobalOptions {
   input?: string[];
   workspace?: string;
+  /** `--allow-workspace <dir>`: this broad folder (root, home, above the Baton home) may be the workspace. */
+  allowWorkspace?: string;
   id?: string;
   agent?: string;
   /** A shadow run (`--shadow`). */
@@ -59,6 +61,8 @@ export async function prepareRunFromCli(
     planPath,
     inputs: parseInputs(options.input),
     ...(options.workspace ? { workspace: options.workspace } : {}),
+    ...(options.allowWorkspace ? { allowWorkspace: options.allowWorkspace } : {}),
+    batonHome: resolveHome(options),
     ...(defaultAgent ? { defaultAgent } : {}),
     ...(options.id ? { runId: options.id } : {}),
     ...(extra.awaitingApproval ? { awaitingApproval: true } : {}),

@@ -42,7 +42,7 @@ export async function legacyCommand(
 /** `baton import <state.json>`: a skill state file becomes a native run (the file is only read). */
 export async function importCommand(
   statePath: string,
-  options: GlobalOptions & { id?: string; detach?: boolean },
+  options: GlobalOptions & { id?: string; detach?: boolean; allowWorkspace?: string },
 ): Promise<number> {
   const { BatonError } = await import('../../core/errors.js');
   const { legacyConfigFromEnv } = await import('../../legacy/legacy-config.js');
@@ -50,6 +50,7 @@ export async function importCommand(
   const { planFromLegacyState } = await import('../../legacy/import-state.js');
   const { prepareRun, startRun } = await import('../../engine/start-run.js');
   const { openStore } = await import('../open-store.js');
+  const { resolveHome } = await import('../home.js');
   const state = readLegacyState(statePath);
   if (!state) throw new BatonError('PLAN_NOT_FOUND', `state file not found: ${statePath}`);
   const config = legacyConfigFromEnv(process.env, dirname(resolve(statePath)));
@@ -58,6 +59,8 @@ export async function importCommand(
     plan,
     workspace,
     completedSteps,
+    batonHome: resolveHome(options),
+    ...(options.allowWorkspace ? { allowWorkspace: options.allowWorkspace } : {}),
     ...(options.id ? { runId: options.id } : {}),
   });
   const store = await openStore(options);

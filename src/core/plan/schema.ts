@@ -318,7 +318,12 @@ export const planFileSchema = strictObject(
     ),
     description: z.string().optional().describe('What the plan does.'),
     workspace: z
-      .string()
+      .string({
+        error: (issue) =>
+          issue.input === null
+            ? 'is empty (in YAML, ~ alone means nothing, not your home folder): name a folder, e.g. ./work'
+            : `expected a folder, got ${describeValue(issue.input)}`,
+      })
       .min(1)
       .optional()
       .describe('Working directory of runs, relative to the folder of the plan file.'),
