@@ -18,9 +18,20 @@ export interface TemplateRefContext {
 
 /** Checks every `{{...}}` of a step's text against what will exist when the step runs. */
 export function checkTemplateRefs(text: string, path: string, context: TemplateRefContext): PlanIssue[] {
+  return checkListedRefs(listTemplateRefs(text), () => path, context);
+}
+
+/** The same for references already listed; `pathOf` is called only for a problem. */
+export function checkListedRefs(
+  refs: readonly { raw: string; path: string[] }[],
+  pathOf: () => string,
+  context: TemplateRefContext,
+): PlanIssue[] {
   const { stepId, inputNames } = context;
   const issues: PlanIssue[] = [];
-  for (const { raw, path: refPath } of listTemplateRefs(text)) {
+  for (const { raw, path: refPath } of refs) {
+    let cached: string | undefined;
+    const path = () => (cached ??= pathOf());
     const ref = parseTemplateRef(refPath);
     if (ref === undefined) {
       const valid = [
@@ -32,24 +43,17 @@ export function checkTemplateRefs(text: string, path: string, context: TemplateR
       const match = context.budget.take() ? closestMatch(refPath.join('.'), valid) : undefined;
       const hint = match === undefined ? '' : ` (did you mean "{{${match}}}"?)`;
       issues.push({
-        path,
+        path: path(),
         problem: `${raw} is not a template reference${hint}; allowed: ${ALLOWED_TEMPLATE_FORMS}`,
       });
     } else if (ref.kind === 'input' && !context.inputNameSet.has(ref.name)) {
-      issues.push({ path, problem: `${raw}: ${undeclaredInputProblem(ref.name, inputNames)}` });
+      issues.push({ path: path(), problem: `${raw}: ${undeclaredInputProblem(ref.name, inputNames)}` });
     } else if (ref.kind === 'step') {
       const problem = stepRefProblem(ref.stepId, stepId, context);
-      if (problem !== undefined) issues.push({ path, problem: `${raw}: ${problem}` });
+      if (problem !== undefined) issues.push({ path: path(), problem: `${raw}: ${problem}` });
     }
   }
   return issues;
-}
-
-/** The step ids the templates of `text` name (`{{steps.<id>...}}`, well-formed or not). */
-export function stepIdsNamedIn(text: string): string[] {
-  return listTemplateRefs(text)
-    .filter(({ path }) => path[0] === 'steps' && path[1] !== undefined)
-    .map(({ path }) => path[1]!);
 }
 
 function undeclaredInputProblem(name: string, declared: readonly string[]): string {

@@ -92,8 +92,12 @@ export function closestMatch(word: string, candidates: Iterable<string>): string
   let prefixMatch: string | undefined;
   for (const candidate of candidates) {
     const simple = simplify(candidate);
-    const distance = editDistance(target, simple);
     const limit = Math.max(1, Math.floor(Math.max(target.length, simple.length) / 3));
+    // The distance is at least the difference in length: most candidates need no matrix.
+    const distance =
+      Math.abs(target.length - simple.length) > limit
+        ? Number.POSITIVE_INFINITY
+        : editDistance(target, simple);
     if (distance <= limit && distance < Math.min(target.length, simple.length) && distance < bestDistance) {
       best = candidate;
       bestDistance = distance;

@@ -39,8 +39,12 @@ interface StepDefaults {
 export function normalizePlan(file: PlanFile, fileName: string): Plan {
   const issues: PlanIssue[] = [];
   const stepNames = stepPathNames(file);
-  const pathOf = (index: number, ...fields: (string | number)[]) =>
-    formatIssuePath(['steps', index, ...fields], stepNames);
+  // Called for every step: `steps.<id>` (or `steps[2]`) without the general formatter.
+  const pathOf = (index: number, ...fields: (string | number)[]) => {
+    const name = stepNames[index];
+    const step = name === undefined ? `steps[${index}]` : `steps.${name}`;
+    return fields.length === 0 ? step : formatIssuePath(['steps', index, ...fields], stepNames);
+  };
 
   if (file.workspace?.includes('\u0000')) {
     issues.push({ path: 'workspace', problem: 'contains a NUL character' });

@@ -1,4 +1,4 @@
-import { checkTemplateRefs, stepIdsNamedIn, type TemplateRefContext } from './check-templates.js';
+import { checkListedRefs, type TemplateRefContext } from './check-templates.js';
 import {
   answerDependencyQuestions,
   type GraphStep,
@@ -6,10 +6,13 @@ import {
   type SuggestionBudget,
 } from './graph.js';
 import type { PlanIssue } from './issues.js';
+import { listTemplateRefs } from './template.js';
 import type { PlanStep } from './types.js';
 
-/** The texts of a step that may hold templates, each with its field path. */
-function templateTexts(step: PlanStep): { text: string; fields: string[] }[] {
+type TemplateRefs = ReturnType<typeof listTemplateRefs>;
+
+/** The texts of a step that hold templates, each with its field path and its references. */
+function templateTexts(step: PlanStep): { refs: TemplateRefs; fields: string[] }[] {
   const texts: { text: string; fields: string[] }[] = [];
   if (step.instruction !== undefined) texts.push({ text: step.instruction, fields: ['instruction'] });
   if (step.fallback?.instruction !== undefined) {
@@ -22,7 +25,9 @@ function templateTexts(step: PlanStep): { text: string; fields: string[] }[] {
     texts.push({ text: step.model.prompt, fields: ['model', 'prompt'] });
     if (step.model.system !== undefined) texts.push({ text: step.model.system, fields: ['model', 'system'] });
   }
-  return texts;
+  return texts
+    .filter(({ text }) => text.includes('{{'))
+    .map(({ text, fields }) => ({ refs: listTemplateRefs(text), fields }));
 }
 
 /**
@@ -45,9 +50,11 @@ export function checkPlanTemplates(
   const named = steps.map((step, index) => {
     const direct = new Set(step.dependsOn);
     const indirect = new Set<string>();
-    for (const { text } of texts[index]!) {
-      for (const id of stepIdsNamedIn(text)) {
-        if (id !== step.id && stepIdSet.has(id) && !direct.has(id)) indirect.add(id);
+    for (const { refs } of texts[index]!) {
+      for (const { path } of refs) {
+        // Every `{{steps.<id>...}}`, well-formed or not: the suggestions may name the latter's id.
+        const id = path[0] === 'steps' ? path[1] : undefined;
+        if (id !== undefined && id !== step.id && stepIdSet.has(id) && !direct.has(id)) indirect.add(id);
       }
     }
     for (const target of indirect) questions.push({ step: step.id, target });
@@ -77,8 +84,8 @@ export function checkPlanTemplates(
       inputNameSet,
       budget,
     };
-    for (const { text, fields } of texts[index]!) {
-      issues.push(...checkTemplateRefs(text, pathOf(index, ...fields), context));
+    for (const { refs, fields } of texts[index]!) {
+      issues.push(...checkListedRefs(refs, () => pathOf(index, ...fields), context));
     }
   });
   return issues;
