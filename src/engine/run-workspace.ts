@@ -20,7 +20,8 @@ export interface RunWorkspaceOptions {
 /**
  * The absolute workspace of a new run (not created yet: see createRunWorkspace). Refused unless named by
  * `allowWorkspace`: a broad folder an agent should not be let loose in, that is the root (`/`),
- * the user's home folder or a folder above it (`/home`), or a folder above the one that holds the
+ * the user's home folder (its parents are not refused: tests and sandboxes often point HOME at a
+ * folder inside the project), or a folder above the one that holds the
  * Baton home (with the home `/srv/app/.baton`: `/srv` and `/`, not `/srv/app`, the usual project
  * folder). `~` is not expanded (a shell expands it, Baton does not), so a workspace starting with
  * `~` is refused rather than becoming a folder named `~`.
@@ -73,7 +74,6 @@ function broadFolderReason(folder: string, batonHome: string | undefined): strin
   for (const candidate of candidates) {
     if (parse(candidate).root === candidate) return 'the root folder';
     if (homes.includes(candidate)) return 'your home folder';
-    if (homes.some((home) => isAbove(candidate, home))) return 'a folder above your home folder';
     if (batonHome !== undefined) {
       const holder = dirname(resolve(batonHome));
       for (const home of new Set([holder, realFolder(holder)])) {

@@ -13,7 +13,7 @@ export interface StartRunOptions {
   /** Overrides the plan's workspace; relative to the current directory. */
   workspace?: string;
   /**
-   * The root, the home folder, a folder above it or above the folder holding `batonHome` are
+   * The root, the home folder, or a folder above the one holding `batonHome` are
    * refused as the workspace unless it is this folder (the CLI's `--allow-workspace`).
    */
   allowWorkspace?: string;
