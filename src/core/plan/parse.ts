@@ -21,10 +21,13 @@ import { planErrorMap, planIssuesFromZod } from './zod-issues.js';
 export function parsePlanText(text: string, fileName: string): Plan {
   const source = text.replace(/^\uFEFF/, '');
   if (source.trim() === '') throw emptyPlan(fileName);
-  const value = /\.json$/i.test(fileName) ? parseJson(source, fileName) : parseYaml(source, fileName);
+  const isJson = /\.json$/i.test(fileName);
+  const value = isJson ? parseJson(source, fileName) : parseYaml(source, fileName);
   // The schema walks the value recursively. The text's nesting is checked as it is read, but a
-  // chain of YAML aliases nests deeper than the text: check the value too.
-  if (isNestedTooDeep(value)) throw new PlanInvalidError(fileName, [{ path: '', problem: NESTING_PROBLEM }]);
+  // chain of YAML aliases nests deeper than the text: check a YAML value too.
+  if (!isJson && isNestedTooDeep(value)) {
+    throw new PlanInvalidError(fileName, [{ path: '', problem: NESTING_PROBLEM }]);
+  }
   return validatePlanObject(value, fileName);
 }
 
