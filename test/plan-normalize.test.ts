@@ -210,12 +210,13 @@ describe('normalizePlan: dependsOn', () => {
   });
 
   it('names a few steps of a long cycle and how many there are', () => {
-    const steps = Array.from(
-      { length: 10_000 },
-      (_, i) => `  - { id: s${i}, fn: f, dependsOn: [s${(i + 9_999) % 10_000}] }`,
-    );
-    expect(problems(plan(`${steps.join('\n')}\n`))).toEqual([
-      'plan.yaml: steps.s0.dependsOn: cycle of 10000 steps: s0 -> s9999 -> s9998 -> s9997 -> s9996 -> s9995 -> ... (9991 more) -> s3 -> s2 -> s1 -> s0 (each step depends on the next): remove one of these dependencies',
+    const steps = Array.from({ length: 10_000 }, (_, i) => ({
+      id: `s${i}`,
+      fn: 'f',
+      dependsOn: [`s${(i + 9_999) % 10_000}`],
+    }));
+    expect(problems(JSON.stringify({ name: 'p', steps }), 'plan.json')).toEqual([
+      'plan.json: steps.s0.dependsOn: cycle of 10000 steps: s0 -> s9999 -> s9998 -> s9997 -> s9996 -> s9995 -> ... (9991 more) -> s3 -> s2 -> s1 -> s0 (each step depends on the next): remove one of these dependencies',
     ]);
   });
 });
