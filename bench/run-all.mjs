@@ -152,6 +152,26 @@ const BENCHMARKS = [
     ],
   },
   {
+    name: 'hostile',
+    script: 'hostile-plans.mjs',
+    figures: [
+      ...[
+        ['valid', '10k-step plan accepted (run --detach)'],
+        ['badDep', '10k-step plan, one bad dependsOn'],
+        ['cycle', '10k-step cycle refused'],
+        ['deepJson', '100k-deep JSON plan refused'],
+        ['deepYaml', '100k-deep YAML plan refused'],
+      ].flatMap(([key, label]) => [
+        { key: `${key}Ms`, label, unit: 'ms', higher: false, goal: 1000 },
+        { key: `${key}CpuMs`, label: '  CPU time', unit: 'ms', higher: false },
+        { key: `${key}RssMb`, label: '  peak RSS', unit: 'MB', higher: false, goal: 200 },
+        { key: `${key}FloorMs`, label: '  (floor: node reads + JSON.parse)', unit: 'ms', higher: false },
+        { key: `${key}FloorCpuMs`, label: '  (floor CPU time)', unit: 'ms', higher: false },
+        { key: `${key}FloorRssMb`, label: '  (floor peak RSS)', unit: 'MB', higher: false },
+      ]),
+    ],
+  },
+  {
     name: 'crash',
     script: 'crash-restart.mjs',
     figures: [

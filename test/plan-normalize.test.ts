@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { isBatonError } from '../src/core/errors.js';
-import { findCycles, transitiveDependencies } from '../src/core/plan/graph.js';
+import { answerDependencyQuestions, findCycles } from '../src/core/plan/graph.js';
 import { parsePlanText } from '../src/core/plan/parse.js';
 
 /** Parses a YAML plan expecting PLAN_INVALID; returns the message lines. */
@@ -172,15 +172,52 @@ describe('normalizePlan: dependsOn', () => {
     expect(findCycles(steps)[0]?.length).toBe(20_001);
   });
 
-  it('computes transitive dependencies', () => {
-    const deps = transitiveDependencies([
+  it('answers whether a step depends on another, directly or indirectly', () => {
+    const steps = [
       { id: 'a', dependsOn: [] },
       { id: 'b', dependsOn: ['a'] },
       { id: 'c', dependsOn: ['b', 'ghost'] },
       { id: 'd', dependsOn: [] },
+    ];
+    const ask = (step: string, target: string) => ({ step, target });
+    expect(
+      answerDependencyQuestions(steps, [
+        ask('c', 'a'),
+        ask('c', 'b'),
+        ask('d', 'a'),
+        ask('a', 'c'),
+        ask('b', 'd'),
+      ]),
+    ).toEqual([true, true, false, false, false]);
+  });
+
+  it('answers for a long chain and many targets in linear passes', () => {
+    const steps = Array.from({ length: 5_000 }, (_, i) => ({
+      id: `s${i}`,
+      dependsOn: i === 0 ? [] : [`s${i - 1}`],
+    }));
+    // Every step asks about the first (an ancestor of all but itself) and about the next one
+    // (never an ancestor): 10,000 questions about 5,000 targets, so several chunks of targets.
+    const questions = steps.flatMap((step, i) => [
+      { step: step.id, target: 's0' },
+      { step: step.id, target: `s${Math.min(i + 1, 4_999)}` },
     ]);
-    expect([...(deps.get('c') ?? [])].sort()).toEqual(['a', 'b']);
-    expect([...(deps.get('d') ?? [])]).toEqual([]);
+    const answers = answerDependencyQuestions(steps, questions);
+    const firstIsAncestor = answers.filter((_, q) => q % 2 === 0);
+    expect(firstIsAncestor.indexOf(false)).toBe(0);
+    expect(firstIsAncestor.lastIndexOf(false)).toBe(0);
+    expect(answers.filter((answer, q) => q % 2 === 1 && answer)).toEqual([]);
+  });
+
+  it('names a few steps of a long cycle and how many there are', () => {
+    const steps = Array.from({ length: 10_000 }, (_, i) => ({
+      id: `s${i}`,
+      fn: 'f',
+      dependsOn: [`s${(i + 9_999) % 10_000}`],
+    }));
+    expect(problems(JSON.stringify({ name: 'p', steps }), 'plan.json')).toEqual([
+      'plan.json: steps.s0.dependsOn: cycle of 10000 steps: s0 -> s9999 -> s9998 -> s9997 -> s9996 -> s9995 -> ... (9991 more) -> s3 -> s2 -> s1 -> s0 (each step depends on the next): remove one of these dependencies',
+    ]);
   });
 });
 

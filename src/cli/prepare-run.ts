@@ -5,13 +5,13 @@ import { agentCommandWarnings } from '../executors/agent-profiles/command-warnin
 import { trustedPrograms } from '../executors/trusted-programs.js';
 import { loadPlanFile } from '../plan/load-plan-file.js';
 import type { NewRun } from '../store/store.js';
-import { agentFromEnvOrOption, resolveHome } from './home.js';
+import { agentFromEnvOrOption, type GlobalOptions, resolveHome } from './home.js';
 
-export interface PrepareOptions {
-  /** The Baton home (`--home`), whose trusted programs the plan's commands may run. */
-  home?: string;
+export interface PrepareOptions extends GlobalOptions {
   input?: string[];
   workspace?: string;
+  /** `--allow-workspace <dir>`: this broad folder (root, home, above the Baton home) may be the workspace. */
+  allowWorkspace?: string;
   id?: string;
   agent?: string;
   /** A shadow run (`--shadow`). */
@@ -63,6 +63,8 @@ export async function prepareRunFromCli(
     trust: trustedPrograms(resolveHome(options), process.env),
     inputs: parseInputs(options.input),
     ...(options.workspace ? { workspace: options.workspace } : {}),
+    ...(options.allowWorkspace ? { allowWorkspace: options.allowWorkspace } : {}),
+    batonHome: resolveHome(options),
     ...(defaultAgent ? { defaultAgent } : {}),
     ...(options.id ? { runId: options.id } : {}),
     ...(extra.awaitingApproval ? { awaitingApproval: true } : {}),

@@ -59,6 +59,12 @@ const lease = () =>
     'lease length; an attempt whose worker stops renewing is retried after it (default 30s)',
   );
 
+const allowWorkspace = () =>
+  new Option(
+    '--allow-workspace <dir>',
+    'let this folder be the workspace although it is the root, your home folder or above the Baton home',
+  );
+
 /** The options of every command that stores a run of a plan file (run, propose). */
 function withPlanOptions(command: Command): Command {
   return command
@@ -67,6 +73,7 @@ function withPlanOptions(command: Command): Command {
       '--workspace <dir>',
       "folder the agents work in (default: the plan's workspace, else the plan file's folder)",
     )
+    .addOption(allowWorkspace())
     .option('--id <run-id>', 'use this run id instead of a generated one')
     .option(
       '--shadow',
@@ -283,6 +290,7 @@ program
     'turn an agent-step-sequencer state.json into a native run (STEP_AGENT_CMD, STEP_MAX_RETRIES apply)',
   )
   .option('--id <run-id>', 'use this run id instead of a generated one')
+  .addOption(allowWorkspace())
   .addOption(json())
   .action(
     act(async () => {

@@ -1,3 +1,6 @@
+import { controlCharacterProblem, firstControlCharacter } from './control-chars.js';
+import { scanJsonText } from './json-text.js';
+
 /**
  * Errors Baton throws for bad input, bad configuration and bugs.
  * A step that fails is not an error: its outcome is data (see outcome.ts).
@@ -46,11 +49,13 @@ export function runNotFound(runId: string): BatonError {
 export function parseArgvJson(value: string, where: string): string[] {
   let parsed: unknown;
   try {
+    // An argv is one flat array: anything nested deeper is refused before JSON.parse builds it.
+    if (scanJsonText(value, 1) !== null) throw new SyntaxError('nested');
     parsed = JSON.parse(value);
   } catch {
     throw new BatonError(
       'CONFIG_INVALID',
-      `${where}: expected a JSON array of strings such as '["claude","-p"]', got ${JSON.stringify(value)}`,
+      `${where}: expected a JSON array of strings such as '["claude","-p"]', got ${JSON.stringify(shorten(value))}`,
     );
   }
   if (
@@ -60,8 +65,19 @@ export function parseArgvJson(value: string, where: string): string[] {
   ) {
     throw new BatonError(
       'CONFIG_INVALID',
-      `${where}: expected a non-empty JSON array of non-empty strings, got ${value}`,
+      `${where}: expected a non-empty JSON array of non-empty strings, got ${shorten(value)}`,
     );
   }
-  return parsed as string[];
+  const argv = parsed as string[];
+  for (const [index, arg] of argv.entries()) {
+    const code = firstControlCharacter(arg);
+    if (code !== undefined) {
+      throw new BatonError('CONFIG_INVALID', `${where}[${index}]: ${controlCharacterProblem(code)}`);
+    }
+  }
+  return argv;
+}
+
+function shorten(text: string): string {
+  return text.length > 200 ? `${text.slice(0, 200)}...` : text;
 }

@@ -1,12 +1,11 @@
 import { createHash } from 'node:crypto';
-import { mkdirSync, statSync } from 'node:fs';
-import { dirname, resolve } from 'node:path';
 import { BatonError } from '../core/errors.js';
 import type { AgentSpec, Plan } from '../core/plan/types.js';
 import { ulid } from '../core/ulid.js';
 import { assertAgentCommand } from '../executors/command-policy.js';
 import { type TrustedPrograms, trustedPrograms } from '../executors/trusted-programs.js';
 import type { NewRun, RunSummary, Store } from '../store/store.js';
+import { createRunWorkspace, resolveRunWorkspace } from './run-workspace.js';
 
 export interface StartRunOptions {
   plan: Plan;
@@ -14,6 +13,13 @@ export interface StartRunOptions {
   planPath?: string;
   /** Overrides the plan's workspace; relative to the current directory. */
   workspace?: string;
+  /**
+   * The root, the home folder, or a folder above the one holding `batonHome` are
+   * refused as the workspace unless it is this folder (the CLI's `--allow-workspace`).
+   */
+  allowWorkspace?: string;
+  /** The Baton home (the CLI's `--home`), when known: see `allowWorkspace`. */
+  batonHome?: string;
   inputs?: Record<string, string>;
   /** Agent for steps whose plan sets none; baked into the stored snapshot so every later `check` uses it. */
   defaultAgent?: AgentSpec;
@@ -69,11 +75,14 @@ export function planHash(plan: Plan): string {
  */
 export function prepareRun(options: StartRunOptions): NewRun {
   const now = options.now ?? Date.now();
-  const planDir = options.planPath ? dirname(resolve(options.planPath)) : process.cwd();
-  const workspace = options.workspace
-    ? resolve(options.workspace)
-    : resolve(planDir, options.plan.workspace ?? '.');
   const inputs = resolveInputs(options.plan, options.inputs ?? {});
+  const workspace = resolveRunWorkspace({
+    planWorkspace: options.plan.workspace,
+    planPath: options.planPath,
+    workspace: options.workspace || undefined,
+    allowWorkspace: options.allowWorkspace,
+    batonHome: options.batonHome,
+  });
   const plan: Plan = {
     ...options.plan,
     steps: options.plan.steps.map((step) => {
@@ -123,17 +132,7 @@ export function prepareRun(options: StartRunOptions): NewRun {
   for (const [index, hook] of (plan.hooks ?? []).entries()) {
     if (hook.command) checkCommand(hook.command, `hooks[${index}].command`);
   }
-  try {
-    mkdirSync(workspace, { recursive: true });
-  } catch (error) {
-    throw new BatonError(
-      'CONFIG_INVALID',
-      `workspace ${workspace} cannot be created: ${(error as Error).message}`,
-      { cause: error },
-    );
-  }
-  if (!statSync(workspace).isDirectory())
-    throw new BatonError('CONFIG_INVALID', `workspace ${workspace} is not a directory`);
+  createRunWorkspace(workspace);
   const runId = options.runId ?? ulid(now, Math.random);
   if (!/^[A-Za-z0-9_-]{1,64}$/.test(runId)) {
     throw new BatonError('INVALID_ARGUMENT', `run id "${runId}" must match [A-Za-z0-9_-]{1,64}`);

@@ -30,7 +30,19 @@ export function readLegacyState(path: string): LegacyState | null {
       'STATE_CORRUPT',
       `${path}: ${size} bytes is more than a state file may have (16 MB)`,
     );
-  return parseLegacyState(readFileSync(path, 'utf8'), path);
+  const bytes = readFileSync(path);
+  let text: string;
+  try {
+    // Fatal: a lenient decode would turn bad bytes into U+FFFD, and the next write would keep that.
+    text = new TextDecoder('utf-8', { fatal: true }).decode(bytes);
+  } catch (error) {
+    throw new BatonError(
+      'STATE_CORRUPT',
+      `${path}: is not valid UTF-8 text (a state file is JSON, which is UTF-8); the file was left untouched`,
+      { cause: error },
+    );
+  }
+  return parseLegacyState(text, path);
 }
 
 /**

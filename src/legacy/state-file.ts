@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { BatonError } from '../core/errors.js';
+import { describeJsonTextProblem, linePosition, scanJsonText } from '../core/json-text.js';
 
 /**
  * The agent-step-sequencer skill's state.json, a public format users already have on disk.
@@ -44,6 +45,17 @@ function pathText(path: readonly PropertyKey[]): string {
 
 /** Parses and validates a state file's text; every problem is named with its path. Throws STATE_CORRUPT. */
 export function parseLegacyState(text: string, file: string): LegacyState {
+  // Too deep a file would overflow the validation and the writer that keeps its unknown fields;
+  // Python's json never writes a key twice, so a repeated one is not the skill's file.
+  const found = scanJsonText(text);
+  const refuse = (offset: number, problem: string) => {
+    const { line, column } = linePosition(text, offset);
+    return new BatonError(
+      'STATE_CORRUPT',
+      `${file}:${line}:${column}: ${problem}; the file was left untouched`,
+    );
+  };
+  if (found?.kind === 'too-deep') throw refuse(found.offset, describeJsonTextProblem(found, text));
   let raw: unknown;
   try {
     raw = JSON.parse(text);
@@ -53,6 +65,7 @@ export function parseLegacyState(text: string, file: string): LegacyState {
       cause: error,
     });
   }
+  if (found) throw refuse(found.offset, describeJsonTextProblem(found, text));
   if (
     typeof raw !== 'object' ||
     raw === null ||

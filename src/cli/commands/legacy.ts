@@ -44,7 +44,7 @@ export async function legacyCommand(
 /** `baton import <state.json>`: a skill state file becomes a native run (the file is only read). */
 export async function importCommand(
   statePath: string,
-  options: GlobalOptions & { id?: string; detach?: boolean },
+  options: GlobalOptions & { id?: string; detach?: boolean; allowWorkspace?: string },
 ): Promise<number> {
   const { BatonError } = await import('../../core/errors.js');
   const { legacyConfigFromEnv } = await import('../../legacy/legacy-config.js');
@@ -52,9 +52,9 @@ export async function importCommand(
   const { planFromLegacyState } = await import('../../legacy/import-state.js');
   const { prepareRun, startRun } = await import('../../engine/start-run.js');
   const { openStore } = await import('../open-store.js');
+  const { resolveHome } = await import('../home.js');
   const state = readLegacyState(statePath);
   if (!state) throw new BatonError('PLAN_NOT_FOUND', `state file not found: ${statePath}`);
-  const { resolveHome } = await import('../home.js');
   const { trustedPrograms } = await import('../../executors/trusted-programs.js');
   const trust = trustedPrograms(resolveHome(options), process.env);
   const config = legacyConfigFromEnv(process.env, dirname(resolve(statePath)), trust);
@@ -64,6 +64,8 @@ export async function importCommand(
     trust,
     workspace,
     completedSteps,
+    batonHome: resolveHome(options),
+    ...(options.allowWorkspace ? { allowWorkspace: options.allowWorkspace } : {}),
     ...(options.id ? { runId: options.id } : {}),
   });
   const store = await openStore(options);

@@ -1,5 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { BatonError } from '../../core/errors.js';
+import { parseJsonWithLimits } from '../../core/json-text.js';
 import { agentCliSetupText } from '../../harness/mock-llm/agent-cli-setup.js';
 import { FAULT_NAMES, type FaultName, type FaultSpec } from '../../harness/mock-llm/faults.js';
 import { OVERFLOW_FLAVOURS, type OverflowFlavour } from '../../harness/mock-llm/overflow-bodies.js';
@@ -97,8 +98,13 @@ async function readScriptFile(file: string): Promise<ScriptEntry[]> {
   }
   let entries: unknown;
   try {
-    entries = JSON.parse(text);
+    const parsed = parseJsonWithLimits(text);
+    if (!('value' in parsed)) {
+      throw new BatonError('INVALID_ARGUMENT', `${file}:${parsed.line}:${parsed.column}: ${parsed.problem}`);
+    }
+    entries = parsed.value;
   } catch (error) {
+    if (error instanceof BatonError) throw error;
     const reason = error instanceof Error ? error.message : String(error);
     throw new BatonError('INVALID_ARGUMENT', `${file}: not valid JSON (${reason})`);
   }

@@ -1,5 +1,6 @@
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { BatonError, runNotFound } from '../../core/errors.js';
+import { parseJsonWithLimits } from '../../core/json-text.js';
 import type { StepResult } from '../../core/run-state.js';
 import { EXIT } from '../exit-codes.js';
 import { printJson } from '../format.js';
@@ -49,9 +50,9 @@ export async function resolveCommand(
 function readResult(argument: string): StepResult {
   if (existsSync(argument) && statSync(argument).isFile()) {
     const text = readFileSync(argument, 'utf8');
-    return toResult(parseJson(text) ?? { text });
+    return toResult(parseJson(text, argument) ?? { text });
   }
-  const parsed = parseJson(argument);
+  const parsed = parseJson(argument, '--result');
   if (parsed === undefined) {
     throw new BatonError(
       'INVALID_ARGUMENT',
@@ -61,12 +62,16 @@ function readResult(argument: string): StepResult {
   return toResult(parsed);
 }
 
-function parseJson(text: string): { value: unknown } | undefined {
+/** The JSON value of `text`, or undefined if it is not JSON; too deep or repeated keys are refused. */
+function parseJson(text: string, where: string): { value: unknown } | undefined {
+  let parsed: ReturnType<typeof parseJsonWithLimits>;
   try {
-    return { value: JSON.parse(text) };
+    parsed = parseJsonWithLimits(text);
   } catch {
     return undefined;
   }
+  if ('value' in parsed) return parsed;
+  throw new BatonError('INVALID_ARGUMENT', `${where}:${parsed.line}:${parsed.column}: ${parsed.problem}`);
 }
 
 function toResult(parsed: { value: unknown } | { text: string }): StepResult {

@@ -1,41 +1,56 @@
-import { unknownStepProblem } from './graph.js';
+import { type SuggestionBudget, unknownStepProblem } from './graph.js';
 import { closestMatch, type PlanIssue } from './issues.js';
 import { ALLOWED_TEMPLATE_FORMS, listTemplateRefs, parseTemplateRef } from './template.js';
 
+/** What a step's templates may use, as `checkTemplateRefs` needs it. */
+export interface TemplateRefContext {
+  stepId: string;
+  /** Whether the step depends on `target`, directly or indirectly. */
+  dependsOn(target: string): boolean;
+  /** Dependencies a suggestion may name: the direct ones and those its templates mention. */
+  suggestible: readonly string[];
+  allStepIds: readonly string[];
+  stepIdSet: ReadonlySet<string>;
+  inputNames: readonly string[];
+  inputNameSet: ReadonlySet<string>;
+  budget: SuggestionBudget;
+}
+
 /** Checks every `{{...}}` of a step's text against what will exist when the step runs. */
-export function checkTemplateRefs(
-  text: string,
-  path: string,
-  context: {
-    stepId: string;
-    /** Every step the step depends on, directly or indirectly. */
-    dependencies: ReadonlySet<string>;
-    allStepIds: readonly string[];
-    inputNames: readonly string[];
-  },
+export function checkTemplateRefs(text: string, path: string, context: TemplateRefContext): PlanIssue[] {
+  return checkListedRefs(listTemplateRefs(text), () => path, context);
+}
+
+/** The same for references already listed; `pathOf` is called only for a problem. */
+export function checkListedRefs(
+  refs: readonly { raw: string; path: string[] }[],
+  pathOf: () => string,
+  context: TemplateRefContext,
 ): PlanIssue[] {
-  const { stepId, dependencies, allStepIds, inputNames } = context;
+  const { stepId, inputNames } = context;
   const issues: PlanIssue[] = [];
-  for (const { raw, path: refPath } of listTemplateRefs(text)) {
+  for (const { raw, path: refPath } of refs) {
+    let cached: string | undefined;
+    const path = () => (cached ??= pathOf());
     const ref = parseTemplateRef(refPath);
     if (ref === undefined) {
       const valid = [
         ...inputNames.map((name) => `inputs.${name}`),
-        ...[...dependencies].flatMap((id) => [`steps.${id}.summary`, `steps.${id}.outputs`]),
+        ...context.suggestible.flatMap((id) => [`steps.${id}.summary`, `steps.${id}.outputs`]),
         'run.workspace',
         'run.id',
       ];
-      const match = closestMatch(refPath.join('.'), valid);
+      const match = context.budget.take() ? closestMatch(refPath.join('.'), valid) : undefined;
       const hint = match === undefined ? '' : ` (did you mean "{{${match}}}"?)`;
       issues.push({
-        path,
+        path: path(),
         problem: `${raw} is not a template reference${hint}; allowed: ${ALLOWED_TEMPLATE_FORMS}`,
       });
-    } else if (ref.kind === 'input' && !inputNames.includes(ref.name)) {
-      issues.push({ path, problem: `${raw}: ${undeclaredInputProblem(ref.name, inputNames)}` });
+    } else if (ref.kind === 'input' && !context.inputNameSet.has(ref.name)) {
+      issues.push({ path: path(), problem: `${raw}: ${undeclaredInputProblem(ref.name, inputNames)}` });
     } else if (ref.kind === 'step') {
-      const problem = stepRefProblem(ref.stepId, stepId, dependencies, allStepIds);
-      if (problem !== undefined) issues.push({ path, problem: `${raw}: ${problem}` });
+      const problem = stepRefProblem(ref.stepId, stepId, context);
+      if (problem !== undefined) issues.push({ path: path(), problem: `${raw}: ${problem}` });
     }
   }
   return issues;
@@ -45,17 +60,15 @@ function undeclaredInputProblem(name: string, declared: readonly string[]): stri
   if (declared.length === 0) return `input "${name}" is not declared: add it under inputs:`;
   const match = closestMatch(name, declared);
   const fix = match === undefined ? 'declare it under inputs:' : `did you mean "${match}"?`;
-  return `input "${name}" is not declared (declared: ${declared.join(', ')}): ${fix}`;
+  const shown = declared.length > 30 ? [...declared.slice(0, 30), '...'] : declared;
+  return `input "${name}" is not declared (declared: ${shown.join(', ')}): ${fix}`;
 }
 
-function stepRefProblem(
-  target: string,
-  stepId: string,
-  dependencies: ReadonlySet<string>,
-  allStepIds: readonly string[],
-): string | undefined {
+function stepRefProblem(target: string, stepId: string, context: TemplateRefContext): string | undefined {
   if (target === stepId) return `a step cannot use its own result`;
-  if (!allStepIds.includes(target)) return unknownStepProblem(target, allStepIds);
-  if (dependencies.has(target)) return undefined;
+  if (!context.stepIdSet.has(target)) {
+    return unknownStepProblem(target, context.allStepIds, context.budget.take());
+  }
+  if (context.dependsOn(target)) return undefined;
   return `step "${target}" is not a dependency of "${stepId}" (directly or indirectly), so it may not have run yet: add "${target}" to steps.${stepId}.dependsOn`;
 }

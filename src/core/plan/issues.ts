@@ -24,15 +24,20 @@ export class PlanInvalidError extends BatonError {
   }
 }
 
+/** A message names at most this many problems (all of them stay in `PlanInvalidError.issues`). */
+export const MAX_ISSUES_SHOWN = 20;
+
 /**
  * One line per issue, `<file>: <path>: <problem>` (or `<file>:<line>:<col>: <problem>`),
- * preceded by a `<file>: N problems` summary line when there are several.
+ * preceded by a `<file>: N problems` summary line when there are several; past
+ * MAX_ISSUES_SHOWN, a last line says how many more there are.
  */
 export function formatPlanIssues(fileName: string, issues: readonly PlanIssue[]): string {
-  const lines = issues.map((issue) => formatPlanIssue(fileName, issue));
-  return lines.length === 1
-    ? (lines[0] ?? '')
-    : [`${fileName}: ${lines.length} problems`, ...lines].join('\n');
+  if (issues.length === 1) return formatPlanIssue(fileName, issues[0]!);
+  const lines = issues.slice(0, MAX_ISSUES_SHOWN).map((issue) => formatPlanIssue(fileName, issue));
+  const more = issues.length - lines.length;
+  if (more > 0) lines.push(`${fileName}: ... and ${more} more (fix these first)`);
+  return [`${fileName}: ${issues.length} problems`, ...lines].join('\n');
 }
 
 export function formatPlanIssue(fileName: string, issue: PlanIssue): string {
@@ -49,11 +54,10 @@ const PLAIN_KEY = /^[A-Za-z0-9_$-]+$/;
 export function stepPathNames(raw: unknown): (string | undefined)[] {
   const steps = isRecord(raw) && Array.isArray(raw.steps) ? (raw.steps as unknown[]) : [];
   const ids = steps.map((step) => (isRecord(step) && typeof step.id === 'string' ? step.id : undefined));
+  const uses = new Map<string, number>();
+  for (const id of ids) if (id !== undefined) uses.set(id, (uses.get(id) ?? 0) + 1);
   return ids.map((id) =>
-    id !== undefined &&
-    STEP_ID_PATTERN.test(id) &&
-    !RESERVED_NAMES.has(id) &&
-    ids.indexOf(id) === ids.lastIndexOf(id)
+    id !== undefined && STEP_ID_PATTERN.test(id) && !RESERVED_NAMES.has(id) && uses.get(id) === 1
       ? id
       : undefined,
   );
@@ -88,8 +92,12 @@ export function closestMatch(word: string, candidates: Iterable<string>): string
   let prefixMatch: string | undefined;
   for (const candidate of candidates) {
     const simple = simplify(candidate);
-    const distance = editDistance(target, simple);
     const limit = Math.max(1, Math.floor(Math.max(target.length, simple.length) / 3));
+    // The distance is at least the difference in length: most candidates need no matrix.
+    const distance =
+      Math.abs(target.length - simple.length) > limit
+        ? Number.POSITIVE_INFINITY
+        : editDistance(target, simple);
     if (distance <= limit && distance < Math.min(target.length, simple.length) && distance < bestDistance) {
       best = candidate;
       bestDistance = distance;

@@ -1,7 +1,7 @@
-import { checkTemplateRefs } from './check-templates.js';
 import { parseDurationMs } from './duration.js';
-import { checkDependsOn, findCycles, transitiveDependencies } from './graph.js';
+import { checkDependsOn, findCycles, SuggestionBudget } from './graph.js';
 import { formatIssuePath, PlanInvalidError, type PlanIssue, stepPathNames } from './issues.js';
+import { checkPlanTemplates } from './plan-templates.js';
 import type { PlanFile, PlanFileStep } from './schema.js';
 import {
   type AgentSpec,
@@ -39,8 +39,12 @@ interface StepDefaults {
 export function normalizePlan(file: PlanFile, fileName: string): Plan {
   const issues: PlanIssue[] = [];
   const stepNames = stepPathNames(file);
-  const pathOf = (index: number, ...fields: (string | number)[]) =>
-    formatIssuePath(['steps', index, ...fields], stepNames);
+  // Called for every step: `steps.<id>` (or `steps[2]`) without the general formatter.
+  const pathOf = (index: number, ...fields: (string | number)[]) => {
+    const name = stepNames[index];
+    const step = name === undefined ? `steps[${index}]` : `steps.${name}`;
+    return fields.length === 0 ? step : formatIssuePath(['steps', index, ...fields], stepNames);
+  };
 
   if (file.workspace?.includes('\u0000')) {
     issues.push({ path: 'workspace', problem: 'contains a NUL character' });
@@ -56,55 +60,18 @@ export function normalizePlan(file: PlanFile, fileName: string): Plan {
   const steps = file.steps.map((step, index) => normalizeStep(step, defaults, pathOf(index), issues));
 
   issues.push(...checkUniqueIds(steps, pathOf));
-  issues.push(...checkDependsOn(steps, pathOf));
+  const budget = new SuggestionBudget();
+  issues.push(...checkDependsOn(steps, pathOf, budget));
   // With duplicate ids the graph is ambiguous: the first step of an id stands for it.
-  const seen = new Set<string>();
-  const graph = steps.filter((step) => {
-    if (seen.has(step.id)) return false;
-    seen.add(step.id);
-    return true;
-  });
-  for (const cycle of findCycles(graph)) {
-    const index = steps.findIndex((step) => step.id === cycle[0]);
-    issues.push({
-      path: pathOf(index, 'dependsOn'),
-      problem: `cycle: ${cycle.join(' -> ')} (each step depends on the next): remove one of these dependencies`,
-    });
-  }
-  const dependencies = transitiveDependencies(graph);
-  const allStepIds = [...seen];
-  const inputNames = Object.keys(inputs);
+  const firstIndex = new Map<string, number>();
   steps.forEach((step, index) => {
-    const context = {
-      stepId: step.id,
-      dependencies: dependencies.get(step.id) ?? new Set<string>(),
-      allStepIds,
-      inputNames,
-    };
-    if (step.instruction !== undefined) {
-      issues.push(...checkTemplateRefs(step.instruction, pathOf(index, 'instruction'), context));
-    }
-    if (step.fallback?.instruction !== undefined) {
-      issues.push(
-        ...checkTemplateRefs(step.fallback.instruction, pathOf(index, 'fallback', 'instruction'), context),
-      );
-    }
-    if (step.fallback?.model !== undefined) {
-      issues.push(
-        ...checkTemplateRefs(
-          step.fallback.model.prompt,
-          pathOf(index, 'fallback', 'model', 'prompt'),
-          context,
-        ),
-      );
-    }
-    if (step.model !== undefined) {
-      issues.push(...checkTemplateRefs(step.model.prompt, pathOf(index, 'model', 'prompt'), context));
-      if (step.model.system !== undefined) {
-        issues.push(...checkTemplateRefs(step.model.system, pathOf(index, 'model', 'system'), context));
-      }
-    }
+    if (!firstIndex.has(step.id)) firstIndex.set(step.id, index);
   });
+  const graph = steps.filter((step, index) => firstIndex.get(step.id) === index);
+  for (const cycle of findCycles(graph)) {
+    issues.push({ path: pathOf(firstIndex.get(cycle[0]!)!, 'dependsOn'), problem: cycleProblem(cycle) });
+  }
+  issues.push(...checkPlanTemplates(steps, graph, Object.keys(inputs), pathOf, budget));
 
   // Before the verdict: a hook's problems are the plan's problems too.
   const hooks = file.hooks === undefined ? undefined : normalizeHooks(file.hooks, issues);
@@ -344,6 +311,17 @@ function normalizeInputs(raw: PlanFile['inputs']): Record<string, PlanInput> {
     inputs[name] = input;
   }
   return inputs;
+}
+
+/** `cycle: a -> c -> b -> a`, with only the first and last few steps of a long cycle named. */
+function cycleProblem(cycle: readonly string[]): string {
+  const steps = cycle.length - 1;
+  const shown =
+    steps <= 12
+      ? cycle.join(' -> ')
+      : `${cycle.slice(0, 6).join(' -> ')} -> ... (${steps - 9} more) -> ${cycle.slice(-4).join(' -> ')}`;
+  const size = steps <= 12 ? '' : ` of ${steps} steps`;
+  return `cycle${size}: ${shown} (each step depends on the next): remove one of these dependencies`;
 }
 
 function checkUniqueIds(

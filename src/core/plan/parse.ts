@@ -1,4 +1,12 @@
-import { LineCounter, parseDocument } from 'yaml';
+import { Composer, type CST, type Document, Lexer, LineCounter, Parser } from 'yaml';
+import {
+  describeJsonTextProblem,
+  isNestedTooDeep,
+  linePosition,
+  MAX_NESTING_DEPTH,
+  NESTING_PROBLEM,
+  scanJsonText,
+} from '../json-text.js';
 import { PlanInvalidError, type PlanIssue } from './issues.js';
 import { normalizePlan } from './normalize.js';
 import { planFileSchema } from './schema.js';
@@ -13,7 +21,13 @@ import { planErrorMap, planIssuesFromZod } from './zod-issues.js';
 export function parsePlanText(text: string, fileName: string): Plan {
   const source = text.replace(/^\uFEFF/, '');
   if (source.trim() === '') throw emptyPlan(fileName);
-  const value = /\.json$/i.test(fileName) ? parseJson(source, fileName) : parseYaml(source, fileName);
+  const isJson = /\.json$/i.test(fileName);
+  const value = isJson ? parseJson(source, fileName) : parseYaml(source, fileName);
+  // The schema walks the value recursively. The text's nesting is checked as it is read, but a
+  // chain of YAML aliases nests deeper than the text: check a YAML value too.
+  if (!isJson && isNestedTooDeep(value)) {
+    throw new PlanInvalidError(fileName, [{ path: '', problem: NESTING_PROBLEM }]);
+  }
   return validatePlanObject(value, fileName);
 }
 
@@ -26,15 +40,22 @@ export function validatePlanObject(value: unknown, fileName: string): Plan {
 
 function parseYaml(text: string, fileName: string): unknown {
   const lineCounter = new LineCounter();
+  const tokens = yamlTokens(text, lineCounter, fileName);
   // YAML 1.2 core schema: `yes`/`on` stay strings. Merge keys (`<<: *anchor`) are allowed.
-  const doc = parseDocument(text, { lineCounter, prettyErrors: false, merge: true, uniqueKeys: true });
-  if (doc.errors.length > 0) {
-    const issues = doc.errors.map((error): PlanIssue => {
-      const { line, col } = lineCounter.linePos(error.pos[0]);
-      return { path: '', line, column: col, problem: error.message };
-    });
-    throw new PlanInvalidError(fileName, issues);
+  const composer = new Composer({ prettyErrors: false, merge: true, uniqueKeys: true });
+  const docs: Document.Parsed[] = [...composer.compose(tokens, true, text.length)];
+  const doc = docs[0];
+  if (doc === undefined) throw emptyPlan(fileName);
+  const issueAt = (offset: number, problem: string): PlanIssue => {
+    const { line, col } = lineCounter.linePos(offset);
+    return { path: '', line, column: col, problem };
+  };
+  const issues = doc.errors.map((error) => issueAt(error.pos[0], error.message));
+  const second = docs[1];
+  if (second !== undefined) {
+    issues.push(issueAt(second.range[0], 'Source contains multiple documents: a plan file holds one'));
   }
+  if (issues.length > 0) throw new PlanInvalidError(fileName, issues);
   if (doc.contents === null) throw emptyPlan(fileName);
   try {
     return doc.toJS({ maxAliasCount: 100 });
@@ -44,9 +65,35 @@ function parseYaml(text: string, fileName: string): unknown {
   }
 }
 
+/**
+ * The YAML parser's tokens, refused as soon as its stack (a document, then one entry per open
+ * mapping, sequence or scalar) shows nesting past the limit: composing deeper tokens recurses.
+ * The stack is at most two entries longer than the nesting, so nothing within the limit is refused.
+ */
+function yamlTokens(text: string, lineCounter: LineCounter, fileName: string): CST.Token[] {
+  const parser = new Parser(lineCounter.addNewLine);
+  lineCounter.addNewLine(0);
+  const tokens: CST.Token[] = [];
+  for (const lexeme of new Lexer().lex(text)) {
+    for (const token of parser.next(lexeme)) tokens.push(token);
+    if (parser.stack.length > MAX_NESTING_DEPTH + 2) {
+      const { line, col } = lineCounter.linePos(parser.offset);
+      throw new PlanInvalidError(fileName, [{ path: '', line, column: col, problem: NESTING_PROBLEM }]);
+    }
+  }
+  for (const token of parser.end()) tokens.push(token);
+  return tokens;
+}
+
 function parseJson(text: string, fileName: string): unknown {
+  // Depth first: it is found before JSON.parse builds anything; a repeated key only once the text parses.
+  const found = scanJsonText(text);
+  const issueAt = (offset: number, problem: string) =>
+    new PlanInvalidError(fileName, [{ path: '', ...linePosition(text, offset), problem }]);
+  if (found?.kind === 'too-deep') throw issueAt(found.offset, NESTING_PROBLEM);
+  let value: unknown;
   try {
-    return JSON.parse(text);
+    value = JSON.parse(text);
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);
     const offset = jsonErrorOffset(text, message);
@@ -58,6 +105,8 @@ function parseJson(text: string, fileName: string): unknown {
       .replace(/, (?:\.\.\.)?".*" is not valid JSON$/s, '');
     throw new PlanInvalidError(fileName, [{ path: '', line, column, problem }], { cause: error });
   }
+  if (found) throw issueAt(found.offset, describeJsonTextProblem(found, text));
+  return value;
 }
 
 /**

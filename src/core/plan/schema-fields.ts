@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { controlCharacterProblem, firstControlCharacter } from '../control-chars.js';
 import { DURATION_EXAMPLES, DURATION_PATTERN, isDuration, parseDurationMs } from './duration.js';
 import { FLOW_KEY_PATTERN, RESERVED_NAMES, STEP_ID_PATTERN } from './types.js';
 import { describeValue, unknownKeysMessage } from './zod-issues.js';
@@ -80,3 +81,12 @@ function isJsonValue(value: unknown, ancestors: object[] = []): boolean {
   const inner = [...ancestors, value];
   return Object.values(value).every((item) => isJsonValue(item, inner));
 }
+
+/** One element of a command's argv: not empty, no control character (checked here, not at run time). */
+export const argvElementSchema = z
+  .string()
+  .min(1, { error: 'an argument cannot be empty' })
+  .superRefine((arg, ctx) => {
+    const code = firstControlCharacter(arg);
+    if (code !== undefined) ctx.addIssue({ code: 'custom', message: controlCharacterProblem(code) });
+  });

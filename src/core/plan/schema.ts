@@ -3,6 +3,7 @@ import { isCodeLoadingVariable } from '../code-loading-variables.js';
 import { hookUrlProblem } from '../hooks.js';
 import { STORE_SECRET_ENV } from '../run-secrets.js';
 import {
+  argvElementSchema,
   durationSchema,
   flowKeySchema,
   idSchema,
@@ -76,7 +77,7 @@ function setProblem(name: string): string | null {
 export const agentSchema = strictObject(
   {
     command: z
-      .array(z.string().min(1, { error: 'an argument cannot be empty' }), {
+      .array(argvElementSchema, {
         error: (issue) =>
           `expected the command as a list of arguments, e.g. [claude, -p], got ${describeValue(issue.input)}`,
       })
@@ -326,7 +327,7 @@ export const hookSchema = strictObject(
         'Events that call the hook: blocked (run blocked), failed (an attempt failed), succeeded (run done), budget (a budget reached).',
       ),
     command: z
-      .array(z.string().min(1))
+      .array(argvElementSchema)
       .min(1)
       .optional()
       .describe('A command as argv (never a shell string); it gets the event as JSON on stdin.'),
@@ -371,7 +372,12 @@ export const planFileSchema = strictObject(
     ),
     description: z.string().optional().describe('What the plan does.'),
     workspace: z
-      .string()
+      .string({
+        error: (issue) =>
+          issue.input === null
+            ? 'is empty (in YAML, ~ alone means nothing, not your home folder): name a folder, e.g. ./work'
+            : `expected a folder, got ${describeValue(issue.input)}`,
+      })
       .min(1)
       .optional()
       .describe('Working directory of runs, relative to the folder of the plan file.'),
