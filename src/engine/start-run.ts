@@ -5,6 +5,7 @@ import { BatonError } from '../core/errors.js';
 import type { AgentSpec, Plan } from '../core/plan/types.js';
 import { ulid } from '../core/ulid.js';
 import { assertAgentCommand } from '../executors/command-policy.js';
+import { assertSandboxAvailable } from '../executors/sandbox.js';
 import type { NewRun, RunSummary, Store } from '../store/store.js';
 
 export interface StartRunOptions {
@@ -101,6 +102,8 @@ export function prepareRun(options: StartRunOptions): NewRun {
     }
     assertAgentCommand(step.fallback.agent.command, { cwd: workspace });
   }
+  // Confinement asked for where it cannot work is refused, never run unconfined instead.
+  assertSandboxAvailable(plan);
   // Hook commands come from the plan too: the same rules, no shell ever.
   for (const hook of plan.hooks ?? []) if (hook.command) assertAgentCommand(hook.command, { cwd: workspace });
   try {

@@ -93,6 +93,16 @@ export interface RetryCapContext {
   readTextFile(path: string): string | undefined;
 }
 
+/**
+ * A place the CLI writes to run (its config, state or cache), bound writable when it runs confined
+ * (sandbox: workspace). A folder that does not exist yet is created first, as the CLI would; a file
+ * that does not exist is left out (nothing to bind).
+ */
+export interface WritablePath {
+  path: string;
+  kind: 'dir' | 'file';
+}
+
 export interface AgentProfile {
   name: ProfileName;
   /** Program base names that select this profile (`claude`, `codex`). */
@@ -109,4 +119,9 @@ export interface AgentProfile {
   read(output: AgentOutput): AgentReport;
   /** The CLI's documented exit codes. */
   exitCodes: Readonly<Record<number, ExitMeaning>>;
+  /**
+   * Where the CLI must write besides the workspace and /tmp, for the environment it gets (HOME,
+   * its own variables): its config and cache folders. The one list the sandbox binds writable.
+   */
+  confinedWritable?(env: Readonly<Record<string, string | undefined>>): WritablePath[];
 }
