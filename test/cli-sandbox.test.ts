@@ -21,6 +21,7 @@ import {
   agentCommand,
   attempts,
   type BatonResult,
+  batonJson,
   removeTempDirs,
   repoRoot,
   runBaton,
@@ -160,7 +161,26 @@ describeWithBwrap('sandbox: workspace', () => {
   }, 60_000);
 });
 
+describeWithBwrap('baton agents', () => {
+  it('says confinement works, having started a sandbox', async () => {
+    const json = await batonJson<{ sandbox: { ok: boolean; bwrap: string; version: string } }>(['agents']);
+    expect(json.sandbox).toMatchObject({ ok: true, version: expect.stringMatching(/bubblewrap/) });
+    expect(existsSync(json.sandbox.bwrap)).toBe(true);
+  }, 60_000);
+});
+
 describe('sandbox: workspace where bubblewrap is missing', () => {
+  it('baton agents says confinement is unavailable, why, and the plan it would refuse', async () => {
+    const { dir } = planDir('baton-sandbox-agents-');
+    const plan = writePlan(dir, fixturePlan([{ id: 'b', instruction: 'y', sandbox: 'workspace' }]));
+    const result = await runBaton(['agents', '--plan', plan], { env: { PATH: join(dir, 'no-bin') } });
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stdout).toMatch(/confinement \(sandbox: workspace\): ✗ unavailable/);
+    expect(result.stdout).toMatch(/bubblewrap \(bwrap\) is not on PATH/);
+    expect(result.stdout).toMatch(/fix: install bubblewrap/);
+    expect(result.stdout).toMatch(/steps b ask for sandbox: workspace, which cannot run here/);
+  }, 60_000);
+
   it('the plan is refused with exit 2 before anything is stored', async () => {
     const { dir, home } = planDir('baton-sandbox-missing-');
     const plan = writePlan(
