@@ -30,6 +30,7 @@ import {
   waitFor,
   writePlan,
 } from './helpers/cli.js';
+import { legacyAgent, legacyState, readState, runLegacy, writeState } from './helpers/legacy.js';
 import { fixturePlan, planDir, stepOf } from './helpers/plans.js';
 import { describeWithBwrap } from './helpers/sandbox.js';
 
@@ -158,6 +159,49 @@ describeWithBwrap('sandbox: workspace', () => {
     expect(tries[0]?.message).toMatch(/sandbox \(bwrap\) could not start the agent.*execvp/);
     expect(stepOf(run, 'nostart').status).toBe('blocked');
     expect(existsSync(ran)).toBe(false);
+  }, 60_000);
+});
+
+describeWithBwrap('BATON_SANDBOX=workspace for state files', () => {
+  it('baton step confines the agent: the state file cannot be read, nothing outside the workspace written', async () => {
+    const dir = tempDir('baton-sandbox-legacy-');
+    const statePath = writeState(dir, legacyState(['escape']));
+    const hostTmp = join(tmpdir(), `baton-sandbox-legacy-${process.pid}-${Date.now()}`);
+    const result = await runLegacy('step', statePath, {
+      BATON_SANDBOX: 'workspace',
+      STEP_AGENT_CMD: legacyAgent('agent-escape'),
+      ESCAPE_OUTSIDE: join(repoRoot, 'test', `.sandbox-legacy-${process.pid}`),
+      ESCAPE_READONLY: join(repoRoot, 'test', `.sandbox-legacy-${process.pid}`),
+      ESCAPE_TMP: hostTmp,
+      ESCAPE_DB: statePath,
+      ESCAPE_CONFIG: join(repoRoot, 'test', `.sandbox-legacy-${process.pid}`),
+    });
+    leftovers.push(join(repoRoot, 'test', `.sandbox-legacy-${process.pid}`));
+    expect(result.code, result.stderr).toBe(0);
+    expect(readState(statePath).stepRuns.escape?.status).toBe('DONE');
+    const report = JSON.parse(readFileSync(join(dir, 'escape-report.json'), 'utf8'));
+    expect(report.readOnly).toEqual({ ok: false, code: 'EROFS' });
+    expect(existsSync(hostTmp)).toBe(false);
+    // The state file is this driver's database: /dev/null to the agent, and it cannot be read.
+    expect(report.db.ok).toBe(false);
+    expect(existsSync(join(dir, 'db-copy'))).toBe(false);
+    expect(readState(statePath).stepRuns.escape?.tries).toBe(1);
+  }, 60_000);
+
+  it('BATON_SANDBOX=workspace where bwrap is missing is refused with exit 2, the state file untouched', async () => {
+    const dir = tempDir('baton-sandbox-legacy-missing-');
+    const statePath = writeState(dir, legacyState(['a']));
+    const before = readFileSync(statePath, 'utf8');
+    const result = await runLegacy('check', statePath, {
+      BATON_SANDBOX: 'workspace',
+      STEP_AGENT_CMD: legacyAgent('agent-succeed'),
+      PATH: join(dir, 'no-bin'),
+    });
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(
+      /BATON_SANDBOX=workspace cannot run here: bubblewrap \(bwrap\) is not on PATH/,
+    );
+    expect(readFileSync(statePath, 'utf8')).toBe(before);
   }, 60_000);
 });
 

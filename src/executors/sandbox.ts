@@ -117,6 +117,28 @@ export function assertSandboxAvailable(
 }
 
 /**
+ * `BATON_SANDBOX` for state-file steps (`baton check|step <state.json>`), which have no plan to say
+ * it: `workspace` confines every agent (refused where it cannot, as a plan would be), `none` or
+ * unset does not. Returns bwrap's path when confined.
+ */
+export function sandboxFromEnv(env: Readonly<Record<string, string | undefined>>): string | undefined {
+  const mode = env.BATON_SANDBOX?.trim() ?? '';
+  if (mode === '' || mode === 'none') return undefined;
+  if (mode !== 'workspace') {
+    throw new BatonError(
+      'CONFIG_INVALID',
+      `BATON_SANDBOX must be workspace or none, got ${JSON.stringify(env.BATON_SANDBOX)}`,
+    );
+  }
+  const probe = probeSandbox(env);
+  if (probe.ok) return probe.bwrap;
+  throw new BatonError(
+    'SANDBOX_UNAVAILABLE',
+    `BATON_SANDBOX=workspace cannot run here: ${probe.problem}; fix: ${probe.fix} (baton agents shows the check)`,
+  );
+}
+
+/**
  * bwrap's argv for one attempt, and the environment bwrap itself gets (the marker taken out and set
  * inside instead). Mounts go parents first, so a hidden home inside the workspace stays hidden and
  * a workspace inside /tmp stays visible; hidden folders are empty and read-only.

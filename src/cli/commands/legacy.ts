@@ -13,6 +13,9 @@ export async function legacyCommand(
   const { runLegacyCheck } = await import('../../legacy/legacy-check.js');
   // A refused STEP_AGENT_CMD is bad configuration: exit 2 before the file is touched.
   const config = legacyConfigFromEnv(process.env, dirname(resolve(statePath)));
+  // BATON_SANDBOX=workspace confines the agents; refused (exit 2) where it cannot, never ignored.
+  const { sandboxFromEnv } = await import('../../executors/sandbox.js');
+  const bwrap = sandboxFromEnv(process.env);
   const { parseDurationOption } = await import('../home.js');
   const maxTimeMs = options.maxTime ? parseDurationOption(options.maxTime, '--max-time') : null;
   // --max-time and SIGTERM/SIGINT stop the running agent; that try does not count.
@@ -26,6 +29,7 @@ export async function legacyCommand(
     config,
     env: process.env,
     mode,
+    ...(bwrap ? { bwrap } : {}),
     signal: stop.signal,
     log: options.json || options.quiet ? () => undefined : (line) => process.stdout.write(`${line}\n`),
   });
