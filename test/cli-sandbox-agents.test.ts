@@ -71,7 +71,21 @@ async function confinedStep(cli: AgentCli): Promise<void> {
   expect(readdirSync(c.home)).toContain('baton.db');
   expect(existsSync(join(c.dir, 'escape.txt'))).toBe(false);
   expect(existsSync(hostTmp)).toBe(false);
+  // Its own config and state, written in its config folder, are on the host (gemini writes into
+  // the per-attempt overlay Baton makes, which goes with the attempt).
+  for (const path of LEFT_IN_CONFIG[cli]) expect(existsSync(join(c.dir, path)), path).toBe(true);
+  // Baton makes ~/.claude.json as {} for claude to rewrite in place: it did.
+  if (cli === 'claude')
+    expect(readFileSync(join(c.dir, 'user-home/.claude.json'), 'utf8')).toContain('firstStartTime');
 }
+
+/** What each CLI leaves in its config folders in one run (relative to the plan folder of cliCase). */
+const LEFT_IN_CONFIG: Record<AgentCli, string[]> = {
+  claude: ['user-home/.claude/projects', 'user-home/.claude.json'],
+  codex: ['codex-home/sessions'],
+  gemini: [],
+  openclaw: ['user-home/.openclaw/state'],
+};
 
 describeWithBwrap('real agent CLIs confined by sandbox: workspace', () => {
   for (const cli of ['claude', 'codex', 'gemini'] as const) {

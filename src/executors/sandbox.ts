@@ -9,7 +9,7 @@
  * every process of the attempt.
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, realpathSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, realpathSync, statSync, writeFileSync } from 'node:fs';
 import { isAbsolute } from 'node:path';
 import { BatonError } from '../core/errors.js';
 import type { Plan } from '../core/plan/types.js';
@@ -244,15 +244,21 @@ function realPath(path: string): string {
   }
 }
 
-/** The path to bind for a profile's entry: a missing folder is created (as the CLI would); a missing file is skipped. */
+/**
+ * The path to bind for a profile's entry: a missing folder is created (as the CLI would), a missing
+ * file with its initial content when it has one, else skipped.
+ */
 function ensureWritable(entry: WritablePath): string | undefined {
   if (!isAbsolute(entry.path)) return undefined;
-  if (entry.kind === 'dir') {
-    try {
-      mkdirSync(entry.path, { recursive: true, mode: 0o700 });
-    } catch {
-      return undefined;
+  try {
+    if (entry.kind === 'dir') mkdirSync(entry.path, { recursive: true, mode: 0o700 });
+    else if (!existsSync(entry.path)) {
+      if (entry.initialContent === undefined) return undefined;
+      // 'wx': never over a file that appeared meanwhile.
+      writeFileSync(entry.path, entry.initialContent, { flag: 'wx', mode: 0o600 });
     }
-  } else if (!existsSync(entry.path)) return undefined;
+  } catch {
+    if (!existsSync(entry.path)) return undefined;
+  }
   return realPath(entry.path);
 }

@@ -96,11 +96,13 @@ export interface RetryCapContext {
 /**
  * A place the CLI writes to run (its config, state or cache), bound writable when it runs confined
  * (sandbox: workspace). A folder that does not exist yet is created first, as the CLI would; a file
- * that does not exist is left out (nothing to bind).
+ * that does not exist is created only when it has `initialContent`, else left out (nothing to bind).
  */
 export interface WritablePath {
   path: string;
   kind: 'dir' | 'file';
+  /** A file the CLI rewrites in place: created with this content when missing, so it can be bound. */
+  initialContent?: string;
 }
 
 export interface AgentProfile {
