@@ -117,7 +117,7 @@ export async function runAgentAttempt(options: AgentAttemptOptions): Promise<Age
     tailBytes: AGENT_OUTPUT_TAIL_BYTES,
     argv: confined?.argv ?? argv,
     // The file the policy checked, or null (not found: nothing runs) – never a new search by name.
-    executable: confined ? options.sandbox!.bwrap : verdict.executable,
+    executable: confined?.executable ?? verdict.executable,
     cwd: options.workspace,
     env: confined?.env ?? capped.env,
     ...(confined ? { launcher: true, statusFd: true } : {}),

@@ -143,7 +143,11 @@ export function sandboxFromEnv(env: Readonly<Record<string, string | undefined>>
  * inside instead). Mounts go parents first, so a hidden home inside the workspace stays hidden and
  * a workspace inside /tmp stays visible; hidden folders are empty and read-only.
  */
-export function confineCommand(request: ConfineRequest): { argv: string[]; env: NodeJS.ProcessEnv } {
+export function confineCommand(request: ConfineRequest): {
+  executable: string;
+  argv: string[];
+  env: NodeJS.ProcessEnv;
+} {
   const mounts: Mount[] = [];
   for (const dir of PRIVATE_TMP) mounts.push({ path: dir, args: ['--tmpfs', dir] });
   const tmpdir = request.env.TMPDIR;
@@ -202,7 +206,7 @@ export function confineCommand(request: ConfineRequest): { argv: string[]; env: 
     request.executable,
     ...request.argv.slice(1),
   ];
-  return { argv, env };
+  return { executable: request.bwrap, argv, env };
 }
 
 /**
