@@ -13,6 +13,7 @@ export type {
   PlanStep,
   PromptVia,
   RetryPolicy,
+  SandboxMode,
 } from './core/plan/types.js';
 export type { RunStatus, StepResult, StepStatus } from './core/run-state.js';
 export { Engine, type EngineMode, type EngineOptions, type EngineReport } from './engine/engine.js';
@@ -27,6 +28,7 @@ export {
   type StepFunction,
 } from './executors/function-executor.js';
 export { ModelExecutor, type ModelExecutorOptions } from './executors/model-executor.js';
+export { probeSandbox, type SandboxProbe } from './executors/sandbox.js';
 export type { AttemptResult, ExecutionContext, StepExecutor } from './executors/step-executor.js';
 export { type AgentResult, type RunAgentOptions, runAgent } from './harness/agent-loop.js';
 export { type CallModelOptions, callModelWithRecovery, type ModelCallResult } from './harness/call-model.js';

@@ -97,6 +97,14 @@ withPlanOptions(
   .addOption(concurrency())
   .addOption(lease())
   .addOption(json())
+  .addHelpText(
+    'after',
+    `
+Confinement: a step with sandbox: workspace (or defaults.sandbox: workspace) runs its agent under
+bubblewrap: only the workspace, the CLI's own config folders and a private /tmp are writable, the
+Baton home is hidden, the network stays. Where bwrap cannot run, the plan is refused (exit 2);
+baton agents says whether it works here.`,
+  )
   .action(act(async () => (await import('./commands/run.js')).runCommand));
 
 program
@@ -121,7 +129,10 @@ program
 
 program
   .command('step <state-json>')
-  .description("run the current step of a skill state.json once (the skill's runner script)")
+  .description(
+    "run the current step of a skill state.json once (the skill's runner script); " +
+      'BATON_SANDBOX=workspace confines its agent as sandbox: workspace does (also for check <state-json>)',
+  )
   .addOption(json())
   .action(
     act(async () => {
@@ -210,7 +221,7 @@ program
   .command('agents')
   .description(
     'the agent CLIs found on PATH (claude, codex, gemini, openclaw, opencode, aider): version, profile, ' +
-      'what is misconfigured and how to fix it',
+      'what is misconfigured and how to fix it; and whether confinement (sandbox: workspace) works here, by starting a bwrap sandbox',
   )
   .option('--plan <file>', "also check a plan's agent commands (the flags Baton needs to read their output)")
   .option(

@@ -19,6 +19,8 @@ export const ERROR_CODES = [
   'INVALID_ARGUMENT',
   'INVALID_TRANSITION',
   'CONFIG_INVALID',
+  /** A plan asks for `sandbox: workspace` where bubblewrap cannot confine its agents. */
+  'SANDBOX_UNAVAILABLE',
 ] as const;
 
 export type BatonErrorCode = (typeof ERROR_CODES)[number];

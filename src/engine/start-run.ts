@@ -3,6 +3,7 @@ import { BatonError } from '../core/errors.js';
 import type { AgentSpec, Plan } from '../core/plan/types.js';
 import { ulid } from '../core/ulid.js';
 import { assertAgentCommand } from '../executors/command-policy.js';
+import { assertSandboxAvailable } from '../executors/sandbox.js';
 import { type TrustedPrograms, trustedPrograms } from '../executors/trusted-programs.js';
 import type { NewRun, RunSummary, Store } from '../store/store.js';
 import { createRunWorkspace, resolveRunWorkspace } from './run-workspace.js';
@@ -128,6 +129,8 @@ export function prepareRun(options: StartRunOptions): NewRun {
     }
     checkCommand(step.fallback.agent.command, `steps.${step.id}.fallback.agent.command`);
   }
+  // Confinement asked for where it cannot work is refused, never run unconfined instead.
+  assertSandboxAvailable(plan);
   // Hook commands come from the plan too: the same rules, no shell ever.
   for (const [index, hook] of (plan.hooks ?? []).entries()) {
     if (hook.command) checkCommand(hook.command, `hooks[${index}].command`);

@@ -9,6 +9,7 @@ import { attemptMarkerOf } from './attempt-processes.js';
 import { type CommandPolicyMode, checkAgentCommand } from './command-policy.js';
 import { DEFAULT_EXEC_PATH } from './program-lookup.js';
 import { type ProcessResult, runProcess } from './run-process.js';
+import { confineCommand, type SandboxSpec, sandboxStartFailure } from './sandbox.js';
 import type { TrustedPrograms } from './trusted-programs.js';
 import { checkOutputPath, describeArtifact } from './workspace-paths.js';
 
@@ -34,6 +35,8 @@ export interface AgentAttemptOptions {
   policy?: CommandPolicyMode;
   /** The programs the operator trusted; default BATON_TRUSTED_AGENTS of this process only. */
   trust?: TrustedPrograms;
+  /** Run the agent confined (`sandbox: workspace`, see sandbox.ts); undefined: unconfined. */
+  sandbox?: SandboxSpec;
 }
 
 export type AgentAttemptResult =
@@ -100,14 +103,30 @@ export async function runAgentAttempt(options: AgentAttemptOptions): Promise<Age
     verdict.programIndex,
   );
   const marker = attemptMarkerOf(capped.env);
+  // Not found (null): nothing runs, confined or not.
+  const confined =
+    options.sandbox && verdict.executable !== null
+      ? confineCommand({
+          ...options.sandbox,
+          workspace: options.workspace,
+          // The user's environment: the CLI's real folders, also behind an overlay's links.
+          writable: profile.confinedWritable?.(options.env) ?? [],
+          attemptPaths: capped.attemptPaths,
+          executable: verdict.executable,
+          argv,
+          env: capped.env,
+          marker,
+        })
+      : undefined;
   const result = await runProcess({
     // Enough of stdout for a CLI's final record or JSON object however long its answer.
     tailBytes: AGENT_OUTPUT_TAIL_BYTES,
-    argv,
+    argv: confined?.argv ?? argv,
     // The file the policy checked, or null (not found: nothing runs) – never a new search by name.
-    executable: verdict.executable,
+    executable: confined?.executable ?? verdict.executable,
     cwd: options.workspace,
-    env: capped.env,
+    env: confined?.env ?? capped.env,
+    ...(confined ? { launcher: true, statusFd: true } : {}),
     ...(stdinText === undefined ? {} : { stdinText }),
     timeoutMs: options.timeoutMs,
     killGraceMs: options.killGraceMs,
@@ -116,6 +135,18 @@ export async function runAgentAttempt(options: AgentAttemptOptions): Promise<Age
     ...(options.onSpawn ? { onSpawn: options.onSpawn } : {}),
     ...(marker ? { marker } : {}),
   }).finally(capped.cleanup);
+  const unconfinable = confined ? sandboxStartFailure(result) : undefined;
+  if (unconfinable !== undefined) {
+    // Never retried: the next attempt would fail the same way, and running unconfined is no option.
+    return {
+      ok: false,
+      failureClass: 'fatal',
+      message: unconfinable,
+      exitCode: null,
+      aborted: false,
+      process: result,
+    };
+  }
   const report = profile.read({
     stdout: result.stdoutTail,
     stderr: result.stderrTail,

@@ -4,6 +4,7 @@ import { childEnvironment } from '../core/child-env.js';
 import type { AgentSpec } from '../core/plan/types.js';
 import { runAgentAttempt } from './agent-attempt.js';
 import { renderStepText } from './render-step-text.js';
+import { probeSandbox, type SandboxSpec } from './sandbox.js';
 import {
   type AttemptResult,
   attemptLogPath,
@@ -19,6 +20,11 @@ export interface AgentCliExecutorOptions {
   env?: NodeJS.ProcessEnv;
   /** Between SIGTERM and SIGKILL on timeout or abort. Default 5000 ms. */
   killGraceMs?: number;
+  /**
+   * Hidden from confined agents besides the Baton home (sandbox: workspace): e.g. a SQLite file
+   * kept outside the home, with its -wal and -shm files.
+   */
+  hiddenPaths?: readonly string[];
 }
 
 /** Runs a step's instruction through an agent CLI: argv only, prompt as one argument, supervised. */
@@ -58,6 +64,16 @@ export class AgentCliExecutor implements StepExecutor {
       // The same for every attempt of the step: an agent's side effects can be keyed by it.
       BATON_IDEMPOTENCY_KEY: `${claim.runId}:${claim.stepId}`,
     });
+    let sandbox: SandboxSpec | undefined;
+    if (claim.step.sandbox === 'workspace') {
+      // Checked when the run was started too; the machine may have changed since. Never unconfined.
+      const probe = probeSandbox(this.options.env ?? process.env);
+      if (!probe.ok) {
+        const message = `sandbox: workspace cannot run here: ${probe.problem} (fix: ${probe.fix})`;
+        return { outcome: { ok: false, failureClass: 'fatal', message }, logPath: null };
+      }
+      sandbox = { bwrap: probe.bwrap, hidden: [context.home, ...(this.options.hiddenPaths ?? [])] };
+    }
     const result = await runAgentAttempt({
       agent,
       // Read at each attempt: `baton trust rm` and a changed file take effect at once.
@@ -72,6 +88,7 @@ export class AgentCliExecutor implements StepExecutor {
       logPath: join(context.home, logPath),
       signal: context.signal,
       onSpawn: (pid) => context.onProcess(pid),
+      ...(sandbox ? { sandbox } : {}),
     });
     const loggedPath = result.ok || result.process !== null ? logPath : null;
     const reported = result.report?.usage;

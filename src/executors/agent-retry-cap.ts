@@ -30,22 +30,30 @@ export function applyRetryCap(
   env: NodeJS.ProcessEnv,
   attemptBase: string,
   programIndex = 0,
-): { command: string[]; env: NodeJS.ProcessEnv; cleanup: () => void } {
+): { command: string[]; env: NodeJS.ProcessEnv; cleanup: () => void; attemptPaths: string[] } {
   const none = () => {};
   if (agent.capRetries === false || profile.retryCap === undefined) {
-    return { command: agent.command, env, cleanup: none };
+    return { command: agent.command, env, cleanup: none, attemptPaths: [] };
   }
   const cap = profile.retryCap(agent.command, CLI_RETRIES, { env, readTextFile });
   const capped: NodeJS.ProcessEnv = { ...env, ...cap.env };
   let cleanup = none;
+  const attemptPaths: string[] = [];
   if (cap.overlay) {
     const dir = writeOverlay(cap.overlay, env, `${attemptBase}.${cap.overlay.envVar.toLowerCase()}`);
     capped[cap.overlay.envVar] = dir;
+    attemptPaths.push(dir);
     // The merged settings may hold the user's tokens (MCP servers' env): not kept past the attempt.
     cleanup = () => rmSync(dir, { recursive: true, force: true });
   }
   // Before the CLI's own `--`: after it, codex would read `-c` as its prompt.
-  return { command: withOptions(agent.command, cap.args, programIndex), env: capped, cleanup };
+  return {
+    command: withOptions(agent.command, cap.args, programIndex),
+    env: capped,
+    cleanup,
+    // What the agent must reach when confined: the overlay lies beside the attempt log, in the home.
+    attemptPaths,
+  };
 }
 
 /**

@@ -56,6 +56,14 @@ export interface RunProcessOptions {
    * Without it only the child's process group is signalled.
    */
   marker?: AttemptMarker;
+  /**
+   * argv[0] is a sandbox launcher (bwrap) that ends everything inside it when it dies: SIGTERM then
+   * goes only to the marked processes (the launcher does not carry the marker), so the agent gets
+   * its grace; the launcher's group gets SIGKILL with the rest once the grace is over. Needs `marker`.
+   */
+  launcher?: boolean;
+  /** fd 3 of the child is a pipe whose text is returned as `statusText` (bwrap's --json-status-fd 3). */
+  statusFd?: boolean;
 }
 
 export interface ProcessResult {
@@ -72,6 +80,8 @@ export interface ProcessResult {
   stdoutBytes: number;
   stderrBytes: number;
   logPath: string;
+  /** What the child wrote to fd 3, with `statusFd` (at most 64 KiB). */
+  statusText?: string;
 }
 
 const DEFAULT_KILL_GRACE_MS = 5000;
@@ -203,7 +213,12 @@ export async function runProcess(options: RunProcessOptions): Promise<ProcessRes
         shell: false,
         detached: true,
         windowsHide: true,
-        stdio: [options.stdinText === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
+        stdio: [
+          options.stdinText === undefined ? 'ignore' : 'pipe',
+          'pipe',
+          'pipe',
+          ...(options.statusFd ? (['pipe'] as const) : []),
+        ],
       });
     }
   } catch (error) {
@@ -294,8 +309,10 @@ function supervise(
       marker !== undefined
         ? (pid !== undefined && groupHasLiveMembers(pid)) || markedAlive()
         : pid !== undefined && signalGroupQuietly(pid, 0);
+    // A launcher's group is only ever SIGKILLed: its SIGTERM would kill the agent inside at once.
+    const termGroup = !(options.launcher && marker !== undefined);
     const signalAll = (signal: NodeJS.Signals) => {
-      if (pid !== undefined) signalGroupQuietly(pid, signal);
+      if (pid !== undefined && (signal === 'SIGKILL' || termGroup)) signalGroupQuietly(pid, signal);
       if (marker !== undefined) signalMarkedProcesses(marker, signal);
     };
     const killAll = () => {
@@ -360,6 +377,7 @@ function supervise(
         aborted,
         durationMs: Math.round(performance.now() - started),
         ...(spawnError ? { spawnError } : {}),
+        ...(status === undefined ? {} : { statusText: status.text() }),
       };
       if (failure !== undefined) {
         log.destroy();
@@ -373,6 +391,9 @@ function supervise(
       failure ??= error;
       terminate();
     });
+    const status = options.statusFd ? new ByteTail(65536) : undefined;
+    const statusStream = options.statusFd ? (child.stdio[3] as Readable | null) : null;
+    statusStream?.on('data', (chunk: Buffer) => status?.push(chunk));
     const streams = [child.stdout!, child.stderr!];
     let paused = false;
     const forward = (stream: Readable, tail: ByteTail) => {
@@ -416,6 +437,7 @@ function supervise(
         if (pid !== undefined) signalGroupQuietly(pid, 'SIGKILL');
         killSent = true;
         for (const s of streams) s.destroy();
+        statusStream?.destroy();
         closed = true;
         if (marker === undefined) finish();
         else awaitSurvivors();

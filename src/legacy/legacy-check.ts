@@ -23,6 +23,8 @@ export interface LegacyCheckOptions {
   signal?: AbortSignal;
   now?: () => number;
   log?: (line: string) => void;
+  /** Confine the agents with this bwrap (BATON_SANDBOX=workspace): the state file and its sidecar hidden. */
+  bwrap?: string;
 }
 
 export interface LegacyReport {
@@ -224,6 +226,10 @@ async function runStep(
     logPath: join(workspace, logRel),
     policy: 'legacy',
     trust: options.config.trust,
+    // The state file is this driver's database, the sidecar folder its home.
+    ...(options.bwrap
+      ? { sandbox: { bwrap: options.bwrap, hidden: [statePath, sidecarDir(statePath)] } }
+      : {}),
     ...(options.signal ? { signal: options.signal } : {}),
     onSpawn: (pid) => pidFile.record({ pid, runId, stepId, attempt: tries }),
   });

@@ -1,6 +1,7 @@
 import { dirname, resolve } from 'node:path';
 import { agentCommandWarnings } from '../../executors/agent-profiles/command-warnings.js';
 import { type AgentCliInfo, inspectAgentClis } from '../../executors/agent-setup.js';
+import { probeSandbox, type SandboxProbe } from '../../executors/sandbox.js';
 import { trustedPrograms } from '../../executors/trusted-programs.js';
 import { loadPlanFile } from '../../plan/load-plan-file.js';
 import { EXIT } from '../exit-codes.js';
@@ -25,16 +26,26 @@ export async function agentsCommand(options: AgentsOptions): Promise<number> {
   const trust = trustedPrograms(resolveHome(options), process.env);
   const agents = await inspectAgentClis({ env: process.env, workspace, trust });
   const warnings = loaded ? agentCommandWarnings(loaded.plan, workspace) : [];
+  // Tried for real: bwrap starts a sandbox with the namespaces and mounts confined steps use.
+  const sandbox = probeSandbox(process.env);
   if (options.json) {
-    printJson({ workspace, agents, ...(loaded ? { plan: { path: options.plan, warnings } } : {}) });
+    printJson({ workspace, agents, sandbox, ...(loaded ? { plan: { path: options.plan, warnings } } : {}) });
     return EXIT.ok;
   }
   const out: string[] = [];
   for (const agent of agents) out.push(...describe(agent));
+  out.push('', ...describeSandbox(sandbox));
   if (loaded) {
     out.push('', `plan ${options.plan}:`);
     if (warnings.length === 0) out.push('  every agent command prints what Baton reads');
     for (const warning of warnings) out.push(`  ✗ ${warning.where} (${warning.profile}): ${warning.message}`);
+    const confined = loaded.plan.steps.filter((step) => step.sandbox === 'workspace');
+    if (!sandbox.ok && confined.length > 0) {
+      const ids = confined.map((step) => step.id).join(', ');
+      out.push(
+        `  ✗ steps ${ids} ask for sandbox: workspace, which cannot run here: baton run refuses the plan`,
+      );
+    }
   }
   const found = agents.filter((agent) => agent.path !== null);
   out.push(
@@ -43,6 +54,17 @@ export async function agentsCommand(options: AgentsOptions): Promise<number> {
   );
   process.stdout.write(`${out.join('\n')}\n`);
   return EXIT.ok;
+}
+
+function describeSandbox(probe: SandboxProbe): string[] {
+  if (probe.ok) {
+    return [`confinement (sandbox: workspace): ✓ works (${probe.version ?? 'bwrap'} at ${probe.bwrap})`];
+  }
+  return [
+    'confinement (sandbox: workspace): ✗ unavailable: plans that ask for it are refused',
+    `  ✗ ${probe.problem}`,
+    `    fix: ${probe.fix}`,
+  ];
 }
 
 function describe(agent: AgentCliInfo): string[] {

@@ -16,6 +16,9 @@ export async function legacyCommand(
   const { trustedPrograms } = await import('../../executors/trusted-programs.js');
   const trust = trustedPrograms(resolveHome(options), process.env);
   const config = legacyConfigFromEnv(process.env, dirname(resolve(statePath)), trust);
+  // BATON_SANDBOX=workspace confines the agents; refused (exit 2) where it cannot, never ignored.
+  const { sandboxFromEnv } = await import('../../executors/sandbox.js');
+  const bwrap = sandboxFromEnv(process.env);
   const maxTimeMs = options.maxTime ? parseDurationOption(options.maxTime, '--max-time') : null;
   // --max-time and SIGTERM/SIGINT stop the running agent; that try does not count.
   const stop = new AbortController();
@@ -28,6 +31,7 @@ export async function legacyCommand(
     config,
     env: process.env,
     mode,
+    ...(bwrap ? { bwrap } : {}),
     signal: stop.signal,
     log: options.json || options.quiet ? () => undefined : (line) => process.stdout.write(`${line}\n`),
   });

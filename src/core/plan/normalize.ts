@@ -29,6 +29,7 @@ interface StepDefaults {
   timeoutMs: string | number;
   delayBeforeMs: string | number;
   flowKey: string | undefined;
+  sandbox: PlanFileStep['sandbox'];
 }
 
 /**
@@ -56,6 +57,7 @@ export function normalizePlan(file: PlanFile, fileName: string): Plan {
     timeoutMs: file.defaults?.timeoutMs ?? DEFAULT_TIMEOUT_MS,
     delayBeforeMs: file.defaults?.delayBeforeMs ?? 0,
     flowKey: file.defaults?.flowKey,
+    sandbox: file.defaults?.sandbox,
   };
   const steps = file.steps.map((step, index) => normalizeStep(step, defaults, pathOf(index), issues));
 
@@ -141,6 +143,17 @@ function normalizeStep(
 
   const agent = kind === 'agent' ? (step.agent ?? defaults.agent) : undefined;
   const flowKey = step.flowKey ?? defaults.flowKey;
+  // Its agent, or an agent fallback (which runs as the step), is what a sandbox confines.
+  const fallbackIsAgent =
+    step.fallback !== undefined && step.fallback.fn === undefined && step.fallback.model === undefined;
+  const runsAgent = kind === 'agent' || fallbackIsAgent;
+  if (step.sandbox === 'workspace' && !runsAgent) {
+    issues.push({
+      path: `${path}.sandbox`,
+      problem: `only agents run confined, and this ${kind} step has no agent fallback: remove "sandbox"`,
+    });
+  }
+  const confined = runsAgent && (step.sandbox ?? defaults.sandbox) === 'workspace';
   const normalized: PlanStep = {
     id: step.id,
     title: step.title ?? step.id,
@@ -155,6 +168,7 @@ function normalizeStep(
     sideEffect: step.sideEffect ?? 'none',
     ...(step.budget === undefined ? {} : { budget: normalizeBudget(step.budget, `${path}.budget`) }),
     ...(flowKey === undefined ? {} : { flowKey }),
+    ...(confined ? { sandbox: 'workspace' as const } : {}),
     ...(step.shadowResult === undefined ? {} : { shadowResult: structuredClone(step.shadowResult) }),
     ...(step.fallback === undefined
       ? {}

@@ -13,7 +13,7 @@ import {
   timeoutSchema,
 } from './schema-fields.js';
 import { modelSchema } from './schema-model.js';
-import { AGENT_PROFILE_NAMES, ENV_NAME_PATTERN, PLAN_NAME_PATTERN } from './types.js';
+import { AGENT_PROFILE_NAMES, ENV_NAME_PATTERN, PLAN_NAME_PATTERN, SANDBOX_MODES } from './types.js';
 import { describeValue } from './zod-issues.js';
 
 export { MAX_TIMEOUT_MS } from './schema-fields.js';
@@ -130,6 +130,15 @@ export const agentSchema = strictObject(
   })
   .describe('The agent CLI that runs instruction steps. A step-level agent replaces defaults.agent whole.');
 
+/** `sandbox:` of a step or of `defaults`. */
+function sandboxSchema(description: string) {
+  return z
+    .enum(SANDBOX_MODES, {
+      error: (issue) => `${describeValue(issue.input)} is not allowed: use workspace or none`,
+    })
+    .describe(description);
+}
+
 export const retrySchema = strictObject(
   {
     maxAttempts: z
@@ -240,6 +249,9 @@ export const stepSchema = strictObject(
       "Flow-control key its attempts count against (limits: baton flow set <key>). Default: defaults.flowKey, else the executor: the agent command's base name (claude), the model provider (openai) or fn:<name>.",
     ).optional(),
     fallback: fallbackSchema.optional(),
+    sandbox: sandboxSchema(
+      "Confinement of this step's agent (and agent fallback): workspace runs it under bubblewrap (the workspace and the CLI's own config folders writable, a private /tmp, everything else read-only, the Baton home hidden; network kept), none runs it unconfined. Default: defaults.sandbox, else none. Refused where bubblewrap cannot run (baton agents says why).",
+    ).optional(),
     shadowResult: jsonValueSchema
       .optional()
       .describe(
@@ -282,8 +294,11 @@ export const defaultsSchema = strictObject(
       'Durable delay before the first attempt of every step. Default 0.',
     ).optional(),
     flowKey: flowKeySchema('Flow-control key of every step that does not set its own.').optional(),
+    sandbox: sandboxSchema(
+      'Confinement of every agent step that does not set its own: workspace or none. Default none.',
+    ).optional(),
   },
-  'defaults: { agent?, retry?, timeoutMs?, delayBeforeMs?, flowKey? }',
+  'defaults: { agent?, retry?, timeoutMs?, delayBeforeMs?, flowKey?, sandbox? }',
 ).describe('Applied to every step that does not set the field itself.');
 
 export const limitsSchema = strictObject(

@@ -51,6 +51,15 @@ export interface AgentEnvSpec {
   set?: Record<string, string>;
 }
 
+/**
+ * Where an agent step's processes run: `none` (as Baton itself, the default) or `workspace`
+ * (under bubblewrap: the workspace and the CLI's own config folders writable, a private /tmp, the
+ * rest of the filesystem read-only, the Baton home and database hidden; see executors/sandbox.ts).
+ */
+export const SANDBOX_MODES = ['none', 'workspace'] as const;
+
+export type SandboxMode = (typeof SANDBOX_MODES)[number];
+
 /** Exponential backoff between attempts of one step. */
 export interface RetryPolicy {
   /** Attempts in total, the first one included (1..100). */
@@ -138,6 +147,12 @@ export interface PlanStep {
    */
   flowKey?: string;
   fallback?: FallbackSpec;
+  /**
+   * `workspace`: its agent (and an agent fallback) runs confined (see SandboxMode); from the step,
+   * else `defaults.sandbox`. Absent: not confined (`none`), and the key is left out so that plans
+   * without it keep their hash.
+   */
+  sandbox?: 'workspace';
   /** In a shadow run, what this step (if it has a side effect) passes on instead of running. */
   shadowResult?: unknown;
   retry: RetryPolicy;

@@ -1,3 +1,4 @@
+import { claudeFolders } from './config-folders.js';
 import { asRecord, asString, count, httpStatus, jsonLines, lastLines } from './json-output.js';
 import { flagValue, hasFlag, promptAfterDoubleDash } from './prompt-placement.js';
 import type { AgentProfile, AgentReport, AgentUsage, SetupProblem } from './types.js';
@@ -72,6 +73,7 @@ export const claudeProfile: AgentProfile = {
     }
     return report;
   },
+  confinedWritable: claudeFolders,
   exitCodes: {
     0: { meaning: 'finished (the result record may still say is_error)' },
     1: { meaning: 'failed: the result record or stderr says why' },

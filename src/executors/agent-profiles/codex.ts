@@ -1,3 +1,4 @@
+import { codexFolders } from './config-folders.js';
 import { asRecord, asString, count, type JsonRecord, jsonLines, lastLines } from './json-output.js';
 import { hasFlag, promptAfterDoubleDash } from './prompt-placement.js';
 import type { AgentProfile, AgentReport, ProviderError, SetupProblem } from './types.js';
@@ -89,6 +90,7 @@ export const codexProfile: AgentProfile = {
     if (message !== undefined) report.error = codexError(message);
     return report;
   },
+  confinedWritable: codexFolders,
   exitCodes: {
     0: { meaning: 'finished' },
     1: { meaning: 'failed: a turn.failed or error event says why' },

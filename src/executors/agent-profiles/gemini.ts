@@ -1,3 +1,4 @@
+import { geminiFolders } from './config-folders.js';
 import {
   asRecord,
   asString,
@@ -82,6 +83,7 @@ export const geminiProfile: AgentProfile = {
     if (setup) report.setup = setup;
     return report;
   },
+  confinedWritable: geminiFolders,
   exitCodes: {
     0: { meaning: 'finished' },
     1: { meaning: 'general or API error' },

@@ -1,3 +1,4 @@
+import { openclawFolders } from './config-folders.js';
 import { asRecord, asString, count, type JsonRecord, lastJsonObject } from './json-output.js';
 import { hasFlag, promptAfterDoubleDash, promptAsFlagValue } from './prompt-placement.js';
 import { type AgentProfile, type AgentReport, type AgentUsage, MULTI_PROVIDER_KEYS } from './types.js';
@@ -80,6 +81,7 @@ export const openclawProfile: AgentProfile = {
     }
     return report;
   },
+  confinedWritable: openclawFolders,
   exitCodes: {
     0: { meaning: 'finished' },
     1: { meaning: 'failed: the JSON error says why' },

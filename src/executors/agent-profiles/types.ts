@@ -93,6 +93,18 @@ export interface RetryCapContext {
   readTextFile(path: string): string | undefined;
 }
 
+/**
+ * A place the CLI writes to run (its config, state or cache), bound writable when it runs confined
+ * (sandbox: workspace). A folder that does not exist yet is created first, as the CLI would; a file
+ * that does not exist is created only when it has `initialContent`, else left out (nothing to bind).
+ */
+export interface WritablePath {
+  path: string;
+  kind: 'dir' | 'file';
+  /** A file the CLI rewrites in place: created with this content when missing, so it can be bound. */
+  initialContent?: string;
+}
+
 export interface AgentProfile {
   name: ProfileName;
   /** Program base names that select this profile (`claude`, `codex`). */
@@ -120,6 +132,11 @@ export interface AgentProfile {
   read(output: AgentOutput): AgentReport;
   /** The CLI's documented exit codes. */
   exitCodes: Readonly<Record<number, ExitMeaning>>;
+  /**
+   * Where the CLI must write besides the workspace and /tmp, for the environment it gets (HOME,
+   * its own variables): its config and cache folders. The one list the sandbox binds writable.
+   */
+  confinedWritable?(env: Readonly<Record<string, string | undefined>>): WritablePath[];
 }
 
 /** The provider keys a CLI that talks to many providers (opencode, aider, openclaw) may read. */
