@@ -79,7 +79,9 @@ function writeFiles(dir) {
 /** Runs node with the max-RSS preload; returns wall and CPU ms, peak RSS in MB, exit code, stderr. */
 function measure(args, cwd) {
   const start = now();
-  const child = spawnSync(process.execPath, ['-r', MAX_RSS, ...args], { cwd, encoding: 'utf8' });
+  // The fixture agent is the operator's own program: trusted as an operator would trust it.
+  const env = { ...process.env, BATON_TRUSTED_AGENTS: AGENT[1] };
+  const child = spawnSync(process.execPath, ['-r', MAX_RSS, ...args], { cwd, encoding: 'utf8', env });
   const ms = now() - start;
   const rss = /BENCH_MAX_RSS_KB (\d+)/.exec(child.stderr ?? '')?.[1];
   const cpu = /BENCH_CPU_US (\d+)/.exec(child.stderr ?? '')?.[1];
