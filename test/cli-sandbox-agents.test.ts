@@ -25,12 +25,6 @@ const turn = (hasToolResult: boolean) => ({ hasTools: true, promptIncludes: 'CON
 async function confinedStep(cli: AgentCli): Promise<void> {
   server = await startMockLlmServer({ script: [] });
   const c = cliCase(cli, server);
-  if (cli === 'codex') {
-    // codex will not make its sandbox helper under the temporary folder, which holds its test home:
-    // another TMPDIR lets it (it then uses the system's bwrap, nested inside Baton's).
-    c.env.TMPDIR = join(c.dir, 'tmp');
-    mkdirSync(c.env.TMPDIR);
-  }
   const content = `written confined by ${cli}`;
   const hostTmp = join(tmpdir(), `baton-confined-${cli}-${process.pid}-${Date.now()}`);
   // What its shell tool sees of the Baton home, and whether it can write beside the workspace or in /tmp.
@@ -73,7 +67,12 @@ async function confinedStep(cli: AgentCli): Promise<void> {
   expect(existsSync(hostTmp)).toBe(false);
   // Its own config and state, written in its config folder, are on the host (gemini writes into
   // the per-attempt overlay Baton makes, which goes with the attempt).
-  for (const path of LEFT_IN_CONFIG[cli]) expect(existsSync(join(c.dir, path)), path).toBe(true);
+  // codex's home is kept outside the temp folder (see agentCliEnv), so it is found by CODEX_HOME.
+  const configRoot = (path: string) =>
+    path.startsWith('codex-home/')
+      ? join(c.env.CODEX_HOME!, path.slice('codex-home/'.length))
+      : join(c.dir, path);
+  for (const path of LEFT_IN_CONFIG[cli]) expect(existsSync(configRoot(path)), path).toBe(true);
   // Baton makes ~/.claude.json as {} for claude to rewrite in place: it did.
   if (cli === 'claude')
     expect(readFileSync(join(c.dir, 'user-home/.claude.json'), 'utf8')).toContain('firstStartTime');
