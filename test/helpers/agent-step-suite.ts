@@ -30,9 +30,9 @@ const agentTurn = (promptIncludes: string, extra: Record<string, unknown> = {}) 
 });
 
 /**
- * The hang test's step timeout: the CLI must reach its shell tool call within it. openclaw spends
- * 5-15 s of CPU starting (plugins, its SQLite state) before it asks the model anything, and on a
- * busy machine (2 cores, other suites running) it did not reach the model within 20 s at all.
+ * The hang test's step timeout: the CLI must reach its shell tool call within it. openclaw takes
+ * several seconds to start (its plugins, its SQLite state) before it asks the model anything, and
+ * on a busy machine (2 cores, other suites running) it did not reach the model within 20 s at all.
  */
 const HANG_TIMEOUT_MS: Record<AgentCli, number> = {
   claude: 20_000,
