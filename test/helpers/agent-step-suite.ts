@@ -29,6 +29,18 @@ const agentTurn = (promptIncludes: string, extra: Record<string, unknown> = {}) 
   ...extra,
 });
 
+/**
+ * The hang test's step timeout: the CLI must reach its shell tool call within it. openclaw takes
+ * several seconds to start (its plugins, its SQLite state) before it asks the model anything, and
+ * on a busy machine (2 cores, other suites running) it did not reach the model within 20 s at all.
+ */
+const HANG_TIMEOUT_MS: Record<AgentCli, number> = {
+  claude: 20_000,
+  codex: 20_000,
+  gemini: 20_000,
+  openclaw: 60_000,
+};
+
 export function agentStepSuite(cli: AgentCli): void {
   let server: MockLlmServer | undefined;
   const serve = async (script: ScriptEntry[]) => {
@@ -191,15 +203,20 @@ export function agentStepSuite(cli: AgentCli): void {
         },
       ]);
       const c = cliCase(cli, mock);
+      const timeoutMs = HANG_TIMEOUT_MS[cli];
       let seen: { pid: number; cmdline: string }[] = [];
+      let ended = false;
       const running = runPlan(c, {
         name: `${cli}-hang`,
         defaults: {
           agent: { command: cliCommand(cli, { shell: true }) },
-          timeoutMs: '20s',
+          timeoutMs,
           retry: { maxAttempts: 1 },
         },
         steps: [{ id: 'hang', instruction: 'HANG-HERE: run the long command' }],
+      });
+      void running.finally(() => {
+        ended = true;
       });
       // The shell command runs, carrying the attempt's marker (so it can be found once the CLI is gone).
       await waitFor(
@@ -207,15 +224,21 @@ export function agentStepSuite(cli: AgentCli): void {
           seen = readdirRuns(c.home)
             .flatMap((id) => processesOfRun(id))
             .filter((p) => p.cmdline.includes(marker));
+          if (seen.length === 0 && ended) {
+            // The attempt is over and the command never ran: the CLI did not get as far as its tool.
+            throw new Error(
+              `the run ended before the ${cli} shell tool ran the long command: ${mock.requests.length} model request(s) (the tool call is the first answer) within the ${timeoutMs} ms step timeout`,
+            );
+          }
           return seen.length > 0;
         },
-        120_000,
+        timeoutMs + 100_000,
         `the ${cli} shell tool running a long command with the attempt's marker`,
       );
       const { run } = await running;
       const [attempt] = await stepAttempts(c, run.id, 'hang');
       expect(attempt?.failureClass).toBe('transient');
-      expect(attempt?.message).toMatch(/timed out after 20000 ms/);
+      expect(attempt?.message).toMatch(new RegExp(`timed out after ${timeoutMs} ms`));
       expect(processesOfRun(run.id)).toEqual([]);
       for (const { pid } of seen) expect(processesOfRun(run.id).some((p) => p.pid === pid)).toBe(false);
     }, 240_000);
