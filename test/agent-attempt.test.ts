@@ -1,8 +1,3 @@
-/**
- * One agent attempt end to end with a real process: the profile reads the CLI's final record even
- * when the output is far longer than what is kept of lesser logs.
- */
-import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, expect, it } from 'vitest';
 import { runAgentAttempt } from '../src/executors/agent-attempt.js';

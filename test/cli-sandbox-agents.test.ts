@@ -3,7 +3,7 @@
  * model server: each completes a step whose required output it writes through its own tool, with
  * the workspace the only place of the plan's folder it may write.
  */
-import { existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, expect, it } from 'vitest';

@@ -5,7 +5,7 @@
  * the agent command itself; it records when it started and ended. However the workers interleave,
  * never more than the limit run at once, and never more than the rate start in any window.
  */
-import { chmodSync, readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { validatePlanObject } from '../src/core/plan/parse.js';

@@ -1,3 +1,4 @@
+import { isAbsolute, join } from 'node:path';
 import { SUMMARY_MAX_CHARS } from '../core/agent-prompt.js';
 import type { FailureClass, OutputArtifact } from '../core/failure.js';
 import type { AgentSpec } from '../core/plan/types.js';
@@ -113,6 +114,10 @@ export async function runAgentAttempt(options: AgentAttemptOptions): Promise<Age
           writable: profile.confinedWritable?.(options.env) ?? [],
           attemptPaths: capped.attemptPaths,
           executable: verdict.executable,
+          // The plan's own elements only: a prompt never chooses what stays visible.
+          programFiles: options.agent.command.map((arg) =>
+            isAbsolute(arg) ? arg : join(options.workspace, arg),
+          ),
           argv,
           env: capped.env,
           marker,

@@ -36,6 +36,11 @@ export interface ConfineRequest extends SandboxSpec {
   writable: readonly WritablePath[];
   /** Files and folders Baton made for this attempt (gemini's settings overlay): bound in last. */
   attemptPaths: readonly string[];
+  /**
+   * Files the plan's command names (its program and script, never the prompt): each stays visible
+   * read-only where the sandbox would hide it, e.g. an agent installed under /tmp (see programRoots).
+   */
+  programFiles?: readonly string[];
   /** The program the command policy checked, and the command's argv (argv[0] is replaced by it). */
   executable: string;
   argv: readonly string[];
@@ -156,6 +161,10 @@ export function confineCommand(request: ConfineRequest): {
     mounts.push({ path: real, args: ['--tmpfs', real] });
   }
   const bind = (path: string) => ({ path, args: ['--bind', path, path] });
+  // First at their depth, so that a hidden path at the same place still wins.
+  for (const root of programRoots([request.executable, ...(request.programFiles ?? [])], request.hidden)) {
+    mounts.push({ path: root, args: ['--ro-bind', root, root], first: true });
+  }
   mounts.push(bind(realPath(request.workspace)));
   for (const entry of request.writable) {
     const path = ensureWritable(entry);
@@ -179,6 +188,7 @@ export function confineCommand(request: ConfineRequest): {
     .sort(
       (a, b) =>
         depth(a.mount.path) - depth(b.mount.path) ||
+        Number(b.mount.first ?? false) - Number(a.mount.first ?? false) ||
         Number(a.mount.last ?? false) - Number(b.mount.last ?? false) ||
         a.index - b.index,
     )
@@ -210,6 +220,33 @@ export function confineCommand(request: ConfineRequest): {
 }
 
 /**
+ * What must stay readable for the command to run where the sandbox makes a private /tmp: for each
+ * file the command names that lies under /tmp, /var/tmp or $TMPDIR, its folder, or the outermost
+ * `node_modules` holding it (an npm-installed CLI needs its dependencies). Never anything inside a
+ * hidden path (the Baton home stays hidden).
+ */
+export function programRoots(files: readonly string[], hidden: readonly string[]): string[] {
+  const privateRoots = [...PRIVATE_TMP, process.env.TMPDIR]
+    .filter((dir): dir is string => dir !== undefined && isAbsolute(dir) && existsSync(dir))
+    .map(realPath);
+  const hiddenReal = hidden.filter((path) => existsSync(path)).map(realPath);
+  const inside = (path: string, root: string) => path === root || path.startsWith(`${root}/`);
+  const roots = new Set<string>();
+  for (const file of files) {
+    if (!isAbsolute(file) || !statSync(file, { throwIfNoEntry: false })?.isFile()) continue;
+    const real = realPath(file);
+    if (!privateRoots.some((root) => inside(real, root))) continue;
+    const modules = real.indexOf('/node_modules/');
+    const root =
+      modules === -1 ? real.slice(0, real.lastIndexOf('/')) : real.slice(0, modules + '/node_modules'.length);
+    // A hidden path below the root is mounted after it (deeper), so it stays hidden.
+    if (hiddenReal.some((path) => inside(root, path))) continue;
+    roots.add(root);
+  }
+  return [...roots];
+}
+
+/**
  * Why bwrap did not start the agent, or undefined when it did (or the attempt was stopped): bwrap
  * reports the agent's exit on its status descriptor (`{"exit-code": N}`); a run that ended by itself
  * without that record failed in bwrap's own setup, and bwrap's `bwrap: …` lines say why.
@@ -233,6 +270,7 @@ export function sandboxStartFailure(run: {
 interface Mount {
   path: string;
   args: string[];
+  first?: boolean;
   last?: boolean;
 }
 

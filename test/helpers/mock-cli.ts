@@ -7,7 +7,7 @@
 import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { basename, join } from 'node:path';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, it } from 'vitest';
 import {
@@ -54,23 +54,22 @@ export function describeWithOpenclaw(name: string, body: () => void): void {
 const binDir = fileURLToPath(new URL('../../node_modules/.bin/', import.meta.url));
 
 /**
- * Where the codex homes of the tests go: outside the temp folder. Release builds of codex refuse to
- * make their helper links (`codex-linux-sandbox`, `apply_patch`, … in $CODEX_HOME/tmp/arg0) when
- * CODEX_HOME is under $TMPDIR (else /tmp): "WARNING: proceeding, even though we could not create
- * PATH aliases: Refusing to create helper binaries under temporary dir". With a system bubblewrap
- * older than 0.9 (no --argv0: Debian 12's 0.8.0, which CI installs) codex re-enters its sandbox
- * only through that link, so without it every command of its shell tool fails ("bwrap: execvp
- * codex-linux-sandbox: No such file or directory") and the model is told so: codex still exits 0.
+ * A codex home under `root`, with a TMPDIR beside it (`root/tmp`) so that the home is not under the
+ * temp folder wherever `root` is (the repository itself may be under /tmp). Release builds of codex
+ * refuse to make their helper links (`codex-linux-sandbox`, `apply_patch`, … in $CODEX_HOME/tmp/arg0)
+ * when CODEX_HOME is under $TMPDIR (else /tmp): "WARNING: proceeding, even though we could not
+ * create PATH aliases: Refusing to create helper binaries under temporary dir". With a system
+ * bubblewrap older than 0.9 (no --argv0: Debian 12's 0.8.0, which CI installs) codex re-enters its
+ * sandbox only through that link, so without it every command of its shell tool fails ("bwrap:
+ * execvp codex-linux-sandbox: No such file or directory") and the model is told so: codex still
+ * exits 0.
  */
-const codexHomesDir = fileURLToPath(new URL('../../node_modules/.cache/baton-codex-homes/', import.meta.url));
-const codexHomes: string[] = [];
-
-/** A new empty codex home outside the temp folder, named after `root`; removed by `removeAgentCliDirs`. */
-function makeCodexHome(root: string): string {
-  mkdirSync(codexHomesDir, { recursive: true });
-  const dir = mkdtempSync(join(codexHomesDir, `${basename(root)}-`));
-  codexHomes.push(dir);
-  return dir;
+function makeCodexHome(root: string): { CODEX_HOME: string; TMPDIR: string } {
+  const home = join(root, 'codex-home');
+  const tmp = join(root, 'tmp');
+  mkdirSync(home, { recursive: true });
+  mkdirSync(tmp, { recursive: true });
+  return { CODEX_HOME: home, TMPDIR: tmp };
 }
 
 export function agentCliPath(cli: AgentCli): string {
@@ -106,7 +105,7 @@ function argsFor(cli: AgentCli, prompt: string): string[] {
 
 /**
  * The environment `cli` needs against `server`, with its HOME made under `root` (CODEX_HOME outside
- * the temp folder: see codexHomesDir). `codexRetries` goes into codex's provider config (undefined:
+ * its TMPDIR: see makeCodexHome). `codexRetries` goes into codex's provider config (undefined:
  * codex's own defaults).
  */
 export function agentCliEnv(
@@ -122,9 +121,9 @@ export function agentCliEnv(
     case 'claude':
       return { ...base, ...claudeEnv(server) };
     case 'codex': {
-      const codexHome = makeCodexHome(root);
-      writeFileSync(join(codexHome, 'config.toml'), codexConfigToml(server, { retries: codexRetries }));
-      return { ...base, CODEX_HOME: codexHome, [CODEX_KEY_ENV]: 'x' };
+      const dirs = makeCodexHome(root);
+      writeFileSync(join(dirs.CODEX_HOME, 'config.toml'), codexConfigToml(server, { retries: codexRetries }));
+      return { ...base, ...dirs, [CODEX_KEY_ENV]: 'x' };
     }
     case 'gemini':
       mkdirSync(join(home, '.gemini'));
@@ -184,7 +183,7 @@ export function runAgentCli(
 
 /** Removes the scratch directories of every run so far, and every codex home `agentCliEnv` made. */
 export function removeAgentCliDirs(): void {
-  for (const dir of [...roots.splice(0), ...codexHomes.splice(0)]) {
+  for (const dir of roots.splice(0)) {
     if (existsSync(dir)) rmSync(dir, { recursive: true, force: true });
   }
 }
