@@ -13,7 +13,7 @@ import {
   rmSync,
   writeFileSync,
 } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { processesOfRun } from './helpers/agent-steps.js';
@@ -23,7 +23,6 @@ import {
   type BatonResult,
   batonJson,
   removeTempDirs,
-  repoRoot,
   runBaton,
   runStatus,
   tempDir,
@@ -51,7 +50,9 @@ describeWithBwrap('sandbox: workspace', () => {
     mkdirSync(userHome);
     const hostTmp = join(tmpdir(), `baton-sandbox-escape-${process.pid}-${Date.now()}`);
     // Outside /tmp too: the plan's folder is under /tmp here, and so inside the private one.
-    const inRepo = join(repoRoot, 'test', `.sandbox-escape-${process.pid}`);
+    // On the host's read-only file system wherever the repository is (a clone under /tmp would be
+    // in the sandbox's private /tmp, writable there and never on the host).
+    const inRepo = join(homedir(), `.baton-sandbox-escape-${process.pid}`);
     leftovers.push(inRepo);
     const plan = writePlan(
       dir,
@@ -140,9 +141,9 @@ describeWithBwrap('sandbox: workspace', () => {
 
   it('an agent the sandbox cannot start fails fatal at once, never run unconfined', async () => {
     const { dir, home } = planDir('baton-sandbox-nostart-');
-    // A program in the host's /tmp, outside the workspace: the sandbox's /tmp is private, so bwrap
-    // cannot find it.
-    const program = join(tempDir('baton-sandbox-bin-'), 'agent.sh');
+    // A program inside the Baton home, which the sandbox hides, so bwrap cannot find it.
+    mkdirSync(home, { recursive: true });
+    const program = join(home, 'agent.sh');
     const ran = join(dir, 'ran.txt');
     writeFileSync(program, `#!/bin/sh\necho ran > ${ran}\n`);
     chmodSync(program, 0o755);
@@ -173,13 +174,13 @@ describeWithBwrap('BATON_SANDBOX=workspace for state files', () => {
     const result = await runLegacy('step', statePath, {
       BATON_SANDBOX: 'workspace',
       STEP_AGENT_CMD: legacyAgent('agent-escape'),
-      ESCAPE_OUTSIDE: join(repoRoot, 'test', `.sandbox-legacy-${process.pid}`),
-      ESCAPE_READONLY: join(repoRoot, 'test', `.sandbox-legacy-${process.pid}`),
+      ESCAPE_OUTSIDE: join(homedir(), `.baton-sandbox-legacy-${process.pid}`),
+      ESCAPE_READONLY: join(homedir(), `.baton-sandbox-legacy-${process.pid}`),
       ESCAPE_TMP: hostTmp,
       ESCAPE_DB: statePath,
-      ESCAPE_CONFIG: join(repoRoot, 'test', `.sandbox-legacy-${process.pid}`),
+      ESCAPE_CONFIG: join(homedir(), `.baton-sandbox-legacy-${process.pid}`),
     });
-    leftovers.push(join(repoRoot, 'test', `.sandbox-legacy-${process.pid}`));
+    leftovers.push(join(homedir(), `.baton-sandbox-legacy-${process.pid}`));
     expect(result.code, result.stderr).toBe(0);
     expect(readState(statePath).stepRuns.escape?.status).toBe('DONE');
     const report = JSON.parse(readFileSync(join(dir, 'escape-report.json'), 'utf8'));
