@@ -4,7 +4,8 @@
 export { BatonError, type BatonErrorCode, isBatonError } from './core/errors.js';
 export type { BatonEvent, BatonEventType, StoredEvent } from './core/events.js';
 export { FAILURE_CLASSES, type FailureClass, type OutputArtifact, type StepOutcome } from './core/failure.js';
-export { parsePlanText, validatePlanObject } from './core/plan/parse.js';
+export { validatePlanObject } from './core/plan/parse.js';
+export { parsePlanText } from './core/plan/parse-plan-text.js';
 export type {
   AgentSpec,
   Plan,

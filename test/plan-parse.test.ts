@@ -5,7 +5,8 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { isBatonError } from '../src/core/errors.js';
 import { parseDurationMs } from '../src/core/plan/duration.js';
 import { PlanInvalidError } from '../src/core/plan/issues.js';
-import { parsePlanText, validatePlanObject } from '../src/core/plan/parse.js';
+import { validatePlanObject } from '../src/core/plan/parse.js';
+import { parsePlanText } from '../src/core/plan/parse-plan-text.js';
 import { DEFAULT_LIMITS, DEFAULT_RETRY, DEFAULT_TIMEOUT_MS } from '../src/core/plan/types.js';
 import { loadPlanFile, MAX_PLAN_FILE_BYTES } from '../src/plan/load-plan-file.js';
 
