@@ -235,7 +235,9 @@ describe('baton worker processes on PostgreSQL', () => {
 
   it('reclaims the steps of a SIGKILLed worker after its lease; committed steps never run again', async () => {
     const work = await createWorkload(30);
-    const lease = ['--lease', '1500ms', '--concurrency', '4'];
+    // Long enough that a live worker starved of CPU on a loaded 2-core machine still renews in
+    // time (renewals come every third of it): only the dead worker's leases may lapse.
+    const lease = ['--lease', '4s', '--concurrency', '4'];
     const env = { SLEEP_MS: '300' };
     const workers = await Promise.all(Array.from({ length: WORKERS }, () => startWorker(work, lease, env)));
     const victim = workers[0]!;
