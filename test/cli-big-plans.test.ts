@@ -4,14 +4,13 @@
  * refusals are is measured in bench/workloads/hostile-plans.mjs.
  */
 import { existsSync } from 'node:fs';
-import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import {
   agentCommand,
-  type BatonResult,
   expectExit,
+  expectRefused,
   removeTempDirs,
-  runBaton,
+  runPlanFile,
   tempDir,
   writePlan,
 } from './helpers/cli.js';
@@ -20,26 +19,7 @@ const TEST_TIMEOUT = 60_000;
 
 afterAll(() => removeTempDirs());
 
-/** Exit 2 with one `baton: ` message naming what it must, nothing on stdout, no stack trace. */
-function expectRefused(result: BatonResult, ...patterns: (string | RegExp)[]): void {
-  expectExit(result, 2);
-  expect(result.stdout).toBe('');
-  expect(result.stderr).toMatch(/^baton: /);
-  expect(result.stderr).not.toMatch(/internal error|RangeError|\n\s+at /);
-  for (const pattern of patterns) {
-    if (typeof pattern === 'string') expect(result.stderr).toContain(pattern);
-    else expect(result.stderr).toMatch(pattern);
-  }
-}
-
 const goodAgent = () => ({ agent: { command: agentCommand('agent-succeed') } });
-
-/** `baton run <file> --detach` from the file's folder with a home that does not exist yet. */
-async function runPlanFile(dir: string, name: string, ...args: string[]) {
-  const home = join(dir, 'home');
-  const result = await runBaton(['run', name, '--detach', ...args], { home, cwd: dir });
-  return { result, home };
-}
 
 describe('10,000-step plans with one mistake are refused with a bounded message', () => {
   /** Blocks of a hub, 98 workers that depend on it and a merge that depends on them all. */

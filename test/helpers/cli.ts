@@ -8,6 +8,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { expect } from 'vitest';
 import { stringify } from 'yaml';
 import { TRUSTED_FIXTURES } from './trusted-fixtures.js';
 
@@ -359,4 +360,23 @@ export function expectExit(result: BatonResult, code: number): BatonResult {
     );
   }
   return result;
+}
+
+/** Exit 2 with one `baton: ` message naming what it must, nothing on stdout, no stack trace. */
+export function expectRefused(result: BatonResult, ...patterns: (string | RegExp)[]): void {
+  expectExit(result, 2);
+  expect(result.stdout).toBe('');
+  expect(result.stderr).toMatch(/^baton: /);
+  expect(result.stderr).not.toMatch(/internal error|RangeError|\n\s+at /);
+  for (const pattern of patterns) {
+    if (typeof pattern === 'string') expect(result.stderr).toContain(pattern);
+    else expect(result.stderr).toMatch(pattern);
+  }
+}
+
+/** `baton run <file> --detach` from the file's folder with a home that does not exist yet. */
+export async function runPlanFile(dir: string, name: string, ...args: string[]) {
+  const home = join(dir, 'home');
+  const result = await runBaton(['run', name, '--detach', ...args], { home, cwd: dir });
+  return { result, home };
 }
