@@ -1,5 +1,5 @@
 import { BatonError } from '../core/errors.js';
-import { maskPassword, parsePgUrl } from '../store/postgres/pg-url.js';
+import { isPostgresUrl, readPostgresUrl } from '../store/postgres/pg-url.js';
 import type { Store } from '../store/store.js';
 import { databasePath, type GlobalOptions, resolveHome } from './home.js';
 
@@ -7,8 +7,6 @@ import { databasePath, type GlobalOptions, resolveHome } from './home.js';
 export type StoreTarget =
   | { kind: 'sqlite'; path: string; label: string }
   | { kind: 'postgres'; url: string; schema: string; label: string };
-
-const POSTGRES_URL = /^postgres(ql)?:\/\//i;
 
 /**
  * Which store to use: `--store <url>`, else BATON_DATABASE_URL, else the SQLite file in the home
@@ -23,33 +21,13 @@ export function storeTarget(options: GlobalOptions, env: NodeJS.ProcessEnv = pro
     return { kind: 'sqlite', path, label: path };
   }
   const where = fromFlag ? '--store' : 'BATON_DATABASE_URL';
-  if (!POSTGRES_URL.test(raw.trim())) {
-    throw new BatonError(
-      'CONFIG_INVALID',
-      `${where}: ${JSON.stringify(maskPassword(raw))} is not a PostgreSQL URL; give postgres://user:password@host:5432/database ` +
-        `(add ?schema=<name> for a schema other than "baton"), or leave ${where} out to use the SQLite file in the home folder`,
-    );
+  const target = readPostgresUrl(raw, where, env.BATON_PG_SCHEMA || 'baton');
+  if ('problem' in target) {
+    // On the command line, leaving the URL out is the other way.
+    const hint = isPostgresUrl(raw) ? '' : `, or leave ${where} out to use the SQLite file in the home folder`;
+    throw new BatonError('CONFIG_INVALID', `${target.problem}${hint}`);
   }
-  const [base = '', ...rest] = raw.trim().split('?');
-  // The driver gets the other parameters exactly as written.
-  const pairs = rest
-    .join('?')
-    .split('&')
-    .filter((pair) => pair !== '');
-  const isSchema = (pair: string) => pair.split('=')[0] === 'schema';
-  const given = pairs.find(isSchema);
-  // Not decoded: a valid schema name has no character that needs encoding (PostgresStore checks it).
-  const schema = given?.slice('schema='.length) || env.BATON_PG_SCHEMA || 'baton';
-  const query = pairs.filter((pair) => !isSchema(pair)).join('&');
-  const url = query === '' ? base : `${base}?${query}`;
-  if (!parsePgUrl(url)) {
-    throw new BatonError(
-      'CONFIG_INVALID',
-      `${where}: ${JSON.stringify(maskPassword(raw))} is not a valid URL; check the host and port, and percent-encode ` +
-        'special characters of the user name and password (e.g. @ as %40)',
-    );
-  }
-  return { kind: 'postgres', url, schema, label: `${maskPassword(url)} (schema ${schema})` };
+  return { kind: 'postgres', ...target };
 }
 
 /**

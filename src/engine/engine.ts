@@ -82,7 +82,8 @@ export class Engine {
   private failedCycles = 0;
   /** When hook calls were last looked for (see run()). */
   private hooksLookedAt = Number.NEGATIVE_INFINITY;
-  private readonly functionNames: readonly string[] | undefined;
+  /** New work was made due in this process (a run started, a function registered): look at once. */
+  private nudged = false;
   private readonly hooks: HookDispatcher;
   private attempts: Promise<typeof import('./run-attempt.js')> | null = null;
   private readonly secrets: RunSecretsCache;
@@ -100,7 +101,6 @@ export class Engine {
     this.pollMs = options.pollMs ?? 1000;
     this.now = options.now ?? Date.now;
     this.random = options.random ?? Math.random;
-    this.functionNames = options.executors.fn.functionNames?.();
     this.secrets = new RunSecretsCache(options.env ?? process.env, options.secrets ?? []);
     this.hooks = new HookDispatcher(this.store, {
       owner: options.owner,
@@ -123,6 +123,15 @@ export class Engine {
     this.wake?.();
   }
 
+  /**
+   * Something this process did made work due (a run started, a workflow registered): an idle
+   * engine looks at once instead of at its next poll.
+   */
+  nudge(): void {
+    this.nudged = true;
+    this.wake?.();
+  }
+
   async run(mode: EngineMode): Promise<EngineReport> {
     const renewTimer = setInterval(() => void this.renewLeases(), Math.max(50, Math.floor(this.leaseMs / 3)));
     renewTimer.unref();
@@ -133,6 +142,7 @@ export class Engine {
         }
         const claimLimit = this.stopping ? 0 : this.concurrency - this.inFlight.size;
         let progressed = false;
+        this.nudged = false;
         if (this.completions.length > 0 || claimLimit > 0) {
           const result = await this.cycle(claimLimit, mode);
           for (const claim of result.claimed) this.start(claim);
@@ -199,8 +209,8 @@ export class Engine {
           : progressed
             ? 0
             : this.pollMs;
-    // stop() during the awaits above found no sleep to cut short.
-    if (this.stopping) return 'again';
+    // stop() or nudge() during the awaits above found no sleep to cut short.
+    if (this.stopping || this.nudged) return 'again';
     if (delay > 0 && this.store.waitForWork) {
       // A store that notifies new work: a worker sleeps until the next due time (the store caps it with
       // its own slow poll), woken early by a notification, a finished attempt or stop(). `run` still
@@ -233,7 +243,8 @@ export class Engine {
         completions,
         claimLimit,
         random: this.random,
-        ...(this.functionNames ? { functions: this.functionNames } : {}),
+        // Read every cycle: functions registered after the worker started are claimed too.
+        ...this.functionsFilter(),
         ...(mode.kind === 'until-settled' ? { runId: mode.runId } : {}),
       });
       this.failedCycles = 0;
@@ -258,6 +269,11 @@ export class Engine {
       stopOrphanedAttempt(reclaimed, hostname(), this.store.id);
     }
     return result;
+  }
+
+  private functionsFilter(): { functions?: readonly string[] } {
+    const names = this.options.executors.fn.functionNames?.();
+    return names ? { functions: names } : {};
   }
 
   private start(claim: ClaimedStep): void {

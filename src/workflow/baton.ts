@@ -10,6 +10,7 @@ import { AgentCliExecutor, type AgentCliExecutorOptions } from '../executors/age
 import { FunctionExecutor, FunctionRegistry } from '../executors/function-executor.js';
 import { ModelExecutor, type ModelExecutorOptions } from '../executors/model-executor.js';
 import { trustedPrograms } from '../executors/trusted-programs.js';
+import { readPostgresUrl } from '../store/postgres/pg-url.js';
 import { SqliteStore } from '../store/sqlite/sqlite-store.js';
 import type { Store } from '../store/store.js';
 import type { Workflow, WorkflowResults } from './define-workflow.js';
@@ -18,8 +19,12 @@ import { resultValue, stepContext } from './step-context.js';
 export interface BatonOptions {
   /** Baton's folder (the SQLite file and attempt logs). Default `.baton`. */
   home?: string;
-  /** Another store (Postgres, say); default the SQLite file in `home`. */
-  store?: Store;
+  /**
+   * Where runs are kept: a PostgreSQL URL (`postgres://user:password@host:5432/db`, `?schema=` for
+   * a schema other than "baton"), or a store you built (`await PostgresStore.open(url)`). Default
+   * the SQLite file in `home`. Attempt logs and artifacts stay under `home` either way.
+   */
+  store?: Store | string;
   /** Steps running at once in this process. Default 8. */
   concurrency?: number;
   /** Lease of a running step in ms. Default 30,000. */
@@ -31,6 +36,24 @@ export interface BatonOptions {
 }
 
 type TypedWorkflow = Workflow<Record<string, string>, Record<string, unknown>>;
+
+/** A worker of this process: its engine once the store is open; a stop asked for before that. */
+interface LocalWorker {
+  engine: Engine | null;
+  stopAfter: number | null;
+}
+
+const NOTHING_RUN: EngineReport = { attemptsStarted: 0, attemptsCommitted: 0, attemptsDiscarded: 0, reclaimed: 0 };
+
+/** A store named by URL: PostgreSQL, loaded only when asked for. */
+async function openStoreUrl(text: string): Promise<Store> {
+  const target = readPostgresUrl(text, 'Baton.open store', process.env.BATON_PG_SCHEMA || 'baton');
+  if ('problem' in target) {
+    throw new BatonError('CONFIG_INVALID', `${target.problem}, or pass a Store, or leave it out for SQLite`);
+  }
+  const { PostgresStore } = await import('../store/postgres/postgres-store.js');
+  return PostgresStore.open(target.url, { schema: target.schema });
+}
 
 /** A run that ended without succeeding; `status` and `reason` say why. */
 export class RunNotSucceededError extends Error {
@@ -51,29 +74,79 @@ export class RunNotSucceededError extends Error {
 export class Baton {
   /** The named executor registry: plans reference these as `fn: <name>`; swap one with `register`. */
   readonly functions = new FunctionRegistry();
-  readonly store: Store;
   readonly home: string;
-  private readonly workers = new Set<Engine>();
+  /** This process's workers, from `worker()` until they stop (their engine once the store is open). */
+  private readonly workers = new Set<LocalWorker>();
+  /** What each registered function name runs, so registering the same workflow again is a no-op. */
+  private readonly registered = new Map<string, TypedWorkflow['steps'][number]>();
+  private readonly opening: Promise<Store>;
+  private opened: Store | null = null;
+  private openFailure: unknown = null;
 
   private constructor(private readonly options: BatonOptions) {
     this.home = resolve(options.home ?? '.baton');
-    this.store = options.store ?? SqliteStore.open(join(this.home, 'baton.db'));
+    const given = options.store;
+    if (given === undefined) this.opened = SqliteStore.open(join(this.home, 'baton.db'));
+    else if (typeof given !== 'string') this.opened = given;
+    if (this.opened) this.opening = Promise.resolve(this.opened);
+    else {
+      this.opening = openStoreUrl(String(given)).then((store) => {
+        this.opened = store;
+        return store;
+      });
+      // Seen by whoever awaits a method (or `ready()`), not as an unhandled rejection.
+      this.opening.catch((error: unknown) => {
+        this.openFailure = error;
+      });
+    }
   }
 
+  /**
+   * Opens Baton on its SQLite file in `home`, on a PostgreSQL URL, or on a store you built. With a
+   * URL the connection (and the schema's migrations) happen in the background: methods wait for
+   * it, and `await baton.ready()` surfaces a server that cannot be reached.
+   */
   static open(options: BatonOptions = {}): Baton {
     return new Baton(options);
   }
 
-  /** Makes the workflows' steps runnable by this process's workers. */
+  /** Resolves once the store is open; rejects (exit-2 style BatonError) if it cannot be. */
+  async ready(): Promise<this> {
+    await this.opening;
+    return this;
+  }
+
+  /** The store, once open (always at once for SQLite or a given store; after `ready()` for a URL). */
+  get store(): Store {
+    if (this.opened) return this.opened;
+    if (this.openFailure !== null) throw this.openFailure;
+    throw new BatonError(
+      'INVALID_ARGUMENT',
+      'the PostgreSQL store is still being opened: await baton.ready() before reading baton.store',
+    );
+  }
+
+  /**
+   * Makes the workflows' steps runnable by this process's workers, the running ones included:
+   * they claim those steps from their next look, which happens at once.
+   */
   register(...workflows: TypedWorkflow[]): this {
+    let added = false;
     for (const workflow of workflows) {
       for (const step of workflow.steps) {
-        this.functions.register(workflow.functionName(step.id), (base) =>
-          step.run(stepContext(base, step.policy) as never),
-        );
+        const name = workflow.functionName(step.id);
+        if (this.registered.get(name) === step) continue;
+        this.registered.set(name, step);
+        added = true;
+        this.functions.register(name, (base) => step.run(stepContext(base, step.policy) as never));
       }
     }
+    if (added) this.nudgeWorkers();
     return this;
+  }
+
+  private nudgeWorkers(): void {
+    for (const worker of this.workers) worker.engine?.nudge();
   }
 
   /**
@@ -90,15 +163,18 @@ export class Baton {
       const existing = await this.existingRun(workflow, options.runId);
       if (existing) return existing;
     }
+    const store = await this.opening;
     const plan = workflow.toPlan();
     try {
-      const run = await startRun(this.store, {
+      const run = await startRun(store, {
         plan,
         inputs: inputs as Record<string, string>,
         workspace: this.home,
         trust: trustedPrograms(this.home, process.env),
         ...(options.runId === undefined ? {} : { runId: options.runId }),
       });
+      // This process's workers claim its first steps now, not at their next poll.
+      this.nudgeWorkers();
       return { runId: run.id, created: true };
     } catch (error) {
       // Another process started the same run id between the check and the insert.
@@ -112,7 +188,7 @@ export class Baton {
     workflow: TypedWorkflow,
     runId: string,
   ): Promise<{ runId: string; created: false } | null> {
-    const run = await this.store.getRun(runId);
+    const run = await (await this.opening).getRun(runId);
     if (!run) return null;
     if (run.planName !== workflow.name) {
       throw new BatonError(
@@ -136,17 +212,18 @@ export class Baton {
   ): Promise<Record<string, unknown>> {
     const runId = typeof workflowOrRunId === 'string' ? workflowOrRunId : maybeRunId!;
     if (typeof workflowOrRunId !== 'string') this.register(workflowOrRunId);
-    const run = await this.store.getRun(runId);
+    const store = await this.opening;
+    const run = await store.getRun(runId);
     if (!run) throw runNotFound(runId);
     if (run.status === 'running' && this.workers.size === 0) {
-      await this.engine().run({ kind: 'until-settled', runId });
+      await this.engine(store).run({ kind: 'until-settled', runId });
     }
     for (;;) {
-      const current = await this.store.getRun(runId);
+      const current = await store.getRun(runId);
       if (!current) throw runNotFound(runId);
       if (current.status === 'succeeded') {
         const results = await resolveResults(
-          await this.store.getStepResults(
+          await store.getStepResults(
             runId,
             current.steps.map((step) => step.stepId),
           ),
@@ -176,11 +253,12 @@ export class Baton {
    * `{ concurrency: 2, rate: '10/1m' }` (either or both). `null` removes the key's limit.
    */
   async setFlowLimit(key: string, limit: { concurrency?: number; rate?: string } | null): Promise<void> {
+    const store = await this.opening;
     if (limit === null) {
-      await this.store.removeFlowLimit(key);
+      await store.removeFlowLimit(key);
       return;
     }
-    await this.store.setFlowLimit(
+    await store.setFlowLimit(
       {
         key,
         concurrency: limit.concurrency ?? null,
@@ -190,28 +268,42 @@ export class Baton {
     );
   }
 
-  /** A worker in this process: runs due steps of every run until `stop()`. */
+  /**
+   * A worker in this process: runs due steps of every run until `stop()`, including steps of
+   * workflows registered after it started. `done` rejects if the store cannot be opened.
+   */
   worker(): { stop(graceMs?: number): Promise<EngineReport>; done: Promise<EngineReport> } {
-    const engine = this.engine();
-    this.workers.add(engine);
-    const done = engine.run({ kind: 'forever' }).finally(() => this.workers.delete(engine));
+    const worker: LocalWorker = { engine: null, stopAfter: null };
+    this.workers.add(worker);
+    const done = this.opening
+      .then((store) => {
+        if (worker.stopAfter !== null) return { ...NOTHING_RUN };
+        worker.engine = this.engine(store);
+        return worker.engine.run({ kind: 'forever' });
+      })
+      .finally(() => this.workers.delete(worker));
     return {
       done,
       stop: async (graceMs = 30_000) => {
-        engine.stop(graceMs);
+        if (worker.engine) worker.engine.stop(graceMs);
+        else worker.stopAfter = graceMs;
         return done;
       },
     };
   }
 
   async close(): Promise<void> {
-    for (const engine of this.workers) engine.stop(0);
-    await this.store.close();
+    for (const worker of this.workers) {
+      if (worker.engine) worker.engine.stop(0);
+      else worker.stopAfter = 0;
+    }
+    const store = await this.opening.catch(() => null);
+    await store?.close();
   }
 
-  private engine(): Engine {
+  private engine(store: Store): Engine {
     return new Engine({
-      store: this.store,
+      store,
       home: this.home,
       owner: `${hostname()}:${process.pid}:${Math.random().toString(36).slice(2, 8)}`,
       executors: {
