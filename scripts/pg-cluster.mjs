@@ -48,7 +48,7 @@ async function osUser(name) {
 /**
  * Starts a cluster; returns `{ url, dataDir, port, startMs, stop(), restart() }`. `stop` stops it at
  * once (`-m immediate`) and removes its folder; `restart` is `pg_ctl restart -m fast` (connections
- * close, data stays). `settings` are extra `-c name=value` server settings.
+ * close, data stays); `halt` stops it keeping its data and `resume` starts it again on the same port. `settings` are extra `-c name=value` server settings.
  */
 export async function startCluster(settings = []) {
   const started = Date.now();
@@ -87,6 +87,12 @@ export async function startCluster(settings = []) {
     },
     async restart() {
       await ctl(['restart', '-m', 'fast', '-w', '-t', '30', '-o', serverOptions]);
+    },
+    async halt() {
+      await ctl(['stop', '-m', 'fast', '-w', '-t', '30']);
+    },
+    async resume() {
+      await ctl(['start', '-w', '-t', '30', '-o', serverOptions]);
     },
   };
 }

@@ -77,7 +77,11 @@ describe('PostgreSQL from code', () => {
 
   it('Baton.open({ store: url }) opens PostgreSQL (schema from ?schema=) and serves a booted worker', async () => {
     const schema = freshSchemaName('api');
-    const baton = Baton.open({ home: freshHome(), store: `${server.url}?schema=${schema}`, pollMs: NEVER_MS });
+    const baton = Baton.open({
+      home: freshHome(),
+      store: `${server.url}?schema=${schema}`,
+      pollMs: NEVER_MS,
+    });
     try {
       await serviceRoundTrip(baton);
       await baton.ready();

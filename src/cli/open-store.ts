@@ -1,7 +1,7 @@
 import { BatonError } from '../core/errors.js';
 import { isPostgresUrl, readPostgresUrl } from '../store/postgres/pg-url.js';
 import type { Store } from '../store/store.js';
-import { databasePath, type GlobalOptions, resolveHome } from './home.js';
+import { databasePath, type GlobalOptions, parseDurationOption, resolveHome } from './home.js';
 
 /** The store a command line selects. */
 export type StoreTarget =
@@ -24,7 +24,9 @@ export function storeTarget(options: GlobalOptions, env: NodeJS.ProcessEnv = pro
   const target = readPostgresUrl(raw, where, env.BATON_PG_SCHEMA || 'baton');
   if ('problem' in target) {
     // On the command line, leaving the URL out is the other way.
-    const hint = isPostgresUrl(raw) ? '' : `, or leave ${where} out to use the SQLite file in the home folder`;
+    const hint = isPostgresUrl(raw)
+      ? ''
+      : `, or leave ${where} out to use the SQLite file in the home folder`;
     throw new BatonError('CONFIG_INVALID', `${target.problem}${hint}`);
   }
   return { kind: 'postgres', ...target };
@@ -43,4 +45,95 @@ export async function openStore(options: GlobalOptions): Promise<Store> {
   }
   const { PostgresStore } = await import('../store/postgres/postgres-store.js');
   return PostgresStore.open(target.url, { schema: target.schema });
+}
+
+/** How `worker` and `check` wait for a store that cannot be reached yet. */
+export interface StoreWait {
+  /** Longest total wait in ms (Infinity: until it answers). 0: do not wait. */
+  maxMs: number;
+  /** One line per retry: `store unreachable (…), retrying in 4 s`. */
+  say(line: string): void;
+  /** Stops waiting (a signal): `openStoreWaiting` then returns null. */
+  signal?: AbortSignal;
+}
+
+/** Waits between tries: 1, 2, 4, 8, 16, then every 30 s. */
+const WAIT_STEPS_MS = [1000, 2000, 4000, 8000, 16_000, 30_000];
+
+/**
+ * `openStore`, riding out a server that is down or restarting: every failure worth waiting for
+ * (see StoreUnreachableError) is retried with capped backoff and one line each, until `maxMs`
+ * has passed (then its error, exit 2). Any other error (a wrong URL or password) at once.
+ */
+export async function openStoreWaiting(options: GlobalOptions, wait: StoreWait): Promise<Store | null> {
+  const { StoreUnreachableError } = await import('../store/store-unreachable.js');
+  const deadline = Date.now() + wait.maxMs;
+  for (let tries = 0; ; tries++) {
+    try {
+      return await openStore(options);
+    } catch (error) {
+      if (!(error instanceof StoreUnreachableError)) throw error;
+      const delay = WAIT_STEPS_MS[Math.min(tries, WAIT_STEPS_MS.length - 1)]!;
+      const left = deadline - Date.now();
+      if (left <= 0) throw error;
+      const sleep = Math.min(delay, left);
+      wait.say(`store unreachable (${error.reason}), retrying in ${formatWait(sleep)}`);
+      if (!(await pause(sleep, wait.signal))) return null;
+    }
+  }
+}
+
+function formatWait(ms: number): string {
+  return ms >= 1000 ? `${Math.round(ms / 1000)} s` : `${ms} ms`;
+}
+
+/** Resolves true after `ms`, or false at once when `signal` aborts. */
+function pause(ms: number, signal: AbortSignal | undefined): Promise<boolean> {
+  if (signal?.aborted) return Promise.resolve(false);
+  return new Promise((done) => {
+    const timer = setTimeout(() => {
+      signal?.removeEventListener('abort', stopped);
+      done(true);
+    }, ms);
+    const stopped = () => {
+      clearTimeout(timer);
+      done(false);
+    };
+    signal?.addEventListener('abort', stopped, { once: true });
+  });
+}
+
+/**
+ * `--store-wait`: a duration, `forever`, or 0 (do not wait). Default: forever for `worker` (a
+ * service outlives its database's restarts), 30 s for `check` (a heartbeat should end).
+ */
+export function storeWaitMs(value: string | undefined, fallbackMs: number): number {
+  if (value === undefined) return fallbackMs;
+  if (value.trim().toLowerCase() === 'forever') return Number.POSITIVE_INFINITY;
+  return parseDurationOption(value, '--store-wait');
+}
+
+/**
+ * `openStoreWaiting` for a command: retry lines go to stderr as `baton <command>: …`, and SIGINT or
+ * SIGTERM during the wait ends it (null: the command exits without having run anything).
+ */
+export async function openStoreUntilStopped(
+  options: GlobalOptions,
+  maxMs: number,
+  command: string,
+): Promise<Store | null> {
+  const stop = new AbortController();
+  const onSignal = () => stop.abort();
+  process.once('SIGINT', onSignal);
+  process.once('SIGTERM', onSignal);
+  try {
+    return await openStoreWaiting(options, {
+      maxMs,
+      signal: stop.signal,
+      say: (line) => process.stderr.write(`baton ${command}: ${line}\n`),
+    });
+  } finally {
+    process.removeListener('SIGINT', onSignal);
+    process.removeListener('SIGTERM', onSignal);
+  }
 }

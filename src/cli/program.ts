@@ -115,6 +115,10 @@ program
   )
   .option('--max-time <duration>', 'stop after this long (e.g. 4m); unfinished attempts are retried later')
   .option('--quiet', 'print only blocked runs')
+  .option(
+    '--store-wait <duration>',
+    'how long to wait for a PostgreSQL store that cannot be reached yet, retrying with a line each time: a duration, forever, or 0 (default 30s)',
+  )
   .addOption(concurrency())
   .addOption(lease())
   .addOption(json())
@@ -146,6 +150,10 @@ program
   .description('stay up and run steps as they become due (SIGTERM: finish in-flight steps, then exit)')
   .option('--grace <duration>', 'on SIGTERM, how long in-flight steps may take to finish (default 30s)')
   .option('--quiet', 'no progress lines')
+  .option(
+    '--store-wait <duration>',
+    'how long to wait for a PostgreSQL store that cannot be reached yet, retrying with a line each time: a duration, forever, or 0 (default forever)',
+  )
   .addOption(concurrency())
   .addOption(lease())
   .action(act(async () => (await import('./commands/worker.js')).workerCommand));

@@ -43,7 +43,12 @@ interface LocalWorker {
   stopAfter: number | null;
 }
 
-const NOTHING_RUN: EngineReport = { attemptsStarted: 0, attemptsCommitted: 0, attemptsDiscarded: 0, reclaimed: 0 };
+const NOTHING_RUN: EngineReport = {
+  attemptsStarted: 0,
+  attemptsCommitted: 0,
+  attemptsDiscarded: 0,
+  reclaimed: 0,
+};
 
 /** A store named by URL: PostgreSQL, loaded only when asked for. */
 async function openStoreUrl(text: string): Promise<Store> {

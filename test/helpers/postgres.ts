@@ -17,6 +17,10 @@ export interface TestPostgres {
   stop(): Promise<void>;
   /** `pg_ctl restart -m fast`: open connections are closed, the data stays. */
   restart(): Promise<void>;
+  /** `pg_ctl stop -m fast`, keeping the data: the port refuses connections until `resume`. */
+  halt(): Promise<void>;
+  /** Starts the halted server again, on the same port with the same data. */
+  resume(): Promise<void>;
 }
 
 export function startPostgres(): Promise<TestPostgres> {

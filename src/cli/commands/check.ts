@@ -3,12 +3,13 @@ import { EXIT } from '../exit-codes.js';
 import { blockedHints, printJson } from '../format.js';
 import { type GlobalOptions, parseDurationOption, resolveHome } from '../home.js';
 import { maskedReads } from '../masked-reads.js';
-import { openStore } from '../open-store.js';
+import { openStoreUntilStopped, storeWaitMs } from '../open-store.js';
 import { LineProgress } from '../progress.js';
 
 export interface CheckOptions extends GlobalOptions, EngineCliOptions {
   maxTime?: string;
   quiet?: boolean;
+  storeWait?: string;
 }
 
 /**
@@ -19,7 +20,8 @@ export async function checkCommand(options: CheckOptions): Promise<number> {
   const settings = engineSettingsFromCli(options);
   const maxTimeMs = options.maxTime ? parseDurationOption(options.maxTime, '--max-time') : null;
   const home = resolveHome(options);
-  const store = await openStore(options);
+  const store = await openStoreUntilStopped(options, storeWaitMs(options.storeWait, 30_000), 'check');
+  if (store === null) return EXIT.ok;
   try {
     const progress = options.json || options.quiet ? null : new LineProgress(process.stdout, true);
     const engine = engineFromCli(

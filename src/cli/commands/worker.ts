@@ -6,12 +6,13 @@ import {
 } from '../engine-setup.js';
 import { EXIT } from '../exit-codes.js';
 import { type GlobalOptions, parseDurationOption, resolveHome } from '../home.js';
-import { openStore, storeTarget } from '../open-store.js';
+import { openStoreUntilStopped, storeTarget, storeWaitMs } from '../open-store.js';
 import { LineProgress } from '../progress.js';
 
 export interface WorkerOptions extends GlobalOptions, EngineCliOptions {
   grace?: string;
   quiet?: boolean;
+  storeWait?: string;
 }
 
 /** `baton worker`: stay up, run steps as they become due, sleep until the next due time. */
@@ -19,7 +20,13 @@ export async function workerCommand(options: WorkerOptions): Promise<number> {
   const settings = engineSettingsFromCli(options);
   const graceMs = options.grace ? parseDurationOption(options.grace, '--grace') : 30_000;
   const home = resolveHome(options);
-  const store = await openStore(options);
+  const store = await openStoreUntilStopped(
+    options,
+    storeWaitMs(options.storeWait, Number.POSITIVE_INFINITY),
+    'worker',
+  );
+  // SIGINT or SIGTERM while the store was still unreachable: nothing ran, nothing to finish.
+  if (store === null) return EXIT.ok;
   try {
     const progress = options.quiet ? null : new LineProgress(process.stdout, true);
     const engine = engineFromCli(

@@ -1,5 +1,6 @@
 import pg from 'pg';
 import { BatonError } from '../../core/errors.js';
+import { StoreUnreachableError } from '../store-unreachable.js';
 import { maskPassword, parsePgUrl, serverAddress } from './pg-url.js';
 
 export type PgPool = pg.Pool;
@@ -64,7 +65,7 @@ export function connectError(url: string, error: unknown, connecting = false): u
   // role may not create the schema), and socket errno codes.
   const unreachable =
     typeof code === 'string' &&
-    (/^(08|28)/.test(code) || code === '3D000' || code === '42501' || /^E[A-Z]+$/.test(code));
+    (/^(08|28)/.test(code) || ['3D000', '42501', '57P03', '53300'].includes(code) || /^E[A-Z]+$/.test(code));
   if (!unreachable && !connecting) return error;
   let detail = error instanceof Error ? error.message : String(error);
   const parsed = parsePgUrl(url);
@@ -72,11 +73,22 @@ export function connectError(url: string, error: unknown, connecting = false): u
     if (!password) continue;
     for (const form of [password, safeDecode(password)]) if (form) detail = detail.replaceAll(form, '***');
   }
-  return new BatonError(
-    'CONFIG_INVALID',
-    `cannot use the PostgreSQL database at ${serverAddress(url)} (${maskPassword(url)}): ${detail}; check the URL and that the server is running`,
-    { cause: error },
-  );
+  const message = `cannot use the PostgreSQL database at ${serverAddress(url)} (${maskPassword(url)}): ${detail}; check the URL and that the server is running`;
+  if (worthWaitingFor(code, connecting)) {
+    return new StoreUnreachableError(message, `${serverAddress(url)}: ${detail}`, { cause: error });
+  }
+  return new BatonError('CONFIG_INVALID', message, { cause: error });
+}
+
+/**
+ * A server that is down, restarting or full comes back: socket errors, SQLSTATE class 08
+ * (connection exception), 57P03 (starting up or shutting down), 53300 (too many connections), and
+ * a first connection that timed out without a code. A refused login (28), a missing database
+ * (3D000) or a missing right (42501) does not go away by waiting.
+ */
+function worthWaitingFor(code: string | undefined, connecting: boolean): boolean {
+  if (code === undefined) return connecting;
+  return /^E[A-Z]+$/.test(code) || /^08/.test(code) || code === '57P03' || code === '53300';
 }
 
 function safeDecode(text: string): string | null {
