@@ -78,16 +78,77 @@ const SINGLE_ZH: Case[] = [
   ['下周一提醒我续费域名', []],
 ];
 
-const TABLE: Case[] = [...MULTI_EN, ...SINGLE_EN, ...MULTI_ZH, ...SINGLE_ZH];
+/**
+ * Added with the sending, shipping and sequencing vocabulary (发/发给/发送, 提交, 部署/上线, 通知,
+ * 汇总, 首先…其次, 接下来, 等…完以后), and the words that merely contain 发 (发现, 发票, 头发…).
+ */
+const MULTI_ZH_MORE: Case[] = [
+  ['调研竞争对手、写一份报告并发给老板', ['action_count']],
+  ['汇总本周的工单数据，画成图表，发到团队群里', ['action_count']],
+  ['开发登录功能，测试通过后提交代码并部署上线', ['action_count']],
+  ['首先检查服务器日志，其次定位问题原因', ['sequential_language']],
+  ['接下来把文档翻译成英文', ['sequential_language']],
+  ['等测试跑完以后再合并分支', ['sequential_language']],
+  ['写一份周报，再把它发给经理', ['sequential_language']],
+  ['统计每个渠道的销量，分析趋势，通知市场部调整预算', ['action_count']],
+  ['紧接着更新一下版本号', ['sequential_language']],
+  ['查询昨天的订单，核对金额，回复客户的邮件', ['action_count']],
+];
+const SINGLE_ZH_MORE: Case[] = [
+  ['我发现这个函数有内存泄漏', []], // 发现 is "find out", not "send"
+  ['发票抬头写错了怎么办？', []], // 发票 is an invoice
+  ['这个错误是什么时候发生的？', []],
+  ['帮我发一下这封邮件', []], // one action
+  ['把这个文件发给张三', []],
+  ['提交这次的修改', []],
+  ['头发剪短一点好看吗', []],
+  ['公司未来五年的发展方向是什么', []],
+  ['通知大家明天下午开会', []],
+  ['开发者文档在哪里', []], // 开发者 is "developer"
+];
+const MULTI_EN_MORE: Case[] = [
+  ['Collect the error logs, group them by service and send the summary to on-call.', ['action_count']],
+  ['Once that is done, tag the commit and push it.', ['sequential_language']],
+  ['Compile the release notes based on the merged PRs.', ['output_dependency']],
+  ['Write the migration, then run it against staging.', ['sequential_language']],
+  ['Scrape the pricing pages, compare the plans and draft a memo.', ['action_count']],
+  ['Set up a staging environment for the payments service.', ['setup_keywords']],
+  ['Drop the table of stale sessions and rebuild the indexes.', ['high_scope_or_risk']],
+  ['Do it one at a time: rename the modules, update the imports, fix the tests.', ['user_requests_steps']],
+];
+const SINGLE_EN_MORE: Case[] = [
+  ['Send the invoice to accounting.', []],
+  ['Submit the expense report.', []],
+  ['Notify me when the build is green.', []],
+  ['What does the deploy script do?', []],
+  ['Summarize this thread in two sentences.', []],
+  ['Post a short update in the team channel.', []],
+  ['Email Bob the meeting notes.', []],
+  ['Which file defines the retry policy?', []],
+];
+
+const TABLE: Case[] = [
+  ...MULTI_EN,
+  ...MULTI_EN_MORE,
+  ...SINGLE_EN,
+  ...SINGLE_EN_MORE,
+  ...MULTI_ZH,
+  ...MULTI_ZH_MORE,
+  ...SINGLE_ZH,
+  ...SINGLE_ZH_MORE,
+];
+const MORE = MULTI_ZH_MORE.length + SINGLE_ZH_MORE.length + MULTI_EN_MORE.length + SINGLE_EN_MORE.length;
 
 describe('classifyRequest table', () => {
   it('is balanced: about half English, half Chinese, half MULTI_STEP', () => {
-    expect(TABLE.length).toBeGreaterThanOrEqual(40);
-    const english = MULTI_EN.length + SINGLE_EN.length;
-    const multi = MULTI_EN.length + MULTI_ZH.length;
+    expect(TABLE.length).toBeGreaterThanOrEqual(60);
+    expect(MORE).toBeGreaterThanOrEqual(30);
+    const english = MULTI_EN.length + MULTI_EN_MORE.length + SINGLE_EN.length + SINGLE_EN_MORE.length;
+    const multi = MULTI_EN.length + MULTI_EN_MORE.length + MULTI_ZH.length + MULTI_ZH_MORE.length;
     expect(Math.abs(english * 2 - TABLE.length)).toBeLessThanOrEqual(4);
     expect(Math.abs(multi * 2 - TABLE.length)).toBeLessThanOrEqual(4);
-    for (const [, fired] of [...MULTI_EN, ...MULTI_ZH]) expect(fired.length).toBeGreaterThan(0);
+    for (const [, fired] of [...MULTI_EN, ...MULTI_EN_MORE, ...MULTI_ZH, ...MULTI_ZH_MORE])
+      expect(fired.length).toBeGreaterThan(0);
   });
 
   it.each(TABLE)('%s', (request, expected) => {

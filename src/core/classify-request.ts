@@ -34,7 +34,7 @@ const ACTION_VERBS_EN = words(`
   refactor update upgrade migrate install configure analy[sz]e review fetch pull download upload merge
   generate compile translate compare collect gather scrape clean plot document benchmark measure rename
   delete remove add implement design schedule extract convert export import backup restore notify commit
-  push release audit optimi[sz]e profile debug verify validate edit organi[sz]e archive share
+  push release audit optimi[sz]e profile debug verify validate edit organi[sz]e archive share group
 `);
 /**
  * Imperative position: the start of the request or of a clause, a list bullet, or after a connective or
@@ -53,16 +53,22 @@ const EN_VERB_ENTRIES = ACTION_VERBS_EN.map((verb) => ({
   pattern: new RegExp(`^(?:${verb})(?:e?s|e?d|ing)?$`, 'i'),
 }));
 
-/** Chinese verbs counted as distinct actions. A verb inside a longer listed verb counts as that one. */
+/**
+ * Chinese verbs counted as distinct actions. A verb inside a longer listed verb counts as that one;
+ * a bare 发 ("send", as in 写报告并发给老板) counts once every word below that merely contains it is
+ * set aside.
+ */
 const ACTION_VERBS_ZH = words(`
-  研究 调研 总结 汇总 写 撰写 起草 发送 发布 创建 构建 部署 测试 修复 重构 更新 升级 迁移 安装 配置 分析 审查
-  评审 获取 拉取 下载 上传 合并 生成 编译 翻译 比较 对比 收集 整理 清理 画 记录 删除 添加 实现 设计 规划 提取
-  转换 导出 导入 备份 恢复 通知 提交 推送 检查 验证 编辑 归档 分享
+  研究 调研 调查 总结 汇总 统计 写 撰写 编写 起草 制作 发 发给 发送 转发 发布 上线 创建 构建 开发 部署 测试 修复
+  修改 重构 优化 调试 更新 升级 迁移 安装 配置 分析 评估 审查 审核 评审 获取 拉取 查找 搜索 查询 下载 上传 同步
+  合并 打包 生成 编译 翻译 校对 比较 对比 收集 整理 清理 画 记录 删除 添加 实现 设计 规划 安排 提取 转换 导出 导入
+  备份 恢复 通知 回复 联系 提交 推送 检查 核对 验证 编辑 归档 分享 打印 预订
 `).sort((a, b) => b.length - a.length);
 /** Nouns that contain a Chinese verb: they count as no action (测试报告 is a report, 拼写 is spelling). */
 const NOT_ACTIONS_ZH = words(`
   拼写 缩写 大写 小写 描写 书写 画面 动画 测试报告 测试用例 单元测试 测试环境 测试集群 配置文件 配置项
-  更新日志 设计稿 设计图 设计文档 分析报告 总结报告 对比表
+  更新日志 设计稿 设计图 设计文档 分析报告 总结报告 对比表 统计数据 统计表
+  发现 发生 发票 出发 头发 理发 发烧 发展 沙发 发型 发音 发动机 引发 爆发 批发 开发者 发布会 发货单 记录仪
 `);
 
 /** "after" is sequential, except as a phrasal verb's particle ("look after") or before a time ("after lunch"). */
@@ -102,6 +108,12 @@ const PATTERNS: Record<Exclude<Criterion, 'action_count'>, RegExp[]> = {
     /最后(?![一两几]?[个行段条页句列项次张位天周])/, // 最后一行 is "the last line", not "finally"
     /第[一二三四五六七八九十\d]+步/,
     /完成后/,
+    /接下来/,
+    /紧接着/,
+    /首先[^。；！？\n]{0,60}?(?:其次|然后|再|接着)/, // 首先A，其次B
+    /等[^，。；！？\n]{0,20}?(?:完成|结束|好了|完)(?:之后|以后|后)/, // 等测试跑完以后
+    /(?:做|写|跑|弄|搞|改|测)完(?:了)?(?:之后|以后|后|再)/,
+    /[，,、]\s*(?:再|并|并且)(?:把|将)/, // 写报告，再把它发给老板
   ],
   output_dependency: [
     new RegExp(`\\bus(?:e|ing) (?:the|that|this|those|its|their) ${RESULT}\\b`, 'i'),
