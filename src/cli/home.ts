@@ -1,5 +1,6 @@
+import { statSync } from 'node:fs';
 import { hostname } from 'node:os';
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { BatonError, parseArgvJson } from '../core/errors.js';
 import { parseDurationMs } from '../core/plan/duration.js';
 import type { AgentSpec } from '../core/plan/types.js';
@@ -11,9 +12,45 @@ export interface GlobalOptions {
   json?: boolean;
 }
 
-/** Baton's folder: `--home`, else BATON_HOME, else `.baton` in the current directory. */
-export function resolveHome(options: GlobalOptions): string {
-  return resolve(options.home ?? process.env.BATON_HOME ?? '.baton');
+/** The folder name Baton looks for, as git looks for `.git`. */
+export const HOME_FOLDER = '.baton';
+
+/**
+ * Baton's folder, found the same way by every command: `--home`, else BATON_HOME, else the nearest
+ * `.baton` folder from the current directory upward (so a heartbeat or a shell in a subfolder
+ * finds the project's), else `.baton` in the current directory (created only by commands that
+ * write; see openStore).
+ */
+export function resolveHome(
+  options: GlobalOptions,
+  env: NodeJS.ProcessEnv = process.env,
+  cwd: string = process.cwd(),
+): string {
+  if (options.home !== undefined && options.home !== '') return resolve(cwd, options.home);
+  if (env.BATON_HOME) return resolve(cwd, env.BATON_HOME);
+  return nearestHome(cwd) ?? resolve(cwd, HOME_FOLDER);
+}
+
+/** The nearest `.baton` folder at or above `from`, or null. */
+export function nearestHome(from: string): string | null {
+  for (let dir = resolve(from); ; ) {
+    const candidate = join(dir, HOME_FOLDER);
+    try {
+      if (statSync(candidate).isDirectory()) return candidate;
+    } catch {
+      // not here: look one folder up
+    }
+    const parent = dirname(dir);
+    if (parent === dir) return null;
+    dir = parent;
+  }
+}
+
+/** How the home was chosen, for messages: `--home`, BATON_HOME, or the search. */
+export function homeSource(options: GlobalOptions, env: NodeJS.ProcessEnv = process.env): string {
+  if (options.home !== undefined && options.home !== '') return '--home';
+  if (env.BATON_HOME) return 'BATON_HOME';
+  return `no --home or BATON_HOME, and no ${HOME_FOLDER} folder in ${process.cwd()} or above it`;
 }
 
 /** The SQLite database in the home folder, used unless `--store` or BATON_DATABASE_URL names another. */

@@ -1,7 +1,16 @@
+import { existsSync } from 'node:fs';
+import { basename, dirname } from 'node:path';
 import { BatonError } from '../core/errors.js';
 import { isPostgresUrl, readPostgresUrl } from '../store/postgres/pg-url.js';
 import type { Store } from '../store/store.js';
-import { databasePath, type GlobalOptions, parseDurationOption, resolveHome } from './home.js';
+import {
+  databasePath,
+  type GlobalOptions,
+  HOME_FOLDER,
+  homeSource,
+  parseDurationOption,
+  resolveHome,
+} from './home.js';
 
 /** The store a command line selects. */
 export type StoreTarget =
@@ -33,13 +42,43 @@ export function storeTarget(options: GlobalOptions, env: NodeJS.ProcessEnv = pro
 }
 
 /**
+ * What a command does with the store: `read` commands (status, logs, export, retry, …) never
+ * create a home or a database; they are refused when there is none. Commands that write (run,
+ * propose, import, worker, check with work) create them.
+ */
+export type StoreUse = 'read' | 'write';
+
+/** Whether the SQLite store of the command line exists (always true for PostgreSQL). */
+export function storeExists(options: GlobalOptions): boolean {
+  const target = storeTarget(options);
+  return target.kind !== 'sqlite' || existsSync(target.path);
+}
+
+/** Refuses a read of a SQLite store that does not exist, naming how the home was chosen. */
+function mustHaveStore(options: GlobalOptions, path: string): void {
+  if (existsSync(path)) return;
+  const home = dirname(path);
+  const source = homeSource(options);
+  const why = existsSync(home)
+    ? `${home} has no ${basename(path)} yet: nothing has been run with this home`
+    : source.startsWith('no ')
+      ? `no Baton home found (${source})`
+      : `${home} (from ${source}) does not exist`;
+  throw new BatonError(
+    'CONFIG_INVALID',
+    `${why}; give the home with --home <dir> or BATON_HOME, or run from inside the project that has a ${HOME_FOLDER} folder`,
+  );
+}
+
+/**
  * Opens the store the command line selects (see `storeTarget`): the one way every command opens it.
  * Attempt logs stay under the home folder whichever store holds the runs. A PostgreSQL server that
  * cannot be reached is a configuration error naming host:port, never the password.
  */
-export async function openStore(options: GlobalOptions): Promise<Store> {
+export async function openStore(options: GlobalOptions, use: StoreUse = 'write'): Promise<Store> {
   const target = storeTarget(options);
   if (target.kind === 'sqlite') {
+    if (use === 'read') mustHaveStore(options, target.path);
     const { SqliteStore } = await import('../store/sqlite/sqlite-store.js');
     return SqliteStore.open(target.path);
   }

@@ -1,9 +1,9 @@
 import { type EngineCliOptions, engineFromCli, engineSettingsFromCli } from '../engine-setup.js';
 import { EXIT } from '../exit-codes.js';
 import { blockedHints, printJson } from '../format.js';
-import { type GlobalOptions, parseDurationOption, resolveHome } from '../home.js';
+import { databasePath, type GlobalOptions, parseDurationOption, resolveHome } from '../home.js';
 import { maskedReads } from '../masked-reads.js';
-import { openStoreUntilStopped, storeWaitMs } from '../open-store.js';
+import { openStoreUntilStopped, storeExists, storeWaitMs } from '../open-store.js';
 import { LineProgress } from '../progress.js';
 
 export interface CheckOptions extends GlobalOptions, EngineCliOptions {
@@ -11,6 +11,8 @@ export interface CheckOptions extends GlobalOptions, EngineCliOptions {
   quiet?: boolean;
   storeWait?: string;
 }
+
+const NOTHING_DONE = { attemptsStarted: 0, attemptsCommitted: 0, attemptsDiscarded: 0, reclaimed: 0 };
 
 /**
  * `baton check`: do everything that is due now, then exit. Safe for a heartbeat or cron and for
@@ -20,6 +22,13 @@ export async function checkCommand(options: CheckOptions): Promise<number> {
   const settings = engineSettingsFromCli(options);
   const maxTimeMs = options.maxTime ? parseDurationOption(options.maxTime, '--max-time') : null;
   const home = resolveHome(options);
+  if (!storeExists(options)) {
+    // Nothing was ever run with this home, so nothing is due; no home or database is made for it.
+    process.stderr.write(`baton check: no Baton store at ${databasePath(home)} yet: nothing due\n`);
+    if (options.json) printJson({ ...NOTHING_DONE, blocked: [] });
+    else if (!options.quiet) process.stdout.write('nothing due\n');
+    return EXIT.ok;
+  }
   const store = await openStoreUntilStopped(options, storeWaitMs(options.storeWait, 30_000), 'check');
   if (store === null) return EXIT.ok;
   try {

@@ -55,7 +55,7 @@ function resultText(result: StepResult | undefined): string | null {
 
 /** `baton diff <runA> <runB>`: exit 0 when every step's result is the same, 1 when any differs. */
 export async function diffCommand(runIdA: string, runIdB: string, options: GlobalOptions): Promise<number> {
-  const store = await openStore(options);
+  const store = await openStore(options, 'read');
   try {
     const [runA, resultsA] = await loadRun(store, runIdA);
     const [runB, resultsB] = await loadRun(store, runIdB);

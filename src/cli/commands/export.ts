@@ -11,7 +11,11 @@ export async function exportCommand(
   runId: string,
   options: GlobalOptions & { output?: string },
 ): Promise<number> {
-  const store = maskedReads(await openStore(options), process.env, options.store ? [options.store] : []);
+  const store = maskedReads(
+    await openStore(options, 'read'),
+    process.env,
+    options.store ? [options.store] : [],
+  );
   try {
     if (!(await store.getRun(runId))) throw runNotFound(runId);
     const events = await store.getEvents(runId);

@@ -41,7 +41,7 @@ export async function flowSetCommand(
 /** `baton flow rm <key>`: removes a key's limit (its steps run unlimited from the next claim). */
 export async function flowRemoveCommand(key: string, options: GlobalOptions): Promise<number> {
   if (!FLOW_KEY_PATTERN.test(key)) validateFlowLimit({ key, concurrency: 1, rate: null });
-  const store = await openStore(options);
+  const store = await openStore(options, 'read');
   try {
     if (!(await store.removeFlowLimit(key))) {
       throw new BatonError(
@@ -59,7 +59,7 @@ export async function flowRemoveCommand(key: string, options: GlobalOptions): Pr
 
 /** `baton flow list`: every limit, with what runs under it now and its starts in the current window. */
 export async function flowListCommand(options: GlobalOptions): Promise<number> {
-  const store = await openStore(options);
+  const store = await openStore(options, 'read');
   let limits: Awaited<ReturnType<typeof store.listFlowLimits>>;
   try {
     limits = await store.listFlowLimits(Date.now());

@@ -29,7 +29,7 @@ export async function gcCommand(
   const age = parseDurationOption(options.olderThan, '--older-than');
   const home = resolveHome(options);
   const dryRun = options.dryRun ?? false;
-  const store = await openStore(options);
+  const store = await openStore(options, 'read');
   const report: GcReport = { runs: [], artifactsRemoved: 0, bytesFreed: 0, dryRun };
   try {
     report.runs = await store.deleteFinishedRuns(Date.now() - age, { dryRun });

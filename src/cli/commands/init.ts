@@ -2,7 +2,7 @@ import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { BatonError } from '../../core/errors.js';
 import { EXIT } from '../exit-codes.js';
-import type { GlobalOptions } from '../home.js';
+import { type GlobalOptions, HOME_FOLDER } from '../home.js';
 
 const STARTER_PLAN = `# A Baton plan: steps run in order of their dependencies, each by an agent CLI.
 # Schema for editors: schema/plan.schema.json in the Baton package.
@@ -55,7 +55,9 @@ export async function initCommand(
     );
   }
   writeFileSync(planPath, STARTER_PLAN, { mode: 0o644 });
-  const home = resolve(options.home ?? process.env.BATON_HOME ?? join(target, '.baton'));
+  const home = resolve(options.home ?? process.env.BATON_HOME ?? join(target, HOME_FOLDER));
+  // Made now, so every command run in the project's folders finds it (the nearest .baton upward).
+  mkdirSync(home, { recursive: true, mode: 0o700 });
   process.stdout.write(
     [
       `wrote ${planPath}`,

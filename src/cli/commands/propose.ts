@@ -68,7 +68,7 @@ export async function decideCommand(
   runId: string,
   options: GlobalOptions & { delay?: string },
 ): Promise<number> {
-  const store = await openStore(options);
+  const store = await openStore(options, 'read');
   try {
     if (!(await store.getRun(runId))) throw runNotFound(runId);
     const delayMs = options.delay ? parseDurationOption(options.delay, '--delay') : 0;

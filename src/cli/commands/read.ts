@@ -25,7 +25,7 @@ async function withStore<T>(
   fn: (store: Store, home: string) => Promise<T>,
 ): Promise<T> {
   const home = resolveHome(options);
-  const store = await openStore(options);
+  const store = await openStore(options, 'read');
   try {
     return await fn(maskedReads(store, process.env, options.store ? [options.store] : []), home);
   } finally {

@@ -26,7 +26,7 @@ export async function resolveCommand(
     );
   }
   const result = readResult(options.result);
-  const store = await openStore(options);
+  const store = await openStore(options, 'read');
   try {
     const run = await store.getRun(runId);
     if (!run) throw runNotFound(runId);
