@@ -463,4 +463,36 @@ describe('beyond the skill', () => {
     ]);
     expect(readFileSync(file).equals(before)).toBe(true);
   });
+
+  it('baton import of the same file twice finds the first run; a changed file or --new makes another', async () => {
+    const dir = folder();
+    const home = folder();
+    const file = writeState(dir, legacyState(stepIds(2)));
+    const env = { STEP_AGENT_CMD: legacyAgent('agent-count'), COUNT_FILE: join(dir, 'count.txt') };
+    const first = JSON.parse(expectExit(await runBaton(['import', file, '--json'], { home, env }), 0).stdout);
+    expect(first.created).toBe(true);
+    const again = expectExit(await runBaton(['import', file], { home, env }), 0);
+    expect(again.stdout).toContain(`already imported as run ${first.id} (same file, same content`);
+    // Through another path to the same file (a symlink) it is still the same file.
+    const link = join(folder(), 'state-link.json');
+    symlinkSync(file, link);
+    const viaLink = JSON.parse(
+      expectExit(await runBaton(['import', link, '--json'], { home, env }), 0).stdout,
+    );
+    expect(viaLink).toMatchObject({ id: first.id, created: false });
+    const forced = JSON.parse(
+      expectExit(await runBaton(['import', file, '--new', '--json'], { home, env }), 0).stdout,
+    );
+    expect(forced.created).toBe(true);
+    expect(forced.id).not.toBe(first.id);
+    const edited = JSON.parse(readFileSync(file, 'utf8'));
+    edited.plan.steps['step-1'].instruction = 'do step-1 differently';
+    writeFileSync(file, JSON.stringify(edited));
+    const changed = JSON.parse(
+      expectExit(await runBaton(['import', file, '--json'], { home, env }), 0).stdout,
+    );
+    expect(changed.created).toBe(true);
+    const runs = JSON.parse(expectExit(await runBaton(['status', '--json'], { home }), 0).stdout);
+    expect(runs).toHaveLength(3);
+  });
 });

@@ -306,9 +306,11 @@ program
 program
   .command('import <state-json>')
   .description(
-    'turn an agent-step-sequencer state.json into a native run (STEP_AGENT_CMD, STEP_MAX_RETRIES apply)',
+    'turn an agent-step-sequencer state.json into a native run (STEP_AGENT_CMD, STEP_MAX_RETRIES apply); ' +
+      'importing the same file with the same content again finds that run instead of making another',
   )
-  .option('--id <run-id>', 'use this run id instead of a generated one')
+  .option('--id <run-id>', 'use this run id instead of the one derived from the file')
+  .option('--new', 'import it as another run although this file, unchanged, was imported before')
   .addOption(allowWorkspace())
   .addOption(json())
   .action(

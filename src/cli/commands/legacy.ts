@@ -1,3 +1,5 @@
+import { createHash } from 'node:crypto';
+import { readFileSync, realpathSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { EXIT } from '../exit-codes.js';
 import { printJson } from '../format.js';
@@ -45,10 +47,20 @@ export async function legacyCommand(
   return report.outcome === 'blocked' || report.outcome === 'failed' ? EXIT.workFailed : EXIT.ok;
 }
 
+/**
+ * The run id an import of this file gets: the same for the same file (its real path) with the
+ * same bytes, so importing twice finds the first run instead of making a second one.
+ */
+function importRunId(statePath: string): string {
+  const path = realpathSync(statePath);
+  const hash = createHash('sha256').update(path).update('\0').update(readFileSync(path)).digest('hex');
+  return `import-${hash.slice(0, 20)}`;
+}
+
 /** `baton import <state.json>`: a skill state file becomes a native run (the file is only read). */
 export async function importCommand(
   statePath: string,
-  options: GlobalOptions & { id?: string; detach?: boolean; allowWorkspace?: string },
+  options: GlobalOptions & { id?: string; new?: boolean; detach?: boolean; allowWorkspace?: string },
 ): Promise<number> {
   const { BatonError } = await import('../../core/errors.js');
   const { legacyConfigFromEnv } = await import('../../legacy/legacy-config.js');
@@ -70,12 +82,23 @@ export async function importCommand(
     completedSteps,
     batonHome: resolveHome(options),
     ...(options.allowWorkspace ? { allowWorkspace: options.allowWorkspace } : {}),
-    ...(options.id ? { runId: options.id } : {}),
+    ...(options.id ? { runId: options.id } : options.new ? {} : { runId: importRunId(statePath) }),
   });
   const store = await openStore(options);
   try {
+    // The same file with the same content was imported before: that run, not a second one.
+    const earlier = options.id || options.new ? null : await store.getRun(prepared.id);
+    if (earlier) {
+      if (options.json) printJson({ ...earlier, created: false });
+      else
+        process.stdout.write(
+          `${statePath} was already imported as run ${earlier.id} (same file, same content; ${earlier.status}): nothing changed\n` +
+            'import it again as another run with: baton import --new\n',
+        );
+      return EXIT.ok;
+    }
     const run = await startRun(store, prepared);
-    if (options.json) printJson(run);
+    if (options.json) printJson({ ...run, created: true });
     else {
       process.stdout.write(
         `imported ${statePath} as run ${run.id}: ${plan.steps.length} steps, ${completedSteps.length} already done\n` +
