@@ -457,6 +457,40 @@ flow
   .addOption(json())
   .action(act(async () => (await import('./commands/flow.js')).flowRemoveCommand));
 
+const skill = program
+  .command('skill')
+  .description("Baton's agent skill (skill/SKILL.md): install it where an agent host looks for skills");
+
+skill
+  .command('install')
+  .description(
+    'write the skill folder where the host looks for skills, and wire its heartbeat with the absolute Baton home',
+  )
+  .option(
+    '--target <host|dir>',
+    'claude (.claude/skills), agents (.agents/skills), openclaw (~/.openclaw/skills), gemini (~/.gemini/skills), or a skills folder path with a / (default claude)',
+  )
+  .option(
+    '--global',
+    "claude and agents: the user's folder (~/.claude/skills, ~/.agents/skills) instead of the current project's",
+  )
+  .option(
+    '--heartbeat <kind>',
+    'openclaw (a line in HEARTBEAT.md; default for --target openclaw), cron (print the crontab line; default otherwise), systemd (write user units), none',
+  )
+  .option('--workspace <dir>', "OpenClaw's workspace, where HEARTBEAT.md is (default ~/.openclaw/workspace)")
+  .option('--force', 'replace a skill folder (or systemd units) that already exist')
+  .addOption(json())
+  .addHelpText(
+    'after',
+    `
+Examples:
+  baton skill install                          .claude/skills/baton in this project, and the cron line
+  baton skill install --target openclaw        ~/.openclaw/skills/baton and a HEARTBEAT.md line
+  baton skill install --target agents --global --heartbeat systemd`,
+  )
+  .action(act(async () => (await import('./commands/skill.js')).skillInstallCommand));
+
 /** Parses the command line with commander and runs the command; returns its exit code. */
 export async function runProgram(argv: string[]): Promise<number> {
   try {
