@@ -123,12 +123,13 @@ describe('baton check with nothing to do', () => {
     await store.close();
     const db = new Database(path);
     db.exec(`DROP INDEX steps_stopping_flow; ALTER TABLE steps DROP COLUMN flow_key;
+      ALTER TABLE steps DROP COLUMN interruptions;
       DROP TABLE flow_limits; UPDATE baton_meta SET value = '3' WHERE key = 'schema_version';`);
     db.close();
     expect(expectExit(await runBaton(['check', '--home', home]), 0).stdout).toBe('nothing due\n');
     const after = new Database(path, { readonly: true });
     expect(after.prepare("SELECT value FROM baton_meta WHERE key = 'schema_version'").pluck().get()).toBe(
-      '4',
+      String(SQLITE_SCHEMA_VERSION),
     );
     after.close();
   });

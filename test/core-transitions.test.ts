@@ -168,6 +168,65 @@ describe('state machine', () => {
     });
   });
 
+  it('does not spend maxAttempts on interruptions: they have their own budget, retry.maxInterruptions', () => {
+    const p = plan({
+      limits: { maxSteps: 100 },
+      defaults: { retry: { maxAttempts: 2, initialDelayMs: 1, maxDelayMs: 1, maxInterruptions: 4 } },
+    });
+    let run = newRun(p);
+    let now = 0;
+    const attempt = (owner: string, outcome: StepOutcome | 'lease expires'): Transition => {
+      run = claimStep(run, 'a', owner, now + 10, 10).run;
+      now += 50;
+      const t =
+        outcome === 'lease expires'
+          ? expireLease(run, 'a', now, zero)
+          : completeStep(run, 'a', outcome, now, zero);
+      run = t.run;
+      return t;
+    };
+    // Four dead workers in a row (the same lease message every time): neither the tries nor the
+    // no-progress rule stop the step.
+    for (let i = 1; i <= 4; i++) {
+      attempt('dead', 'lease expires');
+      expect(run.steps[0]).toMatchObject({ status: 'retry_wait', tries: 0, interruptions: i });
+    }
+    // The tries are all still there: one real failure is retried.
+    attempt('w', fail('agent_failed', 'first'));
+    expect(run.steps[0]).toMatchObject({ status: 'retry_wait', tries: 1, interruptions: 4 });
+    // A fifth interruption is one too many.
+    const t = attempt('dead', 'lease expires');
+    expect(t.run.steps[0]?.status).toBe('blocked');
+    expect(t.run.steps[0]?.blockedReason).toMatch(
+      /^interrupted 5 times \(retry\.maxInterruptions 4\); last: lease/,
+    );
+    expect(t.events.find((e) => e.type === 'step.blocked')).toMatchObject({ failureClass: 'interrupted' });
+    // A human retry starts both budgets afresh.
+    const retried = retryStep(t.run, 'a', now + 1).run;
+    expect(retried.steps[0]).toMatchObject({ status: 'ready', tries: 0, interruptions: 0 });
+  });
+
+  it('defaults retry.maxInterruptions to 10, also for snapshots stored without it', () => {
+    const p = plan();
+    expect(p.steps[0]?.retry.maxInterruptions).toBe(10);
+    const { maxInterruptions: _, ...older } = p.steps[0]!.retry;
+    let run = newRun({ ...p, steps: p.steps.map((s) => ({ ...s, retry: older as typeof s.retry })) });
+    for (let i = 1; i <= 11; i++) {
+      run = claimStep(run, 'a', 'dead', i * 100, 10).run;
+      run = expireLease(run, 'a', i * 100 + 50, zero).run;
+    }
+    expect(run.steps[0]?.blockedReason).toMatch(/^interrupted 11 times \(retry\.maxInterruptions 10\)/);
+  });
+
+  it('still blocks an interrupted unsafe step as an unknown outcome, whatever the interruption budget', () => {
+    const p = plan({
+      steps: [{ id: 'a', fn: 'f', sideEffect: 'unsafe', retry: { maxInterruptions: 5 } }],
+    });
+    const run = claimStep(newRun(p), 'a', 'dead', 0, 10).run;
+    const t = expireLease(run, 'a', 50, zero);
+    expect(t.run.steps[0]).toMatchObject({ status: 'blocked', lastFailureClass: 'unknown_outcome' });
+  });
+
   it('stops the run at maxSteps with a budget event', () => {
     const p = plan({ limits: { maxSteps: 1 } });
     let run = claimStep(newRun(p), 'a', 'w', 0, 1000).run;

@@ -5,7 +5,7 @@
  * check must finish the run; no step that was DONE in the file before a kill may run again; and an
  * agent orphaned by a kill must not outlive the start of the next check.
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import {
@@ -66,8 +66,9 @@ class CrashScenario {
       STEP_AGENT_CMD: legacyAgent('agent-count'),
       COUNT_FILE: this.countFile,
       SLEEP_MS: String(sleepMs),
-      // Kills count as tries: keep them from blocking the step.
-      STEP_MAX_RETRIES: '100',
+      // Kills are interruptions, which do not spend STEP_MAX_RETRIES (default 3): only their own
+      // cap must allow the many kills of (c).
+      STEP_MAX_INTERRUPTIONS: '100',
     };
   }
 
@@ -116,8 +117,12 @@ class CrashScenario {
     return state;
   }
 
+  /** The newest log of try `attempt` of `step` (a try rerun after an interruption has one per run). */
   logOf(step: string, attempt: number): string {
-    return join(`${this.statePath}.baton`, 'logs', `${step}.try-${attempt}.log`);
+    const dir = join(`${this.statePath}.baton`, 'logs');
+    const names = readdirSync(dir).filter((name) => name.startsWith(`${step}.try-${attempt}.`));
+    const newest = names.sort((a, b) => statSync(join(dir, b)).mtimeMs - statSync(join(dir, a)).mtimeMs)[0];
+    return join(dir, newest ?? `${step}.try-${attempt}.log`);
   }
 }
 
@@ -135,8 +140,10 @@ describe('SIGKILL of baton check on a state file', () => {
     await waitFor(() => !isAlive(line.pid), 5_000, `the orphaned agent ${line.pid} to be stopped`);
     expect((await next.exited).code).toBe(0);
     const state = await scenario.finish(300);
-    // The interrupted try counts: step-1 ran twice, the others once.
-    expect(state.stepRuns['step-1']!.tries).toBe(2);
+    // The interrupted try does not count: step-1 ran twice, on one try and one interruption.
+    expect(state.stepRuns['step-1']).toMatchObject({ tries: 1, interruptions: 1 });
+    expect(existsSync(scenario.logOf('step-1', 1))).toBe(true);
+    expect(scenario.logOf('step-1', 1)).toMatch(/step-1\.try-1\.run-2\.log$/);
     expect(Object.fromEntries(scenario.countsByStep())).toEqual({
       'step-1': 2,
       'step-2': 1,
@@ -144,6 +151,33 @@ describe('SIGKILL of baton check on a state file', () => {
       'step-4': 1,
       'step-5': 1,
     });
+  });
+
+  it('(d) three kills spend none of the default STEP_MAX_RETRIES; past STEP_MAX_INTERRUPTIONS the step is blocked', async () => {
+    const scenario = new CrashScenario(stepIds(1));
+    const killMidAgent = async (interruptionsCap: string) => {
+      const seen = readCounts(scenario.countFile).length;
+      const env = { ...scenario.env(20_000), STEP_MAX_INTERRUPTIONS: interruptionsCap };
+      const proc = spawnBaton(['check', scenario.statePath], { env });
+      await waitFor(() => readCounts(scenario.countFile)[seen], 15_000, 'an agent to start');
+      await scenario.kill(proc);
+    };
+    for (let kill = 0; kill < 3; kill++) await killMidAgent('10');
+    expect(readState(scenario.statePath).stepRuns['step-1']).toMatchObject({ tries: 1, interruptions: 2 });
+    // With a cap of 2, the third interruption blocks the step: it does not run a fourth time.
+    const blocked = await runLegacy('check', scenario.statePath, {
+      ...scenario.env(0),
+      STEP_MAX_INTERRUPTIONS: '2',
+    });
+    expect(blocked.stderr + blocked.stdout).toContain(
+      'BLOCKED step-1: interrupted 3 times (STEP_MAX_INTERRUPTIONS 2)',
+    );
+    expect(readState(scenario.statePath).blockers).toEqual(['step-1']);
+    expect(readCounts(scenario.countFile)).toHaveLength(3);
+    // With the default cap of 10 the step runs to DONE, on its first try still.
+    expectExit(await runLegacy('check', scenario.statePath, scenario.env(0)), 0);
+    expect(readState(scenario.statePath).stepRuns['step-1']).toMatchObject({ status: 'DONE', tries: 1 });
+    expect(readCounts(scenario.countFile)).toHaveLength(4);
   });
 
   it('(b) right after the agent exits, before the DONE write (polled, then at random small delays)', async () => {

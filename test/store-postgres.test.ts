@@ -92,13 +92,13 @@ describe('PostgreSQL store specifics', () => {
     }
     expect(isBatonError(error, 'DB_TOO_NEW')).toBe(true);
     expect((error as Error).message).toMatch(
-      /schema version 999 but this Baton knows only up to 2\b.*Upgrade Baton/,
+      /schema version 999 but this Baton knows only up to 3\b.*Upgrade Baton/,
     );
     const { rows } = await admin.query(
       `SELECT value FROM "${schema}".baton_meta WHERE key = 'schema_version'`,
     );
     expect(rows[0].value).toBe('999');
-    await admin.query(`UPDATE "${schema}".baton_meta SET value = '2' WHERE key = 'schema_version'`);
+    await admin.query(`UPDATE "${schema}".baton_meta SET value = '3' WHERE key = 'schema_version'`);
     const again = await open(schema);
     expect((await again.getRun('r'))?.steps).toHaveLength(2);
     await closeAll();
@@ -117,6 +117,7 @@ describe('PostgreSQL store specifics', () => {
     await closeAll();
     // The schema as version 1 left it: no flow columns or tables.
     await admin.query(`ALTER TABLE "${schema}".steps DROP COLUMN flow_key; DROP TABLE "${schema}".flow_limits;
+      ALTER TABLE "${schema}".steps DROP COLUMN interruptions;
       UPDATE "${schema}".baton_meta SET value = '1' WHERE key = 'schema_version'`);
     const migrated = await open(schema);
     await migrated.setFlowLimit({ key: 'fn:noop', concurrency: 1, rate: null }, 20);
@@ -133,7 +134,7 @@ describe('PostgreSQL store specifics', () => {
     const { rows } = await admin.query(`SELECT key, value FROM "${schema}".baton_meta ORDER BY key`);
     expect(rows).toEqual([
       { key: 'app', value: 'baton' },
-      { key: 'schema_version', value: '2' },
+      { key: 'schema_version', value: '3' },
     ]);
     await closeAll();
     await dropSchema(schema);

@@ -94,12 +94,24 @@ withPlanOptions(
     .description('store a run of a plan (YAML or JSON) and drive it to the end in the foreground'),
 )
   .option('--detach', 'store the run and return; baton check or baton worker drives it')
+  .option(
+    '--stop-agents',
+    'on Ctrl-C (SIGINT) or SIGTERM, stop the running agents (recorded interrupted) instead of leaving them to their lease',
+  )
   .addOption(concurrency())
   .addOption(lease())
   .addOption(json())
   .addHelpText(
     'after',
     `
+Again with --id <run-id> of an existing run: the same plan, inputs and workspace resume that run
+(a run that already ended only reports, with the exit code it ended with); a different one is
+refused (exit 2) naming what differs.
+
+Ctrl-C (SIGINT) or SIGTERM: no new step starts; the running step is left to its lease (or its
+agents are stopped, with --stop-agents); the command says how to continue and exits 130 (SIGINT)
+or 143 (SIGTERM).
+
 Confinement: a step with sandbox: workspace (or defaults.sandbox: workspace) runs its agent under
 bubblewrap: only the workspace, the CLI's own config folders and a private /tmp are writable, the
 Baton home is hidden, the network stays. Where bwrap cannot run, the plan is refused (exit 2);

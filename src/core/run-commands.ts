@@ -27,6 +27,7 @@ export function retryStep(run: RunState, stepId: string, now: number): Transitio
     status: 'ready',
     dueAt: now,
     tries: 0,
+    interruptions: 0,
     fingerprint: null,
     fingerprintRepeats: 0,
     blockedReason: null,

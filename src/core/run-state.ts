@@ -43,8 +43,16 @@ export interface StepState {
   status: StepStatus;
   /** Number of attempts started so far; the current or last attempt's number. */
   attempt: number;
-  /** Attempts since the step was last (re)started by a human; counts against `retry.maxAttempts`. */
+  /**
+   * Attempts since the step was last (re)started by a human that count against `retry.maxAttempts`:
+   * the running one, and every earlier one that did not end `interrupted`.
+   */
   tries: number;
+  /**
+   * Attempts since the step was last (re)started by a human that ended `interrupted`: they count
+   * against `retry.maxInterruptions` instead (absent: none).
+   */
+  interruptions?: number;
   /** When a `ready` or `retry_wait` step becomes due. */
   dueAt: number | null;
   leaseOwner: string | null;

@@ -5,7 +5,7 @@ import { BatonError } from './errors.js';
 import type { BatonEvent } from './events.js';
 import { isRetryable, type StepOutcome } from './failure.js';
 import { failureFingerprint } from './fingerprint.js';
-import type { Plan } from './plan/types.js';
+import { DEFAULT_RETRY, type Plan } from './plan/types.js';
 import { DUE_STEP_STATUSES, type RunState, type StepState, stepOf } from './run-state.js';
 
 export type { Transition } from './draft.js';
@@ -272,18 +272,28 @@ function recordOutcome(
     exitCode: outcome.exitCode ?? null,
     fingerprint,
   });
+  // An interruption (dead worker, lost lease) is not the step's failure: it gives its try back and
+  // spends a budget of its own.
+  const interrupted = outcome.failureClass === 'interrupted';
+  const interruptions = (step.interruptions ?? 0) + (interrupted ? 1 : 0);
   const failed = {
     ...cleared,
     lastError: outcome.message,
     lastFailureClass: outcome.failureClass,
     fingerprint,
     fingerprintRepeats: repeats,
+    ...(interrupted ? { tries: Math.max(0, step.tries - 1), interruptions } : {}),
   };
   const policy = planStep(run.plan, stepId).retry;
   const noProgressAfter = run.plan.limits.noProgressAfter;
   let blockClass = outcome.failureClass;
   let reason: string | null = null;
-  if (!isRetryable(outcome.failureClass)) {
+  // Snapshots stored before maxInterruptions existed lack it.
+  const maxInterruptions = policy.maxInterruptions ?? DEFAULT_RETRY.maxInterruptions;
+  if (interrupted) {
+    if (interruptions > maxInterruptions)
+      reason = `interrupted ${interruptions} times (retry.maxInterruptions ${maxInterruptions}); last: ${outcome.message}`;
+  } else if (!isRetryable(outcome.failureClass)) {
     reason = `${outcome.failureClass} failure, not retried: ${outcome.message}`;
   } else if (repeats >= noProgressAfter && step.tries < policy.maxAttempts) {
     blockClass = 'no_progress';
@@ -316,7 +326,7 @@ function recordOutcome(
     }
     return finishWithinBudget(blockStepOnBudgetDraft(draft, stepId, stepBreach));
   }
-  const delayMs = outcome.retryAfterMs ?? fullJitterDelayMs(policy, step.tries, random);
+  const delayMs = outcome.retryAfterMs ?? fullJitterDelayMs(policy, interrupted ? 1 : step.tries, random);
   const dueAt = now + delayMs;
   draft.setStep(stepId, { ...failed, status: 'retry_wait', dueAt, blockedReason: null });
   draft.events.push({ type: 'step.retry_scheduled', stepId, nextAttempt: step.attempt + 1, delayMs, dueAt });

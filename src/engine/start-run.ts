@@ -5,7 +5,7 @@ import { ulid } from '../core/ulid.js';
 import { assertAgentCommand } from '../executors/command-policy.js';
 import { assertSandboxAvailable } from '../executors/sandbox.js';
 import { type TrustedPrograms, trustedPrograms } from '../executors/trusted-programs.js';
-import type { NewRun, RunSummary, Store } from '../store/store.js';
+import type { NewRun, RunDetail, RunSummary, Store } from '../store/store.js';
 import { createRunWorkspace, resolveRunWorkspace } from './run-workspace.js';
 
 export interface StartRunOptions {
@@ -150,6 +150,28 @@ export function prepareRun(options: StartRunOptions): NewRun {
     ...(options.awaitingApproval ? { awaitingApproval: true } : {}),
     ...(options.completedSteps ? { completedSteps: options.completedSteps } : {}),
   };
+}
+
+/**
+ * Why a stored run is not the run `run` would start (`baton run <plan> --id <id>` again): its plan
+ * name, plan (by hash), inputs or workspace differ. Null: the same run, which may be resumed.
+ */
+export function resumeRefusal(stored: RunDetail, run: NewRun): string | null {
+  const differs: string[] = [];
+  if (stored.planName !== run.plan.name) {
+    differs.push(`its plan is named "${stored.planName}", this one "${run.plan.name}"`);
+  } else if (stored.planHash !== run.planHash) {
+    differs.push(
+      `its plan differs from this one (plan hash ${stored.planHash.slice(0, 12)}, this one ${run.planHash.slice(0, 12)})`,
+    );
+  }
+  const inputNames = [...new Set([...Object.keys(stored.inputs), ...Object.keys(run.inputs)])].sort();
+  const changed = inputNames.filter((name) => stored.inputs[name] !== run.inputs[name]);
+  if (changed.length > 0) differs.push(`its inputs differ (${changed.join(', ')})`);
+  if (stored.workspace !== run.workspace)
+    differs.push(`its workspace is ${stored.workspace}, this one ${run.workspace}`);
+  if (differs.length === 0) return null;
+  return `a run with id "${run.id}" already exists and is not this run: ${differs.join('; ')}; use another --id, or drive that run with: baton check`;
 }
 
 /** Validates (see prepareRun) and stores a run. Bad input throws and stores nothing. */

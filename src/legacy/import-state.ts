@@ -25,7 +25,12 @@ export function planFromLegacyState(
       description: `Imported from ${resolve(statePath)}`,
       defaults: {
         agent: { command: config.agentArgv },
-        retry: { maxAttempts: config.maxRetries, initialDelayMs: 0, maxDelayMs: Math.max(delayMs, 0) },
+        retry: {
+          maxAttempts: config.maxRetries,
+          maxInterruptions: config.maxInterruptions,
+          initialDelayMs: 0,
+          maxDelayMs: Math.max(delayMs, 0),
+        },
       },
       limits: { maxSteps: Math.max(50, state.stepQueue.length * config.maxRetries) },
       steps: state.stepQueue.map((id, index) => {

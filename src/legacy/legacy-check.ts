@@ -118,7 +118,7 @@ async function drive(
   };
   try {
     for (;;) {
-      const action = nextLegacyAction(state, now(), options.config.maxRetries, reachedEndNow);
+      const action = nextLegacyAction(state, now(), options.config, reachedEndNow);
       if (action.kind === 'idle')
         return {
           outcome: state.status === 'DONE' ? 'done' : 'progressed',
@@ -141,9 +141,7 @@ async function drive(
         if (!action.alreadyListed) {
           state.blockers.push(action.stepId);
           dirty = true;
-          log(
-            `BLOCKED ${action.stepId}: failed ${state.stepRuns[action.stepId]?.tries} tries; last error: ${state.stepRuns[action.stepId]?.error ?? '-'}`,
-          );
+          log(`BLOCKED ${action.stepId}: ${action.reason}`);
         }
         return { outcome: 'blocked', stepsRun, blockers: state.blockers };
       }
@@ -155,7 +153,13 @@ async function drive(
       if (options.signal?.aborted) return { outcome: 'stopped', stepsRun, blockers: state.blockers };
       // runStep writes IN_PROGRESS (with every change so far, e.g. the previous step's DONE) before
       // the agent starts; its own outcome is written with the next step's start, or at the end.
-      const status = await runStep(driver, action.stepId, action.prompt, action.tries + 1);
+      const status = await runStep(
+        driver,
+        action.stepId,
+        action.prompt,
+        action.tries + 1,
+        action.interruptions,
+      );
       dirty = true;
       if (status === 'STOPPED') return { outcome: 'stopped', stepsRun, blockers: state.blockers };
       stepsRun++;
@@ -193,15 +197,21 @@ async function runStep(
   stepId: string,
   prompt: string,
   tries: number,
+  interruptions: number,
 ): Promise<'DONE' | 'FAILED' | 'STOPPED'> {
   const { statePath, state, options, now, log, save, pidFile } = driver;
   const workspace = dirname(statePath);
-  const logRel = join(`${basename(statePath)}.baton`, 'logs', `${fileNameFor(stepId)}.try-${tries}.log`);
+  // Once the step has been interrupted a try may run more than once: each run keeps its own log,
+  // named by the step's run number too.
+  const rerun = interruptions > 0 ? `.run-${tries + interruptions}` : '';
+  const logName = `${fileNameFor(stepId)}.try-${tries}${rerun}.log`;
+  const logRel = join(`${basename(statePath)}.baton`, 'logs', logName);
   const previous = state.stepRuns[stepId];
   state.stepRuns[stepId] = {
     ...previous,
     status: 'IN_PROGRESS',
     tries,
+    ...(interruptions > 0 ? { interruptions } : {}),
     lastRunIso: new Date(now()).toISOString(),
   };
   delete state.stepRuns[stepId]!.error;

@@ -9,6 +9,11 @@ export interface LegacyConfig {
   agentArgv: string[];
   /** STEP_MAX_RETRIES (default 3): tries before the step id goes to `blockers`. */
   maxRetries: number;
+  /**
+   * STEP_MAX_INTERRUPTIONS (default 10): tries cut short by a check that died (found IN_PROGRESS)
+   * allowed before the step id goes to `blockers`; they do not count against STEP_MAX_RETRIES.
+   */
+  maxInterruptions: number;
   /** The programs the operator trusted, checked again before every try. */
   trust: TrustedPrograms;
 }
@@ -31,12 +36,18 @@ export function legacyConfigFromEnv(
     trust,
     where: 'STEP_AGENT_CMD',
   });
-  const retries = env.STEP_MAX_RETRIES?.trim() || '3';
-  if (!/^\d+$/.test(retries) || Number(retries) < 1 || Number(retries) > 1000) {
+  const maxRetries = wholeNumberVariable(env, 'STEP_MAX_RETRIES', 3, 1);
+  const maxInterruptions = wholeNumberVariable(env, 'STEP_MAX_INTERRUPTIONS', 10, 0);
+  return { agentArgv: argv, maxRetries, maxInterruptions, trust };
+}
+
+function wholeNumberVariable(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number): number {
+  const text = env[name]?.trim() || String(fallback);
+  if (!/^\d+$/.test(text) || Number(text) < min || Number(text) > 1000) {
     throw new BatonError(
       'CONFIG_INVALID',
-      `STEP_MAX_RETRIES must be a whole number from 1 to 1000, got "${env.STEP_MAX_RETRIES}"`,
+      `${name} must be a whole number from ${min} to 1000, got "${env[name]}"`,
     );
   }
-  return { agentArgv: argv, maxRetries: Number(retries), trust };
+  return Number(text);
 }

@@ -9,11 +9,18 @@ export type LegacyAction =
   | { kind: 'finish' }
   /** The current step is DONE: move the cursor. */
   | { kind: 'advance' }
-  /** The current step used its tries: record the step id in `blockers` once, then stop. */
-  | { kind: 'block'; stepId: string; alreadyListed: boolean }
+  /** The current step used its tries (or interruptions): record the step id in `blockers` once, then stop. */
+  | { kind: 'block'; stepId: string; alreadyListed: boolean; reason: string }
   /** A delay (stepDelayMinutes) is running: a durable timer, checked again by the next heartbeat. */
   | { kind: 'wait'; stepId: string; until: number }
-  | { kind: 'run'; stepId: string; prompt: string; tries: number };
+  /** `tries`: the tries that count so far (this one is `tries + 1`); `interruptions` to record with it. */
+  | { kind: 'run'; stepId: string; prompt: string; tries: number; interruptions: number };
+
+/** STEP_MAX_RETRIES and STEP_MAX_INTERRUPTIONS. */
+export interface LegacyLimits {
+  maxRetries: number;
+  maxInterruptions: number;
+}
 
 export function stepRunOf(state: LegacyState, stepId: string): LegacyStepRun {
   return state.stepRuns[stepId] ?? { status: 'PENDING', tries: 0 };
@@ -32,7 +39,7 @@ function isoMs(iso: string | undefined): number | null {
 export function nextLegacyAction(
   state: LegacyState,
   now: number,
-  maxRetries: number,
+  limits: LegacyLimits,
   reachedEndNow: boolean,
 ): LegacyAction {
   if (state.status === 'DONE') return { kind: 'idle' };
@@ -41,9 +48,19 @@ export function nextLegacyAction(
   const stepId = state.stepQueue[index]!;
   const run = stepRunOf(state, stepId);
   if (run.status === 'DONE') return { kind: 'advance' };
-  const interruptedOrFailed = run.status === 'FAILED' || run.status === 'IN_PROGRESS';
-  if (interruptedOrFailed && run.tries >= maxRetries) {
-    return { kind: 'block', stepId, alreadyListed: state.blockers.includes(stepId) };
+  // IN_PROGRESS here means the check that ran the step died before it finished: that try was
+  // interrupted, not failed. It gives its try back and counts against STEP_MAX_INTERRUPTIONS.
+  const interrupted = run.status === 'IN_PROGRESS';
+  const interruptions = (run.interruptions ?? 0) + (interrupted ? 1 : 0);
+  const tries = interrupted ? Math.max(0, run.tries - 1) : run.tries;
+  const alreadyListed = state.blockers.includes(stepId);
+  if (interrupted && interruptions > limits.maxInterruptions) {
+    const reason = `interrupted ${interruptions} times (STEP_MAX_INTERRUPTIONS ${limits.maxInterruptions})`;
+    return { kind: 'block', stepId, alreadyListed, reason };
+  }
+  if ((interrupted || run.status === 'FAILED') && tries >= limits.maxRetries) {
+    const reason = `failed ${tries} tries; last error: ${run.error ?? '-'}`;
+    return { kind: 'block', stepId, alreadyListed, reason };
   }
   const delayMs = state.stepDelayMinutes * 60_000;
   if (delayMs > 0) {
@@ -55,7 +72,6 @@ export function nextLegacyAction(
   const instruction = state.plan.steps[stepId]!.instruction;
   const error =
     run.status === 'IN_PROGRESS' ? 'interrupted before it finished (the previous check stopped)' : run.error;
-  const prompt =
-    run.tries > 0 && error ? troubleshootPrompt(stepId, run.tries, error, instruction) : instruction;
-  return { kind: 'run', stepId, prompt, tries: run.tries };
+  const prompt = tries > 0 && error ? troubleshootPrompt(stepId, tries, error, instruction) : instruction;
+  return { kind: 'run', stepId, prompt, tries, interruptions };
 }

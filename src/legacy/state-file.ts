@@ -18,6 +18,8 @@ const stepDefinition = z.looseObject({
 const stepRun = z.looseObject({
   status: z.enum(LEGACY_STEP_STATUSES),
   tries: z.number().int().min(0).default(0),
+  /** Baton's own: tries cut short by a check that died; they gave their try back (see legacy-rules.ts). */
+  interruptions: z.number().int().min(0).optional(),
   lastRunIso: z.string().optional(),
   error: z.string().optional(),
 });

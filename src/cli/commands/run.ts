@@ -1,16 +1,14 @@
-import { startRun } from '../../engine/start-run.js';
-import {
-  type EngineCliOptions,
-  engineFromCli,
-  engineSettingsFromCli,
-  handleStopSignals,
-} from '../engine-setup.js';
+import { BatonError } from '../../core/errors.js';
+import { resumeRefusal, startRun } from '../../engine/start-run.js';
+import type { RunDetail } from '../../store/store.js';
+import { type EngineCliOptions, engineFromCli, engineSettingsFromCli } from '../engine-setup.js';
 import { EXIT } from '../exit-codes.js';
 import { blockedHints, formatDuration, printJson, stepProgress } from '../format.js';
 import { type GlobalOptions, resolveHome } from '../home.js';
 import { openStore } from '../open-store.js';
 import { prepareRunFromCli } from '../prepare-run.js';
 import { LineProgress, LiveStepList } from '../progress.js';
+import { STOP_SIGNAL_EXIT, type StopSignal, watchStopSignals } from '../stop-signal.js';
 
 export interface RunOptions extends GlobalOptions, EngineCliOptions {
   input?: string[];
@@ -18,21 +16,39 @@ export interface RunOptions extends GlobalOptions, EngineCliOptions {
   id?: string;
   agent?: string;
   detach?: boolean;
+  /** `--stop-agents`: on SIGINT/SIGTERM stop the running agents instead of leaving them to their lease. */
+  stopAgents?: boolean;
 }
 
-/** `baton run <plan>`: store the run, then drive it to the end in the foreground (unless --detach). */
+/**
+ * `baton run <plan>`: store the run, then drive it to the end in the foreground (unless --detach).
+ * With `--id` of a run that exists, the same plan and inputs resume that run (a run that already
+ * ended only reports); anything else is refused.
+ */
 export async function runCommand(planPath: string, options: RunOptions): Promise<number> {
   const { plan, prepared } = await prepareRunFromCli(planPath, options);
   const settings = engineSettingsFromCli(options);
   const home = resolveHome(options);
   const store = await openStore(options);
   try {
-    const created = await startRun(store, prepared);
+    const stored = options.id ? await store.getRun(prepared.id) : null;
+    if (stored) {
+      const refusal = resumeRefusal(stored, prepared);
+      if (refusal) throw new BatonError('INVALID_ARGUMENT', refusal);
+      const started = new Date(stored.createdAt).toISOString();
+      const done = `${stepProgress(stored)} steps done`;
+      process.stderr.write(
+        stored.status === 'running'
+          ? `baton run: resuming run ${stored.id} (started ${started}, ${done})\n`
+          : `baton run: run ${stored.id} already ${stored.status.replace('_', ' ')} (started ${started}, ${done})\n`,
+      );
+    }
+    const created = stored ?? (await startRun(store, prepared));
     if (options.detach) {
       if (options.json) printJson(created);
       else
         process.stdout.write(
-          `run ${created.id} stored (${plan.steps.length} steps); drive it with: baton check\n`,
+          `run ${created.id} ${stored ? 'exists' : 'stored'} (${plan.steps.length} steps); drive it with: baton check\n`,
         );
       return EXIT.ok;
     }
@@ -52,33 +68,58 @@ export async function runCommand(planPath: string, options: RunOptions): Promise
       settings,
       progress ? { onClaim: progress.onClaim, onSettle: progress.onSettle } : {},
     );
-    const removeHandlers = handleStopSignals(engine, 10_000, (line) =>
-      process.stderr.write(`baton run: ${line}\n`),
-    );
+    const signals = watchStopSignals();
+    let signal: StopSignal | null;
     try {
-      await engine.run({ kind: 'until-settled', runId: created.id });
+      const running = engine.run({ kind: 'until-settled', runId: created.id });
+      signal = await Promise.race([running.then(() => null), signals.received]);
+      // --stop-agents: the running attempts are aborted (their process groups killed) and recorded
+      // interrupted before this returns.
+      if (signal && options.stopAgents) {
+        engine.stop(0);
+        await running;
+      }
     } finally {
-      removeHandlers();
+      signals.remove();
     }
     const run = (await store.getRun(created.id))!;
-    if (progress instanceof LiveStepList) progress.settle(run.steps);
-    if (options.json) {
-      printJson(run);
-    } else {
-      const took = formatDuration((run.finishedAt ?? Date.now()) - run.createdAt);
-      process.stdout.write(`run ${run.id} ${run.status} (${stepProgress(run)} steps done, ${took})\n`);
-      for (const step of run.steps.filter((s) => s.status === 'blocked')) {
-        process.stdout.write(
-          `  blocked: ${step.stepId}: ${step.blockedReason}\n  ${blockedHints(run.id, step.stepId)}\n`,
-        );
-      }
-      if (run.status === 'blocked' && run.blockedReason?.startsWith('budget:'))
-        process.stdout.write(`  ${run.blockedReason}\n`);
-      if (run.status === 'running')
-        process.stdout.write(`  stopped early; continue with: baton check (or baton worker)\n`);
+    if (signal) {
+      const code = STOP_SIGNAL_EXIT[signal];
+      process.stderr.write(`${stoppedLine(signal, run, planPath, options.stopAgents === true)}\n`);
+      // Without --stop-agents the running attempts are left to their leases: this process ends
+      // here, as a killed one would, and whoever drives the run next reclaims them.
+      if (!options.stopAgents) process.exit(code);
+      return code;
     }
+    if (progress instanceof LiveStepList) progress.settle(run.steps);
+    if (options.json) printJson(run);
+    else printOutcome(run);
     return run.status === 'succeeded' ? EXIT.ok : run.status === 'running' ? EXIT.ok : EXIT.workFailed;
   } finally {
     await store.close();
   }
+}
+
+function stoppedLine(signal: StopSignal, run: RunDetail, planPath: string, stopAgents: boolean): string {
+  const running = run.steps.filter((s) => s.status === 'running').map((s) => s.stepId);
+  const left =
+    stopAgents || running.length === 0
+      ? ''
+      : `; ${running.join(', ')} left to ${running.length === 1 ? 'its lease' : 'their leases'} (run again once it runs out)`;
+  const stopped = stopAgents ? '; running agents stopped' : '';
+  return `baton run: ${signal}: run ${run.id} stopped (${stepProgress(run)} steps done${stopped}${left}); continue with: baton run ${planPath} --id ${run.id} (or baton worker, baton check)`;
+}
+
+function printOutcome(run: RunDetail): void {
+  const took = formatDuration((run.finishedAt ?? Date.now()) - run.createdAt);
+  process.stdout.write(`run ${run.id} ${run.status} (${stepProgress(run)} steps done, ${took})\n`);
+  for (const step of run.steps.filter((s) => s.status === 'blocked')) {
+    process.stdout.write(
+      `  blocked: ${step.stepId}: ${step.blockedReason}\n  ${blockedHints(run.id, step.stepId)}\n`,
+    );
+  }
+  if (run.status === 'blocked' && run.blockedReason?.startsWith('budget:'))
+    process.stdout.write(`  ${run.blockedReason}\n`);
+  if (run.status === 'running')
+    process.stdout.write(`  stopped early; continue with: baton check (or baton worker)\n`);
 }

@@ -286,6 +286,7 @@ function mergeRetry(
       override.maxDelayMs === undefined
         ? base.maxDelayMs
         : parseDurationMs(override.maxDelayMs, `${path}.maxDelayMs`),
+    maxInterruptions: override.maxInterruptions ?? base.maxInterruptions,
   };
   const delaysGiven = override.initialDelayMs !== undefined || override.maxDelayMs !== undefined;
   if (delaysGiven && retry.initialDelayMs > retry.maxDelayMs) {

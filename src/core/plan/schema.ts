@@ -158,8 +158,17 @@ export const retrySchema = strictObject(
       .optional()
       .describe('Multiplier of the delay after each failed attempt (>= 1). Default 2.'),
     maxDelayMs: durationSchema('Upper bound of any delay between attempts. Default 5m.').optional(),
+    maxInterruptions: z
+      .number()
+      .int()
+      .min(0)
+      .max(1000)
+      .optional()
+      .describe(
+        'Attempts ended by a dead worker or an expired lease allowed before the step is blocked (0..1000); they do not spend maxAttempts. Default 10.',
+      ),
   },
-  'a retry policy: { maxAttempts?, initialDelayMs?, factor?, maxDelayMs? }',
+  'a retry policy: { maxAttempts?, initialDelayMs?, factor?, maxDelayMs?, maxInterruptions? }',
 ).describe('Retry policy; the fields given are merged over defaults.retry, then over the built-in defaults.');
 
 const budgetShape = {

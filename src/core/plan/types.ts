@@ -70,6 +70,12 @@ export interface RetryPolicy {
   factor: number;
   /** Upper bound of any single delay, in ms. */
   maxDelayMs: number;
+  /**
+   * Attempts ended `interrupted` (a dead worker, an expired lease, an orphan found at recovery)
+   * allowed before the step is blocked (0..1000). They do not spend `maxAttempts`: the step was
+   * not at fault. Absent in snapshots stored before it existed: DEFAULT_RETRY's.
+   */
+  maxInterruptions: number;
 }
 
 /** A provider and model a model step sends to. */
@@ -240,6 +246,7 @@ export const DEFAULT_RETRY: RetryPolicy = Object.freeze({
   initialDelayMs: 1000,
   factor: 2,
   maxDelayMs: 300_000,
+  maxInterruptions: 10,
 });
 
 export const DEFAULT_LIMITS: PlanLimits = Object.freeze({ maxSteps: 50, noProgressAfter: 3, concurrency: 4 });

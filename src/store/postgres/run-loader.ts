@@ -53,6 +53,7 @@ type StepTuple = [
   costUsd: number,
   firstStartedAt: number | null,
   onFallback: boolean,
+  interruptions: number,
 ];
 
 function stepFromTuple(t: StepTuple): StepState {
@@ -74,6 +75,7 @@ function stepFromTuple(t: StepTuple): StepState {
     updatedAt: t[14],
     firstStartedAt: t[20],
     ...(t[21] ? { onFallback: true } : {}),
+    ...(t[22] > 0 ? { interruptions: t[22] } : {}),
     ...(t[17] === 0 && t[18] === 0 && t[19] === 0
       ? {}
       : { usage: { inputTokens: Number(t[17]), outputTokens: Number(t[18]), costUsd: Number(t[19]) } }),
@@ -100,7 +102,7 @@ export class RunLoader {
         (SELECT json_agg(json_build_array(s.step_id, s.status, s.attempt, s.tries, s.due_at, s.lease_owner,
             s.lease_expires_at, s.started_at, s.last_error, s.last_failure_class, s.fingerprint,
             s.fingerprint_repeats, s.result::text, s.blocked_reason, s.updated_at, s.pid, s.host, s.input_tokens,
-            s.output_tokens, s.cost_usd, s.first_started_at, s.on_fallback)
+            s.output_tokens, s.cost_usd, s.first_started_at, s.on_fallback, s.interruptions)
             ORDER BY s.position)
           FROM ${schema}.steps s WHERE s.run_id = r.id) AS steps
       FROM ${schema}.runs r LEFT JOIN unnest($2::text[], $3::text[]) AS c (id, hash) ON c.id = r.id

@@ -132,6 +132,7 @@ export class WriteBatch {
         cost_usd: step.usage?.costUsd ?? 0,
         first_started_at: step.firstStartedAt ?? null,
         on_fallback: step.onFallback === true,
+        interruptions: step.interruptions ?? 0,
         flow_key: stepFlowKey(run, index),
         fn: functionOf(run.plan.steps[index]!, step.onFallback === true),
       });
@@ -213,7 +214,8 @@ export function writeBatchSql(schema: string, channel: string): string {
       last_error = x.last_error, last_failure_class = x.last_failure_class, fingerprint = x.fingerprint,
       fingerprint_repeats = x.fingerprint_repeats, result = x.result::json, blocked_reason = x.blocked_reason,
       updated_at = x.updated_at, input_tokens = x.input_tokens, output_tokens = x.output_tokens,
-      cost_usd = x.cost_usd, first_started_at = x.first_started_at, on_fallback = x.on_fallback, flow_key = x.flow_key, fn = x.fn,
+      cost_usd = x.cost_usd, first_started_at = x.first_started_at, on_fallback = x.on_fallback, interruptions = x.interruptions,
+      flow_key = x.flow_key, fn = x.fn,
       -- The process noted for an attempt belongs to that attempt only.
       pid = CASE WHEN x.status = 'running' AND x.attempt = s.attempt THEN s.pid END,
       host = CASE WHEN x.status = 'running' AND x.attempt = s.attempt THEN s.host END
@@ -221,7 +223,7 @@ export function writeBatchSql(schema: string, channel: string): string {
       tries integer, due_at bigint, lease_owner text, lease_expires_at bigint, started_at bigint, last_error text,
       last_failure_class text, fingerprint text, fingerprint_repeats integer, result text, blocked_reason text,
       updated_at bigint, input_tokens bigint, output_tokens bigint, cost_usd double precision, first_started_at bigint,
-      on_fallback boolean, flow_key text, fn text)
+      on_fallback boolean, interruptions integer, flow_key text, fn text)
     WHERE s.run_id = x.run_id AND s.step_id = x.step_id),
   att AS (
     INSERT INTO ${schema}.attempts (run_id, step_id, attempt, owner, started_at, ended_at, outcome, failure_class,

@@ -57,11 +57,12 @@ interface StepRow {
   cost_usd: number;
   first_started_at: number | null;
   on_fallback: number;
+  interruptions: number;
 }
 
 const STEP_COLUMNS = `step_id, status, attempt, tries, due_at, lease_owner, lease_expires_at, started_at, last_error,
   last_failure_class, fingerprint, fingerprint_repeats, result_json, blocked_reason, updated_at, input_tokens,
-  output_tokens, cost_usd, first_started_at, on_fallback`;
+  output_tokens, cost_usd, first_started_at, on_fallback, interruptions`;
 
 export function stepFromRow(row: StepRow): StepState {
   return {
@@ -82,6 +83,7 @@ export function stepFromRow(row: StepRow): StepState {
     updatedAt: row.updated_at,
     firstStartedAt: row.first_started_at,
     ...(row.on_fallback === 1 ? { onFallback: true } : {}),
+    ...(row.interruptions > 0 ? { interruptions: row.interruptions } : {}),
     ...(row.input_tokens === 0 && row.output_tokens === 0 && row.cost_usd === 0
       ? {}
       : { usage: { inputTokens: row.input_tokens, outputTokens: row.output_tokens, costUsd: row.cost_usd } }),
@@ -148,7 +150,7 @@ export class RunRows {
       `UPDATE steps SET status = ?, attempt = ?, tries = ?, due_at = ?, lease_owner = ?, lease_expires_at = ?,
          started_at = ?, last_error = ?, last_failure_class = ?, fingerprint = ?, fingerprint_repeats = ?,
          result_json = ?, blocked_reason = ?, updated_at = ?, input_tokens = ?, output_tokens = ?, cost_usd = ?,
-         first_started_at = ?, on_fallback = ?, flow_key = ?,
+         first_started_at = ?, on_fallback = ?, interruptions = ?, flow_key = ?,
          pid = CASE WHEN ? = 'running' THEN pid ELSE NULL END,
          host = CASE WHEN ? = 'running' THEN host ELSE NULL END
        WHERE run_id = ? AND step_id = ?`,
@@ -317,6 +319,7 @@ export class RunRows {
         step.usage?.costUsd ?? 0,
         step.firstStartedAt ?? null,
         step.onFallback ? 1 : 0,
+        step.interruptions ?? 0,
         stepFlowKey(run, index),
         step.status,
         step.status,
