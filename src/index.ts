@@ -38,13 +38,14 @@ export { classifyModelError } from './harness/classify-model-error.js';
 export { type HarnessClock, scaledClock, systemClock } from './harness/clock.js';
 export { type CompactionHook, defaultCompaction } from './harness/compaction.js';
 export { detectTruncation } from './harness/detect-truncation.js';
+export { createAnthropicProvider, createOpenAiProvider } from './harness/lazy-providers.js';
 export type { FaultName, FaultSpec } from './harness/mock-llm/faults.js';
 export { startMockLlmServer } from './harness/mock-llm/server.js';
 export type { MockLlmOptions, MockLlmServer } from './harness/mock-llm/types.js';
 export { MODEL_CAPABILITIES, resolveCapabilities } from './harness/model-capabilities.js';
 export { DEFAULT_PRICES, type ModelPrice } from './harness/pricing.js';
-export { createAnthropicProvider } from './harness/providers/anthropic-provider.js';
-export { createOpenAiProvider } from './harness/providers/openai-provider.js';
+export type { AnthropicProviderOptions } from './harness/providers/anthropic-provider.js';
+export type { OpenAiProviderOptions } from './harness/providers/openai-provider.js';
 export { RecoveryBudget, type RecoveryLimits } from './harness/recovery-budget.js';
 export { type EffectLedger, MemoryEffectLedger, type ToolDefinition, ToolError } from './harness/tools.js';
 export {
@@ -59,6 +60,7 @@ export {
   type ToolCall,
 } from './harness/types.js';
 export { loadPlanFile } from './plan/load-plan-file.js';
+export { type OpenPostgresOptions, PostgresStore } from './store/postgres/postgres-store.js';
 export { SqliteStore } from './store/sqlite/sqlite-store.js';
 export type { AttemptRecord, RunDetail, RunSummary, Store } from './store/store.js';
 export { Baton, type BatonOptions, RunNotSucceededError } from './workflow/baton.js';
