@@ -1,6 +1,10 @@
 /**
  * Baton's public TypeScript surface. The CLI is a thin shell over these same pieces.
+ * Importing it loads no model SDK, OpenTelemetry, ajv, YAML parser or pg: each loads when first
+ * used (test/package-lazy-loading.test.ts).
  */
+import type { MockLlmOptions, MockLlmServer } from './harness/mock-llm/types.js';
+
 export { BatonError, type BatonErrorCode, isBatonError } from './core/errors.js';
 export type { BatonEvent, BatonEventType, StoredEvent } from './core/events.js';
 export { FAILURE_CLASSES, type FailureClass, type OutputArtifact, type StepOutcome } from './core/failure.js';
@@ -40,7 +44,6 @@ export { type CompactionHook, defaultCompaction } from './harness/compaction.js'
 export { detectTruncation } from './harness/detect-truncation.js';
 export { createAnthropicProvider, createOpenAiProvider } from './harness/lazy-providers.js';
 export type { FaultName, FaultSpec } from './harness/mock-llm/faults.js';
-export { startMockLlmServer } from './harness/mock-llm/server.js';
 export type { MockLlmOptions, MockLlmServer } from './harness/mock-llm/types.js';
 export { MODEL_CAPABILITIES, resolveCapabilities } from './harness/model-capabilities.js';
 export { DEFAULT_PRICES, type ModelPrice } from './harness/pricing.js';
@@ -72,3 +75,11 @@ export {
   Workflow,
   type WorkflowResults,
 } from './workflow/define-workflow.js';
+
+/**
+ * Starts the fault-injecting mock provider (see `baton mock-llm`). Its 20 modules and node:http
+ * load with the first call, not with the package.
+ */
+export async function startMockLlmServer(options: MockLlmOptions = {}): Promise<MockLlmServer> {
+  return (await import('./harness/mock-llm/server.js')).startMockLlmServer(options);
+}
