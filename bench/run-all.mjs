@@ -124,6 +124,30 @@ const BENCHMARKS = [
     ],
   },
   {
+    name: 'startup',
+    script: 'startup.mjs',
+    figures: [
+      { key: 'nodeMs', label: 'startup floor: node -e 0', unit: 'ms', higher: false },
+      { key: 'nodeRssMb', label: '  floor peak RSS', unit: 'MB', higher: false },
+      { key: 'esmNodeMs', label: '  (reference: ES module -e 0)', unit: 'ms', higher: false },
+      { key: 'importMs', label: 'import of the package', unit: 'ms', higher: false },
+      { key: 'importOverNodeMs', label: '  import minus node -e 0', unit: 'ms', higher: false, goal: 150 },
+      { key: 'importCpuOverNodeMs', label: '  same in CPU time', unit: 'ms', higher: false },
+      { key: 'importRssMb', label: '  import peak RSS', unit: 'MB', higher: false },
+      {
+        key: 'importRssOverNodeMb',
+        label: '  import RSS minus node -e 0',
+        unit: 'MB',
+        higher: false,
+        goal: 25,
+      },
+      { key: 'checkMs', label: 'baton check, nothing due', unit: 'ms', higher: false },
+      { key: 'checkOverNodeMs', label: '  check minus node -e 0', unit: 'ms', higher: false, goal: 30 },
+      { key: 'checkCpuOverNodeMs', label: '  same in CPU time', unit: 'ms', higher: false },
+      { key: 'checkRssMb', label: '  check peak RSS', unit: 'MB', higher: false },
+    ],
+  },
+  {
     name: 'legacy-check',
     script: 'legacy-check.mjs',
     figures: [

@@ -1,6 +1,10 @@
 /**
  * Baton's public TypeScript surface. The CLI is a thin shell over these same pieces.
+ * Importing it loads no model SDK, OpenTelemetry, ajv, YAML parser or pg: each loads when first
+ * used (test/package-lazy-loading.test.ts).
  */
+import type { MockLlmOptions, MockLlmServer } from './harness/mock-llm/types.js';
+
 export { BatonError, type BatonErrorCode, isBatonError } from './core/errors.js';
 export type { BatonEvent, BatonEventType, StoredEvent } from './core/events.js';
 export { FAILURE_CLASSES, type FailureClass, type OutputArtifact, type StepOutcome } from './core/failure.js';
@@ -38,13 +42,13 @@ export { classifyModelError } from './harness/classify-model-error.js';
 export { type HarnessClock, scaledClock, systemClock } from './harness/clock.js';
 export { type CompactionHook, defaultCompaction } from './harness/compaction.js';
 export { detectTruncation } from './harness/detect-truncation.js';
+export { createAnthropicProvider, createOpenAiProvider } from './harness/lazy-providers.js';
 export type { FaultName, FaultSpec } from './harness/mock-llm/faults.js';
-export { startMockLlmServer } from './harness/mock-llm/server.js';
 export type { MockLlmOptions, MockLlmServer } from './harness/mock-llm/types.js';
 export { MODEL_CAPABILITIES, resolveCapabilities } from './harness/model-capabilities.js';
 export { DEFAULT_PRICES, type ModelPrice } from './harness/pricing.js';
-export { createAnthropicProvider } from './harness/providers/anthropic-provider.js';
-export { createOpenAiProvider } from './harness/providers/openai-provider.js';
+export type { AnthropicProviderOptions } from './harness/providers/anthropic-provider.js';
+export type { OpenAiProviderOptions } from './harness/providers/openai-provider.js';
 export { RecoveryBudget, type RecoveryLimits } from './harness/recovery-budget.js';
 export { type EffectLedger, MemoryEffectLedger, type ToolDefinition, ToolError } from './harness/tools.js';
 export {
@@ -59,6 +63,7 @@ export {
   type ToolCall,
 } from './harness/types.js';
 export { loadPlanFile } from './plan/load-plan-file.js';
+export { type OpenPostgresOptions, PostgresStore } from './store/postgres/postgres-store.js';
 export { SqliteStore } from './store/sqlite/sqlite-store.js';
 export type { AttemptRecord, RunDetail, RunSummary, Store } from './store/store.js';
 export { Baton, type BatonOptions, RunNotSucceededError } from './workflow/baton.js';
@@ -70,3 +75,11 @@ export {
   Workflow,
   type WorkflowResults,
 } from './workflow/define-workflow.js';
+
+/**
+ * Starts the fault-injecting mock provider (see `baton mock-llm`). Its 20 modules and node:http
+ * load with the first call, not with the package.
+ */
+export async function startMockLlmServer(options: MockLlmOptions = {}): Promise<MockLlmServer> {
+  return (await import('./harness/mock-llm/server.js')).startMockLlmServer(options);
+}

@@ -7,10 +7,10 @@ import { DEFAULT_API_KEY_ENV } from '../core/run-secrets.js';
 import { runAgent } from '../harness/agent-loop.js';
 import type { BackoffSettings } from '../harness/call-state.js';
 import type { HarnessClock } from '../harness/clock.js';
+// The SDK of a provider is loaded by its first call: a process without model steps never loads one.
+import { createAnthropicProvider, createOpenAiProvider } from '../harness/lazy-providers.js';
 import { resolveCapabilities } from '../harness/model-capabilities.js';
 import { DEFAULT_PRICES, type ModelPrice } from '../harness/pricing.js';
-import { createAnthropicProvider } from '../harness/providers/anthropic-provider.js';
-import { createOpenAiProvider } from '../harness/providers/openai-provider.js';
 import type { RecoveryLimits } from '../harness/recovery-budget.js';
 import type { ToolDefinition } from '../harness/tools.js';
 import type { ModelCapabilities, ModelProvider } from '../harness/types.js';

@@ -1,4 +1,5 @@
-import { Ajv, type ValidateFunction } from 'ajv';
+import { createRequire } from 'node:module';
+import type { Ajv, ValidateFunction } from 'ajv';
 import {
   argumentsHash,
   type EffectLedger,
@@ -12,6 +13,15 @@ import type { ToolCall } from './types.js';
 export type ToolCallOutcome =
   | { ok: true; content: string; replayed: boolean; key?: string }
   | { ok: false; code: ToolErrorCode; message: string; argsHash: string; fatal: boolean };
+
+/**
+ * The JSON Schema validator for tool arguments, loaded by the first runner that has tools (ajv
+ * costs about 10 MB and 60 ms to load): a process whose model steps have no tools never loads it.
+ */
+const newAjv = (): Ajv => {
+  const { Ajv: AjvClass } = createRequire(import.meta.url)('ajv') as typeof import('ajv');
+  return new AjvClass({ allErrors: true, strict: false });
+};
 
 /** At most this many characters of a tool result go back to the model. */
 export const MAX_TOOL_RESULT_CHARS = 50_000;
@@ -30,10 +40,11 @@ export class ToolRunner {
     private readonly ledger: EffectLedger,
     private readonly scope: string,
   ) {
-    const ajv = new Ajv({ allErrors: true, strict: false });
+    let ajv: Ajv | undefined;
     for (const tool of tools as unknown as ToolDefinition[]) {
       if (this.tools.has(tool.name)) throw new Error(`tool "${tool.name}" is declared twice`);
       this.tools.set(tool.name, tool);
+      ajv ??= newAjv();
       this.validators.set(tool.name, ajv.compile(tool.parameters));
     }
   }

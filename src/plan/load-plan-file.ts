@@ -1,7 +1,7 @@
 import { readFile, stat } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { BatonError } from '../core/errors.js';
-import { parsePlanJsonText } from '../core/plan/parse.js';
+import { parsePlanText } from '../core/plan/parse-plan-text.js';
 import type { Plan } from '../core/plan/types.js';
 
 /** Plan files larger than this are refused (a plan is a few KB; bulk belongs in artifacts). */
@@ -38,10 +38,8 @@ export async function loadPlanFile(path: string): Promise<{ plan: Plan; text: st
   } catch (error) {
     throw new BatonError('PLAN_INVALID', `${path}: is not valid UTF-8 text`, { cause: error });
   }
-  // The YAML parser is loaded only for a YAML plan (about 55 ms of start-up a JSON plan saves).
-  const plan = /\.json$/i.test(path)
-    ? parsePlanJsonText(text, path)
-    : (await import('../core/plan/parse-plan-text.js')).parsePlanText(text, path);
+  // The YAML parser is loaded only for a YAML plan (see parse-plan-text.ts).
+  const plan = parsePlanText(text, path);
   return { plan, text, absPath };
 }
 

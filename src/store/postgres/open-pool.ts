@@ -1,7 +1,19 @@
-import pg from 'pg';
+import { createRequire } from 'node:module';
+import type pg from 'pg';
 import { BatonError } from '../../core/errors.js';
 import { StoreUnreachableError } from '../store-unreachable.js';
 import { maskPassword, parsePgUrl, serverAddress } from './pg-url.js';
+
+let pgModule: typeof pg | undefined;
+
+/**
+ * The PostgreSQL driver, loaded by the first pool or client (about 15 MB of a process): a program
+ * that imports Baton and stays on SQLite never loads it.
+ */
+function pgDriver(): typeof pg {
+  pgModule ??= createRequire(import.meta.url)('pg') as typeof pg;
+  return pgModule;
+}
 
 export type PgPool = pg.Pool;
 export type PgClient = pg.PoolClient;
@@ -10,7 +22,7 @@ const INT8_OID = 20;
 
 /** bigint columns hold millisecond times and counts, all far below 2^53: read them as numbers. */
 function batonTypes(): pg.CustomTypesConfig {
-  const types = new pg.TypeOverrides();
+  const types = new (pgDriver().TypeOverrides)();
   types.setTypeParser(INT8_OID, Number);
   return types;
 }
@@ -26,7 +38,7 @@ export function createPool(url: string, size = 10): PgPool {
       `postgres poolSize: expected a whole number of connections of at least 1, got ${size}`,
     );
   }
-  const pool = new pg.Pool({
+  const pool = new (pgDriver().Pool)({
     connectionString: url,
     max: size,
     application_name: 'baton',
@@ -46,7 +58,7 @@ export function createPool(url: string, size = 10): PgPool {
 
 /** A client of its own for LISTEN (a pooled connection would be handed to other work). */
 export function createListenClient(url: string): pg.Client {
-  return new pg.Client({
+  return new (pgDriver().Client)({
     connectionString: url,
     application_name: 'baton-listen',
     connectionTimeoutMillis: CONNECT_TIMEOUT_MS,

@@ -1,0 +1,37 @@
+// Builds what `import … from 'baton-steps'` loads, dist/package/index.js: the ES modules tsc wrote
+// to dist/ (from dist/index.js down), bundled into one file with zod, which the plan schema needs
+// at once. Node 20 pays about 1 ms per ES module it loads: the package's 130 modules and zod's 95
+// came to about 250 ms and 25 MB of an `import`; one file costs a fraction (see bench/README.md,
+// `startup`). Everything loaded lazily stays outside: the provider adapters become chunks loaded
+// by their first call, and the SDKs, ajv, yaml, pg and better-sqlite3 are required from
+// node_modules when first used. The CLI keeps running the unbundled modules.
+import { relative } from 'node:path';
+import { build } from 'rolldown';
+
+const outDir = 'dist/package';
+
+/**
+ * Every module keeps the `import.meta.url` it had in dist/ (a URL relative to the bundle's own):
+ * the migrations folders, the SQLite addon and the `createRequire` of lazy packages are found from
+ * there, as without the bundle.
+ */
+const keepModuleUrls = {
+  name: 'keep-module-urls',
+  transform(code, id) {
+    if (!code.includes('import.meta.')) return null;
+    const fromBundle = relative(outDir, id).split('\\').join('/');
+    const url = `new URL(${JSON.stringify(fromBundle)}, import.meta.url).href`;
+    const dirname = `decodeURIComponent(new URL('.', ${url}).pathname).replace(/\\/$/, '')`;
+    return code.replaceAll('import.meta.url', url).replaceAll('import.meta.dirname', dirname);
+  },
+};
+
+await build({
+  input: 'dist/index.js',
+  platform: 'node',
+  // Node's own modules and every package but zod are loaded from node_modules.
+  external: [/^node:/, /^(?!zod(\/|$))[^./]/],
+  plugins: [keepModuleUrls],
+  logLevel: 'warn',
+  output: { dir: outDir, format: 'esm', chunkFileNames: '[name]-[hash].js' },
+});
