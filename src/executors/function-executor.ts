@@ -23,6 +23,11 @@ export interface FunctionStepContext {
   workspace: string;
   /** Results of the steps this one depends on. */
   results: Record<string, StepResult>;
+  /**
+   * Aborted at the step's timeout (`timeoutMs`; reason: a `TimeoutError`), when the run is
+   * cancelled, the lease is lost or the worker stops. A function that does not stop is abandoned
+   * at its timeout: its late result is discarded and it can begin no effect.
+   */
   signal: AbortSignal;
   /** The step's declared side effect. */
   sideEffect: SideEffect;

@@ -10,7 +10,10 @@ export interface StepContext<Inputs, Results> {
   inputs: Inputs;
   /** The values returned by the steps this one depends on, typed. */
   results: Results;
-  /** Aborted when the run is cancelled, the lease is lost or the worker stops: stop soon. */
+  /**
+   * Aborted at the step's timeout, when the run is cancelled, the lease is lost or the worker
+   * stops: stop soon. At its timeout the attempt ends (`timed out`) whether or not the step stops.
+   */
   signal: AbortSignal;
   /** Run id + step id: the same in every attempt, for keying side effects outside Baton. */
   idempotencyKey: string;
@@ -41,9 +44,15 @@ export interface StepPolicy<Inputs, Deps extends string> {
     factor?: number;
     maxDelayMs?: number | string;
   };
-  /** One attempt's timeout (milliseconds or "5m"). Default 1 h. */
+  /**
+   * One attempt's timeout (milliseconds or "5m"). Default 1 h. At the timeout `ctx.signal` fires and
+   * the attempt fails as a timeout (retried like any transient failure), whether or not the step stops.
+   */
   timeoutMs?: number | string;
-  /** Default `none`. `unsafe`: an interrupted attempt is an unknown outcome, never retried blindly. */
+  /**
+   * Default `none`. `unsafe`: an interrupted or timed-out attempt is an unknown outcome, never
+   * retried blindly.
+   */
   sideEffect?: SideEffect;
   /**
    * The flow-control key its attempts count against (`baton.setFlowLimit(key, ...)`), e.g. the API
