@@ -7,7 +7,12 @@ import type { StepExecutor } from '../executors/step-executor.js';
 import type { EffectLedger } from '../harness/tools.js';
 import type { ClaimedStep, Completion, Store } from '../store/store.js';
 import { runWithDeadline, timedOutAttempt } from './attempt-deadline.js';
-import { offloadLargeResult, resolveResults } from './result-artifacts.js';
+import {
+  offloadEffectResult,
+  offloadLargeResult,
+  resolveEffectResult,
+  resolveResults,
+} from './result-artifacts.js';
 import { endAttemptSpan, recordRecoverySpans, recordStepSpan, startAttemptSpan } from './telemetry.js';
 
 /** Who runs each kind of step; a model step without a `model` executor fails as `invalid`. */
@@ -72,7 +77,7 @@ export async function runAttempt(
             recordRecoverySpans(span, events);
             return store.appendEvents(claim.runId, events, now());
           },
-          effects: stepEffects(store, claim, now, () => expired),
+          effects: stepEffects(store, claim, home, now, () => expired),
         }),
       () => {
         expired = true;
@@ -115,12 +120,14 @@ export async function runAttempt(
 }
 
 /**
- * The store's effect table seen from one step. An attempt past its deadline may still record the
- * result of an effect it had begun, but begins none.
+ * The store's effect table seen from one step, for SQLite and Postgres alike: a large result is
+ * kept as an artifact (see offloadEffectResult) and read back when a retry finds it done. An
+ * attempt past its deadline may still record the result of an effect it had begun, but begins none.
  */
 function stepEffects(
   store: Store,
   claim: ClaimedStep,
+  home: string,
   now: () => number,
   expired: () => boolean,
 ): EffectLedger {
@@ -132,9 +139,13 @@ function stepEffects(
           `effect "${key}" not begun: attempt ${claim.attempt} of step ${claim.stepId} is past its timeout of ${claim.step.timeoutMs} ms`,
         );
       }
-      return store.beginEffect(at(key), now());
+      const existing = await store.beginEffect(at(key), now());
+      return existing?.state === 'done'
+        ? { state: 'done', result: await resolveEffectResult(existing.result, home) }
+        : existing;
     },
-    complete: (key, result) => store.completeEffect(at(key), result, now()),
+    complete: async (key, result) =>
+      store.completeEffect(at(key), await offloadEffectResult(result, home), now()),
     clear: (key) => store.clearEffect(at(key)),
   };
 }
