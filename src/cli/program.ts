@@ -77,7 +77,7 @@ function withPlanOptions(command: Command): Command {
     .option('--id <run-id>', 'use this run id instead of a generated one')
     .option(
       '--shadow',
-      'shadow run: steps with a sideEffect are not executed; what they would do is recorded (step.would_execute)',
+      'shadow run: steps with a sideEffect are not executed, nor is any ctx.effect; what they would do is recorded (step.would_execute)',
     )
     .addOption(agent());
 }
@@ -390,7 +390,7 @@ program
 program
   .command('diff <runA> <runB>')
   .description(
-    "how two runs' results differ, step by step (a shadow run against a real one, two models); exit 1 if any differs",
+    "how two runs' results differ, step by step (a shadow run against a real one, two models; a shadow run's stand-ins are marked); exit 1 if any differs",
   )
   .addOption(json())
   .action(act(async () => (await import('./commands/diff.js')).diffCommand));

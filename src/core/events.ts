@@ -50,7 +50,9 @@ export type BatonEvent =
   | { type: 'step.skipped'; stepId: string }
   /**
    * A shadow run did not execute this step (it has a side effect): what it would have run, fully
-   * rendered, and the result passed on instead.
+   * rendered, and the result passed on instead. With `effect`: the step ran, but its `ctx.effect`
+   * of that key was not performed, and `result` (the step's `shadowResult`, else null) was returned
+   * in its place.
    */
   | {
       type: 'step.would_execute';
@@ -59,6 +61,7 @@ export type BatonEvent =
       executor: string;
       inputs: Record<string, unknown>;
       result: unknown;
+      effect?: string;
     }
   /** A step reported progress (`ctx.heartbeat()`). */
   | { type: 'step.heartbeat'; stepId: string; attempt: number; note: string }

@@ -56,13 +56,62 @@ export async function readResult(
   home: string,
   ref: ResultRef,
 ): Promise<{ summary: string; value?: unknown }> {
+  return JSON.parse(await readArtifact(home, ref)) as { summary: string; value?: unknown };
+}
+
+/**
+ * How an effect result kept as an artifact appears in the effect table: `{ "$artifact": { sha256,
+ * size } }`, the file holding the result's JSON (stores read the key for `baton gc`).
+ */
+export const EFFECT_REF_KEY = '$artifact';
+
+/**
+ * The effect table keeps small rows by the same rule as step results: a `ctx.effect` (or write
+ * tool) result whose JSON is over the limit is stored as a content-addressed file and the row holds
+ * only its reference. A small result that looks like a reference is stored as a file too, so that
+ * whatever looks like one in the table is one.
+ */
+export async function offloadEffectResult(
+  result: unknown,
+  home: string,
+  maxInlineBytes = RESULT_INLINE_MAX_BYTES,
+): Promise<unknown> {
+  const body = JSON.stringify(result ?? null);
+  const size = Buffer.byteLength(body);
+  if (size <= maxInlineBytes && !isEffectRef(result)) return result;
+  const sha256 = createHash('sha256').update(body).digest('hex');
+  await writeOnce(artifactPath(home, sha256), body);
+  return { [EFFECT_REF_KEY]: { sha256, size } };
+}
+
+/** An effect result as recorded, with a reference read back from its file (checked against its hash). */
+export async function resolveEffectResult(stored: unknown, home: string): Promise<unknown> {
+  if (!isEffectRef(stored)) return stored;
+  return JSON.parse(await readArtifact(home, stored[EFFECT_REF_KEY])) as unknown;
+}
+
+function isEffectRef(value: unknown): value is { [EFFECT_REF_KEY]: ResultRef } {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
+  const keys = Object.keys(value);
+  if (keys.length !== 1 || keys[0] !== EFFECT_REF_KEY) return false;
+  const ref = (value as Record<string, unknown>)[EFFECT_REF_KEY] as Partial<ResultRef> | null;
+  return (
+    typeof ref === 'object' &&
+    ref !== null &&
+    typeof ref.sha256 === 'string' &&
+    /^[0-9a-f]{64}$/.test(ref.sha256) &&
+    typeof ref.size === 'number'
+  );
+}
+
+async function readArtifact(home: string, ref: ResultRef): Promise<string> {
   const text = await readFile(artifactPath(home, ref.sha256), 'utf8');
   if (createHash('sha256').update(text).digest('hex') !== ref.sha256) {
     throw new Error(
       `artifact ${ref.sha256} under ${home}/artifacts is damaged (its content does not match its hash)`,
     );
   }
-  return JSON.parse(text) as { summary: string; value?: unknown };
+  return text;
 }
 
 /** Content-addressed: an existing file already holds these bytes. Written whole (temp, fsync, rename), 0600. */

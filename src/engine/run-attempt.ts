@@ -6,7 +6,13 @@ import { shadowExecutor } from '../executors/shadow-executor.js';
 import type { StepExecutor } from '../executors/step-executor.js';
 import type { EffectLedger } from '../harness/tools.js';
 import type { ClaimedStep, Completion, Store } from '../store/store.js';
-import { offloadLargeResult, resolveResults } from './result-artifacts.js';
+import { runWithDeadline, timedOutAttempt } from './attempt-deadline.js';
+import {
+  offloadEffectResult,
+  offloadLargeResult,
+  resolveEffectResult,
+  resolveResults,
+} from './result-artifacts.js';
 import { endAttemptSpan, recordRecoverySpans, recordStepSpan, startAttemptSpan } from './telemetry.js';
 
 /** Who runs each kind of step; a model step without a `model` executor fails as `invalid`. */
@@ -28,8 +34,9 @@ export interface AttemptDeps {
 /**
  * Runs one claimed attempt outside any transaction and returns its completion: the results it may
  * read (large ones read back from the artifact store), the executor for its kind (or the shadow
- * stand-in for a step with a side effect in a shadow run), its events and effects wired to the
- * store, its span, and a large result moved to the artifact store. Never throws.
+ * stand-in for a step with a side effect in a shadow run), its deadline (see attempt-deadline.ts),
+ * its events and effects wired to the store, its span, and a large result moved to the artifact
+ * store. Never throws.
  */
 export async function runAttempt(
   deps: AttemptDeps,
@@ -48,22 +55,36 @@ export async function runAttempt(
       claim.results ?? (await store.getStepResults(claim.runId, stepReads(claim.step))),
       home,
     );
-    const attempt = await executor.execute({
+    // Past its deadline an attempt begins no effect; once it is over, what it records is dropped.
+    let expired = false;
+    let over = false;
+    const ended = await runWithDeadline(
       claim,
-      results,
-      home,
-      storeId: store.id,
       signal,
-      onProcess: (pid) =>
-        void store.recordAttemptProcess(claim, { pid, host: hostname() }).catch(() => undefined),
-      recordEvents: (recorded) => {
-        // An executor's own events (recovery, tool failures) quote providers' and tools' texts.
-        const events = redactValue(recorded, deps.secrets ?? []);
-        recordRecoverySpans(span, events);
-        return store.appendEvents(claim.runId, events, now());
+      (attemptSignal) =>
+        executor.execute({
+          claim,
+          results,
+          home,
+          storeId: store.id,
+          signal: attemptSignal,
+          onProcess: (pid) =>
+            void store.recordAttemptProcess(claim, { pid, host: hostname() }).catch(() => undefined),
+          recordEvents: async (recorded) => {
+            if (over) return;
+            // An executor's own events (recovery, tool failures) quote providers' and tools' texts.
+            const events = redactValue(recorded, deps.secrets ?? []);
+            recordRecoverySpans(span, events);
+            return store.appendEvents(claim.runId, events, now());
+          },
+          effects: stepEffects(store, claim, home, now, () => expired),
+        }),
+      () => {
+        expired = true;
       },
-      effects: stepEffects(store, claim, now),
-    });
+    );
+    over = true;
+    const attempt = ended.timedOut ? timedOutAttempt(claim, home, ended.settled) : ended.result;
     const finished =
       claim.fallback && attempt.outcome.ok && !attempt.outcome.degraded
         ? { ...attempt.outcome, degraded: 'finished by its fallback' }
@@ -98,12 +119,33 @@ export async function runAttempt(
   return completion;
 }
 
-/** The store's effect table seen from one step. */
-function stepEffects(store: Store, claim: ClaimedStep, now: () => number): EffectLedger {
+/**
+ * The store's effect table seen from one step, for SQLite and Postgres alike: a large result is
+ * kept as an artifact (see offloadEffectResult) and read back when a retry finds it done. An
+ * attempt past its deadline may still record the result of an effect it had begun, but begins none.
+ */
+function stepEffects(
+  store: Store,
+  claim: ClaimedStep,
+  home: string,
+  now: () => number,
+  expired: () => boolean,
+): EffectLedger {
   const at = (key: string) => ({ runId: claim.runId, stepId: claim.stepId, key });
   return {
-    begin: (key) => store.beginEffect(at(key), now()),
-    complete: (key, result) => store.completeEffect(at(key), result, now()),
+    begin: async (key) => {
+      if (expired()) {
+        throw new Error(
+          `effect "${key}" not begun: attempt ${claim.attempt} of step ${claim.stepId} is past its timeout of ${claim.step.timeoutMs} ms`,
+        );
+      }
+      const existing = await store.beginEffect(at(key), now());
+      return existing?.state === 'done'
+        ? { state: 'done', result: await resolveEffectResult(existing.result, home) }
+        : existing;
+    },
+    complete: async (key, result) =>
+      store.completeEffect(at(key), await offloadEffectResult(result, home), now()),
     clear: (key) => store.clearEffect(at(key)),
   };
 }

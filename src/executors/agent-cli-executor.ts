@@ -83,6 +83,8 @@ export class AgentCliExecutor implements StepExecutor {
       requiredOutputs: claim.step.requiredOutputs,
       env: environmentFor([]),
       envFor: (profile) => environmentFor(profile.readsEnv),
+      // The attempt's deadline (engine/attempt-deadline.ts) fires `signal` at this time and decides
+      // what a timeout counts as; this timer of the process supervisor is only a backstop.
       timeoutMs: claim.step.timeoutMs,
       killGraceMs: this.options.killGraceMs ?? 5000,
       logPath: join(context.home, logPath),
@@ -114,15 +116,11 @@ export class AgentCliExecutor implements StepExecutor {
       };
     }
     const retryAfter = result.retryAfterMs === undefined ? {} : { retryAfterMs: result.retryAfterMs };
-    // An unsafe step cut off by its timeout may have done its effect or not: a human decides.
-    const unknown = claim.step.sideEffect === 'unsafe' && result.process?.timedOut === true;
     return {
       outcome: {
         ok: false,
-        failureClass: unknown ? 'unknown_outcome' : result.failureClass,
-        message: unknown
-          ? `${result.message}; the step has an unsafe side effect, so whether it happened is unknown: check, then baton resolve ${claim.runId} ${claim.stepId} --result <json> (or baton retry ${claim.runId} ${claim.stepId})`
-          : result.message,
+        failureClass: result.failureClass,
+        message: result.message,
         exitCode: result.exitCode,
         ...retryAfter,
         ...usage,

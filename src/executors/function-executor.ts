@@ -23,7 +23,19 @@ export interface FunctionStepContext {
   workspace: string;
   /** Results of the steps this one depends on. */
   results: Record<string, StepResult>;
+  /**
+   * Aborted at the step's timeout (`timeoutMs`; reason: a `TimeoutError`), when the run is
+   * cancelled, the lease is lost or the worker stops. A function that does not stop is abandoned
+   * at its timeout: its late result is discarded and it can begin no effect.
+   */
   signal: AbortSignal;
+  /**
+   * The run is a shadow run: nothing external may happen (a workflow's `ctx.effect` records a
+   * `step.would_execute` event instead). A step with a `sideEffect` is not even called.
+   */
+  shadow: boolean;
+  /** The step's declared `shadowResult`: what stands in for its effects in a shadow run. */
+  shadowResult?: unknown;
   /** The step's declared side effect. */
   sideEffect: SideEffect;
   /** This step's records in the store's effect table (exactly-once effects). */
@@ -108,6 +120,8 @@ export class FunctionExecutor implements StepExecutor {
         workspace: claim.workspace,
         results: context.results,
         signal: context.signal,
+        shadow: claim.shadow === true,
+        ...(claim.step.shadowResult === undefined ? {} : { shadowResult: claim.step.shadowResult }),
         sideEffect: claim.step.sideEffect ?? 'none',
         effects: context.effects,
         recordEvents: context.recordEvents,

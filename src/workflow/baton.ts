@@ -156,12 +156,14 @@ export class Baton {
 
   /**
    * Starts a run of `workflow`. Idempotent: with a `runId` that already exists for this workflow,
-   * the existing run is returned (`created: false`) and nothing else happens.
+   * the existing run is returned (`created: false`) and nothing else happens. `shadow: true`: a
+   * shadow run, where nothing external happens (steps with a `sideEffect` are not called, and
+   * `ctx.effect` performs nothing); what would have happened is recorded as `step.would_execute`.
    */
   async start<W extends TypedWorkflow>(
     workflow: W,
     inputs: W extends Workflow<infer I, Record<string, unknown>> ? I : never,
-    options: { runId?: string } = {},
+    options: { runId?: string; shadow?: boolean } = {},
   ): Promise<{ runId: string; created: boolean }> {
     this.register(workflow);
     if (options.runId !== undefined) {
@@ -169,7 +171,7 @@ export class Baton {
       if (existing) return existing;
     }
     const store = await this.opening;
-    const plan = workflow.toPlan();
+    const plan = options.shadow ? { ...workflow.toPlan(), shadow: true } : workflow.toPlan();
     try {
       const run = await startRun(store, {
         plan,
@@ -247,7 +249,7 @@ export class Baton {
   async run<W extends TypedWorkflow>(
     workflow: W,
     inputs: W extends Workflow<infer I, Record<string, unknown>> ? I : never,
-    options: { runId?: string } = {},
+    options: { runId?: string; shadow?: boolean } = {},
   ): Promise<WorkflowResults<W>> {
     const { runId } = await this.start(workflow, inputs, options);
     return this.result(workflow, runId);

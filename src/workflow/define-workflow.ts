@@ -10,8 +10,13 @@ export interface StepContext<Inputs, Results> {
   inputs: Inputs;
   /** The values returned by the steps this one depends on, typed. */
   results: Results;
-  /** Aborted when the run is cancelled, the lease is lost or the worker stops: stop soon. */
+  /**
+   * Aborted at the step's timeout, when the run is cancelled, the lease is lost or the worker
+   * stops: stop soon. At its timeout the attempt ends (`timed out`) whether or not the step stops.
+   */
   signal: AbortSignal;
+  /** A shadow run: `effect` performs nothing (see `shadow` on `Baton.start`). */
+  shadow: boolean;
   /** Run id + step id: the same in every attempt, for keying side effects outside Baton. */
   idempotencyKey: string;
   /** Records progress in the run's timeline (`step.heartbeat`, at most one every 5 s). */
@@ -23,7 +28,10 @@ export interface StepContext<Inputs, Results> {
    * before and the result after, and a replay returns the stored result. `fn` receives the
    * idempotency key (run id + step id + key) to pass to the service it calls. The result must be
    * JSON. An intent without a result (a crash mid-effect) blocks the step as `unknown_outcome`,
-   * unless the step is `idempotent` (run again) or has `reconcile` (asked what happened).
+   * unless the step is `idempotent` (run again) or has `reconcile` (asked what happened). A result
+   * over 64 KiB is kept in the artifact store, like a step's. In a shadow run `fn` is not called:
+   * a `step.would_execute` event with the key is recorded and the step's `shadowResult` (else
+   * `undefined`) is returned.
    */
   effect<T>(key: string, fn: (idempotencyKey: string) => T | Promise<T>): Promise<T>;
 }
@@ -41,10 +49,21 @@ export interface StepPolicy<Inputs, Deps extends string> {
     factor?: number;
     maxDelayMs?: number | string;
   };
-  /** One attempt's timeout (milliseconds or "5m"). Default 1 h. */
+  /**
+   * One attempt's timeout (milliseconds or "5m"). Default 1 h. At the timeout `ctx.signal` fires and
+   * the attempt fails as a timeout (retried like any transient failure), whether or not the step stops.
+   */
   timeoutMs?: number | string;
-  /** Default `none`. `unsafe`: an interrupted attempt is an unknown outcome, never retried blindly. */
+  /**
+   * Default `none`. `unsafe`: an interrupted or timed-out attempt is an unknown outcome, never
+   * retried blindly. In a shadow run a step with a side effect is not called at all.
+   */
   sideEffect?: SideEffect;
+  /**
+   * In a shadow run, what stands in (JSON): the step's result when it has a `sideEffect` (default
+   * null), otherwise what each `ctx.effect` returns (default `undefined`).
+   */
+  shadowResult?: unknown;
   /**
    * The flow-control key its attempts count against (`baton.setFlowLimit(key, ...)`), e.g. the API
    * it calls. Default `fn:<workflow>.<step>`.
@@ -134,6 +153,7 @@ export class Workflow<Inputs extends Record<string, string>, Results extends Rec
           ...(policy.timeoutMs === undefined ? {} : { timeoutMs: policy.timeoutMs }),
           ...(policy.sideEffect === undefined ? {} : { sideEffect: policy.sideEffect }),
           ...(policy.flowKey === undefined ? {} : { flowKey: policy.flowKey }),
+          ...(policy.shadowResult === undefined ? {} : { shadowResult: policy.shadowResult }),
         })),
       },
       `workflow ${this.name}`,

@@ -26,6 +26,7 @@ export function stepContext(
       Object.entries(base.results).map(([id, result]) => [id, resultValue(result)]),
     ),
     signal: base.signal,
+    shadow: base.shadow,
     idempotencyKey,
     heartbeat(note) {
       const at = now();
@@ -48,6 +49,7 @@ export function stepContext(
         );
       }
       const effectKey = `${idempotencyKey}:${key}`;
+      if (base.shadow) return (await wouldPerform(base, key, effectKey)) as T;
       const existing = await base.effects.begin(key);
       if (existing?.state === 'done') return existing.result as T;
       if (existing?.state === 'intent') {
@@ -63,6 +65,23 @@ export function stepContext(
     },
   };
   return context;
+}
+
+/** A shadow run performs no effect: it records what would have run and returns the stand-in. */
+async function wouldPerform(base: FunctionStepContext, key: string, effectKey: string): Promise<unknown> {
+  const result = base.shadowResult;
+  await base.recordEvents([
+    {
+      type: 'step.would_execute',
+      stepId: base.stepId,
+      attempt: base.attempt,
+      executor: 'fn',
+      inputs: { effect: key, idempotencyKey: effectKey },
+      result: result ?? null,
+      effect: key,
+    },
+  ]);
+  return result;
 }
 
 /**

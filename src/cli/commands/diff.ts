@@ -1,10 +1,20 @@
 import { runNotFound } from '../../core/errors.js';
+import type { StoredEvent } from '../../core/events.js';
 import type { StepResult } from '../../core/run-state.js';
+import { resolveResults } from '../../engine/result-artifacts.js';
 import type { RunDetail, Store } from '../../store/store.js';
 import { EXIT } from '../exit-codes.js';
 import { printJson, table } from '../format.js';
-import type { GlobalOptions } from '../home.js';
+import { type GlobalOptions, resolveHome } from '../home.js';
 import { openStore } from '../open-store.js';
+
+/** What a shadow run put in place of a step's real work (from its `step.would_execute` events). */
+export interface ShadowStandIn {
+  /** The step was not run (it has a side effect): its `shadowResult` stood in for its result. */
+  result: boolean;
+  /** The keys of its `ctx.effect` calls that were not performed (their stand-in was returned). */
+  effects: string[];
+}
 
 export interface StepDifference {
   stepId: string;
@@ -15,23 +25,34 @@ export interface StepDifference {
   line?: number;
   a?: string;
   b?: string;
+  /** Set when run A (B) is a shadow run and something stood in for this step's work. */
+  shadowA?: ShadowStandIn;
+  shadowB?: ShadowStandIn;
+}
+
+/** One side of a diff: the run, its steps' results and what its shadow stand-ins were, by step. */
+export interface DiffSide {
+  run: RunDetail;
+  results: Record<string, StepResult>;
+  standIns: Record<string, ShadowStandIn>;
 }
 
 /** How two runs' results differ, step by step (a shadow run against a reference run, two models, ...). */
-export function diffRuns(
-  runA: RunDetail,
-  resultsA: Record<string, StepResult>,
-  runB: RunDetail,
-  resultsB: Record<string, StepResult>,
-): StepDifference[] {
-  const ids = [...new Set([...runA.steps.map((s) => s.stepId), ...runB.steps.map((s) => s.stepId)])];
+export function diffRuns(sideA: DiffSide, sideB: DiffSide): StepDifference[] {
+  const ids = [
+    ...new Set([...sideA.run.steps.map((s) => s.stepId), ...sideB.run.steps.map((s) => s.stepId)]),
+  ];
   return ids.map((stepId) => {
-    const statusA = runA.steps.find((s) => s.stepId === stepId)?.status ?? null;
-    const statusB = runB.steps.find((s) => s.stepId === stepId)?.status ?? null;
-    const textA = resultText(resultsA[stepId]);
-    const textB = resultText(resultsB[stepId]);
+    const statusA = sideA.run.steps.find((s) => s.stepId === stepId)?.status ?? null;
+    const statusB = sideB.run.steps.find((s) => s.stepId === stepId)?.status ?? null;
+    const shadow = {
+      ...(sideA.standIns[stepId] ? { shadowA: sideA.standIns[stepId] } : {}),
+      ...(sideB.standIns[stepId] ? { shadowB: sideB.standIns[stepId] } : {}),
+    };
+    const textA = resultText(sideA.results[stepId]);
+    const textB = resultText(sideB.results[stepId]);
     if (textA === textB && statusA !== null && statusB !== null)
-      return { stepId, statusA, statusB, same: true };
+      return { stepId, statusA, statusB, same: true, ...shadow };
     const linesA = (textA ?? '').split('\n');
     const linesB = (textB ?? '').split('\n');
     let line = 0;
@@ -44,8 +65,22 @@ export function diffRuns(
       line: line + 1,
       a: textA === null ? '(no result)' : (linesA[line] ?? '(end)'),
       b: textB === null ? '(no result)' : (linesB[line] ?? '(end)'),
+      ...shadow,
     };
   });
+}
+
+/** By step: what stood in for real work in a shadow run (empty for a real run). */
+export function shadowStandIns(events: readonly StoredEvent[]): Record<string, ShadowStandIn> {
+  const standIns: Record<string, ShadowStandIn> = {};
+  for (const event of events) {
+    if (event.type !== 'step.would_execute') continue;
+    standIns[event.stepId] ??= { result: false, effects: [] };
+    const standIn = standIns[event.stepId]!;
+    if (event.effect === undefined) standIn.result = true;
+    else if (!standIn.effects.includes(event.effect)) standIn.effects.push(event.effect);
+  }
+  return standIns;
 }
 
 function resultText(result: StepResult | undefined): string | null {
@@ -53,19 +88,28 @@ function resultText(result: StepResult | undefined): string | null {
   return result.value !== undefined ? JSON.stringify(result.value, null, 2) : result.summary;
 }
 
-/** `baton diff <runA> <runB>`: exit 0 when every step's result is the same, 1 when any differs. */
+/**
+ * `baton diff <runA> <runB>`: exit 0 when every step's result is the same, 1 when any differs. A
+ * shadow run is marked as such, and so are its steps whose result or effects were stood in for.
+ */
 export async function diffCommand(runIdA: string, runIdB: string, options: GlobalOptions): Promise<number> {
   const store = await openStore(options, 'read');
   try {
-    const [runA, resultsA] = await loadRun(store, runIdA);
-    const [runB, resultsB] = await loadRun(store, runIdB);
-    const differences = diffRuns(runA, resultsA, runB, resultsB);
-    if (options.json) printJson({ runA: runIdA, runB: runIdB, steps: differences });
+    const home = resolveHome(options);
+    const sideA = await loadSide(store, runIdA, home);
+    const sideB = await loadSide(store, runIdB, home);
+    const differences = diffRuns(sideA, sideB);
+    const shadowA = sideA.run.plan.shadow === true;
+    const shadowB = sideB.run.plan.shadow === true;
+    if (options.json) printJson({ runA: runIdA, runB: runIdB, shadowA, shadowB, steps: differences });
     else {
-      const rows = [['STEP', runIdA, runIdB, 'RESULT']];
+      const name = (id: string, shadow: boolean) => (shadow ? `${id} (shadow)` : id);
+      const rows = [['STEP', name(runIdA, shadowA), name(runIdB, shadowB), 'RESULT']];
       for (const d of differences) {
         const what = d.same ? 'same' : `differs at line ${d.line}: ${clip(d.a)} | ${clip(d.b)}`;
-        rows.push([d.stepId, d.statusA ?? '(none)', d.statusB ?? '(none)', what]);
+        const notes = [standInNote(runIdA, d.shadowA), standInNote(runIdB, d.shadowB)].filter(Boolean);
+        const noted = notes.length > 0 ? `${what} (${notes.join('; ')})` : what;
+        rows.push([d.stepId, d.statusA ?? '(none)', d.statusB ?? '(none)', noted]);
       }
       process.stdout.write(`${table(rows)}\n`);
     }
@@ -75,14 +119,28 @@ export async function diffCommand(runIdA: string, runIdB: string, options: Globa
   }
 }
 
-async function loadRun(store: Store, runId: string): Promise<[RunDetail, Record<string, StepResult>]> {
+function standInNote(runId: string, standIn: ShadowStandIn | undefined): string {
+  if (!standIn) return '';
+  const parts = [
+    ...(standIn.result ? ['shadowResult stood in'] : []),
+    ...(standIn.effects.length > 0 ? [`effects not performed: ${standIn.effects.join(', ')}`] : []),
+  ];
+  return `${runId}: ${parts.join(', ')}`;
+}
+
+async function loadSide(store: Store, runId: string, home: string): Promise<DiffSide> {
   const run = await store.getRun(runId);
   if (!run) throw runNotFound(runId);
-  const results = await store.getStepResults(
-    runId,
-    run.steps.map((s) => s.stepId),
+  // Large results are compared whole, read back from the artifact store.
+  const results = await resolveResults(
+    await store.getStepResults(
+      runId,
+      run.steps.map((s) => s.stepId),
+    ),
+    home,
   );
-  return [run, results];
+  const standIns = run.plan.shadow === true ? shadowStandIns(await store.getEvents(runId)) : {};
+  return { run, results, standIns };
 }
 
 function clip(text: string | undefined): string {

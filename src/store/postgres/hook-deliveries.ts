@@ -114,7 +114,10 @@ export class PostgresHookDeliveries {
 
   async referencedResultArtifacts(): Promise<Set<string>> {
     const { rows } = await this.pool.query<{ sha: string }>(
-      `SELECT result->'ref'->>'sha256' AS sha FROM ${this.schema}.steps WHERE result->'ref'->>'sha256' IS NOT NULL`,
+      // Step results ({ ref }) and effect results ({ $artifact }, see engine/result-artifacts.ts).
+      `SELECT result->'ref'->>'sha256' AS sha FROM ${this.schema}.steps WHERE result->'ref'->>'sha256' IS NOT NULL
+       UNION SELECT result->'$artifact'->>'sha256' FROM ${this.schema}.effects
+       WHERE result->'$artifact'->>'sha256' IS NOT NULL`,
     );
     return new Set(rows.map((row) => row.sha));
   }

@@ -14,10 +14,13 @@ export class SqliteRetention {
       .pluck();
     // Steps, attempts, events, effects and owed hook calls go with their run (ON DELETE CASCADE).
     this.remove = db.prepare('DELETE FROM runs WHERE id = ?');
+    // Step results ({ ref }) and effect results ({ $artifact }, see engine/result-artifacts.ts).
     this.references = db
       .prepare<[], string>(
         `SELECT json_extract(result_json, '$.ref.sha256') FROM steps
-         WHERE result_json LIKE '%"ref"%' AND json_extract(result_json, '$.ref.sha256') IS NOT NULL`,
+         WHERE result_json LIKE '%"ref"%' AND json_extract(result_json, '$.ref.sha256') IS NOT NULL
+         UNION SELECT json_extract(result_json, '$."$artifact".sha256') FROM effects
+         WHERE result_json LIKE '{"$artifact":%' AND json_extract(result_json, '$."$artifact".sha256') IS NOT NULL`,
       )
       .pluck();
   }
