@@ -42,9 +42,14 @@ export type ReconcileResult = { happened: true; result: unknown } | { happened: 
 export interface StepPolicy<Inputs, Deps extends string> {
   title?: string;
   dependsOn?: readonly Deps[];
-  /** Attempts in total (default 3) and the backoff between them (milliseconds or "30s"). */
+  /**
+   * Attempts in total (default 3) and the backoff between them (milliseconds or "30s");
+   * `maxInterruptions` (default 10): attempts ended by a dead worker or a lost lease, which do not
+   * spend `maxAttempts`.
+   */
   retry?: {
     maxAttempts?: number;
+    maxInterruptions?: number;
     initialDelayMs?: number | string;
     factor?: number;
     maxDelayMs?: number | string;
