@@ -26,6 +26,14 @@ export const FAULT_NAMES = [
    * Non-streaming requests get a 500.
    */
   'midstream_error',
+  /**
+   * Streaming only: the start of a normal answer, then the stream ends cleanly (no error, no
+   * reset) before its finish event. Chat: no `finish_reason` chunk, usage chunk or `[DONE]`;
+   * Anthropic: no `message_delta` / `message_stop`; Responses: no `response.completed`; Gemini: no
+   * chunk with `finishReason`. A proxy or load balancer that closes a long stream does this.
+   * Non-streaming requests get a 500.
+   */
+  'cut_stream',
   /** The provider's real context-overflow status and body, for the chosen flavour. */
   'overflow',
   /** 200 with partial text; finish `length` / stop `max_tokens`; output tokens = the max tokens. */
@@ -65,6 +73,7 @@ export type FaultSpec =
    */
   | { fault: 'reset'; afterBytes?: number; beforeHeaders?: boolean }
   | { fault: 'midstream_error' }
+  | { fault: 'cut_stream' }
   | { fault: 'overflow'; flavour: OverflowFlavour }
   | { fault: 'truncate_text' }
   | { fault: 'stop_at_limit' }
