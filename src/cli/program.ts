@@ -299,9 +299,10 @@ program
   .addHelpText(
     'after',
     `
-Faults: ok, rate_limit[:seconds], rate_window_too_large, server_error[:status], stall, reset,
-midstream_error, overflow[:flavour], truncate_text, stop_at_limit, truncate_tool, finished_cut_json,
-unknown_tool, invalid_args, fatal[:status], quota.
+Faults: ok, rate_limit[:seconds], rate_window_too_large, server_error[:500|502|503|529], stall[:ms],
+reset[:bytes], midstream_error, cut_stream, overflow[:flavour], truncate_text, stop_at_limit,
+truncate_tool, finished_cut_json, unknown_tool, invalid_args, fatal[:400|401|403|404], quota.
+--mix probabilities add up to 1 at most; the rest of the requests get ok.
 Point a model step at it with  model: { provider: openai, baseUrl: <printed url>/v1, ... }
 A script file entry: {"fault":"ok", "reply":{"text":"done"} | {"toolCalls":[{"name":"Write","arguments":{...}}]},
   "when":{"wire","model","stream","promptIncludes","hasToolResult","hasTools"}, "repeat":N|"forever"}.

@@ -1,3 +1,9 @@
+import { type ContextOverflowNumbers, readContextOverflow } from '../core/context-overflow-texts.js';
+import {
+  type ProviderErrorCategory,
+  providerErrorCategory,
+  withStatedWait,
+} from '../core/provider-error-texts.js';
 import type { ModelFailure, ModelFailureKind } from './types.js';
 
 export interface ClassifyModelErrorContext {
@@ -5,6 +11,11 @@ export interface ClassifyModelErrorContext {
   replaySafe?: boolean;
   /** Epoch milliseconds, to read a `retry-after` HTTP date; without it such dates are ignored. */
   now?: number;
+  /**
+   * A wait the caller read where this classifier cannot (an agent CLI's "Please retry in 34s"): a
+   * quota text with a stated wait is a rate limit, as a 429 with `retry-after` is.
+   */
+  statedWaitMs?: number;
 }
 
 interface ErrorFacts {
@@ -78,19 +89,22 @@ const TYPE_REASONS: ReadonlyMap<string, string> = new Map([
   ['not_found_error', 'model_not_found'],
   ['invalid_request_error', 'invalid_request'],
 ]);
-/** Last resort, on the message text. */
-const TEXT_RULES: ReadonlyArray<readonly [RegExp, string]> = [
-  [/timed out|timeout/i, 'timeout'],
-  [
-    /connection error|socket hang up|fetch failed|network error|\b(ECONNRESET|ECONNREFUSED|EPIPE)\b/i,
-    'connection',
-  ],
-  [/overloaded/i, 'overloaded'],
-  [/rate limit|too many requests/i, 'rate_limited'],
-  [/internal server error|bad gateway|service unavailable/i, 'server_error'],
-  [/invalid (x-)?api[ -]key|unauthori[sz]ed|authentication/i, 'auth'],
-  [/model[^\n]{0,60}(not found|does not exist)|unknown model/i, 'model_not_found'],
-];
+/** The model-call reason of each category of provider text (the shared table in core). */
+const CATEGORY_REASONS: Readonly<Record<ProviderErrorCategory, string>> = {
+  quota: 'quota_exhausted',
+  billing: 'quota_exhausted',
+  context_overflow: 'context_overflow',
+  rate_window_too_large: 'rate_window_too_large',
+  content_policy: 'content_policy',
+  auth: 'auth',
+  permission: 'permission',
+  model_not_found: 'model_not_found',
+  rate_limit: 'rate_limited',
+  overloaded: 'overloaded',
+  server_error: 'server_error',
+  timeout: 'timeout',
+  connection: 'connection',
+};
 
 /**
  * Turns whatever a provider call threw (a `ModelCallError`, an SDK `APIError`, a Node network
@@ -103,7 +117,7 @@ const TEXT_RULES: ReadonlyArray<readonly [RegExp, string]> = [
  */
 export function classifyModelError(error: unknown, context: ClassifyModelErrorContext = {}): ModelFailure {
   const facts = readErrorFacts(error);
-  let verdict = classifyFacts(facts);
+  let verdict = classifyFacts(facts, context.statedWaitMs !== undefined);
   if (verdict.kind === 'transient' && facts.midStream && context.replaySafe === false) {
     verdict = byReason('mid_stream_not_replay_safe');
   }
@@ -137,8 +151,8 @@ export function parseRetryAfterMs(headers: Record<string, string>, now?: number)
   return Math.max(0, at - now);
 }
 
-function classifyFacts(f: ErrorFacts): Verdict {
-  const settled = detectOverflow(f) ?? detectHopeless(f);
+function classifyFacts(f: ErrorFacts, waitStated: boolean): Verdict {
+  const settled = detectOverflow(f) ?? detectHopeless(f, waitStated);
   if (settled) return settled;
   const base = byReason(classifyStructured(f) ?? classifyText(f));
   const shouldRetry = f.headers['x-should-retry']?.trim().toLowerCase();
@@ -148,27 +162,21 @@ function classifyFacts(f: ErrorFacts): Verdict {
 }
 
 /** Failures no wait can fix, even on a 429 or with `x-should-retry: true`. */
-function detectHopeless(f: ErrorFacts): Verdict | undefined {
-  // OpenAI/Groq 429 "Request too large for gpt-4o in organization org-… on tokens per min (TPM):
-  // Limit 30000, Requested 342389." (vanna-ai/vanna-flask#11, continuedev/continue#10602).
-  if (/request too large for .{0,300}?tokens per min/is.test(f.text)) {
-    return byReason('rate_window_too_large');
-  }
+function detectHopeless(f: ErrorFacts, waitStated: boolean): Verdict | undefined {
   const clientSide = f.status === undefined || f.status < 500;
-  // Azure 400 code content_filter "… triggering Azure OpenAI's content management policy"; OpenAI
-  // content_policy_violation.
+  const category = providerErrorCategory(f.text);
+  // A request larger than the rate window, on a 429 whatever its retry-after says.
+  if (category === 'rate_window_too_large') return byReason('rate_window_too_large');
+  // Azure 400 code content_filter; OpenAI content_policy_violation; or the words (shared table).
   const policyCode = /content_policy_violation|content_filter/.test(`${f.code} ${f.type}`);
-  if (clientSide && (policyCode || /content (management )?policy|safety system/i.test(f.text))) {
-    return byReason('content_policy');
-  }
+  if (clientSide && (policyCode || category === 'content_policy')) return byReason('content_policy');
   const quotaCode = [f.code, f.type].some((v) => v === 'insufficient_quota' || v === 'billing_error');
-  // OpenAI 429 insufficient_quota "You exceeded your current quota, please check your plan and billing
-  // details."; Anthropic 400 "Your credit balance is too low to access the Anthropic API. Please go to
-  // Plans & Billing …"; OpenRouter 402 "This request requires more credits". A ".../account/billing"
-  // link is not enough: OpenAI's free-tier *rate limit* text ends with one.
-  const quotaText = /exceeded your current quota|credit balance is too low|(?<!\/)\bbilling\b|more credits/i;
-  if (quotaCode || f.status === 402 || (clientSide && quotaText.test(f.text))) {
-    return byReason('quota_exhausted');
+  if (quotaCode || f.status === 402) return byReason('quota_exhausted');
+  // Quota and billing texts: one that states its wait (a 429 with retry-after, or a wait the caller
+  // read) is a rate limit, not spent credit.
+  if (clientSide && (category === 'quota' || category === 'billing')) {
+    const stated = waitStated || (f.status === 429 && parseRetryAfterMs(f.headers) !== undefined);
+    return byReason(CATEGORY_REASONS[withStatedWait(category, stated)]);
   }
   return undefined;
 }
@@ -192,7 +200,8 @@ function classifyStructured(f: ErrorFacts): string | undefined {
 }
 
 function classifyText(f: ErrorFacts): string {
-  for (const [pattern, reason] of TEXT_RULES) if (pattern.test(f.text)) return reason;
+  const category = providerErrorCategory(f.text);
+  if (category !== undefined) return CATEGORY_REASONS[category];
   return f.midStream ? 'stream_interrupted' : 'unknown';
 }
 
@@ -202,100 +211,9 @@ function byReason(reason: string): Verdict {
 
 // ---- overflow ------------------------------------------------------------------------------
 
-type Numbers = { limit?: number; input?: number; output?: number; kind?: ModelFailureKind };
-type Read = (n: (group: number) => number | undefined) => Numbers;
-const limitInput: Read = (n) => ({ limit: n(1), input: n(2) });
-const inputLimit: Read = (n) => ({ input: n(1), limit: n(2) });
-
-/** Real provider texts, most specific first. `n(i)` reads capture group i as a number ("242,201" too). */
-const OVERFLOW_RULES: ReadonlyArray<readonly [RegExp, Read]> = [
-  // vLLM ≥0.10: "'max_tokens' or 'max_completion_tokens' is too large: 2000. This model's maximum context
-  // length is 4096 tokens and your request has 2104 input tokens (2000 > 4096 - 2104)."
-  // (claude-code-best/claude-code#272; vllm serving_engine.py)
-  [
-    /is too large: ([\d,]+)\.? this model's maximum context length is ([\d,]+) tokens and your request has ([\d,]+) input tokens/i,
-    (n) => ({ output: n(1), limit: n(2), input: n(3) }),
-  ],
-  // OpenAI, Azure OpenAI, older vLLM, DeepSeek: "This model's maximum context length is 4096 tokens.
-  // However, you requested 4130 tokens (3130 in the messages, 1000 in the completion). Please reduce the
-  // length of the messages or completion." (Chanzhaoyu/chatgpt-web#354, Azure/azure-sdk-for-net#41892);
-  // "(6683 in the messages, 730 in the functions, and 800 in the completion)" (FoundationAgents/
-  // OpenManus#62); legacy "(3860 in your prompt; 256 for the completion)" (run-llama/llama_index#948).
-  [
-    /maximum context length is ([\d,]+) tokens[.,]? however,? you requested ([\d,]+) tokens \(([\d,]+) in (?:the messages|your prompt)[,;] (?:([\d,]+) in the functions, (?:and )?)?([\d,]+) (?:in|for) the completion\)/i,
-    (n) => ({ limit: n(1), input: (n(3) ?? 0) + (n(4) ?? 0), output: n(5) }),
-  ],
-  // OpenRouter: "This endpoint's maximum context length is 131072 tokens. However, you requested about
-  // 141607 tokens (10535 of text input, 131072 in the output)." (Aider-AI/aider#3721);
-  // "(230395 of text input, 4203 of tool input, 16000 in the output)" (OpenHands/OpenHands#9937).
-  [
-    /maximum context length is ([\d,]+) tokens\.? however,? you requested about ([\d,]+) tokens \(([\d,]+) of text input, (?:([\d,]+) of tool input, )?([\d,]+) in the output\)/i,
-    (n) => ({ limit: n(1), input: (n(3) ?? 0) + (n(4) ?? 0), output: n(5) }),
-  ],
-  // OpenAI, Azure (code context_length_exceeded): "This model's maximum context length is 128000 tokens.
-  // However, your messages resulted in 204308 tokens." (webtimemachine/wtm2#579, assafelovic/
-  // gpt-researcher#680); vLLM: "… However, your request has 40000 input tokens." and, without max_tokens,
-  // "… However, you requested 5000 tokens in the messages, Please reduce …" (vllm serving_engine.py).
-  [
-    /maximum context length is ([\d,]+) tokens\.? however,? (?:your messages resulted in|your request has|you requested) ([\d,]+)(?= tokens\.| input tokens| tokens in the messages)/i,
-    limitInput,
-  ],
-  // Anthropic: "input length and `max_tokens` exceed context limit: 178959 + 64000 > 200000, decrease
-  // input length or `max_tokens` and try again" (docker/docker-agent#569, anthropics/claude-code#228).
-  [
-    /input length and `?max_tokens`? exceed context limit: ([\d,]+) \+ ([\d,]+) > ([\d,]+)/i,
-    (n) => ({ input: n(1), output: n(2), limit: n(3) }),
-  ],
-  // Anthropic, also as a Bedrock ValidationException: "prompt is too long: 208000 tokens > 200000
-  // maximum" (earendil-works/pi#102, daisuke-awaji/moca#254).
-  [/prompt is too long: ([\d,]+) tokens > ([\d,]+) maximum/i, inputLimit],
-  // Gemini: "The input token count (1200293) exceeds the maximum number of tokens allowed (1048576)."
-  // (google-gemini/gemini-cli#6678)
-  [
-    /input token count \(?([\d,]+)\)? exceeds the maximum number of tokens allowed \(?([\d,]+)\)?/i,
-    inputLimit,
-  ],
-  // Mistral: "Prompt contains 40687 tokens and 0 draft tokens, too large for model with 32768 maximum
-  // context length" (Mistral docs "known limitations", quoted in provider test suites).
-  [
-    /prompt contains ([\d,]+) tokens.{0,60}?too large for model with ([\d,]+) maximum context length/i,
-    inputLimit,
-  ],
-  // Bedrock: "Too many input tokens. Max input tokens: 8192, request input token count: 9279".
-  [/max input tokens: ([\d,]+), request input token count: ([\d,]+)/i, limitInput],
-  // xAI: "This model's maximum prompt length is 131072 but the request contains 149617 tokens."
-  [/maximum prompt length is ([\d,]+) but the request contains ([\d,]+) tokens/i, limitInput],
-  // OpenAI: "max_tokens is too large: 6000. This model supports at most 4096 completion tokens"
-  // (diffbot/code-gpt-docs#284): the output ceiling, not the window, so no limitTokens.
-  [
-    /max_tokens is too large: ([\d,]+)\.? this model supports at most/i,
-    (n) => ({ output: n(1), kind: 'output_overflow' }),
-  ],
-  // vLLM, no max_tokens sent and window − prompt < 1: "max_tokens must be at least 1, got -160"
-  // (vllm-project/vllm#5700): the prompt alone fills the window.
-  [/max_tokens must be at least 1, got -?[\d,]+/i, () => ({ kind: 'input_overflow' })],
-  // DeepSeek, OpenRouter without a breakdown: "… maximum context length is 200000 tokens. However, you
-  // requested about 250000 tokens".
-  [/maximum context length is ([\d,]+) tokens/i, (n) => ({ limit: n(1) })],
-  // Bedrock "Input is too long for requested model." (aws-samples/bedrock-chat#95), "too many input
-  // tokens"; Ollama "the input length exceeds the context length" and "prompt too long; exceeded max
-  // context length by 4 tokens" (quoted in openclaw's tests); OpenAI Responses "Your input exceeds the
-  // context window of this model"; Azure "Please reduce the length of the messages or completion".
-  [
-    /input is too long for requested model|too many input tokens|input length exceeds the context length|prompt too long; exceeded (max )?context length|input exceeds the context window|context_length_exceeded|context_window_exceeded|reduce the length of the messages/i,
-    () => ({}),
-  ],
-];
-
 function detectOverflow(f: ErrorFacts): Verdict | undefined {
-  for (const [pattern, read] of OVERFLOW_RULES) {
-    const match = pattern.exec(f.text);
-    if (match)
-      return overflowVerdict(
-        read((i) => toNumber(match[i])),
-        'context_overflow',
-      );
-  }
+  const numbers = readContextOverflow(f.text);
+  if (numbers) return overflowVerdict(numbers, 'context_overflow');
   if (f.code === 'context_length_exceeded') return overflowVerdict({}, 'context_overflow');
   // Anthropic 413 request_too_large "Request exceeds the maximum allowed number of bytes." (Anthropic
   // errors page); a 413 from any gateway means the same: the input must shrink.
@@ -304,19 +222,15 @@ function detectOverflow(f: ErrorFacts): Verdict | undefined {
 }
 
 /** Output overflow only when the input alone fits: otherwise a smaller output budget cannot help. */
-function overflowVerdict(n: Numbers, reason: string): Verdict {
+function overflowVerdict(n: ContextOverflowNumbers, reason: string): Verdict {
   const split = n.output !== undefined && n.input !== undefined && n.limit !== undefined;
   const outputOnly = split && (n.input as number) < (n.limit as number);
-  const verdict: Verdict = { kind: n.kind ?? (outputOnly ? 'output_overflow' : 'input_overflow'), reason };
+  const part = n.part ?? (outputOnly ? 'output' : 'input');
+  const verdict: Verdict = { kind: part === 'output' ? 'output_overflow' : 'input_overflow', reason };
   if (n.limit !== undefined) verdict.limitTokens = n.limit;
   if (n.input !== undefined) verdict.inputTokens = n.input;
   if (n.output !== undefined) verdict.requestedOutputTokens = n.output;
   return verdict;
-}
-
-function toNumber(text: string | undefined): number | undefined {
-  const value = text === undefined ? Number.NaN : Number(text.replaceAll(',', ''));
-  return Number.isFinite(value) ? value : undefined;
 }
 
 // ---- reading an unknown thrown value -------------------------------------------------------

@@ -2,8 +2,15 @@ import { readFile } from 'node:fs/promises';
 import { BatonError } from '../../core/errors.js';
 import { parseJsonWithLimits } from '../../core/json-text.js';
 import { agentCliSetupText } from '../../harness/mock-llm/agent-cli-setup.js';
-import { FAULT_NAMES, type FaultName, type FaultSpec } from '../../harness/mock-llm/faults.js';
-import { OVERFLOW_FLAVOURS, type OverflowFlavour } from '../../harness/mock-llm/overflow-bodies.js';
+import {
+  describeFaultField,
+  FAULT_FIELDS,
+  FAULT_NAMES,
+  type FaultName,
+  type FaultSpec,
+  fitsFaultField,
+} from '../../harness/mock-llm/faults.js';
+import type { FaultMix } from '../../harness/mock-llm/random.js';
 import { type ScriptEntry, validateScriptEntry } from '../../harness/mock-llm/script-entry.js';
 import { startMockLlmServer } from '../../harness/mock-llm/server.js';
 import { EXIT } from '../exit-codes.js';
@@ -34,12 +41,16 @@ export async function mockLlmCommand(options: MockLlmOptions): Promise<number> {
       : options.script === undefined
         ? undefined
         : parseScript(options.script);
+  const host = options.host ?? '127.0.0.1';
+  const mix = options.mix === undefined ? undefined : parseMix(options.mix);
   const server = await startMockLlmServer({
-    host: options.host ?? '127.0.0.1',
+    host,
     port,
     seed,
-    ...(options.mix === undefined ? {} : { mix: parseMix(options.mix) }),
+    ...(mix === undefined ? {} : { mix }),
     ...(script === undefined ? {} : { script }),
+  }).catch((error: unknown) => {
+    throw listenError(error, host, port);
   });
   process.stdout.write(`${agentCliSetupText(server)}Stop with Ctrl-C.\n`);
   await new Promise<void>((resolve) => {
@@ -56,6 +67,22 @@ export async function mockLlmCommand(options: MockLlmOptions): Promise<number> {
   return EXIT.ok;
 }
 
+/** A socket error of listen() (port taken, no such address) as bad input; anything else as is. */
+function listenError(error: unknown, host: string, port: number): unknown {
+  const code = (error as { code?: unknown }).code;
+  const reasons: Record<string, string> = {
+    EADDRINUSE: `port ${port} is already in use; pick another --port, or 0 for a free one`,
+    EACCES: `port ${port} needs privileges; pick a --port above 1023, or 0 for a free one`,
+    EADDRNOTAVAIL: `${host} is not an address of this machine; use --host 127.0.0.1`,
+    ENOTFOUND: `${host} does not resolve; use --host 127.0.0.1 or an IP address`,
+    EAI_AGAIN: `${host} does not resolve; use --host 127.0.0.1 or an IP address`,
+  };
+  const reason = typeof code === 'string' ? reasons[code] : undefined;
+  return reason === undefined
+    ? error
+    : new BatonError('INVALID_ARGUMENT', `--host ${host} --port ${port}: ${reason}`);
+}
+
 function integerOption(value: string, flag: string, min: number, max: number): number {
   const n = Number(value);
   if (!Number.isInteger(n) || n < min || n > max) {
@@ -67,19 +94,33 @@ function integerOption(value: string, flag: string, min: number, max: number): n
   return n;
 }
 
-/** `rate_limit=0.1,server_error=0.05`: probabilities of each fault per request. */
-function parseMix(text: string): Partial<Record<FaultName, number>> {
-  const mix: Partial<Record<FaultName, number>> = {};
+/** A plain decimal (`0.05`, `2`, `.5`): no sign, exponent, hex or `Infinity`. */
+const DECIMAL = /^(\d+(\.\d*)?|\.\d+)$/;
+
+/** `rate_limit=0.1,server_error=0.05`: probabilities of each fault per request, adding up to 1 at most. */
+function parseMix(text: string): FaultMix {
+  const mix: FaultMix = {};
+  const expected = `expected <fault>=<probability from 0 to 1>,... with faults among ${FAULT_NAMES.join(', ')}`;
   for (const part of text.split(',').filter((p) => p.trim() !== '')) {
-    const [name, value] = part.split('=').map((s) => s.trim());
-    const probability = Number(value);
-    if (!isFaultName(name) || value === undefined || !(probability >= 0 && probability <= 1)) {
-      throw new BatonError(
-        'INVALID_ARGUMENT',
-        `--mix ${part}: expected <fault>=<probability 0..1>, faults: ${FAULT_NAMES.join(', ')}`,
-      );
+    const [name = '', value, ...rest] = part.split('=').map((s) => s.trim());
+    if (!isFaultName(name)) {
+      throw new BatonError('INVALID_ARGUMENT', `--mix ${part}: unknown fault "${name}"; ${expected}`);
     }
-    mix[name] = probability;
+    if (value === undefined || rest.length > 0 || !DECIMAL.test(value) || Number(value) > 1) {
+      throw new BatonError('INVALID_ARGUMENT', `--mix ${part}: ${expected}`);
+    }
+    if (mix[name] !== undefined) {
+      throw new BatonError('INVALID_ARGUMENT', `--mix ${part}: ${name} is given twice; give each fault once`);
+    }
+    mix[name] = Number(value);
+  }
+  const sum = Object.values(mix).reduce((a, b) => a + b, 0);
+  if (sum > 1 + 1e-9) {
+    throw new BatonError(
+      'INVALID_ARGUMENT',
+      `--mix ${text}: the probabilities add up to ${Number(sum.toFixed(6))}; they may add up to 1 at most ` +
+        '(what is left is ok)',
+    );
   }
   return mix;
 }
@@ -125,35 +166,49 @@ async function readScriptFile(file: string): Promise<ScriptEntry[]> {
   return entries as ScriptEntry[];
 }
 
+/** The `--script` short forms: `ok`, `server_error:<one of …>`, `rate_limit:<seconds>`, … */
+function shortForms(): string {
+  return FAULT_NAMES.map((name) => {
+    const field = FAULT_FIELDS[name]?.[0];
+    if (field === undefined) return name;
+    return `${name}:<${'oneOf' in field ? field.oneOf.join('|') : field.unit}>`;
+  }).join(', ');
+}
+
 /** `rate_limit,overflow:anthropic,ok`: the faults of the first requests, in order. */
 function parseScript(text: string): FaultSpec[] {
   return text
     .split(',')
     .filter((p) => p.trim() !== '')
-    .map((part) => {
-      const [name, detail] = part.trim().split(':');
+    .map((raw) => {
+      const part = raw.trim();
+      const colon = part.indexOf(':');
+      const name = colon < 0 ? part : part.slice(0, colon);
+      const detail = colon < 0 ? undefined : part.slice(colon + 1);
       if (!isFaultName(name)) {
         throw new BatonError(
           'INVALID_ARGUMENT',
-          `--script ${part}: unknown fault (faults: ${FAULT_NAMES.join(', ')})`,
+          `--script ${part}: unknown fault "${name}" (faults: ${shortForms()})`,
         );
       }
-      if (name === 'overflow') {
-        const flavour = (detail ?? 'openai') as OverflowFlavour;
-        if (!OVERFLOW_FLAVOURS.includes(flavour)) {
-          throw new BatonError(
-            'INVALID_ARGUMENT',
-            `--script ${part}: unknown overflow flavour (flavours: ${OVERFLOW_FLAVOURS.join(', ')})`,
-          );
-        }
-        return { fault: 'overflow', flavour };
+      const field = FAULT_FIELDS[name]?.[0];
+      if (detail === undefined) {
+        return (name === 'overflow' ? { fault: name, flavour: 'openai' } : { fault: name }) as FaultSpec;
       }
-      if (detail !== undefined && (name === 'server_error' || name === 'fatal')) {
-        return { fault: name, status: Number(detail) } as FaultSpec;
+      if (field === undefined) {
+        throw new BatonError(
+          'INVALID_ARGUMENT',
+          `--script ${part}: ${name} takes no ":<value>"; give it as ${name}`,
+        );
       }
-      if (detail !== undefined && name === 'rate_limit')
-        return { fault: 'rate_limit', retryAfterS: Number(detail) };
-      return { fault: name } as FaultSpec;
+      const value = 'oneOf' in field && typeof field.oneOf[0] === 'string' ? detail : Number(detail);
+      if (!(typeof value === 'string' || DECIMAL.test(detail)) || !fitsFaultField(field, value)) {
+        throw new BatonError(
+          'INVALID_ARGUMENT',
+          `--script ${part}: expected ${name}:<${field.name}> with ${field.name} ${describeFaultField(field)}`,
+        );
+      }
+      return { fault: name, [field.name]: value } as FaultSpec;
     });
 }
 

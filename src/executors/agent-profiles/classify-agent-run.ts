@@ -59,9 +59,9 @@ export function classifyAgentRun(run: AgentRun): AgentRunVerdict {
   const message = `${name} ${how}${meaning ? ` (${meaning.meaning})` : ''}: ${detail}`;
   if (meaning?.failureClass) return fail(meaning.failureClass, message);
   // Only the last lines a CLI printed reach the text rules, never whole records.
-  const byText = classOfText(detail);
-  const retryAfterMs = byText === 'transient' ? retryAfterInText(detail) : undefined;
-  return fail(byText ?? 'agent_failed', message, retryAfterMs);
+  const wait = retryAfterInText(detail);
+  const byText = classOfText(detail, wait);
+  return fail(byText ?? 'agent_failed', message, byText === 'transient' ? wait : undefined);
 }
 
 /**
@@ -76,31 +76,34 @@ export function classifyReportedError(error: ProviderError): AgentRunVerdict {
   // free tier says "exceeded your current quota … Please retry in 34s").
   if (error.status === 429 && retryAfterMs !== undefined) return fail('transient', message, retryAfterMs);
   if (error.status !== undefined || error.type !== undefined) {
-    const failure = classifyModelError({
-      ...(error.status === undefined ? {} : { status: error.status }),
-      ...(error.type === undefined ? {} : { type: error.type }),
-      message: error.message,
-    });
+    const failure = classifyModelError(
+      {
+        ...(error.status === undefined ? {} : { status: error.status }),
+        ...(error.type === undefined ? {} : { type: error.type }),
+        message: error.message,
+      },
+      retryAfterMs === undefined ? {} : { statedWaitMs: retryAfterMs },
+    );
     if (failure.reason !== 'unknown') {
       const failureClass = classOf(failure.kind);
       return fail(failureClass, message, failureClass === 'transient' ? retryAfterMs : undefined);
     }
   }
-  const byText = classOfText(error.message);
+  const byText = classOfText(error.message, retryAfterMs);
   if (byText !== undefined) return fail(byText, message, byText === 'transient' ? retryAfterMs : undefined);
   return fail('agent_failed', message);
 }
 
 /**
- * The class a failure text names: the CLIs' own words first (they put billing before "rate
- * limit"), then the providers' texts through the model-call classifier; undefined when neither
- * knows it.
+ * The class a failure text names: the providers' texts first, through the model-call classifier and
+ * the one table they share (core/provider-error-texts.ts), so an agent gets the verdict a model call
+ * would; then the CLIs' own words; undefined when neither knows it. `statedWaitMs` is a wait the
+ * text asked for: a quota that says when it resets is a rate limit.
  */
-function classOfText(message: string): FailureClass | undefined {
-  const byCli = classOfAgentText(message);
-  if (byCli !== undefined) return byCli;
-  const failure = classifyModelError(message);
-  return failure.reason === 'unknown' ? undefined : classOf(failure.kind);
+function classOfText(message: string, statedWaitMs: number | undefined): FailureClass | undefined {
+  const failure = classifyModelError(message, statedWaitMs === undefined ? {} : { statedWaitMs });
+  if (failure.reason !== 'unknown') return classOf(failure.kind);
+  return classOfAgentText(message);
 }
 
 /** A model-call failure kind as an agent attempt's class: an overflow is the agent's to fix afresh. */

@@ -1,12 +1,12 @@
 import type { FailureClass } from '../../core/failure.js';
 
 /**
- * What agent CLIs say when they fail in their own words, beyond the providers' texts that the
- * model-call classifier already knows (rate limit, overloaded, 5xx, connection, timeout, invalid
- * key, unknown model: classify-agent-run asks it next). These rules only ever see an extracted
- * error message or the last lines a CLI printed, never whole JSON records, so a number in an
- * unrelated field (`"duration_ms":401`) cannot match. Fatal rules come first: "billing_error …
- * rate limit" is still a billing problem.
+ * What agent CLIs say when they fail in their own words: login state, refused flags, local
+ * permissions, their own connection and retry messages. Providers' texts (quota, billing, rate
+ * limit, overloaded, auth, unknown model, overflow, ...) are not here but in the one table both
+ * classifiers share, core/provider-error-texts.ts, which classify-agent-run asks first. These rules
+ * only ever see an extracted error message or the last lines a CLI printed, never whole JSON records,
+ * so a number in an unrelated field (`"duration_ms":401`) cannot match.
  */
 interface TextRule {
   pattern: RegExp;
@@ -15,33 +15,17 @@ interface TextRule {
 
 const RULES: readonly TextRule[] = [
   {
-    // claude's login state and codex's missing provider key, OpenAI's "Incorrect API key".
-    pattern:
-      /not logged in|please run \/login|authentication_failed|incorrect api key|missing environment variable: `?\w*(KEY|TOKEN)\b/i,
-    failureClass: 'fatal',
-  },
-  {
-    pattern:
-      /billing_error|out of credits|spend cap|credit balance is too low|insufficient_quota|quota exceeded\. check your plan/i,
+    // claude's login state, codex's missing provider key.
+    pattern: /not logged in|please run \/login|missing environment variable: `?\w*(KEY|TOKEN)\b/i,
     failureClass: 'fatal',
   },
   { pattern: /cannot be used with root\/sudo privileges/i, failureClass: 'invalid' },
-  { pattern: /permission_error|\bEACCES\b|permission denied|\bforbidden\b/i, failureClass: 'fatal' },
-  { pattern: /issue with the selected model|model[^\n]{0,60}is not supported/i, failureClass: 'fatal' },
+  { pattern: /\bEACCES\b|permission denied/i, failureClass: 'fatal' },
   {
-    pattern: /you've hit your (usage )?limit|usage limit reached|monthly usage limit reached/i,
-    failureClass: 'transient',
-  },
-  {
-    // Provider codes as CLIs print them (rate_limit_exceeded), gemini's and codex's own words.
+    // codex's "exceeded retry limit, last status: …" (the status words, when known, decide first),
+    // claude's and codex's words for a dropped connection.
     pattern:
-      /rate[_-]limit|ratelimit|RESOURCE_EXHAUSTED|resource has been exhausted|quota exceeded|exceeded retry limit/i,
-    failureClass: 'transient',
-  },
-  { pattern: /gateway time-?out|high demand|server had an error|api_error/i, failureClass: 'transient' },
-  {
-    pattern:
-      /\b(ETIMEDOUT|EAI_AGAIN|ENOTFOUND)\b|connection_failed|can't reach the api|stream disconnected|error sending request|connection (reset|refused|closed)/i,
+      /exceeded retry limit|connection_failed|can't reach the api|stream disconnected|error sending request/i,
     failureClass: 'transient',
   },
 ];

@@ -1,3 +1,4 @@
+import { BatonError } from '../../core/errors.js';
 import { OVERFLOW_FLAVOURS, type OverflowFlavour } from './overflow-bodies.js';
 
 /**
@@ -26,6 +27,14 @@ export const FAULT_NAMES = [
    * Non-streaming requests get a 500.
    */
   'midstream_error',
+  /**
+   * Streaming only: the start of a normal answer, then the stream ends cleanly (no error, no
+   * reset) before its finish event. Chat: no `finish_reason` chunk, usage chunk or `[DONE]`;
+   * Anthropic: no `message_delta` / `message_stop`; Responses: no `response.completed`; Gemini: no
+   * chunk with `finishReason`. A proxy or load balancer that closes a long stream does this.
+   * Non-streaming requests get a 500.
+   */
+  'cut_stream',
   /** The provider's real context-overflow status and body, for the chosen flavour. */
   'overflow',
   /** 200 with partial text; finish `length` / stop `max_tokens`; output tokens = the max tokens. */
@@ -56,7 +65,7 @@ export type FaultSpec =
    */
   | { fault: 'rate_limit'; retryAfterS?: number; retryAfterMs?: number; retryAfterDate?: number }
   | { fault: 'rate_window_too_large' }
-  | { fault: 'server_error'; status?: 500 | 502 | 503 | 529 }
+  | { fault: 'server_error'; status?: (typeof SERVER_ERROR_STATUSES)[number] }
   /** `ms` defaults to 60_000. */
   | { fault: 'stall'; ms?: number }
   /**
@@ -65,6 +74,7 @@ export type FaultSpec =
    */
   | { fault: 'reset'; afterBytes?: number; beforeHeaders?: boolean }
   | { fault: 'midstream_error' }
+  | { fault: 'cut_stream' }
   | { fault: 'overflow'; flavour: OverflowFlavour }
   | { fault: 'truncate_text' }
   | { fault: 'stop_at_limit' }
@@ -72,64 +82,72 @@ export type FaultSpec =
   | { fault: 'finished_cut_json' }
   | { fault: 'unknown_tool' }
   | { fault: 'invalid_args' }
-  | { fault: 'fatal'; status?: 400 | 401 | 403 | 404 }
+  | { fault: 'fatal'; status?: (typeof FATAL_STATUSES)[number] }
   | { fault: 'quota' };
 
 export function isFaultName(value: unknown): value is FaultName {
   return typeof value === 'string' && (FAULT_NAMES as readonly string[]).includes(value);
 }
 
-function checkOptionalNumber(
-  spec: Record<string, unknown>,
-  key: string,
-  where: string,
-  allowed?: number[],
-): void {
-  const value = spec[key];
-  if (value === undefined) return;
-  if (allowed) {
-    if (!allowed.includes(value as number)) {
-      throw new Error(`${where}.${key}: expected one of ${allowed.join(', ')}, got ${JSON.stringify(value)}`);
-    }
-    return;
-  }
-  if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) {
-    throw new Error(`${where}.${key}: expected a non-negative number, got ${JSON.stringify(value)}`);
-  }
+export const SERVER_ERROR_STATUSES = [500, 502, 503, 529] as const;
+export const FATAL_STATUSES = [400, 401, 403, 404] as const;
+
+/** A field of a fault spec: a number >= 0 (in `unit`), or one of a closed list of values. */
+export type FaultField =
+  | { name: string; unit: string }
+  | { name: string; oneOf: readonly (number | string)[] };
+
+/**
+ * The fields each fault takes beyond `fault`; the first is the one the `--script` short form
+ * (`server_error:503`, `rate_limit:2`, `overflow:anthropic`) sets.
+ */
+export const FAULT_FIELDS: Readonly<Partial<Record<FaultName, readonly FaultField[]>>> = {
+  rate_limit: [
+    { name: 'retryAfterS', unit: 'seconds' },
+    { name: 'retryAfterMs', unit: 'milliseconds' },
+    { name: 'retryAfterDate', unit: 'seconds from now' },
+  ],
+  server_error: [{ name: 'status', oneOf: SERVER_ERROR_STATUSES }],
+  stall: [{ name: 'ms', unit: 'milliseconds' }],
+  reset: [{ name: 'afterBytes', unit: 'bytes' }],
+  overflow: [{ name: 'flavour', oneOf: OVERFLOW_FLAVOURS }],
+  fatal: [{ name: 'status', oneOf: FATAL_STATUSES }],
+};
+
+/** What a field accepts, for messages: `one of 500, 502, 503, 529` or `a number >= 0 (seconds)`. */
+export function describeFaultField(field: FaultField): string {
+  return 'oneOf' in field ? `one of ${field.oneOf.join(', ')}` : `a number >= 0 (${field.unit})`;
 }
 
-/** Throws on a spec that is not a FaultSpec; `where` names it in the message (e.g. `script[2]`). */
+/** Whether `value` is one a field accepts. */
+export function fitsFaultField(field: FaultField, value: unknown): boolean {
+  if ('oneOf' in field) return (field.oneOf as readonly unknown[]).includes(value);
+  return typeof value === 'number' && Number.isFinite(value) && value >= 0;
+}
+
+/**
+ * Throws a BatonError (INVALID_ARGUMENT) on a spec that is not a FaultSpec; `where` names it in the
+ * message (e.g. `script[2]`). `overflow` needs its `flavour`; every other field is optional.
+ */
 export function validateFaultSpec(spec: unknown, where: string): asserts spec is FaultSpec {
   const record = typeof spec === 'object' && spec !== null ? (spec as Record<string, unknown>) : undefined;
   if (!record || !isFaultName(record.fault)) {
     const got = record ? JSON.stringify(record.fault) : JSON.stringify(spec);
-    throw new Error(`${where}.fault: unknown fault ${got} (known: ${FAULT_NAMES.join(', ')})`);
+    throw new BatonError(
+      'INVALID_ARGUMENT',
+      `${where}.fault: unknown fault ${got} (known: ${FAULT_NAMES.join(', ')})`,
+    );
   }
-  switch (record.fault) {
-    case 'rate_limit':
-      checkOptionalNumber(record, 'retryAfterS', where);
-      checkOptionalNumber(record, 'retryAfterMs', where);
-      checkOptionalNumber(record, 'retryAfterDate', where);
-      break;
-    case 'server_error':
-      checkOptionalNumber(record, 'status', where, [500, 502, 503, 529]);
-      break;
-    case 'fatal':
-      checkOptionalNumber(record, 'status', where, [400, 401, 403, 404]);
-      break;
-    case 'stall':
-      checkOptionalNumber(record, 'ms', where);
-      break;
-    case 'reset':
-      checkOptionalNumber(record, 'afterBytes', where);
-      break;
-    case 'overflow':
-      if (!(OVERFLOW_FLAVOURS as readonly unknown[]).includes(record.flavour)) {
-        throw new Error(
-          `${where}.flavour: unknown overflow flavour ${JSON.stringify(record.flavour)} ` +
-            `(known: ${OVERFLOW_FLAVOURS.join(', ')})`,
-        );
-      }
-      break;
+  // An overflow needs its flavour; every other field may be left out.
+  const required = record.fault === 'overflow';
+  for (const field of FAULT_FIELDS[record.fault] ?? []) {
+    const value = record[field.name];
+    if (value === undefined && !required) continue;
+    if (!fitsFaultField(field, value)) {
+      throw new BatonError(
+        'INVALID_ARGUMENT',
+        `${where}.${field.name}: expected ${describeFaultField(field)}, got ${JSON.stringify(value) ?? 'nothing'}`,
+      );
+    }
   }
 }

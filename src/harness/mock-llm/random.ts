@@ -1,4 +1,5 @@
 import type { RandomSource } from '../../core/backoff.js';
+import { BatonError } from '../../core/errors.js';
 import { FAULT_NAMES, type FaultName, isFaultName } from './faults.js';
 
 /** Probabilities per request for each fault; whatever is left over is `ok`. */
@@ -24,15 +25,24 @@ export function validateFaultMix(mix: FaultMix): void {
   let sum = 0;
   for (const [name, probability] of Object.entries(mix)) {
     if (!isFaultName(name)) {
-      throw new Error(`mock-llm: mix.${name}: unknown fault (known: ${FAULT_NAMES.join(', ')})`);
+      throw new BatonError(
+        'INVALID_ARGUMENT',
+        `mock-llm: mix.${name}: unknown fault (known: ${FAULT_NAMES.join(', ')})`,
+      );
     }
     if (typeof probability !== 'number' || !(probability >= 0 && probability <= 1)) {
-      throw new Error(`mock-llm: mix.${name}: expected a probability in [0, 1], got ${String(probability)}`);
+      throw new BatonError(
+        'INVALID_ARGUMENT',
+        `mock-llm: mix.${name}: expected a probability in [0, 1], got ${String(probability)}`,
+      );
     }
     sum += probability;
   }
   if (sum > 1 + 1e-9) {
-    throw new Error(`mock-llm: mix: probabilities add up to ${sum}, above 1; lower some of them`);
+    throw new BatonError(
+      'INVALID_ARGUMENT',
+      `mock-llm: mix: probabilities add up to ${sum}, above 1; lower some of them`,
+    );
   }
 }
 

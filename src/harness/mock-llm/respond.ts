@@ -103,6 +103,21 @@ function sendMidstreamError(input: AnswerInput): void {
   res.once('close', cancel);
 }
 
+/**
+ * Streams a normal answer without its finish frames and ends the stream cleanly, as a proxy that
+ * closes a long stream does; non-streaming requests get a 500.
+ */
+function sendCutStream(input: AnswerInput): void {
+  const { res, request } = input;
+  if (!request.stream) {
+    sendError(res, serverErrorResponse(request.wire, 500));
+    return;
+  }
+  const frames = streamFrames(plan('ok', input), input);
+  const finish = WIRE_RENDERERS[request.wire].finishFrames(request);
+  sendSse(res, frames.slice(0, Math.max(0, frames.length - finish)));
+}
+
 type ErrorSpec = Extract<
   FaultSpec,
   { fault: 'rate_limit' | 'rate_window_too_large' | 'server_error' | 'fatal' | 'quota' | 'overflow' }
@@ -151,6 +166,8 @@ export function answer(input: AnswerInput): void {
     sendReset(spec, input);
   } else if (spec.fault === 'midstream_error') {
     sendMidstreamError(input);
+  } else if (spec.fault === 'cut_stream') {
+    sendCutStream(input);
   } else {
     sendCompletion(plan(spec.fault, input), input);
   }

@@ -1,3 +1,4 @@
+import { BatonError } from '../../core/errors.js';
 import { type FaultSpec, validateFaultSpec } from './faults.js';
 import { type MockReply, WIRES, type Wire } from './types.js';
 
@@ -52,67 +53,96 @@ function isRecord(value: unknown): value is Record<string, unknown> {
 
 function validateUsage(usage: unknown, where: string): void {
   if (usage === undefined) return;
-  if (!isRecord(usage)) throw new Error(`${where}: expected an object, got ${JSON.stringify(usage)}`);
+  if (!isRecord(usage))
+    throw new BatonError('INVALID_ARGUMENT', `${where}: expected an object, got ${JSON.stringify(usage)}`);
   for (const [key, value] of Object.entries(usage)) {
     if (key !== 'cachedTokens' && key !== 'reasoningTokens') {
-      throw new Error(`${where}.${key}: unknown field (known: cachedTokens, reasoningTokens)`);
+      throw new BatonError(
+        'INVALID_ARGUMENT',
+        `${where}.${key}: unknown field (known: cachedTokens, reasoningTokens)`,
+      );
     }
     if (typeof value !== 'number' || !Number.isInteger(value) || value < 0) {
-      throw new Error(`${where}.${key}: expected a whole number >= 0, got ${JSON.stringify(value)}`);
+      throw new BatonError(
+        'INVALID_ARGUMENT',
+        `${where}.${key}: expected a whole number >= 0, got ${JSON.stringify(value)}`,
+      );
     }
   }
 }
 
 export function validateReply(reply: unknown, where: string): asserts reply is MockReply {
   if (!isRecord(reply)) {
-    throw new Error(`${where}: expected { text } or { toolCalls: [...] }, got ${JSON.stringify(reply)}`);
+    throw new BatonError(
+      'INVALID_ARGUMENT',
+      `${where}: expected { text } or { toolCalls: [...] }, got ${JSON.stringify(reply)}`,
+    );
   }
   validateUsage(reply.usage, `${where}.usage`);
   if ('text' in reply) {
     if (typeof reply.text !== 'string') {
-      throw new Error(`${where}.text: expected a string, got ${JSON.stringify(reply.text)}`);
+      throw new BatonError(
+        'INVALID_ARGUMENT',
+        `${where}.text: expected a string, got ${JSON.stringify(reply.text)}`,
+      );
     }
     return;
   }
   if (!Array.isArray(reply.toolCalls)) {
-    throw new Error(`${where}: expected { text } or { toolCalls: [...] }, got ${JSON.stringify(reply)}`);
+    throw new BatonError(
+      'INVALID_ARGUMENT',
+      `${where}: expected { text } or { toolCalls: [...] }, got ${JSON.stringify(reply)}`,
+    );
   }
   reply.toolCalls.forEach((call: unknown, i: number) => {
     const at = `${where}.toolCalls[${i}]`;
     if (!isRecord(call) || typeof call.name !== 'string' || call.name === '') {
-      throw new Error(`${at}.name: expected the tool's name as the client declares it, e.g. "Write"`);
+      throw new BatonError(
+        'INVALID_ARGUMENT',
+        `${at}.name: expected the tool's name as the client declares it, e.g. "Write"`,
+      );
     }
     if (!isRecord(call.arguments)) {
-      throw new Error(`${at}.arguments: expected an object, e.g. {}, got ${JSON.stringify(call.arguments)}`);
+      throw new BatonError(
+        'INVALID_ARGUMENT',
+        `${at}.arguments: expected an object, e.g. {}, got ${JSON.stringify(call.arguments)}`,
+      );
     }
   });
 }
 
 function validateWhen(when: unknown, where: string): void {
   if (when === undefined) return;
-  if (!isRecord(when)) throw new Error(`${where}: expected an object, got ${JSON.stringify(when)}`);
+  if (!isRecord(when))
+    throw new BatonError('INVALID_ARGUMENT', `${where}: expected an object, got ${JSON.stringify(when)}`);
   for (const [key, value] of Object.entries(when)) {
     const at = `${where}.${key}`;
     switch (key) {
       case 'wire':
         if (!(WIRES as readonly unknown[]).includes(value)) {
-          throw new Error(`${at}: unknown wire ${JSON.stringify(value)} (known: ${WIRES.join(', ')})`);
+          throw new BatonError(
+            'INVALID_ARGUMENT',
+            `${at}: unknown wire ${JSON.stringify(value)} (known: ${WIRES.join(', ')})`,
+          );
         }
         break;
       case 'model':
       case 'promptIncludes':
         if (typeof value !== 'string')
-          throw new Error(`${at}: expected a string, got ${JSON.stringify(value)}`);
+          throw new BatonError('INVALID_ARGUMENT', `${at}: expected a string, got ${JSON.stringify(value)}`);
         break;
       case 'stream':
       case 'hasToolResult':
       case 'hasTools':
         if (typeof value !== 'boolean') {
-          throw new Error(`${at}: expected true or false, got ${JSON.stringify(value)}`);
+          throw new BatonError(
+            'INVALID_ARGUMENT',
+            `${at}: expected true or false, got ${JSON.stringify(value)}`,
+          );
         }
         break;
       default:
-        throw new Error(`${at}: unknown field (known: ${WHEN_FIELDS.join(', ')})`);
+        throw new BatonError('INVALID_ARGUMENT', `${at}: unknown field (known: ${WHEN_FIELDS.join(', ')})`);
     }
   }
 }
@@ -129,7 +159,8 @@ export function validateScriptEntry(entry: unknown, where: string): asserts entr
     repeat !== 'forever' &&
     !(Number.isInteger(repeat) && (repeat as number) >= 1)
   ) {
-    throw new Error(
+    throw new BatonError(
+      'INVALID_ARGUMENT',
       `${where}.repeat: expected a whole number >= 1 or "forever", got ${JSON.stringify(repeat)}`,
     );
   }

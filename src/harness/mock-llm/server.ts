@@ -1,5 +1,6 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
+import { BatonError } from '../../core/errors.js';
 import { parseAnthropicRequest } from './anthropic-wire.js';
 import { badRequestBodyResponse, unknownRouteResponse } from './error-bodies.js';
 import type { FaultName, FaultSpec } from './faults.js';
@@ -44,10 +45,13 @@ export type {
 function checkOptions(options: MockLlmOptions): void {
   const { port, seed } = options;
   if (port !== undefined && !(Number.isInteger(port) && port >= 0 && port <= 65_535)) {
-    throw new Error(`mock-llm: port: expected an integer in [0, 65535], got ${String(port)}`);
+    throw new BatonError(
+      'INVALID_ARGUMENT',
+      `mock-llm: port: expected an integer in [0, 65535], got ${String(port)}`,
+    );
   }
   if (seed !== undefined && !Number.isFinite(seed)) {
-    throw new Error(`mock-llm: seed: expected a finite number, got ${String(seed)}`);
+    throw new BatonError('INVALID_ARGUMENT', `mock-llm: seed: expected a finite number, got ${String(seed)}`);
   }
   if (options.mix) validateFaultMix(options.mix);
   options.script?.forEach((entry, i) => {

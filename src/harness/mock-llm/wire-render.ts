@@ -21,6 +21,13 @@ export interface WireRenderer {
    * `response.failed` event (Responses), a bare JSON google.rpc.Status chunk (Gemini).
    */
   errorFrame(ctx: ResponseContext, request: MockRequest, sequence: number): string;
+  /**
+   * How many frames at the end of a streamed answer make up its finish, which a cut stream leaves
+   * out: Chat the finish chunk, the usage chunk (when asked for) and `[DONE]`; Anthropic
+   * `message_delta` and `message_stop`; Responses `response.completed`; Gemini the chunk with
+   * `finishReason`.
+   */
+  finishFrames(request: MockRequest): number;
 }
 
 export const WIRE_RENDERERS: Readonly<Record<Wire, WireRenderer>> = {
@@ -29,23 +36,27 @@ export const WIRE_RENDERERS: Readonly<Record<Wire, WireRenderer>> = {
     frames: (plan, ctx, request) => openaiStreamFrames(plan, ctx, wantsUsage(request)),
     keepBeforeError: 2,
     errorFrame: () => sseFrame(midstreamErrorPayload('openai')),
+    finishFrames: (request) => (wantsUsage(request) ? 3 : 2),
   },
   anthropic: {
     body: (plan, ctx) => renderAnthropicMessage(plan, ctx),
     frames: (plan, ctx) => anthropicStreamFrames(plan, ctx),
     keepBeforeError: 3,
     errorFrame: () => sseFrame(midstreamErrorPayload('anthropic'), 'error'),
+    finishFrames: () => 2,
   },
   responses: {
     body: renderResponsesBody,
     frames: responsesStreamFrames,
     keepBeforeError: 5,
     errorFrame: responsesFailedFrame,
+    finishFrames: () => 1,
   },
   gemini: {
     body: (plan, ctx) => renderGeminiBody(plan, ctx),
     frames: (plan, ctx) => geminiStreamFrames(plan, ctx),
     keepBeforeError: 1,
     errorFrame: () => geminiMidstreamErrorChunk(),
+    finishFrames: () => 1,
   },
 };

@@ -13,7 +13,7 @@ import type {
   ToolCall,
 } from '../types.js';
 import { toAnthropicMessages } from './anthropic-messages.js';
-import { headersOf, toModelCallError } from './sdk-error.js';
+import { headersOf, streamCut, toModelCallError } from './sdk-error.js';
 
 export interface AnthropicProviderOptions {
   /** Name used in events and config; default `anthropic`. */
@@ -138,6 +138,7 @@ async function collectStreaming(
   requestOptions: { signal?: AbortSignal; timeout?: number },
 ): Promise<Collected> {
   let received = false;
+  let stopped = false;
   try {
     const { data, response } = await client.messages
       .create({ ...body, stream: true }, requestOptions)
@@ -169,10 +170,14 @@ async function collectStreaming(
           collected.stopReason = event.delta.stop_reason;
           collected.outputTokens = event.usage.output_tokens;
           break;
+        case 'message_stop':
+          stopped = true;
+          break;
         default:
           break;
       }
     }
+    if (collected.stopReason === null && !stopped) throw streamCut('no message_delta or message_stop');
     if (collected.text.length > 0) collected.blocks.push({ type: 'text', text: collected.text });
     for (const call of collected.toolCalls) {
       collected.blocks.push({

@@ -13,7 +13,7 @@ import type {
   ProviderCallOptions,
   ToolCall,
 } from '../types.js';
-import { headersOf, toModelCallError } from './sdk-error.js';
+import { headersOf, streamCut, toModelCallError } from './sdk-error.js';
 
 export interface OpenAiProviderOptions {
   /** Name used in events and config; default `openai`. */
@@ -134,6 +134,7 @@ async function completeStreaming(
       }
       if (choice.finish_reason) finish = choice.finish_reason;
     }
+    if (finish === null) throw streamCut('no chunk carried a finish_reason');
     return {
       text,
       toolCalls: [...calls.entries()].sort(([a], [b]) => a - b).map(([, call]) => call),

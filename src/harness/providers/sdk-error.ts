@@ -24,6 +24,16 @@ export function toModelCallError(error: unknown, options: { midStream?: boolean 
   });
 }
 
+/**
+ * A stream that ended cleanly before its finish event: the answer is cut, never complete. It is
+ * a failure in the middle of a stream like a reset one (transient, `stream_interrupted`).
+ */
+export function streamCut(missing: string): ModelCallError {
+  return new ModelCallError(`the stream ended before its finish event (${missing}): the answer is cut`, {
+    midStream: true,
+  });
+}
+
 /** Lower-case header names; accepts a fetch `Headers` or a plain object. */
 export function headersOf(headers: unknown): Record<string, string> {
   const out: Record<string, string> = {};
