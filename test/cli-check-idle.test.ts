@@ -41,11 +41,20 @@ import { claimAsWorker, fixturePlan, planDir } from './helpers/plans.js';
 
 afterAll(() => removeTempDirs());
 
+/**
+ * An empty store made by the `baton` command (a check with nothing to do makes none): a flow
+ * limit set and removed, through the given entry point.
+ */
+async function makeStore(home: string, options: { cli?: string } = {}): Promise<void> {
+  expectExit(await runBaton(['flow', 'set', 'init', '--concurrency', '1', '--home', home], options), 0);
+  expectExit(await runBaton(['flow', 'rm', 'init', '--home', home], options), 0);
+}
+
 describe('baton check with nothing to do', () => {
   it('says nothing due (text and JSON) and exits 0, and refuses bad settings as the full check does', async () => {
     const { home } = planDir('baton-idle-');
     // The first check creates the database (the full path); the next ones take the idle path.
-    expectExit(await runBaton(['check', '--home', home]), 0);
+    await makeStore(home);
     const text = expectExit(await runBaton(['check', '--home', home]), 0);
     expect(text.stdout).toBe('nothing due\n');
     const json = expectExit(await runBaton(['check', '--home', home, '--json']), 0);
@@ -63,7 +72,7 @@ describe('baton check with nothing to do', () => {
 
   it('exits 0 quietly when whoever reads its output has gone (`baton check | head -0`)', async () => {
     const { home } = planDir('baton-idle-');
-    expectExit(await runBaton(['check', '--home', home]), 0);
+    await makeStore(home);
     // The read end of stdout is closed before the check writes "nothing due": EPIPE, not a crash.
     const check = spawnBaton(['check', '--home', home]);
     check.child.stdout!.destroy();
@@ -100,7 +109,7 @@ describe('baton check with nothing to do', () => {
   it('leaves a damaged database and files readable by others to the full check', async () => {
     const { home } = planDir('baton-idle-');
     const path = join(home, 'baton.db');
-    expectExit(await runBaton(['check', '--home', home]), 0);
+    await makeStore(home);
     // Readable by others (restored from a backup with umask 022): the full open makes it 0600 again.
     chmodSync(path, 0o644);
     expectExit(await runBaton(['check', '--home', home]), 0);
@@ -138,7 +147,7 @@ describe('baton check with nothing to do', () => {
 describe('the baton command and the ES module entry', () => {
   it('answers an idle check from the bundled launcher alone, without the rest of the CLI', async () => {
     const { home } = planDir('baton-idle-');
-    expectExit(await runBaton(['check', '--home', home]), 0);
+    await makeStore(home);
     // A copy of the launcher with no CLI beside it (inside the repository, so that it finds
     // better-sqlite3): the idle answer must not need run-cli.js...
     const alone = mkdtempSync(join(repoRoot, 'dist', 'launcher-test-'));
@@ -170,7 +179,7 @@ describe('the baton command and the ES module entry', () => {
   it('gives the same answers through `node dist/cli/main.js`', async () => {
     const { dir, home } = planDir('baton-idle-');
     const esm = { cli: esmCliPath };
-    expectExit(await runBaton(['check', '--home', home], esm), 0);
+    await makeStore(home, esm);
     expect(expectExit(await runBaton(['check', '--home', home], esm), 0).stdout).toBe('nothing due\n');
     const plan = writePlan(dir, fixturePlan([{ id: 'a', instruction: 'go' }]));
     expectExit(await runBaton(['run', plan, '--detach', '--id', 'due', '--home', home], esm), 0);
@@ -182,7 +191,7 @@ describe('the baton command and the ES module entry', () => {
 
   it('ends as the CLI does when stdout cannot be written: one internal error, exit 1, no second check', async () => {
     const { home } = planDir('baton-idle-');
-    expectExit(await runBaton(['check', '--home', home]), 0);
+    await makeStore(home);
     for (const cli of [cliPath, esmCliPath]) {
       const full = openSync('/dev/full', 'w');
       try {
@@ -222,7 +231,7 @@ describe('the baton command and the ES module entry', () => {
       );
       const { home } = planDir('baton-idle-');
       const cli = join(pkg, 'dist', 'cli', 'baton.cjs');
-      expectExit(await runBaton(['check', '--home', home], { cli }), 0);
+      await makeStore(home, { cli });
       expect(expectExit(await runBaton(['check', '--home', home], { cli }), 0).stdout).toBe('nothing due\n');
       expect(expectExit(await runBaton(['status', '--home', home], { cli }), 0).stdout).toMatch(
         /no runs yet/,

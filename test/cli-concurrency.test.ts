@@ -87,12 +87,17 @@ describe('concurrent baton check processes', () => {
     expect(lines.every((line) => line.attempt === 1)).toBe(true);
   }, 120_000);
 
-  it('lets 5 checks open a fresh home at once (creating and migrating the database)', async () => {
+  it('lets 5 processes open a fresh home at once (creating and migrating the database)', async () => {
     const dir = tempDir('baton-cli-fresh-');
     const home = join(dir, 'home');
-    const results = await Promise.all(Array.from({ length: 5 }, () => runBaton(['check'], { home })));
+    // Commands that write create the home; a check with nothing to do makes none.
+    const results = await Promise.all(
+      Array.from({ length: 5 }, (_, i) => runBaton(['flow', 'set', `k${i}`, '--concurrency', '1'], { home })),
+    );
     expect(describeFailures(results)).toBe('');
-    for (const result of results) expect(result.stdout).toBe('nothing due\n');
     expect(await batonJson<RunListEntry[]>(['status'], { home })).toEqual([]);
+    const limits = await batonJson<{ key: string }[]>(['flow', 'list'], { home });
+    expect(limits.map((limit) => limit.key).sort()).toEqual(['k0', 'k1', 'k2', 'k3', 'k4']);
+    expect(expectExit(await runBaton(['check'], { home }), 0).stdout).toBe('nothing due\n');
   }, 60_000);
 });

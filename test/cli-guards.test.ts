@@ -35,7 +35,10 @@ describe('the CLI refuses before storing anything', () => {
     const dir = tempDir();
     const file = join(dir, 'not-a-folder');
     writeFileSync(file, 'x');
-    const status = expectExit(await runBaton(['status'], { home: join(file, 'home') }), 2);
+    const status = expectExit(
+      await runBaton(['flow', 'set', 'k', '--concurrency', '1'], { home: join(file, 'home') }),
+      2,
+    );
     expect(status.stderr).toMatch(/cannot use .* as the Baton folder \(a file is in the way\)/);
     const init = expectExit(await runBaton(['init', file]), 2);
     expect(init.stderr).toMatch(/is not a folder that can be created/);

@@ -19,7 +19,8 @@ describe('finding the Baton home', () => {
       ['timeline', 'r1'],
       ['logs', 'r1', 'a'],
       ['export', 'r1'],
-      ['flow', 'list'],
+      ['gc', '--older-than', '1d'],
+      ['retry', 'r1', 'a'],
     ]) {
       const result = expectExit(await runBaton(args, { cwd: empty }), 2);
       expect(result.stderr).toMatch(
@@ -29,6 +30,10 @@ describe('finding the Baton home', () => {
     const typo = join(empty, 'hom');
     const result = expectExit(await runBaton(['status'], { cwd: empty, home: typo }), 2);
     expect(result.stderr).toContain(`${typo} (from --home) does not exist`);
+    // No store, no limits: flow list says so without making one.
+    expect(expectExit(await runBaton(['flow', 'list', '--json'], { cwd: empty }), 0).stdout.trim()).toBe(
+      '[]',
+    );
     expect(readdirSync(empty)).toEqual([]);
   });
 

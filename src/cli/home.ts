@@ -46,6 +46,11 @@ export function nearestHome(from: string): string | null {
   }
 }
 
+/** Whether the home was named (`--home`, BATON_HOME) rather than found. */
+export function homeIsNamed(options: GlobalOptions, env: NodeJS.ProcessEnv = process.env): boolean {
+  return (options.home !== undefined && options.home !== '') || Boolean(env.BATON_HOME);
+}
+
 /** How the home was chosen, for messages: `--home`, BATON_HOME, or the search. */
 export function homeSource(options: GlobalOptions, env: NodeJS.ProcessEnv = process.env): string {
   if (options.home !== undefined && options.home !== '') return '--home';

@@ -7,6 +7,7 @@ import {
   databasePath,
   type GlobalOptions,
   HOME_FOLDER,
+  homeIsNamed,
   homeSource,
   parseDurationOption,
   resolveHome,
@@ -61,9 +62,9 @@ function mustHaveStore(options: GlobalOptions, path: string): void {
   const source = homeSource(options);
   const why = existsSync(home)
     ? `${home} has no ${basename(path)} yet: nothing has been run with this home`
-    : source.startsWith('no ')
-      ? `no Baton home found (${source})`
-      : `${home} (from ${source}) does not exist`;
+    : homeIsNamed(options)
+      ? `${home} (from ${source}) does not exist`
+      : `no Baton home found (${source})`;
   throw new BatonError(
     'CONFIG_INVALID',
     `${why}; give the home with --home <dir> or BATON_HOME, or run from inside the project that has a ${HOME_FOLDER} folder`,

@@ -93,7 +93,8 @@ export class ModelExecutor implements StepExecutor {
     const onEvent = (event: BatonEvent) => {
       recording = recording.then(() => context.recordEvents([event])).catch(() => undefined);
     };
-    const signal = AbortSignal.any([context.signal, AbortSignal.timeout(claim.step.timeoutMs)]);
+    // The step's timeout fires this signal too (engine/attempt-deadline.ts decides what it counts as).
+    const signal = context.signal;
     const overrides = this.options.capabilities;
     const result = await runAgent({
       provider: primary.provider,
@@ -155,15 +156,11 @@ export class ModelExecutor implements StepExecutor {
         : {};
       return { outcome: { ok: true, summary, outputs: [], usage, ...degraded }, logPath };
     }
-    const interrupted = context.signal.aborted ? 'interrupted' : null;
-    const timedOut = !context.signal.aborted && signal.aborted;
     return {
       outcome: {
         ok: false,
-        failureClass: interrupted ?? (timedOut ? 'transient' : result.failureClass),
-        message: timedOut
-          ? `the model step did not finish within ${claim.step.timeoutMs} ms`
-          : result.message,
+        failureClass: signal.aborted ? 'interrupted' : result.failureClass,
+        message: result.message,
         usage,
       },
       logPath,

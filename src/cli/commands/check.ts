@@ -1,7 +1,7 @@
 import { type EngineCliOptions, engineFromCli, engineSettingsFromCli } from '../engine-setup.js';
 import { EXIT } from '../exit-codes.js';
 import { blockedHints, printJson } from '../format.js';
-import { databasePath, type GlobalOptions, parseDurationOption, resolveHome } from '../home.js';
+import { databasePath, type GlobalOptions, homeIsNamed, parseDurationOption, resolveHome } from '../home.js';
 import { maskedReads } from '../masked-reads.js';
 import { openStoreUntilStopped, storeExists, storeWaitMs } from '../open-store.js';
 import { LineProgress } from '../progress.js';
@@ -24,7 +24,10 @@ export async function checkCommand(options: CheckOptions): Promise<number> {
   const home = resolveHome(options);
   if (!storeExists(options)) {
     // Nothing was ever run with this home, so nothing is due; no home or database is made for it.
-    process.stderr.write(`baton check: no Baton store at ${databasePath(home)} yet: nothing due\n`);
+    // A home named by --home or BATON_HOME that has no store may be a typo: say so (on stderr).
+    if (homeIsNamed(options)) {
+      process.stderr.write(`baton check: no Baton store at ${databasePath(home)} yet: nothing due\n`);
+    }
     if (options.json) printJson({ ...NOTHING_DONE, blocked: [] });
     else if (!options.quiet) process.stdout.write('nothing due\n');
     return EXIT.ok;

@@ -9,7 +9,7 @@ import {
 import { EXIT } from '../exit-codes.js';
 import { printJson } from '../format.js';
 import { type GlobalOptions, parsePositiveInt } from '../home.js';
-import { openStore } from '../open-store.js';
+import { openStore, storeExists } from '../open-store.js';
 
 /**
  * `baton flow set <key> --concurrency 2 --rate 10/1m`: a limit every worker on the store obeys from
@@ -41,14 +41,13 @@ export async function flowSetCommand(
 /** `baton flow rm <key>`: removes a key's limit (its steps run unlimited from the next claim). */
 export async function flowRemoveCommand(key: string, options: GlobalOptions): Promise<number> {
   if (!FLOW_KEY_PATTERN.test(key)) validateFlowLimit({ key, concurrency: 1, rate: null });
+  const noLimit = () =>
+    new BatonError('INVALID_ARGUMENT', `flow ${key}: no limit is set (baton flow list shows the limits)`);
+  // No store yet: no limit either (and no home is made to say so).
+  if (!storeExists(options)) throw noLimit();
   const store = await openStore(options, 'read');
   try {
-    if (!(await store.removeFlowLimit(key))) {
-      throw new BatonError(
-        'INVALID_ARGUMENT',
-        `flow ${key}: no limit is set (baton flow list shows the limits)`,
-      );
-    }
+    if (!(await store.removeFlowLimit(key))) throw noLimit();
   } finally {
     await store.close();
   }
@@ -59,13 +58,7 @@ export async function flowRemoveCommand(key: string, options: GlobalOptions): Pr
 
 /** `baton flow list`: every limit, with what runs under it now and its starts in the current window. */
 export async function flowListCommand(options: GlobalOptions): Promise<number> {
-  const store = await openStore(options, 'read');
-  let limits: Awaited<ReturnType<typeof store.listFlowLimits>>;
-  try {
-    limits = await store.listFlowLimits(Date.now());
-  } finally {
-    await store.close();
-  }
+  const limits = storeExists(options) ? await listLimits(options) : [];
   if (options.json) {
     printJson(limits);
     return EXIT.ok;
@@ -102,4 +95,14 @@ function describeLimit(limit: FlowLimit): string {
     parts.push(`at most ${count} started in any ${window}`);
   }
   return parts.join(', ');
+}
+
+/** The limits of an existing store (a missing one has none and is not made to say so). */
+async function listLimits(options: GlobalOptions) {
+  const store = await openStore(options, 'read');
+  try {
+    return await store.listFlowLimits(Date.now());
+  } finally {
+    await store.close();
+  }
 }
