@@ -229,7 +229,9 @@ describe('setup problems are never retried', () => {
     expect(run('claude', 0, 'done\n', "to see it fail, try: error: unknown option '--bogus'\n")).toEqual({
       ok: true,
     });
-    expect(run('codex', 0, 'done\n', "error: unexpected argument '--x' found (quoted)\n")).toEqual({ ok: true });
+    expect(run('codex', 0, 'done\n', "error: unexpected argument '--x' found (quoted)\n")).toEqual({
+      ok: true,
+    });
   });
 });
 

@@ -409,7 +409,9 @@ describe('beyond the skill', () => {
     const file = writeState(dir, legacyState(stepIds(3)));
     const env = { STEP_AGENT_CMD: legacyAgent('agent-count'), COUNT_FILE: countFile };
     for (let call = 1; call <= 3; call++) {
-      const report = reportOf(expectExit(await runLegacy('step', file, env, { json: true, args: ['--one'] }), 0));
+      const report = reportOf(
+        expectExit(await runLegacy('step', file, env, { json: true, args: ['--one'] }), 0),
+      );
       expect(report.stepsRun).toBe(1);
       expect(readCounts(countFile).map((line) => line.step)).toEqual(stepIds(call));
       const state = readState(file);

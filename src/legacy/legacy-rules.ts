@@ -98,7 +98,8 @@ export function nextLegacyAction(state: LegacyState, now: number, limits: Legacy
   const run = stepRunOf(state, stepId);
   if (run.status === 'DONE') return { kind: 'advance' };
   const reason = blockReason(run, limits);
-  if (reason !== null) return { kind: 'block', stepId, alreadyListed: state.blockers.includes(stepId), reason };
+  if (reason !== null)
+    return { kind: 'block', stepId, alreadyListed: state.blockers.includes(stepId), reason };
   const { interrupted, tries, interruptions } = countsOf(run);
   const delayMs = state.stepDelayMinutes * 60_000;
   if (delayMs > 0 && !interrupted) {

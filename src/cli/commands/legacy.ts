@@ -55,7 +55,8 @@ export async function legacyCommand(
     process.stderr.write(`baton check: no state file at ${statePath}: nothing to do\n`);
   }
   if (options.json) printJson(report);
-  else for (const { stepId, reason } of report.blocked) process.stdout.write(`BLOCKED ${stepId}: ${reason}\n`);
+  else
+    for (const { stepId, reason } of report.blocked) process.stdout.write(`BLOCKED ${stepId}: ${reason}\n`);
   // As the skill's scripts: the check exits 0 even while a step is blocked (heartbeat lines chained
   // with && go on); the runner exits 1 when the step it was called for failed.
   return report.outcome === 'failed' ? EXIT.workFailed : EXIT.ok;
