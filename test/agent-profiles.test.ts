@@ -224,6 +224,15 @@ describe('setup problems are never retried', () => {
     expect(run('generic', 0, "when you've hit your limit the API returns 429\n")).toEqual({ ok: true });
     expect(run('claude', 0, 'rate limit: 429 explained\n')).toEqual({ ok: true });
   });
+
+  it('exit 0 with stderr text that a setup rule knows is still a success (only a record fails exit 0)', () => {
+    expect(run('claude', 0, 'done\n', "to see it fail, try: error: unknown option '--bogus'\n")).toEqual({
+      ok: true,
+    });
+    expect(run('codex', 0, 'done\n', "error: unexpected argument '--x' found (quoted)\n")).toEqual({
+      ok: true,
+    });
+  });
 });
 
 describe('what a message says about waiting', () => {

@@ -101,7 +101,7 @@ describe('state.json guards', () => {
       is_error: true,
     });
     const file = writeState(dir, state);
-    await runLegacy('step', file, { STEP_AGENT_CMD: legacyAgent('agent-echo-raw') });
+    await runLegacy('step', file, { STEP_AGENT_CMD: legacyAgent('agent-echo-raw') }, { args: ['--one'] });
     expect(readState(file).stepRuns['step-1']).toMatchObject({ status: 'FAILED' });
     expect(readState(file).stepRuns['step-1']!.error).toMatch(/error_max_turns/);
   });

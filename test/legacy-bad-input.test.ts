@@ -120,7 +120,7 @@ describe('a bad state file is refused untouched', () => {
 describe('bad settings', () => {
   it.each([
     'abc',
-    '0',
+    '1001',
     '-1',
     '2.5',
   ])('STEP_MAX_RETRIES=%s: exit 2 naming the variable, file unchanged', async (value) => {

@@ -5,8 +5,8 @@
  * check must finish the run; no step that was DONE in the file before a kill may run again; and an
  * agent orphaned by a kill must not outlive the start of the next check.
  */
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, statSync, symlinkSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import {
   type BatonProcess,
@@ -49,15 +49,27 @@ afterAll(() => removeTempDirs());
 class CrashScenario {
   readonly dir = tempDir('baton-legacy-crash-');
   readonly countFile = join(this.dir, 'count.txt');
+  /** The file itself (a symlink's target); checks are given `checkPath`. */
   readonly statePath: string;
+  /** What the checks are given: the state file, or a symlink to it in another folder (`viaLink`). */
+  readonly checkPath: string;
   readonly doneCounts = new Map<string, number>();
   kills = 0;
 
   constructor(
     readonly ids: readonly string[],
     extra: Record<string, unknown> = {},
+    viaLink = false,
   ) {
-    this.statePath = writeState(this.dir, legacyState(ids, extra));
+    const folder = viaLink ? join(this.dir, 'real') : this.dir;
+    mkdirSync(folder, { recursive: true });
+    this.statePath = writeState(folder, legacyState(ids, extra));
+    this.checkPath = this.statePath;
+    if (viaLink) {
+      mkdirSync(join(this.dir, 'ws'));
+      this.checkPath = join(this.dir, 'ws', 'state.json');
+      symlinkSync(this.statePath, this.checkPath);
+    }
     countFiles.push(this.countFile);
   }
 
@@ -74,6 +86,9 @@ class CrashScenario {
 
   /** Reads the file (it must parse whole) and records the DONE steps with their count lines. */
   observe(): LegacyStateJson {
+    expect(lstatSync(this.checkPath).isSymbolicLink(), 'the link stays a link').toBe(
+      this.checkPath !== this.statePath,
+    );
     const state = readState(this.statePath);
     expect(Array.isArray(state.stepQueue), 'the state file has its stepQueue').toBe(true);
     const counts = this.countsByStep();
@@ -102,7 +117,7 @@ class CrashScenario {
   /** Runs checks until the file says DONE, then checks that no DONE step ran again. */
   async finish(sleepMs = 0): Promise<LegacyStateJson> {
     for (let i = 0; i < 4; i++) {
-      expectExit(await runLegacy('check', this.statePath, this.env(sleepMs)), 0);
+      expectExit(await runLegacy('check', this.checkPath, this.env(sleepMs)), 0);
       if (this.observe().status === 'DONE') break;
     }
     const state = this.observe();
@@ -206,18 +221,21 @@ describe('SIGKILL of baton check on a state file', () => {
     console.info(`(b) ${scenario.kills} kills, ${inWindow} of them before the DONE write`);
   });
 
-  it('(c) at random instants of short checks, some in the middle of a write', async () => {
+  it.each([
+    ['', false, 25],
+    [', through a symlink to the file', true, 12],
+  ])('(c) at random instants of short checks, some in the middle of a write%s', async (_label, viaLink, rounds) => {
     // A large unknown field makes each write take a while, so random kills land inside writes.
-    const scenario = new CrashScenario(stepIds(5), { padding: 'p'.repeat(2 * 1024 * 1024) });
+    const scenario = new CrashScenario(stepIds(5), { padding: 'p'.repeat(2 * 1024 * 1024) }, viaLink);
     let tmpLeft = 0;
-    for (let round = 0; round < 25; round++) {
+    for (let round = 0; round < rounds; round++) {
       const state = scenario.observe();
       if (state.status === 'DONE') break;
-      const proc = spawnBaton(['check', scenario.statePath], { env: scenario.env(0) });
+      const proc = spawnBaton(['check', scenario.checkPath], { env: scenario.env(0) });
       await sleep(60 + Math.floor(Math.random() * 400));
       const after = await scenario.kill(proc);
       expect(after.padding).toHaveLength(2 * 1024 * 1024);
-      tmpLeft = tmpFilesIn(scenario.dir).length;
+      tmpLeft = tmpFilesIn(dirname(scenario.statePath)).length;
     }
     const state = await scenario.finish(0);
     expect(state.padding).toHaveLength(2 * 1024 * 1024);

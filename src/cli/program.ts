@@ -123,10 +123,12 @@ program
   .command('check [state-json]')
   .description(
     'run every step that is due now, then exit; safe to run from cron or a heartbeat, several at once.\n' +
-      "With a state.json path: behave as the agent-step-sequencer skill's check script on that file",
+      "With a state.json path: behave as the agent-step-sequencer skill's check script on that file: drive " +
+      'every step it can, print one "BLOCKED <step>: <reason>" line per blocked step on every check, exit 0 ' +
+      'also while blocked (exit 2 only for a bad file or setting); a missing file is one line on stderr, exit 0',
   )
   .option('--max-time <duration>', 'stop after this long (e.g. 4m); unfinished attempts are retried later')
-  .option('--quiet', 'print only blocked runs')
+  .option('--quiet', 'print only blocked runs (with a state.json: only its BLOCKED lines)')
   .option(
     '--store-wait <duration>',
     'how long to wait for a PostgreSQL store that cannot be reached yet, retrying with a line each time: a duration, forever, or 0 (default 30s)',
@@ -146,9 +148,14 @@ program
 program
   .command('step <state-json>')
   .description(
-    "run the current step of a skill state.json once (the skill's runner script); " +
+    "run the current step of a skill state.json, then drive the rest of the plan as check does (the skill's " +
+      'runner chained into its check) until it is done, blocked or a stepDelayMinutes wait is due; exit 1 when ' +
+      'the step it was called for is FAILED at the end, 2 when the file is missing or bad. ' +
       'BATON_SANDBOX=workspace confines its agent as sandbox: workspace does (also for check <state-json>)',
   )
+  .option('--one', 'run only the current step, once (the cursor moves on the next check)')
+  .option('--max-time <duration>', 'stop after this long (e.g. 4m); an unfinished try is run again later')
+  .option('--quiet', 'print only the BLOCKED lines')
   .addOption(json())
   .action(
     act(async () => {

@@ -1,14 +1,15 @@
 import { createHash } from 'node:crypto';
-import { existsSync, readdirSync, rmSync } from 'node:fs';
-import { basename, dirname, join, resolve } from 'node:path';
+import { readdirSync, realpathSync, rmSync } from 'node:fs';
+import { basename, dirname, isAbsolute, join, relative, resolve } from 'node:path';
 import { childEnvironment } from '../core/child-env.js';
 import { redactSecrets } from '../core/redact.js';
 import { runSecrets } from '../core/run-secrets.js';
 import { runAgentAttempt } from '../executors/agent-attempt.js';
 import { AgentPidFile } from './agent-pid-file.js';
 import type { LegacyConfig } from './legacy-config.js';
-import { nextLegacyAction } from './legacy-rules.js';
-import type { LegacyState } from './state-file.js';
+import { legacyOutputs } from './legacy-outputs.js';
+import { type LegacyBlocker, legacyBlockers, nextLegacyAction } from './legacy-rules.js';
+import { type LegacyState, requiredOutputsOf } from './state-file.js';
 import { LegacyStateWriter, readLegacyState } from './state-file-io.js';
 import { StateLock } from './state-lock.js';
 
@@ -16,8 +17,13 @@ export interface LegacyCheckOptions {
   statePath: string;
   config: LegacyConfig;
   env: NodeJS.ProcessEnv;
-  /** `check` drives every step it can; `step` runs the current step once, as the skill's runner. */
+  /**
+   * `check` drives every step it can; `step` too, as the skill's runner chained into its check,
+   * and its report says `failed` when the step it was called for is FAILED at the end.
+   */
   mode: 'check' | 'step';
+  /** `baton step --one`: run the current step once and stop (the cursor moves on the next check). */
+  oneStep?: boolean;
   timeoutMs?: number;
   /** Aborts a running agent (--max-time, SIGTERM); its try does not count. */
   signal?: AbortSignal;
@@ -40,6 +46,8 @@ export interface LegacyReport {
     | 'stopped';
   stepsRun: number;
   blockers: string[];
+  /** The steps listed in `blockers` that are not DONE, with their reasons (masked): the BLOCKED lines. */
+  blocked: LegacyBlocker[];
   waitingUntil?: string;
 }
 
@@ -57,47 +65,91 @@ function legacyRunId(statePath: string): string {
 
 /** `baton check <state.json>` / `baton step <state.json>`: the skill's check and runner, made safe. */
 export async function runLegacyCheck(options: LegacyCheckOptions): Promise<LegacyReport> {
-  const statePath = resolve(options.statePath);
+  const givenPath = resolve(options.statePath);
   const now = options.now ?? Date.now;
   const secrets = runSecrets({ env: options.env });
   // What the check prints is masked too: a state file may hold an error written before masking.
-  const log = (line: string) => options.log?.(redactSecrets(line, secrets));
-  if (!existsSync(statePath)) return { outcome: 'missing', stepsRun: 0, blockers: [] };
+  const mask = (line: string) => redactSecrets(line, secrets);
+  const log = (line: string) => options.log?.(mask(line));
+  const ended = (outcome: LegacyReport['outcome'], state: LegacyState | null): LegacyReport => ({
+    outcome,
+    stepsRun: 0,
+    blockers: state?.blockers ?? [],
+    blocked: state && state.status !== 'DONE' ? blockedOf(state, options, mask) : [],
+  });
+  // A state.json that is a symlink is read, locked and written at its target (the link stays).
+  const statePath = targetOf(givenPath);
+  if (statePath === null) return ended('missing', null);
   // Validate before taking the lock, so a malformed file is refused even while another check runs.
-  const first = readLegacyState(statePath);
-  if (!first || first.status === 'DONE')
-    return { outcome: first ? 'done' : 'missing', stepsRun: 0, blockers: first?.blockers ?? [] };
+  // Read through the path as given, so that messages name the file the user named.
+  const first = readLegacyState(givenPath);
+  if (!first || first.status === 'DONE') return ended(first ? 'done' : 'missing', first);
   const sidecar = sidecarDir(statePath);
   const lock = StateLock.tryAcquire(sidecar);
   if (!lock) {
-    log(`another baton check is working on ${statePath}; leaving it to that one`);
-    return { outcome: 'busy', stepsRun: 0, blockers: first.blockers };
+    log(`another baton check is working on ${givenPath}; leaving it to that one`);
+    return ended('busy', first);
   }
   try {
     AgentPidFile.stopOrphan(sidecar);
     removeTornTempFiles(statePath);
     // Read again under the lock: another check may have finished the file meanwhile.
-    const state = readLegacyState(statePath);
-    if (!state) return { outcome: 'missing', stepsRun: 0, blockers: [] };
-    if (state.status === 'DONE') return { outcome: 'done', stepsRun: 0, blockers: state.blockers };
-    return await drive(statePath, state, options, now, log, secrets);
+    const state = readLegacyState(givenPath);
+    if (!state || state.status === 'DONE') return ended(state ? 'done' : 'missing', state);
+    const report = await drive(
+      { statePath, workspace: dirname(givenPath) },
+      state,
+      options,
+      now,
+      log,
+      secrets,
+    );
+    return { ...report, blocked: blockedOf(state, options, mask) };
   } finally {
     lock.release();
   }
 }
 
+/** The file a state path names, through any symlinks; null when there is none. */
+function targetOf(path: string): string | null {
+  try {
+    return realpathSync(path);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT' || code === 'ENOTDIR') return null;
+    throw error;
+  }
+}
+
+function blockedOf(
+  state: LegacyState,
+  options: LegacyCheckOptions,
+  mask: (text: string) => string,
+): LegacyBlocker[] {
+  return legacyBlockers(state, options.config).map((entry) => ({ ...entry, reason: mask(entry.reason) }));
+}
+
+/** Where a check works: the state file itself (a symlink's target) and the folder outputs are relative to. */
+interface LegacyPaths {
+  statePath: string;
+  /** The folder of the path as given (a symlink's folder, as the skill's `Path(state).parent`). */
+  workspace: string;
+}
+
 async function drive(
-  statePath: string,
+  paths: LegacyPaths,
   state: LegacyState,
   options: LegacyCheckOptions,
   now: () => number,
   log: (line: string) => void,
   secrets: readonly string[],
-): Promise<LegacyReport> {
+): Promise<Omit<LegacyReport, 'blocked'>> {
+  const { statePath } = paths;
   state.lastHeartbeatIso = new Date(now()).toISOString();
   let dirty = true;
   let stepsRun = 0;
-  let reachedEndNow = false;
+  /** The step `baton step` was called for: the first one it runs or finds blocked. */
+  let ownStep: string | undefined;
   const writer = new LegacyStateWriter(statePath);
   const save = () => {
     writer.write(state);
@@ -105,7 +157,7 @@ async function drive(
   };
   const pidFile = new AgentPidFile(sidecarDir(statePath));
   const driver: Driver = {
-    statePath,
+    ...paths,
     state,
     options,
     now,
@@ -116,41 +168,46 @@ async function drive(
     env: childEnvironment({ env: options.env }),
     secrets,
   };
+  // `baton step` reports `failed` when the step it was called for is FAILED when it returns.
+  const report = (
+    outcome: LegacyReport['outcome'],
+    extra: { waitingUntil?: string } = {},
+  ): Omit<LegacyReport, 'blocked'> => {
+    const ownFailed =
+      options.mode === 'step' && ownStep !== undefined && state.stepRuns[ownStep]?.status === 'FAILED';
+    return { outcome: ownFailed ? 'failed' : outcome, stepsRun, blockers: state.blockers, ...extra };
+  };
   try {
     for (;;) {
-      const action = nextLegacyAction(state, now(), options.config, reachedEndNow);
-      if (action.kind === 'idle')
-        return {
-          outcome: state.status === 'DONE' ? 'done' : 'progressed',
-          stepsRun,
-          blockers: state.blockers,
-        };
+      const action = nextLegacyAction(state, now(), options.config);
+      if (action.kind === 'idle') return report('done');
       if (action.kind === 'finish') {
+        // Written by the check that finished the last step, not left to the next one.
         state.status = 'DONE';
+        dirty = true;
         log(`all ${state.stepQueue.length} steps are DONE: state marked DONE`);
-        return { outcome: 'finished', stepsRun, blockers: state.blockers };
+        return report('finished');
       }
       if (action.kind === 'advance') {
         // Recomputed from DONE after a crash, so it is written together with the next change.
         state.currentStep += 1;
         dirty = true;
-        if (state.currentStep >= state.stepQueue.length) reachedEndNow = true;
         continue;
       }
+      ownStep ??= action.stepId;
       if (action.kind === 'block') {
         if (!action.alreadyListed) {
           state.blockers.push(action.stepId);
           dirty = true;
-          log(`BLOCKED ${action.stepId}: ${action.reason}`);
         }
-        return { outcome: 'blocked', stepsRun, blockers: state.blockers };
+        return report('blocked');
       }
       if (action.kind === 'wait') {
         const until = new Date(action.until).toISOString();
         log(`${action.stepId} waits for stepDelayMinutes until ${until}`);
-        return { outcome: 'waiting', stepsRun, blockers: state.blockers, waitingUntil: until };
+        return report('waiting', { waitingUntil: until });
       }
-      if (options.signal?.aborted) return { outcome: 'stopped', stepsRun, blockers: state.blockers };
+      if (options.signal?.aborted) return report('stopped');
       // runStep writes IN_PROGRESS (with every change so far, e.g. the previous step's DONE) before
       // the agent starts; its own outcome is written with the next step's start, or at the end.
       const status = await runStep(
@@ -161,11 +218,9 @@ async function drive(
         action.interruptions,
       );
       dirty = true;
-      if (status === 'STOPPED') return { outcome: 'stopped', stepsRun, blockers: state.blockers };
+      if (status === 'STOPPED') return report('stopped');
       stepsRun++;
-      if (options.mode === 'step') {
-        return { outcome: status === 'FAILED' ? 'failed' : 'progressed', stepsRun, blockers: state.blockers };
-      }
+      if (options.oneStep) return report('progressed');
     }
   } finally {
     try {
@@ -178,8 +233,7 @@ async function drive(
 }
 
 /** What every step of one check shares. */
-interface Driver {
-  statePath: string;
+interface Driver extends LegacyPaths {
   state: LegacyState;
   options: LegacyCheckOptions;
   now: () => number;
@@ -199,14 +253,19 @@ async function runStep(
   tries: number,
   interruptions: number,
 ): Promise<'DONE' | 'FAILED' | 'STOPPED'> {
-  const { statePath, state, options, now, log, save, pidFile } = driver;
-  const workspace = dirname(statePath);
+  const { statePath, workspace, state, options, now, log, save, pidFile } = driver;
   // Once the step has been interrupted a try may run more than once: each run keeps its own log,
   // named by the step's run number too.
   const rerun = interruptions > 0 ? `.run-${tries + interruptions}` : '';
   const logName = `${fileNameFor(stepId)}.try-${tries}${rerun}.log`;
-  const logRel = join(`${basename(statePath)}.baton`, 'logs', logName);
+  const logPath = join(sidecarDir(statePath), 'logs', logName);
+  // Relative to the workspace, as the skill's paths are; absolute when a symlink put it elsewhere.
+  const fromWorkspace = relative(workspace, logPath);
+  const logRel = fromWorkspace.startsWith('..') || isAbsolute(fromWorkspace) ? logPath : fromWorkspace;
   const previous = state.stepRuns[stepId];
+  const blockersBefore = state.blockers;
+  // Running again (STEP_MAX_RETRIES raised, the file fixed): no longer blocked; listed again if it blocks again.
+  state.blockers = state.blockers.filter((id) => id !== stepId);
   state.stepRuns[stepId] = {
     ...previous,
     status: 'IN_PROGRESS',
@@ -218,12 +277,13 @@ async function runStep(
   save();
   log(`${stepId}: started (try ${tries})`);
   const runId = legacyRunId(statePath);
+  const outputs = legacyOutputs(workspace, requiredOutputsOf(state.plan.steps[stepId]!));
   const timeoutMs = options.timeoutMs ?? 3_600_000;
   const result = await runAgentAttempt({
     agent: { command: options.config.agentArgv, promptVia: 'arg' },
     prompt,
     workspace,
-    requiredOutputs: state.plan.steps[stepId]?.requiredOutputs ?? [],
+    requiredOutputs: outputs.map((output) => output.path),
     env: {
       ...driver.env,
       BATON_RUN_ID: runId,
@@ -233,7 +293,7 @@ async function runStep(
     },
     timeoutMs,
     killGraceMs: 5000,
-    logPath: join(workspace, logRel),
+    logPath,
     policy: 'legacy',
     trust: options.config.trust,
     // The state file is this driver's database, the sidecar folder its home.
@@ -248,21 +308,27 @@ async function runStep(
   if (!result.ok && result.aborted) {
     // Out of time (--max-time) or told to stop: this try does not count; the next check runs it again.
     state.stepRuns[stepId] = previous ?? { status: 'PENDING', tries: 0 };
+    state.blockers = blockersBefore;
     log(`${stepId}: stopped before it finished; the next check runs it again`);
     return 'STOPPED';
   }
+  // Named as the plan declared them (an absolute path stays absolute).
+  const declaredAs = (path: string) => outputs.find((output) => output.path === path)?.declared ?? path;
   let error: string | null = null;
   if (!result.ok) {
     // As the skill: an output outside the workspace counts as missing; otherwise stderr when there is any.
     const stderr = result.process?.stderrTail.trim() ?? '';
     error = result.failedOutputs
-      ? `Missing required outputs: ${result.failedOutputs.join(', ')}`
+      ? `Missing required outputs: ${result.failedOutputs.map(declaredAs).join(', ')}`
       : result.process?.timedOut
         ? 'Timeout'
         : redactSecrets(stderr || result.message, driver.secrets);
   } else {
-    for (const output of result.outputs)
-      if (!state.artifacts.includes(output.path)) state.artifacts.push(output.path);
+    for (const [index, output] of result.outputs.entries()) {
+      const declared = outputs[index]?.declared ?? output.path;
+      const name = isAbsolute(declared) ? declared : output.path;
+      if (!state.artifacts.includes(name)) state.artifacts.push(name);
+    }
   }
   entry.status = error === null ? 'DONE' : 'FAILED';
   entry.lastRunIso = new Date(now()).toISOString();

@@ -7,7 +7,10 @@ import { type TrustedPrograms, trustedPrograms } from '../executors/trusted-prog
 export interface LegacyConfig {
   /** STEP_AGENT_CMD split into argv (default `echo`), already checked against the skill's stricter policy. */
   agentArgv: string[];
-  /** STEP_MAX_RETRIES (default 3): tries before the step id goes to `blockers`. */
+  /**
+   * STEP_MAX_RETRIES (default 3): tries before the step id goes to `blockers`. 0 is one try, as in
+   * the skill: the first run of a step always happens, only retries are capped.
+   */
   maxRetries: number;
   /**
    * STEP_MAX_INTERRUPTIONS (default 10): tries cut short by a check that died (found IN_PROGRESS)
@@ -36,7 +39,7 @@ export function legacyConfigFromEnv(
     trust,
     where: 'STEP_AGENT_CMD',
   });
-  const maxRetries = wholeNumberVariable(env, 'STEP_MAX_RETRIES', 3, 1);
+  const maxRetries = wholeNumberVariable(env, 'STEP_MAX_RETRIES', 3, 0);
   const maxInterruptions = wholeNumberVariable(env, 'STEP_MAX_INTERRUPTIONS', 10, 0);
   return { agentArgv: argv, maxRetries, maxInterruptions, trust };
 }

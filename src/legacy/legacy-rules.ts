@@ -5,7 +5,7 @@ import type { LegacyState, LegacyStepRun } from './state-file.js';
 export type LegacyAction =
   /** status DONE: nothing to do. */
   | { kind: 'idle' }
-  /** Every step is DONE and the cursor is past the end: mark the state DONE (the skill does it on the next check). */
+  /** Every step is DONE and the cursor is past the end: mark the state DONE (in the same check). */
   | { kind: 'finish' }
   /** The current step is DONE: move the cursor. */
   | { kind: 'advance' }
@@ -22,6 +22,18 @@ export interface LegacyLimits {
   maxInterruptions: number;
 }
 
+/** A step listed in `blockers` that is not DONE, with the reason the check prints for it. */
+export interface LegacyBlocker {
+  stepId: string;
+  reason: string;
+}
+
+/** What the troubleshoot prompt and a blocker's reason say of a FAILED step that has no `error`. */
+const UNKNOWN_ERROR = 'unknown';
+
+/** What a rerun's troubleshoot prompt says of a try that a dead check (a gateway reset) cut short. */
+const INTERRUPTED_ERROR = 'interrupted before it finished (the previous check stopped)';
+
 export function stepRunOf(state: LegacyState, stepId: string): LegacyStepRun {
   return state.stepRuns[stepId] ?? { status: 'PENDING', tries: 0 };
 }
@@ -33,45 +45,77 @@ function isoMs(iso: string | undefined): number | null {
 }
 
 /**
- * @param reachedEndNow the cursor reached the end during this check: the skill leaves `status`
- *   IN_PROGRESS until the following check, and so does Baton.
+ * IN_PROGRESS found by a check (which holds the lock, so nobody runs it) means the check that ran
+ * the step died: that try was interrupted, not failed. It gives its try back and counts against
+ * STEP_MAX_INTERRUPTIONS instead.
  */
-export function nextLegacyAction(
-  state: LegacyState,
-  now: number,
-  limits: LegacyLimits,
-  reachedEndNow: boolean,
-): LegacyAction {
+function countsOf(run: LegacyStepRun): { interrupted: boolean; tries: number; interruptions: number } {
+  const interrupted = run.status === 'IN_PROGRESS';
+  return {
+    interrupted,
+    tries: interrupted ? Math.max(0, run.tries - 1) : run.tries,
+    interruptions: (run.interruptions ?? 0) + (interrupted ? 1 : 0),
+  };
+}
+
+function failedReason(tries: number, error: string | undefined): string {
+  return `failed ${tries} tries; last error: ${error ?? UNKNOWN_ERROR}`;
+}
+
+function interruptedReason(interruptions: number, limits: LegacyLimits): string {
+  return `interrupted ${interruptions} times (STEP_MAX_INTERRUPTIONS ${limits.maxInterruptions})`;
+}
+
+/** Why a step cannot run now, or null when it may: the one rule behind `block` and the BLOCKED lines. */
+function blockReason(run: LegacyStepRun, limits: LegacyLimits): string | null {
+  const { interrupted, tries, interruptions } = countsOf(run);
+  // An interrupted step is resumed whatever its tries: only the interruption budget stops it.
+  if (interrupted)
+    return interruptions > limits.maxInterruptions ? interruptedReason(interruptions, limits) : null;
+  if (run.status === 'FAILED' && tries >= limits.maxRetries) return failedReason(tries, run.error);
+  return null;
+}
+
+/** The entries of `blockers` whose step is not DONE, each with its reason, in the file's order. */
+export function legacyBlockers(state: LegacyState, limits: LegacyLimits): LegacyBlocker[] {
+  return state.blockers
+    .filter((stepId, index) => state.blockers.indexOf(stepId) === index)
+    .filter((stepId) => stepRunOf(state, stepId).status !== 'DONE')
+    .map((stepId) => {
+      const run = stepRunOf(state, stepId);
+      const reason =
+        blockReason(run, limits) ??
+        (run.status === 'FAILED' ? failedReason(run.tries, run.error) : 'listed in blockers');
+      return { stepId, reason };
+    });
+}
+
+export function nextLegacyAction(state: LegacyState, now: number, limits: LegacyLimits): LegacyAction {
   if (state.status === 'DONE') return { kind: 'idle' };
   const index = state.currentStep;
-  if (index >= state.stepQueue.length) return reachedEndNow ? { kind: 'idle' } : { kind: 'finish' };
+  if (index >= state.stepQueue.length) return { kind: 'finish' };
   const stepId = state.stepQueue[index]!;
   const run = stepRunOf(state, stepId);
   if (run.status === 'DONE') return { kind: 'advance' };
-  // IN_PROGRESS here means the check that ran the step died before it finished: that try was
-  // interrupted, not failed. It gives its try back and counts against STEP_MAX_INTERRUPTIONS.
-  const interrupted = run.status === 'IN_PROGRESS';
-  const interruptions = (run.interruptions ?? 0) + (interrupted ? 1 : 0);
-  const tries = interrupted ? Math.max(0, run.tries - 1) : run.tries;
-  const alreadyListed = state.blockers.includes(stepId);
-  if (interrupted && interruptions > limits.maxInterruptions) {
-    const reason = `interrupted ${interruptions} times (STEP_MAX_INTERRUPTIONS ${limits.maxInterruptions})`;
-    return { kind: 'block', stepId, alreadyListed, reason };
-  }
-  if ((interrupted || run.status === 'FAILED') && tries >= limits.maxRetries) {
-    const reason = `failed ${tries} tries; last error: ${run.error ?? '-'}`;
-    return { kind: 'block', stepId, alreadyListed, reason };
-  }
+  const reason = blockReason(run, limits);
+  if (reason !== null)
+    return { kind: 'block', stepId, alreadyListed: state.blockers.includes(stepId), reason };
+  const { interrupted, tries, interruptions } = countsOf(run);
   const delayMs = state.stepDelayMinutes * 60_000;
-  if (delayMs > 0) {
+  if (delayMs > 0 && !interrupted) {
     // A retry waits after this step's last run; a first try waits after the previous step finished.
+    // A resumed step does not wait again: its delay passed before the interrupted run started.
     const previous = index > 0 ? state.stepRuns[state.stepQueue[index - 1]!] : undefined;
     const since = run.tries > 0 ? isoMs(run.lastRunIso) : isoMs(previous?.lastRunIso);
     if (since !== null && now < since + delayMs) return { kind: 'wait', stepId, until: since + delayMs };
   }
   const instruction = state.plan.steps[stepId]!.instruction;
-  const error =
-    run.status === 'IN_PROGRESS' ? 'interrupted before it finished (the previous check stopped)' : run.error;
-  const prompt = tries > 0 && error ? troubleshootPrompt(stepId, tries, error, instruction) : instruction;
+  // As the skill: a FAILED step gets the troubleshoot prompt, `unknown` when it left no error.
+  const prompt =
+    run.status === 'FAILED'
+      ? troubleshootPrompt(stepId, tries, run.error ?? UNKNOWN_ERROR, instruction)
+      : interrupted && tries > 0
+        ? troubleshootPrompt(stepId, tries, INTERRUPTED_ERROR, instruction)
+        : instruction;
   return { kind: 'run', stepId, prompt, tries, interruptions };
 }

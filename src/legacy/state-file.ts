@@ -13,6 +13,8 @@ const stepDefinition = z.looseObject({
   title: z.string().optional(),
   instruction: z.string({ error: 'must be a string: the prompt given to the agent' }),
   requiredOutputs: z.array(z.string()).optional(),
+  /** The skill's runner reads this spelling too; see requiredOutputsOf. */
+  required_outputs: z.array(z.string()).optional(),
 });
 
 const stepRun = z.looseObject({
@@ -33,11 +35,22 @@ const stateFile = z.looseObject({
   blockers: z.array(z.string()).default([]),
   lastHeartbeatIso: z.string().optional(),
   artifacts: z.array(z.string()).default([]),
-  status: z.enum(['IN_PROGRESS', 'DONE']),
+  /** The skill treats a file without `status` as IN_PROGRESS (written back when the file changes). */
+  status: z.enum(['IN_PROGRESS', 'DONE']).default('IN_PROGRESS'),
 });
 
 export type LegacyState = z.output<typeof stateFile>;
 export type LegacyStepRun = z.output<typeof stepRun>;
+export type LegacyStepDefinition = z.output<typeof stepDefinition>;
+
+/**
+ * The outputs a step must leave: `requiredOutputs` and `required_outputs` (the skill's runner reads
+ * both spellings); when a step has both, every path of either is required (merged, each once), so
+ * no declared output goes unchecked.
+ */
+export function requiredOutputsOf(step: LegacyStepDefinition): string[] {
+  return [...new Set([...(step.requiredOutputs ?? []), ...(step.required_outputs ?? [])])];
+}
 
 function pathText(path: readonly PropertyKey[]): string {
   return path
@@ -77,7 +90,7 @@ export function parseLegacyState(text: string, file: string): LegacyState {
   ) {
     throw new BatonError(
       'STATE_CORRUPT',
-      `${file}: not an agent-step-sequencer state file (it needs "plan", "stepQueue" and "status"); the file was left untouched`,
+      `${file}: not an agent-step-sequencer state file (it needs "plan" and "stepQueue"); the file was left untouched`,
     );
   }
   const result = stateFile.safeParse(raw);

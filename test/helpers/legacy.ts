@@ -29,6 +29,8 @@ export interface LegacyReportJson {
   outcome: string;
   stepsRun: number;
   blockers: string[];
+  /** The BLOCKED lines: steps listed in `blockers` that are not DONE, with their reasons. */
+  blocked: { stepId: string; reason: string }[];
   waitingUntil?: string;
 }
 

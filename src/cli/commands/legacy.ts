@@ -5,11 +5,15 @@ import { EXIT } from '../exit-codes.js';
 import { printJson } from '../format.js';
 import type { GlobalOptions } from '../home.js';
 
-/** `baton check <state.json>` and `baton step <state.json>`: drop-ins for the skill's check and runner scripts. */
+/**
+ * `baton check <state.json>` and `baton step <state.json>`: drop-ins for the skill's check and runner
+ * scripts. stdout: progress lines (not with --quiet), then one `BLOCKED <step>: <reason>` line per
+ * blocked step on every check (also with --quiet); --json prints the report instead.
+ */
 export async function legacyCommand(
   mode: 'check' | 'step',
   statePath: string,
-  options: GlobalOptions & { quiet?: boolean; maxTime?: string },
+  options: GlobalOptions & { quiet?: boolean; maxTime?: string; one?: boolean },
 ): Promise<number> {
   const { legacyConfigFromEnv } = await import('../../legacy/legacy-config.js');
   const { runLegacyCheck } = await import('../../legacy/legacy-check.js');
@@ -33,6 +37,7 @@ export async function legacyCommand(
     config,
     env: process.env,
     mode,
+    ...(options.one ? { oneStep: true } : {}),
     ...(bwrap ? { bwrap } : {}),
     signal: stop.signal,
     log: options.json || options.quiet ? () => undefined : (line) => process.stdout.write(`${line}\n`),
@@ -40,11 +45,21 @@ export async function legacyCommand(
   if (timer) clearTimeout(timer);
   process.off('SIGTERM', onSignal);
   process.off('SIGINT', onSignal);
+  if (report.outcome === 'missing') {
+    // A heartbeat line naming the wrong file says so every beat, without stopping the host's other
+    // tasks (check: exit 0, as the skill); `baton step` is called on purpose, so a wrong path is bad input.
+    if (mode === 'step') {
+      const { BatonError } = await import('../../core/errors.js');
+      throw new BatonError('PLAN_NOT_FOUND', `state file not found: ${statePath}`);
+    }
+    process.stderr.write(`baton check: no state file at ${statePath}: nothing to do\n`);
+  }
   if (options.json) printJson(report);
-  else if (report.outcome === 'blocked' && options.quiet)
-    process.stdout.write(`BLOCKED ${statePath}: ${report.blockers.join(', ')}\n`);
-  // As the skill's scripts: the runner exits 1 when its step failed; a blocked state is reported the same way.
-  return report.outcome === 'blocked' || report.outcome === 'failed' ? EXIT.workFailed : EXIT.ok;
+  else
+    for (const { stepId, reason } of report.blocked) process.stdout.write(`BLOCKED ${stepId}: ${reason}\n`);
+  // As the skill's scripts: the check exits 0 even while a step is blocked (heartbeat lines chained
+  // with && go on); the runner exits 1 when the step it was called for failed.
+  return report.outcome === 'failed' ? EXIT.workFailed : EXIT.ok;
 }
 
 /**

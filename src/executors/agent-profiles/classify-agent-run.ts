@@ -32,7 +32,7 @@ export const AGENT_MESSAGE_MAX_CHARS = 500;
  * the profile recognised (untrusted folder, no auth, a bad flag), the CLI's own error record (its
  * HTTP status and type through the model-call classifier, text rules only over its message), the
  * exit code's documented meaning, then the exit itself. Exit 0 without an error record is a success
- * whatever the text says.
+ * whatever the text says (also text a setup rule knows): the one rule for native runs and state.json.
  */
 export function classifyAgentRun(run: AgentRun): AgentRunVerdict {
   const name = run.program.split('/').pop() ?? run.program;
@@ -49,7 +49,10 @@ export function classifyAgentRun(run: AgentRun): AgentRunVerdict {
     );
   }
   const { report } = run;
-  if (report.setup) return fail(report.setup.failureClass, report.setup.message);
+  // With exit 0 only a structured error record fails an attempt: a setup problem the profile read
+  // from loose stderr text counts only on a failed exit (or beside such a record).
+  if (report.setup && (run.exitCode !== 0 || report.error))
+    return fail(report.setup.failureClass, report.setup.message);
   if (report.error) return classifyReportedError(report.error);
   if (run.exitCode === 0) return { ok: true };
   const meaning = run.exitCode === null ? undefined : run.profile.exitCodes[run.exitCode];
