@@ -11,6 +11,7 @@ import { FunctionExecutor, FunctionRegistry } from '../executors/function-execut
 import { ModelExecutor, type ModelExecutorOptions } from '../executors/model-executor.js';
 import { trustedPrograms } from '../executors/trusted-programs.js';
 import { readPostgresUrl } from '../store/postgres/pg-url.js';
+import { PostgresStore } from '../store/postgres/postgres-store.js';
 import { SqliteStore } from '../store/sqlite/sqlite-store.js';
 import type { Store } from '../store/store.js';
 import type { Workflow, WorkflowResults } from './define-workflow.js';
@@ -50,13 +51,12 @@ const NOTHING_RUN: EngineReport = {
   reclaimed: 0,
 };
 
-/** A store named by URL: PostgreSQL, loaded only when asked for. */
+/** A store named by URL: PostgreSQL (its driver, pg, loads on the first connection). */
 async function openStoreUrl(text: string): Promise<Store> {
   const target = readPostgresUrl(text, 'Baton.open store', process.env.BATON_PG_SCHEMA || 'baton');
   if ('problem' in target) {
     throw new BatonError('CONFIG_INVALID', `${target.problem}, or pass a Store, or leave it out for SQLite`);
   }
-  const { PostgresStore } = await import('../store/postgres/postgres-store.js');
   return PostgresStore.open(target.url, { schema: target.schema });
 }
 
