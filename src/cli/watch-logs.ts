@@ -2,6 +2,7 @@ import { once } from 'node:events';
 import { existsSync } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { join } from 'node:path';
+import { BatonError } from '../core/errors.js';
 import { attemptLogPath } from '../executors/step-executor.js';
 import type { AttemptRecord, RunDetail, Store } from '../store/store.js';
 import { EXIT } from './exit-codes.js';
@@ -62,15 +63,15 @@ export async function followLogs(
   };
   const fileOf = (attempt: number) => join(home, attemptLogPath({ runId, stepId, attempt }));
 
-  /** Prints the rest of the attempt followed now and the line of how it ended. */
-  const endCurrent = async (record: AttemptRecord) => {
+  /** Prints the rest of the attempt followed now and (with `trailer`) the line of how it ended. */
+  const endCurrent = async (record: AttemptRecord, trailer = true) => {
     if (!current || current.ended) return;
     current.offset = await copyFrom(fileOf(current.attempt), current.offset);
     if (record.logPath === null && current.offset === 0)
       process.stdout.write(`${record.summary ?? record.message ?? ''}\n`);
     else if (current.offset === 0 && !existsSync(fileOf(current.attempt)))
       process.stderr.write(`# the log of attempt ${current.attempt} is not in ${home} (another --home?)\n`);
-    process.stderr.write(attemptLine(runId, stepId, current.attempt, record));
+    if (trailer) process.stderr.write(attemptLine(runId, stepId, current.attempt, record));
     current.ended = true;
   };
 
@@ -82,6 +83,11 @@ export async function followLogs(
     afterSeq = events.at(-1)?.seq ?? afterSeq;
     const run = await requireRun(store, runId);
     const step = run.steps.find((s) => s.stepId === stepId)!;
+    if (only !== undefined && only > step.attempt && (STEP_DONE.has(step.status) || runSettled(run)))
+      throw new BatonError(
+        'INVALID_ARGUMENT',
+        `step ${stepId} has no attempt ${only}: it is ${step.status} after ${step.attempt} attempt(s)`,
+      );
     const records = new Map((await store.getAttempts(runId, stepId)).map((a) => [a.attempt, a]));
     const target = only ?? step.attempt;
     if (current && current.attempt !== target) {
@@ -90,8 +96,11 @@ export async function followLogs(
     }
     if (target >= 1 && target <= step.attempt && current?.attempt !== target) {
       current = { attempt: target, offset: 0, ended: false };
-      process.stderr.write(attemptLine(runId, stepId, target));
-      current.offset = await copyFrom(fileOf(target), 0);
+      // An attempt that has ended is named with its outcome first, as logs without -f does.
+      const ended = records.get(target);
+      process.stderr.write(attemptLine(runId, stepId, target, ended));
+      if (ended) await endCurrent(ended, false);
+      else current.offset = await copyFrom(fileOf(target), 0);
     }
     const record = current ? records.get(current.attempt) : undefined;
     if (record) await endCurrent(record);
