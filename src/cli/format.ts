@@ -1,4 +1,5 @@
-import type { RunSummary } from '../store/store.js';
+import type { AttemptRecord, RunSummary } from '../store/store.js';
+import { displayWidth, padToWidth } from './text-width.js';
 
 export function formatDuration(ms: number | null): string {
   if (ms === null || !Number.isFinite(ms)) return '-';
@@ -27,17 +28,30 @@ export function stepProgress(run: RunSummary): string {
   return `${done}/${total}`;
 }
 
-/** Left-aligned columns, for plain terminals and logs alike. */
-export function table(rows: string[][]): string {
-  const widths: number[] = [];
+/**
+ * Left-aligned columns, for plain terminals and logs alike, measured in terminal columns (wide CJK
+ * characters and emoji take two, colour escapes none). `minWidths`: columns at least this wide
+ * (rows appended later, as `timeline --watch` does, line up with the first ones).
+ */
+export function table(rows: string[][], minWidths: readonly number[] = []): string {
+  const widths = columnWidths(rows, minWidths);
+  return rows.map((row) => tableRow(row, widths)).join('\n');
+}
+
+/** The widths `table` gives the columns of these rows. */
+export function columnWidths(rows: string[][], minWidths: readonly number[] = []): number[] {
+  const widths = [...minWidths];
   for (const row of rows) {
     row.forEach((cell, i) => {
-      widths[i] = Math.max(widths[i] ?? 0, cell.length);
+      widths[i] = Math.max(widths[i] ?? 0, displayWidth(cell));
     });
   }
-  return rows
-    .map((row) => row.map((cell, i) => (i === row.length - 1 ? cell : cell.padEnd(widths[i]!))).join('  '))
-    .join('\n');
+  return widths;
+}
+
+/** One line of a table whose columns are `widths` wide (the last cell is not padded). */
+export function tableRow(row: readonly string[], widths: readonly number[]): string {
+  return row.map((cell, i) => (i === row.length - 1 ? cell : padToWidth(cell, widths[i] ?? 0))).join('  ');
 }
 
 export function printJson(value: unknown): void {
@@ -50,4 +64,12 @@ export function blockedHints(runId: string, stepId: string): string {
     `fix the cause, then: baton retry ${runId} ${stepId}   (or skip it: baton skip ${runId} ${stepId}; ` +
     `or say what it did: baton resolve ${runId} ${stepId} --result <json>)`
   );
+}
+
+/** The line naming an attempt, for stderr: `# <run> <step> attempt <n>: <outcome, or running>`. */
+export function attemptLine(runId: string, stepId: string, attempt: number, record?: AttemptRecord): string {
+  const what = !record
+    ? 'running'
+    : `${record.outcome}${record.message ? ` (${record.failureClass}): ${record.message.split('\n')[0]}` : ''}`;
+  return `# ${runId} ${stepId} attempt ${attempt}: ${what}\n`;
 }

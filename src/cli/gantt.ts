@@ -1,5 +1,6 @@
 import type { StoredEvent } from '../core/events.js';
 import { formatDuration } from './format.js';
+import { displayWidth, padToWidth } from './text-width.js';
 
 /** One attempt of a step on the time line. */
 interface Bar {
@@ -46,7 +47,7 @@ export function ganttChart(
   }
   const span = Math.max(1, last - first);
   const column = (t: number) => Math.min(WIDTH - 1, Math.floor(((t - first) / span) * WIDTH));
-  const nameWidth = Math.max(4, ...stepOrder.map((id) => id.length));
+  const nameWidth = Math.max(4, ...stepOrder.map(displayWidth));
   const lines: string[] = [];
   for (const stepId of stepOrder) {
     const row = Array.from({ length: WIDTH }, () => ' ');
@@ -58,7 +59,7 @@ export function ganttChart(
     }
     const attempts = stepBars.length;
     lines.push(
-      `${stepId.padEnd(nameWidth)} |${row.join('')}| ${attempts === 1 ? '1 attempt' : `${attempts} attempts`}`,
+      `${padToWidth(stepId, nameWidth)} |${row.join('')}| ${attempts === 1 ? '1 attempt' : `${attempts} attempts`}`,
     );
   }
   const scale = `${' '.repeat(nameWidth)}  0${' '.repeat(WIDTH - 1 - formatDuration(span).length)}${formatDuration(span)}`;

@@ -10,9 +10,16 @@ import type { Store } from '../store/store.js';
  */
 export function maskedReads(store: Store, env: NodeJS.ProcessEnv, values: readonly string[] = []): Store {
   const secrets = new RunSecretsCache(env, values);
+  // A run's plan never changes: its secrets are looked up once (a watch reads events every 300 ms).
+  const known = new Map<string, readonly string[]>();
   const forRun = async (runId: string) => {
+    const cached = known.get(runId);
+    if (cached) return cached;
     const run = await store.getRun(runId);
-    return secrets.secretsFor(run ? planSecretEnv(run.plan) : undefined);
+    if (!run) return secrets.secretsFor(undefined);
+    const values = secrets.secretsFor(planSecretEnv(run.plan));
+    known.set(runId, values);
+    return values;
   };
   const reads: Partial<Store> = {
     getRun: async (runId) => {

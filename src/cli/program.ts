@@ -340,26 +340,50 @@ program
     }),
   );
 
+const colours = `
+Colours: on a terminal only, never with --json or in a pipe; NO_COLOR=1 turns them off,
+FORCE_COLOR=1 on (in a pipe too; NO_COLOR wins). Tables are aligned by display width (CJK
+characters and emoji take two columns).`;
+
 program
   .command('status [run]')
   .description(
     "list recent runs, or show one run's steps (exit 1 if that run is blocked, failed or cancelled)",
   )
   .option('--limit <n>', 'how many runs to list (default 20)')
+  .option(
+    '-w, --watch',
+    'with a run: redraw its steps as they change until the run settles (succeeded, failed, blocked, cancelled), then exit as status <run> would; piped: a new snapshot at each change; --json: one JSON line per change',
+  )
   .addOption(json())
+  .addHelpText(
+    'after',
+    `
+Ctrl-C (SIGINT) ends a watch with exit 130 (SIGTERM: 143).${colours}`,
+  )
   .action(act(async () => (await import('./commands/read.js')).statusCommand));
 
 program
   .command('timeline <run>')
   .description('every transition of a run: time, elapsed, step, attempt, duration, outcome')
+  .option(
+    '-w, --watch',
+    'then add each transition as it happens until the run settles; exit as status <run> would (--json: one event per line, as export writes them)',
+  )
   .addOption(json())
+  .addHelpText('after', `\nCtrl-C (SIGINT) ends a watch with exit 130.${colours}`)
   .action(act(async () => (await import('./commands/read.js')).timelineCommand));
 
 program
   .command('logs <run> <step>')
   .description("full output of a step's attempt (the last one unless --attempt)")
   .option('--attempt <n>', 'which attempt')
+  .option(
+    '-f, --follow',
+    'keep printing what the attempt appends, then each new attempt (named on stderr), until the step settles: exit 0 if it succeeded (or was skipped or degraded), 1 if it is blocked or cancelled; with --attempt, that attempt until it ends',
+  )
   .addOption(json())
+  .addHelpText('after', '\nCtrl-C (SIGINT) ends --follow with exit 130.')
   .action(act(async () => (await import('./commands/read.js')).logsCommand));
 
 for (const [name, description] of [

@@ -1,5 +1,7 @@
 import type { ClaimedStep, Completion } from '../store/store.js';
+import { type Painter, painter, paintStatus, useColour } from './colour.js';
 import { clockTime, formatDuration } from './format.js';
+import { fitToWidth, padToWidth } from './text-width.js';
 
 /** Plain progress lines (one per transition): good for logs, pipes and heartbeats. */
 export class LineProgress {
@@ -53,11 +55,13 @@ const SYMBOL: Record<string, string> = {
 export class LiveStepList {
   private readonly rows = new Map<string, { title: string; status: string; note: string }>();
   private drawn = 0;
+  private readonly paint: Painter;
 
   constructor(
     private readonly out: NodeJS.WriteStream,
     steps: { id: string; title: string }[],
   ) {
+    this.paint = painter(useColour(out));
     for (const step of steps) this.rows.set(step.id, { title: step.title, status: 'pending', note: '' });
     this.draw();
   }
@@ -91,10 +95,10 @@ export class LiveStepList {
   }
 
   private draw(): void {
-    const width = Math.max(20, (this.out.columns ?? 100) - 1);
+    const width = Math.max(20, (this.out.columns || 100) - 1);
     const lines = [...this.rows.entries()].map(([id, row]) => {
-      const text = `${SYMBOL[row.status] ?? '?'} ${id.padEnd(16)} ${row.status.padEnd(10)} ${row.note}`;
-      return text.length > width ? text.slice(0, width) : text;
+      const status = padToWidth(paintStatus(this.paint, row.status), 10);
+      return fitToWidth(`${SYMBOL[row.status] ?? '?'} ${padToWidth(id, 16)} ${status} ${row.note}`, width);
     });
     if (this.drawn > 0) this.out.write(`\x1b[${this.drawn}A`);
     for (const line of lines) this.out.write(`\x1b[2K${line}\n`);

@@ -36,7 +36,7 @@ export interface BatonOptions {
   home?: string;
   /** Working directory of the baton process. Default: the repository root. */
   cwd?: string;
-  /** Added to the environment (which has no BATON_* variables of the test process). */
+  /** Added to the environment (which has no BATON_*, FORCE_COLOR or NO_COLOR of the test process). */
   env?: Record<string, string | undefined>;
   /** The process is SIGKILLed after this long and the call rejects. Default 60 000 ms. */
   timeoutMs?: number;
@@ -59,7 +59,8 @@ function assertBuilt(cli: string): void {
 function childEnv(extra: BatonOptions['env'] = {}): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {};
   for (const [name, value] of Object.entries(process.env)) {
-    if (!name.startsWith('BATON_')) env[name] = value;
+    // The developer's colour settings would put escapes in the output the tests read.
+    if (!name.startsWith('BATON_') && name !== 'FORCE_COLOR' && name !== 'NO_COLOR') env[name] = value;
   }
   env.BATON_TRUSTED_AGENTS = TRUSTED_FIXTURES;
   for (const [name, value] of Object.entries(extra)) {

@@ -1,0 +1,112 @@
+import { runNotFound } from '../core/errors.js';
+import { flowKeyOf, formatFlowRate } from '../core/flow.js';
+import type { RunStatus } from '../core/run-state.js';
+import type { RunDetail, RunSummary, Store } from '../store/store.js';
+import { type Painter, paintStatus } from './colour.js';
+import { EXIT } from './exit-codes.js';
+import { blockedHints, formatTime, stepProgress, table } from './format.js';
+
+/** A due step of a running run held back by a flow limit now, with why. */
+export interface FlowWait {
+  stepId: string;
+  key: string;
+  reason: string;
+}
+
+export async function requireRun(store: Store, runId: string): Promise<RunDetail> {
+  const run = await store.getRun(runId);
+  if (!run) throw runNotFound(runId);
+  return run;
+}
+
+/** Runs in these states wait for nobody but a human: a watch of them ends. */
+const SETTLED: ReadonlySet<RunStatus> = new Set(['succeeded', 'failed', 'blocked', 'cancelled']);
+
+export function runSettled(run: RunSummary): boolean {
+  return SETTLED.has(run.status);
+}
+
+/** The exit code of `status <run>`: 1 when the run is blocked, failed or cancelled. */
+export function runExitCode(run: RunSummary): number {
+  return run.status === 'blocked' || run.status === 'failed' || run.status === 'cancelled'
+    ? EXIT.workFailed
+    : EXIT.ok;
+}
+
+/** The recent runs, one line each (`baton status`). */
+export function runListLines(runs: readonly RunSummary[], paint: Painter): string {
+  const rows = [['RUN', 'PLAN', 'STATUS', 'STEPS', 'UPDATED']];
+  for (const run of runs)
+    rows.push([
+      run.id,
+      run.planName,
+      paintStatus(paint, run.status),
+      stepProgress(run),
+      formatTime(run.updatedAt),
+    ]);
+  return table(rows);
+}
+
+/** One run: its header, a table of its steps, flow waits and what to do about blocked steps. */
+export function runStatusLines(run: RunDetail, waits: readonly FlowWait[], paint: Painter): string[] {
+  const lines = [
+    `run ${run.id}  plan ${run.planName}  ${paintStatus(paint, run.status)}  ${stepProgress(run)} steps done  ${run.attemptsTotal} attempts`,
+    `workspace ${run.workspace}`,
+  ];
+  if (run.blockedReason) lines.push(`blocked: ${run.blockedReason}`);
+  // Titles only when a plan gave them: a title that repeats the id is noise.
+  const titled = run.steps.some((step) => step.title !== step.stepId);
+  const rows = [['STEP', ...(titled ? ['TITLE'] : []), 'STATUS', 'ATTEMPTS', 'DUE', 'LAST ERROR']];
+  for (const step of run.steps) {
+    const due =
+      step.dueAt !== null && (step.status === 'ready' || step.status === 'retry_wait')
+        ? formatTime(step.dueAt)
+        : '-';
+    rows.push([
+      step.stepId,
+      ...(titled ? [firstLine(step.title, 40)] : []),
+      paintStatus(paint, step.status),
+      String(step.attempt),
+      due,
+      firstLine(step.lastError ?? '', 80),
+    ]);
+  }
+  lines.push(...table(rows).split('\n'));
+  for (const wait of waits)
+    lines.push(`${wait.stepId} is due and waits for flow key ${wait.key}: ${wait.reason} (baton flow list)`);
+  for (const step of run.steps.filter((s) => s.status === 'blocked'))
+    lines.push('', `${step.stepId} is blocked: ${step.blockedReason}`, blockedHints(run.id, step.stepId));
+  return lines;
+}
+
+function firstLine(text: string, max: number): string {
+  return [...(text.split('\n')[0] ?? '')].slice(0, max).join('');
+}
+
+/** Due steps of a running run held back by a flow limit now, with why (for `status`). */
+export async function flowWaits(store: Store, run: RunDetail, now: number): Promise<FlowWait[]> {
+  if (run.status !== 'running') return [];
+  const due = run.steps
+    .map((step, position) => ({ step, position }))
+    .filter(
+      ({ step }) =>
+        (step.status === 'ready' || step.status === 'retry_wait') && (step.dueAt ?? now + 1) <= now,
+    );
+  if (due.length === 0) return [];
+  const limits = new Map((await store.listFlowLimits(now)).map((limit) => [limit.key, limit]));
+  const waits: FlowWait[] = [];
+  for (const { step, position } of due) {
+    const key = flowKeyOf(run.plan.steps[position]!, step.onFallback === true);
+    const limit = limits.get(key);
+    if (!limit) continue;
+    if (limit.concurrency !== null && limit.running >= limit.concurrency)
+      waits.push({ stepId: step.stepId, key, reason: `${limit.running} of ${limit.concurrency} running` });
+    else if (limit.rate !== null && limit.recentStarts >= limit.rate.count)
+      waits.push({
+        stepId: step.stepId,
+        key,
+        reason: `${limit.recentStarts} started in the last ${formatFlowRate(limit.rate).split('/')[1]}`,
+      });
+  }
+  return waits;
+}

@@ -1,0 +1,127 @@
+import type { StoredEvent } from '../core/events.js';
+import type { Painter } from './colour.js';
+import { clockTime, columnWidths, formatDuration, table } from './format.js';
+
+export const TIMELINE_HEADER = ['TIME', '+ELAPSED', 'STEP', 'ATTEMPT', 'DURATION', 'EVENT'];
+
+/** What an event's line is drawn in: done green, needs a human red, in motion yellow. */
+const EVENT_PAINT: Partial<Record<StoredEvent['type'], Parameters<Painter>[0]>> = {
+  'run.succeeded': 'green',
+  'step.succeeded': 'green',
+  'step.resolved': 'green',
+  'step.failed': 'red',
+  'step.blocked': 'red',
+  'run.blocked': 'red',
+  'budget.exceeded': 'red',
+  'step.started': 'yellow',
+  'step.retry_scheduled': 'yellow',
+  'step.degraded': 'yellow',
+  'step.fallback': 'yellow',
+};
+
+/**
+ * The timeline's rows, one per event: time, elapsed since `first` (the run's first event), step,
+ * attempt, duration and what happened. `starts` carries attempt starts from row to row.
+ */
+export class TimelineRows {
+  private readonly starts = new Map<string, number>();
+
+  constructor(
+    private readonly first: number,
+    private readonly paint: Painter,
+  ) {}
+
+  row(event: StoredEvent): string[] {
+    const { what, took } = describeEvent(event, this.starts);
+    const stepId = 'stepId' in event ? (event.stepId ?? '') : '';
+    const attempt = 'attempt' in event ? String(event.attempt) : '';
+    const colour = EVENT_PAINT[event.type];
+    return [
+      clockTime(event.at),
+      formatDuration(event.at - this.first),
+      stepId,
+      attempt,
+      took,
+      colour ? this.paint(colour, what) : what,
+    ];
+  }
+}
+
+/** The whole timeline as one table. */
+export function timelineTable(events: readonly StoredEvent[], paint: Painter): string {
+  const rows = new TimelineRows(events[0]?.at ?? 0, paint);
+  return table([TIMELINE_HEADER, ...events.map((event) => rows.row(event))]);
+}
+
+/**
+ * Column widths for a timeline that grows (`timeline --watch`): wide enough for any time, elapsed
+ * time, step id of the run and attempt number, so appended rows line up with the first ones.
+ */
+export function timelineWidths(stepIds: readonly string[]): number[] {
+  return columnWidths([
+    TIMELINE_HEADER,
+    ...stepIds.map((id) => ['00:00:00', '59 m 59 s', id, '100', '59 m 59 s']),
+  ]);
+}
+
+function describeEvent(event: StoredEvent, starts: Map<string, number>): { what: string; took: string } {
+  switch (event.type) {
+    case 'step.started':
+      starts.set(`${event.stepId}:${event.attempt}`, event.at);
+      return { what: `started by ${event.owner}`, took: '' };
+    case 'step.succeeded':
+      return {
+        what: `succeeded: ${event.summary.split('\n')[0]!.slice(0, 80)}`,
+        took: formatDuration(event.durationMs),
+      };
+    case 'step.failed':
+      return {
+        what: `failed (${event.failureClass}): ${event.message.split('\n')[0]!.slice(0, 100)}`,
+        took: formatDuration(event.durationMs),
+      };
+    case 'step.retry_scheduled':
+      return { what: `retry ${event.nextAttempt} due in ${formatDuration(event.delayMs)}`, took: '' };
+    case 'step.blocked':
+      return {
+        what: `blocked (${event.failureClass}): ${event.reason.split('\n')[0]!.slice(0, 100)}`,
+        took: '',
+      };
+    case 'run.blocked':
+      return { what: `run blocked: ${event.reason.split('\n')[0]!.slice(0, 100)}`, took: '' };
+    case 'run.created':
+      return { what: `run created: ${event.planName}, ${event.steps} steps`, took: '' };
+    case 'budget.exceeded':
+      return { what: `budget ${event.limit} exceeded (${event.value} of ${event.max})`, took: '' };
+    case 'run.resumed':
+      return { what: `run resumed: ${event.reason}`, took: '' };
+    case 'recovery.finished':
+      return {
+        what: `model call ${event.outcome} after ${event.requests} request(s) (${event.model})`,
+        took: '',
+      };
+    case 'recovery.retried':
+      return {
+        what: `model ${event.reason ?? 'failure'}${event.status ? ` ${event.status}` : ''}: retry in ${formatDuration(event.waitMs ?? 0)}`,
+        took: '',
+      };
+    case 'recovery.compacted':
+      return { what: `context compacted: ~${event.tokensBefore} → ~${event.tokensAfter} tokens`, took: '' };
+    case 'recovery.output_reduced':
+    case 'recovery.reissued':
+      return {
+        what: `${event.type.slice('recovery.'.length).replace('_', ' ')}: max output ${event.maxOutputBefore} → ${event.maxOutputAfter}`,
+        took: '',
+      };
+    case 'recovery.fell_back':
+      return { what: `fell back from ${event.model} to ${event.toModel}`, took: '' };
+    case 'recovery.gave_up':
+      return {
+        what: `model call gave up (${event.reason ?? event.failureClass}): ${event.message ?? ''}`,
+        took: '',
+      };
+    case 'tool.failed':
+      return { what: `tool ${event.tool} failed (${event.code})`, took: '' };
+    default:
+      return { what: event.type.replace('.', ' '), took: '' };
+  }
+}
