@@ -144,16 +144,17 @@ class CrashScenario {
 describe('SIGKILL of baton check on a state file', () => {
   it('(a) in the middle of the agent: whole file, the orphan is stopped by the next check, run finishes', async () => {
     const scenario = new CrashScenario(stepIds(5));
-    // The killed check's agent sleeps 20 s: only a kill can end it within the few seconds below.
-    const proc = spawnBaton(['check', scenario.statePath], { env: scenario.env(20_000) });
+    // The killed check's agent sleeps 10 minutes: only a kill can end it within the deadline below.
+    const proc = spawnBaton(['check', scenario.statePath], { env: scenario.env(600_000) });
     const line = await waitFor(() => readCounts(scenario.countFile)[0], 15_000, 'the first agent to start');
     const killed = await scenario.kill(proc);
     expect(killed.stepRuns['step-1']).toMatchObject({ status: 'IN_PROGRESS', tries: 1 });
     expect(isAlive(line.pid), 'the agent outlives the killed check').toBe(true);
 
     const next = spawnBaton(['check', scenario.statePath], { env: scenario.env(300) });
-    await waitFor(() => !isAlive(line.pid), 5_000, `the orphaned agent ${line.pid} to be stopped`);
+    // The next check stops the orphan before it runs anything: once it has exited, the orphan is gone.
     expect((await next.exited).code).toBe(0);
+    await waitFor(() => !isAlive(line.pid), 30_000, `the orphaned agent ${line.pid} to be stopped`);
     const state = await scenario.finish(300);
     // The interrupted try does not count: step-1 ran twice, on one try and one interruption.
     expect(state.stepRuns['step-1']).toMatchObject({ tries: 1, interruptions: 1 });

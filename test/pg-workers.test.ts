@@ -352,7 +352,7 @@ describe('baton worker processes on PostgreSQL', () => {
     expect(countByStep(readCounts(work.countFile)).size).toBe(total);
   }, 180_000);
 
-  it('wakes an idle worker by NOTIFY: a detached run is picked up within a second, not at the 30 s poll', async () => {
+  it('wakes an idle worker by NOTIFY: a detached run is picked up long before the 30 s poll', async () => {
     const work = await createWorkload(0);
     const worker = await startWorker(work, [], {}, `${work.url}&application_name=baton_idle`);
     const plan = writePlan(work.dir, {
@@ -383,7 +383,7 @@ describe('baton worker processes on PostgreSQL', () => {
           (
             await query<{ status: string }>(work.schema, 'SELECT status FROM S.runs WHERE id = $1', [runId])
           )[0]?.status === 'succeeded',
-        10_000,
+        25_000,
         `run ${runId}`,
       );
       const [timing] = await query<{ created: number; started: number }>(
@@ -396,8 +396,9 @@ describe('baton worker processes on PostgreSQL', () => {
       console.info(
         `run ${runId}: claimed ${pickupMs} ms after it was stored; done ${Date.now() - begun} ms after baton run`,
       );
-      expect(pickupMs).toBeLessThan(1000);
-      expect(Date.now() - begun).toBeLessThan(5000);
+      // Not a speed test: the bound only tells NOTIFY (tens of ms, seconds on a loaded machine)
+      // from the 30 s safety poll, the only other way an idle worker would have found the run.
+      expect(pickupMs).toBeLessThan(20_000);
     }
     expect(countByStep(readCounts(work.countFile))).toEqual(
       new Map([
