@@ -149,6 +149,7 @@ export function describeConsoleReadsContract(name: string, makeHarness: () => St
     });
 
     it('reads the events of every run after a position, in order, up to a limit', async () => {
+      expect(await store.lastEventSeq()).toBe(0);
       await create('a', chainPlan(1), 1000);
       await create('b', chainPlan(1), 1001);
       const all = await store.listEventsAfter(0);
@@ -162,6 +163,9 @@ export function describeConsoleReadsContract(name: string, makeHarness: () => St
       expect(after.every((e) => e.seq > all[1]!.seq)).toBe(true);
       expect(after.map((e) => e.type)).toContain('run.cancelled');
       expect(await store.listEventsAfter(0, 1)).toHaveLength(1);
+      const newest = await store.listEventsAfter(0);
+      expect(await store.lastEventSeq()).toBe(newest[newest.length - 1]!.seq);
+      expect(await store.listEventsAfter(await store.lastEventSeq())).toEqual([]);
     });
   });
 }

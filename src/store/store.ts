@@ -46,6 +46,8 @@ export interface Store {
   listLeases(): Promise<LiveLease[]>;
   /** Events of every run after `afterSeq`, in seq order, at most `limit` (default 500): what changed since. */
   listEventsAfter(afterSeq: number, limit?: number): Promise<StoredEvent[]>;
+  /** The seq of the newest event of any run (0: none): where a reader of `listEventsAfter` starts. */
+  lastEventSeq(): Promise<number>;
   getEvents(runId: string, options?: { afterSeq?: number }): Promise<StoredEvent[]>;
   getAttempts(runId: string, stepId?: string): Promise<AttemptRecord[]>;
   /** Results of succeeded steps, for templates (`{{steps.x.summary}}`). Missing or unfinished steps are absent. */

@@ -205,6 +205,13 @@ export class PostgresReads {
     return rows.map(attemptFromRow);
   }
 
+  async lastEventSeq(): Promise<number> {
+    const { rows } = await this.pool.query<{ seq: number | null }>(
+      `SELECT max(seq) AS seq FROM ${this.schema}.events`,
+    );
+    return rows[0]?.seq ?? 0;
+  }
+
   async getStepResults(runId: string, stepIds: readonly string[]): Promise<Record<string, StepResult>> {
     const results: Record<string, StepResult> = {};
     if (stepIds.length === 0) return results;

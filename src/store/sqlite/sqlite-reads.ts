@@ -204,6 +204,10 @@ export class SqliteReads {
     );
   }
 
+  async lastEventSeq(): Promise<number> {
+    return this.sql<[], { seq: number | null }>('SELECT max(seq) AS seq FROM events').get()?.seq ?? 0;
+  }
+
   async getStepResults(runId: string, stepIds: readonly string[]): Promise<Record<string, StepResult>> {
     const results: Record<string, StepResult> = {};
     const select = this.sql<[string, string], { result_json: string | null }>(
