@@ -119,6 +119,10 @@ function describeConsoleHttp(
       const foreign = form({ csrf });
       foreign.headers = { ...foreign.headers, origin: 'http://evil.example' };
       expect((await fetch(`${origin}/runs/r1/steps/b/retry`, foreign)).status).toBe(403);
+      // Another port of this machine is the same site, not this console.
+      const sameSite = form({ csrf });
+      sameSite.headers = { ...sameSite.headers, 'sec-fetch-site': 'same-site' };
+      expect((await fetch(`${origin}/runs/r1/steps/b/retry`, sameSite)).status).toBe(403);
       expect((await store.getRun('r1'))?.steps[1]?.status).toBe('blocked');
 
       const done = await fetch(`${origin}/runs/r1/steps/b/retry`, form({ csrf, back: 'inbox' }));

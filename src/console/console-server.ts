@@ -243,10 +243,17 @@ function loopbackHostHeader(host: string | undefined, port: number): boolean {
   return [`127.0.0.1:${port}`, `localhost:${port}`, `[::1]:${port}`].includes(host.toLowerCase());
 }
 
-/** A browser says where a POST comes from: refuse another site's (besides the CSRF token and SameSite). */
+/**
+ * A browser says where a POST comes from: refuse another site's, besides the CSRF token and the
+ * SameSite cookie. Sec-Fetch-Site must say same-origin when present (another port of localhost is
+ * "same-site": refused too); the Origin must be this console's, or "null" (what a browser sends
+ * under Referrer-Policy: no-referrer) from the same origin.
+ */
 function sameOrigin(request: IncomingMessage): boolean {
-  if (request.headers['sec-fetch-site'] === 'cross-site') return false;
+  const site = request.headers['sec-fetch-site'];
+  if (site !== undefined && site !== 'same-origin') return false;
   const origin = request.headers.origin;
+  if (origin === 'null') return site === 'same-origin';
   return origin === undefined || origin === `http://${request.headers.host}`;
 }
 
