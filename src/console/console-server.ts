@@ -74,6 +74,7 @@ export async function startConsole(options: ConsoleOptions): Promise<RunningCons
   const hub = new EventHub(store, options.pollMs ?? 300, options.now);
   const ctx: ConsoleContext = {
     store,
+    unmasked: options.store,
     home: options.home,
     session: new ConsoleSession(options.token),
     hub,

@@ -8,6 +8,11 @@ import type { ConsoleSession } from './session.js';
 export interface ConsoleContext {
   /** The store, its reads masked (maskedReads) as every command that prints them. */
   store: Store;
+  /**
+   * The same store unmasked, for reads whose result is masked by the handler itself because it
+   * keeps little of them (the timeline keeps numbers and short labels, masked once).
+   */
+  unmasked: Store;
   /** The Baton home: attempt logs are under it. */
   home: string;
   session: ConsoleSession;

@@ -1,4 +1,5 @@
 import { BatonError } from '../core/errors.js';
+import { redactSecrets } from '../core/redact.js';
 import type { RunDetail } from '../store/store.js';
 import { artifactFile, sendDownload } from './artifact-download.js';
 import { attemptLogFile, LogFollower, readLogTail } from './attempt-logs.js';
@@ -62,8 +63,16 @@ const runDetail: Handler = async (ctx, req) => {
 const runTimeline: Handler = async (ctx, req) => {
   const runId = req.params[0]!;
   const run = await requireRun(ctx.store, runId);
-  const [attempts, events] = await Promise.all([ctx.store.getAttempts(runId), ctx.store.getEvents(runId)]);
-  sendJson(req.res, 200, timelineOf(run, attempts, events, ctx.now()));
+  // Masking thousands of attempts and events costs more than the rest of the answer: the timeline
+  // keeps only numbers, step ids and short labels, and its labels are masked here instead.
+  const [attempts, events] = await Promise.all([
+    ctx.unmasked.getAttempts(runId),
+    ctx.unmasked.getEvents(runId),
+  ]);
+  const timeline = timelineOf(run, attempts, events, ctx.now());
+  const secrets = ctx.secretsOf(run.plan);
+  for (const mark of timeline.marks) mark[3] = redactSecrets(mark[3], secrets);
+  sendJson(req.res, 200, timeline);
 };
 
 const stepDetail: Handler = async (ctx, req) => {

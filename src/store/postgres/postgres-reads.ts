@@ -109,14 +109,14 @@ export class PostgresReads {
     };
   }
 
-  /** The summary columns of `runs r`, with each run's step counts. */
-  private summarySelect(): string {
+  /** The summary columns of `runs r` (`from`: the runs table, or a subquery of it), with each run's step counts. */
+  private summarySelect(from = `${this.schema}.runs`): string {
     return `SELECT r.id, r.plan_name, r.status, r.blocked_reason, r.created_at, r.updated_at, r.finished_at,
          r.attempts_total, r.input_tokens, r.output_tokens, r.cost_usd,
          (SELECT json_object_agg(c.status, c.n) FROM
            (SELECT st.status, count(*) AS n FROM ${this.schema}.steps st WHERE st.run_id = r.id GROUP BY st.status) c
          ) AS step_counts
-       FROM ${this.schema}.runs r`;
+       FROM ${from} r`;
   }
 
   async listRuns(options: { status?: RunStatus; limit?: number } = {}): Promise<RunSummary[]> {
@@ -136,8 +136,10 @@ export class PostgresReads {
     const { limit, offset } = runPageBounds(query);
     const where = [...filter.where];
     if (query.status !== undefined) where.push(`status = ${filter.bind(query.status)}`);
-    const pageSql = `${this.summarySelect()} ${whereOf(where)}
-       ORDER BY r.created_at DESC, r.id DESC LIMIT ${filter.bind(limit)} OFFSET ${filter.bind(offset)}`;
+    // The page is chosen first: step counts are counted for its runs only, not for those it skips.
+    const page = `(SELECT * FROM ${this.schema}.runs ${whereOf(where)}
+       ORDER BY created_at DESC, id DESC LIMIT ${filter.bind(limit)} OFFSET ${filter.bind(offset)})`;
+    const pageSql = `${this.summarySelect(page)} ORDER BY r.created_at DESC, r.id DESC`;
     // Two statements on two connections at once: a page costs one round trip.
     const [countRows, pageRows] = await Promise.all([
       this.pool.query<{ status: string; n: number }>(countSql, countValues),
