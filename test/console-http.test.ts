@@ -1,9 +1,10 @@
-import { mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { appendFileSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { RunningConsole } from '../src/console/console-server.js';
+import { validatePlanObject } from '../src/core/plan/parse.js';
 import { PostgresStore } from '../src/store/postgres/postgres-store.js';
 import { SqliteStore } from '../src/store/sqlite/sqlite-store.js';
 import type { Store } from '../src/store/store.js';
@@ -161,6 +162,60 @@ function describeConsoleHttp(
       // A file in the workspace that the attempt did not record is not served.
       writeFileSync(join(dir, 'ws', 'other.txt'), 'x');
       expect((await get('path=other.txt')).status).toBe(404);
+    });
+
+    it("streams the running attempt's log as it grows, masked, and ends the stream when the attempt ends", async () => {
+      const plan = validatePlanObject({ name: 'live', steps: [{ id: 's', fn: 'noop' }] }, 'live');
+      await store.createRun({
+        id: 'live',
+        plan,
+        planHash: 'h',
+        inputs: {},
+        workspace: join(dir, 'ws'),
+        now: Date.now(),
+      });
+      const cycle = (completions: Parameters<Store['cycle']>[0]['completions']) =>
+        store.cycle({
+          owner: 'w9',
+          now: Date.now(),
+          leaseMs: 60_000,
+          completions,
+          claimLimit: 1,
+          random: () => 0,
+        });
+      const [claim] = (await cycle([])).claimed;
+      const log = join(dir, 'home', 'runs', 'live', 's', 'attempt-1.log');
+      mkdirSync(join(log, '..'), { recursive: true });
+      writeFileSync(log, 'first line\n');
+      const response = await fetch(`${origin}/runs/live/steps/s/attempts/1/log/live`, {
+        headers: withSession(),
+      });
+      expect(response.headers.get('content-type')).toContain('text/event-stream');
+      const reader = response.body!.getReader();
+      let received = '';
+      const readUntil = async (done: (text: string) => boolean) => {
+        while (!done(received)) {
+          const chunk = await reader.read();
+          if (chunk.done) break;
+          received += new TextDecoder().decode(chunk.value);
+        }
+        return received;
+      };
+      expect(await readUntil((t) => t.includes('first line'))).toContain('data: "first line\\n"');
+      appendFileSync(log, `second line with ${SECRET}\n`);
+      expect(await readUntil((t) => t.includes('second line'))).toContain('second line with [redacted]');
+      await cycle([
+        {
+          ...claim!,
+          owner: 'w9',
+          outcome: { ok: true, summary: 'done', outputs: [] },
+          startedAt: Date.now() - 1,
+          endedAt: Date.now(),
+          logPath: 'runs/live/s/attempt-1.log',
+        },
+      ]);
+      expect(await readUntil((t) => t.includes('event: end'))).toContain('event: end');
+      expect(received).not.toContain(SECRET);
     });
 
     it('refuses a request whose Host is not this loopback console (DNS rebinding)', async () => {
