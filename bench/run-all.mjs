@@ -217,6 +217,60 @@ const BENCHMARKS = [
       },
     ],
   },
+  {
+    name: 'console',
+    script: 'console.mjs',
+    figures: [
+      ...[
+        ['sqlite', 'SQLite'],
+        ['pg', 'PostgreSQL'],
+      ].flatMap(([p, store]) => [
+        {
+          key: `${p}PageMs`,
+          label: `console: runs list, 10k runs, ${store}`,
+          unit: 'ms',
+          higher: false,
+          goal: 50,
+        },
+        { key: `${p}DeepPageMs`, label: '  page 100 of 200', unit: 'ms', higher: false, goal: 50 },
+        { key: `${p}FilteredPageMs`, label: '  status + plan filter', unit: 'ms', higher: false, goal: 50 },
+        { key: `${p}SearchPageMs`, label: '  id search', unit: 'ms', higher: false, goal: 50 },
+        { key: `${p}QueryFloorMs`, label: '  (floor: bare listRunPage)', unit: 'ms', higher: false },
+        { key: `${p}HttpFloorMs`, label: '  (floor: a static file over HTTP)', unit: 'ms', higher: false },
+      ]),
+      {
+        key: 'timelineMs',
+        label: 'console: timeline data, 1000 attempts, SQLite',
+        unit: 'ms',
+        higher: false,
+        goal: 100,
+      },
+      {
+        key: 'timelineFloorMs',
+        label: '  (floor: bare getRun+getAttempts+getEvents)',
+        unit: 'ms',
+        higher: false,
+      },
+      { key: 'pgTimelineMs', label: '  same on PostgreSQL', unit: 'ms', higher: false, goal: 100 },
+      { key: 'pgTimelineFloorMs', label: '  (floor on PostgreSQL)', unit: 'ms', higher: false },
+      { key: 'runPageMs', label: '  its run page (HTML)', unit: 'ms', higher: false },
+      {
+        key: 'runPageKb',
+        label: '  run page weight (HTML+JS+CSS+data)',
+        unit: 'KB',
+        higher: false,
+        goal: 150,
+      },
+      {
+        key: 'drawMs',
+        label: '  Chromium: navigation to timeline drawn',
+        unit: 'ms',
+        higher: false,
+        goal: 1000,
+      },
+      { key: 'drawFloorMs', label: '  (floor: a page without timeline)', unit: 'ms', higher: false },
+    ],
+  },
 ];
 
 function runWorkload(bench) {

@@ -1,6 +1,8 @@
-// Copies non-TypeScript files the built code reads at run time (SQL migrations) into dist/.
+// Copies non-TypeScript files the built code reads at run time (SQL migrations, the console's
+// script and styles) into dist/.
 import { cpSync } from 'node:fs';
 
 for (const dialect of ['sqlite', 'postgres']) {
   cpSync(`src/store/${dialect}/migrations`, `dist/store/${dialect}/migrations`, { recursive: true });
 }
+cpSync('src/console/assets', 'dist/console/assets', { recursive: true });

@@ -5,6 +5,7 @@ import { validatePlanObject } from '../src/core/plan/parse.js';
 import { PostgresStore } from '../src/store/postgres/postgres-store.js';
 import type { ClaimedStep, Completion, Store } from '../src/store/store.js';
 import { freshSchemaName, startPostgres, type TestPostgres } from './helpers/postgres.js';
+import { describeConsoleReadsContract } from './store-console-contract.js';
 import { chainPlan, describeStoreContract } from './store-contract.js';
 import { describeFlowContract } from './store-flow-contract.js';
 
@@ -38,6 +39,7 @@ const schemaHarness = (label: string) => () => {
 
 describeStoreContract('postgres', schemaHarness('contract'));
 describeFlowContract('postgres', schemaHarness('flow'));
+describeConsoleReadsContract('postgres', schemaHarness('console'));
 
 const random = () => 0;
 const ok = (claim: ClaimedStep, now: number): Completion => ({

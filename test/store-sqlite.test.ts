@@ -6,6 +6,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { isBatonError } from '../src/core/errors.js';
 import { validatePlanObject } from '../src/core/plan/parse.js';
 import { SqliteStore } from '../src/store/sqlite/sqlite-store.js';
+import { describeConsoleReadsContract } from './store-console-contract.js';
 import { chainPlan, describeStoreContract } from './store-contract.js';
 import { describeFlowContract } from './store-flow-contract.js';
 
@@ -22,6 +23,7 @@ const fileHarness = (prefix: string) => () => {
 
 describeStoreContract('sqlite', fileHarness('baton-store-'));
 describeFlowContract('sqlite', fileHarness('baton-flow-'));
+describeConsoleReadsContract('sqlite', fileHarness('baton-console-'));
 
 describe('SQLite store specifics', () => {
   const dirs: string[] = [];

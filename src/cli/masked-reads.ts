@@ -21,6 +21,18 @@ export function maskedReads(store: Store, env: NodeJS.ProcessEnv, values: readon
     known.set(runId, values);
     return values;
   };
+  /** `forRun` for one read's many rows: each run's plan is read once. */
+  const forRows = () => {
+    const seen = new Map<string, Promise<readonly string[]>>();
+    return (runId: string) => {
+      let secretsOfRun = seen.get(runId);
+      if (!secretsOfRun) {
+        secretsOfRun = forRun(runId);
+        seen.set(runId, secretsOfRun);
+      }
+      return secretsOfRun;
+    };
+  };
   const reads: Partial<Store> = {
     getRun: async (runId) => {
       const run = await store.getRun(runId);
@@ -33,6 +45,31 @@ export function maskedReads(store: Store, env: NodeJS.ProcessEnv, values: readon
           run.blockedReason === null ? run : redactValue(run, await forRun(run.id)),
         ),
       ),
+    listRunPage: async (query) => {
+      const page = await store.listRunPage(query);
+      const runs = await Promise.all(
+        page.runs.map(async (run) =>
+          run.blockedReason === null ? run : redactValue(run, await forRun(run.id)),
+        ),
+      );
+      return { ...page, runs };
+    },
+    listBlockedSteps: async (limit) => {
+      const secretsOf = forRows();
+      return Promise.all(
+        (await store.listBlockedSteps(limit)).map(async (step) =>
+          redactValue(step, await secretsOf(step.runId)),
+        ),
+      );
+    },
+    listEventsAfter: async (afterSeq, limit) => {
+      const secretsOf = forRows();
+      return Promise.all(
+        (await store.listEventsAfter(afterSeq, limit)).map(async (event) =>
+          redactValue(event, await secretsOf(event.runId)),
+        ),
+      );
+    },
     getEvents: async (runId, options) =>
       redactValue(await store.getEvents(runId, options), await forRun(runId)),
     getAttempts: async (runId, stepId) =>

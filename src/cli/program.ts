@@ -461,6 +461,31 @@ program
     }),
   );
 
+program
+  .command('serve')
+  .description(
+    'the operator console in a browser: runs, a live timeline, step logs, a blockers inbox with actions, flow limits and workers',
+  )
+  .option('--host <host>', 'address to listen on (default 127.0.0.1; anything else needs --token-file)')
+  .option('--port <n>', 'port (default: a free one)')
+  .option(
+    '--token-file <file>',
+    'read the session token from this file instead of making one (needed beyond loopback)',
+  )
+  .addHelpText(
+    'after',
+    `
+It reads and acts on the same store as every command (--home, --store). The session token is
+printed once, in the address to open; the browser keeps it in an HttpOnly, SameSite=Strict
+cookie. Every page, stream and action needs it; actions also need the page's CSRF token.
+
+Examples:
+  baton serve                                            http://127.0.0.1:<free port>/?token=...
+  baton serve --port 8080
+  baton serve --host 0.0.0.0 --port 8080 --token-file ~/.baton-console-token`,
+  )
+  .action(act(async () => (await import('./commands/serve.js')).serveCommand));
+
 const flow = program
   .command('flow')
   .description(

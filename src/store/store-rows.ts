@@ -1,7 +1,14 @@
 import { ATTEMPT_SUMMARY_MAX_CHARS, type FailureClass, type OutputArtifact } from '../core/failure.js';
 import { type FlowKeyState, liveStarts } from '../core/flow.js';
 import type { RunStatus, StepState } from '../core/run-state.js';
-import type { AttemptRecord, Completion, FlowLimitStatus, RunSummary } from './store.js';
+import type {
+  AttemptRecord,
+  BlockedStep,
+  Completion,
+  FlowLimitStatus,
+  LiveLease,
+  RunSummary,
+} from './store.js';
 
 /** The `runs` columns a summary is made of, the same in every dialect. */
 export interface SummaryRow {
@@ -180,4 +187,58 @@ export const ATTEMPT_USAGE_ONCE = `ON CONFLICT (run_id, step_id, attempt) DO UPD
 /** One attempt as a map key. */
 export function attemptKeyText(key: { runId: string; stepId: string; attempt: number }): string {
   return `${key.runId}\u0000${key.stepId}\u0000${key.attempt}`;
+}
+
+/** A blocked step joined with its run, as both dialects select it. */
+export interface BlockedStepRow {
+  run_id: string;
+  plan_name: string;
+  run_status: string;
+  step_id: string;
+  attempt: number;
+  last_failure_class: string | null;
+  blocked_reason: string | null;
+  updated_at: number | string;
+}
+
+export function blockedStepFromRow(row: BlockedStepRow): BlockedStep {
+  return {
+    runId: row.run_id,
+    planName: row.plan_name,
+    runStatus: row.run_status as RunStatus,
+    stepId: row.step_id,
+    attempt: row.attempt,
+    failureClass: row.last_failure_class as FailureClass | null,
+    reason: row.blocked_reason,
+    blockedAt: Number(row.updated_at),
+  };
+}
+
+/** A leased step joined with its run, as both dialects select it. */
+export interface LeaseRow {
+  run_id: string;
+  step_id: string;
+  attempt: number;
+  plan_name: string;
+  lease_owner: string | null;
+  lease_expires_at: number | string;
+  started_at: number | string | null;
+  pid: number | null;
+  host: string | null;
+  flow_key: string | null;
+}
+
+export function leaseFromRow(row: LeaseRow): LiveLease {
+  return {
+    runId: row.run_id,
+    stepId: row.step_id,
+    attempt: row.attempt,
+    planName: row.plan_name,
+    owner: row.lease_owner ?? '',
+    leaseExpiresAt: Number(row.lease_expires_at),
+    startedAt: row.started_at === null ? null : Number(row.started_at),
+    pid: row.pid,
+    host: row.host,
+    flowKey: row.flow_key,
+  };
 }

@@ -38,6 +38,16 @@ export interface Store {
   nextWakeAt(filter?: RunFilter): Promise<number | null>;
   getRun(runId: string): Promise<RunDetail | null>;
   listRuns(options?: { status?: RunStatus; limit?: number }): Promise<RunSummary[]>;
+  /** One page of runs, newest first, with the counts per status of every run the other filters match (`baton serve`). */
+  listRunPage(query?: RunPageQuery): Promise<RunPage>;
+  /** Every step blocked for a human in a run that is still going (running or blocked), newest first. */
+  listBlockedSteps(limit?: number): Promise<BlockedStep[]>;
+  /** Every lease held now (steps running), with its owner and process, by owner then start. */
+  listLeases(): Promise<LiveLease[]>;
+  /** Events of every run after `afterSeq`, in seq order, at most `limit` (default 500): what changed since. */
+  listEventsAfter(afterSeq: number, limit?: number): Promise<StoredEvent[]>;
+  /** The seq of the newest event of any run (0: none): where a reader of `listEventsAfter` starts. */
+  lastEventSeq(): Promise<number>;
   getEvents(runId: string, options?: { afterSeq?: number }): Promise<StoredEvent[]>;
   getAttempts(runId: string, stepId?: string): Promise<AttemptRecord[]>;
   /** Results of succeeded steps, for templates (`{{steps.x.summary}}`). Missing or unfinished steps are absent. */
@@ -92,6 +102,56 @@ export interface Store {
    */
   waitForWork?(untilMs: number, signal: AbortSignal): Promise<void>;
   close(): Promise<void>;
+}
+
+/** Filters of `listRunPage`; every one optional. Times are ms since the epoch. */
+export interface RunPageQuery {
+  status?: RunStatus;
+  /** The plan's name, exactly. */
+  planName?: string;
+  /** Runs created at or after this time. */
+  createdFrom?: number;
+  /** Runs created before this time. */
+  createdBefore?: number;
+  /** A part of the run id (any position, case-sensitive). */
+  idContains?: string;
+  /** Runs skipped, for pages after the first. Default 0. */
+  offset?: number;
+  /** Runs in the page. Default 50. */
+  limit?: number;
+}
+
+export interface RunPage {
+  runs: RunSummary[];
+  /** Runs matching every filter but `status`, per status (absent: none). */
+  counts: Partial<Record<RunStatus, number>>;
+  /** Runs matching every filter, `status` included: for the page numbers. */
+  total: number;
+}
+
+/** A step waiting for a human (`listBlockedSteps`). */
+export interface BlockedStep {
+  runId: string;
+  planName: string;
+  runStatus: RunStatus;
+  stepId: string;
+  attempt: number;
+  failureClass: FailureClass | null;
+  reason: string | null;
+  /** When the step was blocked (its last change). */
+  blockedAt: number;
+}
+
+/** A lease a worker holds now (`listLeases`). */
+export interface LiveLease extends AttemptKey {
+  planName: string;
+  owner: string;
+  leaseExpiresAt: number;
+  startedAt: number | null;
+  /** The OS process running the attempt, once the worker noted it. */
+  pid: number | null;
+  host: string | null;
+  flowKey: string | null;
 }
 
 export interface FlowLimitStatus extends FlowLimit {

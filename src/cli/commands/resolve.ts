@@ -48,10 +48,8 @@ export async function resolveCommand(
 
 /** A file's content (JSON if it parses, else its text), or the argument itself as JSON. */
 function readResult(argument: string): StepResult {
-  if (existsSync(argument) && statSync(argument).isFile()) {
-    const text = readFileSync(argument, 'utf8');
-    return toResult(parseJson(text, argument) ?? { text });
-  }
+  if (existsSync(argument) && statSync(argument).isFile())
+    return resultOfText(readFileSync(argument, 'utf8'), argument);
   const parsed = parseJson(argument, '--result');
   if (parsed === undefined) {
     throw new BatonError(
@@ -60,6 +58,14 @@ function readResult(argument: string): StepResult {
     );
   }
   return toResult(parsed);
+}
+
+/**
+ * A result given as text (a file's content, the console's result box): its JSON value if it is
+ * JSON, else the text itself. `where` names it in the message about a JSON value too deep.
+ */
+export function resultOfText(text: string, where: string): StepResult {
+  return toResult(parseJson(text, where) ?? { text });
 }
 
 /** The JSON value of `text`, or undefined if it is not JSON; too deep or repeated keys are refused. */

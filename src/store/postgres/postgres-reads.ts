@@ -2,8 +2,27 @@ import type { BatonEvent, StoredEvent } from '../../core/events.js';
 import type { StepUsage } from '../../core/failure.js';
 import type { RunState, RunStatus, StepResult, StepStatus } from '../../core/run-state.js';
 import { stepOf } from '../../core/run-state.js';
-import type { AttemptRecord, RunDetail, RunFilter, RunSummary } from '../store.js';
-import { type AttemptRow, attemptFromRow, type SummaryRow, summaryFromRow } from '../store-rows.js';
+import { runPageBounds, runPageFilter } from '../run-page-filter.js';
+import type {
+  AttemptRecord,
+  BlockedStep,
+  LiveLease,
+  RunDetail,
+  RunFilter,
+  RunPage,
+  RunPageQuery,
+  RunSummary,
+} from '../store.js';
+import {
+  type AttemptRow,
+  attemptFromRow,
+  type BlockedStepRow,
+  blockedStepFromRow,
+  type LeaseRow,
+  leaseFromRow,
+  type SummaryRow,
+  summaryFromRow,
+} from '../store-rows.js';
 import type { PgPool } from './open-pool.js';
 import { RunLoader } from './run-loader.js';
 
@@ -27,6 +46,23 @@ export function summaryOf(run: RunState, usage: StepUsage): RunSummary {
 
 interface PgSummaryRow extends SummaryRow {
   step_counts: Record<string, number> | null;
+}
+
+function pgSummary(row: PgSummaryRow): RunSummary {
+  return summaryFromRow(row, (row.step_counts ?? {}) as Partial<Record<StepStatus, number>>);
+}
+
+interface PgEventRow {
+  seq: number;
+  run_id: string;
+  at: number;
+  type: string;
+  data: Record<string, unknown>;
+}
+
+function pgEvent(row: PgEventRow): StoredEvent {
+  const event = { type: row.type, ...row.data } as BatonEvent;
+  return { ...event, seq: row.seq, runId: row.run_id, at: row.at };
 }
 
 /** Read-only queries of the PostgreSQL store: status, timeline, logs. Each is one statement. */
@@ -73,39 +109,91 @@ export class PostgresReads {
     };
   }
 
-  async listRuns(options: { status?: RunStatus; limit?: number } = {}): Promise<RunSummary[]> {
-    const s = this.schema;
-    const { rows } = await this.pool.query<PgSummaryRow>(
-      `SELECT r.id, r.plan_name, r.status, r.blocked_reason, r.created_at, r.updated_at, r.finished_at,
+  /** The summary columns of `runs r` (`from`: the runs table, or a subquery of it), with each run's step counts. */
+  private summarySelect(from = `${this.schema}.runs`): string {
+    return `SELECT r.id, r.plan_name, r.status, r.blocked_reason, r.created_at, r.updated_at, r.finished_at,
          r.attempts_total, r.input_tokens, r.output_tokens, r.cost_usd,
          (SELECT json_object_agg(c.status, c.n) FROM
-           (SELECT st.status, count(*) AS n FROM ${s}.steps st WHERE st.run_id = r.id GROUP BY st.status) c
+           (SELECT st.status, count(*) AS n FROM ${this.schema}.steps st WHERE st.run_id = r.id GROUP BY st.status) c
          ) AS step_counts
-       FROM ${s}.runs r WHERE ($1::text IS NULL OR r.status = $1::text)
+       FROM ${from} r`;
+  }
+
+  async listRuns(options: { status?: RunStatus; limit?: number } = {}): Promise<RunSummary[]> {
+    const { rows } = await this.pool.query<PgSummaryRow>(
+      `${this.summarySelect()} WHERE ($1::text IS NULL OR r.status = $1::text)
        ORDER BY r.created_at DESC, r.id DESC LIMIT $2`,
       [options.status ?? null, options.limit ?? 50],
     );
-    return rows.map((row) =>
-      summaryFromRow(row, (row.step_counts ?? {}) as Partial<Record<StepStatus, number>>),
+    return rows.map(pgSummary);
+  }
+
+  async listRunPage(query: RunPageQuery = {}): Promise<RunPage> {
+    const filter = runPageFilter(query, 'postgres');
+    const whereOf = (clauses: string[]) => (clauses.length === 0 ? '' : `WHERE ${clauses.join(' AND ')}`);
+    const countValues = [...filter.values];
+    const countSql = `SELECT status, count(*) AS n FROM ${this.schema}.runs ${whereOf(filter.where)} GROUP BY status`;
+    const { limit, offset } = runPageBounds(query);
+    const where = [...filter.where];
+    if (query.status !== undefined) where.push(`status = ${filter.bind(query.status)}`);
+    // The page is chosen first: step counts are counted for its runs only, not for those it skips.
+    const page = `(SELECT * FROM ${this.schema}.runs ${whereOf(where)}
+       ORDER BY created_at DESC, id DESC LIMIT ${filter.bind(limit)} OFFSET ${filter.bind(offset)})`;
+    const pageSql = `${this.summarySelect(page)} ORDER BY r.created_at DESC, r.id DESC`;
+    // Two statements on two connections at once: a page costs one round trip.
+    const [countRows, pageRows] = await Promise.all([
+      this.pool.query<{ status: string; n: number }>(countSql, countValues),
+      this.pool.query<PgSummaryRow>(pageSql, filter.values),
+    ]);
+    const counts: RunPage['counts'] = {};
+    for (const row of countRows.rows) counts[row.status as RunStatus] = Number(row.n);
+    const total =
+      query.status === undefined
+        ? countRows.rows.reduce((sum, row) => sum + Number(row.n), 0)
+        : (counts[query.status] ?? 0);
+    return { runs: pageRows.rows.map(pgSummary), counts, total };
+  }
+
+  async listBlockedSteps(limit = 200): Promise<BlockedStep[]> {
+    const s = this.schema;
+    const { rows } = await this.pool.query<BlockedStepRow>(
+      `SELECT st.run_id, r.plan_name, r.status AS run_status, st.step_id, st.attempt, st.last_failure_class,
+         st.blocked_reason, st.updated_at
+       FROM ${s}.runs r JOIN ${s}.steps st ON st.run_id = r.id
+       WHERE r.status IN ('running', 'blocked') AND st.status = 'blocked'
+       ORDER BY st.updated_at DESC, st.run_id, st.step_id LIMIT $1`,
+      [limit],
     );
+    return rows.map(blockedStepFromRow);
+  }
+
+  async listLeases(): Promise<LiveLease[]> {
+    const s = this.schema;
+    const { rows } = await this.pool.query<LeaseRow>(
+      `SELECT st.run_id, st.step_id, st.attempt, r.plan_name, st.lease_owner, st.lease_expires_at, st.started_at,
+         st.pid, st.host, st.flow_key
+       FROM ${s}.steps st JOIN ${s}.runs r ON r.id = st.run_id
+       WHERE st.status = 'running' AND st.lease_expires_at IS NOT NULL
+       ORDER BY st.lease_owner, st.started_at, st.run_id, st.step_id`,
+    );
+    return rows.map(leaseFromRow);
+  }
+
+  async listEventsAfter(afterSeq: number, limit = 500): Promise<StoredEvent[]> {
+    const { rows } = await this.pool.query<PgEventRow>(
+      `SELECT seq, run_id, at, type, data FROM ${this.schema}.events WHERE seq > $1 ORDER BY seq LIMIT $2`,
+      [afterSeq, limit],
+    );
+    return rows.map(pgEvent);
   }
 
   async getEvents(runId: string, options: { afterSeq?: number } = {}): Promise<StoredEvent[]> {
-    const { rows } = await this.pool.query<{
-      seq: number;
-      run_id: string;
-      at: number;
-      type: string;
-      data: Record<string, unknown>;
-    }>(
+    const { rows } = await this.pool.query<PgEventRow>(
       `SELECT seq, run_id, at, type, data FROM ${this.schema}.events
        WHERE run_id = $1 AND seq > $2 ORDER BY seq`,
       [runId, options.afterSeq ?? 0],
     );
-    return rows.map((row) => {
-      const event = { type: row.type, ...row.data } as BatonEvent;
-      return { ...event, seq: row.seq, runId: row.run_id, at: row.at };
-    });
+    return rows.map(pgEvent);
   }
 
   async getAttempts(runId: string, stepId?: string): Promise<AttemptRecord[]> {
@@ -117,6 +205,13 @@ export class PostgresReads {
       [runId, stepId ?? null],
     );
     return rows.map(attemptFromRow);
+  }
+
+  async lastEventSeq(): Promise<number> {
+    const { rows } = await this.pool.query<{ seq: number | null }>(
+      `SELECT max(seq) AS seq FROM ${this.schema}.events`,
+    );
+    return rows[0]?.seq ?? 0;
   }
 
   async getStepResults(runId: string, stepIds: readonly string[]): Promise<Record<string, StepResult>> {

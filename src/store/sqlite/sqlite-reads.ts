@@ -4,13 +4,47 @@ import type { BatonEvent, StoredEvent } from '../../core/events.js';
 import type { OutputArtifact } from '../../core/failure.js';
 import { type RunStatus, type StepResult, type StepStatus, stepOf } from '../../core/run-state.js';
 import type { LoadedRun } from '../loaded-run.js';
-import type { AttemptRecord, RunDetail, RunFilter, RunSummary } from '../store.js';
-import { type AttemptRow, attemptFromRow, type SummaryRow, summaryFromRow } from '../store-rows.js';
+import { runPageBounds, runPageFilter } from '../run-page-filter.js';
+import type {
+  AttemptRecord,
+  BlockedStep,
+  LiveLease,
+  RunDetail,
+  RunFilter,
+  RunPage,
+  RunPageQuery,
+  RunSummary,
+} from '../store.js';
+import {
+  type AttemptRow,
+  attemptFromRow,
+  type BlockedStepRow,
+  blockedStepFromRow,
+  type LeaseRow,
+  leaseFromRow,
+  type SummaryRow,
+  summaryFromRow,
+} from '../store-rows.js';
 import type { SqliteDatabase } from './open-database.js';
 import { RunRows } from './run-rows.js';
 
 const SUMMARY_COLUMNS =
   'id, plan_name, status, blocked_reason, created_at, updated_at, finished_at, attempts_total, input_tokens, output_tokens, cost_usd';
+
+interface EventRow {
+  seq: number;
+  run_id: string;
+  at: number;
+  type: string;
+  step_id: string | null;
+  data_json: string;
+}
+
+function eventFromRow(row: EventRow): StoredEvent {
+  const data = JSON.parse(row.data_json) as Record<string, unknown>;
+  const event = { type: row.type, ...data } as BatonEvent;
+  return { ...event, seq: row.seq, runId: row.run_id, at: row.at };
+}
 
 /** Read-only queries of the SQLite store: status, timeline, logs. */
 export class SqliteReads {
@@ -99,18 +133,63 @@ export class SqliteReads {
     return rows.map((row) => this.toSummary(row));
   }
 
+  async listRunPage(query: RunPageQuery = {}): Promise<RunPage> {
+    const filter = runPageFilter(query, 'sqlite');
+    const whereOf = (clauses: string[]) => (clauses.length === 0 ? '' : `WHERE ${clauses.join(' AND ')}`);
+    const counts: RunPage['counts'] = {};
+    const countRows = this.sql<unknown[], { status: string; n: number }>(
+      `SELECT status, count(*) AS n FROM runs ${whereOf(filter.where)} GROUP BY status`,
+    ).all(...filter.values);
+    for (const row of countRows) counts[row.status as RunStatus] = row.n;
+    const total =
+      query.status === undefined
+        ? countRows.reduce((sum, row) => sum + row.n, 0)
+        : (counts[query.status] ?? 0);
+    const { limit, offset } = runPageBounds(query);
+    const where = [...filter.where];
+    if (query.status !== undefined) where.push(`status = ${filter.bind(query.status)}`);
+    const page = `LIMIT ${filter.bind(limit)} OFFSET ${filter.bind(offset)}`;
+    const rows = this.sql<unknown[], SummaryRow>(
+      `SELECT ${SUMMARY_COLUMNS} FROM runs ${whereOf(where)} ORDER BY created_at DESC, id DESC ${page}`,
+    ).all(...filter.values);
+    return { runs: rows.map((row) => this.toSummary(row)), counts, total };
+  }
+
+  async listBlockedSteps(limit = 200): Promise<BlockedStep[]> {
+    // Found through the runs still going (runs_by_status): a run that ended has no step to unblock.
+    const rows = this.sql<[number], BlockedStepRow>(
+      `SELECT s.run_id, r.plan_name, r.status AS run_status, s.step_id, s.attempt, s.last_failure_class,
+         s.blocked_reason, s.updated_at
+       FROM runs r JOIN steps s ON s.run_id = r.id
+       WHERE r.status IN ('running', 'blocked') AND s.status = 'blocked'
+       ORDER BY s.updated_at DESC, s.run_id, s.step_id LIMIT ?`,
+    ).all(limit);
+    return rows.map(blockedStepFromRow);
+  }
+
+  async listLeases(): Promise<LiveLease[]> {
+    const rows = this.sql<[], LeaseRow>(
+      `SELECT s.run_id, s.step_id, s.attempt, r.plan_name, s.lease_owner, s.lease_expires_at, s.started_at,
+         s.pid, s.host, s.flow_key
+       FROM steps s INDEXED BY steps_leased JOIN runs r ON r.id = s.run_id
+       WHERE s.status = 'running' AND s.lease_expires_at IS NOT NULL
+       ORDER BY s.lease_owner, s.started_at, s.run_id, s.step_id`,
+    ).all();
+    return rows.map(leaseFromRow);
+  }
+
   async getEvents(runId: string, options: { afterSeq?: number } = {}): Promise<StoredEvent[]> {
-    const rows = this.sql<
-      [string, number],
-      { seq: number; run_id: string; at: number; type: string; step_id: string | null; data_json: string }
-    >(
+    const rows = this.sql<[string, number], EventRow>(
       'SELECT seq, run_id, at, type, step_id, data_json FROM events WHERE run_id = ? AND seq > ? ORDER BY seq',
     ).all(runId, options.afterSeq ?? 0);
-    return rows.map((row) => {
-      const data = JSON.parse(row.data_json) as Record<string, unknown>;
-      const event = { type: row.type, ...data } as BatonEvent;
-      return { ...event, seq: row.seq, runId: row.run_id, at: row.at };
-    });
+    return rows.map(eventFromRow);
+  }
+
+  async listEventsAfter(afterSeq: number, limit = 500): Promise<StoredEvent[]> {
+    const rows = this.sql<[number, number], EventRow>(
+      'SELECT seq, run_id, at, type, step_id, data_json FROM events WHERE seq > ? ORDER BY seq LIMIT ?',
+    ).all(afterSeq, limit);
+    return rows.map(eventFromRow);
   }
 
   async getAttempts(runId: string, stepId?: string): Promise<AttemptRecord[]> {
@@ -123,6 +202,10 @@ export class SqliteReads {
     return rows.map((row) =>
       attemptFromRow({ ...row, outputs: JSON.parse(row.outputs_json) as OutputArtifact[] }),
     );
+  }
+
+  async lastEventSeq(): Promise<number> {
+    return this.sql<[], { seq: number | null }>('SELECT max(seq) AS seq FROM events').get()?.seq ?? 0;
   }
 
   async getStepResults(runId: string, stepIds: readonly string[]): Promise<Record<string, StepResult>> {

@@ -1,0 +1,89 @@
+import { readFileSync, statSync } from 'node:fs';
+import { BatonError } from '../../core/errors.js';
+import { EXIT } from '../exit-codes.js';
+import { type GlobalOptions, resolveHome } from '../home.js';
+import { openStore, storeTarget } from '../open-store.js';
+import { watchStopSignals } from '../stop-signal.js';
+
+export interface ServeOptions extends GlobalOptions {
+  host?: string;
+  port?: string;
+  tokenFile?: string;
+}
+
+/**
+ * `baton serve`: the operator console over the store every command uses. Loopback only unless
+ * told otherwise with a token the operator chose (--host 0.0.0.0 --token-file <file>); the
+ * session token is printed once, in the address to open.
+ */
+export async function serveCommand(options: ServeOptions): Promise<number> {
+  const { isLoopbackHost, startConsole } = await import('../../console/console-server.js');
+  const { MIN_TOKEN_CHARS, newSessionToken } = await import('../../console/session.js');
+  const host = options.host?.trim() || '127.0.0.1';
+  if (!isLoopbackHost(host) && options.tokenFile === undefined) {
+    throw new BatonError(
+      'CONFIG_INVALID',
+      `--host ${host}: listening beyond this machine needs a session token you chose: add --token-file <file> ` +
+        '(a file only you can read, holding at least 16 characters), or leave --host out to listen on 127.0.0.1 only',
+    );
+  }
+  const port = parsePort(options.port);
+  const token =
+    options.tokenFile === undefined ? newSessionToken() : readToken(options.tokenFile, MIN_TOKEN_CHARS);
+  const target = storeTarget(options);
+  const store = await openStore(options, 'read');
+  try {
+    const running = await startConsole({
+      store,
+      home: resolveHome(options),
+      host,
+      port,
+      token,
+      secretValues: options.store ? [options.store] : [],
+    });
+    const where = target.kind === 'sqlite' ? target.path : `PostgreSQL ${target.label}`;
+    const address =
+      options.tokenFile === undefined
+        ? `${running.origin}/?token=${token}`
+        : `${running.origin}/  (session token: the content of ${options.tokenFile})`;
+    process.stdout.write(`baton serve: the console of ${where}\n  open ${address}\n  Ctrl-C stops it\n`);
+    const stop = watchStopSignals();
+    await stop.received;
+    stop.remove();
+    await running.close();
+    return EXIT.ok;
+  } finally {
+    await store.close();
+  }
+}
+
+function parsePort(value: string | undefined): number {
+  if (value === undefined) return 0;
+  if (!/^\d{1,5}$/.test(value) || Number(value) > 65_535)
+    throw new BatonError(
+      'INVALID_ARGUMENT',
+      `--port: expected a port from 0 to 65535 (0: a free one), got "${value}"`,
+    );
+  return Number(value);
+}
+
+function readToken(file: string, minChars: number): string {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8').trim();
+  } catch (error) {
+    throw new BatonError(
+      'CONFIG_INVALID',
+      `--token-file ${file}: cannot read it (${(error as NodeJS.ErrnoException).code ?? 'error'})`,
+    );
+  }
+  if (text.length < minChars || /\s/.test(text)) {
+    throw new BatonError(
+      'CONFIG_INVALID',
+      `--token-file ${file}: expected one token of at least ${minChars} characters without spaces (e.g. openssl rand -hex 32 > ${file})`,
+    );
+  }
+  if ((statSync(file).mode & 0o077) !== 0)
+    process.stderr.write(`baton serve: warning: ${file} can be read by other users; chmod 600 ${file}\n`);
+  return text;
+}

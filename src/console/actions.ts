@@ -1,0 +1,68 @@
+import { resultOfText } from '../cli/commands/resolve.js';
+import { parseDurationOption } from '../cli/home.js';
+import { BatonError } from '../core/errors.js';
+import type { RunSummary, Store } from '../store/store.js';
+import type { ConsoleContext } from './context.js';
+import { consolePath } from './html.js';
+import { requireRun, requireStep } from './lookups.js';
+
+/**
+ * The console's actions: the same Store methods the CLI commands call (retry, skip, resolve,
+ * cancel, resume, approve, reject), one transaction each.
+ */
+type RunAction = (store: Store, runId: string, form: URLSearchParams, now: number) => Promise<RunSummary>;
+type StepAction = (
+  store: Store,
+  runId: string,
+  stepId: string,
+  form: URLSearchParams,
+  now: number,
+) => Promise<RunSummary>;
+
+export const RUN_ACTIONS: Record<string, RunAction> = {
+  cancel: (store, runId, _form, now) => store.cancelRun(runId, now),
+  resume: (store, runId, _form, now) => store.resumeRun(runId, now),
+  reject: (store, runId, _form, now) => store.rejectRun(runId, now),
+  approve: (store, runId, form, now) => {
+    // The proposal's question: wait this long before each step that follows another (empty: no wait).
+    const delay = form.get('delay')?.trim() ?? '';
+    const delayMs =
+      delay === '' || delay === '0' || delay === 'none' ? 0 : parseDurationOption(delay, 'delay');
+    return store.approveRun(runId, now, delayMs);
+  },
+};
+
+export const STEP_ACTIONS: Record<string, StepAction> = {
+  retry: (store, runId, stepId, _form, now) => store.retryStep(runId, stepId, now),
+  skip: (store, runId, stepId, _form, now) => store.skipStep(runId, stepId, now),
+  resolve: (store, runId, stepId, form, now) => {
+    const text = form.get('result') ?? '';
+    if (text.trim() === '')
+      throw new BatonError('INVALID_ARGUMENT', 'result: say what the step came to (JSON, or plain text)');
+    return store.resolveStep(runId, stepId, resultOfText(text, 'result'), now);
+  },
+};
+
+/** Runs one action; returns where the browser goes next (the page it came from). */
+export async function runAction(
+  ctx: ConsoleContext,
+  target: { runId: string; stepId?: string; action: string },
+  form: URLSearchParams,
+): Promise<string> {
+  const { runId, stepId, action } = target;
+  const run = await requireRun(ctx.store, runId);
+  if (stepId === undefined) {
+    const apply = RUN_ACTIONS[action];
+    if (!apply) throw new BatonError('INVALID_ARGUMENT', `unknown action "${action}"`);
+    await apply(ctx.store, runId, form, ctx.now());
+  } else {
+    const apply = STEP_ACTIONS[action];
+    if (!apply) throw new BatonError('INVALID_ARGUMENT', `unknown action "${action}"`);
+    requireStep(run, stepId);
+    await apply(ctx.store, runId, stepId, form, ctx.now());
+  }
+  const back = form.get('back');
+  if (back === 'inbox') return '/inbox';
+  if (back === 'step' && stepId !== undefined) return consolePath('runs', runId, 'steps', stepId);
+  return consolePath('runs', runId);
+}

@@ -1,0 +1,313 @@
+import { readFileSync } from 'node:fs';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { maskedReads } from '../cli/masked-reads.js';
+import { BatonError } from '../core/errors.js';
+import { redactSecrets } from '../core/redact.js';
+import { planSecretEnv } from '../core/run-secrets.js';
+import { RunSecretsCache } from '../engine/run-secrets-cache.js';
+import type { Store } from '../store/store.js';
+import { runAction } from './actions.js';
+import type { ConsoleContext, Handler } from './context.js';
+import { EventHub } from './event-hub.js';
+import { html } from './html.js';
+import { PAGE_ROUTES } from './page-routes.js';
+import { errorPage, statusOfError } from './pages/error-page.js';
+import { layout } from './pages/layout.js';
+import { redirect, sendBody, sendHtml, sendText } from './respond.js';
+import { ConsoleSession, CSRF_FIELD } from './session.js';
+
+export interface ConsoleOptions {
+  store: Store;
+  home: string;
+  /** Address to listen on; anything but loopback needs a token the operator chose (see serve.ts). */
+  host: string;
+  /** 0: a free port. */
+  port: number;
+  token: string;
+  env?: NodeJS.ProcessEnv;
+  /** More values to mask (the store URL). */
+  secretValues?: readonly string[];
+  /** How often the event log is read for live pages (ms). Default 300. */
+  pollMs?: number;
+  /** How often a live attempt log is read (ms). Default 300. */
+  logPollMs?: number;
+  now?: () => number;
+}
+
+export interface RunningConsole {
+  /** `http://host:port` (without the token). */
+  origin: string;
+  port: number;
+  close(): Promise<void>;
+}
+
+const LOOPBACK = new Set(['127.0.0.1', '::1', 'localhost']);
+
+export function isLoopbackHost(host: string): boolean {
+  return LOOPBACK.has(host.replace(/^\[|\]$/g, '').toLowerCase());
+}
+
+/** Form bodies larger than this are refused: actions carry a token and a result at most. */
+const MAX_BODY_BYTES = 256 * 1024;
+
+const ASSETS: Record<string, { type: string; file: string }> = {
+  '/assets/console.js': { type: 'text/javascript; charset=utf-8', file: 'console.js' },
+  '/assets/console.css': { type: 'text/css; charset=utf-8', file: 'console.css' },
+};
+
+function loadAssets(): Map<string, { type: string; body: Buffer }> {
+  const loaded = new Map<string, { type: string; body: Buffer }>();
+  for (const [path, asset] of Object.entries(ASSETS))
+    loaded.set(path, {
+      type: asset.type,
+      body: readFileSync(new URL(`./assets/${asset.file}`, import.meta.url)),
+    });
+  return loaded;
+}
+
+/** Starts the console's HTTP server (node:http) over `store`; resolves once it listens. */
+export async function startConsole(options: ConsoleOptions): Promise<RunningConsole> {
+  const env = options.env ?? process.env;
+  const store = maskedReads(options.store, env, options.secretValues ?? []);
+  const secrets = new RunSecretsCache(env, options.secretValues ?? []);
+  const hub = new EventHub(store, options.pollMs ?? 300, options.now);
+  const ctx: ConsoleContext = {
+    store,
+    unmasked: options.store,
+    home: options.home,
+    session: new ConsoleSession(options.token),
+    hub,
+    secretsOf: (plan) => secrets.secretsFor(planSecretEnv(plan)),
+    now: options.now ?? Date.now,
+    logPollMs: options.logPollMs ?? 300,
+  };
+  const assets = loadAssets();
+  const loopback = isLoopbackHost(options.host);
+  let port = options.port;
+  const maskError = (text: string) => redactSecrets(text, secrets.secretsFor(undefined));
+  const server: Server = createServer((request, res) => {
+    handle(ctx, request, res, { assets, loopback, port: () => port }).catch((error: unknown) => {
+      const status = statusOfError(error);
+      const message = error instanceof Error ? error.message : String(error);
+      if (status >= 500)
+        process.stderr.write(
+          `baton serve: internal error: ${maskError((error as Error)?.stack ?? message)}\n`,
+        );
+      if (res.headersSent) {
+        res.destroy();
+        return;
+      }
+      const shown = status >= 500 ? 'the console hit an internal error (see its terminal)' : message;
+      sendHtml(
+        res,
+        status,
+        layout(
+          { title: 'Error', section: 'runs' },
+          errorPage(status, shown, { href: '/', label: 'runs' }),
+          false,
+        ),
+      );
+    });
+  });
+  // Live streams stay open: let close() end them.
+  const sockets = new Set<import('node:net').Socket>();
+  server.on('connection', (socket) => {
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', (error: NodeJS.ErrnoException) =>
+      reject(
+        new BatonError(
+          'CONFIG_INVALID',
+          `cannot listen on ${options.host}:${options.port}: ${error.code === 'EADDRINUSE' ? 'the port is in use (choose another with --port, or 0 for a free one)' : error.message}`,
+        ),
+      ),
+    );
+    server.listen(options.port, options.host, () => resolve());
+  });
+  port = (server.address() as AddressInfo).port;
+  const hostText = options.host.includes(':') ? `[${options.host}]` : options.host;
+  return {
+    origin: `http://${hostText}:${port}`,
+    port,
+    close: async () => {
+      hub.stop();
+      for (const socket of sockets) socket.destroy();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
+interface ServerState {
+  assets: Map<string, { type: string; body: Buffer }>;
+  loopback: boolean;
+  port: () => number;
+}
+
+async function handle(
+  ctx: ConsoleContext,
+  request: IncomingMessage,
+  res: ServerResponse,
+  state: ServerState,
+): Promise<void> {
+  // A page on another site that resolves its own name to 127.0.0.1 (DNS rebinding) is not us.
+  if (state.loopback && !loopbackHostHeader(request.headers.host, state.port())) {
+    sendText(res, 403, 'refused: unexpected Host header\n');
+    return;
+  }
+  const url = new URL(request.url ?? '/', 'http://console.invalid');
+  const method = request.method ?? 'GET';
+  const offered = url.searchParams.get('token');
+  if (method === 'GET' && offered !== null) {
+    if (!ctx.session.isToken(offered)) {
+      refuseUnauthorized(res);
+      return;
+    }
+    // Into the cookie, then out of the address bar (and out of the browser history).
+    url.searchParams.delete('token');
+    redirect(res, `${url.pathname}${url.search}`, { 'Set-Cookie': ctx.session.cookie() });
+    return;
+  }
+  if (!ctx.session.authorizes(request)) {
+    refuseUnauthorized(res);
+    return;
+  }
+  if (method === 'GET' || method === 'HEAD') {
+    const asset = state.assets.get(url.pathname);
+    if (asset) {
+      sendBody(res, 200, asset.type, asset.body);
+      return;
+    }
+    const route = matchRoute(url.pathname);
+    if (!route) {
+      sendHtml(
+        res,
+        404,
+        layout(
+          { title: 'Not found', section: 'runs' },
+          errorPage(404, `no page ${url.pathname}`, { href: '/', label: 'runs' }),
+          false,
+        ),
+      );
+      return;
+    }
+    await route.handler(ctx, {
+      request,
+      res,
+      url,
+      params: route.params,
+      fragment: request.headers['x-baton-fragment'] === '1',
+    });
+    return;
+  }
+  if (method !== 'POST') {
+    res.writeHead(405, { Allow: 'GET, POST' }).end();
+    return;
+  }
+  const form = await readForm(request);
+  if (!sameOrigin(request) || !ctx.session.isCsrfToken(form.get(CSRF_FIELD))) {
+    sendHtml(
+      res,
+      403,
+      layout(
+        { title: 'Refused', section: 'runs' },
+        errorPage(
+          403,
+          'refused: the action did not come from this console (missing or wrong CSRF token); reload the page and try again',
+          { href: '/', label: 'runs' },
+        ),
+        false,
+      ),
+    );
+    return;
+  }
+  const target = actionTarget(url.pathname);
+  if (!target) {
+    sendText(res, 404, `no action ${url.pathname}\n`);
+    return;
+  }
+  redirect(res, await runAction(ctx, target, form));
+}
+
+function refuseUnauthorized(res: ServerResponse): void {
+  sendHtml(
+    res,
+    401,
+    html`<!doctype html><html lang="en"><head><meta charset="utf-8"><title>baton console: sign in</title></head><body><h1>Session token required</h1><p>Open the address <code>baton serve</code> printed (it carries the token), or send <code>Authorization: Bearer &lt;token&gt;</code>.</p></body></html>`,
+  );
+}
+
+function loopbackHostHeader(host: string | undefined, port: number): boolean {
+  if (host === undefined) return false;
+  return [`127.0.0.1:${port}`, `localhost:${port}`, `[::1]:${port}`].includes(host.toLowerCase());
+}
+
+/**
+ * A browser says where a POST comes from: refuse another site's, besides the CSRF token and the
+ * SameSite cookie. Sec-Fetch-Site must say same-origin when present (another port of localhost is
+ * "same-site": refused too); the Origin must be this console's, or "null" (what a browser sends
+ * under Referrer-Policy: no-referrer) from the same origin.
+ */
+function sameOrigin(request: IncomingMessage): boolean {
+  const site = request.headers['sec-fetch-site'];
+  if (site !== undefined && site !== 'same-origin') return false;
+  const origin = request.headers.origin;
+  if (origin === 'null') return site === 'same-origin';
+  return origin === undefined || origin === `http://${request.headers.host}`;
+}
+
+function matchRoute(pathname: string): { handler: Handler; params: string[] } | null {
+  const segments = pathname.split('/').slice(1);
+  if (segments[segments.length - 1] === '' && segments.length > 1) segments.pop();
+  let decoded: string[];
+  try {
+    decoded = segments.map((s) => decodeURIComponent(s));
+  } catch {
+    return null;
+  }
+  for (const [pattern, handler] of PAGE_ROUTES) {
+    const parts = pattern === '' ? [''] : pattern.split('/');
+    if (parts.length !== decoded.length) continue;
+    if (!parts.every((part, i) => part === '*' || part === decoded[i])) continue;
+    return { handler, params: decoded.filter((_, i) => parts[i] === '*') };
+  }
+  return null;
+}
+
+/** `/runs/<id>/<action>` or `/runs/<id>/steps/<step>/<action>`. */
+function actionTarget(pathname: string): { runId: string; stepId?: string; action: string } | null {
+  const parts = pathname.split('/').slice(1);
+  try {
+    if (parts.length === 3 && parts[0] === 'runs')
+      return { runId: decodeURIComponent(parts[1]!), action: parts[2]! };
+    if (parts.length === 5 && parts[0] === 'runs' && parts[2] === 'steps')
+      return {
+        runId: decodeURIComponent(parts[1]!),
+        stepId: decodeURIComponent(parts[3]!),
+        action: parts[4]!,
+      };
+  } catch {
+    return null;
+  }
+  return null;
+}
+
+async function readForm(request: IncomingMessage): Promise<URLSearchParams> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of request) {
+    size += (chunk as Buffer).length;
+    if (size > MAX_BODY_BYTES)
+      throw new BatonError('INVALID_ARGUMENT', `the form is larger than ${MAX_BODY_BYTES} bytes`);
+    chunks.push(chunk as Buffer);
+  }
+  const type = request.headers['content-type'] ?? '';
+  if (size > 0 && !type.startsWith('application/x-www-form-urlencoded'))
+    throw new BatonError(
+      'INVALID_ARGUMENT',
+      `expected a form (application/x-www-form-urlencoded), got ${type || 'no content type'}`,
+    );
+  return new URLSearchParams(Buffer.concat(chunks).toString('utf8'));
+}

@@ -1,0 +1,116 @@
+import type { StoredEvent } from '../core/events.js';
+import type { Store } from '../store/store.js';
+import { EventCursor } from './event-cursor.js';
+
+/** What a page's stream is told about an event: enough to know what changed, no free text. */
+export interface EventNotice {
+  seq: number;
+  runId: string;
+  type: string;
+  stepId: string | null;
+}
+
+type Listener = (notice: EventNotice) => void;
+
+/** Events kept for streams that connect a little after their page was drawn. */
+const RECENT_MAX = 2000;
+const READ_LIMIT = 500;
+
+/**
+ * One reader of the event log for the whole console: it polls `listEventsAfter` while a stream is
+ * open and hands each new event to the streams that want it (all runs, or one run). A stream that
+ * names where its page was drawn (`after`) first gets what it missed since.
+ */
+export class EventHub {
+  private readonly listeners = new Set<{ runId: string | null; listener: Listener }>();
+  private readonly recent: EventNotice[] = [];
+  private cursor: EventCursor | null = null;
+  private timer: NodeJS.Timeout | null = null;
+  private polling = false;
+  private stopped = false;
+
+  constructor(
+    private readonly store: Store,
+    private readonly pollMs: number,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  /** The newest seq passed on (or in the log when nothing was read yet): a page's `after`. */
+  async position(): Promise<number> {
+    await this.start();
+    return this.cursor!.readAfter;
+  }
+
+  /** Calls `listener` for every event after `after` (of `runId`, or of every run); returns the unsubscribe. */
+  async subscribe(runId: string | null, after: number | null, listener: Listener): Promise<() => void> {
+    await this.start();
+    if (after !== null)
+      for (const notice of this.recent)
+        if (notice.seq > after && (runId === null || notice.runId === runId)) listener(notice);
+    const entry = { runId, listener };
+    this.listeners.add(entry);
+    this.schedule();
+    return () => {
+      this.listeners.delete(entry);
+    };
+  }
+
+  private async start(): Promise<void> {
+    if (this.cursor === null) this.cursor = new EventCursor(await this.store.lastEventSeq());
+  }
+
+  private schedule(): void {
+    if (this.timer !== null || this.stopped || this.listeners.size === 0) return;
+    this.timer = setTimeout(() => {
+      this.timer = null;
+      void this.poll();
+    }, this.pollMs);
+  }
+
+  private async poll(): Promise<void> {
+    if (this.polling || this.cursor === null) return;
+    this.polling = true;
+    try {
+      for (;;) {
+        const from = this.cursor.readAfter;
+        const events = await this.store.listEventsAfter(from, READ_LIMIT);
+        const fresh = new Set(
+          this.cursor.take(
+            events.map((e) => e.seq),
+            this.now(),
+          ),
+        );
+        for (const event of events) if (fresh.has(event.seq)) this.pass(noticeOf(event));
+        // A full read: more may follow, unless the cursor is held at a gap (the next poll reads on).
+        if (events.length < READ_LIMIT || this.cursor.readAfter === from) break;
+      }
+    } catch (error) {
+      process.stderr.write(`baton serve: reading the event log failed: ${(error as Error).message}\n`);
+    } finally {
+      this.polling = false;
+      this.schedule();
+    }
+  }
+
+  private pass(notice: EventNotice): void {
+    this.recent.push(notice);
+    if (this.recent.length > RECENT_MAX) this.recent.splice(0, this.recent.length - RECENT_MAX);
+    for (const { runId, listener } of this.listeners)
+      if (runId === null || runId === notice.runId) listener(notice);
+  }
+
+  stop(): void {
+    this.stopped = true;
+    if (this.timer !== null) clearTimeout(this.timer);
+    this.listeners.clear();
+  }
+}
+
+function noticeOf(event: StoredEvent): EventNotice {
+  return {
+    seq: event.seq,
+    runId: event.runId,
+    type: event.type,
+    stepId: 'stepId' in event && typeof event.stepId === 'string' ? event.stepId : null,
+  };
+}

@@ -1,0 +1,61 @@
+import type { FailureClass } from '../../core/failure.js';
+import type { BlockedStep, RunDetail, RunSummary } from '../../store/store.js';
+import { consolePath, html, type SafeHtml } from '../html.js';
+import { actionForm, formatTime, statusBadge } from './parts.js';
+import { approveForm } from './run-page.js';
+import { resolveForm } from './step-page.js';
+
+/** What the operator should do about a step blocked with this class. */
+export function nextActionFor(failureClass: FailureClass | null): string {
+  switch (failureClass) {
+    case 'unknown_outcome':
+      return 'An attempt with a side effect was cut off: check whether its effect happened, then resolve the step with what it did, or retry it.';
+    case 'fatal':
+      return 'Fix what was refused (credentials, permissions, the model name), then retry.';
+    case 'invalid':
+      return 'Fix the plan, its inputs or the step’s parameters, then retry, or skip the step.';
+    case 'no_progress':
+      return 'The same failure kept coming back: fix its cause, then retry.';
+    case 'budget':
+      return 'The step reached its budget: raise it or accept what it did (resolve), or skip it.';
+    default:
+      return 'Fix the cause, then retry; or skip the step, or resolve it with its result.';
+  }
+}
+
+export interface InboxView {
+  blocked: BlockedStep[];
+  /** Runs stopped by a run budget: resume gives them as many attempts again. */
+  budgetBlocked: RunSummary[];
+  proposed: RunDetail[];
+  csrf: string;
+}
+
+export function inboxPage(view: InboxView): SafeHtml {
+  const { csrf } = view;
+  const blocked = view.blocked.map((b) => {
+    const stepPath = consolePath('runs', b.runId, 'steps', b.stepId);
+    return html`<li class="inbox-item" data-run="${b.runId}" data-step="${b.stepId}"><div class="what"><a href="${stepPath}"><b>${b.stepId}</b></a> of run <a href="${consolePath('runs', b.runId)}">${b.runId}</a> (${b.planName}) ${statusBadge('blocked')} <span class="class">${b.failureClass ?? ''}</span> <span class="when">since ${formatTime(b.blockedAt)}, attempt ${b.attempt}</span></div>
+<pre class="reason">${b.reason ?? ''}</pre><p class="next">${nextActionFor(b.failureClass)}</p>
+<div class="actions">${actionForm(`${stepPath}/retry`, 'Retry', csrf, 'inbox', { kind: 'primary' })}${actionForm(`${stepPath}/skip`, 'Skip', csrf, 'inbox')}${resolveForm(stepPath, csrf, 'inbox')}${actionForm(consolePath('runs', b.runId, 'cancel'), 'Cancel run', csrf, 'inbox', { kind: 'danger' })}</div></li>`;
+  });
+  const budget = view.budgetBlocked.map(
+    (
+      run,
+    ) => html`<li class="inbox-item" data-run="${run.id}"><div class="what">run <a href="${consolePath('runs', run.id)}">${run.id}</a> (${run.planName}) ${statusBadge(run.status)}</div>
+<pre class="reason">${run.blockedReason ?? ''}</pre><p class="next">The run reached its budget: resume gives it as many attempts again.</p>
+<div class="actions">${actionForm(consolePath('runs', run.id, 'resume'), 'Resume', csrf, 'inbox', { kind: 'primary' })}${actionForm(consolePath('runs', run.id, 'cancel'), 'Cancel run', csrf, 'inbox', { kind: 'danger' })}</div></li>`,
+  );
+  const proposed = view.proposed.map(
+    (
+      run,
+    ) => html`<li class="inbox-item proposal" data-run="${run.id}"><div class="what">proposed plan <b>${run.planName}</b>, run <a href="${consolePath('runs', run.id)}">${run.id}</a>, ${run.steps.length} steps, ${formatTime(run.createdAt)}</div>
+${run.plan.description ? html`<p>${run.plan.description}</p>` : ''}<ol class="proposal-steps">${run.plan.steps.map((s) => html`<li>${s.title}${s.dependsOn.length > 0 ? html` <span class="after">(after ${s.dependsOn.join(', ')})</span>` : ''}</li>`)}</ol>
+<div class="actions">${approveForm(run.id, csrf, 'inbox')}</div></li>`,
+  );
+  const none = (text: string) => html`<p class="note empty">${text}</p>`;
+  return html`<h1>Blockers</h1>
+<h2>Blocked steps <b class="count" id="blocked-count">${view.blocked.length}</b></h2>${blocked.length > 0 ? html`<ul class="inbox" id="blocked">${blocked}</ul>` : none('nothing is blocked')}
+${budget.length > 0 ? html`<h2>Runs stopped by their budget</h2><ul class="inbox" id="budget">${budget}</ul>` : ''}
+<h2>Proposed plans <b class="count" id="proposed-count">${view.proposed.length}</b></h2>${proposed.length > 0 ? html`<ul class="inbox" id="proposed">${proposed}</ul>` : none('no plan waits for approval')}`;
+}

@@ -1,0 +1,68 @@
+import { stepProgress } from '../../cli/format.js';
+import { FINAL_RUN_STATUSES } from '../../core/run-state.js';
+import type { RunDetail } from '../../store/store.js';
+import { consolePath, html, type SafeHtml } from '../html.js';
+import { GRAPH_MAX_STEPS, planGraphSvg } from '../plan-graph.js';
+import {
+  actionForm,
+  emptyRow,
+  firstLine,
+  formatDuration,
+  formatTime,
+  statusBadge,
+  usageText,
+} from './parts.js';
+
+/** The approve button with the proposal's one question: wait between dependent steps? */
+export function approveForm(runId: string, csrf: string, back: 'inbox' | 'run'): SafeHtml {
+  const fields = html`<label class="delay">Wait before each step that follows another <input type="text" name="delay" value="" placeholder="none, or 30s, 2m" size="10"></label>`;
+  return html`${actionForm(consolePath('runs', runId, 'approve'), 'Approve', csrf, back, { fields, kind: 'primary' })}${actionForm(consolePath('runs', runId, 'reject'), 'Reject', csrf, back, { kind: 'danger' })}`;
+}
+
+/** What can be done to the run as a whole now. */
+function runActions(run: RunDetail, csrf: string): SafeHtml {
+  if (run.status === 'awaiting_approval') return approveForm(run.id, csrf, 'run');
+  if (FINAL_RUN_STATUSES.has(run.status)) return html``;
+  const resume =
+    run.status === 'blocked' && run.blockedReason?.startsWith('budget:')
+      ? actionForm(consolePath('runs', run.id, 'resume'), 'Resume', csrf, 'run', { kind: 'primary' })
+      : html``;
+  return html`${resume}${actionForm(consolePath('runs', run.id, 'cancel'), 'Cancel', csrf, 'run', { kind: 'danger' })}`;
+}
+
+export function runPage(run: RunDetail, csrf: string, now: number): SafeHtml {
+  const wall = (run.finishedAt ?? now) - run.createdAt;
+  const stepRows = run.steps.map((step) => {
+    const stepPath = consolePath('runs', run.id, 'steps', step.stepId);
+    const actions =
+      step.status === 'blocked' || step.status === 'retry_wait'
+        ? html`${actionForm(`${stepPath}/retry`, 'Retry', csrf, 'run', { kind: 'primary' })}${step.status === 'blocked' ? actionForm(`${stepPath}/skip`, 'Skip', csrf, 'run') : ''}`
+        : html``;
+    const due =
+      step.dueAt !== null && (step.status === 'ready' || step.status === 'retry_wait')
+        ? formatTime(step.dueAt)
+        : '';
+    return html`<tr data-step="${step.stepId}"><td><a href="${stepPath}">${step.stepId}</a></td><td>${step.title}</td><td>${statusBadge(step.status)}</td>
+<td>${step.attempt}</td><td>${due}</td><td class="reason">${firstLine(step.blockedReason ?? step.lastError)}</td><td class="actions">${actions}</td></tr>`;
+  });
+  const inputs = Object.entries(run.inputs).map(
+    ([name, value]) => html`<dt>${name}</dt><dd><pre>${value}</pre></dd>`,
+  );
+  const graph =
+    run.steps.length <= GRAPH_MAX_STEPS
+      ? planGraphSvg(run.id, run.steps)
+      : html`<p class="note">${run.steps.length} steps: too many to draw; see the table below.</p>`;
+  return html`<h1>Run <span class="id">${run.id}</span> ${statusBadge(run.status)}</h1>
+<p class="plan-name">plan <a href="/?plan=${encodeURIComponent(run.planName)}">${run.planName}</a>${run.plan.description ? html` — ${run.plan.description}` : ''}${run.plan.shadow ? ' · shadow run' : ''}</p>
+${run.blockedReason ? html`<p class="blocked-reason">${run.blockedReason}</p>` : ''}
+<div class="run-actions">${runActions(run, csrf)}</div>
+<dl class="totals" id="totals"><dt>Steps done</dt><dd>${stepProgress(run)}</dd><dt>Attempts</dt><dd>${run.attemptsTotal}</dd>
+<dt>Usage</dt><dd>${usageText(run.usage)}</dd><dt>Wall time</dt><dd>${formatDuration(wall)}${run.finishedAt === null ? ' so far' : ''}</dd>
+<dt>Created</dt><dd>${formatTime(run.createdAt)}</dd><dt>Finished</dt><dd>${formatTime(run.finishedAt)}</dd></dl>
+<h2>Plan</h2><div class="graph-box" id="graph">${graph}</div>
+<h2>Timeline</h2><div class="timeline" id="timeline" data-src="${consolePath('runs', run.id, 'timeline.json')}" data-run="${run.id}"><p class="note">drawing…</p></div>
+<ul class="legend"><li class="k-succeeded">succeeded</li><li class="k-failed">failed</li><li class="k-interrupted">interrupted</li><li class="k-running">running</li><li class="k-wait">retry wait</li><li class="k-fallback">fallback attempt</li><li class="m-recovery">recovery</li><li class="m-fallback">fallback / degraded</li><li class="m-budget">budget</li><li class="m-blocked">blocked</li><li class="m-human">human action</li></ul>
+<h2>Steps</h2><table class="steps" id="steps"><thead><tr><th>Step</th><th>Title</th><th>Status</th><th>Attempt</th><th>Due</th><th>Reason / last error</th><th></th></tr></thead>
+<tbody>${stepRows.length > 0 ? stepRows : emptyRow(7, 'no steps')}</tbody></table>
+<h2>Inputs and workspace</h2><dl class="inputs" id="inputs">${inputs.length > 0 ? inputs : html`<dt>inputs</dt><dd>none</dd>`}<dt>workspace</dt><dd><code>${run.workspace}</code></dd></dl>`;
+}
