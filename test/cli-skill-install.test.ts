@@ -85,6 +85,10 @@ describe('baton skill install', () => {
     );
     expect(global.skillDir).toBe(join(user, '.agents', 'skills', 'baton'));
     expect(global.written).toEqual([join(user, '.agents', 'skills', 'baton', 'SKILL.md')]);
+    const gemini = JSON.parse(expectExit(await install(['--target', 'gemini', '--json']), 0).stdout);
+    expect(gemini.written).toEqual([join(user, '.gemini', 'skills', 'baton', 'SKILL.md')]);
+    const claudeGlobal = JSON.parse(expectExit(await install(['--global', '--json']), 0).stdout);
+    expect(claudeGlobal.written).toEqual([join(user, '.claude', 'skills', 'baton', 'SKILL.md')]);
     const own = JSON.parse(
       expectExit(
         await install(['--target', './my/skills', '--heartbeat', 'systemd', '--json', '--home', '/srv/b']),
