@@ -8,12 +8,8 @@
 // injected, so for (b) and (c) a fetch wrapper shortens Retry-After to 1 ms: that changes how long
 // they wait, not how many requests they send. BENCH_RUNS seeds (default 3), medians printed.
 import OpenAI from 'openai';
-import {
-  callModelWithRecovery,
-  createOpenAiProvider,
-  scaledClock,
-  startMockLlmServer,
-} from '../dist/index.js';
+import { callModelWithRecovery, createOpenAiProvider } from '../dist/index.js';
+import { scaledClock, startMockLlmServer } from '../dist/testing.js';
 import { median } from './lib.mjs';
 
 const CALLS = Number(process.env.BENCH_CALLS ?? 1000);

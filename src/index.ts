@@ -1,10 +1,10 @@
 /**
  * Baton's public TypeScript surface. The CLI is a thin shell over these same pieces.
  * Importing it loads no model SDK, OpenTelemetry, ajv, YAML parser or pg: each loads when first
- * used (test/package-lazy-loading.test.ts).
+ * used (test/package-lazy-loading.test.ts). Testing tools (the mock provider, a fast clock) come
+ * from `baton-steps/testing` (src/testing.ts). test/package-exports.test.ts lists what is exported,
+ * so that a change to this surface is deliberate.
  */
-import type { MockLlmOptions, MockLlmServer } from './harness/mock-llm/types.js';
-
 export { BatonError, type BatonErrorCode, isBatonError } from './core/errors.js';
 export type { BatonEvent, BatonEventType, StoredEvent } from './core/events.js';
 export { FAILURE_CLASSES, type FailureClass, type OutputArtifact, type StepOutcome } from './core/failure.js';
@@ -39,18 +39,16 @@ export { type AgentResult, type RunAgentOptions, runAgent } from './harness/agen
 export { type CallModelOptions, callModelWithRecovery, type ModelCallResult } from './harness/call-model.js';
 export type { BackoffSettings, HarnessEvent } from './harness/call-state.js';
 export { classifyModelError } from './harness/classify-model-error.js';
-export { type HarnessClock, scaledClock, systemClock } from './harness/clock.js';
+export { type HarnessClock, systemClock } from './harness/clock.js';
 export { type CompactionHook, defaultCompaction } from './harness/compaction.js';
 export { detectTruncation } from './harness/detect-truncation.js';
 export { createAnthropicProvider, createOpenAiProvider } from './harness/lazy-providers.js';
-export type { FaultName, FaultSpec } from './harness/mock-llm/faults.js';
-export type { MockLlmOptions, MockLlmServer } from './harness/mock-llm/types.js';
 export { MODEL_CAPABILITIES, resolveCapabilities } from './harness/model-capabilities.js';
 export { DEFAULT_PRICES, type ModelPrice } from './harness/pricing.js';
 export type { AnthropicProviderOptions } from './harness/providers/anthropic-provider.js';
 export type { OpenAiProviderOptions } from './harness/providers/openai-provider.js';
 export { RecoveryBudget, type RecoveryLimits } from './harness/recovery-budget.js';
-export { type EffectLedger, MemoryEffectLedger, type ToolDefinition, ToolError } from './harness/tools.js';
+export { type EffectLedger, type ToolDefinition, ToolError } from './harness/tools.js';
 export {
   type ChatMessage,
   type FinishReason,
@@ -75,11 +73,3 @@ export {
   Workflow,
   type WorkflowResults,
 } from './workflow/define-workflow.js';
-
-/**
- * Starts the fault-injecting mock provider (see `baton mock-llm`). Its 20 modules and node:http
- * load with the first call, not with the package.
- */
-export async function startMockLlmServer(options: MockLlmOptions = {}): Promise<MockLlmServer> {
-  return (await import('./harness/mock-llm/server.js')).startMockLlmServer(options);
-}

@@ -129,6 +129,7 @@ describe(`the packed package (${manifest.name})`, () => {
     writeFileSync(
       join(app, 'app.ts'),
       `import { Baton, defineWorkflow, PostgresStore, SqliteStore } from '${manifest.name}';
+import { startMockLlmServer } from '${manifest.name}/testing';
 
 const wf = defineWorkflow<{ who: string }>({ name: 'hello', inputs: { who: null } })
   .step('greet', async (ctx) => \`hi \${ctx.inputs.who}\`)
@@ -140,7 +141,11 @@ const shout: string = results.shout;
 // @ts-expect-error: the results are typed, and there is no step "missing"
 results.missing;
 const stores: [typeof SqliteStore.open, typeof PostgresStore.open] = [SqliteStore.open, PostgresStore.open];
-console.log(JSON.stringify({ shout, greet: results.greet, stores: stores.length }));
+const mock = await startMockLlmServer({});
+const mockUp = mock.openaiBaseUrl.startsWith('http://127.0.0.1:');
+await mock.close();
+await baton.close();
+console.log(JSON.stringify({ shout, greet: results.greet, stores: stores.length, mockUp }));
 `,
     );
     writeFileSync(
@@ -159,6 +164,6 @@ console.log(JSON.stringify({ shout, greet: results.greet, stores: stores.length 
     );
     run(process.execPath, [join(repoRoot, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', app], app);
     const out = run(process.execPath, [join(app, 'out', 'app.js'), join(app, 'ts-home')], app);
-    expect(JSON.parse(out)).toEqual({ shout: 'HI OTTER', greet: 'hi otter', stores: 2 });
+    expect(JSON.parse(out)).toEqual({ shout: 'HI OTTER', greet: 'hi otter', stores: 2, mockUp: true });
   });
 });

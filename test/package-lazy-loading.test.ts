@@ -19,9 +19,10 @@ const dir = mkdtempSync(join(tmpdir(), 'baton-lazy-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 const manifest = JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')) as {
-  exports: { '.': { default: string } };
+  exports: { '.': { default: string }; './testing': { default: string } };
 };
 const entry = pathToFileURL(join(repoRoot, manifest.exports['.'].default)).href;
+const testingEntry = pathToFileURL(join(repoRoot, manifest.exports['./testing'].default)).href;
 
 /** Appends the URL of every ES module Node loads to $LOAD_LOG (the hook runs on its own thread). */
 const HOOKS = `import { appendFileSync } from 'node:fs';
@@ -50,7 +51,8 @@ const { runId } = await baton.start(wf, { who: 'otter' });
 report.workflow = await baton.result(wf, runId);
 report.afterWorkflow = packagesLoaded();
 
-const server = await pkg.startMockLlmServer({});
+const testing = await import(${JSON.stringify(testingEntry)});
+const server = await testing.startMockLlmServer({});
 const store = pkg.SqliteStore.open(home + '/model.db');
 const plan = pkg.validatePlanObject({ name: 'model', steps: [{ id: 'ask', model: {
   provider: 'openai', model: 'gpt-test', baseUrl: server.openaiBaseUrl, apiKeyEnv: 'LAZY_TEST_KEY', prompt: 'hello' } }] }, 'model.json');
