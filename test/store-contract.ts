@@ -5,7 +5,7 @@ import type { Plan } from '../src/core/plan/types.js';
 import type { Completion, Store } from '../src/store/store.js';
 
 /**
- * The contract every Store implementation passes (SQLite now; Postgres and the state file later).
+ * The contract every Store implementation passes (SQLite and PostgreSQL; see src/store/store.ts).
  * `open` returns a fresh, empty store; `reopen` a second handle on the same data (another process's view).
  */
 export interface StoreHarness {

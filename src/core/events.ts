@@ -2,7 +2,8 @@ import type { FailureClass } from './failure.js';
 import type { RunStatus } from './run-state.js';
 
 /**
- * The append-only log of a run: persisted, shown by `baton timeline`, read by the dashboard.
+ * The append-only log of a run: persisted, shown by `baton timeline`, read by hooks and the console
+ * (`baton serve`).
  * Each event is written in the same transaction as the state it describes.
  */
 export type BatonEvent =

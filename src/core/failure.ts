@@ -1,5 +1,5 @@
 /**
- * The one failure vocabulary shared by every executor and the harness (DESIGN.md).
+ * The one failure vocabulary shared by every executor and the harness (docs/ARCHITECTURE.md).
  */
 export const FAILURE_CLASSES = [
   'transient',

@@ -44,7 +44,11 @@ export function initialStepStates(
   });
 }
 
-/** Claims a due step for `owner` until `now + leaseMs`. Returns null when the run's budget stops it. */
+/**
+ * Claims a due step for `owner` until `now + leaseMs`. When a budget stops it instead, the
+ * transition blocks the run (maxSteps, a run budget) or the step (its own budget), or hands the
+ * step to its fallback: the step is then not `running`, and the caller claims nothing.
+ */
 export function claimStep(
   run: RunState,
   stepId: string,
@@ -186,8 +190,10 @@ export function releaseCancelledLease(
 
 /**
  * Records the outcome of the running attempt: success releases dependents; a failure is retried
- * with full-jitter backoff when its class is retryable, the tries are not used up and the same
- * failure has not repeated `noProgressAfter` times; otherwise the step is blocked for a human.
+ * with full-jitter backoff (or its `retryAfterMs`) when its class is retryable, the tries are not
+ * used up and the same failure has not repeated `noProgressAfter` times; otherwise the step's
+ * fallback runs next when it has one (not for an unknown outcome), else the step is blocked for a
+ * human. Throws INVALID_TRANSITION when the step is not running.
  */
 export function completeStep(
   run: RunState,

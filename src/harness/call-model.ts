@@ -89,7 +89,7 @@ const SAFETY_MARGIN = 0.05;
 let callCounter = 0;
 
 /**
- * One model call that recovers the way DESIGN.md prescribes: classify first; transient → backoff
+ * One model call that recovers by class: classify first; transient → backoff
  * with full jitter (Retry-After honoured up to a cap); input overflow → compact once and retry;
  * input + output overflow → lower the output budget once; truncation → reissue once with a larger
  * budget, then one continuation of plain text; a truncated tool call is never executed nor

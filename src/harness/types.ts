@@ -126,7 +126,7 @@ export type ModelFailureKind = 'transient' | 'input_overflow' | 'output_overflow
 
 export interface ModelFailure {
   kind: ModelFailureKind;
-  /** The shared vocabulary of DESIGN.md: transient → `transient`, overflow → `invalid`, fatal → `fatal`. */
+  /** The shared vocabulary of core/failure.ts: transient → `transient`, overflow → `invalid`, fatal → `fatal`. */
   failureClass: FailureClass;
   /** A short stable reason: `rate_limited`, `overloaded`, `server_error`, `timeout`, `connection`, ... */
   reason: string;

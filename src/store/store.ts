@@ -7,8 +7,9 @@ import type { PlanSecretEnv } from '../core/run-secrets.js';
 import type { RunStatus, StepResult, StepState } from '../core/run-state.js';
 
 /**
- * The one storage contract. SQLite (embedded default) implements it now; Postgres and the legacy
- * state file implement the same contract and pass the same suite (test/store-contract.ts).
+ * The one storage contract: SQLite (sqlite/, the embedded default) and PostgreSQL (postgres/)
+ * implement it and pass the same suites (test/store-contract.ts, store-flow-contract.ts,
+ * store-console-contract.ts). The legacy state.json path (src/legacy) does not use a Store.
  *
  * Every method that changes state does it in ONE transaction: the events and the new
  * materialized state are written together or not at all.
