@@ -9,7 +9,6 @@ export { BatonError, type BatonErrorCode, isBatonError } from './core/errors.js'
 export type { BatonEvent, BatonEventType, StoredEvent } from './core/events.js';
 export { FAILURE_CLASSES, type FailureClass, type OutputArtifact, type StepOutcome } from './core/failure.js';
 export { validatePlanObject } from './core/plan/parse.js';
-export { parsePlanText } from './core/plan/parse-plan-text.js';
 export type {
   AgentSpec,
   Plan,
@@ -61,6 +60,7 @@ export {
   type ToolCall,
 } from './harness/types.js';
 export { loadPlanFile } from './plan/load-plan-file.js';
+export { parsePlanText } from './plan/parse-plan-text.js';
 export { type OpenPostgresOptions, PostgresStore } from './store/postgres/postgres-store.js';
 export { SqliteStore } from './store/sqlite/sqlite-store.js';
 export type { AttemptRecord, RunDetail, RunSummary, Store } from './store/store.js';

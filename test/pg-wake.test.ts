@@ -32,11 +32,11 @@ const run = (id: string, now = Date.now()): NewRun => ({
   now,
 });
 
-/** Two stores on one schema: `sleeper` waits (30 s safety poll), `writer` makes work due. */
+/** Two stores on one schema: `sleeper` waits (its safety poll is 10 minutes away), `writer` makes work due. */
 async function pair(appName: string) {
   const schema = freshSchemaName('wake');
   const url = `${server.url}?application_name=${appName}`;
-  const sleeper = await PostgresStore.open(url, { schema, pollMs: 30_000 });
+  const sleeper = await PostgresStore.open(url, { schema, pollMs: 600_000 });
   const writer = await PostgresStore.open(server.url, { schema });
   // The first wait opens the LISTEN connection and returns once it is in place (missed notifications).
   await sleeper.waitForWork(Date.now() + 5000, new AbortController().signal);
@@ -46,25 +46,35 @@ async function pair(appName: string) {
 
 const random = () => 0;
 
-/** Milliseconds `waitForWork(untilMs)` took, running `during` once the wait has begun. */
-async function timedWait(
+/**
+ * A deadline 20 s away, far beyond any plausible wake-up delay even on a loaded machine; the
+ * safety poll is 10 minutes away. A wait that returned in the first half of it was woken, not
+ * timed out. (The one wall-clock bound here: it tells a wake-up from the deadline, it does not
+ * time the wake-up; a timer may fire a millisecond early, so "before the deadline" would not do.)
+ */
+const farDeadline = () => Date.now() + 20_000;
+const wokenBy = (until: number) => until - 10_000;
+
+/** Waits with `waitForWork(untilMs)`, running `during` once the wait has begun; returns when it returned. */
+async function waitReturnedAt(
   store: PostgresStore,
   untilMs: number,
   during: () => Promise<unknown> = async () => {},
-) {
-  const started = Date.now();
+): Promise<number> {
   const waiting = store.waitForWork(untilMs, new AbortController().signal);
   await during();
   await waiting;
-  return Date.now() - started;
+  return Date.now();
 }
 
 describe('PostgresStore.waitForWork', () => {
   it('wakes when another store commits due work, long before its deadline', async () => {
     const { sleeper, writer, close } = await pair('wake_a');
     try {
-      const ms = await timedWait(sleeper, Date.now() + 20_000, () => writer.createRun(run('r1')));
-      expect(ms).toBeLessThan(1000);
+      const until = farDeadline();
+      expect(await waitReturnedAt(sleeper, until, () => writer.createRun(run('r1')))).toBeLessThan(
+        wokenBy(until),
+      );
     } finally {
       await close();
     }
@@ -73,15 +83,16 @@ describe('PostgresStore.waitForWork', () => {
   it('sleeps to its deadline when nothing is notified, and returns at once when aborted', async () => {
     const { sleeper, close } = await pair('wake_b');
     try {
-      const ms = await timedWait(sleeper, Date.now() + 400);
-      expect(ms).toBeGreaterThanOrEqual(390);
-      expect(ms).toBeLessThan(1500);
+      // Not before the deadline (a timer may fire a millisecond early); nothing else ends this wait
+      // within the test's timeout, the safety poll being 10 minutes away.
+      const until = Date.now() + 400;
+      expect(await waitReturnedAt(sleeper, until)).toBeGreaterThanOrEqual(until - 10);
       const abort = new AbortController();
-      const started = Date.now();
-      const waiting = sleeper.waitForWork(Date.now() + 20_000, abort.signal);
-      setTimeout(() => abort.abort(), 50);
+      const abortUntil = farDeadline();
+      const waiting = sleeper.waitForWork(abortUntil, abort.signal);
+      abort.abort(); // the wait has begun: it is sleeping, not refusing an aborted signal up front
       await waiting;
-      expect(Date.now() - started).toBeLessThan(1000);
+      expect(Date.now()).toBeLessThan(wokenBy(abortUntil));
     } finally {
       await close();
     }
@@ -92,9 +103,10 @@ describe('PostgresStore.waitForWork', () => {
     try {
       // A run created with its first step due 700 ms from now (the NOTIFY payload is that time).
       const dueAt = Date.now() + 700;
-      const ms = await timedWait(sleeper, Date.now() + 20_000, () => writer.createRun(run('r1', dueAt)));
-      expect(ms).toBeGreaterThanOrEqual(600);
-      expect(ms).toBeLessThan(2000);
+      const until = farDeadline();
+      const at = await waitReturnedAt(sleeper, until, () => writer.createRun(run('r1', dueAt)));
+      expect(at).toBeGreaterThanOrEqual(dueAt - 10);
+      expect(at).toBeLessThan(wokenBy(until));
     } finally {
       await close();
     }
@@ -107,9 +119,9 @@ describe('PostgresStore.waitForWork', () => {
         admin.query(
           "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'wake_d' AND query LIKE 'LISTEN %'",
         );
-      // Terminated while waiting: the waiter is woken (notifications may have been missed) soon.
-      const ms = await timedWait(sleeper, Date.now() + 20_000, kill);
-      expect(ms).toBeLessThan(3000);
+      // Terminated while waiting: the waiter is woken (notifications may have been missed).
+      const until = farDeadline();
+      expect(await waitReturnedAt(sleeper, until, kill)).toBeLessThan(wokenBy(until));
       await expect
         .poll(
           async () =>
@@ -118,7 +130,7 @@ describe('PostgresStore.waitForWork', () => {
                 "SELECT 1 FROM pg_stat_activity WHERE application_name = 'wake_d' AND query LIKE 'LISTEN %'",
               )
             ).rowCount,
-          { timeout: 5000 },
+          { timeout: 20_000 },
         )
         .toBe(1);
       await sleeper.cycle({
@@ -129,8 +141,10 @@ describe('PostgresStore.waitForWork', () => {
         claimLimit: 1,
         random,
       });
-      const again = await timedWait(sleeper, Date.now() + 20_000, () => writer.createRun(run('r2')));
-      expect(again).toBeLessThan(1000);
+      const againUntil = farDeadline();
+      expect(await waitReturnedAt(sleeper, againUntil, () => writer.createRun(run('r2')))).toBeLessThan(
+        wokenBy(againUntil),
+      );
     } finally {
       await close();
     }

@@ -29,8 +29,9 @@ function options(argv: readonly string[], extra: Partial<RunProcessOptions> = {}
   };
 }
 
-async function waitUntilDead(pid: number, withinMs: number): Promise<boolean> {
-  const deadline = Date.now() + withinMs;
+/** Whether `pid` is gone within 20 s: a generous deadline for a loaded machine, polled. */
+async function waitUntilDead(pid: number): Promise<boolean> {
+  const deadline = Date.now() + 20_000;
   while (Date.now() < deadline) {
     if (!isAlive(pid)) return true;
     await new Promise((resolve) => setTimeout(resolve, 20));
@@ -136,7 +137,7 @@ describe('runProcess', () => {
     expect(result.exitCode).toBeNull();
     expect(result.durationMs).toBeGreaterThanOrEqual(490);
     if (existsSync(pidFile)) {
-      expect(await waitUntilDead(Number(readFileSync(pidFile, 'utf8')), 1000)).toBe(true);
+      expect(await waitUntilDead(Number(readFileSync(pidFile, 'utf8')))).toBe(true);
     }
   });
 
@@ -151,7 +152,7 @@ describe('runProcess', () => {
       }),
     );
     // The fixture ignores SIGTERM before it writes the pid file.
-    const deadline = Date.now() + 4000;
+    const deadline = Date.now() + 20_000;
     while (!existsSync(pidFile) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
     const abortedAt = Date.now();
     controller.abort();
@@ -160,22 +161,22 @@ describe('runProcess', () => {
     expect(result.aborted).toBe(true);
     expect(result.timedOut).toBe(false);
     expect(result.signal).toBe('SIGKILL');
-    expect(await waitUntilDead(Number(readFileSync(pidFile, 'utf8')), 1000)).toBe(true);
+    expect(await waitUntilDead(Number(readFileSync(pidFile, 'utf8')))).toBe(true);
   });
 
   it('on abort a child that honours SIGTERM ends at once', async () => {
     const controller = new AbortController();
-    const promise = runProcess(
+    // The grace is far past the test's timeout: a run that waited it out (or SIGKILLed at its
+    // end) would not return in time; one that returns ends with the child's SIGTERM.
+    const result = await runProcess(
       options(fixture('agent-hang.mjs'), {
-        killGraceMs: 5000,
+        killGraceMs: 600_000,
         signal: controller.signal,
-        onSpawn: () => setTimeout(() => controller.abort(), 100),
+        onSpawn: () => controller.abort(),
       }),
     );
-    const result = await promise;
     expect(result.aborted).toBe(true);
     expect(result.signal).toBe('SIGTERM');
-    expect(result.durationMs).toBeLessThan(2000);
   });
 
   it('does not start the child when the signal is already aborted', async () => {
@@ -198,12 +199,12 @@ describe('runProcess', () => {
       process.stdout.write('parent done\\n');
       process.exit(0);
     `;
-    const result = await runProcess(options([process.execPath, '-e', script], { timeoutMs: 8000 }));
+    // The timeout is far past the test's: only the child's exit can end this run in time.
+    const result = await runProcess(options([process.execPath, '-e', script], { timeoutMs: 600_000 }));
     expect(result.exitCode).toBe(0);
     expect(result.timedOut).toBe(false);
     expect(result.stdoutTail).toBe('parent done\n');
-    expect(result.durationMs).toBeLessThan(4000);
-    expect(await waitUntilDead(Number(readFileSync(pidFile, 'utf8')), 1000)).toBe(true);
+    expect(await waitUntilDead(Number(readFileSync(pidFile, 'utf8')))).toBe(true);
   });
 
   it('reports ENOENT for a missing executable without rejecting', async () => {

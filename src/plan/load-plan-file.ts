@@ -1,8 +1,8 @@
 import { readFile, stat } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { BatonError } from '../core/errors.js';
-import { parsePlanText } from '../core/plan/parse-plan-text.js';
 import type { Plan } from '../core/plan/types.js';
+import { parsePlanText } from './parse-plan-text.js';
 
 /** Plan files larger than this are refused (a plan is a few KB; bulk belongs in artifacts). */
 export const MAX_PLAN_FILE_BYTES = 5 * 1024 * 1024;

@@ -1,32 +1,24 @@
-import { createRequire } from 'node:module';
 import type { CST, Document, LineCounter } from 'yaml';
 import { isNestedTooDeep, MAX_NESTING_DEPTH, NESTING_PROBLEM } from '../json-text.js';
 import { PlanInvalidError, type PlanIssue } from './issues.js';
 import { emptyPlan, parsePlanJsonText, validatePlanObject } from './parse.js';
 import type { Plan } from './types.js';
 
-type YamlModule = typeof import('yaml');
-let yamlModule: YamlModule | undefined;
-
-/**
- * The YAML parser, loaded by the first YAML plan (about 10 MB and 50 ms of a process's start):
- * JSON plans and plans built in code never load it.
- */
-const yaml = (): YamlModule => {
-  yamlModule ??= createRequire(import.meta.url)('yaml') as YamlModule;
-  return yamlModule;
-};
+/** The `yaml` package's exports. */
+export type YamlModule = typeof import('yaml');
 
 /**
  * Parses the text of a plan file: JSON when the file name ends in `.json`, YAML otherwise.
- * `fileName` is only used in messages. Throws `PlanInvalidError` (code `PLAN_INVALID`) with
- * every problem found, syntax errors as `<file>:<line>:<col>: <message>`.
+ * `fileName` is only used in messages. `loadYaml` returns the YAML parser and is called only for
+ * a YAML plan: the caller loads it lazily (src/plan/parse-plan-text.ts), so a JSON plan never
+ * pays for it. Throws `PlanInvalidError` (code `PLAN_INVALID`) with every problem found, syntax
+ * errors as `<file>:<line>:<col>: <message>`.
  */
-export function parsePlanText(text: string, fileName: string): Plan {
+export function parsePlanTextWith(text: string, fileName: string, loadYaml: () => YamlModule): Plan {
   if (/\.json$/i.test(fileName)) return parsePlanJsonText(text, fileName);
   const source = text.replace(/^\uFEFF/, '');
   if (source.trim() === '') throw emptyPlan(fileName);
-  const value = parseYaml(source, fileName);
+  const value = parseYaml(source, fileName, loadYaml());
   // The schema walks the value recursively. The text's nesting is checked as it is read, but a
   // chain of YAML aliases nests deeper than the text: check the value too.
   if (isNestedTooDeep(value)) {
@@ -35,10 +27,10 @@ export function parsePlanText(text: string, fileName: string): Plan {
   return validatePlanObject(value, fileName);
 }
 
-function parseYaml(text: string, fileName: string): unknown {
-  const { Composer, LineCounter } = yaml();
+function parseYaml(text: string, fileName: string, yaml: YamlModule): unknown {
+  const { Composer, LineCounter } = yaml;
   const lineCounter = new LineCounter();
-  const tokens = yamlTokens(text, lineCounter, fileName);
+  const tokens = yamlTokens(text, lineCounter, fileName, yaml);
   // YAML 1.2 core schema: `yes`/`on` stay strings. Merge keys (`<<: *anchor`) are allowed.
   const composer = new Composer({ prettyErrors: false, merge: true, uniqueKeys: true });
   const docs: Document.Parsed[] = [...composer.compose(tokens, true, text.length)];
@@ -68,8 +60,8 @@ function parseYaml(text: string, fileName: string): unknown {
  * mapping, sequence or scalar) shows nesting past the limit: composing deeper tokens recurses.
  * The stack is at most two entries longer than the nesting, so nothing within the limit is refused.
  */
-function yamlTokens(text: string, lineCounter: LineCounter, fileName: string): CST.Token[] {
-  const { Lexer, Parser } = yaml();
+function yamlTokens(text: string, lineCounter: LineCounter, fileName: string, yaml: YamlModule): CST.Token[] {
+  const { Lexer, Parser } = yaml;
   const parser = new Parser(lineCounter.addNewLine);
   lineCounter.addNewLine(0);
   const tokens: CST.Token[] = [];
