@@ -94,6 +94,14 @@ export function idleCheck(options: GlobalOptions & { quiet?: boolean }): number 
   } finally {
     db?.close();
   }
+  return answerNothingDue(options);
+}
+
+/**
+ * What `baton check` prints when it did nothing and nothing is blocked (here, and for a home that
+ * has no store yet): `nothing due`, the empty report with `--json`, nothing with `--quiet`.
+ */
+export function answerNothingDue(options: { json?: boolean; quiet?: boolean }): number {
   if (options.json) {
     const report = {
       attemptsStarted: 0,

@@ -5,14 +5,13 @@ import { databasePath, type GlobalOptions, homeIsNamed, parseDurationOption, res
 import { maskedReads } from '../masked-reads.js';
 import { openStoreUntilStopped, storeExists, storeWaitMs } from '../open-store.js';
 import { LineProgress } from '../progress.js';
+import { answerNothingDue } from './check-idle.js';
 
 export interface CheckOptions extends GlobalOptions, EngineCliOptions {
   maxTime?: string;
   quiet?: boolean;
   storeWait?: string;
 }
-
-const NOTHING_DONE = { attemptsStarted: 0, attemptsCommitted: 0, attemptsDiscarded: 0, reclaimed: 0 };
 
 /**
  * `baton check`: do everything that is due now, then exit. Safe for a heartbeat or cron and for
@@ -28,9 +27,7 @@ export async function checkCommand(options: CheckOptions): Promise<number> {
     if (homeIsNamed(options)) {
       process.stderr.write(`baton check: no Baton store at ${databasePath(home)} yet: nothing due\n`);
     }
-    if (options.json) printJson({ ...NOTHING_DONE, blocked: [] });
-    else if (!options.quiet) process.stdout.write('nothing due\n');
-    return EXIT.ok;
+    return answerNothingDue(options);
   }
   const store = await openStoreUntilStopped(options, storeWaitMs(options.storeWait, 30_000), 'check');
   if (store === null) return EXIT.ok;
