@@ -12,6 +12,7 @@ import {
   parseDurationOption,
   resolveHome,
 } from './home.js';
+import { watchStopSignals } from './stop-signal.js';
 
 /** The store a command line selects. */
 export type StoreTarget =
@@ -163,9 +164,8 @@ export async function openStoreUntilStopped(
   command: string,
 ): Promise<Store | null> {
   const stop = new AbortController();
-  const onSignal = () => stop.abort();
-  process.once('SIGINT', onSignal);
-  process.once('SIGTERM', onSignal);
+  const signals = watchStopSignals();
+  void signals.received.then(() => stop.abort());
   try {
     return await openStoreWaiting(options, {
       maxMs,
@@ -173,7 +173,6 @@ export async function openStoreUntilStopped(
       say: (line) => process.stderr.write(`baton ${command}: ${line}\n`),
     });
   } finally {
-    process.removeListener('SIGINT', onSignal);
-    process.removeListener('SIGTERM', onSignal);
+    signals.remove();
   }
 }
