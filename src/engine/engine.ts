@@ -55,6 +55,11 @@ export interface EngineReport {
   reclaimed: number;
 }
 
+/** A report of an engine that ran nothing. */
+export function emptyEngineReport(): EngineReport {
+  return { attemptsStarted: 0, attemptsCommitted: 0, attemptsDiscarded: 0, reclaimed: 0 };
+}
+
 interface InFlight {
   claim: ClaimedStep;
   abort: AbortController;
@@ -87,12 +92,7 @@ export class Engine {
   private readonly hooks: HookDispatcher;
   private attempts: Promise<typeof import('./run-attempt.js')> | null = null;
   private readonly secrets: RunSecretsCache;
-  private readonly report: EngineReport = {
-    attemptsStarted: 0,
-    attemptsCommitted: 0,
-    attemptsDiscarded: 0,
-    reclaimed: 0,
-  };
+  private readonly report: EngineReport = emptyEngineReport();
 
   constructor(private readonly options: EngineOptions) {
     this.store = options.store;

@@ -3,7 +3,7 @@ import { join, resolve } from 'node:path';
 import { BatonError, runNotFound } from '../core/errors.js';
 import { parseFlowRate } from '../core/flow.js';
 import type { RunStatus } from '../core/run-state.js';
-import { Engine, type EngineReport } from '../engine/engine.js';
+import { Engine, type EngineReport, emptyEngineReport } from '../engine/engine.js';
 import { resolveResults } from '../engine/result-artifacts.js';
 import { startRun } from '../engine/start-run.js';
 import { AgentCliExecutor, type AgentCliExecutorOptions } from '../executors/agent-cli-executor.js';
@@ -43,13 +43,6 @@ interface LocalWorker {
   engine: Engine | null;
   stopAfter: number | null;
 }
-
-const NOTHING_RUN: EngineReport = {
-  attemptsStarted: 0,
-  attemptsCommitted: 0,
-  attemptsDiscarded: 0,
-  reclaimed: 0,
-};
 
 /** A store named by URL: PostgreSQL (its driver, pg, loads on the first connection). */
 async function openStoreUrl(text: string): Promise<Store> {
@@ -284,7 +277,7 @@ export class Baton {
     this.workers.add(worker);
     const done = this.opening
       .then((store) => {
-        if (worker.stopAfter !== null) return { ...NOTHING_RUN };
+        if (worker.stopAfter !== null) return emptyEngineReport();
         worker.engine = this.engine(store);
         return worker.engine.run({ kind: 'forever' });
       })
