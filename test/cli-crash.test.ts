@@ -4,33 +4,27 @@
  */
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import {
   agentCommand,
   type BatonProcess,
   countByStep,
   expectExit,
   isAlive,
-  killAgents,
   readCounts,
   removeTempDirs,
   runBaton,
   runStatus,
   spawnBaton,
-  stopProcesses,
+  stopAgentsAfterEach,
   tempDir,
   timeline,
   waitFor,
   writePlan,
 } from './helpers/cli.js';
 
-const countFiles: string[] = [];
+const countFiles = stopAgentsAfterEach();
 
-afterEach(async () => {
-  await stopProcesses();
-  // Agents of killed workers run on as orphans until someone stops them: never leave one behind.
-  for (const file of countFiles.splice(0)) killAgents(readCounts(file));
-});
 afterAll(() => removeTempDirs());
 
 const STEP_IDS = ['s1', 's2', 's3', 's4', 's5', 's6'];

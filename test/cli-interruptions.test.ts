@@ -5,37 +5,30 @@
  * past the interruption budget the step is blocked with a reason naming it.
  */
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   agentCommand,
   attempts,
   type BatonProcess,
   expectExit,
-  killAgents,
   readCounts,
   removeTempDirs,
   runBaton,
   type runStatus,
   spawnBaton,
-  stopProcesses,
+  stopAgentsAfterEach,
   tempDir,
   waitFor,
   writePlan,
 } from './helpers/cli.js';
 import { freshSchemaName, startPostgres, type TestPostgres } from './helpers/postgres.js';
 
-const countFiles: string[] = [];
+const countFiles = stopAgentsAfterEach();
 let server: TestPostgres | undefined;
 
 beforeAll(async () => {
   server = await startPostgres();
 }, 60_000);
-
-afterEach(async () => {
-  await stopProcesses();
-  // A killed worker's agent runs on until the next worker reclaims its lease: never leave one behind.
-  for (const file of countFiles.splice(0)) killAgents(readCounts(file));
-});
 
 afterAll(async () => {
   await server?.stop();

@@ -5,7 +5,7 @@
  * leaving the running agent to its lease or (with --stop-agents) stopping it before exiting.
  */
 import { join } from 'node:path';
-import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import {
   agentCommand,
   attempts,
@@ -13,24 +13,19 @@ import {
   expectExit,
   expectRefused,
   isAlive,
-  killAgents,
   readCounts,
   removeTempDirs,
   runBaton,
   runStatus,
   spawnBaton,
-  stopProcesses,
+  stopAgentsAfterEach,
   tempDir,
   waitFor,
   writePlan,
 } from './helpers/cli.js';
 
-const countFiles: string[] = [];
+const countFiles = stopAgentsAfterEach();
 
-afterEach(async () => {
-  await stopProcesses();
-  for (const file of countFiles.splice(0)) killAgents(readCounts(file));
-});
 afterAll(() => removeTempDirs());
 
 /** A chain prep -> long of counting agents; `long` sleeps SLEEP_MS (the rest do not). */

@@ -7,17 +7,16 @@
  */
 import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, statSync, symlinkSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import {
   type BatonProcess,
   expectExit,
   isAlive,
-  killAgents,
   readCounts,
   removeTempDirs,
   sleep,
   spawnBaton,
-  stopProcesses,
+  stopAgentsAfterEach,
   tempDir,
   waitFor,
 } from './helpers/cli.js';
@@ -33,13 +32,8 @@ import {
   writeState,
 } from './helpers/legacy.js';
 
-const countFiles: string[] = [];
+const countFiles = stopAgentsAfterEach();
 
-afterEach(async () => {
-  await stopProcesses();
-  // Agents of killed checks may run on as orphans: never leave one behind.
-  for (const file of countFiles.splice(0)) killAgents(readCounts(file));
-});
 afterAll(() => removeTempDirs());
 
 /**

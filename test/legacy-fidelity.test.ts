@@ -5,14 +5,13 @@
  */
 import { existsSync, lstatSync, mkdirSync, readFileSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import {
   expectExit,
-  killAgents,
   readCounts,
   removeTempDirs,
   spawnBaton,
-  stopProcesses,
+  stopAgentsAfterEach,
   tempDir,
   waitFor,
 } from './helpers/cli.js';
@@ -29,11 +28,7 @@ import {
   writeState,
 } from './helpers/legacy.js';
 
-const countFiles: string[] = [];
-afterEach(async () => {
-  await stopProcesses();
-  for (const file of countFiles.splice(0)) killAgents(readCounts(file));
-});
+const countFiles = stopAgentsAfterEach();
 afterAll(() => removeTempDirs());
 
 const folder = () => tempDir('baton-legacy-fidelity-');

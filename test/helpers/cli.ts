@@ -8,7 +8,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { expect } from 'vitest';
+import { afterEach, expect } from 'vitest';
 import { stringify } from 'yaml';
 import { TRUSTED_FIXTURES } from './trusted-fixtures.js';
 
@@ -380,4 +380,18 @@ export async function runPlanFile(dir: string, name: string, ...args: string[]) 
   const home = join(dir, 'home');
   const result = await runBaton(['run', name, '--detach', ...args], { home, cwd: dir });
   return { result, home };
+}
+
+/**
+ * The count files of a test file's agents, for crash tests: after each test its baton processes
+ * are stopped and the agents those files name are killed, since an agent of a killed worker or
+ * check runs on as an orphan. Push each test's count file onto the returned list.
+ */
+export function stopAgentsAfterEach(): string[] {
+  const countFiles: string[] = [];
+  afterEach(async () => {
+    await stopProcesses();
+    for (const file of countFiles.splice(0)) killAgents(readCounts(file));
+  });
+  return countFiles;
 }
