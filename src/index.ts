@@ -34,20 +34,24 @@ export {
 export { ModelExecutor, type ModelExecutorOptions } from './executors/model-executor.js';
 export { probeSandbox, type SandboxProbe } from './executors/sandbox.js';
 export type { AttemptResult, ExecutionContext, StepExecutor } from './executors/step-executor.js';
-export { type AgentResult, type RunAgentOptions, runAgent } from './harness/agent-loop.js';
-export { type CallModelOptions, callModelWithRecovery, type ModelCallResult } from './harness/call-model.js';
-export type { BackoffSettings, HarnessEvent } from './harness/call-state.js';
-export { classifyModelError } from './harness/classify-model-error.js';
-export { type HarnessClock, systemClock } from './harness/clock.js';
-export { type CompactionHook, defaultCompaction } from './harness/compaction.js';
-export { detectTruncation } from './harness/detect-truncation.js';
-export { createAnthropicProvider, createOpenAiProvider } from './harness/lazy-providers.js';
-export { MODEL_CAPABILITIES, resolveCapabilities } from './harness/model-capabilities.js';
-export { DEFAULT_PRICES, type ModelPrice } from './harness/pricing.js';
-export type { AnthropicProviderOptions } from './harness/providers/anthropic-provider.js';
-export type { OpenAiProviderOptions } from './harness/providers/openai-provider.js';
-export { RecoveryBudget, type RecoveryLimits } from './harness/recovery-budget.js';
-export { type EffectLedger, type ToolDefinition, ToolError } from './harness/tools.js';
+export { type AgentResult, type RunAgentOptions, runAgent } from './model-call/agent-loop.js';
+export {
+  type CallModelOptions,
+  callModelWithRecovery,
+  type ModelCallResult,
+} from './model-call/call-model.js';
+export type { BackoffSettings, HarnessEvent } from './model-call/call-state.js';
+export { classifyModelError } from './model-call/classify-model-error.js';
+export { type HarnessClock, systemClock } from './model-call/clock.js';
+export { type CompactionHook, defaultCompaction } from './model-call/compaction.js';
+export { detectTruncation } from './model-call/detect-truncation.js';
+export { createAnthropicProvider, createOpenAiProvider } from './model-call/lazy-providers.js';
+export { MODEL_CAPABILITIES, resolveCapabilities } from './model-call/model-capabilities.js';
+export { DEFAULT_PRICES, type ModelPrice } from './model-call/pricing.js';
+export type { AnthropicProviderOptions } from './model-call/providers/anthropic-provider.js';
+export type { OpenAiProviderOptions } from './model-call/providers/openai-provider.js';
+export { RecoveryBudget, type RecoveryLimits } from './model-call/recovery-budget.js';
+export { type EffectLedger, type ToolDefinition, ToolError } from './model-call/tools.js';
 export {
   type ChatMessage,
   type FinishReason,
@@ -58,9 +62,7 @@ export {
   type ModelRequest,
   type ModelResponse,
   type ToolCall,
-} from './harness/types.js';
-export { loadPlanFile } from './plan/load-plan-file.js';
-export { parsePlanText } from './plan/parse-plan-text.js';
+} from './model-call/types.js';
 export { type OpenPostgresOptions, PostgresStore } from './store/postgres/postgres-store.js';
 export { SqliteStore } from './store/sqlite/sqlite-store.js';
 export type { AttemptRecord, RunDetail, RunSummary, Store } from './store/store.js';
@@ -73,3 +75,5 @@ export {
   Workflow,
   type WorkflowResults,
 } from './workflow/define-workflow.js';
+export { loadPlanFile } from './workflow/load-plan-file.js';
+export { parsePlanText } from './workflow/parse-plan-text.js';

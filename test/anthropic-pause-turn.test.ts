@@ -2,7 +2,7 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { expect, it } from 'vitest';
-import { createAnthropicProvider } from '../src/harness/providers/anthropic-provider.js';
+import { createAnthropicProvider } from '../src/model-call/providers/anthropic-provider.js';
 
 it('continues a paused turn and joins the parts; the second request carries the paused content', async () => {
   const bodies: { messages: { role: string; content: unknown }[] }[] = [];

@@ -24,7 +24,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
 import { validatePlanObject } from '../src/core/plan/parse.js';
-import { latestMigrationVersion } from '../src/store/migration-files.js';
+import { latestMigrationVersion } from '../src/store/schema-migration-files.js';
 import { SQLITE_SCHEMA_VERSION } from '../src/store/schema-tables.js';
 import { SqliteStore } from '../src/store/sqlite/sqlite-store.js';
 import {

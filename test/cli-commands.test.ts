@@ -5,7 +5,7 @@
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { loadPlanFile } from '../src/plan/load-plan-file.js';
+import { loadPlanFile } from '../src/workflow/load-plan-file.js';
 import {
   agentCommand,
   expectExit,

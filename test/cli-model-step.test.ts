@@ -5,8 +5,8 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { startMockLlmServer } from '../src/harness/mock-llm/server.js';
-import type { MockLlmServer } from '../src/harness/mock-llm/types.js';
+import { startMockLlmServer } from '../src/testing/mock-llm/server.js';
+import type { MockLlmServer } from '../src/testing/mock-llm/types.js';
 import {
   batonJson,
   expectExit,

@@ -7,7 +7,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, expect, it } from 'vitest';
-import { type MockLlmServer, startMockLlmServer } from '../src/harness/mock-llm/server.js';
+import { type MockLlmServer, startMockLlmServer } from '../src/testing/mock-llm/server.js';
 import { cliCase, cliCommand, runPlan, shellCall, stepAttempts, writeCall } from './helpers/agent-steps.js';
 import { removeTempDirs } from './helpers/cli.js';
 import { type AgentCli, describeWithOpenclaw } from './helpers/mock-cli.js';

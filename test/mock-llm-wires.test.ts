@@ -3,12 +3,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { agentCliSetupText } from '../src/harness/mock-llm/agent-cli-setup.js';
-import type { ScriptEntry } from '../src/harness/mock-llm/script-entry.js';
-import { type MockLlmServer, startMockLlmServer } from '../src/harness/mock-llm/server.js';
+import { agentCliSetupText } from '../src/testing/mock-llm/agent-cli-setup.js';
+import type { ScriptEntry } from '../src/testing/mock-llm/script-entry.js';
+import { type MockLlmServer, startMockLlmServer } from '../src/testing/mock-llm/server.js';
 import { runBaton, spawnBaton } from './helpers/cli.js';
-import { failure } from './helpers/harness.js';
 import { type AgentCli, removeAgentCliDirs, runAgentCli } from './helpers/mock-cli.js';
+import { failure } from './helpers/model-call.js';
 
 const USER = 'hello world, this is a long enough message to be cut at forty characters';
 const OK_TEXT = `ok: ${USER.slice(0, 40)}`;

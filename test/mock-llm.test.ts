@@ -1,8 +1,8 @@
 import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { invalidArguments, minimalArguments } from '../src/harness/mock-llm/default-reply.js';
-import { createSeededRandom, drawFault, type FaultMix } from '../src/harness/mock-llm/random.js';
+import { invalidArguments, minimalArguments } from '../src/testing/mock-llm/default-reply.js';
+import { createSeededRandom, drawFault, type FaultMix } from '../src/testing/mock-llm/random.js';
 import {
   type FaultName,
   type MockLlmServer,
@@ -10,8 +10,8 @@ import {
   OVERFLOW_RESPONSES,
   type OverflowFlavour,
   startMockLlmServer,
-} from '../src/harness/mock-llm/server.js';
-import { failure } from './helpers/harness.js';
+} from '../src/testing/mock-llm/server.js';
+import { failure } from './helpers/model-call.js';
 
 const USER = 'hello world, this is a long enough message to be cut at forty characters';
 

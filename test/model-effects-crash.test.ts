@@ -7,8 +7,8 @@ import { spawn } from 'node:child_process';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { startMockLlmServer } from '../src/harness/mock-llm/server.js';
-import type { MockLlmServer, MockRequest } from '../src/harness/mock-llm/types.js';
+import { startMockLlmServer } from '../src/testing/mock-llm/server.js';
+import type { MockLlmServer, MockRequest } from '../src/testing/mock-llm/types.js';
 import { fixture, removeTempDirs, runStatus, tempDir, timeline } from './helpers/cli.js';
 
 let llm: MockLlmServer | null = null;

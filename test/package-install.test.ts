@@ -19,8 +19,8 @@ import {
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startMockLlmServer } from '../src/harness/mock-llm/server.js';
-import type { MockLlmServer } from '../src/harness/mock-llm/types.js';
+import { startMockLlmServer } from '../src/testing/mock-llm/server.js';
+import type { MockLlmServer } from '../src/testing/mock-llm/types.js';
 import { agentCommand, repoRoot, runBaton, writePlan } from './helpers/cli.js';
 
 const manifest = JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')) as { name: string };

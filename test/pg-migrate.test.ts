@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MIGRATED_TABLES, migrateToPostgres } from '../src/store/migrate-to-postgres.js';
+import { COPIED_TABLES, copyHomeToPostgres } from '../src/store/home-copy/copy-home.js';
 import { SqliteStore } from '../src/store/sqlite/sqlite-store.js';
 import {
   type AttemptJson,
@@ -66,7 +66,7 @@ async function json<T>(args: string[], codes: number[] = [0]): Promise<T> {
 /** Rows per table in `schema`, all runs together. */
 async function pgCounts(schema: string): Promise<Record<string, number>> {
   const counts: Record<string, number> = {};
-  for (const table of MIGRATED_TABLES) {
+  for (const table of COPIED_TABLES) {
     const { rows } = await admin.query(`SELECT count(*)::int AS n FROM "${schema}".${table}`);
     counts[table] = rows[0].n;
   }
@@ -167,7 +167,7 @@ describe('baton migrate', () => {
     expect(sqliteDigest()).toBe(before);
     expect(report).toMatchObject({ ok: true, runs: 4 });
     expect(report.to).toContain('postgres:***@');
-    for (const table of MIGRATED_TABLES) {
+    for (const table of COPIED_TABLES) {
       expect(report.counts[table]!.target, table).toBe(report.counts[table]!.source);
       if (table !== 'effects') expect(report.counts[table]!.source, table).toBeGreaterThan(0);
     }
@@ -271,7 +271,7 @@ describe('baton migrate', () => {
 
   it('rolls back and reports the counts when the target does not hold what was copied', async () => {
     const target = freshSchemaName('mig');
-    const result = await migrateToPostgres({
+    const result = await copyHomeToPostgres({
       from: dbPath,
       url: server.url,
       schema: target,
@@ -284,7 +284,7 @@ describe('baton migrate', () => {
     });
     expect(result).toMatchObject({ ok: false, reason: 'count_mismatch' });
     expect(result.target.events).toBe(result.source.events - 1);
-    expect(await pgCounts(target)).toEqual(Object.fromEntries(MIGRATED_TABLES.map((t) => [t, 0])));
+    expect(await pgCounts(target)).toEqual(Object.fromEntries(COPIED_TABLES.map((t) => [t, 0])));
   });
 
   it('refuses a file that is not a Baton database of the current schema, with exit 2', async () => {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { isBatonError } from '../src/core/errors.js';
 import { answerDependencyQuestions, findCycles } from '../src/core/plan/graph.js';
-import { parsePlanText } from '../src/plan/parse-plan-text.js';
+import { parsePlanText } from '../src/workflow/parse-plan-text.js';
 
 /** Parses a YAML plan expecting PLAN_INVALID; returns the message lines. */
 function problems(yaml: string, file = 'plan.yaml'): string[] {

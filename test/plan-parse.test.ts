@@ -7,8 +7,8 @@ import { parseDurationMs } from '../src/core/plan/duration.js';
 import { PlanInvalidError } from '../src/core/plan/issues.js';
 import { validatePlanObject } from '../src/core/plan/parse.js';
 import { DEFAULT_LIMITS, DEFAULT_RETRY, DEFAULT_TIMEOUT_MS } from '../src/core/plan/types.js';
-import { loadPlanFile, MAX_PLAN_FILE_BYTES } from '../src/plan/load-plan-file.js';
-import { parsePlanText } from '../src/plan/parse-plan-text.js';
+import { loadPlanFile, MAX_PLAN_FILE_BYTES } from '../src/workflow/load-plan-file.js';
+import { parsePlanText } from '../src/workflow/parse-plan-text.js';
 
 const RESEARCH_YAML = `
 version: 1

@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { isBatonError } from '../src/core/errors.js';
 import { fallbackPlanStep } from '../src/core/fallback.js';
-import { parsePlanText } from '../src/plan/parse-plan-text.js';
+import { parsePlanText } from '../src/workflow/parse-plan-text.js';
 
 const agent = 'defaults:\n  agent: { command: [claude, -p] }\n';
 

@@ -11,14 +11,14 @@ import {
   classifyAgentRun,
   classifyReportedError,
 } from '../src/executors/agent-profiles/classify-agent-run.js';
-import { classifyModelError } from '../src/harness/classify-model-error.js';
+import { classifyModelError } from '../src/model-call/classify-model-error.js';
+import { ModelCallError } from '../src/model-call/types.js';
 import {
   fatalResponse,
   quotaResponse,
   rateLimitResponse,
   serverErrorResponse,
-} from '../src/harness/mock-llm/error-bodies.js';
-import { ModelCallError } from '../src/harness/types.js';
+} from '../src/testing/mock-llm/error-bodies.js';
 
 /**
  * One corpus of real provider error texts, each asserted through the shared table and through BOTH

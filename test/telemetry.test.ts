@@ -13,8 +13,8 @@ import { Engine } from '../src/engine/engine.js';
 import { startRun } from '../src/engine/start-run.js';
 import { FunctionExecutor, FunctionRegistry } from '../src/executors/function-executor.js';
 import { ModelExecutor } from '../src/executors/model-executor.js';
-import { startMockLlmServer } from '../src/harness/mock-llm/server.js';
 import { SqliteStore } from '../src/store/sqlite/sqlite-store.js';
+import { startMockLlmServer } from '../src/testing/mock-llm/server.js';
 
 const exporter = new InMemorySpanExporter();
 let home: string;

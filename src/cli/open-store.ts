@@ -12,6 +12,7 @@ import {
   parseDurationOption,
   resolveHome,
 } from './home.js';
+import { maskedReads } from './masked-reads.js';
 import { watchStopSignals } from './stop-signal.js';
 
 /** The store a command line selects. */
@@ -174,5 +175,22 @@ export async function openStoreUntilStopped(
     });
   } finally {
     signals.remove();
+  }
+}
+
+/**
+ * Runs \`fn\` on the home's existing store (a missing one is refused, exit 2) with secrets masked
+ * in what it reads, and closes the store after.
+ */
+export async function withExistingStore<T>(
+  options: GlobalOptions,
+  fn: (store: Store, home: string) => Promise<T>,
+): Promise<T> {
+  const home = resolveHome(options);
+  const store = await openStore(options, 'read');
+  try {
+    return await fn(maskedReads(store, process.env, options.store ? [options.store] : []), home);
+  } finally {
+    await store.close();
   }
 }

@@ -3,8 +3,8 @@ import type { Plan } from '../core/plan/types.js';
 import { prepareRun } from '../engine/start-run.js';
 import { agentCommandWarnings } from '../executors/agent-profiles/command-warnings.js';
 import { trustedPrograms } from '../executors/trusted-programs.js';
-import { loadPlanFile } from '../plan/load-plan-file.js';
 import type { NewRun } from '../store/store.js';
+import { loadPlanFile } from '../workflow/load-plan-file.js';
 import { agentFromEnvOrOption, type GlobalOptions, resolveHome } from './home.js';
 
 export interface PrepareOptions extends GlobalOptions {

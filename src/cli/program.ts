@@ -206,7 +206,7 @@ Example:
   baton migrate --from .baton/baton.db --to postgres://baton:secret@db:5432/baton
   baton --store postgres://baton:secret@db:5432/baton status`,
   )
-  .action(act(async () => (await import('./commands/migrate.js')).migrateCommand));
+  .action(act(async () => (await import('./commands/copy-home.js')).copyHomeCommand));
 
 withPlanOptions(
   program
@@ -396,7 +396,7 @@ for (const [name, description] of [
     .addOption(json())
     .action(
       act(async () => {
-        const { manageCommand } = await import('./commands/read.js');
+        const { manageCommand } = await import('./commands/run-actions.js');
         return (runId: string, stepId: string, options: object) =>
           manageCommand(name, runId, stepId, options);
       }),
@@ -445,7 +445,7 @@ program
   .addOption(json())
   .action(
     act(async () => {
-      const { manageCommand } = await import('./commands/read.js');
+      const { manageCommand } = await import('./commands/run-actions.js');
       return (runId: string, options: object) => manageCommand('resume', runId, undefined, options);
     }),
   );
@@ -456,7 +456,7 @@ program
   .addOption(json())
   .action(
     act(async () => {
-      const { manageCommand } = await import('./commands/read.js');
+      const { manageCommand } = await import('./commands/run-actions.js');
       return (runId: string, options: object) => manageCommand('cancel', runId, undefined, options);
     }),
   );

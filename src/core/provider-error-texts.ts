@@ -2,7 +2,7 @@ import { readContextOverflow } from './context-overflow-texts.js';
 
 /**
  * The one table of what model providers say when a request fails, read by both the model-call
- * classifier (harness/classify-model-error.ts) and the agent-exit classifier
+ * classifier (model-call/classify-model-error.ts) and the agent-exit classifier
  * (executors/agent-profiles/classify-agent-run.ts), so the same words get the same verdict whether
  * Baton called the model or an agent CLI printed them. Pure: text in, category out. Structured
  * facts (HTTP status, error type and code, headers) are the classifiers' and come first; this table

@@ -4,7 +4,7 @@ import type { PlanStep } from '../core/plan/types.js';
 import { redactOutcome, redactSecrets, redactValue } from '../core/redact.js';
 import { shadowExecutor } from '../executors/shadow-executor.js';
 import type { StepExecutor } from '../executors/step-executor.js';
-import type { EffectLedger } from '../harness/tools.js';
+import type { EffectLedger } from '../model-call/tools.js';
 import type { ClaimedStep, Completion, Store } from '../store/store.js';
 import { runWithDeadline, timedOutAttempt } from './attempt-deadline.js';
 import {

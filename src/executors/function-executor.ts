@@ -5,7 +5,7 @@ import { BatonError } from '../core/errors.js';
 import type { BatonEvent } from '../core/events.js';
 import type { SideEffect } from '../core/plan/types.js';
 import type { StepResult } from '../core/run-state.js';
-import type { EffectLedger } from '../harness/tools.js';
+import type { EffectLedger } from '../model-call/tools.js';
 import {
   type AttemptResult,
   attemptLogPath,

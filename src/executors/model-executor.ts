@@ -4,16 +4,16 @@ import type { RandomSource } from '../core/backoff.js';
 import type { BatonEvent } from '../core/events.js';
 import type { ModelTargetSpec } from '../core/plan/types.js';
 import { DEFAULT_API_KEY_ENV } from '../core/run-secrets.js';
-import { runAgent } from '../harness/agent-loop.js';
-import type { BackoffSettings } from '../harness/call-state.js';
-import type { HarnessClock } from '../harness/clock.js';
+import { runAgent } from '../model-call/agent-loop.js';
+import type { BackoffSettings } from '../model-call/call-state.js';
+import type { HarnessClock } from '../model-call/clock.js';
 // The SDK of a provider is loaded by its first call: a process without model steps never loads one.
-import { createAnthropicProvider, createOpenAiProvider } from '../harness/lazy-providers.js';
-import { resolveCapabilities } from '../harness/model-capabilities.js';
-import { DEFAULT_PRICES, type ModelPrice } from '../harness/pricing.js';
-import type { RecoveryLimits } from '../harness/recovery-budget.js';
-import type { ToolDefinition } from '../harness/tools.js';
-import type { ModelCapabilities, ModelProvider } from '../harness/types.js';
+import { createAnthropicProvider, createOpenAiProvider } from '../model-call/lazy-providers.js';
+import { resolveCapabilities } from '../model-call/model-capabilities.js';
+import { DEFAULT_PRICES, type ModelPrice } from '../model-call/pricing.js';
+import type { RecoveryLimits } from '../model-call/recovery-budget.js';
+import type { ToolDefinition } from '../model-call/tools.js';
+import type { ModelCapabilities, ModelProvider } from '../model-call/types.js';
 import { renderStepText } from './render-step-text.js';
 import {
   type AttemptResult,

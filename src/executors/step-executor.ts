@@ -1,7 +1,7 @@
 import type { BatonEvent } from '../core/events.js';
 import type { StepOutcome } from '../core/failure.js';
 import type { StepResult } from '../core/run-state.js';
-import type { EffectLedger } from '../harness/tools.js';
+import type { EffectLedger } from '../model-call/tools.js';
 import type { ClaimedStep } from '../store/store.js';
 
 /** What an executor is given for one attempt. */

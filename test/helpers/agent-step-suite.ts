@@ -7,8 +7,8 @@
 import { createHash } from 'node:crypto';
 import { readdirSync } from 'node:fs';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import type { ScriptEntry } from '../../src/harness/mock-llm/script-entry.js';
-import { type MockLlmServer, startMockLlmServer } from '../../src/harness/mock-llm/server.js';
+import type { ScriptEntry } from '../../src/testing/mock-llm/script-entry.js';
+import { type MockLlmServer, startMockLlmServer } from '../../src/testing/mock-llm/server.js';
 import {
   cliCase,
   cliCommand,

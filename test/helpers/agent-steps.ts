@@ -5,7 +5,7 @@
  */
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { MockLlmServer, RecordedRequest } from '../../src/harness/mock-llm/types.js';
+import type { MockLlmServer, RecordedRequest } from '../../src/testing/mock-llm/types.js';
 import {
   type AttemptJson,
   attempts,

@@ -18,8 +18,8 @@ import {
   geminiEnv,
   openclawConfig,
   openclawEnv,
-} from '../../src/harness/mock-llm/agent-cli-setup.js';
-import type { MockLlmServer } from '../../src/harness/mock-llm/types.js';
+} from '../../src/testing/mock-llm/agent-cli-setup.js';
+import type { MockLlmServer } from '../../src/testing/mock-llm/types.js';
 
 export type AgentCli = 'claude' | 'codex' | 'gemini' | 'openclaw';
 

@@ -3,7 +3,7 @@ import { agentCommandWarnings } from '../../executors/agent-profiles/command-war
 import { type AgentCliInfo, inspectAgentClis } from '../../executors/agent-setup.js';
 import { probeSandbox, type SandboxProbe } from '../../executors/sandbox.js';
 import { trustedPrograms } from '../../executors/trusted-programs.js';
-import { loadPlanFile } from '../../plan/load-plan-file.js';
+import { loadPlanFile } from '../../workflow/load-plan-file.js';
 import { EXIT } from '../exit-codes.js';
 import { printJson } from '../format.js';
 import { type GlobalOptions, resolveHome } from '../home.js';

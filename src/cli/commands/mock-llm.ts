@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { BatonError } from '../../core/errors.js';
 import { parseJsonWithLimits } from '../../core/json-text.js';
-import { agentCliSetupText } from '../../harness/mock-llm/agent-cli-setup.js';
+import { agentCliSetupText } from '../../testing/mock-llm/agent-cli-setup.js';
 import {
   describeFaultField,
   FAULT_FIELDS,
@@ -9,10 +9,10 @@ import {
   type FaultName,
   type FaultSpec,
   fitsFaultField,
-} from '../../harness/mock-llm/faults.js';
-import type { FaultMix } from '../../harness/mock-llm/random.js';
-import { type ScriptEntry, validateScriptEntry } from '../../harness/mock-llm/script-entry.js';
-import { startMockLlmServer } from '../../harness/mock-llm/server.js';
+} from '../../testing/mock-llm/faults.js';
+import type { FaultMix } from '../../testing/mock-llm/random.js';
+import { type ScriptEntry, validateScriptEntry } from '../../testing/mock-llm/script-entry.js';
+import { startMockLlmServer } from '../../testing/mock-llm/server.js';
 import { EXIT } from '../exit-codes.js';
 
 interface MockLlmOptions {

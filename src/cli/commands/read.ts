@@ -2,29 +2,14 @@ import { createReadStream, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { BatonError } from '../../core/errors.js';
-import type { RunSummary, Store } from '../../store/store.js';
 import { painter, useColour } from '../colour.js';
 import { EXIT } from '../exit-codes.js';
 import { attemptLine, printJson } from '../format.js';
 import { ganttChart } from '../gantt.js';
 import { type GlobalOptions, parsePositiveInt, resolveHome } from '../home.js';
-import { maskedReads } from '../masked-reads.js';
-import { openStore } from '../open-store.js';
+import { withExistingStore } from '../open-store.js';
 import { flowWaits, requireRun, runExitCode, runListLines, runStatusLines } from '../status-view.js';
 import { timelineTable } from '../timeline-view.js';
-
-async function withStore<T>(
-  options: GlobalOptions,
-  fn: (store: Store, home: string) => Promise<T>,
-): Promise<T> {
-  const home = resolveHome(options);
-  const store = await openStore(options, 'read');
-  try {
-    return await fn(maskedReads(store, process.env, options.store ? [options.store] : []), home);
-  } finally {
-    await store.close();
-  }
-}
 
 /** Colours for this command's stdout: on a TTY (or FORCE_COLOR), never in --json or with NO_COLOR. */
 function paintFor(options: GlobalOptions) {
@@ -46,7 +31,7 @@ export async function statusCommand(
 ): Promise<number> {
   if (options.watch && runId === undefined)
     refuse('status --watch follows one run: baton status <run> --watch (baton status lists the runs)');
-  return withStore(options, async (store) => {
+  return withExistingStore(options, async (store) => {
     if (runId === undefined) {
       const runs = await store.listRuns({
         limit: options.limit ? parsePositiveInt(options.limit, '--limit') : 20,
@@ -73,7 +58,7 @@ export async function timelineCommand(
   runId: string,
   options: GlobalOptions & { watch?: boolean },
 ): Promise<number> {
-  return withStore(options, async (store) => {
+  return withExistingStore(options, async (store) => {
     if (options.watch) {
       const { watchTimeline } = await import('../watch-run.js');
       return watchTimeline(store, runId, options.json === true);
@@ -103,7 +88,7 @@ export async function logsCommand(
 ): Promise<number> {
   if (options.follow && options.json)
     refuse('logs --follow prints the log as it grows, --json lists finished attempts: give one of them');
-  return withStore(options, async (store, home) => {
+  return withExistingStore(options, async (store, home) => {
     const run = await requireRun(store, runId);
     const step = run.steps.find((s) => s.stepId === stepId);
     if (!step) {
@@ -151,48 +136,6 @@ export async function logsCommand(
       throw new BatonError('INVALID_ARGUMENT', `the log file ${file} is gone (removed by hand?)`);
     // Streamed: an agent that printed gigabytes must not be read into memory.
     await pipeline(createReadStream(file), process.stdout, { end: false });
-    return EXIT.ok;
-  });
-}
-
-type Command = 'retry' | 'skip' | 'cancel' | 'resume';
-
-const COMMANDS: Record<
-  Command,
-  { apply: (store: Store, runId: string, stepId: string, now: number) => Promise<RunSummary>; done: string }
-> = {
-  retry: {
-    apply: (store, runId, stepId, now) => store.retryStep(runId, stepId, now),
-    done: 'step {step} will run again',
-  },
-  skip: {
-    apply: (store, runId, stepId, now) => store.skipStep(runId, stepId, now),
-    done: 'step {step} skipped',
-  },
-  cancel: { apply: (store, runId, _stepId, now) => store.cancelRun(runId, now), done: 'run {run} cancelled' },
-  resume: {
-    apply: (store, runId, _stepId, now) => store.resumeRun(runId, now),
-    done: 'run {run} resumed with a raised budget',
-  },
-};
-
-/** `baton retry|skip <run> <step>`, `baton cancel|resume <run>`: one transaction each. */
-export async function manageCommand(
-  command: Command,
-  runId: string,
-  stepId: string | undefined,
-  options: GlobalOptions,
-): Promise<number> {
-  return withStore(options, async (store) => {
-    await requireRun(store, runId);
-    const { apply, done } = COMMANDS[command];
-    const summary = await apply(store, runId, stepId ?? '', Date.now());
-    if (options.json) printJson(summary);
-    else {
-      const what = done.replace('{step}', stepId ?? '').replace('{run}', runId);
-      const next = summary.status === 'running' ? ' (baton check or baton worker drives it)' : '';
-      process.stdout.write(`${what}; run is ${summary.status}${next}\n`);
-    }
     return EXIT.ok;
   });
 }

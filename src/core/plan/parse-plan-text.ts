@@ -10,7 +10,7 @@ export type YamlModule = typeof import('yaml');
 /**
  * Parses the text of a plan file: JSON when the file name ends in `.json`, YAML otherwise.
  * `fileName` is only used in messages. `loadYaml` returns the YAML parser and is called only for
- * a YAML plan: the caller loads it lazily (src/plan/parse-plan-text.ts), so a JSON plan never
+ * a YAML plan: the caller loads it lazily (src/workflow/parse-plan-text.ts), so a JSON plan never
  * pays for it. Throws `PlanInvalidError` (code `PLAN_INVALID`) with every problem found, syntax
  * errors as `<file>:<line>:<col>: <message>`.
  */

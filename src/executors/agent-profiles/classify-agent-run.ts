@@ -1,5 +1,5 @@
 import type { FailureClass } from '../../core/failure.js';
-import { classifyModelError } from '../../harness/classify-model-error.js';
+import { classifyModelError } from '../../model-call/classify-model-error.js';
 import { classOfAgentText, retryAfterInText } from './error-texts.js';
 import { lastLines } from './json-output.js';
 import type { AgentProfile, AgentReport, ProviderError } from './types.js';

@@ -34,7 +34,6 @@ import { CycleWork } from './cycle-work.js';
 import { PostgresEffects } from './effects.js';
 import { PostgresFlow } from './flow-limits.js';
 import { PostgresHookDeliveries } from './hook-deliveries.js';
-import { migrateSchema } from './migrate.js';
 import {
   connectError,
   createListenClient,
@@ -47,6 +46,7 @@ import { parsePgUrl, serverAddress } from './pg-url.js';
 import { PostgresReads, summaryOf } from './postgres-reads.js';
 import { type PreparedSql, prepared } from './prepared.js';
 import { renewLeaseRows } from './renew-leases.js';
+import { migrateSchema } from './schema-migrations.js';
 import { DEFAULT_SCHEMA, notifyChannel, quoteSchema, validateSchemaName } from './schema-name.js';
 import { inTransaction } from './transaction.js';
 import { WorkListener } from './work-listener.js';

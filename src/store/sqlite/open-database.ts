@@ -5,7 +5,7 @@ import type Database from 'better-sqlite3';
 import { BatonError } from '../../core/errors.js';
 import type { Plan } from '../../core/plan/types.js';
 import { backfillFlowKeys, type KeylessStep } from '../flow-backfill.js';
-import { latestMigrationVersion, type Migration, readMigrations } from '../migration-files.js';
+import { latestMigrationVersion, type Migration, readMigrations } from '../schema-migration-files.js';
 import { openSqliteFile } from './sqlite-driver.js';
 
 export type SqliteDatabase = Database.Database;

@@ -3,7 +3,7 @@ import { fileURLToPath } from 'node:url';
 import { BatonError } from '../../core/errors.js';
 import type { Plan } from '../../core/plan/types.js';
 import { backfillFlowKeys, type KeylessStep } from '../flow-backfill.js';
-import { latestMigrationVersion, type Migration, readMigrations } from '../migration-files.js';
+import { latestMigrationVersion, type Migration, readMigrations } from '../schema-migration-files.js';
 import { BATON_TABLES } from '../schema-tables.js';
 import type { PgClient, PgPool } from './open-pool.js';
 import { quoteSchema } from './schema-name.js';

@@ -1,10 +1,10 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { callModelWithRecovery } from '../src/harness/call-model.js';
-import type { HarnessEvent } from '../src/harness/call-state.js';
-import type { ScriptEntry } from '../src/harness/mock-llm/script-entry.js';
-import type { MockLlmServer } from '../src/harness/mock-llm/types.js';
-import type { ModelCapabilities } from '../src/harness/types.js';
-import { eventTypes, fakeClock, mockServer, providerFor, type Wire } from './helpers/harness.js';
+import { callModelWithRecovery } from '../src/model-call/call-model.js';
+import type { HarnessEvent } from '../src/model-call/call-state.js';
+import type { ModelCapabilities } from '../src/model-call/types.js';
+import type { ScriptEntry } from '../src/testing/mock-llm/script-entry.js';
+import type { MockLlmServer } from '../src/testing/mock-llm/types.js';
+import { eventTypes, fakeClock, mockServer, providerFor, type Wire } from './helpers/model-call.js';
 
 /**
  * A streamed answer that ends cleanly (no error, no reset) before its finish event is a cut answer:

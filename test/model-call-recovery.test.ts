@@ -1,12 +1,12 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { CONTINUE_PROMPT, callModelWithRecovery } from '../src/harness/call-model.js';
-import type { HarnessEvent } from '../src/harness/call-state.js';
-import type { FaultSpec } from '../src/harness/mock-llm/faults.js';
-import type { MockLlmServer } from '../src/harness/mock-llm/types.js';
-import { RecoveryBudget } from '../src/harness/recovery-budget.js';
-import { estimateRequestTokens } from '../src/harness/token-estimate.js';
-import type { ChatMessage, ModelCapabilities, ModelRequest } from '../src/harness/types.js';
-import { eventTypes, fakeClock, mockServer, providerFor, type Wire } from './helpers/harness.js';
+import { CONTINUE_PROMPT, callModelWithRecovery } from '../src/model-call/call-model.js';
+import type { HarnessEvent } from '../src/model-call/call-state.js';
+import { RecoveryBudget } from '../src/model-call/recovery-budget.js';
+import { estimateRequestTokens } from '../src/model-call/token-estimate.js';
+import type { ChatMessage, ModelCapabilities, ModelRequest } from '../src/model-call/types.js';
+import type { FaultSpec } from '../src/testing/mock-llm/faults.js';
+import type { MockLlmServer } from '../src/testing/mock-llm/types.js';
+import { eventTypes, fakeClock, mockServer, providerFor, type Wire } from './helpers/model-call.js';
 
 const WIRES: Wire[] = ['openai', 'anthropic'];
 // Names outside the SDKs' deprecation lists (the Anthropic SDK warns about deprecated ones).

@@ -1,15 +1,15 @@
-import { flowKeyOf } from '../core/flow.js';
-import { runningCount } from './loaded-run.js';
+import { flowKeyOf } from '../../core/flow.js';
+import { runningCount } from '../loaded-run.js';
+import type { PgClient } from '../postgres/open-pool.js';
+import { toPgJson } from '../postgres/pg-json.js';
+import { functionOf, nextDueAt } from '../postgres/write-batch.js';
 import {
-  MIGRATED_TABLES,
+  COPIED_TABLES,
   type SourceEventRow,
   type SourceRow,
   type SourceRun,
   type TableCounts,
-} from './migrate-sqlite-source.js';
-import type { PgClient } from './postgres/open-pool.js';
-import { toPgJson } from './postgres/pg-json.js';
-import { functionOf, nextDueAt } from './postgres/write-batch.js';
+} from './sqlite-source.js';
 
 /** A statement's JSON parameter stays under this size (characters); larger row sets are split. */
 const MAX_BATCH_CHARS = 8_000_000;
@@ -38,7 +38,7 @@ function jsonBatches(rows: readonly object[]): string[] {
  * transaction. Every table is written with json_to_recordset, one statement per batch of rows.
  * JSON documents travel as their stored text and are cast to `json`, which keeps them exactly.
  */
-export class PostgresMigrationTarget {
+export class PostgresCopyTarget {
   constructor(
     private readonly client: PgClient,
     /** The quoted schema name. */
@@ -230,7 +230,7 @@ export class PostgresMigrationTarget {
 
   /** Rows of each table the target holds for these runs (as this transaction sees them). */
   async counts(runIds: readonly string[]): Promise<TableCounts> {
-    const selects = MIGRATED_TABLES.map(
+    const selects = COPIED_TABLES.map(
       (table) =>
         `(SELECT count(*) FROM ${this.schema}.${table} WHERE ${table === 'runs' ? 'id' : 'run_id'} = ANY ($1::text[])) AS ${table}`,
     );
@@ -239,7 +239,7 @@ export class PostgresMigrationTarget {
       [runIds],
     );
     const counts = {} as TableCounts;
-    for (const table of MIGRATED_TABLES) counts[table] = Number(rows[0]![table]);
+    for (const table of COPIED_TABLES) counts[table] = Number(rows[0]![table]);
     return counts;
   }
 

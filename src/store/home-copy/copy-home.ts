@@ -1,21 +1,16 @@
-import { BatonError } from '../core/errors.js';
-import { runningCount } from './loaded-run.js';
-import { PostgresMigrationTarget } from './migrate-postgres-target.js';
-import {
-  listIds,
-  MIGRATED_TABLES,
-  SqliteMigrationSource,
-  type TableCounts,
-} from './migrate-sqlite-source.js';
-import { connectError, createPool, firstConnection, type PgClient } from './postgres/open-pool.js';
-import { PostgresStore } from './postgres/postgres-store.js';
-import { DEFAULT_SCHEMA, notifyChannel, quoteSchema } from './postgres/schema-name.js';
-import { inTransaction } from './postgres/transaction.js';
-import { nextDueAt } from './postgres/write-batch.js';
+import { BatonError } from '../../core/errors.js';
+import { runningCount } from '../loaded-run.js';
+import { connectError, createPool, firstConnection, type PgClient } from '../postgres/open-pool.js';
+import { PostgresStore } from '../postgres/postgres-store.js';
+import { DEFAULT_SCHEMA, notifyChannel, quoteSchema } from '../postgres/schema-name.js';
+import { inTransaction } from '../postgres/transaction.js';
+import { nextDueAt } from '../postgres/write-batch.js';
+import { PostgresCopyTarget } from './postgres-target.js';
+import { COPIED_TABLES, listIds, SqliteCopySource, type TableCounts } from './sqlite-source.js';
 
-export { MIGRATED_TABLES, type MigratedTable, type TableCounts } from './migrate-sqlite-source.js';
+export { COPIED_TABLES, type CopiedTable, type TableCounts } from './sqlite-source.js';
 
-export interface MigrateToPostgresOptions {
+export interface CopyHomeOptions {
   /** The Baton SQLite file to copy from; opened read-only, never written. */
   from: string;
   /** The PostgreSQL URL to copy into (without `?schema=`). */
@@ -45,15 +40,14 @@ interface MigrationReport {
 }
 
 /** `ok`: copied and committed. `count_mismatch`: the target did not hold what was copied; rolled back. */
-export type MigrationResult =
+export type HomeCopyResult =
   | ({ ok: true } & MigrationReport)
   | ({ ok: false; reason: 'count_mismatch' } & MigrationReport);
 
 const zeroCounts = (): TableCounts =>
-  Object.fromEntries(MIGRATED_TABLES.map((table) => [table, 0])) as TableCounts;
+  Object.fromEntries(COPIED_TABLES.map((table) => [table, 0])) as TableCounts;
 
-const sameCounts = (a: TableCounts, b: TableCounts) =>
-  MIGRATED_TABLES.every((table) => a[table] === b[table]);
+const sameCounts = (a: TableCounts, b: TableCounts) => COPIED_TABLES.every((table) => a[table] === b[table]);
 
 /** Thrown inside the transaction to roll it back when the counts differ. */
 class CountMismatch extends Error {
@@ -70,10 +64,10 @@ class CountMismatch extends Error {
  * refused before anything is written. Attempt logs and result artifacts are files under the home
  * folder: only their references are copied.
  */
-export async function migrateToPostgres(options: MigrateToPostgresOptions): Promise<MigrationResult> {
+export async function copyHomeToPostgres(options: CopyHomeOptions): Promise<HomeCopyResult> {
   const started = Date.now();
   const schema = options.schema ?? DEFAULT_SCHEMA;
-  const source = SqliteMigrationSource.open(options.from);
+  const source = SqliteCopySource.open(options.from);
   try {
     const only = options.runIds ?? null;
     const runIds = source.runIds(only);
@@ -116,15 +110,15 @@ export async function migrateToPostgres(options: MigrateToPostgresOptions): Prom
 
 async function copyRuns(
   client: PgClient,
-  source: SqliteMigrationSource,
+  source: SqliteCopySource,
   runIds: readonly string[],
   allRuns: boolean,
   sourceCounts: TableCounts,
-  options: MigrateToPostgresOptions,
+  options: CopyHomeOptions,
 ): Promise<{ target: TableCounts; runningSteps: number }> {
   const schemaName = options.schema ?? DEFAULT_SCHEMA;
   const schema = quoteSchema(schemaName);
-  const target = new PostgresMigrationTarget(client, schema);
+  const target = new PostgresCopyTarget(client, schema);
   const existing = await target.existingRunIds(runIds);
   if (existing.length > 0) {
     throw new BatonError(

@@ -1,19 +1,19 @@
 import * as Anthropic from '@anthropic-ai/sdk';
 import * as OpenAI from 'openai';
 import { describe, expect, it } from 'vitest';
-import { classifyModelError, parseRetryAfterMs } from '../src/harness/classify-model-error.js';
-import { detectTruncation } from '../src/harness/detect-truncation.js';
+import { classifyModelError, parseRetryAfterMs } from '../src/model-call/classify-model-error.js';
+import { detectTruncation } from '../src/model-call/detect-truncation.js';
 import {
   DEFAULT_CAPABILITIES,
   MODEL_CAPABILITIES,
   resolveCapabilities,
-} from '../src/harness/model-capabilities.js';
+} from '../src/model-call/model-capabilities.js';
 import {
   estimateRequestTokens,
   estimateTokens,
   MESSAGE_OVERHEAD_TOKENS,
-} from '../src/harness/token-estimate.js';
-import { ModelCallError, type ModelFailure, type ModelResponse } from '../src/harness/types.js';
+} from '../src/model-call/token-estimate.js';
+import { ModelCallError, type ModelFailure, type ModelResponse } from '../src/model-call/types.js';
 
 const FAILURE_CLASS = {
   transient: 'transient',

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { environmentSecrets, recordableMessage, redactOutcome, redactSecrets } from '../src/core/redact.js';
-import { runAgent } from '../src/harness/agent-loop.js';
-import type { HarnessEvent } from '../src/harness/call-state.js';
-import { ModelCallError, type ModelProvider } from '../src/harness/types.js';
-import { fakeClock } from './helpers/harness.js';
+import { runAgent } from '../src/model-call/agent-loop.js';
+import type { HarnessEvent } from '../src/model-call/call-state.js';
+import { ModelCallError, type ModelProvider } from '../src/model-call/types.js';
+import { fakeClock } from './helpers/model-call.js';
 
 const KEY = 'sk-proj-PLANTEDsecretKEY0123456789';
 

@@ -1,10 +1,10 @@
-import type { HarnessEvent } from '../../src/harness/call-state.js';
-import type { HarnessClock } from '../../src/harness/clock.js';
-import { startMockLlmServer } from '../../src/harness/mock-llm/server.js';
-import type { MockLlmOptions, MockLlmServer } from '../../src/harness/mock-llm/types.js';
-import { createAnthropicProvider } from '../../src/harness/providers/anthropic-provider.js';
-import { createOpenAiProvider } from '../../src/harness/providers/openai-provider.js';
-import type { ModelProvider } from '../../src/harness/types.js';
+import type { HarnessEvent } from '../../src/model-call/call-state.js';
+import type { HarnessClock } from '../../src/model-call/clock.js';
+import { createAnthropicProvider } from '../../src/model-call/providers/anthropic-provider.js';
+import { createOpenAiProvider } from '../../src/model-call/providers/openai-provider.js';
+import type { ModelProvider } from '../../src/model-call/types.js';
+import { startMockLlmServer } from '../../src/testing/mock-llm/server.js';
+import type { MockLlmOptions, MockLlmServer } from '../../src/testing/mock-llm/types.js';
 
 export type Wire = 'openai' | 'anthropic';
 

@@ -1,11 +1,11 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { CHANGE_APPROACH_MESSAGE, runAgent } from '../src/harness/agent-loop.js';
-import type { HarnessEvent } from '../src/harness/call-state.js';
-import type { FaultSpec } from '../src/harness/mock-llm/faults.js';
-import type { MockLlmOptions, MockLlmServer } from '../src/harness/mock-llm/types.js';
-import { MemoryEffectLedger, type ToolDefinition, ToolError } from '../src/harness/tools.js';
-import type { ModelCapabilities } from '../src/harness/types.js';
-import { fakeClock, mockServer, providerFor, type Wire } from './helpers/harness.js';
+import { CHANGE_APPROACH_MESSAGE, runAgent } from '../src/model-call/agent-loop.js';
+import type { HarnessEvent } from '../src/model-call/call-state.js';
+import { MemoryEffectLedger, type ToolDefinition, ToolError } from '../src/model-call/tools.js';
+import type { ModelCapabilities } from '../src/model-call/types.js';
+import type { FaultSpec } from '../src/testing/mock-llm/faults.js';
+import type { MockLlmOptions, MockLlmServer } from '../src/testing/mock-llm/types.js';
+import { fakeClock, mockServer, providerFor, type Wire } from './helpers/model-call.js';
 
 const CAPS: ModelCapabilities = { contextWindow: 100_000, maxOutputTokens: 8000, supportsTools: true };
 let server: MockLlmServer | null = null;

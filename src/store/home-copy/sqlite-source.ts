@@ -1,19 +1,19 @@
 import { existsSync, statSync } from 'node:fs';
-import { BatonError } from '../core/errors.js';
-import type { Plan } from '../core/plan/types.js';
-import type { RunState, RunStatus } from '../core/run-state.js';
-import { BATON_TABLES, RUN_TABLES } from './schema-tables.js';
-import { latestSchemaVersion, type SqliteDatabase, schemaError } from './sqlite/open-database.js';
-import { type RunRow, stepFromRow } from './sqlite/run-rows.js';
-import { openSqliteFile } from './sqlite/sqlite-driver.js';
+import { BatonError } from '../../core/errors.js';
+import type { Plan } from '../../core/plan/types.js';
+import type { RunState, RunStatus } from '../../core/run-state.js';
+import { BATON_TABLES, RUN_TABLES } from '../schema-tables.js';
+import { latestSchemaVersion, type SqliteDatabase, schemaError } from '../sqlite/open-database.js';
+import { type RunRow, stepFromRow } from '../sqlite/run-rows.js';
+import { openSqliteFile } from '../sqlite/sqlite-driver.js';
 
 /** The tables `baton migrate` copies, in the order it reports them. */
-export const MIGRATED_TABLES = RUN_TABLES;
+export const COPIED_TABLES = RUN_TABLES;
 
-export type MigratedTable = (typeof MIGRATED_TABLES)[number];
+export type CopiedTable = (typeof COPIED_TABLES)[number];
 
 /** Rows per table, for the runs being migrated. */
-export type TableCounts = Record<MigratedTable, number>;
+export type TableCounts = Record<CopiedTable, number>;
 
 /** A run row as the SQLite store keeps it, with its plan snapshot. */
 export type SourceRunRow = RunRow & { plan_json: string };
@@ -53,14 +53,14 @@ const IN_RUNS = 'run_id IN (SELECT value FROM json_each(?))';
  * transaction, so counts and rows are one consistent snapshot even while other processes write.
  * Nothing is ever written to the file.
  */
-export class SqliteMigrationSource {
+export class SqliteCopySource {
   private constructor(
     private readonly db: SqliteDatabase,
     readonly path: string,
   ) {}
 
   /** Opens `path` read-only; refuses a missing file, a foreign one and a schema other than the latest. */
-  static open(path: string): SqliteMigrationSource {
+  static open(path: string): SqliteCopySource {
     if (!existsSync(path)) {
       throw new BatonError(
         'CONFIG_INVALID',
@@ -88,7 +88,7 @@ export class SqliteMigrationSource {
       if (error instanceof BatonError) throw error;
       throw schemaError(path, error);
     }
-    return new SqliteMigrationSource(db, path);
+    return new SqliteCopySource(db, path);
   }
 
   /** Every run id (oldest first), or `only` after checking that each one is stored. */
@@ -116,7 +116,7 @@ export class SqliteMigrationSource {
   counts(runIds: readonly string[], all: boolean): TableCounts {
     const counts = {} as TableCounts;
     const ids = JSON.stringify(runIds);
-    for (const table of MIGRATED_TABLES) {
+    for (const table of COPIED_TABLES) {
       const column = table === 'runs' ? 'id' : 'run_id';
       const sql = all
         ? `SELECT count(*) FROM ${table}`

@@ -1,13 +1,13 @@
 import { dirname, resolve } from 'node:path';
 import { BatonError, isBatonError } from '../../core/errors.js';
-import { MIGRATED_TABLES, type MigrationResult, migrateToPostgres } from '../../store/migrate-to-postgres.js';
+import { COPIED_TABLES, copyHomeToPostgres, type HomeCopyResult } from '../../store/home-copy/copy-home.js';
 import { maskPassword } from '../../store/postgres/pg-url.js';
 import { EXIT } from '../exit-codes.js';
 import { formatDuration, printJson, table } from '../format.js';
 import { databasePath, type GlobalOptions, resolveHome } from '../home.js';
 import { type StoreTarget, storeTarget } from '../open-store.js';
 
-export interface MigrateOptions extends GlobalOptions {
+export interface CopyHomeCommandOptions extends GlobalOptions {
   from?: string;
   to?: string;
   runs?: string;
@@ -16,7 +16,7 @@ export interface MigrateOptions extends GlobalOptions {
 const POSTGRES_URL = /^postgres(ql)?:\/\//i;
 
 /** The PostgreSQL store to copy into: `--to`, else `--store`, else BATON_DATABASE_URL. */
-function migrationTarget(options: MigrateOptions): Extract<StoreTarget, { kind: 'postgres' }> {
+function copyTarget(options: CopyHomeCommandOptions): Extract<StoreTarget, { kind: 'postgres' }> {
   if (options.to === undefined) {
     const target = storeTarget(options);
     if (target.kind === 'postgres') return target;
@@ -56,7 +56,7 @@ function parseRunList(value: string): string[] {
   return ids;
 }
 
-const TABLE_LABELS: Record<(typeof MIGRATED_TABLES)[number], string> = {
+const TABLE_LABELS: Record<(typeof COPIED_TABLES)[number], string> = {
   runs: 'runs',
   run_plans: 'plan snapshots',
   steps: 'steps',
@@ -67,9 +67,9 @@ const TABLE_LABELS: Record<(typeof MIGRATED_TABLES)[number], string> = {
   hook_deliveries: 'hook deliveries',
 };
 
-function countsTable(result: MigrationResult): string {
+function countsTable(result: HomeCopyResult): string {
   const rows = [['TABLE', 'SQLITE', 'POSTGRES']];
-  for (const name of MIGRATED_TABLES) {
+  for (const name of COPIED_TABLES) {
     const differs = result.source[name] !== result.target[name];
     rows.push([
       TABLE_LABELS[name],
@@ -85,11 +85,11 @@ function countsTable(result: MigrationResult): string {
  * them) from a SQLite file into PostgreSQL in one transaction and verifies the counts. Exit 0
  * copied, 1 the counts differed (rolled back), 2 refused (nothing changed in either database).
  */
-export async function migrateCommand(options: MigrateOptions): Promise<number> {
+export async function copyHomeCommand(options: CopyHomeCommandOptions): Promise<number> {
   const from = resolve(options.from ?? databasePath(resolveHome(options)));
-  const target = migrationTarget(options);
+  const target = copyTarget(options);
   const runIds = options.runs === undefined ? null : parseRunList(options.runs);
-  const result = await migrateToPostgres({ from, url: target.url, schema: target.schema, runIds });
+  const result = await copyHomeToPostgres({ from, url: target.url, schema: target.schema, runIds });
   const home = dirname(from);
   if (options.json) {
     printJson({
@@ -99,7 +99,7 @@ export async function migrateCommand(options: MigrateOptions): Promise<number> {
       schema: target.schema,
       runs: result.runIds.length,
       counts: Object.fromEntries(
-        MIGRATED_TABLES.map((name) => [name, { source: result.source[name], target: result.target[name] }]),
+        COPIED_TABLES.map((name) => [name, { source: result.source[name], target: result.target[name] }]),
       ),
       runningSteps: result.runningSteps,
       filesLeftIn: home,
