@@ -234,6 +234,21 @@ async function claimTimes(s: Setup, runIds: readonly string[]): Promise<number[]
   }
 }
 
+/** When each run's (single) step was claimed. */
+async function claimTimesByRun(s: Setup, runIds: readonly string[]): Promise<Map<string, number>> {
+  const store = await s.openStore();
+  try {
+    const times = new Map<string, number>();
+    for (const runId of runIds) {
+      const started = (await store.getEvents(runId)).find((event) => event.type === 'step.started');
+      if (started) times.set(runId, started.at);
+    }
+    return times;
+  } finally {
+    await store.close();
+  }
+}
+
 async function expectAllSucceeded(s: Setup, runIds: readonly string[]): Promise<void> {
   const store = await s.openStore();
   try {
@@ -290,16 +305,13 @@ describe.each(['sqlite', 'postgres'] as const)('flow control across %s workers',
     const spans = await waitForSpans(s, runIds, 60_000);
     await expectAllSucceeded(s, runIds);
     // Starts are admitted at claim time, which the step.started events record: never more than 3
-    // in any 2 s. (An agent's own start lags its claim by its spawn: checked a little looser.)
+    // in any 2 s. An agent's own start lags its claim by its spawn, which a loaded machine makes
+    // arbitrarily long, so the agents are checked only to start after their admission.
     const claimed = await claimTimes(s, runIds);
     expect(claimed).toHaveLength(9);
     expect(maxWithin(claimed, 2000)).toBe(3);
-    expect(
-      maxWithin(
-        spans.map((span) => span.start),
-        1700,
-      ),
-    ).toBeLessThanOrEqual(3);
+    const claimedAt = await claimTimesByRun(s, runIds);
+    for (const span of spans) expect(span.start).toBeGreaterThanOrEqual(claimedAt.get(span.runId)!);
     // Nine starts at three per 2 s need two full windows after the first one.
     expect(Math.max(...claimed) - Math.min(...claimed)).toBeGreaterThanOrEqual(4000);
   }, 90_000);
