@@ -4,6 +4,10 @@
  * used (test/package-lazy-loading.test.ts). Testing tools (the mock provider, a fast clock) come
  * from `baton-steps/testing` (src/testing.ts). test/package-exports.test.ts lists what is exported,
  * so that a change to this surface is deliberate.
+ *
+ * The engine, run creation, the executors, the command policy and the sandbox probe are internal:
+ * `Baton` is their public face (`start`, `startPlan`, `result`, `worker`, `functions`), and the
+ * CLI and the console use them from their own modules.
  */
 export { BatonError, type BatonErrorCode, isBatonError } from './core/errors.js';
 export type { BatonEvent, BatonEventType, StoredEvent } from './core/events.js';
@@ -20,20 +24,15 @@ export type {
   SandboxMode,
 } from './core/plan/types.js';
 export type { RunStatus, StepResult, StepStatus } from './core/run-state.js';
-export { Engine, type EngineMode, type EngineOptions, type EngineReport } from './engine/engine.js';
-export { type StartRunOptions, startRun } from './engine/start-run.js';
-export { AgentCliExecutor, type AgentCliExecutorOptions } from './executors/agent-cli-executor.js';
-export { checkAgentCommand } from './executors/command-policy.js';
+export type { EngineReport } from './engine/engine.js';
+export type { AgentCliExecutorOptions } from './executors/agent-cli-executor.js';
 export {
-  FunctionExecutor,
-  FunctionRegistry,
+  type FunctionRegistry,
   type FunctionStepContext,
   StepFailure,
   type StepFunction,
 } from './executors/function-executor.js';
-export { ModelExecutor, type ModelExecutorOptions } from './executors/model-executor.js';
-export { probeSandbox, type SandboxProbe } from './executors/sandbox.js';
-export type { AttemptResult, ExecutionContext, StepExecutor } from './executors/step-executor.js';
+export type { ModelExecutorOptions } from './executors/model-executor.js';
 export { type AgentResult, type RunAgentOptions, runAgent } from './model-call/agent-loop.js';
 export {
   type CallModelOptions,
@@ -44,9 +43,8 @@ export type { BackoffSettings, HarnessEvent } from './model-call/call-state.js';
 export { classifyModelError } from './model-call/classify-model-error.js';
 export { type HarnessClock, systemClock } from './model-call/clock.js';
 export { type CompactionHook, defaultCompaction } from './model-call/compaction.js';
-export { detectTruncation } from './model-call/detect-truncation.js';
 export { createAnthropicProvider, createOpenAiProvider } from './model-call/lazy-providers.js';
-export { MODEL_CAPABILITIES, resolveCapabilities } from './model-call/model-capabilities.js';
+export { resolveCapabilities } from './model-call/model-capabilities.js';
 export { DEFAULT_PRICES, type ModelPrice } from './model-call/pricing.js';
 export type { AnthropicProviderOptions } from './model-call/providers/anthropic-provider.js';
 export type { OpenAiProviderOptions } from './model-call/providers/openai-provider.js';
@@ -77,3 +75,4 @@ export {
 } from './workflow/define-workflow.js';
 export { loadPlanFile } from './workflow/load-plan-file.js';
 export { parsePlanText } from './workflow/parse-plan-text.js';
+export type { StartPlanOptions } from './workflow/start-plan-run.js';

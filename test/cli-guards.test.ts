@@ -27,7 +27,7 @@ describe('the CLI refuses before storing anything', () => {
     const { dir, home } = planDir();
     const plan = writePlan(dir, { name: 'fns', steps: [{ id: 'publish', fn: 'publish' }] });
     const result = expectExit(await runBaton(['run', plan], { home }), 2);
-    expect(result.stderr).toMatch(/publish \(fn: publish\) call TypeScript functions.*startRun\(\)/);
+    expect(result.stderr).toMatch(/publish \(fn: publish\) call TypeScript functions.*baton\.startPlan\(\)/);
     expect(existsSync(join(home, 'baton.db'))).toBe(false);
   });
 

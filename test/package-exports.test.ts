@@ -21,19 +21,13 @@ async function exportsOf(subpath: string): Promise<string[]> {
 }
 
 describe('the public surface', () => {
-  it('the package root: the API, both stores, errors, the executors and the model-call harness', async () => {
+  it('the package root: the API, both stores, errors, plan loading and the model-call harness', async () => {
     expect(await exportsOf('.')).toEqual([
-      'AgentCliExecutor',
       'Baton',
       'BatonError',
       'DEFAULT_PRICES',
-      'Engine',
       'FAILURE_CLASSES',
-      'FunctionExecutor',
-      'FunctionRegistry',
-      'MODEL_CAPABILITIES',
       'ModelCallError',
-      'ModelExecutor',
       'PostgresStore',
       'RecoveryBudget',
       'RunNotSucceededError',
@@ -42,20 +36,16 @@ describe('the public surface', () => {
       'ToolError',
       'Workflow',
       'callModelWithRecovery',
-      'checkAgentCommand',
       'classifyModelError',
       'createAnthropicProvider',
       'createOpenAiProvider',
       'defaultCompaction',
       'defineWorkflow',
-      'detectTruncation',
       'isBatonError',
       'loadPlanFile',
       'parsePlanText',
-      'probeSandbox',
       'resolveCapabilities',
       'runAgent',
-      'startRun',
       'systemClock',
       'validatePlanObject',
     ]);

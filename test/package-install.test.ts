@@ -2,8 +2,9 @@
  * What `npm pack` makes installs into an empty folder and works there, by its npm name: the
  * `baton` bin runs a YAML plan (an agent step, then a model step against the mock provider) on
  * SQLite, and a TypeScript ES module consumer type-checks against the installed types (strict,
- * without skipLibCheck) and runs a workflow. Nothing resolves from this repository: the folder is
- * under os.tmpdir(), and the dependencies come from the npm registry (or its local cache).
+ * without skipLibCheck) and runs a workflow and a plan with an fn step. Nothing resolves from
+ * this repository: the folder is under os.tmpdir(), and the dependencies come from the npm
+ * registry (or its local cache).
  * Needs the build (`npm run build`) and access to the npm registry or a warm npm cache.
  */
 import { spawnSync } from 'node:child_process';
@@ -128,7 +129,7 @@ describe(`the packed package (${manifest.name})`, () => {
   it('type-checks and runs a TypeScript consumer importing it by name', () => {
     writeFileSync(
       join(app, 'app.ts'),
-      `import { Baton, defineWorkflow, PostgresStore, SqliteStore } from '${manifest.name}';
+      `import { Baton, defineWorkflow, PostgresStore, SqliteStore, validatePlanObject } from '${manifest.name}';
 import { startMockLlmServer } from '${manifest.name}/testing';
 
 const wf = defineWorkflow<{ who: string }>({ name: 'hello', inputs: { who: null } })
@@ -140,12 +141,17 @@ const results = await baton.result(wf, runId);
 const shout: string = results.shout;
 // @ts-expect-error: the results are typed, and there is no step "missing"
 results.missing;
+const plan = validatePlanObject({ name: 'plan', steps: [{ id: 'twice', fn: 'twice' }] }, 'plan');
+baton.functions.register('twice', (ctx) => \`\${ctx.stepId} \${ctx.stepId}\`);
+const started: { runId: string; created: boolean } = await baton.startPlan(plan, {}, { runId: 'p1' });
+const planResults = await baton.result(started.runId);
 const stores: [typeof SqliteStore.open, typeof PostgresStore.open] = [SqliteStore.open, PostgresStore.open];
 const mock = await startMockLlmServer({});
 const mockUp = mock.openaiBaseUrl.startsWith('http://127.0.0.1:');
 await mock.close();
 await baton.close();
-console.log(JSON.stringify({ shout, greet: results.greet, stores: stores.length, mockUp }));
+const twice = planResults.twice;
+console.log(JSON.stringify({ shout, greet: results.greet, twice, stores: stores.length, mockUp }));
 `,
     );
     writeFileSync(
@@ -164,6 +170,12 @@ console.log(JSON.stringify({ shout, greet: results.greet, stores: stores.length,
     );
     run(process.execPath, [join(repoRoot, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', app], app);
     const out = run(process.execPath, [join(app, 'out', 'app.js'), join(app, 'ts-home')], app);
-    expect(JSON.parse(out)).toEqual({ shout: 'HI OTTER', greet: 'hi otter', stores: 2, mockUp: true });
+    expect(JSON.parse(out)).toEqual({
+      shout: 'HI OTTER',
+      greet: 'hi otter',
+      twice: 'twice twice',
+      stores: 2,
+      mockUp: true,
+    });
   });
 });

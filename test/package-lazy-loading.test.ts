@@ -53,17 +53,14 @@ report.afterWorkflow = packagesLoaded();
 
 const testing = await import(${JSON.stringify(testingEntry)});
 const server = await testing.startMockLlmServer({});
-const store = pkg.SqliteStore.open(home + '/model.db');
 const plan = pkg.validatePlanObject({ name: 'model', steps: [{ id: 'ask', model: {
   provider: 'openai', model: 'gpt-test', baseUrl: server.openaiBaseUrl, apiKeyEnv: 'LAZY_TEST_KEY', prompt: 'hello' } }] }, 'model.json');
-await pkg.startRun(store, { plan, runId: 'm1', workspace: home });
-const agent = { execute: async () => { throw new Error('no agent steps here'); } };
-const executors = { fn: new pkg.FunctionExecutor(new pkg.FunctionRegistry()), agent,
-  model: new pkg.ModelExecutor({ env: { LAZY_TEST_KEY: 'k' } }) };
-await new pkg.Engine({ store, executors, home, owner: 'lazy-test' }).run({ kind: 'drain' });
-report.modelRun = (await store.getRun('m1')).status;
+const modelBaton = pkg.Baton.open({ home: home + '/model', model: { env: { LAZY_TEST_KEY: 'k' } } });
+await modelBaton.startPlan(plan, {}, { runId: 'm1' });
+report.modelRun = (await modelBaton.store.getRun('m1')).status;
 report.afterModel = packagesLoaded();
-await store.close();
+await modelBaton.close();
+await baton.close();
 await server.close();
 process.stdout.write(JSON.stringify(report));
 `;

@@ -7,6 +7,7 @@ import { isRetryable, type StepOutcome } from './failure.js';
 import { failureFingerprint } from './fingerprint.js';
 import { DEFAULT_RETRY, type Plan } from './plan/types.js';
 import { DUE_STEP_STATUSES, type RunState, type StepState, stepOf } from './run-state.js';
+import { unknownIfUnsafe } from './unsafe-outcome.js';
 
 export type { Transition } from './draft.js';
 export { deriveRunStatus } from './draft.js';
@@ -210,18 +211,13 @@ export function completeStep(
       `step ${stepId} of run ${run.id} is ${step.status}: only a running step can complete`,
     );
   }
-  return recordOutcome(run, step, unknownIfUnsafe(run, stepId, outcome), now, random, resultJson);
+  return recordOutcome(run, step, interruptionOutcome(run, stepId, outcome), now, random, resultJson);
 }
 
-/** Whether an unsafe step's effect happened before an interruption is unknown: never retry it blindly. */
-function unknownIfUnsafe(run: RunState, stepId: string, outcome: StepOutcome): StepOutcome {
+/** An interruption is an attempt without an answer: see unknownIfUnsafe. */
+function interruptionOutcome(run: RunState, stepId: string, outcome: StepOutcome): StepOutcome {
   if (outcome.ok || outcome.failureClass !== 'interrupted') return outcome;
-  if (planStep(run.plan, stepId).sideEffect !== 'unsafe') return outcome;
-  return {
-    ...outcome,
-    failureClass: 'unknown_outcome',
-    message: `${outcome.message}; the step has an unsafe side effect, so whether it happened is unknown: check, then baton resolve ${run.id} ${stepId} --result <json> (or baton retry ${run.id} ${stepId})`,
-  };
+  return unknownIfUnsafe(outcome, planStep(run.plan, stepId).sideEffect, { runId: run.id, stepId });
 }
 
 function recordOutcome(

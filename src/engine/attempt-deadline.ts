@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import type { StepOutcome } from '../core/failure.js';
+import { unknownIfUnsafe } from '../core/unsafe-outcome.js';
 import { type AttemptResult, attemptLogPath } from '../executors/step-executor.js';
 import type { ClaimedStep } from '../store/store.js';
 
@@ -55,7 +55,7 @@ export async function runWithDeadline(
 /**
  * What a timed-out attempt counts as: `transient` (retried with backoff, like any timeout), or
  * `unknown_outcome` for a step with an unsafe side effect, which may or may not have happened: a
- * human decides. What the executor reported after its signal fired (usage, its log) is kept.
+ * human decides (the rule of core/unsafe-outcome.ts, also applied to interruptions). What the executor reported after its signal fired (usage, its log) is kept.
  */
 export function timedOutAttempt(
   claim: ClaimedStep,
@@ -69,17 +69,17 @@ export function timedOutAttempt(
       : settled
         ? 'it was stopped through its signal'
         : 'it did not stop when its signal fired: abandoned, a late result is discarded';
-  const timedOut = `timed out after ${step.timeoutMs} ms; ${how}`;
-  const unknown = step.sideEffect === 'unsafe';
   const usage = settled?.outcome.usage ? { usage: settled.outcome.usage } : {};
-  const outcome: StepOutcome = {
-    ok: false,
-    failureClass: unknown ? 'unknown_outcome' : 'transient',
-    message: unknown
-      ? `${timedOut}; the step has an unsafe side effect, so whether it happened is unknown: check, then baton resolve ${claim.runId} ${claim.stepId} --result <json> (or baton retry ${claim.runId} ${claim.stepId})`
-      : timedOut,
-    ...usage,
-  };
+  const outcome = unknownIfUnsafe(
+    {
+      ok: false,
+      failureClass: 'transient',
+      message: `timed out after ${step.timeoutMs} ms; ${how}`,
+      ...usage,
+    },
+    step.sideEffect,
+    claim,
+  );
   // An abandoned function may have written to its log: `baton logs` shows it.
   const logPath = settled
     ? settled.logPath

@@ -1,3 +1,4 @@
+import { fullJitterDelayMs } from '../core/backoff.js';
 import type { CallState, ModelTarget } from './call-state.js';
 import { classifyModelError } from './classify-model-error.js';
 import { estimateRequestTokens } from './token-estimate.js';
@@ -70,8 +71,8 @@ async function waitBeforeRetry(
     }
     waitMs = Math.ceil(failure.retryAfterMs);
   } else {
-    const ceiling = Math.min(state.backoff.capMs, state.backoff.baseMs * 2 ** state.retriesOnTarget);
-    waitMs = Math.floor(Math.min(Math.max(state.random(), 0), 1) * ceiling);
+    const curve = { initialDelayMs: state.backoff.baseMs, factor: 2, maxDelayMs: state.backoff.capMs };
+    waitMs = fullJitterDelayMs(curve, state.retriesOnTarget + 1, state.random);
   }
   if (state.budget.remaining(counter) < 1 || state.budget.remaining('waitMs') < waitMs) return 'spent';
   state.budget.take(counter);

@@ -2,19 +2,19 @@ import { hostname } from 'node:os';
 import { join, resolve } from 'node:path';
 import { BatonError, runNotFound } from '../core/errors.js';
 import { parseFlowRate } from '../core/flow.js';
+import type { Plan } from '../core/plan/types.js';
 import type { RunStatus } from '../core/run-state.js';
 import { Engine, type EngineReport, emptyEngineReport } from '../engine/engine.js';
 import { resolveResults } from '../engine/result-artifacts.js';
-import { startRun } from '../engine/start-run.js';
 import { AgentCliExecutor, type AgentCliExecutorOptions } from '../executors/agent-cli-executor.js';
 import { FunctionExecutor, FunctionRegistry } from '../executors/function-executor.js';
 import { ModelExecutor, type ModelExecutorOptions } from '../executors/model-executor.js';
-import { trustedPrograms } from '../executors/trusted-programs.js';
 import { readPostgresUrl } from '../store/postgres/pg-url.js';
 import { PostgresStore } from '../store/postgres/postgres-store.js';
 import { SqliteStore } from '../store/sqlite/sqlite-store.js';
 import type { Store } from '../store/store.js';
 import type { Workflow, WorkflowResults } from './define-workflow.js';
+import { type StartPlanOptions, startPlanRun } from './start-plan-run.js';
 import { resultValue, stepContext } from './step-context.js';
 
 export interface BatonOptions {
@@ -66,8 +66,8 @@ export class RunNotSucceededError extends Error {
 }
 
 /**
- * Baton from TypeScript: the same engine and store as the CLI. Register workflows, start runs
- * (idempotently by run id), await their results, or run a worker in this process.
+ * Baton from TypeScript: the same engine and store as the CLI. Register workflows, start runs of
+ * workflows or plans (idempotently by run id), await their results, or run a worker in this process.
  */
 export class Baton {
   /** The named executor registry: plans reference these as `fn: <name>`; swap one with `register`. */
@@ -159,44 +159,32 @@ export class Baton {
     options: { runId?: string; shadow?: boolean } = {},
   ): Promise<{ runId: string; created: boolean }> {
     this.register(workflow);
-    if (options.runId !== undefined) {
-      const existing = await this.existingRun(workflow, options.runId);
-      if (existing) return existing;
-    }
-    const store = await this.opening;
-    const plan = options.shadow ? { ...workflow.toPlan(), shadow: true } : workflow.toPlan();
-    try {
-      const run = await startRun(store, {
-        plan,
-        inputs: inputs as Record<string, string>,
-        workspace: this.home,
-        trust: trustedPrograms(this.home, process.env),
-        ...(options.runId === undefined ? {} : { runId: options.runId }),
-      });
-      // This process's workers claim its first steps now, not at their next poll.
-      this.nudgeWorkers();
-      return { runId: run.id, created: true };
-    } catch (error) {
-      // Another process started the same run id between the check and the insert.
-      const existing = options.runId === undefined ? null : await this.existingRun(workflow, options.runId);
-      if (existing) return existing;
-      throw error;
-    }
+    return this.startPlan(workflow.toPlan(), inputs as Record<string, string>, options);
   }
 
-  private async existingRun(
-    workflow: TypedWorkflow,
-    runId: string,
-  ): Promise<{ runId: string; created: false } | null> {
-    const run = await (await this.opening).getRun(runId);
-    if (!run) return null;
-    if (run.planName !== workflow.name) {
-      throw new BatonError(
-        'INVALID_ARGUMENT',
-        `run id "${runId}" is already a run of ${run.planName}, not of ${workflow.name}`,
-      );
-    }
-    return { runId, created: false };
+  /**
+   * Starts a run of a plan: a YAML or JSON plan file (`loadPlanFile`), its text (`parsePlanText`)
+   * or an object (`validatePlanObject`), with agent, model and `fn` steps. This process's workers
+   * (or `result`) run it; an `fn: <name>` step calls what `baton.functions.register(name, fn)`
+   * registered, and a plan naming a function not registered is refused before anything is stored.
+   * Idempotent by `runId` like `start`; await the run with `baton.result(runId)`.
+   */
+  async startPlan(
+    plan: Plan,
+    inputs: Record<string, string> = {},
+    options: StartPlanOptions = {},
+  ): Promise<{ runId: string; created: boolean }> {
+    const store = await this.opening;
+    const started = await startPlanRun(
+      store,
+      { home: this.home, functions: this.functions.names() },
+      plan,
+      inputs,
+      options,
+    );
+    // This process's workers claim its first steps now, not at their next poll.
+    if (started.created) this.nudgeWorkers();
+    return started;
   }
 
   /**

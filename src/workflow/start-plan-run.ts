@@ -1,0 +1,112 @@
+import { BatonError } from '../core/errors.js';
+import type { Plan } from '../core/plan/types.js';
+import { startRun } from '../engine/start-run.js';
+import { trustedPrograms } from '../executors/trusted-programs.js';
+import type { Store } from '../store/store.js';
+
+/** How `baton.startPlan` (and `baton.start`, which goes through it) starts a run. */
+export interface StartPlanOptions {
+  /**
+   * The run's id (`[A-Za-z0-9_-]{1,64}`). A run with this id that exists (of a plan with the same
+   * name) is returned as it is (`created: false`) and nothing else happens. Default a new ULID.
+   */
+  runId?: string;
+  /**
+   * A shadow run: steps with a `sideEffect` are not executed (their rendered inputs are recorded
+   * as `step.would_execute`), and `ctx.effect` performs nothing.
+   */
+  shadow?: boolean;
+  /**
+   * The run's workspace, where agents work; relative to the current directory. Default: the plan's
+   * own `workspace` (relative to the folder of `planPath`, else the current directory), else the
+   * Baton home.
+   */
+  workspace?: string;
+  /**
+   * The plan file the plan came from (`loadPlanFile(path).absPath`): a relative `workspace` of the
+   * plan is resolved from its folder, and messages name it.
+   */
+  planPath?: string;
+  /**
+   * The root, your home folder and the folders above the Baton home are refused as the workspace
+   * unless it is this folder (the CLI's `--allow-workspace`).
+   */
+  allowWorkspace?: string;
+}
+
+/** What the starting process offers the run: its home, and the functions its workers can run. */
+export interface StartingBaton {
+  home: string;
+  /** Names registered for `fn: <name>` steps (`FunctionRegistry.names()`). */
+  functions: readonly string[];
+}
+
+/**
+ * Starts a run of `plan` from the TypeScript API, idempotently by run id: a run that exists is
+ * returned (`created: false`). A plan whose `fn` steps (or fallbacks) name a function this process
+ * has not registered is refused before anything is stored: its workers could never run them.
+ */
+export async function startPlanRun(
+  store: Store,
+  baton: StartingBaton,
+  plan: Plan,
+  inputs: Record<string, string>,
+  options: StartPlanOptions,
+): Promise<{ runId: string; created: boolean }> {
+  refuseUnregisteredFunctions(plan, baton.functions);
+  if (options.runId !== undefined) {
+    const existing = await existingRun(store, plan, options.runId);
+    if (existing) return existing;
+  }
+  const workspace = options.workspace ?? (plan.workspace === undefined ? baton.home : undefined);
+  try {
+    const run = await startRun(store, {
+      plan: options.shadow ? { ...plan, shadow: true } : plan,
+      inputs,
+      batonHome: baton.home,
+      trust: trustedPrograms(baton.home, process.env),
+      ...(workspace === undefined ? {} : { workspace }),
+      ...(options.planPath === undefined ? {} : { planPath: options.planPath }),
+      ...(options.allowWorkspace === undefined ? {} : { allowWorkspace: options.allowWorkspace }),
+      ...(options.runId === undefined ? {} : { runId: options.runId }),
+    });
+    return { runId: run.id, created: true };
+  } catch (error) {
+    // Another process started the same run id between the check and the insert.
+    const existing = options.runId === undefined ? null : await existingRun(store, plan, options.runId);
+    if (existing) return existing;
+    throw error;
+  }
+}
+
+async function existingRun(
+  store: Store,
+  plan: Plan,
+  runId: string,
+): Promise<{ runId: string; created: false } | null> {
+  const run = await store.getRun(runId);
+  if (!run) return null;
+  if (run.planName !== plan.name) {
+    throw new BatonError(
+      'INVALID_ARGUMENT',
+      `run id "${runId}" is already a run of ${run.planName}, not of ${plan.name}`,
+    );
+  }
+  return { runId, created: false };
+}
+
+function refuseUnregisteredFunctions(plan: Plan, registered: readonly string[]): void {
+  const known = new Set(registered);
+  const missing: string[] = [];
+  for (const step of plan.steps) {
+    for (const name of [step.fn, step.fallback?.fn]) {
+      if (name !== undefined && !known.has(name)) missing.push(`${step.id} (fn: ${name})`);
+    }
+  }
+  if (missing.length === 0) return;
+  throw new BatonError(
+    'CONFIG_INVALID',
+    `plan ${plan.name}: step(s) ${missing.join(', ')} call a function this Baton has not registered: ` +
+      `baton.functions.register(name, fn) before starting the run (registered: ${registered.length > 0 ? registered.join(', ') : 'none'})`,
+  );
+}
