@@ -5,6 +5,7 @@
 // `startup`). Everything loaded lazily stays outside: the provider adapters become chunks loaded
 // by their first call, and the SDKs, ajv, yaml, pg and better-sqlite3 are required from
 // node_modules when first used. The CLI keeps running the unbundled modules.
+import { rmSync } from 'node:fs';
 import { relative } from 'node:path';
 import { build } from 'rolldown';
 
@@ -25,6 +26,10 @@ const keepModuleUrls = {
     return code.replaceAll('import.meta.url', url).replaceAll('import.meta.dirname', dirname);
   },
 };
+
+// Chunks are named by hash: without this, every build would leave the last one's behind (and npm
+// pack would ship them).
+rmSync(outDir, { recursive: true, force: true });
 
 await build({
   input: 'dist/index.js',
