@@ -37,11 +37,13 @@ const out = (result) =>
 if (mode === 'w') {
   const [runs, steps, concurrency] = args.map(Number);
   let lastSteps = 0;
+  let stepsRun = 0;
   let allLastStepsRan;
   const lastStepsRan = new Promise((resolve) => {
     allLastStepsRan = resolve;
   });
   const wf = chain('bench-api-w', steps, (i) => {
+    stepsRun++;
     if (i === steps && ++lastSteps === runs) allLastStepsRan();
   });
   const baton = Baton.open({ home, concurrency });
@@ -51,6 +53,7 @@ if (mode === 'w') {
   const firstStart = Date.now();
   const ids = await Promise.all(Array.from({ length: runs }, () => baton.start(wf, {})));
   const allStarted = Date.now();
+  const stepsRunWhileStarting = stepsRun;
   await lastStepsRan;
   // The last steps ran; their commits come in the worker's next cycle. Look often, only now.
   let list;
@@ -69,6 +72,7 @@ if (mode === 'w') {
     opened,
     firstStart,
     allStarted,
+    stepsRunWhileStarting,
     end,
     runs: ids.length,
     attemptsCommitted: report.attemptsCommitted,

@@ -56,6 +56,7 @@ try {
       stepsPerSec: total / seconds,
       startsMs: r.allStarted - r.firstStart,
       msPerStart: (r.allStarted - r.firstStart) / RUNS,
+      stepsRunWhileStarting: r.stepsRunWhileStarting,
     });
   } else {
     assert(r.ran === SEQ_STEPS && r.results === SEQ_STEPS, `${r.ran} steps ran, ${r.results} results`);
