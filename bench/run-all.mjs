@@ -80,6 +80,53 @@ const BENCHMARKS = [
     ],
   },
   {
+    name: 'api-w',
+    script: 'api.mjs',
+    args: ['w', '256'],
+    figures: [
+      {
+        key: 'stepsPerSec',
+        label: '200x10 public API, starts included',
+        unit: 'st/s',
+        higher: true,
+        vsFloor: 'rate',
+        goalText: '>= 0.8x floor',
+      },
+      {
+        key: 'msPerStart',
+        label: '  ms per baton.start (200 at once)',
+        unit: 'ms',
+        higher: false,
+        vsFloor: 'time',
+      },
+      { key: 'appPeakRssMb', label: '  its process peak RSS', unit: 'MB', higher: false, goal: 80 },
+    ],
+  },
+  {
+    name: 'api-seq',
+    script: 'api.mjs',
+    args: ['seq'],
+    figures: [
+      {
+        key: 'msPerStep',
+        label: '1x200 public API, process start incl.',
+        unit: 'ms/st',
+        higher: false,
+        vsFloor: 'time',
+        goalText: '<= 2.0x floor',
+      },
+      { key: 'firstStepMs', label: '  spawn to first step', unit: 'ms', higher: false },
+      {
+        key: 'afterFirstMsPerStep',
+        label: '  ms/step after the first',
+        unit: 'ms/st',
+        higher: false,
+        vsFloor: 'time',
+      },
+      { key: 'appPeakRssMb', label: '  its process peak RSS', unit: 'MB', higher: false, goal: 80 },
+    ],
+  },
+  {
     name: 'check',
     script: 'check-startup.mjs',
     figures: [

@@ -98,6 +98,26 @@ describe('typed workflow API', () => {
     }
   });
 
+  it('validates a workflow once for all its starts; a shadow start leaves the plain ones plain', async () => {
+    const one = defineWorkflow({ name: 'once' }).step('a', () => 1);
+    expect(one.toPlan()).toBe(one.toPlan());
+    const two = one.step('b', { dependsOn: ['a'] }, () => 2);
+    expect(two.toPlan().steps.map((s) => s.id)).toEqual(['a', 'b']);
+    expect(one.toPlan().steps.map((s) => s.id)).toEqual(['a']);
+    const baton = open();
+    try {
+      await baton.start(two, {}, { runId: 'plain1' });
+      await baton.start(two, {}, { runId: 'shadow', shadow: true });
+      await baton.start(two, {}, { runId: 'plain2' });
+      const plans = await Promise.all(
+        ['plain1', 'shadow', 'plain2'].map(async (id) => (await baton.store.getRun(id))?.plan.shadow),
+      );
+      expect(plans).toEqual([undefined, true, undefined]);
+    } finally {
+      await baton.close();
+    }
+  });
+
   it('a step that keeps failing blocks the run; result() says why', async () => {
     const wf = defineWorkflow({ name: 'broken' }).step(
       'a',
