@@ -93,6 +93,17 @@ describe('the secrets of a run', () => {
     );
   });
 
+  it('masks secrets that JSON escapes, and keys next to escaped characters, deep in a value', () => {
+    const quoted = 'pa"ss\\wo\nrd';
+    const value = { steps: [{ id: 'a', env: { set: { X: `x ${quoted} y` } } }, { note: 'line\n' }] };
+    expect(redactValue(value, [quoted])).toEqual({
+      steps: [{ id: 'a', env: { set: { X: 'x [redacted] y' } } }, { note: 'line\n' }],
+    });
+    expect(redactValue({ note: 'line\nsk-abcdefgh1234' }, [])).toEqual({ note: 'line\n[redacted]' });
+    const keyNamed = { apiKeyEnv: 'MY_KEY', prompt: 'hello' };
+    expect(redactValue(keyNamed, [])).toEqual(keyNamed);
+  });
+
   it('copies only what it masks: the rest of the value is shared, and the value is left as it was', () => {
     const clean = { id: 'fetch', dependsOn: ['a', 'b'], retry: { maxAttempts: 3 } };
     const dirty = { summary: 'token secret-value-1', tags: ['x', 'secret-value-1'] };

@@ -84,25 +84,28 @@ export function redactOutcome(outcome: StepOutcome, secrets: readonly string[]):
 /**
  * A JSON-like value (an event, a hook payload, a run read back) with every string in it masked.
  * What holds nothing to mask is shared with `value`, not copied: a run of 10,000 steps read for
- * `baton status` allocates only where a secret was found.
+ * `baton status` allocates only where a secret was found. (`for ... in` rather than
+ * `Object.entries`: no array of pairs per object walked.)
  */
 export function redactValue<T>(value: T, secrets: readonly string[]): T {
   if (typeof value === 'string') return redactSecrets(value, secrets) as T;
+  if (typeof value !== 'object' || value === null) return value;
   if (Array.isArray(value)) {
     let out: unknown[] | undefined;
-    value.forEach((item, index) => {
+    for (let index = 0; index < value.length; index++) {
+      const item: unknown = value[index];
       const masked = redactValue(item, secrets);
       if (masked !== item) (out ??= [...value])[index] = masked;
-    });
-    return (out ?? value) as T;
-  }
-  if (typeof value === 'object' && value !== null) {
-    let out: Record<string, unknown> | undefined;
-    for (const [key, item] of Object.entries(value)) {
-      const masked = redactValue(item, secrets);
-      if (masked !== item) (out ??= { ...value })[key] = masked;
     }
     return (out ?? value) as T;
   }
-  return value;
+  const record = value as Record<string, unknown>;
+  let out: Record<string, unknown> | undefined;
+  for (const key in record) {
+    if (!Object.hasOwn(record, key)) continue;
+    const item = record[key];
+    const masked = redactValue(item, secrets);
+    if (masked !== item) (out ??= { ...record })[key] = masked;
+  }
+  return (out ?? value) as T;
 }
