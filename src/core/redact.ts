@@ -95,7 +95,10 @@ export function redactValue<T>(value: T, secrets: readonly string[]): T {
     for (let index = 0; index < value.length; index++) {
       const item: unknown = value[index];
       const masked = redactValue(item, secrets);
-      if (masked !== item) (out ??= [...value])[index] = masked;
+      if (masked !== item) {
+        out ??= [...value];
+        out[index] = masked;
+      }
     }
     return (out ?? value) as T;
   }
@@ -105,7 +108,10 @@ export function redactValue<T>(value: T, secrets: readonly string[]): T {
     if (!Object.hasOwn(record, key)) continue;
     const item = record[key];
     const masked = redactValue(item, secrets);
-    if (masked !== item) (out ??= { ...record })[key] = masked;
+    if (masked !== item) {
+      out ??= { ...record };
+      out[key] = masked;
+    }
   }
   return (out ?? value) as T;
 }
