@@ -6,7 +6,7 @@ import { painter, useColour } from '../colour.js';
 import { EXIT } from '../exit-codes.js';
 import { attemptLine, printJson } from '../format.js';
 import { ganttChart } from '../gantt.js';
-import { type GlobalOptions, parsePositiveInt, resolveHome } from '../home.js';
+import { type GlobalOptions, parsePositiveInt } from '../home.js';
 import { withExistingStore } from '../open-store.js';
 import { flowWaits, requireRun, runExitCode, runListLines, runStatusLines } from '../status-view.js';
 import { timelineTable } from '../timeline-view.js';
