@@ -71,6 +71,56 @@ describe('the secrets of a run', () => {
       redactValue({ a: ['x secret-value-1 y', 3], b: { c: 'secret-value-1' }, d: null }, ['secret-value-1']),
     ).toEqual({ a: ['x [redacted] y', 3], b: { c: '[redacted]' }, d: null });
   });
+
+  it('masks every shape of key it knows, whatever the case of the words around it', () => {
+    const keys = [
+      'sk-ant-abcdefgh12345678',
+      'AKIAABCDEFGHIJKLMNOP',
+      `AIza${'b'.repeat(24)}`,
+      `ghp_${'c'.repeat(24)}`,
+      `gho_${'d'.repeat(24)}`,
+      'xoxb-1234567890-abc',
+    ];
+    for (const key of keys)
+      expect(redactSecrets(`failed with ${key} here`)).toBe('failed with [redacted] here');
+    expect(redactSecrets('BEARER abcdefgh.ijkl')).toBe('[redacted]');
+    expect(redactSecrets('AUTHORIZATION: abcdef123')).toBe('AUTHORIZATION: [redacted]');
+    expect(redactSecrets('x-Api-Key=abcdef123 Access_Token: "qwerty987" SECRET=hunter22')).toBe(
+      'x-Api-Key=[redacted] Access_Token: "[redacted]" SECRET=[redacted]',
+    );
+    expect(redactSecrets('step hub-3 succeeded: 98 workers merged')).toBe(
+      'step hub-3 succeeded: 98 workers merged',
+    );
+  });
+
+  it('masks secrets that JSON escapes, and keys next to escaped characters, deep in a value', () => {
+    const quoted = 'pa"ss\\wo\nrd';
+    const value = { steps: [{ id: 'a', env: { set: { X: `x ${quoted} y` } } }, { note: 'line\n' }] };
+    expect(redactValue(value, [quoted])).toEqual({
+      steps: [{ id: 'a', env: { set: { X: 'x [redacted] y' } } }, { note: 'line\n' }],
+    });
+    expect(redactValue({ note: 'line\nsk-abcdefgh1234' }, [])).toEqual({ note: 'line\n[redacted]' });
+    const keyNamed = { apiKeyEnv: 'MY_KEY', prompt: 'hello' };
+    expect(redactValue(keyNamed, [])).toEqual(keyNamed);
+  });
+
+  it('copies only what it masks: the rest of the value is shared, and the value is left as it was', () => {
+    const clean = { id: 'fetch', dependsOn: ['a', 'b'], retry: { maxAttempts: 3 } };
+    const dirty = { summary: 'token secret-value-1', tags: ['x', 'secret-value-1'] };
+    const value = { steps: [clean, dirty], plain: { status: 'succeeded' } };
+    const before = structuredClone(value);
+    const masked = redactValue(value, ['secret-value-1']);
+    expect(masked).toEqual({
+      steps: [clean, { summary: 'token [redacted]', tags: ['x', '[redacted]'] }],
+      plain: { status: 'succeeded' },
+    });
+    expect(value).toEqual(before);
+    expect(masked.steps[0]).toBe(clean);
+    expect(masked.plain).toBe(value.plain);
+    expect(masked.steps[1]).not.toBe(dirty);
+    const nothing = { a: ['x', { b: 'y' }] };
+    expect(redactValue(nothing, ['secret-value-1'])).toBe(nothing);
+  });
 });
 
 describe('the child environment', () => {

@@ -47,6 +47,19 @@ describe('typed workflow API', () => {
     }
   });
 
+  it('leaves a workflow unchanged by the steps added to it afterwards, also when branched twice', () => {
+    const base = defineWorkflow({ name: 'branch' }).step('a', () => 1);
+    const left = base.step('b', () => 2).step('c', () => 3);
+    const right = base.step('d', () => 4);
+    const ids = (workflow: { steps: readonly { id: string }[] }) => workflow.steps.map((step) => step.id);
+    expect(ids(base)).toEqual(['a']);
+    expect(ids(left)).toEqual(['a', 'b', 'c']);
+    expect(ids(right)).toEqual(['a', 'd']);
+    expect(right.toPlan().steps.map((step) => step.id)).toEqual(['a', 'd']);
+    expect(ids(base.step('e', () => 5))).toEqual(['a', 'e']);
+    expect(ids(left)).toEqual(['a', 'b', 'c']);
+  });
+
   it('holds steps sharing a flowKey to the limit set with setFlowLimit, across runs', async () => {
     let running = 0;
     let most = 0;

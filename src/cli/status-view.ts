@@ -80,7 +80,10 @@ export function runStatusLines(run: RunDetail, waits: readonly FlowWait[], paint
 }
 
 function firstLine(text: string, max: number): string {
-  return [...(text.split('\n')[0] ?? '')].slice(0, max).join('');
+  const end = text.indexOf('\n');
+  const line = end === -1 ? text : text.slice(0, end);
+  // No more UTF-16 units than `max`: no more characters either, nothing to cut (most cells).
+  return line.length <= max ? line : [...line].slice(0, max).join('');
 }
 
 /** Due steps of a running run held back by a flow limit now, with why (for `status`). */

@@ -115,8 +115,12 @@ export function planIndex(plan: Plan): PlanIndex {
     index = { position: new Map(), dependents: new Map() };
     for (const [i, step] of plan.steps.entries()) index.position.set(step.id, i);
     for (const step of plan.steps) {
-      for (const dep of step.dependsOn)
-        index.dependents.set(dep, [...(index.dependents.get(dep) ?? []), step.id]);
+      for (const dep of step.dependsOn) {
+        // Appended in place: copying the list per dependent is quadratic in a step's fan-out.
+        const dependents = index.dependents.get(dep);
+        if (dependents) dependents.push(step.id);
+        else index.dependents.set(dep, [step.id]);
+      }
     }
     planIndexes.set(plan, index);
   }

@@ -110,13 +110,31 @@ export class Workflow<Inputs extends Record<string, string>, Results extends Rec
   /** Phantom field carrying the result types for `Baton.result(workflow, runId)`. */
   declare readonly results: Results;
 
+  /**
+   * This workflow's steps are the first `count` of `chain`. `step` appends to the same array when
+   * this workflow is its last holder (the usual chain of calls), so defining n steps costs O(n),
+   * not O(n²); a second `step` on the same workflow (a branch) copies the array once.
+   */
+  private chain: WorkflowStep[];
+  private count: number;
+  private stepsView: readonly WorkflowStep[] | undefined;
+
   constructor(
     readonly options: WorkflowOptions<Inputs>,
-    readonly steps: readonly WorkflowStep[] = [],
-  ) {}
+    steps: readonly WorkflowStep[] = [],
+  ) {
+    this.chain = [...steps];
+    this.count = steps.length;
+  }
 
   get name(): string {
     return this.options.name;
+  }
+
+  /** The steps in the order they were added. */
+  get steps(): readonly WorkflowStep[] {
+    this.stepsView ??= this.chain.slice(0, this.count);
+    return this.stepsView;
   }
 
   step<Id extends string, R>(
@@ -133,7 +151,12 @@ export class Workflow<Inputs extends Record<string, string>, Results extends Rec
     const run = (typeof policyOrRun === 'function' ? policyOrRun : maybeRun) as WorkflowStep['run'];
     if (typeof run !== 'function')
       throw new TypeError(`step "${id}" of workflow ${this.name} needs a function`);
-    return new Workflow(this.options, [...this.steps, { id, policy, run }]);
+    const chain = this.chain.length === this.count ? this.chain : this.chain.slice(0, this.count);
+    chain.push({ id, policy, run });
+    const next = new Workflow(this.options);
+    next.chain = chain;
+    next.count = chain.length;
+    return next;
   }
 
   /** The registered function name of a step. */

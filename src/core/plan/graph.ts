@@ -36,13 +36,14 @@ export function checkDependsOn(
   steps.forEach((step, index) => {
     const seen = new Set<string>();
     step.dependsOn.forEach((dep, depIndex) => {
-      const path = pathOf(index, 'dependsOn', depIndex);
+      // The path is formatted only for a problem: a valid 10,000-step plan has none to name.
+      const path = () => pathOf(index, 'dependsOn', depIndex);
       if (dep === step.id) {
-        issues.push({ path, problem: `step "${step.id}" cannot depend on itself: remove "${dep}"` });
+        issues.push({ path: path(), problem: `step "${step.id}" cannot depend on itself: remove "${dep}"` });
       } else if (!knownSet.has(dep)) {
-        issues.push({ path, problem: unknownStepProblem(dep, known, budget.take()) });
+        issues.push({ path: path(), problem: unknownStepProblem(dep, known, budget.take()) });
       } else if (seen.has(dep)) {
-        issues.push({ path, problem: `"${dep}" is listed twice: remove one` });
+        issues.push({ path: path(), problem: `"${dep}" is listed twice: remove one` });
       }
       seen.add(dep);
     });

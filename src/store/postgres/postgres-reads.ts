@@ -1,7 +1,6 @@
 import type { BatonEvent, StoredEvent } from '../../core/events.js';
 import type { StepUsage } from '../../core/failure.js';
 import type { RunState, RunStatus, StepResult, StepStatus } from '../../core/run-state.js';
-import { stepOf } from '../../core/run-state.js';
 import { runPageBounds, runPageFilter } from '../run-page-filter.js';
 import type {
   AttemptRecord,
@@ -101,8 +100,9 @@ export class PostgresReads {
       planHash: loaded.planHash,
       inputs: loaded.inputs,
       workspace: loaded.workspace,
-      steps: state.plan.steps.map((step) => ({
-        ...stepOf(state, step.id)!,
+      // State steps are in plan order: by position, without building the plan's index of ids.
+      steps: state.plan.steps.map((step, position) => ({
+        ...state.steps[position]!,
         title: step.title,
         dependsOn: step.dependsOn,
       })),

@@ -2,7 +2,7 @@ import type { Statement } from 'better-sqlite3';
 import { runNotFound } from '../../core/errors.js';
 import type { BatonEvent, StoredEvent } from '../../core/events.js';
 import type { OutputArtifact } from '../../core/failure.js';
-import { type RunStatus, type StepResult, type StepStatus, stepOf } from '../../core/run-state.js';
+import type { RunStatus, StepResult, StepStatus } from '../../core/run-state.js';
 import type { LoadedRun } from '../loaded-run.js';
 import { runPageBounds, runPageFilter } from '../run-page-filter.js';
 import type {
@@ -118,8 +118,9 @@ export class SqliteReads {
       planHash: row.plan_hash,
       inputs: loaded.inputs,
       workspace: loaded.workspace,
-      steps: plan.steps.map((step) => ({
-        ...stepOf(loaded.state, step.id)!,
+      // State steps are in plan order: by position, without building the plan's index of ids.
+      steps: plan.steps.map((step, position) => ({
+        ...loaded.state.steps[position]!,
         title: step.title,
         dependsOn: step.dependsOn,
       })),

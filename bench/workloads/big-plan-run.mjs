@@ -1,0 +1,153 @@
+// A 10,000-step plan of `fn: noop` steps run by one Engine (drain, concurrency 256), beside W, the
+// parallel workload (200 runs x 10 chained no-op steps, same engine, same concurrency) run in this
+// same process just before: its goal is a rate of at least 0.5x W's. Run twice: by an engine in
+// `drain` mode, as W is, and in `until-settled` mode for that run, as `baton run` and
+// `Baton.result` drive it. The plan is 100 blocks of a
+// hub, 98 workers that depend on it and a merge that depends on the 98 (the next hub depends on
+// the merge), the shape of the hostile-plans benchmark, so up to 98 steps are due at once. The
+// run's creation (`startRun`: validation was done before, storing its 10,000 steps) is timed
+// apart from the engine's phase.
+// Then `baton status <run>` and `baton status <run> --json` of the finished run, each the real
+// command (dist/cli/baton.cjs) in a child process, median of STATUS_RUNS, beside the same
+// commands on a finished 100-step run of the same shape and the floor of any status of it: a
+// `node -e` that opens the database with better-sqlite3 and reads the run's 10,000 step rows.
+import { spawnSync } from 'node:child_process';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { validatePlanObject } from '../../dist/core/plan/parse.js';
+import { Engine } from '../../dist/engine/engine.js';
+import { startRun } from '../../dist/engine/start-run.js';
+import { blockSteps } from '../big-plan-shapes.mjs';
+import {
+  assert,
+  chainPlan,
+  createRuns,
+  emit,
+  median,
+  noopExecutors,
+  now,
+  openStore,
+  profiled,
+  tempHome,
+} from '../lib.mjs';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const CLI = join(here, '..', '..', 'dist', 'cli', 'baton.cjs');
+const BLOCKS = Number(process.env.BENCH_BIG_BLOCKS ?? 100);
+const CONCURRENCY = 256;
+const STATUS_RUNS = 5;
+
+function blockPlan(name, blocks) {
+  const steps = blockSteps(blocks, (id, dependsOn) => ({
+    id,
+    fn: 'noop',
+    ...(dependsOn.length > 0 ? { dependsOn } : {}),
+  }));
+  return validatePlanObject(
+    { name, limits: { concurrency: CONCURRENCY, maxSteps: steps.length * 2 }, steps },
+    'bench',
+  );
+}
+
+function engineFor(store, dir) {
+  return new Engine({
+    store,
+    executors: noopExecutors(),
+    home: dir,
+    owner: `bench:${process.pid}`,
+    concurrency: CONCURRENCY,
+  });
+}
+
+/** W: 200 runs x 10 steps, the parallel workload; steps per second of the engine phase. */
+async function wRate() {
+  const home = tempHome('big-run-w');
+  const store = openStore(home.dbPath);
+  try {
+    await createRuns(store, chainPlan('bench-w', 10), 200, home.dir);
+    const start = now();
+    const report = await engineFor(store, home.dir).run({ kind: 'drain' });
+    const seconds = (now() - start) / 1000;
+    assert(report.attemptsCommitted === 2000, `W committed ${report.attemptsCommitted} of 2000`);
+    return 2000 / seconds;
+  } finally {
+    await store.close();
+    home.dispose();
+  }
+}
+
+/**
+ * Runs a block plan to its end, with the engine in `drain` mode (as W) or `until-settled` of this
+ * run (as `baton run` and `Baton.result` drive one run); returns the creation and engine times.
+ */
+async function runBlocks(store, dir, runId, blocks, label, mode = 'drain') {
+  const plan = blockPlan(`bench-${runId}`, blocks);
+  let start = now();
+  await startRun(store, { plan, runId, workspace: dir });
+  const createMs = now() - start;
+  start = now();
+  const kind = mode === 'drain' ? { kind: 'drain' } : { kind: 'until-settled', runId };
+  const report = await profiled(label, () => engineFor(store, dir).run(kind));
+  const seconds = (now() - start) / 1000;
+  const steps = plan.steps.length;
+  const run = await store.getRun(runId);
+  assert(run?.status === 'succeeded', `${runId}: ${run?.status} ${run?.blockedReason ?? ''}`);
+  assert(report.attemptsCommitted === steps, `${runId}: committed ${report.attemptsCommitted} of ${steps}`);
+  return { createMs, stepsPerSec: steps / seconds, seconds };
+}
+
+/** Median wall ms of a node command run STATUS_RUNS times (after one warm-up); checks its exit. */
+function timeCommand(args, check) {
+  const times = [];
+  for (let i = 0; i <= STATUS_RUNS; i++) {
+    const start = now();
+    const child = spawnSync(process.execPath, args, { encoding: 'utf8', maxBuffer: 256 * 1024 * 1024 });
+    const ms = now() - start;
+    assert(child.status === 0, `${args.join(' ')}: exit ${child.status}: ${child.stderr}`);
+    check(child.stdout);
+    if (i > 0) times.push(ms);
+  }
+  return median(times);
+}
+
+const home = tempHome('big-run');
+try {
+  const w = await wRate();
+  const store = openStore(home.dbPath);
+  let big;
+  let settled;
+  try {
+    await runBlocks(store, home.dir, 'small', 1, 'big-run-small');
+    big = await runBlocks(store, home.dir, 'big', BLOCKS, 'big-run');
+    settled = await runBlocks(store, home.dir, 'big-settled', BLOCKS, 'big-run-settled', 'until-settled');
+  } finally {
+    await store.close();
+  }
+  const steps = BLOCKS * 100;
+  const status = (runId, json, count) =>
+    timeCommand([CLI, '--home', home.dir, 'status', runId, ...(json ? ['--json'] : [])], (out) => {
+      if (json) assert(JSON.parse(out).steps.length === count, `status --json ${runId}`);
+      else assert(out.includes(`${count}/${count} steps done`), `status ${runId}: ${out.slice(0, 200)}`);
+    });
+  const floorScript = `const db = new (require('better-sqlite3'))(${JSON.stringify(home.dbPath)}, { readonly: true });
+const rows = db.prepare('SELECT * FROM steps WHERE run_id = ?').all('big');
+if (rows.length !== ${steps}) process.exit(1);`;
+  emit({
+    steps,
+    wStepsPerSec: w,
+    bigStepsPerSec: big.stepsPerSec,
+    bigVsW: big.stepsPerSec / w,
+    bigCreateMs: big.createMs,
+    settledStepsPerSec: settled.stepsPerSec,
+    settledVsW: settled.stepsPerSec / w,
+    statusMs: status('big', false, steps),
+    statusJsonMs: status('big', true, steps),
+    status100Ms: status('small', false, 100),
+    statusJson100Ms: status('small', true, 100),
+    statusFloorMs: timeCommand(['-e', floorScript], () => {}),
+  });
+} finally {
+  // BENCH_KEEP_HOME=1 leaves the database for profiling `baton status` (its path on stderr).
+  if (process.env.BENCH_KEEP_HOME) process.stderr.write(`kept ${home.dir}\n`);
+  else home.dispose();
+}
