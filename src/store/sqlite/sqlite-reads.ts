@@ -127,9 +127,17 @@ export class SqliteReads {
   }
 
   async listRuns(options: { status?: RunStatus; limit?: number } = {}): Promise<RunSummary[]> {
-    const rows = this.sql<[string | null, string | null, number], SummaryRow>(
-      `SELECT ${SUMMARY_COLUMNS} FROM runs WHERE (? IS NULL OR status = ?) ORDER BY created_at DESC, id DESC LIMIT ?`,
-    ).all(options.status ?? null, options.status ?? null, options.limit ?? 50);
+    // One statement per shape (not `? IS NULL OR status = ?`), so each reads its index in order and
+    // stops at the limit: runs_by_created for every run, runs_by_status for one status.
+    const limit = options.limit ?? 50;
+    const rows =
+      options.status === undefined
+        ? this.sql<[number], SummaryRow>(
+            `SELECT ${SUMMARY_COLUMNS} FROM runs ORDER BY created_at DESC, id DESC LIMIT ?`,
+          ).all(limit)
+        : this.sql<[string, number], SummaryRow>(
+            `SELECT ${SUMMARY_COLUMNS} FROM runs WHERE status = ? ORDER BY created_at DESC, id DESC LIMIT ?`,
+          ).all(options.status, limit);
     return rows.map((row) => this.toSummary(row));
   }
 
