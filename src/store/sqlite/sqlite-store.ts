@@ -21,6 +21,7 @@ import type {
   CycleResult,
   EffectKey,
   EffectRecord,
+  FinishedRunsBatch,
   FlowLimitStatus,
   HookDelivery,
   HookDeliveryKey,
@@ -203,10 +204,18 @@ export class SqliteStore extends SqliteReads implements Store {
     return this.flow.list(now);
   }
 
-  async deleteFinishedRuns(before: number, options: { dryRun?: boolean } = {}): Promise<string[]> {
-    const ids = this.write(() => this.retention.deleteFinishedRuns(before, options.dryRun ?? false));
+  async deleteFinishedRuns(
+    before: number,
+    options: { dryRun?: boolean } & FinishedRunsBatch = {},
+  ): Promise<string[]> {
+    const ids = this.write(() => this.retention.deleteFinishedRuns(before, options.dryRun ?? false, options));
     if (!options.dryRun) this.rows.forget();
     return ids;
+  }
+
+  async vacuum(): Promise<void> {
+    this.retention.vacuum();
+    this.rows.forget();
   }
 
   async referencedResultArtifacts(): Promise<Set<string>> {
