@@ -87,6 +87,36 @@ describe('SQLite: the runs list with 5,000 finished runs', () => {
         `${text}\n${plan.join('\n')}`,
       ).toBe(true);
     }
+    // The console's counts per status, unfiltered, come from run_counts: nothing counted the runs.
+    expect(ran.filter((q) => /count\(\*\)[^]*FROM runs\b/.test(q.text))).toEqual([]);
+    await store.close();
+  });
+
+  it('keeps the counts per status as runs are created, change status and are removed', async () => {
+    const path = `${tempDir('baton-history-')}/baton.db`;
+    const db = openSqliteDatabase(path);
+    db.exec(`WITH RECURSIVE g(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM g WHERE n < 500)
+      INSERT INTO runs (id, plan_name, plan_hash, inputs_json, workspace, status, created_at, updated_at, finished_at)
+      SELECT printf('h%06d', n), 'history', 'h', '{}', '/w', IIF(n % 5 = 0, 'failed', 'succeeded'), n, n, n FROM g`);
+    const store = new SqliteStore(db);
+    const counted = () => db.prepare('SELECT status, count(*) AS n FROM runs GROUP BY status').all();
+    const page = async () => (await store.listRunPage({ limit: 1 })).counts;
+    expect(await page()).toEqual({ succeeded: 400, failed: 100 });
+    await addLiveRuns(store, 10_000);
+    await store.cancelRun('live0', 10_010);
+    expect(await page()).toEqual({ succeeded: 400, failed: 100, running: 2, cancelled: 1 });
+    expect(await store.listRunPage({ planName: 'live' })).toMatchObject({
+      counts: { running: 2, cancelled: 1 },
+      total: 3,
+    });
+    expect(await store.deleteFinishedRuns(1_000_000, { limit: 300 })).toHaveLength(300);
+    const after = await page();
+    expect(Object.entries(after).map(([status, n]) => ({ status, n }))).toEqual(
+      expect.arrayContaining(counted() as { status: string; n: number }[]),
+    );
+    expect(Object.values(after).reduce((sum, n) => sum + (n ?? 0), 0)).toBe(203);
+    await store.deleteFinishedRuns(1_000_000);
+    expect(await page()).toEqual({ running: 2 });
     await store.close();
   });
 });

@@ -133,6 +133,7 @@ const TABLES_ADDED_BY_VERSION: Record<number, string[]> = {
   2: ['effects'],
   3: ['hook_deliveries'],
   4: ['flow_limits'],
+  6: ['run_counts'],
 };
 
 function requiredTables(version: number): string[] {
