@@ -82,10 +82,13 @@ export interface Store {
    */
   deleteFinishedRuns(before: number, options?: { dryRun?: boolean } & FinishedRunsBatch): Promise<string[]>;
   /**
-   * `baton gc --vacuum`: gives the space of deleted rows back at once (SQLite: VACUUM, which also
-   * switches a database made before schema 6 to auto_vacuum=INCREMENTAL; PostgreSQL: VACUUM).
+   * After `baton gc`: gives the space of deleted rows back. SQLite returns the free pages to the
+   * file system (incremental_vacuum, a bounded transaction at a time; a database made before
+   * schema 6 keeps them for later rows); PostgreSQL leaves it to autovacuum. `full` (`baton gc
+   * --vacuum`): SQLite VACUUM, which also switches an older database to auto_vacuum=INCREMENTAL;
+   * PostgreSQL VACUUM of Baton's tables.
    */
-  vacuum(): Promise<void>;
+  vacuum(options?: { full?: boolean }): Promise<void>;
   /** The sha256 of every result artifact a stored step still references. */
   referencedResultArtifacts(): Promise<Set<string>>;
   /** Leases up to `limit` hook calls that are due (each owed once per event, see hook_deliveries). */

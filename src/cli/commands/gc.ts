@@ -37,8 +37,10 @@ export async function gcCommand(
     let afterId: string | undefined;
     for (;;) {
       const ids = await store.deleteFinishedRuns(before, { dryRun, limit: GC_BATCH_RUNS, afterId });
-      for (const runId of ids) {
-        if (!dryRun) await rm(join(home, 'runs', runId), { recursive: true, force: true });
+      if (!dryRun) {
+        await Promise.all(
+          ids.map((runId) => rm(join(home, 'runs', runId), { recursive: true, force: true })),
+        );
       }
       report?.runs(ids);
       runs += ids.length;
@@ -52,7 +54,7 @@ export async function gcCommand(
       artifactsRemoved++;
       bytesFreed += file.size;
     }
-    if (vacuum) await store.vacuum();
+    if (!dryRun) await store.vacuum({ full: vacuum });
   } finally {
     await store.close();
   }

@@ -378,8 +378,9 @@ export class PostgresStore extends PostgresReads implements Store {
     return this.retention.referencedResultArtifacts();
   }
 
-  vacuum(): Promise<void> {
-    return this.retention.vacuum();
+  async vacuum(options: { full?: boolean } = {}): Promise<void> {
+    // Without `full`, autovacuum makes the space reusable in its own time.
+    if (options.full) await this.retention.vacuum();
   }
 
   /** Sleeps until a commit notifies due work, `untilMs`, or the safety poll (see OpenPostgresOptions.pollMs). */

@@ -44,6 +44,9 @@ import { SqliteReads } from './sqlite-reads.js';
 import { SqliteRetention } from './sqlite-retention.js';
 import { prepareStoreStatements } from './store-statements.js';
 
+/** Pages `vacuum()` gives back per transaction (4 MB of 4 KB pages). */
+const FREE_PAGES_PER_TRANSACTION = 1024;
+
 /** The embedded default store: one SQLite file, WAL, synchronous=FULL, writers serialized by BEGIN IMMEDIATE. */
 export class SqliteStore extends SqliteReads implements Store {
   readonly kind = 'sqlite' as const;
@@ -213,9 +216,14 @@ export class SqliteStore extends SqliteReads implements Store {
     return ids;
   }
 
-  async vacuum(): Promise<void> {
-    this.retention.vacuum();
-    this.rows.forget();
+  async vacuum(options: { full?: boolean } = {}): Promise<void> {
+    if (options.full) {
+      this.retention.rewrite();
+      this.rows.forget();
+      return;
+    }
+    // A bounded transaction at a time, so workers commit in between.
+    while (this.write(() => this.retention.returnFreePages(FREE_PAGES_PER_TRANSACTION), 'other') > 0);
   }
 
   async referencedResultArtifacts(): Promise<Set<string>> {
