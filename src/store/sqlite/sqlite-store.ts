@@ -222,8 +222,14 @@ export class SqliteStore extends SqliteReads implements Store {
       this.rows.forget();
       return;
     }
-    // A bounded transaction at a time, so workers commit in between.
-    while (this.write(() => this.retention.returnFreePages(FREE_PAGES_PER_TRANSACTION), 'other') > 0);
+    // A bounded transaction at a time, so workers commit in between; until none are left, or
+    // none went back (other writers freeing pages as fast).
+    let left = Number.POSITIVE_INFINITY;
+    for (;;) {
+      const now = this.write(() => this.retention.returnFreePages(FREE_PAGES_PER_TRANSACTION), 'other');
+      if (now === 0 || now >= left) return;
+      left = now;
+    }
   }
 
   async referencedResultArtifacts(): Promise<Set<string>> {
