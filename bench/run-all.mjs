@@ -384,6 +384,30 @@ const BENCHMARKS = [
       { key: 'drawFloorMs', label: '  (floor: a page without timeline)', unit: 'ms', higher: false },
     ],
   },
+  {
+    name: 'history',
+    script: 'history.mjs',
+    figures: [
+      ...[
+        ['list', 'listRuns, 100k finished runs'],
+        ['listRunning', 'listRuns status=running (polling)'],
+        ['page', "console's listRunPage"],
+        ['status', '`baton status` (process)'],
+        ['wake', 'nextWakeAt (idle poll)'],
+        ['claim', 'claiming cycle (1 step, fsynced)'],
+      ].flatMap(([p, label]) => [
+        { key: `${p}MsRatio`, label: `${label}: history/empty`, unit: 'x', higher: false, goal: 1.2 },
+        { key: `${p}MsHistory`, label: '  with history', unit: 'ms', higher: false, vsFloor: 'time' },
+        { key: `${p}MsEmpty`, label: '  (floor: empty store)', unit: 'ms', higher: false, vsFloor: 'time' },
+      ]),
+      { key: 'gcMs', label: '`baton gc` of 100k runs', unit: 'ms', higher: false },
+      { key: 'gcFloorMs', label: '  (floor: bare DELETE, 1 txn)', unit: 'ms', higher: false },
+      { key: 'gcPeakRssMb', label: '  gc peak RSS', unit: 'MB', higher: false, goal: 200 },
+      { key: 'nodeRssMb', label: '  (floor: node -e 0 peak RSS)', unit: 'MB', higher: false },
+      { key: 'dbMbBefore', label: '  database before gc', unit: 'MB', higher: false },
+      { key: 'dbMbAfter', label: '  database after gc', unit: 'MB', higher: false },
+    ],
+  },
 ];
 
 function runWorkload(bench) {

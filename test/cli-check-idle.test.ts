@@ -131,7 +131,8 @@ describe('baton check with nothing to do', () => {
     await store.cancelRun('r', 2);
     await store.close();
     const db = new Database(path);
-    db.exec(`DROP INDEX steps_stopping_flow; ALTER TABLE steps DROP COLUMN flow_key;
+    db.exec(`DROP INDEX steps_stopping_flow; DROP INDEX runs_by_created; DROP TABLE run_counts;
+      DROP TRIGGER run_counts_insert; DROP TRIGGER run_counts_update; DROP TRIGGER run_counts_delete; ALTER TABLE steps DROP COLUMN flow_key;
       ALTER TABLE steps DROP COLUMN interruptions;
       DROP TABLE flow_limits; UPDATE baton_meta SET value = '3' WHERE key = 'schema_version';`);
     db.close();

@@ -303,7 +303,7 @@ describe('baton migrate', () => {
     writeFileSync(text, 'just some text, not a database at all\n'.repeat(100));
     const cases: [string, RegExp][] = [
       [foreign, /other\.db: not a Baton database \(tables: notes\)/],
-      [old, /old\.db: schema version 2, but this Baton migrates only version 5; upgrade it first/],
+      [old, /old\.db: schema version 2, but this Baton migrates only version 6; upgrade it first/],
       [text, /notes\.txt: not a readable Baton database/],
       [join(folder, 'missing.db'), /missing\.db: no such file/],
     ];

@@ -657,5 +657,22 @@ export function describeStoreContract(name: string, makeHarness: () => StoreHarn
       expect((await store.listRuns()).map((r) => r.id).sort()).toEqual(['blocked', 'recent']);
       expect(await store.referencedResultArtifacts()).toEqual(new Set());
     });
+
+    it('gc in batches: each takes at most `limit` runs after `afterId`, in id order, and keeps the rest', async () => {
+      for (const id of ['a', 'b', 'c', 'd', 'e']) {
+        await create(chainPlan(1), id, 1000);
+        await store.cancelRun(id, 1001);
+      }
+      await create(chainPlan(1), 'live', 1000);
+      expect(await store.deleteFinishedRuns(3000, { dryRun: true, limit: 2, afterId: 'a' })).toEqual([
+        'b',
+        'c',
+      ]);
+      expect(await store.deleteFinishedRuns(3000, { limit: 2 })).toEqual(['a', 'b']);
+      expect(await store.deleteFinishedRuns(3000, { limit: 2, afterId: 'b' })).toEqual(['c', 'd']);
+      expect(await store.deleteFinishedRuns(3000, { limit: 2, afterId: 'd' })).toEqual(['e']);
+      expect(await store.deleteFinishedRuns(3000, { limit: 2, afterId: 'e' })).toEqual([]);
+      expect((await store.listRuns()).map((r) => r.id)).toEqual(['live']);
+    });
   });
 }

@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isBatonError } from '../src/core/errors.js';
 import { validatePlanObject } from '../src/core/plan/parse.js';
 import { PostgresStore } from '../src/store/postgres/postgres-store.js';
+import { latestPostgresSchemaVersion } from '../src/store/postgres/schema-migrations.js';
 import type { ClaimedStep, Completion, Store } from '../src/store/store.js';
 import { freshSchemaName, startPostgres, type TestPostgres } from './helpers/postgres.js';
 import { describeConsoleReadsContract } from './store-console-contract.js';
@@ -94,13 +95,17 @@ describe('PostgreSQL store specifics', () => {
     }
     expect(isBatonError(error, 'DB_TOO_NEW')).toBe(true);
     expect((error as Error).message).toMatch(
-      /schema version 999 but this Baton knows only up to 3\b.*Upgrade Baton/,
+      new RegExp(
+        `schema version 999 but this Baton knows only up to ${latestPostgresSchemaVersion()}\\b.*Upgrade Baton`,
+      ),
     );
     const { rows } = await admin.query(
       `SELECT value FROM "${schema}".baton_meta WHERE key = 'schema_version'`,
     );
     expect(rows[0].value).toBe('999');
-    await admin.query(`UPDATE "${schema}".baton_meta SET value = '3' WHERE key = 'schema_version'`);
+    await admin.query(
+      `UPDATE "${schema}".baton_meta SET value = '${latestPostgresSchemaVersion()}' WHERE key = 'schema_version'`,
+    );
     const again = await open(schema);
     expect((await again.getRun('r'))?.steps).toHaveLength(2);
     await closeAll();
@@ -117,9 +122,10 @@ describe('PostgreSQL store specifics', () => {
       s.cycle({ owner: 'w', now, leaseMs: 60_000, completions: [], claimLimit: 1, random: () => 0 });
     expect((await cycle(store, 10)).claimed).toHaveLength(1);
     await closeAll();
-    // The schema as version 1 left it: no flow columns or tables.
+    // The schema as version 1 left it: no flow columns or tables, the runs list indexes of version 1.
     await admin.query(`ALTER TABLE "${schema}".steps DROP COLUMN flow_key; DROP TABLE "${schema}".flow_limits;
-      ALTER TABLE "${schema}".steps DROP COLUMN interruptions;
+      ALTER TABLE "${schema}".steps DROP COLUMN interruptions; DROP INDEX "${schema}".runs_by_created;
+      DROP INDEX "${schema}".runs_by_status; CREATE INDEX runs_by_status ON "${schema}".runs (status, created_at);
       UPDATE "${schema}".baton_meta SET value = '1' WHERE key = 'schema_version'`);
     const migrated = await open(schema);
     await migrated.setFlowLimit({ key: 'fn:noop', concurrency: 1, rate: null }, 20);
@@ -136,7 +142,7 @@ describe('PostgreSQL store specifics', () => {
     const { rows } = await admin.query(`SELECT key, value FROM "${schema}".baton_meta ORDER BY key`);
     expect(rows).toEqual([
       { key: 'app', value: 'baton' },
-      { key: 'schema_version', value: '3' },
+      { key: 'schema_version', value: String(latestPostgresSchemaVersion()) },
     ]);
     await closeAll();
     await dropSchema(schema);

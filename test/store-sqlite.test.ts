@@ -48,7 +48,8 @@ describe('SQLite store specifics', () => {
     await store.close();
     // The database as schema 3 left it: no flow columns, tables or indexes.
     const db = new Database(path);
-    db.exec(`DROP INDEX steps_stopping_flow; ALTER TABLE steps DROP COLUMN flow_key;
+    db.exec(`DROP INDEX steps_stopping_flow; DROP INDEX runs_by_created; DROP TABLE run_counts;
+      DROP TRIGGER run_counts_insert; DROP TRIGGER run_counts_update; DROP TRIGGER run_counts_delete; ALTER TABLE steps DROP COLUMN flow_key;
       ALTER TABLE steps DROP COLUMN interruptions;
       DROP TABLE flow_limits; UPDATE baton_meta SET value = '3' WHERE key = 'schema_version';`);
     db.close();

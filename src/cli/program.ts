@@ -416,6 +416,10 @@ program
   )
   .requiredOption('--older-than <duration>', 'remove runs finished more than this long ago, e.g. 30d')
   .option('--dry-run', 'only say what would be removed')
+  .option(
+    '--vacuum',
+    'then give the freed space back at once (SQLite: VACUUM, which needs free disk as large as the database)',
+  )
   .addOption(json())
   .action(act(async () => (await import('./commands/gc.js')).gcCommand));
 

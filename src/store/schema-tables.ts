@@ -8,7 +8,7 @@
  * sqlite/migrations (a test holds the two equal). The idle check answers only for a database at
  * this version, without reading the migrations folder (it runs bundled, away from that folder).
  */
-export const SQLITE_SCHEMA_VERSION = 5;
+export const SQLITE_SCHEMA_VERSION = 6;
 
 /** Tables holding a run's rows (what `baton migrate` copies per run, in the order it reports them). */
 export const RUN_TABLES = [

@@ -2,26 +2,22 @@ import { readdir, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { BatonError } from '../../core/errors.js';
 import { EXIT } from '../exit-codes.js';
-import { printJson } from '../format.js';
 import { type GlobalOptions, parseDurationOption, resolveHome } from '../home.js';
 import { openStore } from '../open-store.js';
 
 /** An artifact younger than this may belong to a step that has not committed yet: never removed. */
 const ARTIFACT_GRACE_MS = 10 * 60_000;
 
-interface GcReport {
-  runs: string[];
-  artifactsRemoved: number;
-  bytesFreed: number;
-  dryRun: boolean;
-}
+/** Runs removed per transaction: memory and the write lock stay bounded whatever the history holds. */
+const GC_BATCH_RUNS = 500;
 
 /**
  * `baton gc --older-than 30d`: removes runs that finished before then (their steps, events,
- * attempts and logs), then every result artifact no stored step references any more.
+ * attempts and logs), a batch at a time, then every result artifact no stored step references any
+ * more; with `--vacuum`, gives the freed space back at once (see Store.vacuum).
  */
 export async function gcCommand(
-  options: GlobalOptions & { olderThan?: string; dryRun?: boolean },
+  options: GlobalOptions & { olderThan?: string; dryRun?: boolean; vacuum?: boolean },
 ): Promise<number> {
   if (options.olderThan === undefined) {
     throw new BatonError('INVALID_ARGUMENT', '--older-than is required, e.g. --older-than 30d');
@@ -29,31 +25,68 @@ export async function gcCommand(
   const age = parseDurationOption(options.olderThan, '--older-than');
   const home = resolveHome(options);
   const dryRun = options.dryRun ?? false;
+  const vacuum = (options.vacuum ?? false) && !dryRun;
   const store = await openStore(options, 'read');
-  const report: GcReport = { runs: [], artifactsRemoved: 0, bytesFreed: 0, dryRun };
+  // The ids go to stdout as each batch is removed (`--json`), never all held at once.
+  const report = options.json ? new JsonReport() : null;
+  let runs = 0;
+  let artifactsRemoved = 0;
+  let bytesFreed = 0;
   try {
-    report.runs = await store.deleteFinishedRuns(Date.now() - age, { dryRun });
-    for (const runId of report.runs) {
-      if (!dryRun) await rm(join(home, 'runs', runId), { recursive: true, force: true });
+    const before = Date.now() - age;
+    let afterId: string | undefined;
+    for (;;) {
+      const ids = await store.deleteFinishedRuns(before, { dryRun, limit: GC_BATCH_RUNS, afterId });
+      if (!dryRun) {
+        await Promise.all(
+          ids.map((runId) => rm(join(home, 'runs', runId), { recursive: true, force: true })),
+        );
+      }
+      report?.runs(ids);
+      runs += ids.length;
+      if (ids.length < GC_BATCH_RUNS) break;
+      afterId = ids[ids.length - 1];
     }
     const referenced = await store.referencedResultArtifacts();
     for (const file of await artifactFiles(join(home, 'artifacts'))) {
       if (referenced.has(file.sha256) || Date.now() - file.mtimeMs < ARTIFACT_GRACE_MS) continue;
       if (!dryRun) await rm(file.path, { force: true });
-      report.artifactsRemoved++;
-      report.bytesFreed += file.size;
+      artifactsRemoved++;
+      bytesFreed += file.size;
     }
+    if (!dryRun) await store.vacuum({ full: vacuum });
   } finally {
     await store.close();
   }
-  if (options.json) printJson(report);
+  if (report) report.end({ artifactsRemoved, bytesFreed, dryRun, vacuumed: vacuum });
   else {
     const verb = dryRun ? 'would remove' : 'removed';
     process.stdout.write(
-      `${verb} ${report.runs.length} finished run(s) and ${report.artifactsRemoved} unreferenced artifact(s) (${report.bytesFreed} bytes)\n`,
+      `${verb} ${runs} finished run(s) and ${artifactsRemoved} unreferenced artifact(s) (${bytesFreed} bytes)${vacuum ? '; database vacuumed' : ''}\n`,
     );
   }
   return EXIT.ok;
+}
+
+/**
+ * The `--json` report, `{ runs: [...ids], artifactsRemoved, bytesFreed, dryRun, vacuumed }` as
+ * printJson writes it, its ids written as they come. A failure part way leaves it unterminated
+ * (and the exit code and stderr say so).
+ */
+class JsonReport {
+  private count = 0;
+
+  runs(ids: readonly string[]): void {
+    if (ids.length === 0) return;
+    const items = ids.map((id) => `\n    ${JSON.stringify(id)}`).join(',');
+    process.stdout.write(`${this.count === 0 ? '{\n  "runs": [' : ','}${items}`);
+    this.count += ids.length;
+  }
+
+  end(rest: Record<string, unknown>): void {
+    const tail = JSON.stringify(rest, null, 2).slice(1);
+    process.stdout.write(`${this.count === 0 ? '{\n  "runs": [],' : '\n  ],'}${tail}\n`);
+  }
 }
 
 async function artifactFiles(

@@ -100,25 +100,4 @@ export class PostgresHookDeliveries {
       ],
     );
   }
-
-  /** `baton gc`: runs finished before `before` (their rows go with them through ON DELETE CASCADE). */
-  async deleteFinishedRuns(before: number, dryRun: boolean): Promise<string[]> {
-    const select = `SELECT id FROM ${this.schema}.runs
-      WHERE status IN ('succeeded', 'failed', 'cancelled') AND finished_at < $1 ORDER BY id`;
-    const { rows } = await this.pool.query<{ id: string }>(
-      dryRun ? select : `DELETE FROM ${this.schema}.runs WHERE id IN (${select}) RETURNING id`,
-      [before],
-    );
-    return rows.map((row) => row.id).sort();
-  }
-
-  async referencedResultArtifacts(): Promise<Set<string>> {
-    const { rows } = await this.pool.query<{ sha: string }>(
-      // Step results ({ ref }) and effect results ({ $artifact }, see engine/result-artifacts.ts).
-      `SELECT result->'ref'->>'sha256' AS sha FROM ${this.schema}.steps WHERE result->'ref'->>'sha256' IS NOT NULL
-       UNION SELECT result->'$artifact'->>'sha256' FROM ${this.schema}.effects
-       WHERE result->'$artifact'->>'sha256' IS NOT NULL`,
-    );
-    return new Set(rows.map((row) => row.sha));
-  }
 }

@@ -120,11 +120,17 @@ export class PostgresReads {
   }
 
   async listRuns(options: { status?: RunStatus; limit?: number } = {}): Promise<RunSummary[]> {
-    const { rows } = await this.pool.query<PgSummaryRow>(
-      `${this.summarySelect()} WHERE ($1::text IS NULL OR r.status = $1::text)
-       ORDER BY r.created_at DESC, r.id DESC LIMIT $2`,
-      [options.status ?? null, options.limit ?? 50],
-    );
+    // One statement per shape (not `$1 IS NULL OR status = $1`), so each reads its index in order
+    // and stops at the limit: runs_by_created for every run, runs_by_status for one status.
+    const limit = options.limit ?? 50;
+    const order = 'ORDER BY r.created_at DESC, r.id DESC';
+    const { rows } =
+      options.status === undefined
+        ? await this.pool.query<PgSummaryRow>(`${this.summarySelect()} ${order} LIMIT $1`, [limit])
+        : await this.pool.query<PgSummaryRow>(
+            `${this.summarySelect()} WHERE r.status = $1 ${order} LIMIT $2`,
+            [options.status, limit],
+          );
     return rows.map(pgSummary);
   }
 

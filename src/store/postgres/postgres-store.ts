@@ -18,6 +18,7 @@ import type {
   CycleResult,
   EffectKey,
   EffectRecord,
+  FinishedRunsBatch,
   FlowLimitStatus,
   HookDelivery,
   HookDeliveryKey,
@@ -44,6 +45,7 @@ import {
 } from './open-pool.js';
 import { parsePgUrl, serverAddress } from './pg-url.js';
 import { PostgresReads, summaryOf } from './postgres-reads.js';
+import { PostgresRetention } from './postgres-retention.js';
 import { type PreparedSql, prepared } from './prepared.js';
 import { renewLeaseRows } from './renew-leases.js';
 import { migrateSchema } from './schema-migrations.js';
@@ -92,6 +94,7 @@ export class PostgresStore extends PostgresReads implements Store {
   private readonly usageRecordedSql: PreparedSql;
   private readonly effects: PostgresEffects;
   private readonly hooks: PostgresHookDeliveries;
+  private readonly retention: PostgresRetention;
   private readonly flow: PostgresFlow;
   private readonly listener: WorkListener;
   private nextReclaimAt = Number.MIN_SAFE_INTEGER;
@@ -139,6 +142,7 @@ export class PostgresStore extends PostgresReads implements Store {
     );
     this.effects = new PostgresEffects(pool, schema);
     this.hooks = new PostgresHookDeliveries(pool, schema);
+    this.retention = new PostgresRetention(pool, schema);
     this.flow = new PostgresFlow(pool, schema);
     this.listener = listener;
   }
@@ -363,12 +367,20 @@ export class PostgresStore extends PostgresReads implements Store {
     return this.hooks.finish(key, result);
   }
 
-  deleteFinishedRuns(before: number, options: { dryRun?: boolean } = {}): Promise<string[]> {
-    return this.hooks.deleteFinishedRuns(before, options.dryRun ?? false);
+  deleteFinishedRuns(
+    before: number,
+    options: { dryRun?: boolean } & FinishedRunsBatch = {},
+  ): Promise<string[]> {
+    return this.retention.deleteFinishedRuns(before, options.dryRun ?? false, options);
   }
 
   referencedResultArtifacts(): Promise<Set<string>> {
-    return this.hooks.referencedResultArtifacts();
+    return this.retention.referencedResultArtifacts();
+  }
+
+  async vacuum(options: { full?: boolean } = {}): Promise<void> {
+    // Without `full`, autovacuum makes the space reusable in its own time.
+    if (options.full) await this.retention.vacuum();
   }
 
   /** Sleeps until a commit notifies due work, `untilMs`, or the safety poll (see OpenPostgresOptions.pollMs). */

@@ -133,6 +133,7 @@ const TABLES_ADDED_BY_VERSION: Record<number, string[]> = {
   2: ['effects'],
   3: ['hook_deliveries'],
   4: ['flow_limits'],
+  6: ['run_counts'],
 };
 
 function requiredTables(version: number): string[] {
@@ -178,6 +179,9 @@ export function openSqliteDatabase(path: string, options: OpenSqliteOptions = {}
       );
     }
     createPrivateFile(path);
+    // Pages freed by `baton gc` go back to the file system (sqlite-retention.ts): a mode only a
+    // database without tables can take (an older home gets it from `baton gc --vacuum`).
+    if (version === 0) db.pragma('auto_vacuum = INCREMENTAL');
     db.pragma('journal_mode = WAL');
     db.pragma(`synchronous = ${options.synchronous ?? 'FULL'}`);
     db.pragma('foreign_keys = ON');

@@ -128,9 +128,17 @@ export class SqliteReads {
   }
 
   async listRuns(options: { status?: RunStatus; limit?: number } = {}): Promise<RunSummary[]> {
-    const rows = this.sql<[string | null, string | null, number], SummaryRow>(
-      `SELECT ${SUMMARY_COLUMNS} FROM runs WHERE (? IS NULL OR status = ?) ORDER BY created_at DESC, id DESC LIMIT ?`,
-    ).all(options.status ?? null, options.status ?? null, options.limit ?? 50);
+    // One statement per shape (not `? IS NULL OR status = ?`), so each reads its index in order and
+    // stops at the limit: runs_by_created for every run, runs_by_status for one status.
+    const limit = options.limit ?? 50;
+    const rows =
+      options.status === undefined
+        ? this.sql<[number], SummaryRow>(
+            `SELECT ${SUMMARY_COLUMNS} FROM runs ORDER BY created_at DESC, id DESC LIMIT ?`,
+          ).all(limit)
+        : this.sql<[string, number], SummaryRow>(
+            `SELECT ${SUMMARY_COLUMNS} FROM runs WHERE status = ? ORDER BY created_at DESC, id DESC LIMIT ?`,
+          ).all(options.status, limit);
     return rows.map((row) => this.toSummary(row));
   }
 
@@ -138,9 +146,13 @@ export class SqliteReads {
     const filter = runPageFilter(query, 'sqlite');
     const whereOf = (clauses: string[]) => (clauses.length === 0 ? '' : `WHERE ${clauses.join(' AND ')}`);
     const counts: RunPage['counts'] = {};
-    const countRows = this.sql<unknown[], { status: string; n: number }>(
-      `SELECT status, count(*) AS n FROM runs ${whereOf(filter.where)} GROUP BY status`,
-    ).all(...filter.values);
+    // Unfiltered, the counts kept by run_counts' triggers (schema 6): a few rows, whatever the history.
+    const countRows =
+      filter.where.length === 0
+        ? this.sql<[], { status: string; n: number }>('SELECT status, n FROM run_counts WHERE n > 0').all()
+        : this.sql<unknown[], { status: string; n: number }>(
+            `SELECT status, count(*) AS n FROM runs ${whereOf(filter.where)} GROUP BY status`,
+          ).all(...filter.values);
     for (const row of countRows) counts[row.status as RunStatus] = row.n;
     const total =
       query.status === undefined

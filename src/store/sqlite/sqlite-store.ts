@@ -21,6 +21,7 @@ import type {
   CycleResult,
   EffectKey,
   EffectRecord,
+  FinishedRunsBatch,
   FlowLimitStatus,
   HookDelivery,
   HookDeliveryKey,
@@ -42,6 +43,9 @@ import { SqliteFlow } from './sqlite-flow.js';
 import { SqliteReads } from './sqlite-reads.js';
 import { SqliteRetention } from './sqlite-retention.js';
 import { prepareStoreStatements } from './store-statements.js';
+
+/** Pages `vacuum()` gives back per transaction (4 MB of 4 KB pages). */
+const FREE_PAGES_PER_TRANSACTION = 1024;
 
 /** The embedded default store: one SQLite file, WAL, synchronous=FULL, writers serialized by BEGIN IMMEDIATE. */
 export class SqliteStore extends SqliteReads implements Store {
@@ -203,10 +207,29 @@ export class SqliteStore extends SqliteReads implements Store {
     return this.flow.list(now);
   }
 
-  async deleteFinishedRuns(before: number, options: { dryRun?: boolean } = {}): Promise<string[]> {
-    const ids = this.write(() => this.retention.deleteFinishedRuns(before, options.dryRun ?? false));
+  async deleteFinishedRuns(
+    before: number,
+    options: { dryRun?: boolean } & FinishedRunsBatch = {},
+  ): Promise<string[]> {
+    const ids = this.write(() => this.retention.deleteFinishedRuns(before, options.dryRun ?? false, options));
     if (!options.dryRun) this.rows.forget();
     return ids;
+  }
+
+  async vacuum(options: { full?: boolean } = {}): Promise<void> {
+    if (options.full) {
+      this.retention.rewrite();
+      this.rows.forget();
+      return;
+    }
+    // A bounded transaction at a time, so workers commit in between; until none are left, or
+    // none went back (other writers freeing pages as fast).
+    let left = Number.POSITIVE_INFINITY;
+    for (;;) {
+      const now = this.write(() => this.retention.returnFreePages(FREE_PAGES_PER_TRANSACTION), 'other');
+      if (now === 0 || now >= left) return;
+      left = now;
+    }
   }
 
   async referencedResultArtifacts(): Promise<Set<string>> {
