@@ -317,6 +317,105 @@ export function describeStoreContract(name: string, makeHarness: () => StoreHarn
       expect((await store.skipStep('run2', 's1', 1060)).stepCounts).toMatchObject({ skipped: 1, ready: 1 });
     });
 
+    const eventTypes = async (runId = 'run1', afterSeq = 0) =>
+      (await store.getEvents(runId, { afterSeq })).map((e) => e.type);
+    const lastSeq = async (runId = 'run1') => (await store.getEvents(runId)).at(-1)!.seq;
+    const propose = (plan: Plan, id = 'run1', now = 1000) =>
+      store.createRun({ id, plan, planHash: 'h', inputs: {}, workspace: '/ws', now, awaitingApproval: true });
+
+    it('approves a proposed run: nothing is claimed before, its steps wait the delay after', async () => {
+      await propose(chainPlan(2));
+      expect((await store.getRun('run1'))?.status).toBe('awaiting_approval');
+      expect((await cycle(1000)).claimed).toHaveLength(0);
+      const summary = await store.approveRun('run1', 1100, 50);
+      expect(summary).toMatchObject({ status: 'running', stepCounts: { ready: 1, pending: 1 } });
+      expect(await eventTypes()).toEqual(['run.created', 'run.approved']);
+      const run = await store.getRun('run1');
+      // The delay becomes the minimum wait before each dependent step: the stored plan changed.
+      expect(run?.plan.steps[1]?.delayBeforeMs).toBe(50);
+      expect(run?.steps[0]).toMatchObject({ status: 'ready', dueAt: 1100 });
+      const [claim] = (await cycle(1100)).claimed;
+      expect(claim?.stepId).toBe('s1');
+      // s2 becomes due 50 ms after s1 succeeded.
+      expect((await cycle(1110, [done(claim!, 1110)])).claimed).toHaveLength(0);
+      expect((await store.getRun('run1'))?.steps[1]).toMatchObject({ status: 'ready', dueAt: 1160 });
+      expect((await cycle(1160)).claimed.map((c) => c.stepId)).toEqual(['s2']);
+      await expect(store.approveRun('run1', 1200)).rejects.toSatisfy((e) =>
+        isBatonError(e, 'INVALID_TRANSITION'),
+      );
+    });
+
+    it('rejects a proposed run: it ends cancelled and never starts', async () => {
+      await propose(chainPlan(2));
+      const summary = await store.rejectRun('run1', 1100);
+      expect(summary).toMatchObject({ status: 'cancelled', stepCounts: { cancelled: 2 } });
+      expect(await eventTypes()).toEqual([
+        'run.created',
+        'run.rejected',
+        'step.cancelled',
+        'step.cancelled',
+        'run.cancelled',
+      ]);
+      const run = await store.getRun('run1');
+      expect(run?.steps.map((s) => s.status)).toEqual(['cancelled', 'cancelled']);
+      expect(run?.finishedAt).toBe(1100);
+      expect((await cycle(1200)).claimed).toHaveLength(0);
+      await create(chainPlan(1), 'run2');
+      await expect(store.rejectRun('run2', 1300)).rejects.toSatisfy((e) =>
+        isBatonError(e, 'INVALID_TRANSITION'),
+      );
+    });
+
+    it('resolves a blocked step with a human result: it succeeds and its successor is claimed', async () => {
+      await create(chainPlan(2, { defaults: { retry: { maxAttempts: 1 } } }));
+      const [claim] = (await cycle(1000)).claimed;
+      await cycle(1010, [
+        { ...done(claim!, 1010), outcome: { ok: false, failureClass: 'agent_failed', message: 'no' } },
+      ]);
+      expect((await store.getRun('run1'))?.status).toBe('blocked');
+      const before = await lastSeq();
+      const result = { summary: 'done by hand', outputs: [] };
+      const summary = await store.resolveStep('run1', 's1', result, 1020);
+      expect(summary).toMatchObject({ status: 'running', stepCounts: { succeeded: 1, ready: 1 } });
+      expect(await eventTypes('run1', before)).toEqual(['step.resolved', 'run.resumed']);
+      const run = await store.getRun('run1');
+      expect(run?.steps[0]).toMatchObject({ status: 'succeeded', lastError: null, blockedReason: null });
+      expect(await store.getStepResults('run1', ['s1'])).toEqual({ s1: result });
+      const [next] = (await cycle(1030)).claimed;
+      expect(next).toMatchObject({ stepId: 's2', results: { s1: result } });
+      await expect(store.resolveStep('run1', 's2', result, 1040)).rejects.toSatisfy((e) =>
+        isBatonError(e, 'INVALID_TRANSITION'),
+      );
+    });
+
+    it('resumes a run stopped by its maxSteps budget with as many attempts again', async () => {
+      await create(chainPlan(3, { limits: { maxSteps: 1 } }));
+      const [claim] = (await cycle(1000)).claimed;
+      // s1 used the one attempt allowed: the claim of s2 stops the run instead.
+      expect((await cycle(1010, [done(claim!, 1010)])).claimed).toHaveLength(0);
+      let run = await store.getRun('run1');
+      expect(run?.status).toBe('blocked');
+      expect(run?.blockedReason).toContain('maxSteps 1');
+      await expect(store.retryStep('run1', 's2', 1020)).rejects.toSatisfy((e) =>
+        isBatonError(e, 'INVALID_TRANSITION'),
+      );
+      const before = await lastSeq();
+      const summary = await store.resumeRun('run1', 1020);
+      expect(summary).toMatchObject({ status: 'running', blockedReason: null });
+      expect(await eventTypes('run1', before)).toEqual(['run.resumed']);
+      run = await store.getRun('run1');
+      expect(run?.plan.limits.maxSteps).toBe(2);
+      const [second] = (await cycle(1030)).claimed;
+      expect(second?.stepId).toBe('s2');
+      // Two attempts now: s3 is stopped again.
+      await cycle(1040, [done(second!, 1040)]);
+      expect((await store.getRun('run1'))?.status).toBe('blocked');
+      await create(chainPlan(1), 'run2');
+      await expect(store.resumeRun('run2', 1050)).rejects.toSatisfy((e) =>
+        isBatonError(e, 'INVALID_TRANSITION'),
+      );
+    });
+
     it('refuses unknown runs and steps with clear errors, changing nothing', async () => {
       await create(chainPlan(1));
       await expect(store.retryStep('nope', 's1', 1)).rejects.toSatisfy((e) =>
