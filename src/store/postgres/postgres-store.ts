@@ -1,17 +1,7 @@
 import { runNotFound } from '../../core/errors.js';
 import type { BatonEvent } from '../../core/events.js';
 import { type FlowLimit, validateFlowLimit } from '../../core/flow.js';
-import {
-  approveRun,
-  cancelRun,
-  rejectRun,
-  resolveStep,
-  resumeRun,
-  retryStep,
-  skipStep,
-} from '../../core/run-commands.js';
-import type { RunState, StepResult } from '../../core/run-state.js';
-import type { Transition } from '../../core/transitions.js';
+import { type RunChange, withHumanCommands } from '../cycle/human-commands.js';
 import type {
   AttemptKey,
   CycleRequest,
@@ -83,7 +73,7 @@ const CLAIM_MAX_ROUNDS = 4;
  * several workers claim different runs without waiting and no step is claimed twice. Each commit
  * that makes work due sends NOTIFY baton_<schema>; `waitForWork` listens for it.
  */
-export class PostgresStore extends PostgresReads implements Store {
+export class PostgresStore extends withHumanCommands(PostgresReads) implements Store {
   readonly kind = 'postgres' as const;
   readonly id: string;
   private readonly writeSql: PreparedSql;
@@ -269,11 +259,7 @@ export class PostgresStore extends PostgresReads implements Store {
   }
 
   /** A human command: lock the run, load it, apply the core's transition, write it, all in one transaction. */
-  private async command(
-    runId: string,
-    change: (run: RunState) => Transition,
-    now: number,
-  ): Promise<RunSummary> {
+  override async applyCommand(runId: string, change: RunChange, now: number): Promise<RunSummary> {
     const run = await inTransaction(this.pool, async (client) => {
       const { rowCount } = await client.query(
         `SELECT id FROM ${this.schema}.runs WHERE id = $1 FOR NO KEY UPDATE`,
@@ -293,35 +279,6 @@ export class PostgresStore extends PostgresReads implements Store {
     });
     if (run.hash) this.loader.rememberPlan(runId, run.hash, run.state.plan);
     return summaryOf(run.state, run.usage);
-  }
-
-  async retryStep(runId: string, stepId: string, now: number): Promise<RunSummary> {
-    return this.command(runId, (run) => retryStep(run, stepId, now), now);
-  }
-
-  async skipStep(runId: string, stepId: string, now: number): Promise<RunSummary> {
-    return this.command(runId, (run) => skipStep(run, stepId, now), now);
-  }
-
-  async cancelRun(runId: string, now: number): Promise<RunSummary> {
-    return this.command(runId, (run) => cancelRun(run, now), now);
-  }
-
-  async approveRun(runId: string, now: number, delayMs = 0): Promise<RunSummary> {
-    return this.command(runId, (run) => approveRun(run, now, delayMs), now);
-  }
-
-  async rejectRun(runId: string, now: number): Promise<RunSummary> {
-    return this.command(runId, (run) => rejectRun(run, now), now);
-  }
-
-  async resolveStep(runId: string, stepId: string, result: StepResult, now: number): Promise<RunSummary> {
-    const json = JSON.stringify(result);
-    return this.command(runId, (run) => resolveStep(run, stepId, json, now), now);
-  }
-
-  async resumeRun(runId: string, now: number): Promise<RunSummary> {
-    return this.command(runId, (run) => resumeRun(run, now), now);
   }
 
   async appendEvents(runId: string, events: readonly BatonEvent[], now: number): Promise<void> {

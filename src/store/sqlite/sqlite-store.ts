@@ -3,17 +3,8 @@ import { hostname } from 'node:os';
 import { runNotFound } from '../../core/errors.js';
 import type { BatonEvent } from '../../core/events.js';
 import { type FlowLimit, validateFlowLimit } from '../../core/flow.js';
-import {
-  approveRun,
-  cancelRun,
-  rejectRun,
-  resolveStep,
-  resumeRun,
-  retryStep,
-  skipStep,
-} from '../../core/run-commands.js';
-import type { RunState, StepResult } from '../../core/run-state.js';
-import { initialStepStates, type Transition } from '../../core/transitions.js';
+import { type RunChange, withHumanCommands } from '../cycle/human-commands.js';
+import { newRunState } from '../cycle/new-run.js';
 import { stepFlowKey } from '../flow-accounting.js';
 import type {
   AttemptKey,
@@ -44,7 +35,7 @@ import { SqliteRetention } from './sqlite-retention.js';
 import { prepareStoreStatements } from './store-statements.js';
 
 /** The embedded default store: one SQLite file, WAL, synchronous=FULL, writers serialized by BEGIN IMMEDIATE. */
-export class SqliteStore extends SqliteReads implements Store {
+export class SqliteStore extends withHumanCommands(SqliteReads) implements Store {
   readonly kind = 'sqlite' as const;
   readonly id: string;
   private readonly statements;
@@ -79,9 +70,8 @@ export class SqliteStore extends SqliteReads implements Store {
   }
 
   async createRun(spec: NewRun): Promise<RunSummary> {
-    const imported = JSON.stringify({ summary: 'done before the run was imported', outputs: [] });
-    const steps = initialStepStates(spec.plan, spec.now, new Set(spec.completedSteps ?? []), imported);
-    const status = spec.awaitingApproval ? 'awaiting_approval' : 'running';
+    const { state, event } = newRunState(spec);
+    const { status, steps } = state;
     this.write(() => {
       this.statements.insertRun.run(
         spec.id,
@@ -95,25 +85,19 @@ export class SqliteStore extends SqliteReads implements Store {
       );
       this.statements.insertPlan.run(spec.id, JSON.stringify(spec.plan));
       spec.plan.steps.forEach((step, position) => {
-        const state = steps[position]!;
+        const initial = steps[position]!;
         this.statements.insertStep.run(
           spec.id,
           step.id,
           position,
-          state.status,
-          state.dueAt,
-          state.resultJson,
+          initial.status,
+          initial.dueAt,
+          initial.resultJson,
           spec.now,
-          stepFlowKey({ plan: spec.plan, steps }, position),
+          stepFlowKey(state, position),
         );
       });
-      this.rows.appendEvent(spec.id, spec.now, {
-        type: 'run.created',
-        planName: spec.plan.name,
-        planHash: spec.planHash,
-        steps: spec.plan.steps.length,
-        status,
-      });
+      this.rows.appendEvent(spec.id, spec.now, event);
     }, 'other');
     return this.summary(spec.id);
   }
@@ -231,41 +215,12 @@ export class SqliteStore extends SqliteReads implements Store {
     this.write(() => this.hooks.finish(key, result), 'other');
   }
 
-  private command(runId: string, change: (run: RunState) => Transition, now: number): RunSummary {
+  override async applyCommand(runId: string, change: RunChange, now: number): Promise<RunSummary> {
     this.write(() => {
       const entry = this.requireRun(runId);
       this.rows.persist(change(entry.state), now);
     });
     return this.summary(runId);
-  }
-
-  async retryStep(runId: string, stepId: string, now: number): Promise<RunSummary> {
-    return this.command(runId, (run) => retryStep(run, stepId, now), now);
-  }
-
-  async skipStep(runId: string, stepId: string, now: number): Promise<RunSummary> {
-    return this.command(runId, (run) => skipStep(run, stepId, now), now);
-  }
-
-  async cancelRun(runId: string, now: number): Promise<RunSummary> {
-    return this.command(runId, (run) => cancelRun(run, now), now);
-  }
-
-  async approveRun(runId: string, now: number, delayMs = 0): Promise<RunSummary> {
-    return this.command(runId, (run) => approveRun(run, now, delayMs), now);
-  }
-
-  async rejectRun(runId: string, now: number): Promise<RunSummary> {
-    return this.command(runId, (run) => rejectRun(run, now), now);
-  }
-
-  async resolveStep(runId: string, stepId: string, result: StepResult, now: number): Promise<RunSummary> {
-    const json = JSON.stringify(result);
-    return this.command(runId, (run) => resolveStep(run, stepId, json, now), now);
-  }
-
-  async resumeRun(runId: string, now: number): Promise<RunSummary> {
-    return this.command(runId, (run) => resumeRun(run, now), now);
   }
 
   async close(): Promise<void> {
