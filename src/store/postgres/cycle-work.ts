@@ -32,8 +32,6 @@ interface Slot {
   changed: Set<string>;
   planChanged: boolean;
   dirty: boolean;
-  /** Tokens and cost this cycle's completions add to the run (discarded ones too). */
-  usage: StepUsage | null;
 }
 
 interface DueStep {
@@ -78,7 +76,6 @@ export class CycleWork {
           changed: new Set(),
           planChanged: false,
           dirty: false,
-          usage: null,
         });
     }
   }
@@ -169,15 +166,6 @@ export class CycleWork {
     const outcome = completion.outcome;
     const step = slot ? stepOf(slot.entry.state, completion.stepId) : undefined;
     this.batch.attempt(completionAttemptRow(completion, live, step));
-    // Tokens spent count against the run even when the outcome was discarded, once.
-    if (slot && outcome.usage && !counted) {
-      const sum = slot.usage ?? { inputTokens: 0, outputTokens: 0, costUsd: 0 };
-      slot.usage = {
-        inputTokens: sum.inputTokens + outcome.usage.inputTokens,
-        outputTokens: sum.outputTokens + outcome.usage.outputTokens,
-        costUsd: sum.costUsd + outcome.usage.costUsd,
-      };
-    }
     if (live && outcome.ok) for (const output of outcome.outputs) this.batch.artifact(completion, output);
   }
 
@@ -279,7 +267,7 @@ export class CycleWork {
   finish(): { result: CycleResult; changedPlans: { runId: string; hash: string; plan: Plan }[] } {
     const changedPlans: { runId: string; hash: string; plan: Plan }[] = [];
     for (const slot of this.runs.values()) {
-      if (!slot.dirty && !slot.usage) continue;
+      if (!slot.dirty) continue;
       const { state } = slot.entry;
       // A limited slot freed here (and not taken again by this cycle's claims) may be what a
       // sleeping worker waits for: wake them.
@@ -287,7 +275,7 @@ export class CycleWork {
         if (!this.gate?.holds(key) || this.gate.allows(key, runningDelta(key, this.held())))
           this.batch.noteDue(this.request.now);
       }
-      const hash = this.batch.runState(state, slot.changed, slot.planChanged, slot.usage);
+      const hash = this.batch.runState(state, slot.changed, slot.planChanged);
       if (hash) changedPlans.push({ runId: state.id, hash, plan: state.plan });
     }
     this.batch.flowStarts(this.gate?.changedStarts() ?? []);

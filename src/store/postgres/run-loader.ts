@@ -140,7 +140,7 @@ export class RunLoader {
         status: row.status as RunStatus,
         plan,
         attemptsTotal: row.attempts_total,
-        // Written as deltas by the store (see WriteBatch.runState), never from this state.
+        // Added up by the core's transitions, written back by WriteBatch.runState.
         usage: {
           inputTokens: Number(row.input_tokens),
           outputTokens: Number(row.output_tokens),

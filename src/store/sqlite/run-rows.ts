@@ -91,6 +91,7 @@ export function stepFromRow(row: StepRow): StepState {
 }
 
 const CACHE_LIMIT = 10_000;
+const NO_USAGE = { inputTokens: 0, outputTokens: 0, costUsd: 0 };
 
 /**
  * Prepared statements for loading and writing runs, bound to one connection. Plans are immutable
@@ -137,13 +138,13 @@ export class RunRows {
     );
     this.updateRun = db.prepare<unknown[], { version: number }>(
       `UPDATE runs SET status = ?, attempts_total = ?, blocked_reason = ?, updated_at = ?, finished_at = ?,
-         version = version + 1 WHERE id = ? RETURNING version`,
+         input_tokens = ?, output_tokens = ?, cost_usd = ?, version = version + 1 WHERE id = ? RETURNING version`,
     );
     // SQLite rewrites the entry of every index over a column the SET names, changed or not: a run
     // that stays `running` leaves runs_by_status alone (one page fewer in each cycle's commit).
     this.updateRunKeepingStatus = db.prepare<unknown[], { version: number }>(
       `UPDATE runs SET attempts_total = ?, blocked_reason = ?, updated_at = ?, finished_at = ?,
-         version = version + 1 WHERE id = ? RETURNING version`,
+         input_tokens = ?, output_tokens = ?, cost_usd = ?, version = version + 1 WHERE id = ? RETURNING version`,
     );
     // Positional parameters: this runs for every changed step of every transition.
     this.updateStep = db.prepare(
@@ -235,7 +236,7 @@ export class RunRows {
         status: row.status as RunStatus,
         plan: this.plan(row),
         attemptsTotal: row.attempts_total,
-        // Written by the store as attempts are recorded, never from this state (see recordAttempt).
+        // Added up by the core's transitions, written back by writeState.
         usage: { inputTokens: row.input_tokens, outputTokens: row.output_tokens, costUsd: row.cost_usd },
         blockedReason: row.blocked_reason,
         createdAt: row.created_at,
@@ -280,10 +281,13 @@ export class RunRows {
     storedStatus: RunStatus | null = null,
   ): void {
     const { attemptsTotal, blockedReason, updatedAt, finishedAt } = run;
+    // The core adds up a run's usage (every outcome's, discarded ones too): written as it holds it.
+    const { inputTokens, outputTokens, costUsd } = run.usage ?? NO_USAGE;
+    const totals = [attemptsTotal, blockedReason, updatedAt, finishedAt, inputTokens, outputTokens, costUsd];
     const { version } =
       storedStatus === run.status
-        ? this.updateRunKeepingStatus.get(attemptsTotal, blockedReason, updatedAt, finishedAt, run.id)!
-        : this.updateRun.get(run.status, attemptsTotal, blockedReason, updatedAt, finishedAt, run.id)!;
+        ? this.updateRunKeepingStatus.get(...totals, run.id)!
+        : this.updateRun.get(run.status, ...totals, run.id)!;
     this.remember(run.id, version, run.steps);
     const cached = this.cycleCache.get(run.id);
     if (cached) cached.state = run;

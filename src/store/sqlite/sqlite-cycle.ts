@@ -249,12 +249,6 @@ export class SqliteCycle {
     const outcome = completion.outcome;
     const step = run ? stepOf(run, completion.stepId) : undefined;
     this.insertAttempt(completionAttemptRow(completion, live, step));
-    // Tokens spent count against the run even when the outcome was discarded, once.
-    if (outcome.usage && !recorded) {
-      const { inputTokens, outputTokens, costUsd } = outcome.usage;
-      this.statements.addRunUsage.run(inputTokens, outputTokens, costUsd, completion.runId);
-      this.rows.invalidate(completion.runId);
-    }
     if (live && outcome.ok) {
       for (const output of outcome.outputs) {
         this.statements.insertArtifact.run(

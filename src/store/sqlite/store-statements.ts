@@ -34,7 +34,6 @@ export interface StoreStatements {
   renew: Statement;
   bumpVersion: Statement;
   recordProcess: Statement;
-  addRunUsage: Statement;
 }
 
 /** Prepares the store's statements once per connection. */
@@ -96,9 +95,6 @@ export function prepareStoreStatements(db: SqliteDatabase): StoreStatements {
          AND lease_owner = ? AND status = 'running'`,
     ),
     bumpVersion: db.prepare('UPDATE runs SET version = version + 1 WHERE id = ?'),
-    addRunUsage: db.prepare(
-      'UPDATE runs SET input_tokens = input_tokens + ?, output_tokens = output_tokens + ?, cost_usd = cost_usd + ? WHERE id = ?',
-    ),
     recordProcess: db.prepare(
       "UPDATE steps SET pid = ?, host = ? WHERE run_id = ? AND step_id = ? AND attempt = ? AND status = 'running'",
     ),
