@@ -2,6 +2,7 @@ import { runNotFound } from '../../core/errors.js';
 import type { BatonEvent } from '../../core/events.js';
 import { type FlowLimit, validateFlowLimit } from '../../core/flow.js';
 import { type RunChange, withHumanCommands } from '../cycle/human-commands.js';
+import { RECLAIM_BATCH, ReclaimSchedule } from '../cycle/reclaim-schedule.js';
 import type {
   AttemptKey,
   CycleRequest,
@@ -60,9 +61,6 @@ const RECONNECT_MS = 250;
 /** Longest idle wait while LISTEN is not in place (ms): the engine's usual poll. */
 const UNLISTENED_POLL_MS = 1000;
 
-/** Expired leases looked for per cycle, and how often (in the request clock). */
-const RECLAIM_BATCH = 100;
-const RECLAIM_INTERVAL_MS = 250;
 /** Lock rounds per cycle when runs locked for their due work turned out to have none left. */
 const CLAIM_MAX_ROUNDS = 4;
 
@@ -84,7 +82,7 @@ export class PostgresStore extends withHumanCommands(PostgresReads) implements S
   private readonly hooks: PostgresHookDeliveries;
   private readonly flow: PostgresFlow;
   private readonly listener: WorkListener;
-  private nextReclaimAt = Number.MIN_SAFE_INTEGER;
+  private readonly reclaims = new ReclaimSchedule();
   private closed = false;
 
   static async open(url: string, options: OpenPostgresOptions = {}): Promise<PostgresStore> {
@@ -144,11 +142,9 @@ export class PostgresStore extends withHumanCommands(PostgresReads) implements S
   async cycle(request: CycleRequest): Promise<CycleResult> {
     // What was notified before this point is visible to the claim below.
     if (request.claimLimit > 0) this.listener.cycleStarted();
-    const reclaim = request.now >= this.nextReclaimAt;
+    const reclaim = this.reclaims.take(request.now);
     if (!reclaim && request.completions.length === 0 && request.claimLimit <= 0)
       return { claimed: [], accepted: [], reclaimed: [] };
-    // Leases last seconds: looking for expired ones a few times a second is soon enough.
-    if (reclaim) this.nextReclaimAt = request.now + RECLAIM_INTERVAL_MS;
     const work = new CycleWork(request);
     const completionRunIds = [...new Set(request.completions.map((c) => c.runId))].sort();
     const claimRuns = Math.max(0, request.claimLimit);

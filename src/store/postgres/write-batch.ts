@@ -1,11 +1,13 @@
 import { createHash } from 'node:crypto';
 import type { BatonEvent } from '../../core/events.js';
+import type { OutputArtifact } from '../../core/failure.js';
 import { fallbackPlanStep } from '../../core/fallback.js';
 import { hooksFor } from '../../core/hooks.js';
 import type { HookSpec, PlanStep } from '../../core/plan/types.js';
 import { DUE_STEP_STATUSES, planIndex, type RunState } from '../../core/run-state.js';
 import { stepFlowKey } from '../flow-accounting.js';
 import { runningCount } from '../loaded-run.js';
+import type { AttemptKey } from '../store.js';
 import { ATTEMPT_USAGE_ONCE, type AttemptRow, attemptKeyText } from '../store-rows.js';
 import { toPgJson } from './pg-json.js';
 
@@ -57,8 +59,8 @@ export class WriteBatch {
     );
   }
 
-  /** An event; `hooks` are the plan's, and the calls this event owes are written with it. */
-  event(runId: string, at: number, event: BatonEvent, hooks?: readonly HookSpec[]): void {
+  /** An event; `hooks` are the plan's, and the calls this event owes are written with it (whether any). */
+  event(runId: string, at: number, event: BatonEvent, hooks?: readonly HookSpec[]): boolean {
     const { type, ...data } = event;
     const stepId = 'stepId' in data ? (data.stepId as string) : null;
     const owed = hooksFor(event, hooks);
@@ -72,6 +74,7 @@ export class WriteBatch {
       hooks: owed.length > 0 ? owed : null,
     });
     if (owed.length > 0) this.hooksOwed = true;
+    return owed.length > 0;
   }
 
   /**
@@ -152,10 +155,7 @@ export class WriteBatch {
     if (!this.attempts.has(key)) this.attempts.set(key, row);
   }
 
-  artifact(
-    key: { runId: string; stepId: string; attempt: number },
-    output: { path: string; size: number; sha256: string },
-  ): void {
+  artifact(key: AttemptKey, output: OutputArtifact): void {
     this.artifacts.push({ run_id: key.runId, step_id: key.stepId, attempt: key.attempt, ...output });
   }
 
