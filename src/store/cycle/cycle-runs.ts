@@ -206,7 +206,6 @@ export class CycleRuns<E extends LoadedRun> {
       attempt: step.attempt,
       owner: request.owner,
       leaseExpiresAt: step.leaseExpiresAt!,
-      tries: step.tries,
       step: planStep,
       planName: state.plan.name,
       inputs: slot.entry.inputs,
