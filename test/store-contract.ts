@@ -446,6 +446,139 @@ export function describeStoreContract(name: string, makeHarness: () => StoreHarn
       expect((await store.getRun('run1'))?.status).toBe('cancelled');
     });
 
+    // Two handles on the same data, each with whatever it caches: a write through either (a cycle,
+    // a human command, a renewal, gc) must be what the other's next read and cycle see.
+    describe('two handles interleaved', () => {
+      let other: Store;
+      beforeEach(async () => {
+        other = await harness.reopen();
+      });
+      afterEach(async () => {
+        await other.close();
+      });
+      const cycleOn = (s: Store, now: number, completions: Completion[] = [], owner = 'w1') =>
+        s.cycle({ owner, now, leaseMs: 1000, completions, claimLimit: 10, random });
+
+      it("each handle's cycle commits what the other's claimed, and claims what it made due", async () => {
+        await create(chainPlan(4));
+        const [s1] = (await cycleOn(store, 1000)).claimed;
+        const [s2] = (await cycleOn(other, 1010, [done(s1!, 1010)], 'w2')).claimed;
+        expect(s2?.stepId).toBe('s2');
+        const third = await cycleOn(store, 1020, [done(s2!, 1020, 'w2')]);
+        expect(third.accepted).toEqual([true]);
+        expect(third.claimed.map((c) => c.stepId)).toEqual(['s3']);
+        expect((await other.getRun('run1'))?.steps.map((st) => st.status)).toEqual([
+          'succeeded',
+          'succeeded',
+          'running',
+          'pending',
+        ]);
+        const fourth = await cycleOn(other, 1030, [done(third.claimed[0]!, 1030)], 'w2');
+        expect(fourth.accepted).toEqual([true]);
+        expect(fourth.claimed.map((c) => c.stepId)).toEqual(['s4']);
+        expect((await store.getRun('run1'))?.steps[3]).toMatchObject({ status: 'running', leaseOwner: 'w2' });
+      });
+
+      // The commands go through one handle at a time: a write through the other one alone may make
+      // a cache distrust everything, which would hide what the same handle's own writes leave stale.
+      const byEither = [
+        ['this handle', () => store],
+        ['the other handle', () => other],
+      ] as const;
+
+      for (const [through, commander] of byEither) {
+        it(`a cycle sees a cancel, a skip and an approval made through ${through} since its last cycle`, async () => {
+          await create(chainPlan(2), 'run1');
+          await create(chainPlan(2), 'run2');
+          await propose(chainPlan(1), 'run3');
+          const claims = (await cycleOn(store, 1000)).claimed;
+          expect(claims.map((c) => c.runId).sort()).toEqual(['run1', 'run2']);
+          // Both runs are held by the cycle that claimed them; they change outside any cycle.
+          await commander().cancelRun('run1', 1001);
+          await commander().skipStep('run2', 's2', 1002);
+          await commander().approveRun('run3', 1003);
+          const next = await cycleOn(
+            store,
+            1010,
+            claims.map((c) => done(c, 1010)),
+          );
+          expect(next.accepted).toEqual(claims.map((c) => c.runId === 'run2'));
+          // run2's s2 was skipped (no successor to claim); run3 was approved.
+          expect(next.claimed.map((c) => `${c.runId}/${c.stepId}`)).toEqual(['run3/s1']);
+          for (const handle of [store, other]) {
+            expect((await handle.getRun('run1'))?.status).toBe('cancelled');
+            expect((await handle.getRun('run2'))?.steps.map((st) => st.status)).toEqual([
+              'succeeded',
+              'skipped',
+            ]);
+            expect((await handle.getRun('run2'))?.status).toBe('succeeded');
+          }
+        });
+
+        it(`a cycle sees a retry, a resolve and a resume made through ${through}`, async () => {
+          await create(chainPlan(2, { defaults: { retry: { maxAttempts: 1 } } }), 'run1');
+          await create(chainPlan(2, { defaults: { retry: { maxAttempts: 1 } } }), 'run2');
+          await create(chainPlan(2, { limits: { maxSteps: 1 } }), 'run3');
+          const failed = (c: Completion): Completion => ({
+            ...c,
+            outcome: { ok: false, failureClass: 'agent_failed', message: 'no' },
+          });
+          const claims = (await cycleOn(store, 1000)).claimed;
+          const byRun = (runId: string) => claims.find((c) => c.runId === runId)!;
+          await cycleOn(store, 1010, [
+            failed(done(byRun('run1'), 1010)),
+            failed(done(byRun('run2'), 1010)),
+            done(byRun('run3'), 1010),
+          ]);
+          for (const runId of ['run1', 'run2', 'run3'])
+            expect((await other.getRun(runId))?.status).toBe('blocked');
+          await commander().retryStep('run1', 's1', 1020);
+          await commander().resolveStep('run2', 's1', { summary: 'by hand', outputs: [] }, 1021);
+          await commander().resumeRun('run3', 1022);
+          const next = await cycleOn(store, 1030);
+          expect(next.claimed.map((c) => `${c.runId}/${c.stepId}/${c.attempt}`).sort()).toEqual([
+            'run1/s1/2',
+            'run2/s2/1',
+            'run3/s2/1',
+          ]);
+        });
+      }
+
+      it('a cycle sees leases renewed through either handle', async () => {
+        await create(chainPlan(1), 'run1');
+        await create(chainPlan(1), 'run2');
+        const claims = (await cycleOn(store, 1000)).claimed;
+        const byRun = (runId: string) => claims.find((c) => c.runId === runId)!;
+        // Leases end at 2000; run1's is renewed through the other handle, run2's through this one.
+        expect(await other.renewLeases('w1', [byRun('run1')], 5000, 1500)).toEqual([]);
+        expect(await store.renewLeases('w1', [byRun('run2')], 3000, 1500)).toEqual([]);
+        expect((await cycleOn(store, 3000)).reclaimed).toEqual([]);
+        const late = await cycleOn(other, 4600);
+        expect(late.reclaimed.map((r) => r.runId)).toEqual(['run2']);
+        const after = await cycleOn(store, 7000, [done(byRun('run1'), 6900)]);
+        // run1's worker was late, not dead: its completion in the cycle that also reclaims counts.
+        expect(after.accepted).toEqual([true]);
+        expect((await other.getRun('run1'))?.status).toBe('succeeded');
+      });
+
+      it('a run stored again under the id of a run gc deleted is claimed, whichever handle deleted it', async () => {
+        for (const [deleter, id] of [
+          [() => store, 'run1'],
+          [() => other, 'run2'],
+        ] as const) {
+          await create(chainPlan(1), id, 1000);
+          const [claim] = (await cycleOn(store, 1000)).claimed;
+          await cycleOn(store, 1010, [done(claim!, 1010)]);
+          expect((await store.getRun(id))?.status).toBe('succeeded');
+          expect(await deleter().deleteFinishedRuns(2000)).toEqual([id]);
+          await create(chainPlan(1), id, 3000);
+          const again = await cycleOn(store, 3000);
+          expect(again.claimed.map((c) => `${c.runId}/${c.stepId}/${c.attempt}`)).toEqual([`${id}/s1/1`]);
+          await cycleOn(store, 3010, [done(again.claimed[0]!, 3010)]);
+        }
+      });
+    });
+
     it('lets two handles on the same data claim each step once', async () => {
       for (let i = 0; i < 5; i++) await create(chainPlan(1), `run${i}`);
       const other = await harness.reopen();
