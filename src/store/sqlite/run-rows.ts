@@ -94,22 +94,28 @@ const CACHE_LIMIT = 10_000;
 const NO_USAGE = { inputTokens: 0, outputTokens: 0, costUsd: 0 };
 
 /**
- * Prepared statements for loading and writing runs, bound to one connection. Plans are immutable
- * snapshots, so each is parsed once per process. Step states are cached by run version: every
- * write bumps `runs.version` in the same transaction, so a cached state whose version still
- * matches is exactly what is on disk, whichever process wrote last.
+ * Prepared statements for loading and writing runs, bound to one connection, and what it caches of
+ * them. Plans are immutable snapshots, so each is parsed once per process. Step states are cached
+ * by run version: every write bumps `runs.version` in the same transaction, so a cached state
+ * whose version still matches is exactly what is on disk, whichever process wrote last.
+ *
+ * The caches follow this connection's writes by construction: `writeState` (cycles and human
+ * commands) updates them with what it writes, and every other path that changes runs or steps
+ * says what it changed (`afterRunCreated`, `afterLeasesRenewed`, `afterRunsDeleted`). Another
+ * connection's commits are seen through `PRAGMA data_version` (`inCycle`); a failed transaction
+ * drops everything (`forget`).
  */
 export class RunRows {
   private readonly planCache = new Map<string, { hash: string; plan: Plan }>();
   private readonly stateCache = new Map<string, { version: number; steps: readonly StepState[] }>();
   /**
    * Whole runs as the last cycles of this connection left them. Used without reading the database
-   * only inside a cycle that began trusted (see beginCycle): one SELECT fewer per run per cycle.
+   * only inside a cycle that began trusted (see inCycle): one SELECT fewer per run per cycle.
    */
   private readonly cycleCache = new Map<string, Omit<LoadedRun, 'state'> & { state: RunState }>();
   /** `PRAGMA data_version` at the start of the last cycle: another connection's commit changes it. */
   private dataVersion: number | null = null;
-  /** False once this connection changed runs or steps outside a cycle, or a transaction failed. */
+  /** False until a cycle committed, and again once a transaction failed (its writes may be half cached). */
   private cacheValid = false;
   private inTrustedCycle = false;
   private readonly selectDataVersion;
@@ -176,32 +182,44 @@ export class RunRows {
   }
 
   /**
-   * Call first in a cycle's write transaction. The runs cached by earlier cycles are exactly what is
-   * stored when no other connection has committed since (data_version is unchanged: writers are
-   * serialized, so none can commit during this transaction) and this connection changed no run or
-   * step outside a cycle (distrust()).
+   * Runs `cycle` inside a cycle's write transaction. The runs cached by earlier cycles are exactly
+   * what is stored when no other connection has committed since (data_version is unchanged: writers
+   * are serialized, so none can commit during this transaction): this connection's own writes keep
+   * the caches as they wrote them.
    */
-  beginCycle(): void {
+  inCycle<T>(cycle: () => T): T {
     const version = this.selectDataVersion.get()!;
     this.inTrustedCycle = this.cacheValid && version === this.dataVersion;
     if (!this.inTrustedCycle) this.cycleCache.clear();
     this.dataVersion = version;
+    try {
+      const result = cycle();
+      // Committed by the caller (or forgotten, if the commit fails): what it wrote is what is stored.
+      this.cacheValid = true;
+      return result;
+    } finally {
+      this.inTrustedCycle = false;
+    }
   }
 
-  /** The cycle committed: what it cached and wrote is what is stored. */
-  endCycle(): void {
-    this.inTrustedCycle = false;
-    this.cacheValid = true;
+  /** A run was stored (rows this cache never followed): any state cached under its id is another run's. */
+  afterRunCreated(runId: string): void {
+    this.drop(runId);
   }
 
-  /** This connection changed runs or steps outside a cycle: the next cycle reads them again. */
-  distrust(): void {
-    this.cacheValid = false;
-    this.inTrustedCycle = false;
+  /** Leases of these runs were renewed (their versions bumped): lease times are part of a step's state. */
+  afterLeasesRenewed(runIds: Iterable<string>): void {
+    for (const runId of runIds) this.cycleCache.delete(runId);
   }
 
-  /** A run's row changed in SQL this cache does not follow (usage totals): read it again next time. */
-  invalidate(runId: string): void {
+  /** These runs were deleted (`baton gc`). */
+  afterRunsDeleted(runIds: Iterable<string>): void {
+    for (const runId of runIds) this.drop(runId);
+  }
+
+  private drop(runId: string): void {
+    this.planCache.delete(runId);
+    this.stateCache.delete(runId);
     this.cycleCache.delete(runId);
   }
 
@@ -259,7 +277,8 @@ export class RunRows {
   forget(): void {
     this.stateCache.clear();
     this.cycleCache.clear();
-    this.distrust();
+    this.cacheValid = false;
+    this.inTrustedCycle = false;
   }
 
   /** Writes a transition's events and new state. Call inside a transaction. */

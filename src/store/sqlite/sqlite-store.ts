@@ -98,27 +98,20 @@ export class SqliteStore extends withHumanCommands(SqliteReads) implements Store
         );
       });
       this.rows.appendEvent(spec.id, spec.now, event);
-    }, 'other');
+      this.rows.afterRunCreated(spec.id);
+    });
     return this.summary(spec.id);
   }
 
   async cycle(request: CycleRequest): Promise<CycleResult> {
-    return this.write(() => {
-      this.rows.beginCycle();
-      const result = this.cycles.run(request);
-      this.rows.endCycle();
-      return result;
-    }, 'cycle');
+    return this.write(() => this.rows.inCycle(() => this.cycles.run(request)));
   }
 
   /**
-   * One write transaction (BEGIN IMMEDIATE). On failure the cached step states may be ahead of disk:
-   * drop them. `runs` (the default): it may change runs or steps, so the next cycle reads what it
-   * uses again; `other`: it changes neither (events, effects, hook calls, flow limits, a new run),
-   * or it drops the runs it changes from the cycle cache itself (lease renewals).
+   * One write transaction (BEGIN IMMEDIATE). A path that changes runs or steps keeps the caches of
+   * RunRows right itself (see RunRows); on failure the cached states may be ahead of disk: dropped.
    */
-  private write<T>(fn: () => T, touches: 'runs' | 'other' | 'cycle' = 'runs'): T {
-    if (touches === 'runs') this.rows.distrust();
+  private write<T>(fn: () => T): T {
     try {
       // One reusable transaction wrapper: better-sqlite3 builds a new one per db.transaction() call.
       return this.inTransaction.immediate(fn) as T;
@@ -140,14 +133,12 @@ export class SqliteStore extends withHumanCommands(SqliteReads) implements Store
         (key) =>
           this.statements.renew.run(now + leaseMs, key.runId, key.stepId, key.attempt, owner).changes === 0,
       );
-      // Lease times are part of the cached step states: a new version makes every process reload
-      // them, and this connection's next cycle reads these runs again.
-      for (const runId of new Set(attempts.map((key) => key.runId))) {
-        this.statements.bumpVersion.run(runId);
-        this.rows.invalidate(runId);
-      }
+      // Lease times are part of the cached step states: a new version makes every process reload them.
+      const runIds = new Set(attempts.map((key) => key.runId));
+      for (const runId of runIds) this.statements.bumpVersion.run(runId);
+      this.rows.afterLeasesRenewed(runIds);
       return lost;
-    }, 'other');
+    });
   }
 
   async recordAttemptProcess(key: AttemptKey, proc: { pid: number; host: string }): Promise<void> {
@@ -159,28 +150,28 @@ export class SqliteStore extends withHumanCommands(SqliteReads) implements Store
     this.write(() => {
       if (!this.rows.load(runId)) throw runNotFound(runId);
       for (const event of events) this.rows.appendEvent(runId, now, event);
-    }, 'other');
+    });
   }
 
   async beginEffect(key: EffectKey, now: number): Promise<EffectRecord | null> {
-    return this.write(() => this.effects.begin(key, now), 'other');
+    return this.write(() => this.effects.begin(key, now));
   }
 
   async completeEffect(key: EffectKey, result: unknown, now: number): Promise<void> {
-    this.write(() => this.effects.finish(key, result, now), 'other');
+    this.write(() => this.effects.finish(key, result, now));
   }
 
   async clearEffect(key: EffectKey): Promise<void> {
-    this.write(() => this.effects.clear(key), 'other');
+    this.write(() => this.effects.clear(key));
   }
 
   async setFlowLimit(limit: FlowLimit, now: number): Promise<void> {
     const valid = validateFlowLimit(limit);
-    this.write(() => this.flow.set(valid, now), 'other');
+    this.write(() => this.flow.set(valid, now));
   }
 
   async removeFlowLimit(key: string): Promise<boolean> {
-    return this.write(() => this.flow.delete(key), 'other');
+    return this.write(() => this.flow.delete(key));
   }
 
   async listFlowLimits(now: number): Promise<FlowLimitStatus[]> {
@@ -188,9 +179,11 @@ export class SqliteStore extends withHumanCommands(SqliteReads) implements Store
   }
 
   async deleteFinishedRuns(before: number, options: { dryRun?: boolean } = {}): Promise<string[]> {
-    const ids = this.write(() => this.retention.deleteFinishedRuns(before, options.dryRun ?? false));
-    if (!options.dryRun) this.rows.forget();
-    return ids;
+    return this.write(() => {
+      const ids = this.retention.deleteFinishedRuns(before, options.dryRun ?? false);
+      if (!options.dryRun) this.rows.afterRunsDeleted(ids);
+      return ids;
+    });
   }
 
   async referencedResultArtifacts(): Promise<Set<string>> {
@@ -205,17 +198,18 @@ export class SqliteStore extends withHumanCommands(SqliteReads) implements Store
   ): Promise<HookDelivery[]> {
     // Asked after every cycle: a read first, so that nothing owed costs no write transaction.
     if (!this.hooks.anyDue(now)) return [];
-    return this.write(() => this.hooks.claim(owner, now, leaseMs, limit), 'other');
+    return this.write(() => this.hooks.claim(owner, now, leaseMs, limit));
   }
 
   async finishHookDelivery(
     key: HookDeliveryKey,
     result: { ok: true } | { ok: false; error: string; retryAt: number | null },
   ): Promise<void> {
-    this.write(() => this.hooks.finish(key, result), 'other');
+    this.write(() => this.hooks.finish(key, result));
   }
 
   override async applyCommand(runId: string, change: RunChange, now: number): Promise<RunSummary> {
+    // persist writes through writeState, which keeps the caches as it wrote them.
     this.write(() => {
       const entry = this.requireRun(runId);
       this.rows.persist(change(entry.state), now);
