@@ -2,7 +2,7 @@ import { existsSync, statSync, writeSync } from 'node:fs';
 import type Database from 'better-sqlite3';
 import type { EngineReport } from '../../engine/engine.js';
 import { dueStepOfRunningRunSql } from '../../store/due-steps.js';
-import { BATON_TABLES, SQLITE_SCHEMA_VERSION } from '../../store/schema-tables.js';
+import { BATON_TABLES, SCHEMA_APP_ID, SQLITE_SCHEMA_VERSION } from '../../store/schema-tables.js';
 import { openSqliteFile } from '../../store/sqlite/sqlite-driver.js';
 import { engineSettingsFromCli } from '../engine-settings.js';
 import { EXIT } from '../exit-codes.js';
@@ -86,7 +86,7 @@ export function idleCheck(options: GlobalOptions & { quiet?: boolean }): number 
   try {
     db = openSqliteFile(path, { fileMustExist: true, timeout: 10_000 });
     const schema = db.prepare(SCHEMA_OK).get() as { app: unknown; version: unknown; present: number };
-    if (schema.app !== 'baton' || schema.version !== String(SQLITE_SCHEMA_VERSION)) return null;
+    if (schema.app !== SCHEMA_APP_ID || schema.version !== String(SQLITE_SCHEMA_VERSION)) return null;
     if (schema.present !== BATON_TABLES.length + INDEXES.length) return null;
     if (db.prepare(ANYTHING_TO_DO).pluck().get({ now: Date.now() }) !== 0) return null;
   } catch {
