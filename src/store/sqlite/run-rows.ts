@@ -13,27 +13,15 @@ import {
 import type { Transition } from '../../core/transitions.js';
 import { stepFlowKey } from '../flow-accounting.js';
 import type { LoadedRun } from '../loaded-run.js';
+import { runStateFromRow, type SummaryRow } from '../store-rows.js';
 import type { SqliteDatabase } from './open-database.js';
 
-/** A run as loaded for a transition: the core's RunState plus what only the edge needs. */
-
 /** A `runs` row as the store reads it. */
-export interface RunRow {
-  id: string;
-  plan_name: string;
+export interface RunRow extends SummaryRow {
   plan_hash: string;
   inputs_json: string;
   workspace: string;
-  status: string;
-  attempts_total: number;
-  blocked_reason: string | null;
-  created_at: number;
-  updated_at: number;
-  finished_at: number | null;
   version: number;
-  input_tokens: number;
-  output_tokens: number;
-  cost_usd: number;
 }
 
 interface StepRow {
@@ -249,19 +237,7 @@ export class RunRows {
       this.remember(runId, row.version, steps);
     }
     return {
-      state: {
-        id: row.id,
-        status: row.status as RunStatus,
-        plan: this.plan(row),
-        attemptsTotal: row.attempts_total,
-        // Added up by the core's transitions, written back by writeState.
-        usage: { inputTokens: row.input_tokens, outputTokens: row.output_tokens, costUsd: row.cost_usd },
-        blockedReason: row.blocked_reason,
-        createdAt: row.created_at,
-        updatedAt: row.updated_at,
-        finishedAt: row.finished_at,
-        steps,
-      },
+      state: runStateFromRow(row, this.plan(row), steps),
       planHash: row.plan_hash,
       inputs: JSON.parse(row.inputs_json) as Record<string, string>,
       workspace: row.workspace,
