@@ -108,7 +108,6 @@ export function describeStoreContract(name: string, makeHarness: () => StoreHarn
       expect(first.claimed.map((c) => c.stepId)).toEqual(['a']);
       expect(first.claimed[0]).toMatchObject({
         attempt: 1,
-        tries: 1,
         owner: 'w1',
         leaseExpiresAt: 2000,
         inputs: { x: '1' },
@@ -308,13 +307,114 @@ export function describeStoreContract(name: string, makeHarness: () => StoreHarn
       expect(run?.steps[0]).toMatchObject({ status: 'blocked' });
       expect(run?.blockedReason).toContain('s1');
       expect((await store.retryStep('run1', 's1', 1030)).status).toBe('running');
-      expect((await cycle(1030)).claimed[0]).toMatchObject({ stepId: 's1', attempt: 3, tries: 1 });
+      expect((await cycle(1030)).claimed[0]).toMatchObject({ stepId: 's1', attempt: 3 });
+      // A human retry gives fresh tries: the attempt running is the first that counts.
+      expect((await store.getRun('run1'))?.steps[0]).toMatchObject({ status: 'running', tries: 1 });
       await store.cancelRun('run1', 1040);
       run = await store.getRun('run1');
       expect(run?.status).toBe('cancelled');
       expect((await cycle(1050)).claimed).toHaveLength(0);
       await create(chainPlan(2), 'run2');
       expect((await store.skipStep('run2', 's1', 1060)).stepCounts).toMatchObject({ skipped: 1, ready: 1 });
+    });
+
+    const eventTypes = async (runId = 'run1', afterSeq = 0) =>
+      (await store.getEvents(runId, { afterSeq })).map((e) => e.type);
+    const lastSeq = async (runId = 'run1') => (await store.getEvents(runId)).at(-1)!.seq;
+    const propose = (plan: Plan, id = 'run1', now = 1000) =>
+      store.createRun({ id, plan, planHash: 'h', inputs: {}, workspace: '/ws', now, awaitingApproval: true });
+
+    it('approves a proposed run: nothing is claimed before, its steps wait the delay after', async () => {
+      await propose(chainPlan(2));
+      expect((await store.getRun('run1'))?.status).toBe('awaiting_approval');
+      expect((await cycle(1000)).claimed).toHaveLength(0);
+      const summary = await store.approveRun('run1', 1100, 50);
+      expect(summary).toMatchObject({ status: 'running', stepCounts: { ready: 1, pending: 1 } });
+      expect(await eventTypes()).toEqual(['run.created', 'run.approved']);
+      const run = await store.getRun('run1');
+      // The delay becomes the minimum wait before each dependent step: the stored plan changed.
+      expect(run?.plan.steps[1]?.delayBeforeMs).toBe(50);
+      expect(run?.steps[0]).toMatchObject({ status: 'ready', dueAt: 1100 });
+      const [claim] = (await cycle(1100)).claimed;
+      expect(claim?.stepId).toBe('s1');
+      // s2 becomes due 50 ms after s1 succeeded.
+      expect((await cycle(1110, [done(claim!, 1110)])).claimed).toHaveLength(0);
+      expect((await store.getRun('run1'))?.steps[1]).toMatchObject({ status: 'ready', dueAt: 1160 });
+      expect((await cycle(1160)).claimed.map((c) => c.stepId)).toEqual(['s2']);
+      await expect(store.approveRun('run1', 1200)).rejects.toSatisfy((e) =>
+        isBatonError(e, 'INVALID_TRANSITION'),
+      );
+    });
+
+    it('rejects a proposed run: it ends cancelled and never starts', async () => {
+      await propose(chainPlan(2));
+      const summary = await store.rejectRun('run1', 1100);
+      expect(summary).toMatchObject({ status: 'cancelled', stepCounts: { cancelled: 2 } });
+      expect(await eventTypes()).toEqual([
+        'run.created',
+        'run.rejected',
+        'step.cancelled',
+        'step.cancelled',
+        'run.cancelled',
+      ]);
+      const run = await store.getRun('run1');
+      expect(run?.steps.map((s) => s.status)).toEqual(['cancelled', 'cancelled']);
+      expect(run?.finishedAt).toBe(1100);
+      expect((await cycle(1200)).claimed).toHaveLength(0);
+      await create(chainPlan(1), 'run2');
+      await expect(store.rejectRun('run2', 1300)).rejects.toSatisfy((e) =>
+        isBatonError(e, 'INVALID_TRANSITION'),
+      );
+    });
+
+    it('resolves a blocked step with a human result: it succeeds and its successor is claimed', async () => {
+      await create(chainPlan(2, { defaults: { retry: { maxAttempts: 1 } } }));
+      const [claim] = (await cycle(1000)).claimed;
+      await cycle(1010, [
+        { ...done(claim!, 1010), outcome: { ok: false, failureClass: 'agent_failed', message: 'no' } },
+      ]);
+      expect((await store.getRun('run1'))?.status).toBe('blocked');
+      const before = await lastSeq();
+      const result = { summary: 'done by hand', outputs: [] };
+      const summary = await store.resolveStep('run1', 's1', result, 1020);
+      expect(summary).toMatchObject({ status: 'running', stepCounts: { succeeded: 1, ready: 1 } });
+      expect(await eventTypes('run1', before)).toEqual(['step.resolved', 'run.resumed']);
+      const run = await store.getRun('run1');
+      expect(run?.steps[0]).toMatchObject({ status: 'succeeded', lastError: null, blockedReason: null });
+      expect(await store.getStepResults('run1', ['s1'])).toEqual({ s1: result });
+      const [next] = (await cycle(1030)).claimed;
+      expect(next).toMatchObject({ stepId: 's2', results: { s1: result } });
+      await expect(store.resolveStep('run1', 's2', result, 1040)).rejects.toSatisfy((e) =>
+        isBatonError(e, 'INVALID_TRANSITION'),
+      );
+    });
+
+    it('resumes a run stopped by its maxSteps budget with as many attempts again', async () => {
+      await create(chainPlan(3, { limits: { maxSteps: 1 } }));
+      const [claim] = (await cycle(1000)).claimed;
+      // s1 used the one attempt allowed: the claim of s2 stops the run instead.
+      expect((await cycle(1010, [done(claim!, 1010)])).claimed).toHaveLength(0);
+      let run = await store.getRun('run1');
+      expect(run?.status).toBe('blocked');
+      expect(run?.blockedReason).toContain('maxSteps 1');
+      await expect(store.retryStep('run1', 's2', 1020)).rejects.toSatisfy((e) =>
+        isBatonError(e, 'INVALID_TRANSITION'),
+      );
+      const before = await lastSeq();
+      const summary = await store.resumeRun('run1', 1020);
+      expect(summary).toMatchObject({ status: 'running', blockedReason: null });
+      expect(await eventTypes('run1', before)).toEqual(['run.resumed']);
+      run = await store.getRun('run1');
+      expect(run?.plan.limits.maxSteps).toBe(2);
+      const [second] = (await cycle(1030)).claimed;
+      expect(second?.stepId).toBe('s2');
+      // Two attempts now: s3 is stopped again.
+      await cycle(1040, [done(second!, 1040)]);
+      expect((await store.getRun('run1'))?.status).toBe('blocked');
+      await create(chainPlan(1), 'run2');
+      await expect(store.resumeRun('run2', 1050)).rejects.toSatisfy((e) =>
+        isBatonError(e, 'INVALID_TRANSITION'),
+      );
     });
 
     it('refuses unknown runs and steps with clear errors, changing nothing', async () => {
@@ -344,6 +444,139 @@ export function describeStoreContract(name: string, makeHarness: () => StoreHarn
       expect(result.accepted).toEqual([false]);
       expect(result.claimed).toHaveLength(0);
       expect((await store.getRun('run1'))?.status).toBe('cancelled');
+    });
+
+    // Two handles on the same data, each with whatever it caches: a write through either (a cycle,
+    // a human command, a renewal, gc) must be what the other's next read and cycle see.
+    describe('two handles interleaved', () => {
+      let other: Store;
+      beforeEach(async () => {
+        other = await harness.reopen();
+      });
+      afterEach(async () => {
+        await other.close();
+      });
+      const cycleOn = (s: Store, now: number, completions: Completion[] = [], owner = 'w1') =>
+        s.cycle({ owner, now, leaseMs: 1000, completions, claimLimit: 10, random });
+
+      it("each handle's cycle commits what the other's claimed, and claims what it made due", async () => {
+        await create(chainPlan(4));
+        const [s1] = (await cycleOn(store, 1000)).claimed;
+        const [s2] = (await cycleOn(other, 1010, [done(s1!, 1010)], 'w2')).claimed;
+        expect(s2?.stepId).toBe('s2');
+        const third = await cycleOn(store, 1020, [done(s2!, 1020, 'w2')]);
+        expect(third.accepted).toEqual([true]);
+        expect(third.claimed.map((c) => c.stepId)).toEqual(['s3']);
+        expect((await other.getRun('run1'))?.steps.map((st) => st.status)).toEqual([
+          'succeeded',
+          'succeeded',
+          'running',
+          'pending',
+        ]);
+        const fourth = await cycleOn(other, 1030, [done(third.claimed[0]!, 1030)], 'w2');
+        expect(fourth.accepted).toEqual([true]);
+        expect(fourth.claimed.map((c) => c.stepId)).toEqual(['s4']);
+        expect((await store.getRun('run1'))?.steps[3]).toMatchObject({ status: 'running', leaseOwner: 'w2' });
+      });
+
+      // The commands go through one handle at a time: a write through the other one alone may make
+      // a cache distrust everything, which would hide what the same handle's own writes leave stale.
+      const byEither = [
+        ['this handle', () => store],
+        ['the other handle', () => other],
+      ] as const;
+
+      for (const [through, commander] of byEither) {
+        it(`a cycle sees a cancel, a skip and an approval made through ${through} since its last cycle`, async () => {
+          await create(chainPlan(2), 'run1');
+          await create(chainPlan(2), 'run2');
+          await propose(chainPlan(1), 'run3');
+          const claims = (await cycleOn(store, 1000)).claimed;
+          expect(claims.map((c) => c.runId).sort()).toEqual(['run1', 'run2']);
+          // Both runs are held by the cycle that claimed them; they change outside any cycle.
+          await commander().cancelRun('run1', 1001);
+          await commander().skipStep('run2', 's2', 1002);
+          await commander().approveRun('run3', 1003);
+          const next = await cycleOn(
+            store,
+            1010,
+            claims.map((c) => done(c, 1010)),
+          );
+          expect(next.accepted).toEqual(claims.map((c) => c.runId === 'run2'));
+          // run2's s2 was skipped (no successor to claim); run3 was approved.
+          expect(next.claimed.map((c) => `${c.runId}/${c.stepId}`)).toEqual(['run3/s1']);
+          for (const handle of [store, other]) {
+            expect((await handle.getRun('run1'))?.status).toBe('cancelled');
+            expect((await handle.getRun('run2'))?.steps.map((st) => st.status)).toEqual([
+              'succeeded',
+              'skipped',
+            ]);
+            expect((await handle.getRun('run2'))?.status).toBe('succeeded');
+          }
+        });
+
+        it(`a cycle sees a retry, a resolve and a resume made through ${through}`, async () => {
+          await create(chainPlan(2, { defaults: { retry: { maxAttempts: 1 } } }), 'run1');
+          await create(chainPlan(2, { defaults: { retry: { maxAttempts: 1 } } }), 'run2');
+          await create(chainPlan(2, { limits: { maxSteps: 1 } }), 'run3');
+          const failed = (c: Completion): Completion => ({
+            ...c,
+            outcome: { ok: false, failureClass: 'agent_failed', message: 'no' },
+          });
+          const claims = (await cycleOn(store, 1000)).claimed;
+          const byRun = (runId: string) => claims.find((c) => c.runId === runId)!;
+          await cycleOn(store, 1010, [
+            failed(done(byRun('run1'), 1010)),
+            failed(done(byRun('run2'), 1010)),
+            done(byRun('run3'), 1010),
+          ]);
+          for (const runId of ['run1', 'run2', 'run3'])
+            expect((await other.getRun(runId))?.status).toBe('blocked');
+          await commander().retryStep('run1', 's1', 1020);
+          await commander().resolveStep('run2', 's1', { summary: 'by hand', outputs: [] }, 1021);
+          await commander().resumeRun('run3', 1022);
+          const next = await cycleOn(store, 1030);
+          expect(next.claimed.map((c) => `${c.runId}/${c.stepId}/${c.attempt}`).sort()).toEqual([
+            'run1/s1/2',
+            'run2/s2/1',
+            'run3/s2/1',
+          ]);
+        });
+      }
+
+      it('a cycle sees leases renewed through either handle', async () => {
+        await create(chainPlan(1), 'run1');
+        await create(chainPlan(1), 'run2');
+        const claims = (await cycleOn(store, 1000)).claimed;
+        const byRun = (runId: string) => claims.find((c) => c.runId === runId)!;
+        // Leases end at 2000; run1's is renewed through the other handle, run2's through this one.
+        expect(await other.renewLeases('w1', [byRun('run1')], 5000, 1500)).toEqual([]);
+        expect(await store.renewLeases('w1', [byRun('run2')], 3000, 1500)).toEqual([]);
+        expect((await cycleOn(store, 3000)).reclaimed).toEqual([]);
+        const late = await cycleOn(other, 4600);
+        expect(late.reclaimed.map((r) => r.runId)).toEqual(['run2']);
+        const after = await cycleOn(store, 7000, [done(byRun('run1'), 6900)]);
+        // run1's worker was late, not dead: its completion in the cycle that also reclaims counts.
+        expect(after.accepted).toEqual([true]);
+        expect((await other.getRun('run1'))?.status).toBe('succeeded');
+      });
+
+      it('a run stored again under the id of a run gc deleted is claimed, whichever handle deleted it', async () => {
+        for (const [deleter, id] of [
+          [() => store, 'run1'],
+          [() => other, 'run2'],
+        ] as const) {
+          await create(chainPlan(1), id, 1000);
+          const [claim] = (await cycleOn(store, 1000)).claimed;
+          await cycleOn(store, 1010, [done(claim!, 1010)]);
+          expect((await store.getRun(id))?.status).toBe('succeeded');
+          expect(await deleter().deleteFinishedRuns(2000)).toEqual([id]);
+          await create(chainPlan(1), id, 3000);
+          const again = await cycleOn(store, 3000);
+          expect(again.claimed.map((c) => `${c.runId}/${c.stepId}/${c.attempt}`)).toEqual([`${id}/s1/1`]);
+          await cycleOn(store, 3010, [done(again.claimed[0]!, 3010)]);
+        }
+      });
     });
 
     it('lets two handles on the same data claim each step once', async () => {

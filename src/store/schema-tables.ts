@@ -3,6 +3,9 @@
  * `baton check`'s idle path reads it without loading the store.
  */
 
+/** The `app` a Baton database's `baton_meta` names (SQLite file or PostgreSQL schema alike). */
+export const SCHEMA_APP_ID = 'baton';
+
 /**
  * The schema version the SQLite migrations reach: the number of the newest file in
  * sqlite/migrations (a test holds the two equal). The idle check answers only for a database at

@@ -1,6 +1,7 @@
 import { ATTEMPT_SUMMARY_MAX_CHARS, type FailureClass, type OutputArtifact } from '../core/failure.js';
 import { type FlowKeyState, liveStarts } from '../core/flow.js';
-import type { RunStatus, StepState } from '../core/run-state.js';
+import type { Plan } from '../core/plan/types.js';
+import type { RunState, RunStatus, StepState } from '../core/run-state.js';
 import type {
   AttemptRecord,
   BlockedStep,
@@ -37,6 +38,33 @@ export function summaryFromRow(row: SummaryRow, stepCounts: RunSummary['stepCoun
     attemptsTotal: row.attempts_total,
     usage: { inputTokens: row.input_tokens, outputTokens: row.output_tokens, costUsd: row.cost_usd },
     stepCounts,
+  };
+}
+
+/** The `runs` columns a run's state is made of (PostgreSQL may return its bigint totals as text). */
+export type RunStateRow = Omit<SummaryRow, 'plan_name' | 'input_tokens' | 'output_tokens'> & {
+  input_tokens: number | string;
+  output_tokens: number | string;
+};
+
+/** A run's state as both dialects load it: its row, its plan snapshot and its steps in plan order. */
+export function runStateFromRow(row: RunStateRow, plan: Plan, steps: readonly StepState[]): RunState {
+  return {
+    id: row.id,
+    status: row.status as RunStatus,
+    plan,
+    attemptsTotal: row.attempts_total,
+    // Added up by the core's transitions, written back with the run's row.
+    usage: {
+      inputTokens: Number(row.input_tokens),
+      outputTokens: Number(row.output_tokens),
+      costUsd: row.cost_usd,
+    },
+    blockedReason: row.blocked_reason,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+    finishedAt: row.finished_at,
+    steps,
   };
 }
 

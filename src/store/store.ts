@@ -258,7 +258,6 @@ export interface CycleRequest extends RunFilter {
 export interface ClaimedStep extends AttemptKey {
   owner: string;
   leaseExpiresAt: number;
-  tries: number;
   step: PlanStep;
   planName: string;
   inputs: Record<string, string>;

@@ -1,7 +1,8 @@
 import { existsSync, statSync, writeSync } from 'node:fs';
 import type Database from 'better-sqlite3';
 import type { EngineReport } from '../../engine/engine.js';
-import { BATON_TABLES, SQLITE_SCHEMA_VERSION } from '../../store/schema-tables.js';
+import { dueStepOfRunningRunSql } from '../../store/due-steps.js';
+import { BATON_TABLES, SCHEMA_APP_ID, SQLITE_SCHEMA_VERSION } from '../../store/schema-tables.js';
 import { openSqliteFile } from '../../store/sqlite/sqlite-driver.js';
 import { engineSettingsFromCli } from '../engine-settings.js';
 import { EXIT } from '../exit-codes.js';
@@ -41,13 +42,12 @@ function notPrivate(path: string): boolean {
 }
 
 /**
- * One read of what `baton check` would act on: a due step of a running run, a lease that ran out,
+ * One read of what `baton check` would act on: a due step of a running run (the claim's own
+ * condition, store/due-steps.ts), a lease that ran out,
  * a hook call owed, a blocked run (reported, exit 1). Each is answered from a partial index.
  */
 const ANYTHING_TO_DO = `SELECT
-  EXISTS (SELECT 1 FROM steps s INDEXED BY steps_due
-    WHERE s.status IN ('ready', 'retry_wait') AND s.due_at <= @now
-      AND EXISTS (SELECT 1 FROM runs r WHERE r.id = s.run_id AND r.status = 'running'))
+  EXISTS (SELECT 1 FROM steps s INDEXED BY steps_due WHERE ${dueStepOfRunningRunSql('@now')})
   OR EXISTS (SELECT 1 FROM steps INDEXED BY steps_leased WHERE status = 'running' AND lease_expires_at <= @now)
   OR EXISTS (SELECT 1 FROM hook_deliveries INDEXED BY hook_deliveries_due
     WHERE state = 'pending' AND due_at <= @now AND (lease_expires_at IS NULL OR lease_expires_at <= @now))
@@ -86,7 +86,7 @@ export function idleCheck(options: GlobalOptions & { quiet?: boolean }): number 
   try {
     db = openSqliteFile(path, { fileMustExist: true, timeout: 10_000 });
     const schema = db.prepare(SCHEMA_OK).get() as { app: unknown; version: unknown; present: number };
-    if (schema.app !== 'baton' || schema.version !== String(SQLITE_SCHEMA_VERSION)) return null;
+    if (schema.app !== SCHEMA_APP_ID || schema.version !== String(SQLITE_SCHEMA_VERSION)) return null;
     if (schema.present !== BATON_TABLES.length + INDEXES.length) return null;
     if (db.prepare(ANYTHING_TO_DO).pluck().get({ now: Date.now() }) !== 0) return null;
   } catch {

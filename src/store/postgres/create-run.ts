@@ -1,36 +1,14 @@
-import type { BatonEvent } from '../../core/events.js';
 import type { RunState } from '../../core/run-state.js';
-import { initialStepStates } from '../../core/transitions.js';
+import { newRunState } from '../cycle/new-run.js';
 import { stepFlowKey } from '../flow-accounting.js';
 import type { NewRun } from '../store.js';
 import { toPgJson } from './pg-json.js';
 import { functionOf, nextDueAt } from './write-batch.js';
 
-/** The result of a step that was done before the run was imported (as the SQLite store stores it). */
-const IMPORTED_RESULT = JSON.stringify({ summary: 'done before the run was imported', outputs: [] });
-
 /** The new run's state and the parameters of `createRunSql`. */
 export function createRunValues(spec: NewRun): { state: RunState; values: unknown[] } {
-  const steps = initialStepStates(spec.plan, spec.now, new Set(spec.completedSteps ?? []), IMPORTED_RESULT);
-  const status = spec.awaitingApproval ? 'awaiting_approval' : 'running';
-  const state: RunState = {
-    id: spec.id,
-    status,
-    plan: spec.plan,
-    attemptsTotal: 0,
-    blockedReason: null,
-    createdAt: spec.now,
-    updatedAt: spec.now,
-    finishedAt: null,
-    steps,
-  };
-  const event: BatonEvent = {
-    type: 'run.created',
-    planName: spec.plan.name,
-    planHash: spec.planHash,
-    steps: spec.plan.steps.length,
-    status,
-  };
+  const { state, event } = newRunState(spec);
+  const { status, steps } = state;
   const { type, ...data } = event;
   const stepRows = spec.plan.steps.map((step, position) => ({
     step_id: step.id,

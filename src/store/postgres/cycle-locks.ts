@@ -1,3 +1,5 @@
+import { dueStepSql } from '../due-steps.js';
+
 /** Which part of a cycle locked a run; `flow` rows name a flow key with a limit (nothing locked). */
 export type LockPhase = 'complete' | 'reclaim' | 'claim' | 'flow';
 
@@ -56,7 +58,7 @@ export function cycleLockSql(schema: string): string {
       AND ($6::text IS NULL OR r.id = $6::text)
       AND (($7::text[] IS NULL AND NOT EXISTS (SELECT 1 FROM saturated)) OR EXISTS (
         SELECT 1 FROM ${schema}.steps s
-        WHERE s.run_id = r.id AND s.status IN ('ready', 'retry_wait') AND s.due_at <= $5::bigint
+        WHERE s.run_id = r.id AND ${dueStepSql('$5::bigint')}
           AND ($7::text[] IS NULL OR s.fn IS NULL OR s.fn = ANY ($7::text[]))
           AND (s.flow_key IS NULL OR s.flow_key NOT IN (SELECT key FROM saturated))))
     ORDER BY r.next_due_at, r.id LIMIT $4::integer

@@ -1,17 +1,8 @@
 import { runNotFound } from '../../core/errors.js';
 import type { BatonEvent } from '../../core/events.js';
 import { type FlowLimit, validateFlowLimit } from '../../core/flow.js';
-import {
-  approveRun,
-  cancelRun,
-  rejectRun,
-  resolveStep,
-  resumeRun,
-  retryStep,
-  skipStep,
-} from '../../core/run-commands.js';
-import type { RunState, StepResult } from '../../core/run-state.js';
-import type { Transition } from '../../core/transitions.js';
+import { type RunChange, withHumanCommands } from '../cycle/human-commands.js';
+import { RECLAIM_BATCH, ReclaimSchedule } from '../cycle/reclaim-schedule.js';
 import type {
   AttemptKey,
   CycleRequest,
@@ -72,9 +63,6 @@ const RECONNECT_MS = 250;
 /** Longest idle wait while LISTEN is not in place (ms): the engine's usual poll. */
 const UNLISTENED_POLL_MS = 1000;
 
-/** Expired leases looked for per cycle, and how often (in the request clock). */
-const RECLAIM_BATCH = 100;
-const RECLAIM_INTERVAL_MS = 250;
 /** Lock rounds per cycle when runs locked for their due work turned out to have none left. */
 const CLAIM_MAX_ROUNDS = 4;
 
@@ -85,7 +73,7 @@ const CLAIM_MAX_ROUNDS = 4;
  * several workers claim different runs without waiting and no step is claimed twice. Each commit
  * that makes work due sends NOTIFY baton_<schema>; `waitForWork` listens for it.
  */
-export class PostgresStore extends PostgresReads implements Store {
+export class PostgresStore extends withHumanCommands(PostgresReads) implements Store {
   readonly kind = 'postgres' as const;
   readonly id: string;
   private readonly writeSql: PreparedSql;
@@ -97,7 +85,7 @@ export class PostgresStore extends PostgresReads implements Store {
   private readonly retention: PostgresRetention;
   private readonly flow: PostgresFlow;
   private readonly listener: WorkListener;
-  private nextReclaimAt = Number.MIN_SAFE_INTEGER;
+  private readonly reclaims = new ReclaimSchedule();
   private closed = false;
 
   static async open(url: string, options: OpenPostgresOptions = {}): Promise<PostgresStore> {
@@ -158,11 +146,9 @@ export class PostgresStore extends PostgresReads implements Store {
   async cycle(request: CycleRequest): Promise<CycleResult> {
     // What was notified before this point is visible to the claim below.
     if (request.claimLimit > 0) this.listener.cycleStarted();
-    const reclaim = request.now >= this.nextReclaimAt;
+    const reclaim = this.reclaims.take(request.now);
     if (!reclaim && request.completions.length === 0 && request.claimLimit <= 0)
       return { claimed: [], accepted: [], reclaimed: [] };
-    // Leases last seconds: looking for expired ones a few times a second is soon enough.
-    if (reclaim) this.nextReclaimAt = request.now + RECLAIM_INTERVAL_MS;
     const work = new CycleWork(request);
     const completionRunIds = [...new Set(request.completions.map((c) => c.runId))].sort();
     const claimRuns = Math.max(0, request.claimLimit);
@@ -273,11 +259,7 @@ export class PostgresStore extends PostgresReads implements Store {
   }
 
   /** A human command: lock the run, load it, apply the core's transition, write it, all in one transaction. */
-  private async command(
-    runId: string,
-    change: (run: RunState) => Transition,
-    now: number,
-  ): Promise<RunSummary> {
+  override async applyCommand(runId: string, change: RunChange, now: number): Promise<RunSummary> {
     const run = await inTransaction(this.pool, async (client) => {
       const { rowCount } = await client.query(
         `SELECT id FROM ${this.schema}.runs WHERE id = $1 FOR NO KEY UPDATE`,
@@ -297,35 +279,6 @@ export class PostgresStore extends PostgresReads implements Store {
     });
     if (run.hash) this.loader.rememberPlan(runId, run.hash, run.state.plan);
     return summaryOf(run.state, run.usage);
-  }
-
-  async retryStep(runId: string, stepId: string, now: number): Promise<RunSummary> {
-    return this.command(runId, (run) => retryStep(run, stepId, now), now);
-  }
-
-  async skipStep(runId: string, stepId: string, now: number): Promise<RunSummary> {
-    return this.command(runId, (run) => skipStep(run, stepId, now), now);
-  }
-
-  async cancelRun(runId: string, now: number): Promise<RunSummary> {
-    return this.command(runId, (run) => cancelRun(run, now), now);
-  }
-
-  async approveRun(runId: string, now: number, delayMs = 0): Promise<RunSummary> {
-    return this.command(runId, (run) => approveRun(run, now, delayMs), now);
-  }
-
-  async rejectRun(runId: string, now: number): Promise<RunSummary> {
-    return this.command(runId, (run) => rejectRun(run, now), now);
-  }
-
-  async resolveStep(runId: string, stepId: string, result: StepResult, now: number): Promise<RunSummary> {
-    const json = JSON.stringify(result);
-    return this.command(runId, (run) => resolveStep(run, stepId, json, now), now);
-  }
-
-  async resumeRun(runId: string, now: number): Promise<RunSummary> {
-    return this.command(runId, (run) => resumeRun(run, now), now);
   }
 
   async appendEvents(runId: string, events: readonly BatonEvent[], now: number): Promise<void> {

@@ -1,7 +1,8 @@
 import type { FailureClass, StepUsage } from '../../core/failure.js';
 import type { Plan } from '../../core/plan/types.js';
-import type { RunStatus, StepState, StepStatus } from '../../core/run-state.js';
+import type { StepState, StepStatus } from '../../core/run-state.js';
 import type { LoadedRun } from '../loaded-run.js';
+import { type RunStateRow, runStateFromRow } from '../store-rows.js';
 import type { PgClient, PgPool } from './open-pool.js';
 import { type PreparedSql, prepared } from './prepared.js';
 
@@ -11,20 +12,10 @@ export interface PgLoadedRun extends LoadedRun {
   processes: Map<string, { pid: number | null; host: string | null }>;
 }
 
-interface LoadRow {
-  id: string;
+interface LoadRow extends RunStateRow {
   plan_hash: string;
   inputs: Record<string, string>;
   workspace: string;
-  status: string;
-  attempts_total: number;
-  blocked_reason: string | null;
-  created_at: number;
-  updated_at: number;
-  finished_at: number | null;
-  input_tokens: number;
-  output_tokens: number;
-  cost_usd: number;
   /** Null when this process already holds the plan of this hash. */
   plan: Plan | null;
   steps: StepTuple[] | null;
@@ -134,28 +125,13 @@ export class RunLoader {
         processes.set(tuple[0], { pid: tuple[15], host: tuple[16] });
       return stepFromTuple(tuple);
     });
+    const state = runStateFromRow(row, plan, steps);
     return {
-      state: {
-        id: row.id,
-        status: row.status as RunStatus,
-        plan,
-        attemptsTotal: row.attempts_total,
-        // Written as deltas by the store (see WriteBatch.runState), never from this state.
-        usage: {
-          inputTokens: Number(row.input_tokens),
-          outputTokens: Number(row.output_tokens),
-          costUsd: row.cost_usd,
-        },
-        blockedReason: row.blocked_reason,
-        createdAt: row.created_at,
-        updatedAt: row.updated_at,
-        finishedAt: row.finished_at,
-        steps,
-      },
+      state,
       planHash: row.plan_hash,
       inputs: row.inputs,
       workspace: row.workspace,
-      usage: { inputTokens: row.input_tokens, outputTokens: row.output_tokens, costUsd: row.cost_usd },
+      usage: state.usage!,
       processes,
     };
   }

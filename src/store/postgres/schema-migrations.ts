@@ -5,12 +5,12 @@ import type { Plan } from '../../core/plan/types.js';
 import { backfillFlowKeys, type KeylessStep } from '../flow-backfill.js';
 import { latestMigrationVersion, type Migration, readMigrations } from '../schema-migration-files.js';
 import { BATON_TABLES } from '../schema-tables.js';
+import { recordedSchemaVersion, refuseNewerSchema, SCHEMA_APP_ID } from '../schema-version.js';
 import type { PgClient, PgPool } from './open-pool.js';
 import { quoteSchema } from './schema-name.js';
 import { inTransaction } from './transaction.js';
 
 const MIGRATIONS_DIR = join(dirname(fileURLToPath(import.meta.url)), 'migrations');
-const APP_ID = 'baton';
 
 /** The schema version that added steps.flow_key. */
 const FLOW_KEYS_VERSION = 2;
@@ -66,22 +66,10 @@ export async function migrateSchema(pool: PgPool, schema: string): Promise<void>
           await client.query<{ key: string; value: string }>(`SELECT key, value FROM ${quoted}.baton_meta`)
         ).rows.map((row) => [row.key, row.value]),
       );
-      const version = meta.get('schema_version');
-      if (meta.get('app') !== APP_ID || version === undefined || !/^\d+$/.test(version)) {
-        throw new BatonError(
-          'DB_CORRUPT',
-          `${where}: the Baton metadata is damaged (app=${meta.get('app') ?? 'missing'}, schema_version=${version ?? 'missing'}).`,
-        );
-      }
-      current = Number(version);
+      current = recordedSchemaVersion(where, meta.get('app'), meta.get('schema_version'));
     }
     const latest = latestPostgresSchemaVersion();
-    if (current > latest) {
-      throw new BatonError(
-        'DB_TOO_NEW',
-        `${where} has schema version ${current} but this Baton knows only up to ${latest}. Upgrade Baton; the database was left untouched.`,
-      );
-    }
+    refuseNewerSchema(where, current, latest);
     if (current < latest) {
       await client.query(`CREATE SCHEMA IF NOT EXISTS ${quoted}`);
       await client.query(`SET LOCAL search_path TO ${quoted}`);
@@ -91,7 +79,7 @@ export async function migrateSchema(pool: PgPool, schema: string): Promise<void>
         await client.query(
           `INSERT INTO baton_meta (key, value) VALUES ('app', $1), ('schema_version', $2)
            ON CONFLICT (key) DO UPDATE SET value = excluded.value`,
-          [APP_ID, String(migration.version)],
+          [SCHEMA_APP_ID, String(migration.version)],
         );
         await client.query(migration.sql);
         if (migration.version === FLOW_KEYS_VERSION) await backfillPostgresFlowKeys(client);

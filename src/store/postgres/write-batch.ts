@@ -1,12 +1,13 @@
 import { createHash } from 'node:crypto';
 import type { BatonEvent } from '../../core/events.js';
-import type { StepUsage } from '../../core/failure.js';
+import type { OutputArtifact } from '../../core/failure.js';
 import { fallbackPlanStep } from '../../core/fallback.js';
 import { hooksFor } from '../../core/hooks.js';
 import type { HookSpec, PlanStep } from '../../core/plan/types.js';
 import { DUE_STEP_STATUSES, planIndex, type RunState } from '../../core/run-state.js';
 import { stepFlowKey } from '../flow-accounting.js';
 import { runningCount } from '../loaded-run.js';
+import type { AttemptKey } from '../store.js';
 import { ATTEMPT_USAGE_ONCE, type AttemptRow, attemptKeyText } from '../store-rows.js';
 import { toPgJson } from './pg-json.js';
 
@@ -58,8 +59,8 @@ export class WriteBatch {
     );
   }
 
-  /** An event; `hooks` are the plan's, and the calls this event owes are written with it. */
-  event(runId: string, at: number, event: BatonEvent, hooks?: readonly HookSpec[]): void {
+  /** An event; `hooks` are the plan's, and the calls this event owes are written with it (whether any). */
+  event(runId: string, at: number, event: BatonEvent, hooks?: readonly HookSpec[]): boolean {
     const { type, ...data } = event;
     const stepId = 'stepId' in data ? (data.stepId as string) : null;
     const owed = hooksFor(event, hooks);
@@ -73,18 +74,14 @@ export class WriteBatch {
       hooks: owed.length > 0 ? owed : null,
     });
     if (owed.length > 0) this.hooksOwed = true;
+    return owed.length > 0;
   }
 
   /**
-   * The run row (its version bumped, `usage` added to its totals) and the given steps as they are in
-   * `run`; the plan too when it changed, whose new hash is returned.
+   * The run row (its version bumped, its usage as the core added it up) and the given steps as they
+   * are in `run`; the plan too when it changed, whose new hash is returned.
    */
-  runState(
-    run: RunState,
-    changedSteps: Iterable<string>,
-    planChanged: boolean,
-    usage: StepUsage | null = null,
-  ): string | null {
+  runState(run: RunState, changedSteps: Iterable<string>, planChanged: boolean): string | null {
     let planHash: string | null = null;
     if (planChanged) {
       const planJson = JSON.stringify(run.plan);
@@ -102,9 +99,9 @@ export class WriteBatch {
       next_due_at: nextDueAt(run),
       concurrency: planChanged ? run.plan.limits.concurrency : null,
       plan_hash: planHash,
-      add_input_tokens: usage?.inputTokens ?? 0,
-      add_output_tokens: usage?.outputTokens ?? 0,
-      add_cost_usd: usage?.costUsd ?? 0,
+      input_tokens: run.usage?.inputTokens ?? 0,
+      output_tokens: run.usage?.outputTokens ?? 0,
+      cost_usd: run.usage?.costUsd ?? 0,
     });
     const { position } = planIndex(run.plan);
     for (const stepId of changedSteps) {
@@ -158,10 +155,7 @@ export class WriteBatch {
     if (!this.attempts.has(key)) this.attempts.set(key, row);
   }
 
-  artifact(
-    key: { runId: string; stepId: string; attempt: number },
-    output: { path: string; size: number; sha256: string },
-  ): void {
+  artifact(key: AttemptKey, output: OutputArtifact): void {
     this.artifacts.push({ run_id: key.runId, step_id: key.stepId, attempt: key.attempt, ...output });
   }
 
@@ -198,11 +192,10 @@ export function writeBatchSql(schema: string, channel: string): string {
       blocked_reason = x.blocked_reason, updated_at = x.updated_at, finished_at = x.finished_at,
       running_count = x.running_count, next_due_at = x.next_due_at, concurrency = coalesce(x.concurrency, r.concurrency),
       plan_hash = coalesce(x.plan_hash, r.plan_hash), version = r.version + 1,
-      input_tokens = r.input_tokens + x.add_input_tokens, output_tokens = r.output_tokens + x.add_output_tokens,
-      cost_usd = r.cost_usd + x.add_cost_usd
+      input_tokens = x.input_tokens, output_tokens = x.output_tokens, cost_usd = x.cost_usd
     FROM json_to_recordset($2::json) AS x (id text, status text, attempts_total integer, blocked_reason text,
       updated_at bigint, finished_at bigint, running_count integer, next_due_at bigint, concurrency integer, plan_hash text,
-      add_input_tokens bigint, add_output_tokens bigint, add_cost_usd double precision)
+      input_tokens bigint, output_tokens bigint, cost_usd double precision)
     WHERE r.id = x.id),
   pl AS (
     UPDATE ${schema}.run_plans p SET plan = x.plan

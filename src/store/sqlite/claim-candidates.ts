@@ -1,4 +1,5 @@
-import { DUE_STEP_STATUSES, stepOf } from '../../core/run-state.js';
+import { stepOf } from '../../core/run-state.js';
+import { isDueStep } from '../due-steps.js';
 import type { LoadedRun } from '../loaded-run.js';
 import type { CycleRequest } from '../store.js';
 import type { DueRow } from './store-statements.js';
@@ -9,20 +10,20 @@ import type { DueRow } from './store-statements.js';
  */
 export function dueCandidates(
   stored: DueRow[],
-  touched: Iterable<{ entry: LoadedRun | null; changed: ReadonlySet<string> }>,
+  changedRuns: Iterable<{ entry: LoadedRun; changed: ReadonlySet<string> }>,
   request: Pick<CycleRequest, 'now' | 'runId'>,
 ): DueRow[] {
   const byKey = new Map<string, DueRow>();
   for (const row of stored) byKey.set(`${row.run_id}\u0000${row.step_id}`, row);
-  for (const { entry, changed } of touched) {
-    if (!entry || (request.runId !== undefined && entry.state.id !== request.runId)) continue;
+  for (const { entry, changed } of changedRuns) {
+    if (request.runId !== undefined && entry.state.id !== request.runId) continue;
     for (const stepId of changed) {
       const step = stepOf(entry.state, stepId)!;
-      if (DUE_STEP_STATUSES.has(step.status) && step.dueAt !== null && step.dueAt <= request.now) {
+      if (isDueStep(step, request.now)) {
         byKey.set(`${entry.state.id}\u0000${step.stepId}`, {
           run_id: entry.state.id,
           step_id: step.stepId,
-          due_at: step.dueAt,
+          due_at: step.dueAt!,
         });
       }
     }
@@ -34,9 +35,7 @@ export function dueCandidates(
 export function dueStepsOf(entry: LoadedRun, now: number): DueRow[] {
   const due: DueRow[] = [];
   for (const step of entry.state.steps) {
-    if (DUE_STEP_STATUSES.has(step.status) && step.dueAt !== null && step.dueAt <= now) {
-      due.push({ run_id: entry.state.id, step_id: step.stepId, due_at: step.dueAt });
-    }
+    if (isDueStep(step, now)) due.push({ run_id: entry.state.id, step_id: step.stepId, due_at: step.dueAt! });
   }
   return due.sort((a, b) => a.due_at - b.due_at);
 }

@@ -6,6 +6,7 @@ import { BatonError } from '../../core/errors.js';
 import type { Plan } from '../../core/plan/types.js';
 import { backfillFlowKeys, type KeylessStep } from '../flow-backfill.js';
 import { latestMigrationVersion, type Migration, readMigrations } from '../schema-migration-files.js';
+import { recordedSchemaVersion, refuseNewerSchema, SCHEMA_APP_ID } from '../schema-version.js';
 import { openSqliteFile } from './sqlite-driver.js';
 
 export type SqliteDatabase = Database.Database;
@@ -18,7 +19,6 @@ export interface OpenSqliteOptions {
 }
 
 const MIGRATIONS_DIR = join(dirname(fileURLToPath(import.meta.url)), 'migrations');
-const APP_ID = 'baton';
 
 function loadMigrations(): Migration[] {
   return readMigrations(MIGRATIONS_DIR);
@@ -69,13 +69,7 @@ function schemaVersion(db: SqliteDatabase, path: string): number {
   const app = db.prepare("SELECT value FROM baton_meta WHERE key = 'app'").pluck().get() as
     | string
     | undefined;
-  if (app !== APP_ID || row === undefined || !/^\d+$/.test(row)) {
-    throw new BatonError(
-      'DB_CORRUPT',
-      `${path}: the Baton metadata is damaged (app=${app ?? 'missing'}, schema_version=${row ?? 'missing'}).`,
-    );
-  }
-  return Number(row);
+  return recordedSchemaVersion(path, app, row);
 }
 
 /** The schema version that added steps.flow_key. */
@@ -118,7 +112,7 @@ function migrate(db: SqliteDatabase, path: string): void {
       if (migration.version === FLOW_KEYS_VERSION) backfillSqliteFlowKeys(db);
       db.prepare(
         "INSERT OR REPLACE INTO baton_meta (key, value) VALUES ('app', ?), ('schema_version', ?)",
-      ).run(APP_ID, String(migration.version));
+      ).run(SCHEMA_APP_ID, String(migration.version));
       db.exec('COMMIT');
     } catch (error) {
       db.exec('ROLLBACK');
@@ -172,12 +166,7 @@ export function openSqliteDatabase(path: string, options: OpenSqliteOptions = {}
   try {
     // Identify the file before changing anything: a foreign, damaged or newer file is refused untouched.
     const version = schemaVersion(db, path);
-    if (version > latestSchemaVersion()) {
-      throw new BatonError(
-        'DB_TOO_NEW',
-        `${path}: the database has schema version ${version} but this Baton knows only up to ${latestSchemaVersion()}. Upgrade Baton; the database was left untouched.`,
-      );
-    }
+    refuseNewerSchema(`${path}: the database`, version, latestSchemaVersion());
     createPrivateFile(path);
     // Pages freed by `baton gc` go back to the file system (sqlite-retention.ts): a mode only a
     // database without tables can take (an older home gets it from `baton gc --vacuum`).

@@ -13,27 +13,15 @@ import {
 import type { Transition } from '../../core/transitions.js';
 import { stepFlowKey } from '../flow-accounting.js';
 import type { LoadedRun } from '../loaded-run.js';
+import { runStateFromRow, type SummaryRow } from '../store-rows.js';
 import type { SqliteDatabase } from './open-database.js';
 
-/** A run as loaded for a transition: the core's RunState plus what only the edge needs. */
-
 /** A `runs` row as the store reads it. */
-export interface RunRow {
-  id: string;
-  plan_name: string;
+export interface RunRow extends SummaryRow {
   plan_hash: string;
   inputs_json: string;
   workspace: string;
-  status: string;
-  attempts_total: number;
-  blocked_reason: string | null;
-  created_at: number;
-  updated_at: number;
-  finished_at: number | null;
   version: number;
-  input_tokens: number;
-  output_tokens: number;
-  cost_usd: number;
 }
 
 interface StepRow {
@@ -91,24 +79,31 @@ export function stepFromRow(row: StepRow): StepState {
 }
 
 const CACHE_LIMIT = 10_000;
+const NO_USAGE = { inputTokens: 0, outputTokens: 0, costUsd: 0 };
 
 /**
- * Prepared statements for loading and writing runs, bound to one connection. Plans are immutable
- * snapshots, so each is parsed once per process. Step states are cached by run version: every
- * write bumps `runs.version` in the same transaction, so a cached state whose version still
- * matches is exactly what is on disk, whichever process wrote last.
+ * Prepared statements for loading and writing runs, bound to one connection, and what it caches of
+ * them. Plans are immutable snapshots, so each is parsed once per process. Step states are cached
+ * by run version: every write bumps `runs.version` in the same transaction, so a cached state
+ * whose version still matches is exactly what is on disk, whichever process wrote last.
+ *
+ * The caches follow this connection's writes by construction: `writeState` (cycles and human
+ * commands) updates them with what it writes, and every other path that changes runs or steps
+ * says what it changed (`afterRunCreated`, `afterLeasesRenewed`, `afterRunsDeleted`). Another
+ * connection's commits are seen through `PRAGMA data_version` (`inCycle`); a failed transaction
+ * drops everything (`forget`).
  */
 export class RunRows {
   private readonly planCache = new Map<string, { hash: string; plan: Plan }>();
   private readonly stateCache = new Map<string, { version: number; steps: readonly StepState[] }>();
   /**
    * Whole runs as the last cycles of this connection left them. Used without reading the database
-   * only inside a cycle that began trusted (see beginCycle): one SELECT fewer per run per cycle.
+   * only inside a cycle that began trusted (see inCycle): one SELECT fewer per run per cycle.
    */
   private readonly cycleCache = new Map<string, Omit<LoadedRun, 'state'> & { state: RunState }>();
   /** `PRAGMA data_version` at the start of the last cycle: another connection's commit changes it. */
   private dataVersion: number | null = null;
-  /** False once this connection changed runs or steps outside a cycle, or a transaction failed. */
+  /** False until a cycle committed, and again once a transaction failed (its writes may be half cached). */
   private cacheValid = false;
   private inTrustedCycle = false;
   private readonly selectDataVersion;
@@ -137,13 +132,13 @@ export class RunRows {
     );
     this.updateRun = db.prepare<unknown[], { version: number }>(
       `UPDATE runs SET status = ?, attempts_total = ?, blocked_reason = ?, updated_at = ?, finished_at = ?,
-         version = version + 1 WHERE id = ? RETURNING version`,
+         input_tokens = ?, output_tokens = ?, cost_usd = ?, version = version + 1 WHERE id = ? RETURNING version`,
     );
     // SQLite rewrites the entry of every index over a column the SET names, changed or not: a run
     // that stays `running` leaves runs_by_status alone (one page fewer in each cycle's commit).
     this.updateRunKeepingStatus = db.prepare<unknown[], { version: number }>(
       `UPDATE runs SET attempts_total = ?, blocked_reason = ?, updated_at = ?, finished_at = ?,
-         version = version + 1 WHERE id = ? RETURNING version`,
+         input_tokens = ?, output_tokens = ?, cost_usd = ?, version = version + 1 WHERE id = ? RETURNING version`,
     );
     // Positional parameters: this runs for every changed step of every transition.
     this.updateStep = db.prepare(
@@ -175,32 +170,44 @@ export class RunRows {
   }
 
   /**
-   * Call first in a cycle's write transaction. The runs cached by earlier cycles are exactly what is
-   * stored when no other connection has committed since (data_version is unchanged: writers are
-   * serialized, so none can commit during this transaction) and this connection changed no run or
-   * step outside a cycle (distrust()).
+   * Runs `cycle` inside a cycle's write transaction. The runs cached by earlier cycles are exactly
+   * what is stored when no other connection has committed since (data_version is unchanged: writers
+   * are serialized, so none can commit during this transaction): this connection's own writes keep
+   * the caches as they wrote them.
    */
-  beginCycle(): void {
+  inCycle<T>(cycle: () => T): T {
     const version = this.selectDataVersion.get()!;
     this.inTrustedCycle = this.cacheValid && version === this.dataVersion;
     if (!this.inTrustedCycle) this.cycleCache.clear();
     this.dataVersion = version;
+    try {
+      const result = cycle();
+      // Committed by the caller (or forgotten, if the commit fails): what it wrote is what is stored.
+      this.cacheValid = true;
+      return result;
+    } finally {
+      this.inTrustedCycle = false;
+    }
   }
 
-  /** The cycle committed: what it cached and wrote is what is stored. */
-  endCycle(): void {
-    this.inTrustedCycle = false;
-    this.cacheValid = true;
+  /** A run was stored (rows this cache never followed): any state cached under its id is another run's. */
+  afterRunCreated(runId: string): void {
+    this.drop(runId);
   }
 
-  /** This connection changed runs or steps outside a cycle: the next cycle reads them again. */
-  distrust(): void {
-    this.cacheValid = false;
-    this.inTrustedCycle = false;
+  /** Leases of these runs were renewed (their versions bumped): lease times are part of a step's state. */
+  afterLeasesRenewed(runIds: Iterable<string>): void {
+    for (const runId of runIds) this.cycleCache.delete(runId);
   }
 
-  /** A run's row changed in SQL this cache does not follow (usage totals): read it again next time. */
-  invalidate(runId: string): void {
+  /** These runs were deleted (`baton gc`). */
+  afterRunsDeleted(runIds: Iterable<string>): void {
+    for (const runId of runIds) this.drop(runId);
+  }
+
+  private drop(runId: string): void {
+    this.planCache.delete(runId);
+    this.stateCache.delete(runId);
     this.cycleCache.delete(runId);
   }
 
@@ -230,19 +237,7 @@ export class RunRows {
       this.remember(runId, row.version, steps);
     }
     return {
-      state: {
-        id: row.id,
-        status: row.status as RunStatus,
-        plan: this.plan(row),
-        attemptsTotal: row.attempts_total,
-        // Written by the store as attempts are recorded, never from this state (see recordAttempt).
-        usage: { inputTokens: row.input_tokens, outputTokens: row.output_tokens, costUsd: row.cost_usd },
-        blockedReason: row.blocked_reason,
-        createdAt: row.created_at,
-        updatedAt: row.updated_at,
-        finishedAt: row.finished_at,
-        steps,
-      },
+      state: runStateFromRow(row, this.plan(row), steps),
       planHash: row.plan_hash,
       inputs: JSON.parse(row.inputs_json) as Record<string, string>,
       workspace: row.workspace,
@@ -258,7 +253,8 @@ export class RunRows {
   forget(): void {
     this.stateCache.clear();
     this.cycleCache.clear();
-    this.distrust();
+    this.cacheValid = false;
+    this.inTrustedCycle = false;
   }
 
   /** Writes a transition's events and new state. Call inside a transaction. */
@@ -280,10 +276,13 @@ export class RunRows {
     storedStatus: RunStatus | null = null,
   ): void {
     const { attemptsTotal, blockedReason, updatedAt, finishedAt } = run;
+    // The core adds up a run's usage (every outcome's, discarded ones too): written as it holds it.
+    const { inputTokens, outputTokens, costUsd } = run.usage ?? NO_USAGE;
+    const totals = [attemptsTotal, blockedReason, updatedAt, finishedAt, inputTokens, outputTokens, costUsd];
     const { version } =
       storedStatus === run.status
-        ? this.updateRunKeepingStatus.get(attemptsTotal, blockedReason, updatedAt, finishedAt, run.id)!
-        : this.updateRun.get(run.status, attemptsTotal, blockedReason, updatedAt, finishedAt, run.id)!;
+        ? this.updateRunKeepingStatus.get(...totals, run.id)!
+        : this.updateRun.get(run.status, ...totals, run.id)!;
     this.remember(run.id, version, run.steps);
     const cached = this.cycleCache.get(run.id);
     if (cached) cached.state = run;

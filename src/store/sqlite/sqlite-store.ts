@@ -3,17 +3,8 @@ import { hostname } from 'node:os';
 import { runNotFound } from '../../core/errors.js';
 import type { BatonEvent } from '../../core/events.js';
 import { type FlowLimit, validateFlowLimit } from '../../core/flow.js';
-import {
-  approveRun,
-  cancelRun,
-  rejectRun,
-  resolveStep,
-  resumeRun,
-  retryStep,
-  skipStep,
-} from '../../core/run-commands.js';
-import type { RunState, StepResult } from '../../core/run-state.js';
-import { initialStepStates, type Transition } from '../../core/transitions.js';
+import { type RunChange, withHumanCommands } from '../cycle/human-commands.js';
+import { newRunState } from '../cycle/new-run.js';
 import { stepFlowKey } from '../flow-accounting.js';
 import type {
   AttemptKey,
@@ -48,7 +39,7 @@ import { prepareStoreStatements } from './store-statements.js';
 const FREE_PAGES_PER_TRANSACTION = 1024;
 
 /** The embedded default store: one SQLite file, WAL, synchronous=FULL, writers serialized by BEGIN IMMEDIATE. */
-export class SqliteStore extends SqliteReads implements Store {
+export class SqliteStore extends withHumanCommands(SqliteReads) implements Store {
   readonly kind = 'sqlite' as const;
   readonly id: string;
   private readonly statements;
@@ -83,9 +74,8 @@ export class SqliteStore extends SqliteReads implements Store {
   }
 
   async createRun(spec: NewRun): Promise<RunSummary> {
-    const imported = JSON.stringify({ summary: 'done before the run was imported', outputs: [] });
-    const steps = initialStepStates(spec.plan, spec.now, new Set(spec.completedSteps ?? []), imported);
-    const status = spec.awaitingApproval ? 'awaiting_approval' : 'running';
+    const { state, event } = newRunState(spec);
+    const { status, steps } = state;
     this.write(() => {
       this.statements.insertRun.run(
         spec.id,
@@ -99,46 +89,33 @@ export class SqliteStore extends SqliteReads implements Store {
       );
       this.statements.insertPlan.run(spec.id, JSON.stringify(spec.plan));
       spec.plan.steps.forEach((step, position) => {
-        const state = steps[position]!;
+        const initial = steps[position]!;
         this.statements.insertStep.run(
           spec.id,
           step.id,
           position,
-          state.status,
-          state.dueAt,
-          state.resultJson,
+          initial.status,
+          initial.dueAt,
+          initial.resultJson,
           spec.now,
-          stepFlowKey({ plan: spec.plan, steps }, position),
+          stepFlowKey(state, position),
         );
       });
-      this.rows.appendEvent(spec.id, spec.now, {
-        type: 'run.created',
-        planName: spec.plan.name,
-        planHash: spec.planHash,
-        steps: spec.plan.steps.length,
-        status,
-      });
-    }, 'other');
+      this.rows.appendEvent(spec.id, spec.now, event);
+      this.rows.afterRunCreated(spec.id);
+    });
     return this.summary(spec.id);
   }
 
   async cycle(request: CycleRequest): Promise<CycleResult> {
-    return this.write(() => {
-      this.rows.beginCycle();
-      const result = this.cycles.run(request);
-      this.rows.endCycle();
-      return result;
-    }, 'cycle');
+    return this.write(() => this.rows.inCycle(() => this.cycles.run(request)));
   }
 
   /**
-   * One write transaction (BEGIN IMMEDIATE). On failure the cached step states may be ahead of disk:
-   * drop them. `runs` (the default): it may change runs or steps, so the next cycle reads what it
-   * uses again; `other`: it changes neither (events, effects, hook calls, flow limits, a new run),
-   * or it drops the runs it changes from the cycle cache itself (lease renewals).
+   * One write transaction (BEGIN IMMEDIATE). A path that changes runs or steps keeps the caches of
+   * RunRows right itself (see RunRows); on failure the cached states may be ahead of disk: dropped.
    */
-  private write<T>(fn: () => T, touches: 'runs' | 'other' | 'cycle' = 'runs'): T {
-    if (touches === 'runs') this.rows.distrust();
+  private write<T>(fn: () => T): T {
     try {
       // One reusable transaction wrapper: better-sqlite3 builds a new one per db.transaction() call.
       return this.inTransaction.immediate(fn) as T;
@@ -160,14 +137,12 @@ export class SqliteStore extends SqliteReads implements Store {
         (key) =>
           this.statements.renew.run(now + leaseMs, key.runId, key.stepId, key.attempt, owner).changes === 0,
       );
-      // Lease times are part of the cached step states: a new version makes every process reload
-      // them, and this connection's next cycle reads these runs again.
-      for (const runId of new Set(attempts.map((key) => key.runId))) {
-        this.statements.bumpVersion.run(runId);
-        this.rows.invalidate(runId);
-      }
+      // Lease times are part of the cached step states: a new version makes every process reload them.
+      const runIds = new Set(attempts.map((key) => key.runId));
+      for (const runId of runIds) this.statements.bumpVersion.run(runId);
+      this.rows.afterLeasesRenewed(runIds);
       return lost;
-    }, 'other');
+    });
   }
 
   async recordAttemptProcess(key: AttemptKey, proc: { pid: number; host: string }): Promise<void> {
@@ -179,28 +154,28 @@ export class SqliteStore extends SqliteReads implements Store {
     this.write(() => {
       if (!this.rows.load(runId)) throw runNotFound(runId);
       for (const event of events) this.rows.appendEvent(runId, now, event);
-    }, 'other');
+    });
   }
 
   async beginEffect(key: EffectKey, now: number): Promise<EffectRecord | null> {
-    return this.write(() => this.effects.begin(key, now), 'other');
+    return this.write(() => this.effects.begin(key, now));
   }
 
   async completeEffect(key: EffectKey, result: unknown, now: number): Promise<void> {
-    this.write(() => this.effects.finish(key, result, now), 'other');
+    this.write(() => this.effects.finish(key, result, now));
   }
 
   async clearEffect(key: EffectKey): Promise<void> {
-    this.write(() => this.effects.clear(key), 'other');
+    this.write(() => this.effects.clear(key));
   }
 
   async setFlowLimit(limit: FlowLimit, now: number): Promise<void> {
     const valid = validateFlowLimit(limit);
-    this.write(() => this.flow.set(valid, now), 'other');
+    this.write(() => this.flow.set(valid, now));
   }
 
   async removeFlowLimit(key: string): Promise<boolean> {
-    return this.write(() => this.flow.delete(key), 'other');
+    return this.write(() => this.flow.delete(key));
   }
 
   async listFlowLimits(now: number): Promise<FlowLimitStatus[]> {
@@ -211,9 +186,11 @@ export class SqliteStore extends SqliteReads implements Store {
     before: number,
     options: { dryRun?: boolean } & FinishedRunsBatch = {},
   ): Promise<string[]> {
-    const ids = this.write(() => this.retention.deleteFinishedRuns(before, options.dryRun ?? false, options));
-    if (!options.dryRun) this.rows.forget();
-    return ids;
+    return this.write(() => {
+      const ids = this.retention.deleteFinishedRuns(before, options.dryRun ?? false, options);
+      if (!options.dryRun) this.rows.afterRunsDeleted(ids);
+      return ids;
+    });
   }
 
   async vacuum(options: { full?: boolean } = {}): Promise<void> {
@@ -226,7 +203,7 @@ export class SqliteStore extends SqliteReads implements Store {
     // none went back (other writers freeing pages as fast).
     let left = Number.POSITIVE_INFINITY;
     for (;;) {
-      const now = this.write(() => this.retention.returnFreePages(FREE_PAGES_PER_TRANSACTION), 'other');
+      const now = this.write(() => this.retention.returnFreePages(FREE_PAGES_PER_TRANSACTION));
       if (now === 0 || now >= left) return;
       left = now;
     }
@@ -244,51 +221,23 @@ export class SqliteStore extends SqliteReads implements Store {
   ): Promise<HookDelivery[]> {
     // Asked after every cycle: a read first, so that nothing owed costs no write transaction.
     if (!this.hooks.anyDue(now)) return [];
-    return this.write(() => this.hooks.claim(owner, now, leaseMs, limit), 'other');
+    return this.write(() => this.hooks.claim(owner, now, leaseMs, limit));
   }
 
   async finishHookDelivery(
     key: HookDeliveryKey,
     result: { ok: true } | { ok: false; error: string; retryAt: number | null },
   ): Promise<void> {
-    this.write(() => this.hooks.finish(key, result), 'other');
+    this.write(() => this.hooks.finish(key, result));
   }
 
-  private command(runId: string, change: (run: RunState) => Transition, now: number): RunSummary {
+  override async applyCommand(runId: string, change: RunChange, now: number): Promise<RunSummary> {
+    // persist writes through writeState, which keeps the caches as it wrote them.
     this.write(() => {
       const entry = this.requireRun(runId);
       this.rows.persist(change(entry.state), now);
     });
     return this.summary(runId);
-  }
-
-  async retryStep(runId: string, stepId: string, now: number): Promise<RunSummary> {
-    return this.command(runId, (run) => retryStep(run, stepId, now), now);
-  }
-
-  async skipStep(runId: string, stepId: string, now: number): Promise<RunSummary> {
-    return this.command(runId, (run) => skipStep(run, stepId, now), now);
-  }
-
-  async cancelRun(runId: string, now: number): Promise<RunSummary> {
-    return this.command(runId, (run) => cancelRun(run, now), now);
-  }
-
-  async approveRun(runId: string, now: number, delayMs = 0): Promise<RunSummary> {
-    return this.command(runId, (run) => approveRun(run, now, delayMs), now);
-  }
-
-  async rejectRun(runId: string, now: number): Promise<RunSummary> {
-    return this.command(runId, (run) => rejectRun(run, now), now);
-  }
-
-  async resolveStep(runId: string, stepId: string, result: StepResult, now: number): Promise<RunSummary> {
-    const json = JSON.stringify(result);
-    return this.command(runId, (run) => resolveStep(run, stepId, json, now), now);
-  }
-
-  async resumeRun(runId: string, now: number): Promise<RunSummary> {
-    return this.command(runId, (run) => resumeRun(run, now), now);
   }
 
   async close(): Promise<void> {

@@ -1,4 +1,5 @@
 import type Database from 'better-sqlite3';
+import { dueStepOfRunningRunSql, dueStepSql } from '../due-steps.js';
 import { ATTEMPT_USAGE_ONCE, NO_USAGE_YET } from '../store-rows.js';
 import type { SqliteDatabase } from './open-database.js';
 
@@ -34,7 +35,6 @@ export interface StoreStatements {
   renew: Statement;
   bumpVersion: Statement;
   recordProcess: Statement;
-  addRunUsage: Statement;
 }
 
 /** Prepares the store's statements once per connection. */
@@ -52,25 +52,23 @@ export function prepareStoreStatements(db: SqliteDatabase): StoreStatements {
     // paged by (due_at, run_id, step_id) so steps that cannot be claimed never hide later ones.
     dueCandidates: db.prepare<[number, number, number, string, string, number], DueRow>(
       `SELECT s.run_id, s.step_id, s.due_at FROM steps s INDEXED BY steps_due
-       WHERE s.status IN ('ready', 'retry_wait') AND s.due_at <= ? AND s.due_at >= ?
+       WHERE ${dueStepOfRunningRunSql('?')} AND s.due_at >= ?
          AND (s.due_at, s.run_id, s.step_id) > (?, ?, ?)
-         AND EXISTS (SELECT 1 FROM runs r WHERE r.id = s.run_id AND r.status = 'running')
        ORDER BY s.due_at, s.run_id, s.step_id LIMIT ?`,
     ),
     // The same, leaving out steps under flow keys at their limit (a JSON array), so that work held
     // back by flow control never fills the pages and hides claimable work behind it.
     dueCandidatesUnsaturated: db.prepare<[number, number, number, string, string, string, number], DueRow>(
       `SELECT s.run_id, s.step_id, s.due_at FROM steps s INDEXED BY steps_due
-       WHERE s.status IN ('ready', 'retry_wait') AND s.due_at <= ? AND s.due_at >= ?
+       WHERE ${dueStepOfRunningRunSql('?')} AND s.due_at >= ?
          AND (s.due_at, s.run_id, s.step_id) > (?, ?, ?)
          AND (s.flow_key IS NULL OR s.flow_key NOT IN (SELECT value FROM json_each(?)))
-         AND EXISTS (SELECT 1 FROM runs r WHERE r.id = s.run_id AND r.status = 'running')
        ORDER BY s.due_at, s.run_id, s.step_id LIMIT ?`,
     ),
     dueCandidatesOfRun: db.prepare<[string, number, number, string, number], DueRow>(
-      `SELECT run_id, step_id, due_at FROM steps
-       WHERE run_id = ? AND status IN ('ready', 'retry_wait') AND due_at <= ? AND (due_at, step_id) > (?, ?)
-       ORDER BY due_at, step_id LIMIT ?`,
+      `SELECT s.run_id, s.step_id, s.due_at FROM steps s
+       WHERE s.run_id = ? AND ${dueStepSql('?')} AND (s.due_at, s.step_id) > (?, ?)
+       ORDER BY s.due_at, s.step_id LIMIT ?`,
     ),
     expired: db.prepare<
       [number, number],
@@ -96,9 +94,6 @@ export function prepareStoreStatements(db: SqliteDatabase): StoreStatements {
          AND lease_owner = ? AND status = 'running'`,
     ),
     bumpVersion: db.prepare('UPDATE runs SET version = version + 1 WHERE id = ?'),
-    addRunUsage: db.prepare(
-      'UPDATE runs SET input_tokens = input_tokens + ?, output_tokens = output_tokens + ?, cost_usd = cost_usd + ? WHERE id = ?',
-    ),
     recordProcess: db.prepare(
       "UPDATE steps SET pid = ?, host = ? WHERE run_id = ? AND step_id = ? AND attempt = ? AND status = 'running'",
     ),

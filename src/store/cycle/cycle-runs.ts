@@ -1,0 +1,231 @@
+import type { BatonEvent } from '../../core/events.js';
+import type { OutputArtifact } from '../../core/failure.js';
+import type { FlowGate } from '../../core/flow.js';
+import type { HookSpec } from '../../core/plan/types.js';
+import { planSecretEnv } from '../../core/run-secrets.js';
+import { planIndex, type RunState, stepOf } from '../../core/run-state.js';
+import { claimStep, expireLease, type Transition } from '../../core/transitions.js';
+import { isDueStep } from '../due-steps.js';
+import { flowAllows, flowStarted, type HeldRun } from '../flow-accounting.js';
+import {
+  claimResults,
+  type LoadedRun,
+  mayRepeatUsage,
+  runningCount,
+  settleCompletion,
+  stepToRun,
+} from '../loaded-run.js';
+import type {
+  AttemptKey,
+  ClaimedStep,
+  Completion,
+  CycleRequest,
+  CycleResult,
+  ReclaimedAttempt,
+} from '../store.js';
+import {
+  type AttemptRow,
+  attemptKeyText,
+  completionAttemptRow,
+  interruptedAttemptRow,
+} from '../store-rows.js';
+
+/**
+ * Where a cycle's rows go as its transitions happen: written at once (SQLite, inside its
+ * transaction) or gathered into one statement (PostgreSQL's WriteBatch). Runs and steps are not
+ * written here: the dialect writes each changed one once, at the end (`changedRuns`).
+ */
+export interface CycleSink {
+  /** An event of a run and the hook calls it owes (`hooks`: the plan's); whether it owes any. */
+  event(runId: string, at: number, event: BatonEvent, hooks?: readonly HookSpec[]): boolean;
+  attempt(row: AttemptRow): void;
+  artifact(key: AttemptKey, output: OutputArtifact): void;
+}
+
+/** A run a cycle holds: as loaded, as its transitions left it, and what they changed. */
+export interface HeldSlot<E extends LoadedRun> {
+  entry: E;
+  /** The run as loaded (what is stored while the cycle's transaction holds it). */
+  loaded: RunState;
+  changed: Set<string>;
+  planChanged: boolean;
+  dirty: boolean;
+}
+
+/**
+ * The decisions of one cycle, once for both stores, on runs its dialect loaded under its write
+ * lock (SQLite's BEGIN IMMEDIATE, PostgreSQL's row locks): what a completion, an expired lease and
+ * a claim do to a run, through the core's transitions, in the order the dialect calls them
+ * (completions, then reclaims, then claims). Which runs and steps to look at, and how the result is
+ * written, is the dialect's.
+ */
+export class CycleRuns<E extends LoadedRun> {
+  /** Runs held, by id; null: no such run. */
+  private readonly slots = new Map<string, HeldSlot<E> | null>();
+  private readonly claimed: ClaimedStep[] = [];
+  private readonly reclaimed: ReclaimedAttempt[] = [];
+  private readonly accepted: boolean[] = [];
+  /** Reports already settled in this cycle (attemptKeyText): a repeat's tokens count once. */
+  private readonly reported = new Set<string>();
+  private hooksOwed = false;
+  /** The flow limits claims obey; null: none is set (or none is locked yet). */
+  gate: FlowGate | null = null;
+
+  constructor(
+    readonly request: CycleRequest,
+    private readonly sink: CycleSink,
+  ) {}
+
+  /** Holds a run as the dialect loaded it (null: it does not exist); a run held already is kept as it is. */
+  hold(runId: string, entry: E | null): void {
+    if (this.slots.has(runId)) return;
+    this.slots.set(
+      runId,
+      entry && { entry, loaded: entry.state, changed: new Set(), planChanged: false, dirty: false },
+    );
+  }
+
+  isHeld(runId: string): boolean {
+    return this.slots.has(runId);
+  }
+
+  /** The run as this cycle holds it now; undefined: not held, null: no such run. */
+  entry(runId: string): E | null | undefined {
+    const slot = this.slots.get(runId);
+    return slot === undefined ? undefined : (slot?.entry ?? null);
+  }
+
+  get heldRunIds(): string[] {
+    return [...this.slots.keys()];
+  }
+
+  get claimsLeft(): number {
+    return this.request.claimLimit - this.claimed.length;
+  }
+
+  /** Runs held, as loaded and as changed: flow control counts their attempts from these. */
+  *held(): Iterable<HeldRun> {
+    for (const slot of this.slots.values()) if (slot) yield { loaded: slot.loaded, state: slot.entry.state };
+  }
+
+  /** Every held run a transition changed: what the dialect writes, once each. */
+  *changedRuns(): Iterable<HeldSlot<E>> {
+    for (const slot of this.slots.values()) if (slot?.dirty) yield slot;
+  }
+
+  private apply(slot: HeldSlot<E>, transition: Transition): void {
+    const runId = slot.entry.state.id;
+    for (const event of transition.events) {
+      if (this.sink.event(runId, this.request.now, event, transition.run.plan.hooks)) this.hooksOwed = true;
+    }
+    for (const stepId of transition.changedSteps) slot.changed.add(stepId);
+    slot.planChanged ||= transition.planChanged ?? false;
+    slot.dirty = true;
+    slot.entry.state = transition.run;
+  }
+
+  /**
+   * Whether the dialect must look up if this report's tokens are recorded already (see
+   * mayRepeatUsage): before `complete`, whose `usageRecorded` is the answer.
+   */
+  mayRepeatUsage(completion: Completion): boolean {
+    const slot = this.slots.get(completion.runId);
+    return slot !== undefined && slot !== null && mayRepeatUsage(slot.entry.state, completion);
+  }
+
+  /**
+   * A reported attempt (its run held): committed when its worker still holds the lease, else
+   * recorded as discarded. `usageRecorded`: its attempt row holds its tokens already.
+   */
+  complete(completion: Completion, usageRecorded = false): void {
+    const { now, random } = this.request;
+    const slot = this.slots.get(completion.runId) ?? null;
+    const key = attemptKeyText(completion);
+    // The same report twice in one request counts once.
+    const counted = usageRecorded || this.reported.has(key);
+    this.reported.add(key);
+    const settled = slot && settleCompletion(slot.entry.state, completion, now, random, counted);
+    if (slot && settled?.transition) this.apply(slot, settled.transition);
+    const live = settled?.live ?? false;
+    const step = slot ? stepOf(slot.entry.state, completion.stepId) : undefined;
+    this.sink.attempt(completionAttemptRow(completion, live, step));
+    if (live && completion.outcome.ok)
+      for (const output of completion.outcome.outputs) this.sink.artifact(completion, output);
+    this.accepted.push(live);
+  }
+
+  /**
+   * Ends an attempt whose lease ran out (its run held), as interrupted; nothing when the step is no
+   * longer running that attempt (a completion in this same cycle settled it: its worker was late).
+   */
+  reclaim(
+    runId: string,
+    stepId: string,
+    attempt: number,
+    proc: { pid: number | null; host: string | null },
+  ): void {
+    const slot = this.slots.get(runId);
+    if (!slot) return;
+    const { now, random } = this.request;
+    const before = stepOf(slot.entry.state, stepId);
+    if (!before || before.status !== 'running' || before.attempt !== attempt) return;
+    this.apply(slot, expireLease(slot.entry.state, stepId, now, random));
+    const after = stepOf(slot.entry.state, stepId)!;
+    this.sink.attempt(interruptedAttemptRow(runId, before, after, now));
+    this.reclaimed.push({ runId, stepId, attempt, pid: proc.pid, host: proc.host });
+  }
+
+  /**
+   * Claims a step of a held run if it is due now as held, its run is running below its concurrency,
+   * this process has its function and flow control admits it. Whether it was claimed.
+   */
+  tryClaim(runId: string, stepId: string): boolean {
+    const { request } = this;
+    const slot = this.slots.get(runId);
+    if (!slot || this.claimsLeft <= 0) return false;
+    const state = slot.entry.state;
+    if (state.status !== 'running' || (request.runId !== undefined && runId !== request.runId)) return false;
+    // Rows of runs this cycle changed are not written yet: the state held decides.
+    const current = stepOf(state, stepId);
+    if (!current || !isDueStep(current, request.now)) return false;
+    const position = planIndex(state.plan).position.get(stepId)!;
+    // What this attempt runs: the step's own executor, or its fallback once that took over.
+    const planStep = stepToRun(state, position, request.functions);
+    if (!planStep) return false;
+    if (runningCount(state) >= state.plan.limits.concurrency) return false;
+    if (!flowAllows(this.gate, state, position, () => this.held())) return false;
+    const transition = claimStep(state, stepId, request.owner, request.now, request.leaseMs);
+    this.apply(slot, transition);
+    const step = stepOf(transition.run, stepId)!;
+    // A budget may stop the run (or the step) instead.
+    if (step.status !== 'running') return false;
+    flowStarted(this.gate, transition.run, position);
+    this.claimed.push({
+      runId,
+      stepId,
+      attempt: step.attempt,
+      owner: request.owner,
+      leaseExpiresAt: step.leaseExpiresAt!,
+      step: planStep,
+      planName: state.plan.name,
+      inputs: slot.entry.inputs,
+      workspace: slot.entry.workspace,
+      lastError: step.lastError,
+      secretEnv: planSecretEnv(state.plan),
+      results: claimResults(transition.run, planStep),
+      ...(step.onFallback ? { fallback: true } : {}),
+      ...(state.plan.shadow ? { shadow: true } : {}),
+      ...(step.firstStartedAt ? { firstStartedAt: step.firstStartedAt } : {}),
+    });
+    return true;
+  }
+
+  result(): CycleResult {
+    return {
+      claimed: this.claimed,
+      accepted: this.accepted,
+      reclaimed: this.reclaimed,
+      ...(this.hooksOwed ? { hooksOwed: true } : {}),
+    };
+  }
+}

@@ -1,0 +1,68 @@
+import {
+  approveRun,
+  cancelRun,
+  rejectRun,
+  resolveStep,
+  resumeRun,
+  retryStep,
+  skipStep,
+} from '../../core/run-commands.js';
+import type { RunState, StepResult } from '../../core/run-state.js';
+import type { Transition } from '../../core/transitions.js';
+import type { RunSummary, Store } from '../store.js';
+
+/** What a human command does to a run, as the core decides it (core/run-commands.ts). */
+export type RunChange = (run: RunState) => Transition;
+
+/** The seven human commands of the Store contract. */
+export type HumanCommandMethods = Pick<
+  Store,
+  'retryStep' | 'skipStep' | 'cancelRun' | 'approveRun' | 'rejectRun' | 'resolveStep' | 'resumeRun'
+>;
+
+// biome-ignore lint/suspicious/noExplicitAny: a mixin's base must be constructible with any[] (TS2545).
+type StoreBase = abstract new (...args: any[]) => object;
+
+/**
+ * The human commands, once for both dialects, over `applyCommand`: the dialect's half, which loads
+ * the run under its write lock, applies the change and writes the transition in ONE transaction.
+ */
+export function withHumanCommands<B extends StoreBase>(Base: B) {
+  abstract class WithHumanCommands extends Base implements HumanCommandMethods {
+    /**
+     * In one transaction: the run as stored now (throws runNotFound when there is none), `change`
+     * applied to it, its events and new state written. Returns the run's summary after it.
+     */
+    abstract applyCommand(runId: string, change: RunChange, now: number): Promise<RunSummary>;
+
+    retryStep(runId: string, stepId: string, now: number): Promise<RunSummary> {
+      return this.applyCommand(runId, (run) => retryStep(run, stepId, now), now);
+    }
+
+    skipStep(runId: string, stepId: string, now: number): Promise<RunSummary> {
+      return this.applyCommand(runId, (run) => skipStep(run, stepId, now), now);
+    }
+
+    cancelRun(runId: string, now: number): Promise<RunSummary> {
+      return this.applyCommand(runId, (run) => cancelRun(run, now), now);
+    }
+
+    approveRun(runId: string, now: number, delayMs = 0): Promise<RunSummary> {
+      return this.applyCommand(runId, (run) => approveRun(run, now, delayMs), now);
+    }
+
+    rejectRun(runId: string, now: number): Promise<RunSummary> {
+      return this.applyCommand(runId, (run) => rejectRun(run, now), now);
+    }
+
+    resolveStep(runId: string, stepId: string, result: StepResult, now: number): Promise<RunSummary> {
+      const json = JSON.stringify(result);
+      return this.applyCommand(runId, (run) => resolveStep(run, stepId, json, now), now);
+    }
+
+    resumeRun(runId: string, now: number): Promise<RunSummary> {
+      return this.applyCommand(runId, (run) => resumeRun(run, now), now);
+    }
+  }
+  return WithHumanCommands;
+}

@@ -1,0 +1,24 @@
+import { DUE_STEP_STATUSES, type StepState } from '../core/run-state.js';
+
+/**
+ * What is due, in one place for the claim of either store, `baton check`'s cheap idle read
+ * (cli/commands/check-idle.ts, which must not load the store: keep this module's imports tiny) and
+ * a run's `next_due_at`: a ready or retry_wait step whose `dueAt` has come.
+ */
+export function isDueStep(step: Pick<StepState, 'status' | 'dueAt'>, now: number): boolean {
+  return DUE_STEP_STATUSES.has(step.status) && step.dueAt !== null && step.dueAt <= now;
+}
+
+/** The statuses of a step waiting for its due time, as an SQL list (the partial index `steps_due` is over them). */
+const DUE_STATUSES_SQL = [...DUE_STEP_STATUSES].map((status) => `'${status}'`).join(', ');
+
+/** SQL (both dialects): the step row `s` is due at `now` (a parameter or expression). */
+export function dueStepSql(now: string): string {
+  return `s.status IN (${DUE_STATUSES_SQL}) AND s.due_at <= ${now}`;
+}
+
+/** SQL (SQLite): the step row `s` is due at `now` and its run is running, from the steps_due index. */
+export function dueStepOfRunningRunSql(now: string): string {
+  return `${dueStepSql(now)}
+      AND EXISTS (SELECT 1 FROM runs r WHERE r.id = s.run_id AND r.status = 'running')`;
+}
