@@ -63,6 +63,80 @@ describe('SQLite store specifics', () => {
     }
   });
 
+  describe('runs started at once are group-committed', () => {
+    const plan = validatePlanObject({ name: 'g', steps: [{ id: 's', fn: 'noop' }] }, 'g');
+    const spec = (id: string) => ({ id, plan, planHash: 'h', inputs: {}, workspace: '/w', now: 1 });
+    const cycle = (s: SqliteStore, claimLimit: number) =>
+      s.cycle({ owner: 'w', now: 10, leaseMs: 60_000, completions: [], claimLimit, random: () => 0 });
+
+    it('twenty runs started at once cost one commit, not twenty', async () => {
+      const path = tempDb();
+      const store = SqliteStore.open(path);
+      try {
+        const before = walCommits(path);
+        await Promise.all(Array.from({ length: 20 }, (_, i) => store.createRun(spec(`r${i}`))));
+        expect(walCommits(path) - before).toBe(1);
+        expect(await store.listRuns({})).toHaveLength(20);
+      } finally {
+        await store.close();
+      }
+    });
+
+    it('a cycle stores the runs queued before it and claims their first steps in the same transaction', async () => {
+      const path = tempDb();
+      const store = SqliteStore.open(path);
+      try {
+        const before = walCommits(path);
+        const created = ['a', 'b', 'c'].map((id) => store.createRun(spec(id)));
+        // No turn of the event loop in between: the cycle's own transaction must store them.
+        const claimed = (await cycle(store, 10)).claimed.map((claim) => claim.runId).sort();
+        expect(claimed).toEqual(['a', 'b', 'c']);
+        expect(walCommits(path) - before).toBe(1);
+        expect((await Promise.all(created)).map((run) => run.status)).toEqual([
+          'running',
+          'running',
+          'running',
+        ]);
+      } finally {
+        await store.close();
+      }
+    });
+
+    it('a run whose id is taken fails alone; the others of its group are stored', async () => {
+      const path = tempDb();
+      const store = SqliteStore.open(path);
+      try {
+        await store.createRun(spec('taken'));
+        const results = await Promise.allSettled(['x', 'taken', 'y'].map((id) => store.createRun(spec(id))));
+        expect(results.map((result) => result.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
+        expect(String((results[1] as PromiseRejectedResult).reason)).toMatch(/UNIQUE/);
+        const other = SqliteStore.open(path);
+        try {
+          expect((await other.listRuns({})).map((run) => run.id).sort()).toEqual(['taken', 'x', 'y']);
+          expect(await other.getEvents('taken')).toHaveLength(1);
+        } finally {
+          await other.close();
+        }
+      } finally {
+        await store.close();
+      }
+    });
+
+    it('close stores the runs still queued', async () => {
+      const path = tempDb();
+      const store = SqliteStore.open(path);
+      const created = store.createRun(spec('late'));
+      await store.close();
+      expect((await created).id).toBe('late');
+      const other = SqliteStore.open(path);
+      try {
+        expect((await other.getRun('late'))?.status).toBe('running');
+      } finally {
+        await other.close();
+      }
+    });
+  });
+
   describe('runs kept in memory between cycles', () => {
     const plan = validatePlanObject(
       {
@@ -209,3 +283,22 @@ describe('SQLite store specifics', () => {
     expect(() => SqliteStore.open(foreign)).toThrow(/not made by Baton \(tables: invoices\)/);
   });
 });
+
+/**
+ * How many transactions the database's write-ahead log holds: its commit frames (a frame header's
+ * second word, the database size after a commit, is zero for the other frames), counting only the
+ * frames of the log's current generation (their salts match the header's).
+ */
+function walCommits(dbPath: string): number {
+  const wal = readFileSync(`${dbPath}-wal`);
+  if (wal.length < 32) return 0;
+  const pageSize = wal.readUInt32BE(8);
+  const salt1 = wal.readUInt32BE(16);
+  const salt2 = wal.readUInt32BE(20);
+  let commits = 0;
+  for (let at = 32; at + 24 + pageSize <= wal.length; at += 24 + pageSize) {
+    if (wal.readUInt32BE(at + 8) !== salt1 || wal.readUInt32BE(at + 12) !== salt2) break;
+    if (wal.readUInt32BE(at + 4) !== 0) commits += 1;
+  }
+  return commits;
+}
