@@ -1,5 +1,4 @@
 import { hostname } from 'node:os';
-import { stepReads } from '../core/plan/template.js';
 import type { PlanStep } from '../core/plan/types.js';
 import { redactOutcome, redactSecrets, redactValue } from '../core/redact.js';
 import { shadowExecutor } from '../executors/shadow-executor.js';
@@ -51,10 +50,7 @@ export async function runAttempt(
   const key = { runId: claim.runId, stepId: claim.stepId, attempt: claim.attempt, owner: claim.owner };
   let completion: Completion;
   try {
-    const results = await resolveResults(
-      claim.results ?? (await store.getStepResults(claim.runId, stepReads(claim.step))),
-      home,
-    );
+    const results = await resolveResults(claim.results, home);
     // Past its deadline an attempt begins no effect; once it is over, what it records is dropped.
     let expired = false;
     let over = false;

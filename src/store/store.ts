@@ -273,10 +273,10 @@ export interface ClaimedStep extends AttemptKey {
   /** When the step's first attempt started (for its span and its wall-clock budget). */
   firstStartedAt?: number;
   /**
-   * Results of the steps this attempt reads (see stepReads), as stored when it was claimed; a store
-   * that holds the run in memory attaches them, otherwise the engine asks getStepResults.
+   * Results of the steps this attempt reads (see stepReads), as stored when it was claimed: both
+   * stores hold the run in memory while they claim, so they attach them from there.
    */
-  results?: Record<string, StepResult>;
+  results: Record<string, StepResult>;
 }
 
 export interface ReclaimedAttempt extends AttemptKey {
