@@ -6,6 +6,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { isBatonError } from '../src/core/errors.js';
 import { validatePlanObject } from '../src/core/plan/parse.js';
 import { SqliteStore } from '../src/store/sqlite/sqlite-store.js';
+import { walCommits } from './helpers/sqlite-wal.js';
 import { describeConsoleReadsContract } from './store-console-contract.js';
 import { chainPlan, describeStoreContract } from './store-contract.js';
 import { describeFlowContract } from './store-flow-contract.js';
@@ -283,22 +284,3 @@ describe('SQLite store specifics', () => {
     expect(() => SqliteStore.open(foreign)).toThrow(/not made by Baton \(tables: invoices\)/);
   });
 });
-
-/**
- * How many transactions the database's write-ahead log holds: its commit frames (a frame header's
- * second word, the database size after a commit, is zero for the other frames), counting only the
- * frames of the log's current generation (their salts match the header's).
- */
-function walCommits(dbPath: string): number {
-  const wal = readFileSync(`${dbPath}-wal`);
-  if (wal.length < 32) return 0;
-  const pageSize = wal.readUInt32BE(8);
-  const salt1 = wal.readUInt32BE(16);
-  const salt2 = wal.readUInt32BE(20);
-  let commits = 0;
-  for (let at = 32; at + 24 + pageSize <= wal.length; at += 24 + pageSize) {
-    if (wal.readUInt32BE(at + 8) !== salt1 || wal.readUInt32BE(at + 12) !== salt2) break;
-    if (wal.readUInt32BE(at + 4) !== 0) commits += 1;
-  }
-  return commits;
-}

@@ -8,13 +8,15 @@ import { isBatonError } from '../src/core/errors.js';
 import { Baton, RunNotSucceededError } from '../src/workflow/baton.js';
 import { defineWorkflow } from '../src/workflow/define-workflow.js';
 import { repoRoot } from './helpers/cli.js';
+import { walCommits } from './helpers/sqlite-wal.js';
 
 const run = promisify(execFile);
 const homes: string[] = [];
-const open = () => {
+const open = () => Baton.open({ home: newHome(), pollMs: 20 });
+const newHome = () => {
   const home = mkdtempSync(join(tmpdir(), 'baton-api-'));
   homes.push(home);
-  return Baton.open({ home, pollMs: 20 });
+  return home;
 };
 afterEach(() => {
   for (const home of homes.splice(0)) rmSync(home, { recursive: true, force: true });
@@ -42,6 +44,33 @@ describe('typed workflow API', () => {
         write: 'otters live in rivers (x2)',
       });
       expect(calls).toEqual(['research', 'write']);
+    } finally {
+      await baton.close();
+    }
+  });
+
+  it('startMany stores its runs in one commit, and each runs to its own result', async () => {
+    const double = defineWorkflow<{ n: string }>({ name: 'double', inputs: { n: null } }).step(
+      'twice',
+      (ctx) => Number(ctx.inputs.n) * 2,
+    );
+    const home = newHome();
+    const baton = Baton.open({ home, pollMs: 20 });
+    try {
+      await baton.ready();
+      const before = walCommits(join(home, 'baton.db'));
+      const inputs = Array.from({ length: 30 }, (_, i) => ({ n: String(i) }));
+      const started = await baton.startMany(double, inputs);
+      expect(walCommits(join(home, 'baton.db')) - before).toBe(1);
+      expect(started.every((run) => run.created)).toBe(true);
+      const results = await Promise.all(started.map((run) => baton.result(double, run.runId)));
+      expect(results.map((result) => result.twice)).toEqual(inputs.map((_, i) => i * 2));
+      // Idempotent by run id, as start is; the ids and the inputs must pair up.
+      const again = await baton.startMany(double, [{ n: '1' }], { runIds: [started[1]!.runId] });
+      expect(again).toEqual([{ runId: started[1]!.runId, created: false }]);
+      await expect(baton.startMany(double, [{ n: '1' }], { runIds: [] })).rejects.toThrow(
+        /0 run ids for 1 inputs/,
+      );
     } finally {
       await baton.close();
     }

@@ -163,6 +163,35 @@ export class Baton {
   }
 
   /**
+   * Starts one run of `workflow` per item of `inputs`, in order of the list. The runs are stored
+   * together: the SQLite store commits all of them in one transaction (as it does for any starts
+   * made at once), so a thousand runs cost about one fsync. Each run is idempotent as with `start`
+   * when its item gives a `runId`; a run that cannot be started rejects the whole call, and those
+   * stored before it stay stored.
+   */
+  async startMany<W extends TypedWorkflow>(
+    workflow: W,
+    inputs: readonly (W extends Workflow<infer I, Record<string, unknown>> ? I : never)[],
+    options: { runIds?: readonly string[]; shadow?: boolean } = {},
+  ): Promise<{ runId: string; created: boolean }[]> {
+    if (options.runIds !== undefined && options.runIds.length !== inputs.length) {
+      throw new BatonError(
+        'INVALID_ARGUMENT',
+        `startMany: ${options.runIds.length} run ids for ${inputs.length} inputs: give one id per input, or none`,
+      );
+    }
+    return Promise.all(
+      inputs.map((item, index) => {
+        const runId = options.runIds?.[index];
+        return this.start(workflow, item, {
+          ...(runId === undefined ? {} : { runId }),
+          ...(options.shadow === undefined ? {} : { shadow: options.shadow }),
+        });
+      }),
+    );
+  }
+
+  /**
    * Starts a run of a plan: a YAML or JSON plan file (`loadPlanFile`), its text (`parsePlanText`)
    * or an object (`validatePlanObject`), with agent, model and `fn` steps. This process's workers
    * (or `result`) run it; an `fn: <name>` step calls what `baton.functions.register(name, fn)`
