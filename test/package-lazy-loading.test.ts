@@ -57,6 +57,7 @@ const plan = pkg.validatePlanObject({ name: 'model', steps: [{ id: 'ask', model:
   provider: 'openai', model: 'gpt-test', baseUrl: server.openaiBaseUrl, apiKeyEnv: 'LAZY_TEST_KEY', prompt: 'hello' } }] }, 'model.json');
 const modelBaton = pkg.Baton.open({ home: home + '/model', model: { env: { LAZY_TEST_KEY: 'k' } } });
 await modelBaton.startPlan(plan, {}, { runId: 'm1' });
+await modelBaton.result('m1');
 report.modelRun = (await modelBaton.store.getRun('m1')).status;
 report.afterModel = packagesLoaded();
 await modelBaton.close();
