@@ -12,8 +12,7 @@ import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { chmodSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import pg from 'pg';
 import { validatePlanObject } from '../dist/core/plan/parse.js';
 import { startRun } from '../dist/engine/start-run.js';
@@ -21,8 +20,8 @@ import { trustedPrograms } from '../dist/executors/trusted-programs.js';
 import { PostgresStore } from '../dist/store/postgres/postgres-store.js';
 import { startCluster } from '../scripts/pg-cluster.mjs';
 import { median } from './lib.mjs';
+import { startPgWorker } from './pg-worker-process.mjs';
 
-const here = dirname(fileURLToPath(import.meta.url));
 const ROUNDS = Number(process.env.BENCH_PG_ROUNDS ?? 3);
 const RUNS = Number(process.env.BENCH_PG_AGENT_RUNS ?? 100);
 const STEPS = Number(process.env.BENCH_PG_AGENT_STEPS ?? 4);
@@ -76,30 +75,7 @@ function machineCpuMs() {
 }
 
 function startWorker(url, schema, home) {
-  const child = spawn(
-    process.execPath,
-    [join(here, 'pg-worker.mjs'), url, schema, String(CONCURRENCY), home, 'agent'],
-    { stdio: ['pipe', 'pipe', 'inherit'], env },
-  );
-  let stdout = '';
-  child.stdout.setEncoding('utf8').on('data', (chunk) => {
-    stdout += chunk;
-  });
-  const exited = once(child, 'exit');
-  const ready = new Promise((resolve, reject) => {
-    const timer = setInterval(() => {
-      if (stdout.includes('READY')) resolve(clearInterval(timer));
-      if (child.exitCode !== null)
-        reject(new Error(`pg-worker exited ${child.exitCode}`, clearInterval(timer)));
-    }, 5);
-  });
-  const report = async () => {
-    await exited;
-    const line = stdout.split('\n').find((l) => l.startsWith('REPORT '));
-    if (!line) throw new Error(`pg-worker printed no report: ${stdout}`);
-    return JSON.parse(line.slice('REPORT '.length));
-  };
-  return { child, ready, report };
+  return startPgWorker([url, schema, CONCURRENCY, home, 'agent'], env);
 }
 
 async function measure(cluster, admin, workers, round) {

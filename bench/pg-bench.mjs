@@ -1,17 +1,5 @@
-// PostgreSQL benchmarks (`npm run bench:pg`), on a throwaway PostgreSQL 15 cluster started like the
-// test harness does (scripts/pg-cluster.mjs), against the built dist/:
-//  - floor: one ~100-byte INSERT ... ON CONFLICT per committed transaction, one connection;
-//  - throughput: 200 runs x 10 chained no-op function steps, drained by 1, 2 and 4 worker processes
-//    (bench/pg-worker.mjs: an Engine with a FunctionExecutor), from "go" to the last run's end;
-//  - claim latency (bench/pg-claim-latency.mjs): a claiming cycle with 100,000 finished runs stored.
-// Each figure is the median of BENCH_PG_ROUNDS rounds (default 3), rounds interleaved.
-// Env: BENCH_PG_WORKERS=1,2,4  BENCH_PG_CONCURRENCY=64 (per worker)  BENCH_PG_HISTORY=100000
-// (0: no claim-latency figure)  BENCH_PG_FLOW=<n>: the steps' flow key (fn:noop) limited to n at once
-// across all workers, so every claim goes through flow control (a limit above 4 x 64 never binds).
-import { spawn } from 'node:child_process';
-import { once } from 'node:events';
 import { cpus, loadavg } from 'node:os';
-import { dirname, join } from 'node:path';
+import { dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { startRun } from '../dist/engine/start-run.js';
@@ -19,6 +7,7 @@ import { PostgresStore } from '../dist/store/postgres/postgres-store.js';
 import { startCluster } from '../scripts/pg-cluster.mjs';
 import { chainPlan, median, PAYLOAD } from './lib.mjs';
 import { measureClaimLatency } from './pg-claim-latency.mjs';
+import { startPgWorker } from './pg-worker-process.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const ROUNDS = Number(process.env.BENCH_PG_ROUNDS ?? 3);
@@ -54,28 +43,7 @@ async function measureFloor(admin, round) {
 }
 
 function startWorker(url, schema) {
-  const child = spawn(process.execPath, [join(here, 'pg-worker.mjs'), url, schema, String(CONCURRENCY)], {
-    stdio: ['pipe', 'pipe', 'inherit'],
-  });
-  let stdout = '';
-  child.stdout.setEncoding('utf8').on('data', (chunk) => {
-    stdout += chunk;
-  });
-  const exited = once(child, 'exit');
-  const ready = new Promise((resolve, reject) => {
-    const timer = setInterval(() => {
-      if (stdout.includes('READY')) resolve(clearInterval(timer));
-      if (child.exitCode !== null)
-        reject(new Error(`pg-worker exited ${child.exitCode}`, clearInterval(timer)));
-    }, 5);
-  });
-  const report = async () => {
-    await exited;
-    const line = stdout.split('\n').find((l) => l.startsWith('REPORT '));
-    if (!line) throw new Error(`pg-worker printed no report: ${stdout}`);
-    return JSON.parse(line.slice('REPORT '.length));
-  };
-  return { child, ready, report };
+  return startPgWorker([url, schema, CONCURRENCY]);
 }
 
 /** 200 x 10 no-op steps drained by `workers` processes; steps/s from "go" to the last run's end. */
