@@ -1,8 +1,7 @@
 import { appendFileSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import pg from 'pg';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { RunningConsole } from '../src/console/console-server.js';
 import { validatePlanObject } from '../src/core/plan/parse.js';
 import { PostgresStore } from '../src/store/postgres/postgres-store.js';
@@ -10,7 +9,7 @@ import { SqliteStore } from '../src/store/sqlite/sqlite-store.js';
 import type { Store } from '../src/store/store.js';
 import { removeTempDirs, runBaton, spawnBaton, tempDir, waitFor } from './helpers/cli.js';
 import { csrfOf, seedBlockedRun, startTestConsole, TEST_TOKEN, withSession } from './helpers/console.js';
-import { freshSchemaName, startPostgres, type TestPostgres } from './helpers/postgres.js';
+import { freshSchemaName, usePostgres } from './helpers/postgres.js';
 
 const SECRET = 'console-secret-value-4242';
 
@@ -248,22 +247,13 @@ describeConsoleHttp('sqlite', async () => {
 });
 
 describe('console over HTTP: postgres', () => {
-  let server: TestPostgres;
-  let admin: pg.Pool;
-  beforeAll(async () => {
-    server = await startPostgres();
-    admin = new pg.Pool({ connectionString: server.url, max: 2 });
-  }, 60_000);
-  afterAll(async () => {
-    await admin?.end();
-    await server?.stop();
-  });
+  const pgc = usePostgres();
   describeConsoleHttp('postgres', async () => {
     const schema = freshSchemaName('console');
     return {
-      store: await PostgresStore.open(server.url, { schema }),
+      store: await PostgresStore.open(pgc.server.url, { schema }),
       cleanup: async () => {
-        await admin.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+        await pgc.admin.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
       },
     };
   });

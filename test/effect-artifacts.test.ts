@@ -9,26 +9,15 @@ import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import pg from 'pg';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { artifactPath } from '../src/engine/result-artifacts.js';
 import { StepFailure } from '../src/executors/function-executor.js';
 import { PostgresStore } from '../src/store/postgres/postgres-store.js';
 import { Baton } from '../src/workflow/baton.js';
 import { defineWorkflow } from '../src/workflow/define-workflow.js';
-import { freshSchemaName, startPostgres, type TestPostgres } from './helpers/postgres.js';
+import { freshSchemaName, usePostgres } from './helpers/postgres.js';
 
-let server: TestPostgres;
-let admin: pg.Pool;
-beforeAll(async () => {
-  server = await startPostgres();
-  admin = new pg.Pool({ connectionString: server.url, max: 2 });
-  admin.on('error', () => undefined);
-}, 60_000);
-afterAll(async () => {
-  await admin?.end();
-  await server?.stop();
-});
+const pgc = usePostgres();
 
 const homes: string[] = [];
 afterEach(() => {
@@ -61,9 +50,9 @@ const sqlite: Harness = {
 const schema = freshSchemaName('effects');
 const postgres: Harness = {
   open: async (home) =>
-    Baton.open({ home, pollMs: 20, store: await PostgresStore.open(server.url, { schema }) }),
+    Baton.open({ home, pollMs: 20, store: await PostgresStore.open(pgc.server.url, { schema }) }),
   effectRow: async (_home, runId, key) => {
-    const { rows } = await admin.query<{ result: string }>(
+    const { rows } = await pgc.admin.query<{ result: string }>(
       `SELECT result::text AS result FROM "${schema}".effects WHERE run_id = $1 AND key = $2`,
       [runId, key],
     );

@@ -1,27 +1,10 @@
-/**
- * PostgresStore.waitForWork: woken by the NOTIFY of a commit that makes work due (at once, or at the
- * announced due time), by its own deadline, by abort, and still after its LISTEN connection is killed.
- */
-import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { PostgresStore } from '../src/store/postgres/postgres-store.js';
 import type { NewRun } from '../src/store/store.js';
-import { freshSchemaName, startPostgres, type TestPostgres } from './helpers/postgres.js';
+import { freshSchemaName, usePostgres } from './helpers/postgres.js';
 import { chainPlan } from './store-contract.js';
 
-let server: TestPostgres;
-let admin: pg.Pool;
-
-beforeAll(async () => {
-  server = await startPostgres();
-  admin = new pg.Pool({ connectionString: server.url, max: 2 });
-  admin.on('error', () => undefined);
-}, 60_000);
-
-afterAll(async () => {
-  await admin?.end();
-  await server?.stop();
-});
+const pgc = usePostgres();
 
 const run = (id: string, now = Date.now()): NewRun => ({
   id,
@@ -35,9 +18,9 @@ const run = (id: string, now = Date.now()): NewRun => ({
 /** Two stores on one schema: `sleeper` waits (its safety poll is 10 minutes away), `writer` makes work due. */
 async function pair(appName: string) {
   const schema = freshSchemaName('wake');
-  const url = `${server.url}?application_name=${appName}`;
+  const url = `${pgc.server.url}?application_name=${appName}`;
   const sleeper = await PostgresStore.open(url, { schema, pollMs: 600_000 });
-  const writer = await PostgresStore.open(server.url, { schema });
+  const writer = await PostgresStore.open(pgc.server.url, { schema });
   // The first wait opens the LISTEN connection and returns once it is in place (missed notifications).
   await sleeper.waitForWork(Date.now() + 5000, new AbortController().signal);
   await sleeper.cycle({ owner: 'w', now: Date.now(), leaseMs: 1000, completions: [], claimLimit: 1, random });
@@ -116,7 +99,7 @@ describe('PostgresStore.waitForWork', () => {
     const { sleeper, writer, close } = await pair('wake_d');
     try {
       const kill = () =>
-        admin.query(
+        pgc.admin.query(
           "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'wake_d' AND query LIKE 'LISTEN %'",
         );
       // Terminated while waiting: the waiter is woken (notifications may have been missed).
@@ -126,7 +109,7 @@ describe('PostgresStore.waitForWork', () => {
         .poll(
           async () =>
             (
-              await admin.query(
+              await pgc.admin.query(
                 "SELECT 1 FROM pg_stat_activity WHERE application_name = 'wake_d' AND query LIKE 'LISTEN %'",
               )
             ).rowCount,

@@ -4,15 +4,15 @@
  * table; checked with EXPLAIN on both dialects, on the statements the store really runs. Timing
  * is left to bench/workloads/history.mjs.
  */
-import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type pg from 'pg';
+import { afterAll, describe, expect, it } from 'vitest';
 import { validatePlanObject } from '../src/core/plan/parse.js';
 import { PostgresStore } from '../src/store/postgres/postgres-store.js';
 import { openSqliteDatabase } from '../src/store/sqlite/open-database.js';
 import { SqliteStore } from '../src/store/sqlite/sqlite-store.js';
 import type { Store } from '../src/store/store.js';
 import { removeTempDirs, tempDir } from './helpers/cli.js';
-import { freshSchemaName, startPostgres, type TestPostgres } from './helpers/postgres.js';
+import { freshSchemaName, usePostgres } from './helpers/postgres.js';
 
 const plan = validatePlanObject({ name: 'live', steps: [{ id: 's', fn: 'noop' }] }, 'history');
 
@@ -122,19 +122,7 @@ describe('SQLite: the runs list with 5,000 finished runs', () => {
 });
 
 describe('PostgreSQL: the runs list with 20,000 finished runs', () => {
-  let server: TestPostgres;
-  let admin: pg.Pool;
-
-  beforeAll(async () => {
-    server = await startPostgres();
-    admin = new pg.Pool({ connectionString: server.url, max: 2 });
-    admin.on('error', () => undefined);
-  }, 60_000);
-
-  afterAll(async () => {
-    await admin?.end();
-    await server?.stop();
-  });
+  const pgc = usePostgres();
 
   interface PlanNode {
     'Node Type': string;
@@ -151,15 +139,15 @@ describe('PostgreSQL: the runs list with 20,000 finished runs', () => {
 
   it('reads an index in list order for every shape of the list (no sequential scan of runs)', async () => {
     const schema = freshSchemaName('history');
-    const store = await PostgresStore.open(server.url, { schema });
+    const store = await PostgresStore.open(pgc.server.url, { schema });
     try {
-      await admin.query(
+      await pgc.admin.query(
         `INSERT INTO "${schema}".runs (id, plan_name, plan_hash, inputs, workspace, status, created_at, updated_at,
            finished_at, concurrency)
          SELECT 'h' || lpad(g::text, 6, '0'), 'history', 'h', '{}', '/w', 'succeeded', g, g, g, 1
          FROM generate_series(1, 20000) g`,
       );
-      await admin.query(`ANALYZE "${schema}".runs`);
+      await pgc.admin.query(`ANALYZE "${schema}".runs`);
       await addLiveRuns(store, 100_000);
 
       const pool = (store as unknown as { pool: pg.Pool }).pool;
@@ -180,7 +168,7 @@ describe('PostgreSQL: the runs list with 20,000 finished runs', () => {
       ]);
       expect(lists).toHaveLength(6);
       for (const { text, values } of lists) {
-        const { rows } = await admin.query<{ 'QUERY PLAN': { Plan: PlanNode }[] }>(
+        const { rows } = await pgc.admin.query<{ 'QUERY PLAN': { Plan: PlanNode }[] }>(
           `EXPLAIN (FORMAT JSON) ${text}`,
           values,
         );
@@ -205,7 +193,7 @@ describe('PostgreSQL: the runs list with 20,000 finished runs', () => {
       }
     } finally {
       await store.close();
-      await admin.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+      await pgc.admin.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
     }
   });
 });

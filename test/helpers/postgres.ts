@@ -4,6 +4,8 @@
  * everything afterwards. Start one per test file (beforeAll/afterAll) and give each store its own
  * schema (`freshSchemaName`).
  */
+import pg from 'pg';
+import { afterAll, beforeAll } from 'vitest';
 import { startCluster } from '../../scripts/pg-cluster.mjs';
 
 export interface TestPostgres {
@@ -33,4 +35,31 @@ let schemas = 0;
 export function freshSchemaName(prefix = 't'): string {
   schemas++;
   return `${prefix}_${process.pid}_${schemas}`;
+}
+
+/**
+ * A cluster for the enclosing describe block (or file) and an admin pool on it, started before its
+ * tests and stopped after them: read `.server` and `.admin` inside the tests.
+ */
+export function usePostgres(): { readonly server: TestPostgres; readonly admin: pg.Pool } {
+  const held: { server?: TestPostgres; admin?: pg.Pool } = {};
+  beforeAll(async () => {
+    held.server = await startPostgres();
+    held.admin = new pg.Pool({ connectionString: held.server.url, max: 2 });
+    held.admin.on('error', () => undefined);
+  }, 60_000);
+  afterAll(async () => {
+    await held.admin?.end();
+    await held.server?.stop();
+  });
+  return {
+    get server() {
+      if (!held.server) throw new Error('usePostgres: the cluster is read before beforeAll started it');
+      return held.server;
+    },
+    get admin() {
+      if (!held.admin) throw new Error('usePostgres: the pool is read before beforeAll opened it');
+      return held.admin;
+    },
+  };
 }
