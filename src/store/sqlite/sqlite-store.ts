@@ -86,11 +86,15 @@ export class SqliteStore extends withHumanCommands(SqliteReads) implements Store
   async createRun(spec: NewRun): Promise<RunSummary> {
     return new Promise((resolve, reject) => {
       this.queuedRuns.push({ spec, resolve, reject });
-      if (!this.flushQueued) {
-        this.flushQueued = true;
-        setImmediate(() => this.flushQueuedRuns());
-      }
+      this.scheduleFlush();
     });
+  }
+
+  /** A flush of the queued runs on the next turn of the event loop, unless one is due already. */
+  private scheduleFlush(): void {
+    if (this.flushQueued) return;
+    this.flushQueued = true;
+    setImmediate(() => this.flushQueuedRuns());
   }
 
   /** Stores the runs queued since the last write transaction, in a transaction of their own. */
@@ -182,10 +186,7 @@ export class SqliteStore extends withHumanCommands(SqliteReads) implements Store
     } catch (error) {
       // The cycle failed, not the runs: they go back to the queue for a transaction of their own.
       this.queuedRuns.unshift(...queued);
-      if (!this.flushQueued) {
-        this.flushQueued = true;
-        setImmediate(() => this.flushQueuedRuns());
-      }
+      this.scheduleFlush();
       throw error;
     }
     this.settleQueuedRuns(outcome.stored);
