@@ -18,44 +18,67 @@ export type DeadlineResult =
   | { timedOut: true; settled: AttemptResult | null };
 
 /**
- * The one place where an attempt's timeout is enforced, for every kind of step: `execute` gets a
- * signal that also fires at `claim.step.timeoutMs`, and the attempt is over at the deadline whether
- * or not the executor listens. A late result (or error) of an abandoned executor is discarded.
- * `onExpired` is called when the deadline passes.
+ * The one place where an attempt's timeout is enforced, for every kind of step: `execute` gets
+ * `attempt`'s signal, which the engine aborts (stop, a lost lease) and this aborts at
+ * `claim.step.timeoutMs`, and the attempt is over at the deadline whether or not the executor
+ * listens. A late result (or error) of an abandoned executor is discarded. `onExpired` is called
+ * when the deadline passes.
  */
-export async function runWithDeadline(
+export function runWithDeadline(
   claim: ClaimedStep,
-  outer: AbortSignal,
+  attempt: AbortController,
   execute: (signal: AbortSignal) => Promise<AttemptResult>,
   onExpired: () => void,
 ): Promise<DeadlineResult> {
-  // One controller that `outer` is forwarded to, rather than AbortSignal.any: on Node 20 each
-  // composed signal is held through WeakRefs and a FinalizationRegistry, which kept every attempt's
-  // signals alive past the scavenges of a busy worker and grew its heap (bench/README.md, issue 20).
-  const deadline = new AbortController();
-  const forward = () => deadline.abort(outer.reason);
-  if (outer.aborted) forward();
-  else outer.addEventListener('abort', forward, { once: true });
-  const signal = deadline.signal;
-  const timers: NodeJS.Timeout[] = [];
-  const after = (ms: number) =>
-    new Promise<'late'>((resolve) => timers.push(setTimeout(() => resolve('late'), ms)));
-  const running = execute(signal);
-  try {
-    const first = await Promise.race([running, after(claim.step.timeoutMs)]);
-    if (first !== 'late') return { timedOut: false, result: first };
-    onExpired();
-    deadline.abort(
-      new DOMException(`the step's timeout of ${claim.step.timeoutMs} ms has passed`, 'TimeoutError'),
+  // The attempt's own controller, not a second one the engine's is forwarded to (or
+  // AbortSignal.any): an AbortSignal is an EventTarget, about 2 KB and a listener per attempt, and
+  // on Node 20 composed signals are held through WeakRefs past a busy worker's scavenges. One
+  // timer and no race in the common case, where the attempt ends before its deadline.
+  const running = execute(attempt.signal);
+  return new Promise<DeadlineResult>((resolve, reject) => {
+    let over = false;
+    const deadline = setTimeout(() => {
+      over = true;
+      resolve(afterDeadline(claim, attempt, running, onExpired));
+    }, claim.step.timeoutMs);
+    running.then(
+      (result) => {
+        if (over) return;
+        clearTimeout(deadline);
+        resolve({ timedOut: false, result });
+      },
+      (error: unknown) => {
+        if (over) return;
+        clearTimeout(deadline);
+        reject(error);
+      },
     );
-    // Abandoned below or not, a rejection of the executor must not go unhandled.
-    const stopped = running.catch(() => null);
-    if (claim.step.kind === 'agent') return { timedOut: true, settled: await stopped };
-    const settled = await Promise.race([stopped, after(ABANDON_AFTER_MS)]);
+  });
+}
+
+/** The deadline passed: the attempt is aborted, then waited for (an agent) or abandoned after a grace. */
+async function afterDeadline(
+  claim: ClaimedStep,
+  attempt: AbortController,
+  running: Promise<AttemptResult>,
+  onExpired: () => void,
+): Promise<DeadlineResult> {
+  onExpired();
+  attempt.abort(
+    new DOMException(`the step's timeout of ${claim.step.timeoutMs} ms has passed`, 'TimeoutError'),
+  );
+  // Abandoned below or not, a rejection of the executor must not go unhandled.
+  const stopped = running.catch(() => null);
+  if (claim.step.kind === 'agent') return { timedOut: true, settled: await stopped };
+  let grace: NodeJS.Timeout | undefined;
+  const late = new Promise<'late'>((resolve) => {
+    grace = setTimeout(() => resolve('late'), ABANDON_AFTER_MS);
+  });
+  try {
+    const settled = await Promise.race([stopped, late]);
     return { timedOut: true, settled: settled === 'late' ? null : settled };
   } finally {
-    outer.removeEventListener('abort', forward);
-    for (const timer of timers) clearTimeout(timer);
+    clearTimeout(grace);
   }
 }
 

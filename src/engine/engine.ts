@@ -281,10 +281,10 @@ export class Engine {
     this.inFlight.set(attemptKeyText(claim), { claim, abort });
     this.report.attemptsStarted++;
     this.options.onClaim?.(claim);
-    void this.execute(claim, abort.signal);
+    void this.execute(claim, abort);
   }
 
-  private async execute(claim: ClaimedStep, signal: AbortSignal): Promise<void> {
+  private async execute(claim: ClaimedStep, abort: AbortController): Promise<void> {
     // Loaded on the first attempt: `check` with nothing due does not pay for executors and tracing.
     this.attempts ??= import('./run-attempt.js');
     const { runAttempt } = await this.attempts;
@@ -297,7 +297,7 @@ export class Engine {
         secrets: this.secrets.secretsFor(claim.secretEnv),
       },
       claim,
-      signal,
+      abort,
     );
     this.inFlight.delete(attemptKeyText(claim));
     this.completions.push(completion);

@@ -7,6 +7,8 @@ import type { EffectLedger } from '../model-call/tools.js';
 import type { ClaimedStep, Completion, Store } from '../store/store.js';
 import { runWithDeadline, timedOutAttempt } from './attempt-deadline.js';
 import {
+  fitsInline,
+  hasOffloadedResults,
   offloadEffectResult,
   offloadLargeResult,
   resolveEffectResult,
@@ -40,7 +42,8 @@ export interface AttemptDeps {
 export async function runAttempt(
   deps: AttemptDeps,
   claim: ClaimedStep,
-  signal: AbortSignal,
+  /** The attempt's controller: aborted by the engine (stop, a lost lease), and here at its deadline. */
+  abort: AbortController,
 ): Promise<Completion> {
   const { store, home, now } = deps;
   const startedAt = now();
@@ -50,13 +53,16 @@ export async function runAttempt(
   const key = { runId: claim.runId, stepId: claim.stepId, attempt: claim.attempt, owner: claim.owner };
   let completion: Completion;
   try {
-    const results = await resolveResults(claim.results, home);
+    // Awaited only when there is something to read: each await is a promise per attempt.
+    const results = hasOffloadedResults(claim.results)
+      ? await resolveResults(claim.results, home)
+      : claim.results;
     // Past its deadline an attempt begins no effect; once it is over, what it records is dropped.
     let expired = false;
     let over = false;
     const ended = await runWithDeadline(
       claim,
-      signal,
+      abort,
       (attemptSignal) =>
         executor.execute({
           claim,
@@ -87,7 +93,8 @@ export async function runAttempt(
         : attempt.outcome;
     // Masked once, here: before a large result goes to the artifact store (later steps read it
     // back) and before the store, the events, the span and the next troubleshoot prompt see it.
-    const outcome = await offloadLargeResult(redactOutcome(finished, deps.secrets ?? []), home);
+    const masked = redactOutcome(finished, deps.secrets ?? []);
+    const outcome = fitsInline(masked) ? masked : await offloadLargeResult(masked, home);
     completion = { ...key, outcome, startedAt, endedAt: now(), logPath: attempt.logPath };
   } catch (error) {
     // A bug or an I/O failure at the edge: record it as a failure rather than lose the attempt.
