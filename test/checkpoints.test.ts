@@ -20,7 +20,7 @@ import { promisify } from 'node:util';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import { storedRunBytes } from '../scripts/stored-run-bytes.mjs';
-import { artifactPath } from '../src/engine/result-artifacts.js';
+import { artifactPath, fitsInline } from '../src/engine/result-artifacts.js';
 import { Baton } from '../src/workflow/baton.js';
 import { defineWorkflow } from '../src/workflow/define-workflow.js';
 import { repoRoot } from './helpers/cli.js';
@@ -60,6 +60,42 @@ describe('small checkpoints', () => {
     }
     expect(storedRunBytes(home, 'big')).toBeLessThan(100_000);
     expect(existsSync(join(home, 'artifacts'))).toBe(offloaded);
+  });
+});
+
+describe('which results stay inline', () => {
+  // fitsInline decides most results from their length alone: it must agree with the bytes of the
+  // JSON that would be stored, whatever the characters (escapes take up to 6 bytes, UTF-8 up to 3).
+  const texts = [
+    '',
+    'x'.repeat(40),
+    '\u0001'.repeat(16),
+    '"\\'.repeat(20),
+    'é'.repeat(30),
+    '日本'.repeat(15),
+    '😀'.repeat(12),
+  ];
+  const values: unknown[] = [undefined, 'v'.repeat(10), '\n'.repeat(10), { nested: ['a', 1] }, 42];
+  it('keeps a result inline exactly when its JSON fits the limit', () => {
+    for (const summary of texts) {
+      for (const value of values) {
+        const outcome = {
+          ok: true as const,
+          summary,
+          outputs: [],
+          ...(value === undefined ? {} : { value }),
+        };
+        const bytes = Buffer.byteLength(
+          JSON.stringify({ summary, ...(value === undefined ? {} : { value }) }),
+        );
+        for (const limit of [bytes - 1, bytes, bytes + 1, 1000]) {
+          expect(
+            fitsInline(outcome, limit),
+            `${JSON.stringify(summary)} / ${JSON.stringify(value)} at ${limit}`,
+          ).toBe(bytes <= limit);
+        }
+      }
+    }
   });
 });
 

@@ -10,11 +10,35 @@ import type { StepResult } from '../core/run-state.js';
  * the start of the summary, so a run's stored state stays small whatever its steps return.
  */
 export const RESULT_INLINE_MAX_BYTES = 64 * 1024;
+/** The bytes of `{"summary":"","value":""}` around a summary and a string value. */
+const BODY_BYTES = 25;
 /** What stays of the summary of an offloaded result, for `status` and logs. */
 const KEPT_SUMMARY_CHARS = 2000;
 
 export function artifactPath(home: string, sha256: string): string {
   return join(home, 'artifacts', sha256.slice(0, 2), sha256);
+}
+
+/**
+ * Whether an outcome is kept in the run's state as it is: anything but a successful result larger
+ * than `maxInlineBytes` (summary + value as JSON) that is not offloaded yet.
+ */
+export function fitsInline(outcome: StepOutcome, maxInlineBytes = RESULT_INLINE_MAX_BYTES): boolean {
+  if (!outcome.ok || outcome.resultRef) return true;
+  // Texts that cannot reach the limit even escaped (JSON writes a code unit as at most 6 bytes,
+  // `\u001f`): most results (a summary, and a string value), decided without building their JSON.
+  const { value } = outcome;
+  const valueLength = value === undefined ? 0 : typeof value === 'string' ? value.length : null;
+  if (valueLength !== null && (outcome.summary.length + valueLength) * 6 + BODY_BYTES <= maxInlineBytes)
+    return true;
+  return Buffer.byteLength(resultBody(outcome)) <= maxInlineBytes;
+}
+
+function resultBody(outcome: Extract<StepOutcome, { ok: true }>): string {
+  return JSON.stringify({
+    summary: outcome.summary,
+    ...(outcome.value === undefined ? {} : { value: outcome.value }),
+  });
 }
 
 /** Moves a large successful result to the artifact store; anything else is returned as is. */
@@ -23,13 +47,9 @@ export async function offloadLargeResult(
   home: string,
   maxInlineBytes = RESULT_INLINE_MAX_BYTES,
 ): Promise<StepOutcome> {
-  if (!outcome.ok || outcome.resultRef) return outcome;
-  const body = JSON.stringify({
-    summary: outcome.summary,
-    ...(outcome.value === undefined ? {} : { value: outcome.value }),
-  });
+  if (!outcome.ok || fitsInline(outcome, maxInlineBytes)) return outcome;
+  const body = resultBody(outcome);
   const size = Buffer.byteLength(body);
-  if (size <= maxInlineBytes) return outcome;
   const sha256 = createHash('sha256').update(body).digest('hex');
   await writeOnce(artifactPath(home, sha256), body);
   const { value: _value, ...rest } = outcome;
@@ -38,6 +58,12 @@ export async function offloadLargeResult(
     summary: `${outcome.summary.slice(0, KEPT_SUMMARY_CHARS)}${outcome.summary.length > KEPT_SUMMARY_CHARS ? '…' : ''}`,
     resultRef: { sha256, size },
   };
+}
+
+/** Whether any of `results` was offloaded (resolveResults would read it back). */
+export function hasOffloadedResults(results: Record<string, StepResult>): boolean {
+  for (const stepId in results) if (results[stepId]?.ref) return true;
+  return false;
 }
 
 /** Results with their offloaded summary and value read back: templates and ctx.results see the whole. */
