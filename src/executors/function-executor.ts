@@ -68,12 +68,14 @@ export class StepFailure extends Error {
 /** Named TypeScript functions that plans reference with `fn: <name>`. */
 export class FunctionRegistry {
   private readonly functions = new Map<string, StepFunction>();
+  private sortedNames: readonly string[] | null = null;
 
   register(name: string, fn: StepFunction): this {
     if (!/^[A-Za-z0-9._-]{1,100}$/.test(name)) {
       throw new BatonError('INVALID_ARGUMENT', `function name "${name}" must match [A-Za-z0-9._-]{1,100}`);
     }
     this.functions.set(name, fn);
+    this.sortedNames = null;
     return this;
   }
 
@@ -81,8 +83,10 @@ export class FunctionRegistry {
     return this.functions.get(name);
   }
 
-  names(): string[] {
-    return [...this.functions.keys()].sort();
+  /** The registered names, sorted; the same array until the next register (every cycle asks). */
+  names(): readonly string[] {
+    this.sortedNames ??= [...this.functions.keys()].sort();
+    return this.sortedNames;
   }
 }
 
@@ -102,14 +106,16 @@ export class FunctionExecutor implements StepExecutor {
       const message = `no function registered as "${name}" (registered: ${known.length > 0 ? known.join(', ') : 'none'})`;
       return { outcome: { ok: false, failureClass: 'invalid', message }, logPath: null };
     }
-    const logFile = join(context.home, attemptLogPath(claim));
-    let logged = false;
+    // The log's path is built on first use: most functions never log.
+    let logFile: string | null = null;
     const log = (message: string) => {
-      if (!logged) mkdirSync(dirname(logFile), { recursive: true, mode: 0o700 });
-      logged = true;
+      if (logFile === null) {
+        logFile = join(context.home, attemptLogPath(claim));
+        mkdirSync(dirname(logFile), { recursive: true, mode: 0o700 });
+      }
       appendFileSync(logFile, `${new Date().toISOString()} ${message}\n`, { mode: 0o600 });
     };
-    const logPath = () => (logged ? attemptLogPath(claim) : null);
+    const logPath = () => (logFile === null ? null : attemptLogPath(claim));
     try {
       const value = await fn({
         runId: claim.runId,
