@@ -79,11 +79,13 @@ export function stepFromRow(row: StepRow): StepState {
 }
 
 const CACHE_LIMIT = 10_000;
+/** Distinct plans kept for sharing: a process runs few plans, each maybe large. */
+const SHARED_PLANS_LIMIT = 100;
 const NO_USAGE = { inputTokens: 0, outputTokens: 0, costUsd: 0 };
 
 /**
  * Prepared statements for loading and writing runs, bound to one connection, and what it caches of
- * them. Plans are immutable snapshots, so each is parsed once per process. Step states are cached
+ * them. Plans are immutable snapshots, so each is parsed once per process (per plan hash). Step states are cached
  * by run version: every write bumps `runs.version` in the same transaction, so a cached state
  * whose version still matches is exactly what is on disk, whichever process wrote last.
  *
@@ -95,6 +97,8 @@ const NO_USAGE = { inputTokens: 0, outputTokens: 0, costUsd: 0 };
  */
 export class RunRows {
   private readonly planCache = new Map<string, { hash: string; plan: Plan }>();
+  /** Plans by hash, with the text they were parsed from (see plan()). */
+  private readonly sharedPlans = new Map<string, { json: string; plan: Plan }>();
   private readonly stateCache = new Map<string, { version: number; steps: readonly StepState[] }>();
   /**
    * Whole runs as the last cycles of this connection left them. Used without reading the database
@@ -160,13 +164,30 @@ export class RunRows {
     );
   }
 
+  /**
+   * The run's plan, parsed once per run, and once for all runs whose stored plan is the same text:
+   * runs of one workflow share one (immutable) Plan object, and the indexes derived from it. The
+   * text is compared, not only `plan_hash`, which is whatever the run's creator said it was.
+   */
   plan(row: Pick<RunRow, 'id' | 'plan_hash'>): Plan {
     const cached = this.planCache.get(row.id);
     if (cached && cached.hash === row.plan_hash) return cached.plan;
-    const plan = JSON.parse(this.selectPlan.get(row.id) ?? 'null') as Plan;
-    if (this.planCache.size > CACHE_LIMIT) this.planCache.clear();
-    this.planCache.set(row.id, { hash: row.plan_hash, plan });
+    const json = this.selectPlan.get(row.id) ?? 'null';
+    const shared = this.sharedPlans.get(row.plan_hash);
+    const plan = shared?.json === json ? shared.plan : (JSON.parse(json) as Plan);
+    if (shared?.plan !== plan) this.rememberShared(row.plan_hash, json, plan);
+    this.rememberPlan(row.id, row.plan_hash, plan);
     return plan;
+  }
+
+  private rememberPlan(runId: string, hash: string, plan: Plan): void {
+    if (this.planCache.size > CACHE_LIMIT) this.planCache.clear();
+    this.planCache.set(runId, { hash, plan });
+  }
+
+  private rememberShared(hash: string, json: string, plan: Plan): void {
+    if (this.sharedPlans.size > SHARED_PLANS_LIMIT) this.sharedPlans.clear();
+    this.sharedPlans.set(hash, { json, plan });
   }
 
   /**
@@ -291,7 +312,7 @@ export class RunRows {
       const hash = createHash('sha256').update(json).digest('hex');
       this.updatePlan.run(json, run.id);
       this.updatePlanHash.run(hash, run.id);
-      this.planCache.set(run.id, { hash, plan: run.plan });
+      this.rememberPlan(run.id, hash, run.plan);
       if (cached) cached.planHash = hash;
     }
     const { position } = planIndex(run.plan);
