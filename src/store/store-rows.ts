@@ -1,4 +1,9 @@
-import { ATTEMPT_SUMMARY_MAX_CHARS, type FailureClass, type OutputArtifact } from '../core/failure.js';
+import {
+  ATTEMPT_SUMMARY_MAX_CHARS,
+  type FailureClass,
+  type OutputArtifact,
+  type StepUsage,
+} from '../core/failure.js';
 import { type FlowKeyState, liveStarts } from '../core/flow.js';
 import type { Plan } from '../core/plan/types.js';
 import type { RunState, RunStatus, StepState } from '../core/run-state.js';
@@ -37,6 +42,24 @@ export function summaryFromRow(row: SummaryRow, stepCounts: RunSummary['stepCoun
     finishedAt: row.finished_at,
     attemptsTotal: row.attempts_total,
     usage: { inputTokens: row.input_tokens, outputTokens: row.output_tokens, costUsd: row.cost_usd },
+    stepCounts,
+  };
+}
+
+/** A run's summary from its state as loaded or as a transaction just wrote it. */
+export function summaryOf(run: RunState, usage: StepUsage): RunSummary {
+  const stepCounts: RunSummary['stepCounts'] = {};
+  for (const step of run.steps) stepCounts[step.status] = (stepCounts[step.status] ?? 0) + 1;
+  return {
+    id: run.id,
+    planName: run.plan.name,
+    status: run.status,
+    blockedReason: run.blockedReason,
+    createdAt: run.createdAt,
+    updatedAt: run.updatedAt,
+    finishedAt: run.finishedAt,
+    attemptsTotal: run.attemptsTotal,
+    usage,
     stepCounts,
   };
 }

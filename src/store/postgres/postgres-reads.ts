@@ -1,6 +1,5 @@
 import type { BatonEvent, StoredEvent } from '../../core/events.js';
-import type { StepUsage } from '../../core/failure.js';
-import type { RunState, RunStatus, StepResult, StepStatus } from '../../core/run-state.js';
+import type { RunStatus, StepResult, StepStatus } from '../../core/run-state.js';
 import { runPageBounds, runPageFilter } from '../run-page-filter.js';
 import type {
   AttemptRecord,
@@ -21,27 +20,10 @@ import {
   leaseFromRow,
   type SummaryRow,
   summaryFromRow,
+  summaryOf,
 } from '../store-rows.js';
 import type { PgPool } from './open-pool.js';
 import { RunLoader } from './run-loader.js';
-
-/** A run's summary from its state as loaded or as a transaction just wrote it. */
-export function summaryOf(run: RunState, usage: StepUsage): RunSummary {
-  const stepCounts: RunSummary['stepCounts'] = {};
-  for (const step of run.steps) stepCounts[step.status] = (stepCounts[step.status] ?? 0) + 1;
-  return {
-    id: run.id,
-    planName: run.plan.name,
-    status: run.status,
-    blockedReason: run.blockedReason,
-    createdAt: run.createdAt,
-    updatedAt: run.updatedAt,
-    finishedAt: run.finishedAt,
-    attemptsTotal: run.attemptsTotal,
-    usage,
-    stepCounts,
-  };
-}
 
 interface PgSummaryRow extends SummaryRow {
   step_counts: Record<string, number> | null;

@@ -18,7 +18,7 @@ import type {
   Store,
 } from '../store.js';
 import { storeId } from '../store-id.js';
-import { attemptKeyText, NO_USAGE_YET } from '../store-rows.js';
+import { attemptKeyText, NO_USAGE_YET, summaryOf } from '../store-rows.js';
 import { appendRunEvents } from './append-events.js';
 import { createRunSql, createRunValues } from './create-run.js';
 import { type CycleLockParams, cycleLockSql, cycleLockValues, type LockPhase } from './cycle-locks.js';
@@ -35,7 +35,7 @@ import {
   type PgPool,
 } from './open-pool.js';
 import { parsePgUrl, serverAddress } from './pg-url.js';
-import { PostgresReads, summaryOf } from './postgres-reads.js';
+import { PostgresReads } from './postgres-reads.js';
 import { PostgresRetention } from './postgres-retention.js';
 import { type PreparedSql, prepared } from './prepared.js';
 import { renewLeaseRows } from './renew-leases.js';

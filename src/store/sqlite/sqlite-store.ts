@@ -3,6 +3,7 @@ import { hostname } from 'node:os';
 import { runNotFound } from '../../core/errors.js';
 import type { BatonEvent } from '../../core/events.js';
 import { type FlowLimit, validateFlowLimit } from '../../core/flow.js';
+import type { RunState } from '../../core/run-state.js';
 import { type RunChange, withHumanCommands } from '../cycle/human-commands.js';
 import { newRunState } from '../cycle/new-run.js';
 import { stepFlowKey } from '../flow-accounting.js';
@@ -21,6 +22,7 @@ import type {
   Store,
 } from '../store.js';
 import { storeId } from '../store-id.js';
+import { summaryOf } from '../store-rows.js';
 import { SqliteHookDeliveries } from './hook-deliveries.js';
 import {
   type OpenSqliteOptions,
@@ -122,24 +124,27 @@ export class SqliteStore extends withHumanCommands(SqliteReads) implements Store
   private insertQueuedRuns(queued: readonly QueuedRun[]): StoredRuns {
     return queued.map((run) => {
       try {
-        this.inTransaction(() => this.insertRun(run.spec));
-        return { run, error: null };
+        const created = this.inTransaction(() => this.insertRun(run.spec)) as RunState;
+        return { run, created, error: null };
       } catch (error) {
-        return { run, error };
+        return { run, created: null, error };
       }
     });
   }
 
-  /** After the commit: each caller gets its run's summary, or why it was not stored. */
+  /**
+   * After the commit: each caller gets its run's summary as created (a cycle of the same
+   * transaction may have claimed its first steps since), or why it was not stored.
+   */
   private settleQueuedRuns(stored: StoredRuns): void {
-    for (const { run, error } of stored) {
-      if (error !== null) run.reject(error);
-      else run.resolve(this.summary(run.spec.id));
+    for (const { run, created, error } of stored) {
+      if (created === null) run.reject(error);
+      else run.resolve(summaryOf(created, created.usage ?? { inputTokens: 0, outputTokens: 0, costUsd: 0 }));
     }
   }
 
-  /** The rows of a new run, inside the caller's transaction. */
-  private insertRun(spec: NewRun): void {
+  /** The rows of a new run, inside the caller's transaction; its state as stored. */
+  private insertRun(spec: NewRun): RunState {
     const { state, event } = newRunState(spec);
     const { status, steps } = state;
     this.statements.insertRun.run(
@@ -168,6 +173,7 @@ export class SqliteStore extends withHumanCommands(SqliteReads) implements Store
     });
     this.rows.appendEvent(spec.id, spec.now, event);
     this.rows.afterRunCreated(spec.id);
+    return state;
   }
 
   /**
@@ -341,8 +347,11 @@ interface QueuedRun {
   reject: (error: unknown) => void;
 }
 
-/** What a write transaction did with each queued run: stored (null) or refused (why). */
-type StoredRuns = { run: QueuedRun; error: unknown }[];
+/** What a write transaction did with each queued run: stored (its state) or refused (why). */
+type StoredRuns = (
+  | { run: QueuedRun; created: RunState; error: null }
+  | { run: QueuedRun; created: null; error: unknown }
+)[];
 
 function realPathOr(path: string): string {
   try {
