@@ -18,7 +18,10 @@ export interface Store {
   readonly kind: 'sqlite' | 'postgres' | 'statefile';
   /** Names this store among others on the machine (see store-id.ts): part of an attempt's process marker. */
   readonly id: string;
-  /** Stores a run with its plan snapshot; steps without dependencies become due after their delay. */
+  /**
+   * Stores a run with its plan snapshot; steps without dependencies become due after their delay.
+   * Answers the run's summary as created (a worker may have claimed its first steps since).
+   */
   createRun(spec: NewRun): Promise<RunSummary>;
   /**
    * One worker round trip: commit finished attempts, reclaim expired leases, claim due steps.
