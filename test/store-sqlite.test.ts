@@ -37,6 +37,41 @@ describe('SQLite store specifics', () => {
     for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
   });
 
+  it('keeps no finished run in its caches, and one parsed plan for runs of the same plan', async () => {
+    // A worker that runs for months must not hold the last 10,000 finished runs (about 12 KB each).
+    const store = SqliteStore.open(tempDb());
+    const plan = validatePlanObject({ name: 'p', steps: [{ id: 's', fn: 'noop' }] }, 'p');
+    try {
+      for (const id of ['a', 'b', 'c'])
+        await store.createRun({ id, plan, planHash: 'h', inputs: {}, workspace: '/w', now: 1 });
+      const cycle = (now: number, completions: Parameters<SqliteStore['cycle']>[0]['completions']) =>
+        store.cycle({ owner: 'w', now, leaseMs: 60_000, completions, claimLimit: 10, random: () => 0 });
+      const { claimed } = await cycle(10, []);
+      expect(claimed).toHaveLength(3);
+      const rows = (store as unknown as { rows: Record<string, Map<string, unknown>> }).rows;
+      const plans = claimed.map(
+        (claim) => (rows.cycleCache.get(claim.runId) as { state: { plan: unknown } }).state.plan,
+      );
+      expect(new Set(plans).size).toBe(1);
+      const done = (runId: string) => ({
+        runId,
+        stepId: 's',
+        attempt: 1,
+        owner: 'w',
+        outcome: { ok: true as const, summary: 'ok', outputs: [] },
+        startedAt: 10,
+        endedAt: 11,
+        logPath: null,
+      });
+      await cycle(20, [done('a'), done('b')]);
+      for (const cache of [rows.cycleCache, rows.stateCache, rows.planCache])
+        expect([...cache.keys()].sort()).toEqual(['c']);
+      expect((await store.getRun('a'))?.status).toBe('succeeded');
+    } finally {
+      await store.close();
+    }
+  });
+
   it('gives running steps stored before flow control their key when it migrates, so limits count them', async () => {
     const path = tempDb();
     const store = SqliteStore.open(path);

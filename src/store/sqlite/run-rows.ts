@@ -4,6 +4,7 @@ import type { FailureClass } from '../../core/failure.js';
 import { hooksFor } from '../../core/hooks.js';
 import type { HookSpec, Plan } from '../../core/plan/types.js';
 import {
+  FINAL_RUN_STATUSES,
   planIndex,
   type RunState,
   type RunStatus,
@@ -304,9 +305,14 @@ export class RunRows {
       storedStatus === run.status
         ? this.updateRunKeepingStatus.get(...totals, run.id)!
         : this.updateRun.get(run.status, ...totals, run.id)!;
-    this.remember(run.id, version, run.steps);
+    // A finished run is not cycled again (a human command reloads it): a worker that runs runs for
+    // months keeps only the live ones, not the last 10,000 finished.
+    const finished = FINAL_RUN_STATUSES.has(run.status);
+    if (finished) this.stateCache.delete(run.id);
+    else this.remember(run.id, version, run.steps);
     const cached = this.cycleCache.get(run.id);
-    if (cached) cached.state = run;
+    if (cached && finished) this.cycleCache.delete(run.id);
+    else if (cached) cached.state = run;
     if (planChanged) {
       const json = JSON.stringify(run.plan);
       const hash = createHash('sha256').update(json).digest('hex');
@@ -315,6 +321,7 @@ export class RunRows {
       this.rememberPlan(run.id, hash, run.plan);
       if (cached) cached.planHash = hash;
     }
+    if (finished) this.planCache.delete(run.id);
     const { position } = planIndex(run.plan);
     for (const stepId of changedSteps) {
       const index = position.get(stepId)!;
