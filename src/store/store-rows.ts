@@ -5,7 +5,7 @@ import {
   type StepUsage,
 } from '../core/failure.js';
 import { type FlowKeyState, liveStarts } from '../core/flow.js';
-import type { Plan } from '../core/plan/types.js';
+import type { Plan, PlanStep } from '../core/plan/types.js';
 import type { RunState, RunStatus, StepState } from '../core/run-state.js';
 import type {
   AttemptRecord,
@@ -13,6 +13,7 @@ import type {
   Completion,
   FlowLimitStatus,
   LiveLease,
+  RunStep,
   RunSummary,
 } from './store.js';
 
@@ -89,6 +90,18 @@ export function runStateFromRow(row: RunStateRow, plan: Plan, steps: readonly St
     finishedAt: row.finished_at,
     steps,
   };
+}
+
+/**
+ * A step state as the reads return it: the same object, given its plan step's title and
+ * dependencies (added, not spread into a copy: one object per step of a 10,000-step `status`, not
+ * two). `state` must be the caller's own, freshly read.
+ */
+export function runStep(state: StepState, planStep: PlanStep): RunStep {
+  const step = state as RunStep;
+  step.title = planStep.title;
+  step.dependsOn = planStep.dependsOn;
+  return step;
 }
 
 /** An `attempts` row, as written and read, with its outputs decoded (JSON text in SQLite, jsonb in Postgres). */

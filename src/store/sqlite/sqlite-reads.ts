@@ -14,6 +14,8 @@ import type {
   RunPage,
   RunPageQuery,
   RunSummary,
+  RunWithSteps,
+  StepSelection,
 } from '../store.js';
 import {
   type AttemptRow,
@@ -106,25 +108,28 @@ export class SqliteReads {
   }
 
   async getRun(runId: string): Promise<RunDetail | null> {
-    const row = this.sql<[string], SummaryRow & { plan_hash: string }>(
-      `SELECT ${SUMMARY_COLUMNS}, plan_hash FROM runs WHERE id = ?`,
-    ).get(runId);
+    const row = this.rows.runRow(runId);
     if (!row) return null;
-    const loaded = this.rows.load(runId)!;
-    const plan = loaded.state.plan;
+    const plan = this.rows.plan(row);
     return {
       ...this.toSummary(row),
       plan,
       planHash: row.plan_hash,
-      inputs: loaded.inputs,
-      workspace: loaded.workspace,
-      // State steps are in plan order: by position, without building the plan's index of ids.
-      steps: plan.steps.map((step, position) => ({
-        ...loaded.state.steps[position]!,
-        title: step.title,
-        dependsOn: step.dependsOn,
-      })),
+      inputs: JSON.parse(row.inputs_json) as Record<string, string>,
+      workspace: row.workspace,
+      steps: this.rows.runSteps(runId, plan),
     };
+  }
+
+  async getRunSteps(runId: string, selection: StepSelection): Promise<RunWithSteps | null> {
+    const row = this.rows.runRow(runId);
+    if (!row) return null;
+    const summary = this.toSummary(row);
+    const plan = this.rows.plan(row);
+    let total = 0;
+    for (const n of Object.values(summary.stepCounts)) total += n;
+    const statuses = total <= selection.everyStepUpTo ? undefined : selection.statuses;
+    return { ...summary, plan, workspace: row.workspace, steps: this.rows.runSteps(runId, plan, statuses) };
   }
 
   async listRuns(options: { status?: RunStatus; limit?: number } = {}): Promise<RunSummary[]> {
