@@ -49,8 +49,6 @@ export function summaryFromRow(row: SummaryRow, stepCounts: RunSummary['stepCoun
 
 /** A run's summary from its state as loaded or as a transaction just wrote it. */
 export function summaryOf(run: RunState, usage: StepUsage): RunSummary {
-  const stepCounts: RunSummary['stepCounts'] = {};
-  for (const step of run.steps) stepCounts[step.status] = (stepCounts[step.status] ?? 0) + 1;
   return {
     id: run.id,
     planName: run.plan.name,
@@ -61,7 +59,7 @@ export function summaryOf(run: RunState, usage: StepUsage): RunSummary {
     finishedAt: run.finishedAt,
     attemptsTotal: run.attemptsTotal,
     usage,
-    stepCounts,
+    stepCounts: countSteps(run.steps),
   };
 }
 
@@ -90,6 +88,13 @@ export function runStateFromRow(row: RunStateRow, plan: Plan, steps: readonly St
     finishedAt: row.finished_at,
     steps,
   };
+}
+
+/** Steps per status, as a summary counts them. */
+export function countSteps(steps: readonly Pick<StepState, 'status'>[]): RunSummary['stepCounts'] {
+  const counts: RunSummary['stepCounts'] = {};
+  for (const step of steps) counts[step.status] = (counts[step.status] ?? 0) + 1;
+  return counts;
 }
 
 /**

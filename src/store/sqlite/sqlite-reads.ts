@@ -22,6 +22,7 @@ import {
   attemptFromRow,
   type BlockedStepRow,
   blockedStepFromRow,
+  countSteps,
   type LeaseRow,
   leaseFromRow,
   type SummaryRow,
@@ -111,13 +112,15 @@ export class SqliteReads {
     const row = this.rows.runRow(runId);
     if (!row) return null;
     const plan = this.rows.plan(row);
+    const steps = this.rows.runSteps(runId, plan);
     return {
-      ...this.toSummary(row),
+      // Counted from the steps read, not by another query over them.
+      ...summaryFromRow(row, countSteps(steps)),
       plan,
       planHash: row.plan_hash,
       inputs: JSON.parse(row.inputs_json) as Record<string, string>,
       workspace: row.workspace,
-      steps: this.rows.runSteps(runId, plan),
+      steps,
     };
   }
 
