@@ -29,9 +29,7 @@ const LISTED_STATUSES: readonly StepStatus[] = ['ready', 'running', 'retry_wait'
 
 /** The steps `status <run>` lists: every one with `--all`, else as EVERY_STEP_UP_TO says. */
 export function listedSteps(all: boolean): StepSelection {
-  return all
-    ? { statuses: STEP_STATUSES, everyStepUpTo: 0 }
-    : { statuses: LISTED_STATUSES, everyStepUpTo: EVERY_STEP_UP_TO };
+  return { statuses: LISTED_STATUSES, everyStepUpTo: all ? Number.MAX_SAFE_INTEGER : EVERY_STEP_UP_TO };
 }
 
 /** A run with the steps `status <run>` lists (see listedSteps). */
