@@ -263,14 +263,22 @@ export class RunRows {
   }
 
   /**
-   * The steps of a run as the reads return them, read now (not cached: the objects are the
-   * caller's): every step, or those in `statuses`. In plan order.
+   * The steps of a run as the reads return them, objects of the caller's own: every step, or those
+   * in `statuses`. In plan order. `row`: the run's row as read in the same transaction.
    */
-  runSteps(runId: string, plan: Plan, statuses?: readonly StepStatus[]): RunStep[] {
-    if (statuses === undefined)
+  runSteps(row: Pick<RunRow, 'id' | 'version'>, plan: Plan, statuses?: readonly StepStatus[]): RunStep[] {
+    const runId = row.id;
+    if (statuses === undefined) {
+      // A process that follows the run (an engine until it settles, Baton.result) has its states
+      // cached at this version: copies of them, not a read of every row. Else the rows are read and
+      // not cached (a command reads a run once).
+      const cached = this.stateCache.get(runId);
+      if (cached && cached.version === row.version)
+        return cached.steps.map((step, position) => runStep({ ...step }, plan.steps[position]!));
       return this.selectSteps
         .all(runId)
         .map((values, position) => runStep(stepFromValues(values), plan.steps[position]!));
+    }
     return this.selectStepsWithStatus
       .all(runId, JSON.stringify(statuses))
       .map((values) => runStep(stepFromValues(values), plan.steps[values[21]]!));

@@ -108,31 +108,38 @@ export class SqliteReads {
     return times.length === 0 ? null : Math.min(...times);
   }
 
+  /** Reads a run in one read transaction: its row, counts and steps from one snapshot. */
+  private readonly inSnapshot = <T>(read: () => T): T => this.db.transaction(read)();
+
   async getRun(runId: string): Promise<RunDetail | null> {
-    const row = this.rows.runRow(runId);
-    if (!row) return null;
-    const plan = this.rows.plan(row);
-    const steps = this.rows.runSteps(runId, plan);
-    return {
-      // Counted from the steps read, not by another query over them.
-      ...summaryFromRow(row, countSteps(steps)),
-      plan,
-      planHash: row.plan_hash,
-      inputs: JSON.parse(row.inputs_json) as Record<string, string>,
-      workspace: row.workspace,
-      steps,
-    };
+    return this.inSnapshot(() => {
+      const row = this.rows.runRow(runId);
+      if (!row) return null;
+      const plan = this.rows.plan(row);
+      const steps = this.rows.runSteps(row, plan);
+      return {
+        // Counted from the steps read, not by another query over them.
+        ...summaryFromRow(row, countSteps(steps)),
+        plan,
+        planHash: row.plan_hash,
+        inputs: JSON.parse(row.inputs_json) as Record<string, string>,
+        workspace: row.workspace,
+        steps,
+      };
+    });
   }
 
   async getRunSteps(runId: string, selection: StepSelection): Promise<RunWithSteps | null> {
-    const row = this.rows.runRow(runId);
-    if (!row) return null;
-    const summary = this.toSummary(row);
-    const plan = this.rows.plan(row);
-    let total = 0;
-    for (const n of Object.values(summary.stepCounts)) total += n;
-    const statuses = total <= selection.everyStepUpTo ? undefined : selection.statuses;
-    return { ...summary, plan, workspace: row.workspace, steps: this.rows.runSteps(runId, plan, statuses) };
+    return this.inSnapshot(() => {
+      const row = this.rows.runRow(runId);
+      if (!row) return null;
+      const summary = this.toSummary(row);
+      const plan = this.rows.plan(row);
+      let total = 0;
+      for (const n of Object.values(summary.stepCounts)) total += n;
+      const statuses = total <= selection.everyStepUpTo ? undefined : selection.statuses;
+      return { ...summary, plan, workspace: row.workspace, steps: this.rows.runSteps(row, plan, statuses) };
+    });
   }
 
   async listRuns(options: { status?: RunStatus; limit?: number } = {}): Promise<RunSummary[]> {
