@@ -132,6 +132,9 @@ export function describeStoreContract(name: string, makeHarness: () => StoreHarn
       expect((await store.getRunSteps('run1', { statuses: [], everyStepUpTo: 5 }))?.steps).toEqual(
         full.steps,
       );
+      // No limit (`status --all`).
+      const every = { statuses: [], everyStepUpTo: Number.MAX_SAFE_INTEGER };
+      expect((await store.getRunSteps('run1', every))?.steps).toEqual(full.steps);
       expect((await store.getRunSteps('run1', { statuses: ['pending'], everyStepUpTo: 4 }))?.steps).toEqual([
         { ...full.steps[4], title: 'e', dependsOn: ['b', 'c', 'd'] },
       ]);
