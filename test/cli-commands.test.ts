@@ -26,6 +26,44 @@ afterAll(() => removeTempDirs());
 
 describe('baton retry, skip, cancel, check, init', () => {
   it(
+    'status of a run of more than 100 steps: counts and the steps that need a look; --all lists every one',
+    async () => {
+      const { dir, home } = planDir();
+      const steps = [
+        { id: 'first', instruction: 'go', retry: { maxAttempts: 1 } },
+        ...Array.from({ length: 119 }, (_, i) => ({
+          id: `next-${i}`,
+          instruction: 'then',
+          dependsOn: ['first'],
+        })),
+      ];
+      const file = writePlan(dir, fixturePlan(steps, {}, 'agent-flaky'));
+      const env = { FLAKY_FAILS: '1', FLAKY_COUNTER: join(dir, 'flaky-count') };
+      expectExit(await runBaton(['run', file, '--id', 'wide'], { home, env }), 1);
+
+      const lines = expectExit(await runBaton(['status', 'wide'], { home }), 1)
+        .stdout.trimEnd()
+        .split('\n');
+      expect(lines[0]).toMatch(/^run wide {2}plan cli-test {2}blocked {2}0\/120 steps done {2}1 attempts$/);
+      expect(lines).toContain('steps: 119 pending, 1 blocked');
+      const table = lines.filter((line) => /^(STEP|first|next-\d+) {2}/.test(line));
+      expect(table).toHaveLength(2);
+      expect(table[1]).toMatch(/^first +blocked +1 +- +/);
+      expect(lines).toContain('119 pending steps not listed: baton status wide --all lists every step');
+      expect(lines.some((line) => line.startsWith('first is blocked: '))).toBe(true);
+
+      const all = expectExit(await runBaton(['status', 'wide', '--all'], { home }), 1).stdout;
+      expect(all.split('\n').filter((line) => /^(first|next-\d+) {2}/.test(line))).toHaveLength(120);
+      expect(all).not.toContain('steps not listed');
+      expect(all).not.toContain('steps: ');
+      const json = await runStatus(home, 'wide');
+      expect(json.steps).toHaveLength(120);
+      expect(stepOf(json, 'next-118')).toMatchObject({ status: 'pending', dependsOn: ['first'] });
+    },
+    TEST_TIMEOUT,
+  );
+
+  it(
     'runs a blocked step again after baton retry and baton check',
     async () => {
       const { dir, home } = planDir();

@@ -102,6 +102,46 @@ export function describeStoreContract(name: string, makeHarness: () => StoreHarn
       expect((await store.listRuns()).map((r) => r.id)).toEqual(['run1']);
     });
 
+    it('reads a run with the steps in some states only, or every step of a run up to a size', async () => {
+      const plan = diamondPlan();
+      plan.steps[3]!.title = 'the d step';
+      await create(plan);
+      const [a] = (await cycle(1000)).claimed;
+      const usage = { inputTokens: 10, outputTokens: 2, costUsd: 0.25 };
+      // a succeeds (with usage); two of b, c, d are claimed (concurrency 2), one stays ready; e pending.
+      await cycle(1010, [{ ...done(a!, 1010), outcome: { ...okOutcome, usage } }]);
+      const full = (await store.getRun('run1'))!;
+      const idsIn = (...statuses: string[]) =>
+        full.steps.filter((step) => statuses.includes(step.status)).map((step) => step.stepId);
+      expect(idsIn('running')).toHaveLength(2);
+      const some = await store.getRunSteps('run1', { statuses: ['succeeded', 'ready'], everyStepUpTo: 4 });
+      expect(some?.steps.map((step) => step.stepId)).toEqual(idsIn('succeeded', 'ready'));
+      // The same step objects as getRun's (state, title, dependsOn), in plan order.
+      expect(some?.steps).toEqual(
+        full.steps.filter((step) => idsIn('succeeded', 'ready').includes(step.stepId)),
+      );
+      expect(some?.steps[0]).toMatchObject({ stepId: 'a', usage, title: 'a', dependsOn: [] });
+      expect(some?.steps[0]?.resultJson).toContain('fine');
+      // Everything else of the run as getRun has it; the counts are of every step.
+      const { planHash: _hash, inputs: _inputs, steps: _steps, ...rest } = full;
+      expect({ ...some, steps: [] }).toEqual({ ...rest, steps: [] });
+      expect(some?.stepCounts).toEqual({ succeeded: 1, running: 2, ready: 1, pending: 1 });
+      const running = await store.getRunSteps('run1', { statuses: ['running'], everyStepUpTo: 0 });
+      expect(running?.steps.map((step) => step.stepId)).toEqual(idsIn('running'));
+      // A run of at most `everyStepUpTo` steps: every step, whatever the statuses.
+      expect((await store.getRunSteps('run1', { statuses: [], everyStepUpTo: 5 }))?.steps).toEqual(
+        full.steps,
+      );
+      // No limit (`status --all`).
+      const every = { statuses: [], everyStepUpTo: Number.MAX_SAFE_INTEGER };
+      expect((await store.getRunSteps('run1', every))?.steps).toEqual(full.steps);
+      expect((await store.getRunSteps('run1', { statuses: ['pending'], everyStepUpTo: 4 }))?.steps).toEqual([
+        { ...full.steps[4], title: 'e', dependsOn: ['b', 'c', 'd'] },
+      ]);
+      expect(full.steps[3]?.title).toBe('the d step');
+      expect(await store.getRunSteps('nope', { statuses: ['pending'], everyStepUpTo: 10 })).toBeNull();
+    });
+
     it('claims only due steps of running runs, within the claim limit and per-run concurrency', async () => {
       await create(diamondPlan());
       const first = await cycle(1000);

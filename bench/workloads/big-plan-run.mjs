@@ -9,8 +9,8 @@
 // apart from the engine's phase.
 // Then `baton status <run>` and `baton status <run> --json` of the finished run, each the real
 // command (dist/cli/baton.cjs) in a child process, median of STATUS_RUNS, beside the same
-// commands on a finished 100-step run of the same shape and the floor of any status of it: a
-// `node -e` that opens the database with better-sqlite3 and reads the run's 10,000 step rows.
+// commands on a finished 100-step run of the same shape and a floor for each: a `node -e` that
+// opens the database with better-sqlite3 and reads what that command must read (below).
 import { spawnSync } from 'node:child_process';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -36,6 +36,10 @@ const CLI = join(here, '..', '..', 'dist', 'cli', 'baton.cjs');
 const BLOCKS = Number(process.env.BENCH_BIG_BLOCKS ?? 100);
 const CONCURRENCY = 256;
 const STATUS_RUNS = 5;
+/** The step columns a step's state is read from (src/store/sqlite/run-rows.ts STEP_COLUMNS). */
+const STATE_COLUMNS = `step_id, status, attempt, tries, due_at, lease_owner, lease_expires_at, started_at, last_error,
+  last_failure_class, fingerprint, fingerprint_repeats, result_json, blocked_reason, updated_at, input_tokens,
+  output_tokens, cost_usd, first_started_at, on_fallback, interruptions`;
 
 function blockPlan(name, blocks) {
   const steps = blockSteps(blocks, (id, dependsOn) => ({
@@ -129,9 +133,19 @@ try {
       if (json) assert(JSON.parse(out).steps.length === count, `status --json ${runId}`);
       else assert(out.includes(`${count}/${count} steps done`), `status ${runId}: ${out.slice(0, 200)}`);
     });
-  const floorScript = `const db = new (require('better-sqlite3'))(${JSON.stringify(home.dbPath)}, { readonly: true });
-const rows = db.prepare('SELECT * FROM steps WHERE run_id = ?').all('big');
-if (rows.length !== ${steps}) process.exit(1);`;
+  // Floors of the same commands: a bare node process that opens the database with better-sqlite3
+  // and reads what the command cannot do without. The view of a finished 10k run: its counts per
+  // status (it lists no step of it). --json: every step's state columns in plan order (as arrays,
+  // the cheapest rows) and the plan snapshot's text, without parsing or printing them.
+  const floor = (body) =>
+    `const db = new (require('better-sqlite3'))(${JSON.stringify(home.dbPath)}, { readonly: true });\n${body}`;
+  const countsFloor =
+    floor(`const counts = db.prepare('SELECT status, count(*) AS n FROM steps WHERE run_id = ? GROUP BY status').all('big');
+if (counts.reduce((sum, row) => sum + row.n, 0) !== ${steps}) process.exit(1);`);
+  const jsonFloor =
+    floor(`const rows = db.prepare(\`SELECT ${STATE_COLUMNS} FROM steps WHERE run_id = ? ORDER BY position\`).raw().all('big');
+const plan = db.prepare('SELECT plan_json FROM run_plans WHERE run_id = ?').pluck().get('big');
+if (rows.length !== ${steps} || plan.length === 0) process.exit(1);`);
   emit({
     steps,
     wStepsPerSec: w,
@@ -144,7 +158,8 @@ if (rows.length !== ${steps}) process.exit(1);`;
     statusJsonMs: status('big', true, steps),
     status100Ms: status('small', false, 100),
     statusJson100Ms: status('small', true, 100),
-    statusFloorMs: timeCommand(['-e', floorScript], () => {}),
+    statusFloorMs: timeCommand(['-e', countsFloor], () => {}),
+    statusJsonFloorMs: timeCommand(['-e', jsonFloor], () => {}),
   });
 } finally {
   // BENCH_KEEP_HOME=1 leaves the database for profiling `baton status` (its path on stderr).

@@ -38,6 +38,10 @@ export function maskedReads(store: Store, env: NodeJS.ProcessEnv, values: readon
       const run = await store.getRun(runId);
       return run && redactValue(run, secrets.secretsFor(planSecretEnv(run.plan)));
     },
+    getRunSteps: async (runId, selection) => {
+      const run = await store.getRunSteps(runId, selection);
+      return run && redactValue(run, secrets.secretsFor(planSecretEnv(run.plan)));
+    },
     // A summary's only free text is its blocked reason: only those runs' plans are read.
     listRuns: async (options) =>
       Promise.all(

@@ -352,6 +352,10 @@ program
   )
   .option('--limit <n>', 'how many runs to list (default 20)')
   .option(
+    '--all',
+    'with a run of more than 100 steps: list every step (without it: counts per status and the steps that are ready, running, waiting to retry, blocked or degraded)',
+  )
+  .option(
     '-w, --watch',
     'with a run: redraw its steps as they change until the run settles (succeeded, failed, blocked, cancelled), then exit as status <run> would; piped: a new snapshot at each change; --json: one JSON line per change',
   )

@@ -1,7 +1,7 @@
 import { runNotFound } from '../core/errors.js';
 import { flowKeyOf, formatFlowRate } from '../core/flow.js';
-import type { RunStatus } from '../core/run-state.js';
-import type { RunDetail, RunSummary, Store } from '../store/store.js';
+import { planIndex, type RunStatus, STEP_STATUSES, type StepStatus } from '../core/run-state.js';
+import type { RunDetail, RunSummary, RunWithSteps, StepSelection, Store } from '../store/store.js';
 import { type Painter, paintStatus } from './colour.js';
 import { EXIT } from './exit-codes.js';
 import { blockedHints, formatTime, stepProgress, table } from './format.js';
@@ -15,6 +15,26 @@ export interface FlowWait {
 
 export async function requireRun(store: Store, runId: string): Promise<RunDetail> {
   const run = await store.getRun(runId);
+  if (!run) throw runNotFound(runId);
+  return run;
+}
+
+/**
+ * `baton status <run>` lists every step of a run of up to this many steps. A larger run is shown
+ * as its counts per status and the steps that need a look (LISTED_STATUSES): 10,000 lines of
+ * `succeeded` tell nobody anything, and reading them is most of the command's time.
+ */
+export const EVERY_STEP_UP_TO = 100;
+const LISTED_STATUSES: readonly StepStatus[] = ['ready', 'running', 'retry_wait', 'blocked', 'degraded'];
+
+/** The steps `status <run>` lists: every one with `--all`, else as EVERY_STEP_UP_TO says. */
+export function listedSteps(all: boolean): StepSelection {
+  return { statuses: LISTED_STATUSES, everyStepUpTo: all ? Number.MAX_SAFE_INTEGER : EVERY_STEP_UP_TO };
+}
+
+/** A run with the steps `status <run>` lists (see listedSteps). */
+export async function requireRunSteps(store: Store, runId: string, all: boolean): Promise<RunWithSteps> {
+  const run = await store.getRunSteps(runId, listedSteps(all));
   if (!run) throw runNotFound(runId);
   return run;
 }
@@ -47,31 +67,51 @@ export function runListLines(runs: readonly RunSummary[], paint: Painter): strin
   return table(rows);
 }
 
-/** One run: its header, a table of its steps, flow waits and what to do about blocked steps. */
-export function runStatusLines(run: RunDetail, waits: readonly FlowWait[], paint: Painter): string[] {
+/**
+ * One run: its header, a table of its steps, flow waits and what to do about blocked steps. A run
+ * whose steps are not all here (`getRunSteps` of a large run) also gets its counts per status and
+ * a line saying which steps are not listed.
+ */
+export function runStatusLines(run: RunWithSteps, waits: readonly FlowWait[], paint: Painter): string[] {
   const lines = [
     `run ${run.id}  plan ${run.planName}  ${paintStatus(paint, run.status)}  ${stepProgress(run)} steps done  ${run.attemptsTotal} attempts`,
     `workspace ${run.workspace}`,
   ];
   if (run.blockedReason) lines.push(`blocked: ${run.blockedReason}`);
-  // Titles only when a plan gave them: a title that repeats the id is noise.
-  const titled = run.steps.some((step) => step.title !== step.stepId);
-  const rows = [['STEP', ...(titled ? ['TITLE'] : []), 'STATUS', 'ATTEMPTS', 'DUE', 'LAST ERROR']];
-  for (const step of run.steps) {
-    const due =
-      step.dueAt !== null && (step.status === 'ready' || step.status === 'retry_wait')
-        ? formatTime(step.dueAt)
-        : '-';
-    rows.push([
-      step.stepId,
-      ...(titled ? [firstLine(step.title, 40)] : []),
-      paintStatus(paint, step.status),
-      String(step.attempt),
-      due,
-      firstLine(step.lastError ?? '', 80),
-    ]);
+  const counts = STEP_STATUSES.filter((status) => (run.stepCounts[status] ?? 0) > 0);
+  const total = counts.reduce((sum, status) => sum + run.stepCounts[status]!, 0);
+  const unlisted = total - run.steps.length;
+  if (unlisted > 0)
+    lines.push(
+      `steps: ${counts.map((status) => `${run.stepCounts[status]} ${paintStatus(paint, status)}`).join(', ')}`,
+    );
+  // A table, unless a large run has no step worth listing.
+  if (run.steps.length > 0 || unlisted === 0) {
+    // Titles only when a plan gave them: a title that repeats the id is noise.
+    const titled = run.steps.some((step) => step.title !== step.stepId);
+    const rows = [['STEP', ...(titled ? ['TITLE'] : []), 'STATUS', 'ATTEMPTS', 'DUE', 'LAST ERROR']];
+    for (const step of run.steps) {
+      const due =
+        step.dueAt !== null && (step.status === 'ready' || step.status === 'retry_wait')
+          ? formatTime(step.dueAt)
+          : '-';
+      rows.push([
+        step.stepId,
+        ...(titled ? [firstLine(step.title, 40)] : []),
+        paintStatus(paint, step.status),
+        String(step.attempt),
+        due,
+        firstLine(step.lastError ?? '', 80),
+      ]);
+    }
+    lines.push(...table(rows).split('\n'));
   }
-  lines.push(...table(rows).split('\n'));
+  if (unlisted > 0) {
+    const hidden = counts.filter((status) => !LISTED_STATUSES.includes(status));
+    lines.push(
+      `${unlisted} ${hidden.join('/')} steps not listed: baton status ${run.id} --all lists every step`,
+    );
+  }
   for (const wait of waits)
     lines.push(`${wait.stepId} is due and waits for flow key ${wait.key}: ${wait.reason} (baton flow list)`);
   for (const step of run.steps.filter((s) => s.status === 'blocked'))
@@ -87,19 +127,18 @@ function firstLine(text: string, max: number): string {
 }
 
 /** Due steps of a running run held back by a flow limit now, with why (for `status`). */
-export async function flowWaits(store: Store, run: RunDetail, now: number): Promise<FlowWait[]> {
+export async function flowWaits(store: Store, run: RunWithSteps, now: number): Promise<FlowWait[]> {
   if (run.status !== 'running') return [];
-  const due = run.steps
-    .map((step, position) => ({ step, position }))
-    .filter(
-      ({ step }) =>
-        (step.status === 'ready' || step.status === 'retry_wait') && (step.dueAt ?? now + 1) <= now,
-    );
+  const due = run.steps.filter(
+    (step) => (step.status === 'ready' || step.status === 'retry_wait') && (step.dueAt ?? now + 1) <= now,
+  );
   if (due.length === 0) return [];
   const limits = new Map((await store.listFlowLimits(now)).map((limit) => [limit.key, limit]));
+  // By id, not by index: `run.steps` may be some of the plan's steps (see requireRunSteps).
+  const { position } = planIndex(run.plan);
   const waits: FlowWait[] = [];
-  for (const { step, position } of due) {
-    const key = flowKeyOf(run.plan.steps[position]!, step.onFallback === true);
+  for (const step of due) {
+    const key = flowKeyOf(run.plan.steps[position.get(step.stepId)!]!, step.onFallback === true);
     const limit = limits.get(key);
     if (!limit) continue;
     if (limit.concurrency !== null && limit.running >= limit.concurrency)

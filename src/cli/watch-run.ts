@@ -1,9 +1,16 @@
 import type { StoredEvent } from '../core/events.js';
-import type { RunDetail, Store } from '../store/store.js';
+import type { RunWithSteps, Store } from '../store/store.js';
 import { painter, useColour } from './colour.js';
 import { tableRow } from './format.js';
 import { ganttChart } from './gantt.js';
-import { flowWaits, requireRun, runExitCode, runSettled, runStatusLines } from './status-view.js';
+import {
+  flowWaits,
+  requireRun,
+  requireRunSteps,
+  runExitCode,
+  runSettled,
+  runStatusLines,
+} from './status-view.js';
 import { TIMELINE_HEADER, TimelineRows, timelineWidths } from './timeline-view.js';
 import { LiveView, watchUntil } from './watch.js';
 
@@ -16,13 +23,17 @@ const QUIET_REFRESH_MS = 5_000;
 /**
  * `baton status <run> --watch`: the run's status view, drawn again whenever its event log grows,
  * until the run settles; then the exit code `status <run>` gives. With `json`: one JSON line (the
- * same object as `status <run> --json`) each time it changes.
+ * same object as `status <run> --json`) each time it changes; `all`: every step listed (`--all`).
  */
-export async function watchRunStatus(store: Store, runId: string, json: boolean): Promise<number> {
+export async function watchRunStatus(
+  store: Store,
+  runId: string,
+  { json, all }: { json: boolean; all: boolean },
+): Promise<number> {
   const paint = painter(!json && useColour(process.stdout));
   const view = new LiveView(process.stdout);
   let afterSeq = 0;
-  let run: RunDetail | null = null;
+  let run: RunWithSteps | null = null;
   let readAt = 0;
   let lastJson = '';
   try {
@@ -32,7 +43,7 @@ export async function watchRunStatus(store: Store, runId: string, json: boolean)
         const now = Date.now();
         if (run !== null && events.length === 0 && now - readAt < QUIET_REFRESH_MS) return null;
         afterSeq = events.at(-1)?.seq ?? afterSeq;
-        run = await requireRun(store, runId);
+        run = json ? await requireRun(store, runId) : await requireRunSteps(store, runId, all);
         readAt = now;
         const waits = await flowWaits(store, run, now);
         if (!json) view.show(runStatusLines(run, waits, paint));

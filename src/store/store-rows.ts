@@ -5,7 +5,7 @@ import {
   type StepUsage,
 } from '../core/failure.js';
 import { type FlowKeyState, liveStarts } from '../core/flow.js';
-import type { Plan } from '../core/plan/types.js';
+import type { Plan, PlanStep } from '../core/plan/types.js';
 import type { RunState, RunStatus, StepState } from '../core/run-state.js';
 import type {
   AttemptRecord,
@@ -13,6 +13,7 @@ import type {
   Completion,
   FlowLimitStatus,
   LiveLease,
+  RunStep,
   RunSummary,
 } from './store.js';
 
@@ -48,8 +49,6 @@ export function summaryFromRow(row: SummaryRow, stepCounts: RunSummary['stepCoun
 
 /** A run's summary from its state as loaded or as a transaction just wrote it. */
 export function summaryOf(run: RunState, usage: StepUsage): RunSummary {
-  const stepCounts: RunSummary['stepCounts'] = {};
-  for (const step of run.steps) stepCounts[step.status] = (stepCounts[step.status] ?? 0) + 1;
   return {
     id: run.id,
     planName: run.plan.name,
@@ -60,7 +59,7 @@ export function summaryOf(run: RunState, usage: StepUsage): RunSummary {
     finishedAt: run.finishedAt,
     attemptsTotal: run.attemptsTotal,
     usage,
-    stepCounts,
+    stepCounts: countSteps(run.steps),
   };
 }
 
@@ -89,6 +88,25 @@ export function runStateFromRow(row: RunStateRow, plan: Plan, steps: readonly St
     finishedAt: row.finished_at,
     steps,
   };
+}
+
+/** Steps per status, as a summary counts them. */
+export function countSteps(steps: readonly Pick<StepState, 'status'>[]): RunSummary['stepCounts'] {
+  const counts: RunSummary['stepCounts'] = {};
+  for (const step of steps) counts[step.status] = (counts[step.status] ?? 0) + 1;
+  return counts;
+}
+
+/**
+ * A step state as the reads return it: the same object, given its plan step's title and
+ * dependencies (added, not spread into a copy: one object per step of a 10,000-step `status`, not
+ * two). `state` must be the caller's own, freshly read.
+ */
+export function runStep(state: StepState, planStep: PlanStep): RunStep {
+  const step = state as RunStep;
+  step.title = planStep.title;
+  step.dependsOn = planStep.dependsOn;
+  return step;
 }
 
 /** An `attempts` row, as written and read, with its outputs decoded (JSON text in SQLite, jsonb in Postgres). */

@@ -4,7 +4,7 @@ import type { FailureClass, OutputArtifact, StepOutcome, StepUsage } from '../co
 import type { FlowLimit } from '../core/flow.js';
 import type { HookSpec, Plan, PlanStep } from '../core/plan/types.js';
 import type { PlanSecretEnv } from '../core/run-secrets.js';
-import type { RunStatus, StepResult, StepState } from '../core/run-state.js';
+import type { RunStatus, StepResult, StepState, StepStatus } from '../core/run-state.js';
 
 /**
  * The one storage contract: SQLite (sqlite/, the embedded default) and PostgreSQL (postgres/)
@@ -41,6 +41,12 @@ export interface Store {
   /** The earliest time anything becomes due or a lease runs out; null when nothing is pending. */
   nextWakeAt(filter?: RunFilter): Promise<number | null>;
   getRun(runId: string): Promise<RunDetail | null>;
+  /**
+   * A run with only the steps `selection` picks (`baton status <run>` of a large run): its summary
+   * (step counts of every step), plan and workspace, and the rows of the selected steps alone, in
+   * plan order. Null for an unknown run.
+   */
+  getRunSteps(runId: string, selection: StepSelection): Promise<RunWithSteps | null>;
   listRuns(options?: { status?: RunStatus; limit?: number }): Promise<RunSummary[]>;
   /** One page of runs, newest first, with the counts per status of every run the other filters match (`baton serve`). */
   listRunPage(query?: RunPageQuery): Promise<RunPage>;
@@ -310,12 +316,30 @@ export interface RunSummary {
   stepCounts: Partial<Record<StepState['status'], number>>;
 }
 
-export interface RunDetail extends RunSummary {
+/** A step of a run as the reads return it: its state, with its title and dependencies from the plan. */
+export type RunStep = StepState & { title: string; dependsOn: string[] };
+
+/** Which steps `getRunSteps` returns. */
+export interface StepSelection {
+  /** The steps in these states... */
+  statuses: readonly StepStatus[];
+  /** ...or every step, when the run has at most this many. */
+  everyStepUpTo: number;
+}
+
+/** A run with some of its steps (`Store.getRunSteps`), or all of them (`RunDetail`). */
+export interface RunWithSteps extends RunSummary {
   plan: Plan;
+  workspace: string;
+  /** In plan order. */
+  steps: RunStep[];
+}
+
+export interface RunDetail extends RunWithSteps {
   planHash: string;
   inputs: Record<string, string>;
-  workspace: string;
-  steps: (StepState & { title: string; dependsOn: string[] })[];
+  /** Every step of the plan, in its order. */
+  steps: RunStep[];
 }
 
 export interface AttemptRecord extends AttemptKey {

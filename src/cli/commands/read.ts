@@ -8,7 +8,14 @@ import { attemptLine, printJson } from '../format.js';
 import { ganttChart } from '../gantt.js';
 import { type GlobalOptions, parsePositiveInt } from '../home.js';
 import { withExistingStore } from '../open-store.js';
-import { flowWaits, requireRun, runExitCode, runListLines, runStatusLines } from '../status-view.js';
+import {
+  flowWaits,
+  requireRun,
+  requireRunSteps,
+  runExitCode,
+  runListLines,
+  runStatusLines,
+} from '../status-view.js';
 import { timelineTable } from '../timeline-view.js';
 
 /** Colours for this command's stdout: on a TTY (or FORCE_COLOR), never in --json or with NO_COLOR. */
@@ -22,12 +29,13 @@ function refuse(message: string): never {
 }
 
 /**
- * `baton status [run]`: recent runs, or one run's steps with what to do about blocked ones; with
- * `--watch`, that view live until the run settles.
+ * `baton status [run]`: recent runs, or one run's steps with what to do about blocked ones (of a
+ * large run, those that need a look; `--all`: every one); with `--watch`, that view live until
+ * the run settles. `--json` is the whole run, every step.
  */
 export async function statusCommand(
   runId: string | undefined,
-  options: GlobalOptions & { limit?: string; watch?: boolean },
+  options: GlobalOptions & { limit?: string; watch?: boolean; all?: boolean },
 ): Promise<number> {
   if (options.watch && runId === undefined)
     refuse('status --watch follows one run: baton status <run> --watch (baton status lists the runs)');
@@ -43,12 +51,16 @@ export async function statusCommand(
     }
     if (options.watch) {
       const { watchRunStatus } = await import('../watch-run.js');
-      return watchRunStatus(store, runId, options.json === true);
+      return watchRunStatus(store, runId, { json: options.json === true, all: options.all === true });
     }
-    const run = await requireRun(store, runId);
+    if (options.json) {
+      const run = await requireRun(store, runId);
+      printJson({ ...run, flowWaits: await flowWaits(store, run, Date.now()) });
+      return runExitCode(run);
+    }
+    const run = await requireRunSteps(store, runId, options.all === true);
     const waits = await flowWaits(store, run, Date.now());
-    if (options.json) printJson({ ...run, flowWaits: waits });
-    else process.stdout.write(`${runStatusLines(run, waits, paintFor(options)).join('\n')}\n`);
+    process.stdout.write(`${runStatusLines(run, waits, paintFor(options)).join('\n')}\n`);
     return runExitCode(run);
   });
 }

@@ -10,6 +10,8 @@ import type {
   RunPage,
   RunPageQuery,
   RunSummary,
+  RunWithSteps,
+  StepSelection,
 } from '../store.js';
 import {
   type AttemptRow,
@@ -18,6 +20,7 @@ import {
   blockedStepFromRow,
   type LeaseRow,
   leaseFromRow,
+  runStep,
   type SummaryRow,
   summaryFromRow,
   summaryOf,
@@ -82,13 +85,13 @@ export class PostgresReads {
       planHash: loaded.planHash,
       inputs: loaded.inputs,
       workspace: loaded.workspace,
-      // State steps are in plan order: by position, without building the plan's index of ids.
-      steps: state.plan.steps.map((step, position) => ({
-        ...state.steps[position]!,
-        title: step.title,
-        dependsOn: step.dependsOn,
-      })),
+      // The loader's step states are fresh objects, in plan order: each is given its plan step's fields.
+      steps: state.steps.map((step, position) => runStep(step, state.plan.steps[position]!)),
     };
+  }
+
+  async getRunSteps(runId: string, selection: StepSelection): Promise<RunWithSteps | null> {
+    return this.loader.loadSelected(this.pool, runId, selection);
   }
 
   /** The summary columns of `runs r` (`from`: the runs table, or a subquery of it), with each run's step counts. */

@@ -14,7 +14,8 @@ import {
 import type { Transition } from '../../core/transitions.js';
 import { stepFlowKey } from '../flow-accounting.js';
 import type { LoadedRun } from '../loaded-run.js';
-import { runStateFromRow, type SummaryRow } from '../store-rows.js';
+import type { RunStep } from '../store.js';
+import { runStateFromRow, runStep, type SummaryRow } from '../store-rows.js';
 import type { SqliteDatabase } from './open-database.js';
 
 /** A `runs` row as the store reads it. */
@@ -53,30 +54,88 @@ const STEP_COLUMNS = `step_id, status, attempt, tries, due_at, lease_owner, leas
   last_failure_class, fingerprint, fingerprint_repeats, result_json, blocked_reason, updated_at, input_tokens,
   output_tokens, cost_usd, first_started_at, on_fallback, interruptions`;
 
-export function stepFromRow(row: StepRow): StepState {
+/**
+ * A step row as `STEP_COLUMNS` lists them, read with `.raw()`: an array per row is about half the
+ * cost of an object per row for a run of 10,000 steps.
+ */
+type StepValues = [
+  stepId: string,
+  status: string,
+  attempt: number,
+  tries: number,
+  dueAt: number | null,
+  leaseOwner: string | null,
+  leaseExpiresAt: number | null,
+  startedAt: number | null,
+  lastError: string | null,
+  lastFailureClass: string | null,
+  fingerprint: string | null,
+  fingerprintRepeats: number,
+  resultJson: string | null,
+  blockedReason: string | null,
+  updatedAt: number,
+  inputTokens: number,
+  outputTokens: number,
+  costUsd: number,
+  firstStartedAt: number | null,
+  onFallback: number,
+  interruptions: number,
+];
+
+/** `STEP_COLUMNS` and then the step's position, for reads that skip steps. */
+type PositionedStepValues = [...StepValues, position: number];
+
+function stepFromValues(v: StepValues | PositionedStepValues): StepState {
   return {
-    stepId: row.step_id,
-    status: row.status as StepStatus,
-    attempt: row.attempt,
-    tries: row.tries,
-    dueAt: row.due_at,
-    leaseOwner: row.lease_owner,
-    leaseExpiresAt: row.lease_expires_at,
-    startedAt: row.started_at,
-    lastError: row.last_error,
-    lastFailureClass: row.last_failure_class as FailureClass | null,
-    fingerprint: row.fingerprint,
-    fingerprintRepeats: row.fingerprint_repeats,
-    resultJson: row.result_json,
-    blockedReason: row.blocked_reason,
-    updatedAt: row.updated_at,
-    firstStartedAt: row.first_started_at,
-    ...(row.on_fallback === 1 ? { onFallback: true } : {}),
-    ...(row.interruptions > 0 ? { interruptions: row.interruptions } : {}),
-    ...(row.input_tokens === 0 && row.output_tokens === 0 && row.cost_usd === 0
+    stepId: v[0],
+    status: v[1] as StepStatus,
+    attempt: v[2],
+    tries: v[3],
+    dueAt: v[4],
+    leaseOwner: v[5],
+    leaseExpiresAt: v[6],
+    startedAt: v[7],
+    lastError: v[8],
+    lastFailureClass: v[9] as FailureClass | null,
+    fingerprint: v[10],
+    fingerprintRepeats: v[11],
+    resultJson: v[12],
+    blockedReason: v[13],
+    updatedAt: v[14],
+    firstStartedAt: v[18],
+    ...(v[19] === 1 ? { onFallback: true } : {}),
+    ...(v[20] > 0 ? { interruptions: v[20] } : {}),
+    ...(v[15] === 0 && v[16] === 0 && v[17] === 0
       ? {}
-      : { usage: { inputTokens: row.input_tokens, outputTokens: row.output_tokens, costUsd: row.cost_usd } }),
+      : { usage: { inputTokens: v[15], outputTokens: v[16], costUsd: v[17] } }),
   };
+}
+
+/** A step row read as an object (`SELECT *`, `baton migrate`). */
+export function stepFromRow(row: StepRow): StepState {
+  return stepFromValues([
+    row.step_id,
+    row.status,
+    row.attempt,
+    row.tries,
+    row.due_at,
+    row.lease_owner,
+    row.lease_expires_at,
+    row.started_at,
+    row.last_error,
+    row.last_failure_class,
+    row.fingerprint,
+    row.fingerprint_repeats,
+    row.result_json,
+    row.blocked_reason,
+    row.updated_at,
+    row.input_tokens,
+    row.output_tokens,
+    row.cost_usd,
+    row.first_started_at,
+    row.on_fallback,
+    row.interruptions,
+  ]);
 }
 
 const CACHE_LIMIT = 10_000;
@@ -115,6 +174,7 @@ export class RunRows {
   private readonly selectRun;
   private readonly selectPlan;
   private readonly selectSteps;
+  private readonly selectStepsWithStatus;
   private readonly updateRun;
   private readonly updateRunKeepingStatus;
   private readonly updateStep;
@@ -132,9 +192,16 @@ export class RunRows {
     this.selectPlan = db
       .prepare<[string], string>('SELECT plan_json FROM run_plans WHERE run_id = ?')
       .pluck();
-    this.selectSteps = db.prepare<[string], StepRow>(
-      `SELECT ${STEP_COLUMNS} FROM steps WHERE run_id = ? ORDER BY position`,
-    );
+    this.selectSteps = db
+      .prepare<[string], StepValues>(`SELECT ${STEP_COLUMNS} FROM steps WHERE run_id = ? ORDER BY position`)
+      .raw();
+    // The statuses as a JSON array: one statement whatever their number.
+    this.selectStepsWithStatus = db
+      .prepare<[string, string], PositionedStepValues>(
+        `SELECT ${STEP_COLUMNS}, position FROM steps
+         WHERE run_id = ? AND status IN (SELECT value FROM json_each(?)) ORDER BY position`,
+      )
+      .raw();
     this.updateRun = db.prepare<unknown[], { version: number }>(
       `UPDATE runs SET status = ?, attempts_total = ?, blocked_reason = ?, updated_at = ?, finished_at = ?,
          input_tokens = ?, output_tokens = ?, cost_usd = ?, version = version + 1 WHERE id = ? RETURNING version`,
@@ -189,6 +256,33 @@ export class RunRows {
   private rememberShared(hash: string, json: string, plan: Plan): void {
     if (this.sharedPlans.size > SHARED_PLANS_LIMIT) this.sharedPlans.clear();
     this.sharedPlans.set(hash, { json, plan });
+  }
+
+  /** A run's row, or null for an unknown run. */
+  runRow(runId: string): RunRow | null {
+    return this.selectRun.get(runId) ?? null;
+  }
+
+  /**
+   * The steps of a run as the reads return them, objects of the caller's own: every step, or those
+   * in `statuses`. In plan order. `row`: the run's row as read in the same transaction.
+   */
+  runSteps(row: Pick<RunRow, 'id' | 'version'>, plan: Plan, statuses?: readonly StepStatus[]): RunStep[] {
+    const runId = row.id;
+    if (statuses === undefined) {
+      // A process that follows the run (an engine until it settles, Baton.result) has its states
+      // cached at this version: copies of them, not a read of every row. Else the rows are read and
+      // not cached (a command reads a run once).
+      const cached = this.stateCache.get(runId);
+      if (cached && cached.version === row.version)
+        return cached.steps.map((step, position) => runStep({ ...step }, plan.steps[position]!));
+      return this.selectSteps
+        .all(runId)
+        .map((values, position) => runStep(stepFromValues(values), plan.steps[position]!));
+    }
+    return this.selectStepsWithStatus
+      .all(runId, JSON.stringify(statuses))
+      .map((values) => runStep(stepFromValues(values), plan.steps[values[21]]!));
   }
 
   /**
@@ -255,7 +349,7 @@ export class RunRows {
       steps = cached.steps;
     } else {
       // Rows come in plan order (position), which is the order RunState keeps.
-      steps = this.selectSteps.all(runId).map(stepFromRow);
+      steps = this.selectSteps.all(runId).map(stepFromValues);
       this.remember(runId, row.version, steps);
     }
     return {

@@ -14,12 +14,15 @@ import type {
   RunPage,
   RunPageQuery,
   RunSummary,
+  RunWithSteps,
+  StepSelection,
 } from '../store.js';
 import {
   type AttemptRow,
   attemptFromRow,
   type BlockedStepRow,
   blockedStepFromRow,
+  countSteps,
   type LeaseRow,
   leaseFromRow,
   type SummaryRow,
@@ -105,26 +108,38 @@ export class SqliteReads {
     return times.length === 0 ? null : Math.min(...times);
   }
 
+  /** Reads a run in one read transaction: its row, counts and steps from one snapshot. */
+  private readonly inSnapshot = <T>(read: () => T): T => this.db.transaction(read)();
+
   async getRun(runId: string): Promise<RunDetail | null> {
-    const row = this.sql<[string], SummaryRow & { plan_hash: string }>(
-      `SELECT ${SUMMARY_COLUMNS}, plan_hash FROM runs WHERE id = ?`,
-    ).get(runId);
-    if (!row) return null;
-    const loaded = this.rows.load(runId)!;
-    const plan = loaded.state.plan;
-    return {
-      ...this.toSummary(row),
-      plan,
-      planHash: row.plan_hash,
-      inputs: loaded.inputs,
-      workspace: loaded.workspace,
-      // State steps are in plan order: by position, without building the plan's index of ids.
-      steps: plan.steps.map((step, position) => ({
-        ...loaded.state.steps[position]!,
-        title: step.title,
-        dependsOn: step.dependsOn,
-      })),
-    };
+    return this.inSnapshot(() => {
+      const row = this.rows.runRow(runId);
+      if (!row) return null;
+      const plan = this.rows.plan(row);
+      const steps = this.rows.runSteps(row, plan);
+      return {
+        // Counted from the steps read, not by another query over them.
+        ...summaryFromRow(row, countSteps(steps)),
+        plan,
+        planHash: row.plan_hash,
+        inputs: JSON.parse(row.inputs_json) as Record<string, string>,
+        workspace: row.workspace,
+        steps,
+      };
+    });
+  }
+
+  async getRunSteps(runId: string, selection: StepSelection): Promise<RunWithSteps | null> {
+    return this.inSnapshot(() => {
+      const row = this.rows.runRow(runId);
+      if (!row) return null;
+      const summary = this.toSummary(row);
+      const plan = this.rows.plan(row);
+      let total = 0;
+      for (const n of Object.values(summary.stepCounts)) total += n;
+      const statuses = total <= selection.everyStepUpTo ? undefined : selection.statuses;
+      return { ...summary, plan, workspace: row.workspace, steps: this.rows.runSteps(row, plan, statuses) };
+    });
   }
 
   async listRuns(options: { status?: RunStatus; limit?: number } = {}): Promise<RunSummary[]> {
