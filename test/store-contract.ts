@@ -2,7 +2,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { isBatonError } from '../src/core/errors.js';
 import { validatePlanObject } from '../src/core/plan/parse.js';
 import type { Plan } from '../src/core/plan/types.js';
-import type { Completion, Store } from '../src/store/store.js';
+import { type Completion, NO_STEPS, type Store } from '../src/store/store.js';
 
 /**
  * The contract every Store implementation passes (SQLite and PostgreSQL; see src/store/store.ts).
@@ -139,6 +139,8 @@ export function describeStoreContract(name: string, makeHarness: () => StoreHarn
         { ...full.steps[4], title: 'e', dependsOn: ['b', 'c', 'd'] },
       ]);
       expect(full.steps[3]?.title).toBe('the d step');
+      // NO_STEPS: the summary (what an engine or Baton.result polls), no step.
+      expect(await store.getRunSteps('run1', NO_STEPS)).toEqual({ ...rest, steps: [] });
       expect(await store.getRunSteps('nope', { statuses: ['pending'], everyStepUpTo: 10 })).toBeNull();
     });
 

@@ -1,6 +1,13 @@
 import { hostname } from 'node:os';
 import type { RandomSource } from '../core/backoff.js';
-import type { AttemptKey, ClaimedStep, Completion, CycleResult, Store } from '../store/store.js';
+import {
+  type AttemptKey,
+  type ClaimedStep,
+  type Completion,
+  type CycleResult,
+  NO_STEPS,
+  type Store,
+} from '../store/store.js';
 import { attemptKeyText } from '../store/store-rows.js';
 import { HookDispatcher } from './hook-dispatcher.js';
 import { stopOrphanedAttempt } from './orphans.js';
@@ -186,7 +193,8 @@ export class Engine {
     let wakeAt: number | null;
     try {
       if (mode.kind === 'until-settled') {
-        const run = await this.store.getRun(mode.runId);
+        // Its status only: a run of 10,000 steps waiting on a timer is looked at every poll.
+        const run = await this.store.getRunSteps(mode.runId, NO_STEPS);
         if (!run || run.status !== 'running') return 'done';
       }
       wakeAt = await this.store.nextWakeAt(filter);

@@ -327,6 +327,9 @@ export interface StepSelection {
   everyStepUpTo: number;
 }
 
+/** No step: `getRunSteps` answers the run's summary (status, counts) without reading a step row. */
+export const NO_STEPS: StepSelection = { statuses: [], everyStepUpTo: 0 };
+
 /** A run with some of its steps (`Store.getRunSteps`), or all of them (`RunDetail`). */
 export interface RunWithSteps extends RunSummary {
   plan: Plan;

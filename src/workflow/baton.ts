@@ -12,7 +12,7 @@ import { ModelExecutor, type ModelExecutorOptions } from '../executors/model-exe
 import { readPostgresUrl } from '../store/postgres/pg-url.js';
 import { PostgresStore } from '../store/postgres/postgres-store.js';
 import { SqliteStore } from '../store/sqlite/sqlite-store.js';
-import type { Store } from '../store/store.js';
+import { NO_STEPS, type Store } from '../store/store.js';
 import type { Workflow, WorkflowResults } from './define-workflow.js';
 import { type StartPlanOptions, startPlanRun } from './start-plan-run.js';
 import { resultValue, stepContext } from './step-context.js';
@@ -236,13 +236,14 @@ export class Baton {
       await this.engine(store).run({ kind: 'until-settled', runId });
     }
     for (;;) {
-      const current = await store.getRun(runId);
+      // Its status only while another worker drives it: every 50 ms, whatever the run's size.
+      const current = await store.getRunSteps(runId, NO_STEPS);
       if (!current) throw runNotFound(runId);
       if (current.status === 'succeeded') {
         const results = await resolveResults(
           await store.getStepResults(
             runId,
-            current.steps.map((step) => step.stepId),
+            current.plan.steps.map((step) => step.id),
           ),
           this.home,
         );
