@@ -32,9 +32,10 @@ export interface StartRunOptions {
   completedSteps?: readonly string[];
   /**
    * The programs the operator trusted to receive prompt text (see trusted-programs.ts). Default:
-   * BATON_TRUSTED_AGENTS only; the CLI and `new Baton({ home })` add their home's.
+   * BATON_TRUSTED_AGENTS only; the CLI and `new Baton({ home })` add their home's. A function is
+   * called only when the plan has a command to check (a plan of functions reads no trust file).
    */
-  trust?: TrustedPrograms;
+  trust?: TrustedPrograms | (() => TrustedPrograms);
 }
 
 /** Resolves inputs against the plan's declarations: unknown names and missing required ones are refused. */
@@ -97,7 +98,12 @@ export function prepareRun(options: StartRunOptions): NewRun {
         : withAgent;
     }),
   };
-  const trust = options.trust ?? trustedPrograms(null);
+  let trust: TrustedPrograms | undefined;
+  const trusted = () => {
+    const given = options.trust;
+    trust ??= typeof given === 'function' ? given() : (given ?? trustedPrograms(null));
+    return trust;
+  };
   const source = options.planPath ? `${options.planPath}: ` : '';
   // Plans repeat one command for thousands of steps: each distinct command is checked once.
   const accepted = new Set<string>();
@@ -105,7 +111,7 @@ export function prepareRun(options: StartRunOptions): NewRun {
   const checkCommand = (command: readonly string[], field: string) => {
     const key = JSON.stringify(command);
     if (accepted.has(key)) return;
-    assertAgentCommand(command, { cwd: workspace, trust, where: `${source}${field}` });
+    assertAgentCommand(command, { cwd: workspace, trust: trusted(), where: `${source}${field}` });
     accepted.add(key);
   };
   for (const step of plan.steps) {

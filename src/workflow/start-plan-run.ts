@@ -64,7 +64,7 @@ export async function startPlanRun(
       plan: options.shadow ? { ...plan, shadow: true } : plan,
       inputs,
       batonHome: baton.home,
-      trust: trustedPrograms(baton.home, process.env),
+      trust: () => trustedPrograms(baton.home, process.env),
       ...(workspace === undefined ? {} : { workspace }),
       ...(options.planPath === undefined ? {} : { planPath: options.planPath }),
       ...(options.allowWorkspace === undefined ? {} : { allowWorkspace: options.allowWorkspace }),
