@@ -85,7 +85,7 @@ export class FunctionRegistry {
 
   /** The registered names, sorted; the same array until the next register (every cycle asks). */
   names(): readonly string[] {
-    this.sortedNames ??= [...this.functions.keys()].sort();
+    this.sortedNames ??= Object.freeze([...this.functions.keys()].sort());
     return this.sortedNames;
   }
 }
@@ -109,11 +109,10 @@ export class FunctionExecutor implements StepExecutor {
     // The log's path is built on first use: most functions never log.
     let logFile: string | null = null;
     const log = (message: string) => {
-      if (logFile === null) {
-        logFile = join(context.home, attemptLogPath(claim));
-        mkdirSync(dirname(logFile), { recursive: true, mode: 0o700 });
-      }
-      appendFileSync(logFile, `${new Date().toISOString()} ${message}\n`, { mode: 0o600 });
+      const file = logFile ?? join(context.home, attemptLogPath(claim));
+      if (logFile === null) mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
+      logFile = file;
+      appendFileSync(file, `${new Date().toISOString()} ${message}\n`, { mode: 0o600 });
     };
     const logPath = () => (logFile === null ? null : attemptLogPath(claim));
     try {
@@ -121,13 +120,15 @@ export class FunctionExecutor implements StepExecutor {
         runId: claim.runId,
         stepId: claim.stepId,
         attempt: claim.attempt,
-        args: claim.step.args,
+        // Copies: the plan's step is shared by every run of the plan (and every attempt), and a
+        // function may change what it is given.
+        args: copyOf(claim.step.args),
         inputs: claim.inputs,
         workspace: claim.workspace,
         results: context.results,
         signal: context.signal,
         shadow: claim.shadow === true,
-        ...(claim.step.shadowResult === undefined ? {} : { shadowResult: claim.step.shadowResult }),
+        ...(claim.step.shadowResult === undefined ? {} : { shadowResult: copyOf(claim.step.shadowResult) }),
         sideEffect: claim.step.sideEffect ?? 'none',
         effects: context.effects,
         recordEvents: context.recordEvents,
@@ -152,4 +153,9 @@ export class FunctionExecutor implements StepExecutor {
       };
     }
   }
+}
+
+/** A JSON value of the plan as a function's own (undefined stays undefined). */
+function copyOf<T>(value: T): T {
+  return value === undefined || value === null || typeof value !== 'object' ? value : structuredClone(value);
 }
