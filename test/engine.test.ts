@@ -91,6 +91,47 @@ describe('engine with function steps', () => {
     expect(broken).toMatchObject({ status: 'blocked', attempt: 1, lastFailureClass: 'fatal' });
   });
 
+  it("gives each attempt its own copy of the step's args: a function changing them changes no other run", async () => {
+    const seen: unknown[] = [];
+    registry.register('collect', (ctx) => {
+      seen.push(structuredClone(ctx.args));
+      (ctx.args as { items: string[] }).items.push(ctx.runId);
+      return 'ok';
+    });
+    const plan = validatePlanObject(
+      { name: 'args', steps: [{ id: 'a', fn: 'collect', args: { items: [] } }] },
+      'test',
+    );
+    for (const runId of ['r1', 'r2', 'r3']) {
+      await startRun(store, { plan, workspace: dir, runId });
+      await engine().run({ kind: 'until-settled', runId });
+    }
+    expect(seen).toEqual([{ items: [] }, { items: [] }, { items: [] }]);
+    expect((await store.getRun('r3'))?.plan.steps[0]?.args).toEqual({ items: [] });
+  });
+
+  it('does not abort the signal of a step that has returned (a stop while its large result is stored)', async () => {
+    let returned = false;
+    let abortedAfterReturn = false;
+    let worker: Engine | undefined;
+    registry.register('big', (ctx) => {
+      ctx.signal.addEventListener('abort', () => {
+        if (returned) abortedAfterReturn = true;
+      });
+      returned = true;
+      // The worker stops at once while the 100 KB result goes to the artifact store.
+      setImmediate(() => worker?.stop(0));
+      return 'x'.repeat(100_000);
+    });
+    const plan = validatePlanObject({ name: 'big', steps: [{ id: 'a', fn: 'big' }] }, 'test');
+    const run = await startRun(store, { plan, workspace: dir });
+    worker = engine();
+    await worker.run({ kind: 'forever' });
+    expect(returned).toBe(true);
+    expect(abortedAfterReturn).toBe(false);
+    expect((await store.getRun(run.id))?.status).toBe('succeeded');
+  });
+
   it('drain mode leaves future timers for the next check instead of sleeping', async () => {
     registry.register('noop', () => 'ok');
     const plan = validatePlanObject(

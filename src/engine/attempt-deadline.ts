@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { unknownIfUnsafe } from '../core/unsafe-outcome.js';
 import { type AttemptResult, attemptLogPath } from '../executors/step-executor.js';
 import type { ClaimedStep } from '../store/store.js';
+import type { AttemptAbort } from './attempt-abort.js';
 
 /**
  * After the deadline, how long a function or model attempt may take to stop (to report what it
@@ -22,34 +23,35 @@ export type DeadlineResult =
  * `attempt`'s signal, which the engine aborts (stop, a lost lease) and this aborts at
  * `claim.step.timeoutMs`, and the attempt is over at the deadline whether or not the executor
  * listens. A late result (or error) of an abandoned executor is discarded. `onExpired` is called
- * when the deadline passes.
+ * when the deadline passes. One timer and no race in the common case, where the attempt ends
+ * before its deadline.
  */
 export function runWithDeadline(
   claim: ClaimedStep,
-  attempt: AbortController,
+  attempt: AttemptAbort,
   execute: (signal: AbortSignal) => Promise<AttemptResult>,
   onExpired: () => void,
 ): Promise<DeadlineResult> {
-  // The attempt's own controller, not a second one the engine's is forwarded to (or
-  // AbortSignal.any): an AbortSignal is an EventTarget, about 2 KB and a listener per attempt, and
-  // on Node 20 composed signals are held through WeakRefs past a busy worker's scavenges. One
-  // timer and no race in the common case, where the attempt ends before its deadline.
   const running = execute(attempt.signal);
   return new Promise<DeadlineResult>((resolve, reject) => {
     let over = false;
     const deadline = setTimeout(() => {
       over = true;
-      resolve(afterDeadline(claim, attempt, running, onExpired));
+      const after = afterDeadline(claim, attempt, running, onExpired);
+      after.finally(() => attempt.end()).catch(() => undefined);
+      resolve(after);
     }, claim.step.timeoutMs);
     running.then(
       (result) => {
         if (over) return;
         clearTimeout(deadline);
+        attempt.end();
         resolve({ timedOut: false, result });
       },
       (error: unknown) => {
         if (over) return;
         clearTimeout(deadline);
+        attempt.end();
         reject(error);
       },
     );
@@ -59,7 +61,7 @@ export function runWithDeadline(
 /** The deadline passed: the attempt is aborted, then waited for (an agent) or abandoned after a grace. */
 async function afterDeadline(
   claim: ClaimedStep,
-  attempt: AbortController,
+  attempt: AttemptAbort,
   running: Promise<AttemptResult>,
   onExpired: () => void,
 ): Promise<DeadlineResult> {

@@ -9,6 +9,7 @@ import {
   type Store,
 } from '../store/store.js';
 import { attemptKeyText } from '../store/store-rows.js';
+import { AttemptAbort } from './attempt-abort.js';
 import { HookDispatcher } from './hook-dispatcher.js';
 import { stopOrphanedAttempt } from './orphans.js';
 import type { Executors } from './run-attempt.js';
@@ -69,7 +70,7 @@ export function emptyEngineReport(): EngineReport {
 
 interface InFlight {
   claim: ClaimedStep;
-  abort: AbortController;
+  abort: AttemptAbort;
 }
 
 /** Consecutive failed store transactions before the engine gives up. */
@@ -285,14 +286,14 @@ export class Engine {
   }
 
   private start(claim: ClaimedStep): void {
-    const abort = new AbortController();
+    const abort = new AttemptAbort();
     this.inFlight.set(attemptKeyText(claim), { claim, abort });
     this.report.attemptsStarted++;
     this.options.onClaim?.(claim);
     void this.execute(claim, abort);
   }
 
-  private async execute(claim: ClaimedStep, abort: AbortController): Promise<void> {
+  private async execute(claim: ClaimedStep, abort: AttemptAbort): Promise<void> {
     // Loaded on the first attempt: `check` with nothing due does not pay for executors and tracing.
     this.attempts ??= import('./run-attempt.js');
     const { runAttempt } = await this.attempts;

@@ -5,6 +5,7 @@ import { shadowExecutor } from '../executors/shadow-executor.js';
 import type { StepExecutor } from '../executors/step-executor.js';
 import type { EffectLedger } from '../model-call/tools.js';
 import type { ClaimedStep, Completion, Store } from '../store/store.js';
+import type { AttemptAbort } from './attempt-abort.js';
 import { runWithDeadline, timedOutAttempt } from './attempt-deadline.js';
 import {
   fitsInline,
@@ -42,8 +43,8 @@ export interface AttemptDeps {
 export async function runAttempt(
   deps: AttemptDeps,
   claim: ClaimedStep,
-  /** The attempt's controller: aborted by the engine (stop, a lost lease), and here at its deadline. */
-  abort: AbortController,
+  /** The attempt's abort: by the engine (stop, a lost lease), and here at its deadline. */
+  abort: AttemptAbort,
 ): Promise<Completion> {
   const { store, home, now } = deps;
   const startedAt = now();
