@@ -37,6 +37,57 @@ describe('SQLite store specifics', () => {
     for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
   });
 
+  it('never serves a run deleted by gc and created again through another handle from its caches', async () => {
+    // The new run starts at the versions the old one had: a cache keyed by version alone served the
+    // old run's steps, and accepted the old attempt's late report into the new run.
+    const path = tempDb();
+    const a = SqliteStore.open(path);
+    const b = SqliteStore.open(path);
+    const fresh = SqliteStore.open(path);
+    const plan = validatePlanObject(
+      {
+        name: 'p',
+        steps: [
+          { id: 's1', fn: 'noop' },
+          { id: 's2', fn: 'noop', dependsOn: ['s1'] },
+        ],
+      },
+      'p',
+    );
+    const cycle = (
+      store: SqliteStore,
+      owner: string,
+      now: number,
+      completions: Parameters<SqliteStore['cycle']>[0]['completions'] = [],
+    ) => store.cycle({ owner, now, leaseMs: 600_000, completions, claimLimit: 10, random: () => 0 });
+    try {
+      await a.createRun({ id: 'R', plan, planHash: 'h', inputs: {}, workspace: '/w', now: 1 });
+      expect((await cycle(a, 'wA', 10)).claimed.map((c) => c.stepId)).toEqual(['s1']);
+      expect((await a.getRun('R'))?.steps[0]?.leaseOwner).toBe('wA');
+      await b.cancelRun('R', 20);
+      expect(await b.deleteFinishedRuns(1000)).toEqual(['R']);
+      await b.createRun({ id: 'R', plan, planHash: 'h', inputs: {}, workspace: '/w', now: 30 });
+      expect((await cycle(b, 'wB', 31)).claimed.map((c) => c.stepId)).toEqual(['s1']);
+      const truth = await fresh.getRun('R');
+      expect(truth?.steps[0]?.leaseOwner).toBe('wB');
+      expect((await a.getRun('R'))?.steps).toEqual(truth?.steps);
+      const late = {
+        runId: 'R',
+        stepId: 's1',
+        attempt: 1,
+        owner: 'wA',
+        outcome: { ok: true as const, summary: 'from the deleted run', outputs: [] },
+        startedAt: 10,
+        endedAt: 40,
+        logPath: null,
+      };
+      expect((await cycle(a, 'wA', 40, [late])).accepted).toEqual([false]);
+      expect((await fresh.getRun('R'))?.steps[0]).toMatchObject({ status: 'running', leaseOwner: 'wB' });
+    } finally {
+      for (const store of [a, b, fresh]) await store.close();
+    }
+  });
+
   it('keeps no finished run in its caches, and one parsed plan for runs of the same plan', async () => {
     // A worker that runs for months must not hold the last 10,000 finished runs (about 12 KB each).
     const store = SqliteStore.open(tempDb());

@@ -156,10 +156,13 @@ const NO_USAGE = { inputTokens: 0, outputTokens: 0, costUsd: 0 };
  * drops everything (`forget`).
  */
 export class RunRows {
-  private readonly planCache = new Map<string, { hash: string; plan: Plan }>();
+  private readonly planCache = new Map<string, { hash: string; createdAt: number; plan: Plan }>();
   /** Plans by hash, with the text they were parsed from (see plan()). */
   private readonly sharedPlans = new Map<string, { json: string; plan: Plan }>();
-  private readonly stateCache = new Map<string, { version: number; steps: readonly StepState[] }>();
+  private readonly stateCache = new Map<
+    string,
+    { version: number; createdAt: number; steps: readonly StepState[] }
+  >();
   /**
    * Whole runs as the last cycles of this connection left them. Used without reading the database
    * only inside a cycle that began trusted (see inCycle): one SELECT fewer per run per cycle.
@@ -237,20 +240,21 @@ export class RunRows {
    * runs of one workflow share one (immutable) Plan object, and the indexes derived from it. The
    * text is compared, not only `plan_hash`, which is whatever the run's creator said it was.
    */
-  plan(row: Pick<RunRow, 'id' | 'plan_hash'>): Plan {
+  plan(row: Pick<RunRow, 'id' | 'plan_hash' | 'created_at' | 'status'>): Plan {
     const cached = this.planCache.get(row.id);
-    if (cached && cached.hash === row.plan_hash) return cached.plan;
+    if (cached && cached.hash === row.plan_hash && cached.createdAt === row.created_at) return cached.plan;
     const json = this.selectPlan.get(row.id) ?? 'null';
     const shared = this.sharedPlans.get(row.plan_hash);
     const plan = shared?.json === json ? shared.plan : (JSON.parse(json) as Plan);
     if (shared?.plan !== plan) this.rememberShared(row.plan_hash, json, plan);
-    this.rememberPlan(row.id, row.plan_hash, plan);
+    // A finished run is read, not cycled: it is not kept (see writeState).
+    if (!isFinished(row.status)) this.rememberPlan(row.id, row.plan_hash, row.created_at, plan);
     return plan;
   }
 
-  private rememberPlan(runId: string, hash: string, plan: Plan): void {
+  private rememberPlan(runId: string, hash: string, createdAt: number, plan: Plan): void {
     if (this.planCache.size > CACHE_LIMIT) this.planCache.clear();
-    this.planCache.set(runId, { hash, plan });
+    this.planCache.set(runId, { hash, createdAt, plan });
   }
 
   private rememberShared(hash: string, json: string, plan: Plan): void {
@@ -267,15 +271,18 @@ export class RunRows {
    * The steps of a run as the reads return them, objects of the caller's own: every step, or those
    * in `statuses`. In plan order. `row`: the run's row as read in the same transaction.
    */
-  runSteps(row: Pick<RunRow, 'id' | 'version'>, plan: Plan, statuses?: readonly StepStatus[]): RunStep[] {
+  runSteps(
+    row: Pick<RunRow, 'id' | 'version' | 'created_at'>,
+    plan: Plan,
+    statuses?: readonly StepStatus[],
+  ): RunStep[] {
     const runId = row.id;
     if (statuses === undefined) {
       // A process that follows the run (an engine until it settles, Baton.result) has its states
       // cached at this version: copies of them, not a read of every row. Else the rows are read and
       // not cached (a command reads a run once).
-      const cached = this.stateCache.get(runId);
-      if (cached && cached.version === row.version)
-        return cached.steps.map((step, position) => runStep({ ...step }, plan.steps[position]!));
+      const cached = this.cachedSteps(row);
+      if (cached) return cached.map((step, position) => runStep({ ...step }, plan.steps[position]!));
       return this.selectSteps
         .all(runId)
         .map((values, position) => runStep(stepFromValues(values), plan.steps[position]!));
@@ -343,14 +350,11 @@ export class RunRows {
   load(runId: string): LoadedRun | null {
     const row = this.selectRun.get(runId);
     if (!row) return null;
-    const cached = this.stateCache.get(runId);
-    let steps: readonly StepState[];
-    if (cached && cached.version === row.version) {
-      steps = cached.steps;
-    } else {
+    let steps = this.cachedSteps(row);
+    if (!steps) {
       // Rows come in plan order (position), which is the order RunState keeps.
       steps = this.selectSteps.all(runId).map(stepFromValues);
-      this.remember(runId, row.version, steps);
+      if (!isFinished(row.status)) this.remember(runId, row.version, row.created_at, steps);
     }
     return {
       state: runStateFromRow(row, this.plan(row), steps),
@@ -360,9 +364,20 @@ export class RunRows {
     };
   }
 
-  private remember(runId: string, version: number, steps: readonly StepState[]): void {
+  /**
+   * The cached steps of the run whose row this is: same version, and same run (a run id deleted by
+   * gc and created again, through another connection, starts at the same versions).
+   */
+  private cachedSteps(row: Pick<RunRow, 'id' | 'version' | 'created_at'>): readonly StepState[] | null {
+    const cached = this.stateCache.get(row.id);
+    return cached && cached.version === row.version && cached.createdAt === row.created_at
+      ? cached.steps
+      : null;
+  }
+
+  private remember(runId: string, version: number, createdAt: number, steps: readonly StepState[]): void {
     if (this.stateCache.size > CACHE_LIMIT) this.stateCache.clear();
-    this.stateCache.set(runId, { version, steps });
+    this.stateCache.set(runId, { version, createdAt, steps });
   }
 
   /** Forgets cached states, e.g. after a transaction rolled back. */
@@ -401,9 +416,9 @@ export class RunRows {
         : this.updateRun.get(run.status, ...totals, run.id)!;
     // A finished run is not cycled again (a human command reloads it): a worker that runs runs for
     // months keeps only the live ones, not the last 10,000 finished.
-    const finished = FINAL_RUN_STATUSES.has(run.status);
+    const finished = isFinished(run.status);
     if (finished) this.stateCache.delete(run.id);
-    else this.remember(run.id, version, run.steps);
+    else this.remember(run.id, version, run.createdAt, run.steps);
     const cached = this.cycleCache.get(run.id);
     if (cached && finished) this.cycleCache.delete(run.id);
     else if (cached) cached.state = run;
@@ -412,7 +427,7 @@ export class RunRows {
       const hash = createHash('sha256').update(json).digest('hex');
       this.updatePlan.run(json, run.id);
       this.updatePlanHash.run(hash, run.id);
-      this.rememberPlan(run.id, hash, run.plan);
+      this.rememberPlan(run.id, hash, run.createdAt, run.plan);
       if (cached) cached.planHash = hash;
     }
     if (finished) this.planCache.delete(run.id);
@@ -462,4 +477,8 @@ export class RunRows {
     for (const hook of owed) this.insertDelivery.run(runId, lastInsertRowid, hook, at);
     return owed.length > 0;
   }
+}
+
+function isFinished(status: string): boolean {
+  return FINAL_RUN_STATUSES.has(status as RunStatus);
 }
