@@ -49,12 +49,15 @@ describe('timeoutMs of function steps', { timeout: 20_000 }, () => {
     const stuck = gate();
     const returned = gate();
     const sent: string[] = [];
+    let lookedLate: { aborted: boolean; reason: string } | null = null;
     const wf = defineWorkflow({ name: 'stuck' }).step(
       'wait',
       { timeoutMs: 200, retry: { maxAttempts: 1 } },
       async (ctx) => {
         try {
-          await stuck.opened; // never looks at ctx.signal
+          await stuck.opened; // never looks at ctx.signal before its deadline
+          // A signal first looked at after it fired (made on demand) says so.
+          lookedLate = { aborted: ctx.signal.aborted, reason: (ctx.signal.reason as Error)?.name };
           await ctx.effect('send', () => {
             sent.push('late');
             return 1;
@@ -79,6 +82,7 @@ describe('timeoutMs of function steps', { timeout: 20_000 }, () => {
       stuck.open();
       await returned.opened;
       await new Promise((resolve) => setImmediate(resolve));
+      expect(lookedLate).toEqual({ aborted: true, reason: 'TimeoutError' });
       expect(sent).toEqual([]);
       const run = await baton.store.getRun('t1');
       expect(run?.steps[0]).toMatchObject({ status: 'blocked', lastFailureClass: 'transient' });
