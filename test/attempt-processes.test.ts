@@ -160,6 +160,30 @@ describe.skipIf(!onLinux)('the processes of an attempt (Linux /proc)', () => {
     expect(isAlive(unmarked)).toBe(false);
   });
 
+  it('reports only once a stopped descendant is gone, though it reads as unmarked while it exits', async () => {
+    // A grandchild holding 512 MB takes a while to exit after SIGKILL: its memory, environment
+    // included, goes first, so for that while it carries no marker yet is still there.
+    const { env, marker } = markerEnv();
+    const pidFile = pidFileName();
+    const grandchild = `const b = Buffer.alloc(512 << 20, 1); process.on('SIGTERM', () => {}); require('fs').writeFileSync(${JSON.stringify(pidFile)}, String(process.pid)); setInterval(() => b, 1 << 30);`;
+    const script = `
+      require('child_process').spawn(process.execPath, ['-e', ${JSON.stringify(grandchild)}], { detached: true, stdio: 'ignore' }).unref();
+      const wait = () => require('fs').existsSync(${JSON.stringify(pidFile)}) ? process.exit(0) : setTimeout(wait, 10);
+      wait();
+    `;
+    const result = await runProcess({
+      argv: [process.execPath, '-e', script],
+      cwd: root,
+      env,
+      timeoutMs: 60_000,
+      killGraceMs: 100,
+      logPath: join(root, `${randomBytes(4).toString('hex')}.log`),
+      marker,
+    });
+    expect(result.exitCode).toBe(0);
+    expect(isAlive(Number(readFileSync(pidFile, 'utf8')))).toBe(false);
+  });
+
   it('a process with the same variables of another attempt is left alone', async () => {
     const { env } = markerEnv();
     const pidFile = pidFileName();

@@ -6,7 +6,7 @@
  * Linux; elsewhere nothing is found and only the agent's process group is signalled. A process that
  * clears its environment (`env -i`) leaves the marker behind and is the one accepted escape.
  */
-import { closeSync, openSync, readdirSync, readFileSync, readSync } from 'node:fs';
+import { closeSync, existsSync, openSync, readdirSync, readFileSync, readSync } from 'node:fs';
 
 /** What identifies an attempt's processes: `NAME=value` entries that must all be in the environment. */
 export type AttemptMarker = readonly string[];
@@ -147,18 +147,39 @@ export function groupHasLiveMembers(pgid: number): boolean {
   }
   const pids = processIds();
   if (pids === undefined) return true;
-  for (const pid of pids) {
-    let stat: string;
-    try {
-      stat = readFileSync(`/proc/${pid}/stat`, 'latin1');
-    } catch {
-      continue;
-    }
-    // "pid (comm) state ppid pgrp ...": comm may hold spaces and parentheses; it ends at the last ")".
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    if (Number(fields[2]) === pgid && fields[0] !== 'Z' && fields[0] !== 'X') return true;
+  return pids.some((pid) => {
+    const stat = processStat(pid);
+    return stat !== undefined && stat.pgrp === pgid && stat.live;
+  });
+}
+
+/**
+ * Whether process `pid` exists and is not a zombie (off Linux: whether it exists). A process that
+ * is exiting has let go of its memory, and so of its environment, before it becomes a zombie: one
+ * that was signalled is waited for by its pid, not by its marker.
+ */
+export function isLiveProcess(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+  } catch {
+    return false;
   }
-  return false;
+  const stat = processStat(pid);
+  // Unreadable: gone since kill(0), or no /proc here (then existing is all that can be told).
+  return stat === undefined ? !existsSync('/proc/self/stat') : stat.live;
+}
+
+/** From /proc/<pid>/stat: its process group, and whether it still runs (not a zombie). */
+function processStat(pid: number): { pgrp: number; live: boolean } | undefined {
+  let stat: string;
+  try {
+    stat = readFileSync(`/proc/${pid}/stat`, 'latin1');
+  } catch {
+    return undefined;
+  }
+  // "pid (comm) state ppid pgrp ...": comm may hold spaces and parentheses; it ends at the last ")".
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return { pgrp: Number(fields[2]), live: fields[0] !== 'Z' && fields[0] !== 'X' };
 }
 
 /** Sends `signal` to every marked process; returns the pids it reached. */

@@ -20,6 +20,7 @@ import {
   type AttemptMarker,
   findMarkedProcesses,
   groupHasLiveMembers,
+  isLiveProcess,
   signalMarkedProcesses,
 } from './attempt-processes.js';
 
@@ -301,19 +302,32 @@ function supervise(
     // Once the child has exited, only the descendants alive then can start others: when none
     // was, none is left, and the scan of /proc (about 1 ms per 100 processes) is not repeated.
     let noneMarkedAtExit = false;
+    // The marked processes signalled so far: one that is exiting reads as unmarked before it is
+    // gone (its memory, environment included, goes first), so these are waited for by pid. Only
+    // waited for: a pid is never signalled again once its marker is not seen (it may be reused).
+    const signalled = new Set<number>();
+    const signalledAlive = () => {
+      for (const signalledPid of signalled) {
+        if (isLiveProcess(signalledPid)) return true;
+        signalled.delete(signalledPid);
+      }
+      return false;
+    };
     const markedAlive = () =>
       marker !== undefined && !noneMarkedAtExit && findMarkedProcesses(marker).length > 0;
-    // With a marker, what is left is what carries it plus live members of the child's group (a
-    // zombie does not count, which matters where pid 1 does not reap). Without one, the group.
+    // With a marker, what is left is what carries it, what was signalled for carrying it, and live
+    // members of the child's group (a zombie does not count, which matters where pid 1 does not
+    // reap). Without one, the group.
     const survivors = () =>
       marker !== undefined
-        ? (pid !== undefined && groupHasLiveMembers(pid)) || markedAlive()
+        ? signalledAlive() || (pid !== undefined && groupHasLiveMembers(pid)) || markedAlive()
         : pid !== undefined && signalGroupQuietly(pid, 0);
     // A launcher's group is only ever SIGKILLed: its SIGTERM would kill the agent inside at once.
     const termGroup = !(options.launcher && marker !== undefined);
     const signalAll = (signal: NodeJS.Signals) => {
       if (pid !== undefined && (signal === 'SIGKILL' || termGroup)) signalGroupQuietly(pid, signal);
-      if (marker !== undefined) signalMarkedProcesses(marker, signal);
+      if (marker !== undefined)
+        for (const reached of signalMarkedProcesses(marker, signal)) signalled.add(reached);
     };
     const killAll = () => {
       killSent = true;
