@@ -184,6 +184,41 @@ describe.skipIf(!onLinux)('the processes of an attempt (Linux /proc)', () => {
     expect(isAlive(Number(readFileSync(pidFile, 'utf8')))).toBe(false);
   });
 
+  it('leaves the pids it is told carry another marker unread (`except`)', async () => {
+    const { env, marker } = markerEnv();
+    const pidFile = pidFileName();
+    await runTree({ env, pidFile });
+    const grandchild = Number(readFileSync(pidFile, 'utf8'));
+    expect(findMarkedProcesses(marker, { except: new Set([grandchild]) })).toEqual([]);
+    expect(findMarkedProcesses(marker, { except: new Set([grandchild + 1]) })).toEqual([grandchild]);
+    expect(await stopMarkedProcesses(marker, 200)).toBe(1);
+  });
+
+  it('while other attempts run beside it, what an attempt left behind is stopped and theirs are not', async () => {
+    // Three agents of other attempts, still running: children of this process, passed over when
+    // the fourth attempt's end looks for what it left.
+    const others = [1, 2, 3].map(() => {
+      const other = markerEnv();
+      const controller = new AbortController();
+      const pidFile = pidFileName();
+      const running = runTree({ ...other, pidFile, stay: true, signal: controller.signal });
+      return { ...other, controller, pidFile, running };
+    });
+    expect(await until(() => others.every((o) => existsSync(o.pidFile)))).toBe(true);
+    const { env, marker } = markerEnv();
+    const pidFile = pidFileName();
+    const result = await runTree({ env, pidFile, marker });
+    expect(result.exitCode).toBe(0);
+    expect(isAlive(Number(readFileSync(pidFile, 'utf8')))).toBe(false);
+    expect(findMarkedProcesses(marker)).toEqual([]);
+    for (const other of others) {
+      expect(findMarkedProcesses(other.marker)).toHaveLength(2); // its agent and its grandchild
+      other.controller.abort();
+      expect((await other.running).aborted).toBe(true);
+      expect(findMarkedProcesses(other.marker)).toEqual([]);
+    }
+  });
+
   it('a process with the same variables of another attempt is left alone', async () => {
     const { env } = markerEnv();
     const pidFile = pidFileName();
