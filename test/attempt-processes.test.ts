@@ -32,7 +32,9 @@ function treeScript(pidFile: string, stay: boolean): string {
     const g = spawn(process.execPath, ['-e', ${JSON.stringify(grandchild)}], { detached: true, stdio: 'ignore' });
     g.unref();
     const fs = require('fs');
-    const wait = () => fs.existsSync(${JSON.stringify(pidFile)}) ? ${stay ? 'setInterval(() => {}, 1 << 30)' : 'process.exit(0)'} : setTimeout(wait, 10);
+    // Written, not only created: the grandchild's writeFileSync creates the file before it writes.
+    const written = () => fs.existsSync(${JSON.stringify(pidFile)}) && fs.readFileSync(${JSON.stringify(pidFile)}, 'utf8') !== '';
+    const wait = () => written() ? ${stay ? 'setInterval(() => {}, 1 << 30)' : 'process.exit(0)'} : setTimeout(wait, 10);
     wait();
   `;
 }
@@ -64,6 +66,8 @@ function runTree(options: {
 }
 
 const pidFileName = () => join(root, `g-${randomBytes(4).toString('hex')}`);
+/** The pid file has its pid (writeFileSync creates the file before it writes it). */
+const pidWritten = (pidFile: string) => existsSync(pidFile) && readFileSync(pidFile, 'utf8') !== '';
 
 async function until(condition: () => boolean, withinMs = 20_000): Promise<boolean> {
   const deadline = Date.now() + withinMs;
@@ -101,7 +105,7 @@ describe.skipIf(!onLinux)('the processes of an attempt (Linux /proc)', () => {
     const pidFile = pidFileName();
     const controller = new AbortController();
     const running = runTree({ env, pidFile, stay: true, marker, signal: controller.signal });
-    expect(await until(() => existsSync(pidFile))).toBe(true);
+    expect(await until(() => pidWritten(pidFile))).toBe(true);
     controller.abort();
     const result = await running;
     expect(result.aborted).toBe(true);
@@ -152,7 +156,7 @@ describe.skipIf(!onLinux)('the processes of an attempt (Linux /proc)', () => {
       marker,
       signal: controller.signal,
     });
-    expect(await until(() => existsSync(pidFile))).toBe(true);
+    expect(await until(() => pidWritten(pidFile))).toBe(true);
     const unmarked = Number(readFileSync(pidFile, 'utf8'));
     expect(findMarkedProcesses(marker)).not.toContain(unmarked);
     controller.abort();
@@ -168,7 +172,8 @@ describe.skipIf(!onLinux)('the processes of an attempt (Linux /proc)', () => {
     const grandchild = `const b = Buffer.alloc(512 << 20, 1); process.on('SIGTERM', () => {}); require('fs').writeFileSync(${JSON.stringify(pidFile)}, String(process.pid)); setInterval(() => b, 1 << 30);`;
     const script = `
       require('child_process').spawn(process.execPath, ['-e', ${JSON.stringify(grandchild)}], { detached: true, stdio: 'ignore' }).unref();
-      const wait = () => require('fs').existsSync(${JSON.stringify(pidFile)}) ? process.exit(0) : setTimeout(wait, 10);
+      const fs = require('fs');
+      const wait = () => fs.existsSync(${JSON.stringify(pidFile)}) && fs.readFileSync(${JSON.stringify(pidFile)}, 'utf8') !== '' ? process.exit(0) : setTimeout(wait, 10);
       wait();
     `;
     const result = await runProcess({
@@ -204,7 +209,7 @@ describe.skipIf(!onLinux)('the processes of an attempt (Linux /proc)', () => {
       const running = runTree({ ...other, pidFile, stay: true, signal: controller.signal });
       return { ...other, controller, pidFile, running };
     });
-    expect(await until(() => others.every((o) => existsSync(o.pidFile)))).toBe(true);
+    expect(await until(() => others.every((o) => pidWritten(o.pidFile)))).toBe(true);
     const { env, marker } = markerEnv();
     const pidFile = pidFileName();
     const result = await runTree({ env, pidFile, marker });
