@@ -5,7 +5,10 @@
 // on a throwaway PostgreSQL 15 cluster (scripts/pg-cluster.mjs). Steps/s from "go" to the last
 // run's finish; the figure is 4 workers / 1 worker (goal >= 3). Beside it the ceiling the sleep
 // alone allows (workers x CONCURRENCY / 50 ms) and the same workload in one process that spawns
-// the agent with nothing around it (the floor of spawning it on this machine).
+// the agent with nothing around it (the floor of spawning it on this machine). CPU per step: the
+// workers' own from "go" on, the server's, and the whole machine's (busy time of /proc/stat over the
+// steps: everything, the agents' sh and sleep and any other load included), beside the machine's
+// per step of the bare spawn: on a machine that is CPU-bound, steps/s <= cores x 1000 / that.
 // Env: BENCH_PG_ROUNDS=3  BENCH_PG_AGENT_RUNS=100  BENCH_PG_AGENT_STEPS=4  BENCH_PG_CONCURRENCY=8
 //      BENCH_PG_WORKERS=1,4  BENCH_PG_POOL (the workers' pool size, default 4)
 import { spawn } from 'node:child_process';
@@ -127,6 +130,7 @@ async function measure(cluster, admin, workers, round) {
     workerCpuMsPerStep: reports.reduce((sum, r) => sum + r.cpuMs, 0) / total,
     serverCpuMsPerStep: serverMs / total,
     machineBusy: (machine1.busy - machine0.busy) / (machine1.total - machine0.total),
+    machineCpuMsPerStep: (machine1.busy - machine0.busy) / total,
   };
 }
 
@@ -135,6 +139,7 @@ async function spawnFloor(workers) {
   const total = RUNS * STEPS;
   const width = CONCURRENCY * workers;
   let next = 0;
+  const machine0 = machineCpuMs();
   const start = performance.now();
   const lane = async () => {
     while (next < total) {
@@ -147,7 +152,8 @@ async function spawnFloor(workers) {
     }
   };
   await Promise.all(Array.from({ length: width }, lane));
-  return total / ((performance.now() - start) / 1000);
+  const perSec = total / ((performance.now() - start) / 1000);
+  return { perSec, machineCpuMsPerStep: (machineCpuMs().busy - machine0.busy) / total };
 }
 
 const fmt = (n, digits = 0) =>
@@ -170,11 +176,14 @@ try {
     for (const workers of WORKER_COUNTS) {
       const r = await measure(cluster, admin, workers, round);
       results.get(workers).push(r.stepsPerSec);
-      floors.get(workers).push(await spawnFloor(workers));
+      const floor = await spawnFloor(workers);
+      floors.get(workers).push(floor.perSec);
       console.log(
         `  round ${round}: ${workers} worker(s) ${fmt(r.stepsPerSec, 1)} steps/s (per worker: ${r.perWorker.join(', ')}); ` +
-          `bare spawn at the same width ${fmt(floors.get(workers).at(-1), 1)}/s; CPU ms per step: ` +
-          `workers ${fmt(r.workerCpuMsPerStep, 1)}, PostgreSQL ${fmt(r.serverCpuMsPerStep, 1)}; machine busy ${fmt(r.machineBusy * 100)} %`,
+          `bare spawn at the same width ${fmt(floor.perSec, 1)}/s; CPU ms per step: ` +
+          `workers ${fmt(r.workerCpuMsPerStep, 1)}, PostgreSQL ${fmt(r.serverCpuMsPerStep, 1)}, ` +
+          `whole machine ${fmt(r.machineCpuMsPerStep, 1)} (bare spawn ${fmt(floor.machineCpuMsPerStep, 1)}); ` +
+          `machine busy ${fmt(r.machineBusy * 100)} %`,
       );
     }
   }

@@ -1,15 +1,17 @@
 // Starts one `bench/pg-worker.mjs` process for the PostgreSQL benchmarks (pg-bench.mjs,
 // pg-agent-bench.mjs): `ready` resolves once it printed READY (its store open, waiting for "go" on
-// stdin), `report()` waits for it to exit and returns its REPORT line.
+// stdin), `report()` waits for it to exit and returns its REPORT line. BENCH_PG_NODE_FLAGS: Node
+// options for the workers alone (e.g. `--max-semi-space-size=4`, `--trace-deopt`).
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const here = dirname(fileURLToPath(import.meta.url));
+const nodeFlags = (process.env.BENCH_PG_NODE_FLAGS ?? '').split(' ').filter(Boolean);
 
 export function startPgWorker(args, env = process.env) {
-  const child = spawn(process.execPath, [join(here, 'pg-worker.mjs'), ...args.map(String)], {
+  const child = spawn(process.execPath, [...nodeFlags, join(here, 'pg-worker.mjs'), ...args.map(String)], {
     stdio: ['pipe', 'pipe', 'inherit'],
     env,
   });

@@ -32,7 +32,9 @@ function treeScript(pidFile: string, stay: boolean): string {
     const g = spawn(process.execPath, ['-e', ${JSON.stringify(grandchild)}], { detached: true, stdio: 'ignore' });
     g.unref();
     const fs = require('fs');
-    const wait = () => fs.existsSync(${JSON.stringify(pidFile)}) ? ${stay ? 'setInterval(() => {}, 1 << 30)' : 'process.exit(0)'} : setTimeout(wait, 10);
+    // Written, not only created: the grandchild's writeFileSync creates the file before it writes.
+    const written = () => fs.existsSync(${JSON.stringify(pidFile)}) && fs.readFileSync(${JSON.stringify(pidFile)}, 'utf8') !== '';
+    const wait = () => written() ? ${stay ? 'setInterval(() => {}, 1 << 30)' : 'process.exit(0)'} : setTimeout(wait, 10);
     wait();
   `;
 }
@@ -64,6 +66,8 @@ function runTree(options: {
 }
 
 const pidFileName = () => join(root, `g-${randomBytes(4).toString('hex')}`);
+/** The pid file has its pid (writeFileSync creates the file before it writes it). */
+const pidWritten = (pidFile: string) => existsSync(pidFile) && readFileSync(pidFile, 'utf8') !== '';
 
 async function until(condition: () => boolean, withinMs = 20_000): Promise<boolean> {
   const deadline = Date.now() + withinMs;
@@ -101,7 +105,7 @@ describe.skipIf(!onLinux)('the processes of an attempt (Linux /proc)', () => {
     const pidFile = pidFileName();
     const controller = new AbortController();
     const running = runTree({ env, pidFile, stay: true, marker, signal: controller.signal });
-    expect(await until(() => existsSync(pidFile))).toBe(true);
+    expect(await until(() => pidWritten(pidFile))).toBe(true);
     controller.abort();
     const result = await running;
     expect(result.aborted).toBe(true);
@@ -152,12 +156,72 @@ describe.skipIf(!onLinux)('the processes of an attempt (Linux /proc)', () => {
       marker,
       signal: controller.signal,
     });
-    expect(await until(() => existsSync(pidFile))).toBe(true);
+    expect(await until(() => pidWritten(pidFile))).toBe(true);
     const unmarked = Number(readFileSync(pidFile, 'utf8'));
     expect(findMarkedProcesses(marker)).not.toContain(unmarked);
     controller.abort();
     await running;
     expect(isAlive(unmarked)).toBe(false);
+  });
+
+  it('reports only once a stopped descendant is gone, though it reads as unmarked while it exits', async () => {
+    // A grandchild holding 512 MB takes a while to exit after SIGKILL: its memory, environment
+    // included, goes first, so for that while it carries no marker yet is still there.
+    const { env, marker } = markerEnv();
+    const pidFile = pidFileName();
+    const grandchild = `const b = Buffer.alloc(512 << 20, 1); process.on('SIGTERM', () => {}); require('fs').writeFileSync(${JSON.stringify(pidFile)}, String(process.pid)); setInterval(() => b, 1 << 30);`;
+    const script = `
+      require('child_process').spawn(process.execPath, ['-e', ${JSON.stringify(grandchild)}], { detached: true, stdio: 'ignore' }).unref();
+      const fs = require('fs');
+      const wait = () => fs.existsSync(${JSON.stringify(pidFile)}) && fs.readFileSync(${JSON.stringify(pidFile)}, 'utf8') !== '' ? process.exit(0) : setTimeout(wait, 10);
+      wait();
+    `;
+    const result = await runProcess({
+      argv: [process.execPath, '-e', script],
+      cwd: root,
+      env,
+      timeoutMs: 60_000,
+      killGraceMs: 100,
+      logPath: join(root, `${randomBytes(4).toString('hex')}.log`),
+      marker,
+    });
+    expect(result.exitCode).toBe(0);
+    expect(isAlive(Number(readFileSync(pidFile, 'utf8')))).toBe(false);
+  });
+
+  it('leaves the pids it is told carry another marker unread (`except`)', async () => {
+    const { env, marker } = markerEnv();
+    const pidFile = pidFileName();
+    await runTree({ env, pidFile });
+    const grandchild = Number(readFileSync(pidFile, 'utf8'));
+    expect(findMarkedProcesses(marker, { except: new Set([grandchild]) })).toEqual([]);
+    expect(findMarkedProcesses(marker, { except: new Set([grandchild + 1]) })).toEqual([grandchild]);
+    expect(await stopMarkedProcesses(marker, 200)).toBe(1);
+  });
+
+  it('while other attempts run beside it, what an attempt left behind is stopped and theirs are not', async () => {
+    // Three agents of other attempts, still running: children of this process, passed over when
+    // the fourth attempt's end looks for what it left.
+    const others = [1, 2, 3].map(() => {
+      const other = markerEnv();
+      const controller = new AbortController();
+      const pidFile = pidFileName();
+      const running = runTree({ ...other, pidFile, stay: true, signal: controller.signal });
+      return { ...other, controller, pidFile, running };
+    });
+    expect(await until(() => others.every((o) => pidWritten(o.pidFile)))).toBe(true);
+    const { env, marker } = markerEnv();
+    const pidFile = pidFileName();
+    const result = await runTree({ env, pidFile, marker });
+    expect(result.exitCode).toBe(0);
+    expect(isAlive(Number(readFileSync(pidFile, 'utf8')))).toBe(false);
+    expect(findMarkedProcesses(marker)).toEqual([]);
+    for (const other of others) {
+      expect(findMarkedProcesses(other.marker)).toHaveLength(2); // its agent and its grandchild
+      other.controller.abort();
+      expect((await other.running).aborted).toBe(true);
+      expect(findMarkedProcesses(other.marker)).toEqual([]);
+    }
   });
 
   it('a process with the same variables of another attempt is left alone', async () => {

@@ -6,7 +6,7 @@
  * Linux; elsewhere nothing is found and only the agent's process group is signalled. A process that
  * clears its environment (`env -i`) leaves the marker behind and is the one accepted escape.
  */
-import { closeSync, openSync, readdirSync, readFileSync, readSync } from 'node:fs';
+import { closeSync, existsSync, openSync, readdirSync, readFileSync, readSync } from 'node:fs';
 
 /** What identifies an attempt's processes: `NAME=value` entries that must all be in the environment. */
 export type AttemptMarker = readonly string[];
@@ -42,15 +42,22 @@ export function attemptMarker(
 /**
  * Pids of the live processes whose environment carries every entry of `marker`; never this process.
  * /proc holds bytes: entries are compared in their UTF-8 form, one whole NUL-separated entry each.
- * About 10 µs per process (1 ms with 100).
+ * About 10 µs per environment read (1 ms with 100 processes); `bornAfter` and `except` leave
+ * processes unread: those started before pid `bornAfter` (see pidRange), and `except`, pids the
+ * caller knows carry another marker (its own live children, started with another attempt's).
  */
-export function findMarkedProcesses(marker: AttemptMarker, options: { bornAfter?: number } = {}): number[] {
+export function findMarkedProcesses(
+  marker: AttemptMarker,
+  options: { bornAfter?: number; except?: ReadonlySet<number> } = {},
+): number[] {
   const range = pidRange(options.bornAfter);
+  const except = options.except;
   const wanted = marker.map((entry) => Buffer.from(entry, 'utf8'));
   return (processIds() ?? []).filter(
     (pid) =>
       pid !== process.pid &&
       (range === undefined || (pid > range.after && pid <= range.last)) &&
+      !except?.has(pid) &&
       carries(pid, wanted),
   );
 }
@@ -94,13 +101,25 @@ function carries(pid: number, entries: readonly Buffer[]): boolean {
  */
 function pidRange(bornAfter: number | undefined): { after: number; last: number } | undefined {
   if (bornAfter === undefined) return undefined;
-  let last: number;
+  const last = lastPid();
+  return last !== undefined && last >= bornAfter ? { after: bornAfter, last } : undefined;
+}
+
+const LAST_PID_BUFFER = Buffer.alloc(32);
+
+/** The kernel's last allocated pid; one read into a small buffer (readFileSync costs 5x more here). */
+function lastPid(): number | undefined {
+  let fd: number | undefined;
   try {
-    last = Number(readFileSync('/proc/sys/kernel/ns_last_pid', 'latin1'));
+    fd = openSync('/proc/sys/kernel/ns_last_pid', 'r');
+    const length = readSync(fd, LAST_PID_BUFFER, 0, LAST_PID_BUFFER.length, 0);
+    const last = Number(LAST_PID_BUFFER.toString('latin1', 0, length));
+    return length > 0 && Number.isInteger(last) ? last : undefined;
   } catch {
     return undefined;
+  } finally {
+    if (fd !== undefined) closeSync(fd);
   }
-  return Number.isInteger(last) && last >= bornAfter ? { after: bornAfter, last } : undefined;
 }
 
 /** Reused across reads: one scan reads every process's environment. */
@@ -147,18 +166,39 @@ export function groupHasLiveMembers(pgid: number): boolean {
   }
   const pids = processIds();
   if (pids === undefined) return true;
-  for (const pid of pids) {
-    let stat: string;
-    try {
-      stat = readFileSync(`/proc/${pid}/stat`, 'latin1');
-    } catch {
-      continue;
-    }
-    // "pid (comm) state ppid pgrp ...": comm may hold spaces and parentheses; it ends at the last ")".
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    if (Number(fields[2]) === pgid && fields[0] !== 'Z' && fields[0] !== 'X') return true;
+  return pids.some((pid) => {
+    const stat = processStat(pid);
+    return stat !== undefined && stat.pgrp === pgid && stat.live;
+  });
+}
+
+/**
+ * Whether process `pid` exists and is not a zombie (off Linux: whether it exists). A process that
+ * is exiting has let go of its memory, and so of its environment, before it becomes a zombie: one
+ * that was signalled is waited for by its pid, not by its marker.
+ */
+export function isLiveProcess(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+  } catch {
+    return false;
   }
-  return false;
+  const stat = processStat(pid);
+  // Unreadable: gone since kill(0), or no /proc here (then existing is all that can be told).
+  return stat === undefined ? !existsSync('/proc/self/stat') : stat.live;
+}
+
+/** From /proc/<pid>/stat: its process group, and whether it still runs (not a zombie). */
+function processStat(pid: number): { pgrp: number; live: boolean } | undefined {
+  let stat: string;
+  try {
+    stat = readFileSync(`/proc/${pid}/stat`, 'latin1');
+  } catch {
+    return undefined;
+  }
+  // "pid (comm) state ppid pgrp ...": comm may hold spaces and parentheses; it ends at the last ")".
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return { pgrp: Number(fields[2]), live: fields[0] !== 'Z' && fields[0] !== 'X' };
 }
 
 /** Sends `signal` to every marked process; returns the pids it reached. */

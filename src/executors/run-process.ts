@@ -20,6 +20,7 @@ import {
   type AttemptMarker,
   findMarkedProcesses,
   groupHasLiveMembers,
+  isLiveProcess,
   signalMarkedProcesses,
 } from './attempt-processes.js';
 
@@ -94,6 +95,23 @@ const SHORT_RUN_MS = 10_000;
 const SURVIVOR_POLL_MS = 25;
 /** After SIGKILL, how long to wait for the kernel to take the processes away before reporting. */
 const REAP_AFTER_KILL_MS = 2000;
+
+/**
+ * The children runProcess started that are not reaped yet, with the marker each was given (its
+ * entries joined; '' for none). They are never another attempt's descendants (a descendant whose
+ * parent dies goes to pid 1 or a subreaper, never to this process), so the look for what an attempt
+ * left behind does not read their environments: with many attempts at once, most of the processes
+ * started after an agent are the other agents.
+ */
+const liveChildren = new Map<number, string>();
+
+/** The live children that were given another marker than `marker`. */
+function childrenMarkedOtherwise(marker: AttemptMarker): Set<number> {
+  const own = marker.join('\0');
+  const others = new Set<number>();
+  for (const [pid, given] of liveChildren) if (given !== own) others.add(pid);
+  return others;
+}
 
 /**
  * Sends `signal` to the process group led by `pid`. Returns false when no such group exists (ESRCH).
@@ -298,22 +316,39 @@ function supervise(
     const later = (ms: number, fn: () => void) => timers.push(setTimeout(fn, ms));
 
     const marker = options.marker;
+    if (pid !== undefined) liveChildren.set(pid, marker?.join('\0') ?? '');
     // Once the child has exited, only the descendants alive then can start others: when none
     // was, none is left, and the scan of /proc (about 1 ms per 100 processes) is not repeated.
     let noneMarkedAtExit = false;
+    // Nor was any member of its group: nothing of the run is left, and nothing can come back.
+    let nothingLeftAtExit = false;
+    // The marked processes signalled so far: one that is exiting reads as unmarked before it is
+    // gone (its memory, environment included, goes first), so these are waited for by pid. Only
+    // waited for: a pid is never signalled again once its marker is not seen (it may be reused).
+    const signalled = new Set<number>();
+    const signalledAlive = () => {
+      for (const signalledPid of signalled) {
+        if (isLiveProcess(signalledPid)) return true;
+        signalled.delete(signalledPid);
+      }
+      return false;
+    };
     const markedAlive = () =>
       marker !== undefined && !noneMarkedAtExit && findMarkedProcesses(marker).length > 0;
-    // With a marker, what is left is what carries it plus live members of the child's group (a
-    // zombie does not count, which matters where pid 1 does not reap). Without one, the group.
+    // With a marker, what is left is what carries it, what was signalled for carrying it, and live
+    // members of the child's group (a zombie does not count, which matters where pid 1 does not
+    // reap). Without one, the group.
     const survivors = () =>
       marker !== undefined
-        ? (pid !== undefined && groupHasLiveMembers(pid)) || markedAlive()
+        ? signalledAlive() ||
+          (!nothingLeftAtExit && ((pid !== undefined && groupHasLiveMembers(pid)) || markedAlive()))
         : pid !== undefined && signalGroupQuietly(pid, 0);
     // A launcher's group is only ever SIGKILLed: its SIGTERM would kill the agent inside at once.
     const termGroup = !(options.launcher && marker !== undefined);
     const signalAll = (signal: NodeJS.Signals) => {
       if (pid !== undefined && (signal === 'SIGKILL' || termGroup)) signalGroupQuietly(pid, signal);
-      if (marker !== undefined) signalMarkedProcesses(marker, signal);
+      if (marker !== undefined)
+        for (const reached of signalMarkedProcesses(marker, signal)) signalled.add(reached);
     };
     const killAll = () => {
       killSent = true;
@@ -419,16 +454,19 @@ function supervise(
     child.on('exit', (code, signal) => {
       exitCode = code;
       exitSignal = signal;
+      if (pid !== undefined) liveChildren.delete(pid);
       // The run ends with its child: whatever it left behind (a grandchild holding stdout open, a
       // tool's process in a group of its own) is stopped now.
       if (marker !== undefined && !finished) {
         // A short run's descendants all have pids above its own (see findMarkedProcesses).
         const short = performance.now() - started < SHORT_RUN_MS && pid !== undefined;
-        const left = findMarkedProcesses(marker, short ? { bornAfter: pid } : {}).length > 0;
+        const except = childrenMarkedOtherwise(marker);
+        const left = findMarkedProcesses(marker, short ? { bornAfter: pid, except } : { except }).length > 0;
         if (left) terminate();
         else {
           noneMarkedAtExit = true;
           if (pid !== undefined && groupHasLiveMembers(pid)) terminate();
+          else nothingLeftAtExit = true;
         }
       }
       // A grandchild holding stdout/stderr open must not keep us waiting forever.

@@ -80,6 +80,7 @@ export class PostgresStore extends withHumanCommands(PostgresReads) implements S
   private readonly lockSql: PreparedSql;
   private readonly createSql: PreparedSql;
   private readonly usageRecordedSql: PreparedSql;
+  private readonly attemptProcessSql: PreparedSql;
   private readonly effects: PostgresEffects;
   private readonly hooks: PostgresHookDeliveries;
   private readonly retention: PostgresRetention;
@@ -127,6 +128,11 @@ export class PostgresStore extends withHumanCommands(PostgresReads) implements S
        JOIN unnest($1::text[], $2::text[], $3::int[]) AS k (run_id, step_id, attempt)
          ON attempts.run_id = k.run_id AND attempts.step_id = k.step_id AND attempts.attempt = k.attempt
        WHERE NOT (${NO_USAGE_YET})`,
+    );
+    // Once per agent attempt: prepared, so the server does not parse and plan it every time.
+    this.attemptProcessSql = prepared(
+      `UPDATE ${schema}.steps SET pid = $1, host = $2
+       WHERE run_id = $3 AND step_id = $4 AND attempt = $5 AND status = 'running'`,
     );
     this.effects = new PostgresEffects(pool, schema);
     this.hooks = new PostgresHookDeliveries(pool, schema);
@@ -251,11 +257,10 @@ export class PostgresStore extends withHumanCommands(PostgresReads) implements S
   }
 
   async recordAttemptProcess(key: AttemptKey, proc: { pid: number; host: string }): Promise<void> {
-    await this.pool.query(
-      `UPDATE ${this.schema}.steps SET pid = $1, host = $2
-       WHERE run_id = $3 AND step_id = $4 AND attempt = $5 AND status = 'running'`,
-      [proc.pid, proc.host, key.runId, key.stepId, key.attempt],
-    );
+    await this.pool.query({
+      ...this.attemptProcessSql,
+      values: [proc.pid, proc.host, key.runId, key.stepId, key.attempt],
+    });
   }
 
   /** A human command: lock the run, load it, apply the core's transition, write it, all in one transaction. */
