@@ -209,18 +209,27 @@ describe.skipIf(!onLinux)('the processes of an attempt (Linux /proc)', () => {
       const running = runTree({ ...other, pidFile, stay: true, signal: controller.signal });
       return { ...other, controller, pidFile, running };
     });
-    expect(await until(() => others.every((o) => pidWritten(o.pidFile)))).toBe(true);
-    const { env, marker } = markerEnv();
-    const pidFile = pidFileName();
-    const result = await runTree({ env, pidFile, marker });
-    expect(result.exitCode).toBe(0);
-    expect(isAlive(Number(readFileSync(pidFile, 'utf8')))).toBe(false);
-    expect(findMarkedProcesses(marker)).toEqual([]);
-    for (const other of others) {
-      expect(findMarkedProcesses(other.marker)).toHaveLength(2); // its agent and its grandchild
-      other.controller.abort();
-      expect((await other.running).aborted).toBe(true);
-      expect(findMarkedProcesses(other.marker)).toEqual([]);
+    try {
+      expect(await until(() => others.every((o) => pidWritten(o.pidFile)))).toBe(true);
+      const { env, marker } = markerEnv();
+      const pidFile = pidFileName();
+      const result = await runTree({ env, pidFile, marker });
+      expect(result.exitCode).toBe(0);
+      expect(isAlive(Number(readFileSync(pidFile, 'utf8')))).toBe(false);
+      expect(findMarkedProcesses(marker)).toEqual([]);
+      for (const other of others) {
+        expect(findMarkedProcesses(other.marker)).toHaveLength(2); // its agent and its grandchild
+        other.controller.abort();
+        expect((await other.running).aborted).toBe(true);
+        expect(findMarkedProcesses(other.marker)).toEqual([]);
+      }
+    } finally {
+      // A failed assertion must not leave the other attempts' processes running for good.
+      for (const other of others) {
+        other.controller.abort();
+        await other.running.catch(() => undefined);
+        await stopMarkedProcesses(other.marker, 200);
+      }
     }
   });
 
