@@ -18,6 +18,7 @@ export interface FunctionStepContext {
   runId: string;
   stepId: string;
   attempt: number;
+  /** The step's `args`: this attempt's own copy. */
   args: unknown;
   inputs: Record<string, string>;
   workspace: string;
@@ -26,7 +27,8 @@ export interface FunctionStepContext {
   /**
    * Aborted at the step's timeout (`timeoutMs`; reason: a `TimeoutError`), when the run is
    * cancelled, the lease is lost or the worker stops. A function that does not stop is abandoned
-   * at its timeout: its late result is discarded and it can begin no effect.
+   * at its timeout: its late result is discarded and it can begin no effect. Once the function
+   * has returned, nothing aborts it.
    */
   signal: AbortSignal;
   /**

@@ -13,6 +13,7 @@ export interface StepContext<Inputs, Results> {
   /**
    * Aborted at the step's timeout, when the run is cancelled, the lease is lost or the worker
    * stops: stop soon. At its timeout the attempt ends (`timed out`) whether or not the step stops.
+   * Once the step has returned, nothing aborts it.
    */
   signal: AbortSignal;
   /** A shadow run: `effect` performs nothing (see `shadow` on `Baton.start`). */
