@@ -2,7 +2,7 @@ import { BatonError } from '../core/errors.js';
 import type { Plan } from '../core/plan/types.js';
 import { startRun } from '../engine/start-run.js';
 import { trustedPrograms } from '../executors/trusted-programs.js';
-import type { Store } from '../store/store.js';
+import { NO_STEPS, type Store } from '../store/store.js';
 
 /** How `baton.startPlan` (and `baton.start`, which goes through it) starts a run. */
 export interface StartPlanOptions {
@@ -84,7 +84,8 @@ async function existingRun(
   plan: Plan,
   runId: string,
 ): Promise<{ runId: string; created: false } | null> {
-  const run = await store.getRun(runId);
+  // Its summary only: the run may have 10,000 steps.
+  const run = await store.getRunSteps(runId, NO_STEPS);
   if (!run) return null;
   if (run.planName !== plan.name) {
     throw new BatonError(
@@ -98,10 +99,12 @@ async function existingRun(
 function refuseUnregisteredFunctions(plan: Plan, registered: readonly string[]): void {
   const known = new Set(registered);
   const missing: string[] = [];
+  const check = (stepId: string, name: string | undefined) => {
+    if (name !== undefined && !known.has(name)) missing.push(`${stepId} (fn: ${name})`);
+  };
   for (const step of plan.steps) {
-    for (const name of [step.fn, step.fallback?.fn]) {
-      if (name !== undefined && !known.has(name)) missing.push(`${step.id} (fn: ${name})`);
-    }
+    check(step.id, step.fn);
+    check(step.id, step.fallback?.fn);
   }
   if (missing.length === 0) return;
   throw new BatonError(

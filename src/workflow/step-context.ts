@@ -9,6 +9,13 @@ export function resultValue(result: StepResult): unknown {
   return result.value !== undefined ? result.value : result.summary;
 }
 
+/** What `ctx.results` holds: each dependency's value (a loop: this runs for every step). */
+function resultValues(results: Record<string, StepResult>): Record<string, unknown> {
+  const values: Record<string, unknown> = {};
+  for (const id in results) values[id] = resultValue(results[id]!);
+  return values;
+}
+
 /** Builds the typed context of a workflow step from the function executor's context. */
 export function stepContext(
   base: FunctionStepContext,
@@ -22,9 +29,7 @@ export function stepContext(
     stepId: base.stepId,
     attempt: base.attempt,
     inputs: base.inputs,
-    results: Object.fromEntries(
-      Object.entries(base.results).map(([id, result]) => [id, resultValue(result)]),
-    ),
+    results: resultValues(base.results),
     signal: base.signal,
     shadow: base.shadow,
     idempotencyKey,
