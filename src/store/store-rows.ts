@@ -6,7 +6,7 @@ import {
 } from '../core/failure.js';
 import { type FlowKeyState, liveStarts } from '../core/flow.js';
 import type { Plan, PlanStep } from '../core/plan/types.js';
-import type { RunState, RunStatus, StepState } from '../core/run-state.js';
+import type { RunState, RunStatus, StepState, StepStatus } from '../core/run-state.js';
 import type {
   AttemptRecord,
   BlockedStep,
@@ -87,6 +87,65 @@ export function runStateFromRow(row: RunStateRow, plan: Plan, steps: readonly St
     updatedAt: row.updated_at,
     finishedAt: row.finished_at,
     steps,
+  };
+}
+
+/**
+ * A step's state columns, in the order both dialects read them (SQLite `.raw()` rows, PostgreSQL
+ * `json_build_array`): an array per row is about half the cost of an object per row for a run of
+ * 10,000 steps. Token totals may come as text (PostgreSQL bigint), the fallback flag as 0/1 (SQLite).
+ */
+export type StepValues = [
+  stepId: string,
+  status: string,
+  attempt: number,
+  tries: number,
+  dueAt: number | null,
+  leaseOwner: string | null,
+  leaseExpiresAt: number | null,
+  startedAt: number | null,
+  lastError: string | null,
+  lastFailureClass: string | null,
+  fingerprint: string | null,
+  fingerprintRepeats: number,
+  resultJson: string | null,
+  blockedReason: string | null,
+  updatedAt: number,
+  inputTokens: number | string,
+  outputTokens: number | string,
+  costUsd: number | string,
+  firstStartedAt: number | null,
+  onFallback: number | boolean,
+  interruptions: number,
+];
+
+/** A step's state from its `StepValues` (a dialect may add columns after them). */
+export function stepFromValues(v: readonly [...StepValues, ...unknown[]]): StepState {
+  const inputTokens = Number(v[15]);
+  const outputTokens = Number(v[16]);
+  const costUsd = Number(v[17]);
+  return {
+    stepId: v[0],
+    status: v[1] as StepStatus,
+    attempt: v[2],
+    tries: v[3],
+    dueAt: v[4],
+    leaseOwner: v[5],
+    leaseExpiresAt: v[6],
+    startedAt: v[7],
+    lastError: v[8],
+    lastFailureClass: v[9] as FailureClass | null,
+    fingerprint: v[10],
+    fingerprintRepeats: v[11],
+    resultJson: v[12],
+    blockedReason: v[13],
+    updatedAt: v[14],
+    firstStartedAt: v[18],
+    ...(v[19] ? { onFallback: true } : {}),
+    ...(v[20] > 0 ? { interruptions: v[20] } : {}),
+    ...(inputTokens === 0 && outputTokens === 0 && costUsd === 0
+      ? {}
+      : { usage: { inputTokens, outputTokens, costUsd } }),
   };
 }
 

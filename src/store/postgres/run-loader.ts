@@ -1,13 +1,14 @@
-import type { FailureClass, StepUsage } from '../../core/failure.js';
+import type { StepUsage } from '../../core/failure.js';
 import type { Plan } from '../../core/plan/types.js';
-import type { StepState, StepStatus } from '../../core/run-state.js';
 import type { LoadedRun } from '../loaded-run.js';
 import type { RunSummary, RunWithSteps, StepSelection } from '../store.js';
 import {
   type RunStateRow,
   runStateFromRow,
   runStep,
+  type StepValues,
   type SummaryRow,
+  stepFromValues,
   summaryFromRow,
 } from '../store-rows.js';
 import type { PgClient, PgPool } from './open-pool.js';
@@ -28,63 +29,14 @@ interface LoadRow extends RunStateRow {
   steps: StepTuple[] | null;
 }
 
-type StepTuple = [
-  stepId: string,
-  status: string,
-  attempt: number,
-  tries: number,
-  dueAt: number | null,
-  leaseOwner: string | null,
-  leaseExpiresAt: number | null,
-  startedAt: number | null,
-  lastError: string | null,
-  lastFailureClass: string | null,
-  fingerprint: string | null,
-  fingerprintRepeats: number,
-  resultJson: string | null,
-  blockedReason: string | null,
-  updatedAt: number,
-  pid: number | null,
-  host: string | null,
-  inputTokens: number,
-  outputTokens: number,
-  costUsd: number,
-  firstStartedAt: number | null,
-  onFallback: boolean,
-  interruptions: number,
-];
-
-function stepFromTuple(t: StepTuple | [...StepTuple, number]): StepState {
-  return {
-    stepId: t[0],
-    status: t[1] as StepStatus,
-    attempt: t[2],
-    tries: t[3],
-    dueAt: t[4],
-    leaseOwner: t[5],
-    leaseExpiresAt: t[6],
-    startedAt: t[7],
-    lastError: t[8],
-    lastFailureClass: t[9] as FailureClass | null,
-    fingerprint: t[10],
-    fingerprintRepeats: t[11],
-    resultJson: t[12],
-    blockedReason: t[13],
-    updatedAt: t[14],
-    firstStartedAt: t[20],
-    ...(t[21] ? { onFallback: true } : {}),
-    ...(t[22] > 0 ? { interruptions: t[22] } : {}),
-    ...(t[17] === 0 && t[18] === 0 && t[19] === 0
-      ? {}
-      : { usage: { inputTokens: Number(t[17]), outputTokens: Number(t[18]), costUsd: Number(t[19]) } }),
-  };
-}
+/** A step's `StepValues`, then the OS process noted for its running attempt. */
+type StepTuple = [...StepValues, pid: number | null, host: string | null];
 
 /** The columns of a `StepTuple` of steps `s`, in its order. */
 const STEP_TUPLE = `s.step_id, s.status, s.attempt, s.tries, s.due_at, s.lease_owner, s.lease_expires_at,
   s.started_at, s.last_error, s.last_failure_class, s.fingerprint, s.fingerprint_repeats, s.result::text,
-  s.blocked_reason, s.updated_at, s.pid, s.host, s.input_tokens, s.output_tokens, s.cost_usd, s.first_started_at,
-  s.on_fallback, s.interruptions`;
+  s.blocked_reason, s.updated_at, s.input_tokens, s.output_tokens, s.cost_usd, s.first_started_at,
+  s.on_fallback, s.interruptions, s.pid, s.host`;
 
 /** The row of `loadSelected`: a run's summary columns, its plan unless known, its counts and chosen steps. */
 interface SelectedRow extends SummaryRow {
@@ -150,7 +102,7 @@ export class RunLoader {
       ...summaryFromRow(row, (row.step_counts ?? {}) as RunSummary['stepCounts']),
       plan,
       workspace: row.workspace,
-      steps: (row.steps ?? []).map((tuple) => runStep(stepFromTuple(tuple), plan.steps[tuple[23]]!)),
+      steps: (row.steps ?? []).map((tuple) => runStep(stepFromValues(tuple), plan.steps[tuple[23]]!)),
     };
   }
 
@@ -175,9 +127,9 @@ export class RunLoader {
     if (row.plan) this.rememberPlan(row.id, row.plan_hash, row.plan);
     const processes: PgLoadedRun['processes'] = new Map();
     const steps = (row.steps ?? []).map((tuple) => {
-      if (tuple[15] !== null || tuple[16] !== null)
-        processes.set(tuple[0], { pid: tuple[15], host: tuple[16] });
-      return stepFromTuple(tuple);
+      if (tuple[21] !== null || tuple[22] !== null)
+        processes.set(tuple[0], { pid: tuple[21], host: tuple[22] });
+      return stepFromValues(tuple);
     });
     const state = runStateFromRow(row, plan, steps);
     return {

@@ -1,6 +1,5 @@
 import { createHash } from 'node:crypto';
 import type { BatonEvent } from '../../core/events.js';
-import type { FailureClass } from '../../core/failure.js';
 import { hooksFor } from '../../core/hooks.js';
 import type { HookSpec, Plan } from '../../core/plan/types.js';
 import {
@@ -15,7 +14,7 @@ import type { Transition } from '../../core/transitions.js';
 import { stepFlowKey } from '../flow-accounting.js';
 import type { LoadedRun } from '../loaded-run.js';
 import type { RunStep } from '../store.js';
-import { runStateFromRow, runStep, type SummaryRow } from '../store-rows.js';
+import { runStateFromRow, runStep, type StepValues, type SummaryRow, stepFromValues } from '../store-rows.js';
 import type { SqliteDatabase } from './open-database.js';
 
 /** A `runs` row as the store reads it. */
@@ -54,62 +53,8 @@ const STEP_COLUMNS = `step_id, status, attempt, tries, due_at, lease_owner, leas
   last_failure_class, fingerprint, fingerprint_repeats, result_json, blocked_reason, updated_at, input_tokens,
   output_tokens, cost_usd, first_started_at, on_fallback, interruptions`;
 
-/**
- * A step row as `STEP_COLUMNS` lists them, read with `.raw()`: an array per row is about half the
- * cost of an object per row for a run of 10,000 steps.
- */
-type StepValues = [
-  stepId: string,
-  status: string,
-  attempt: number,
-  tries: number,
-  dueAt: number | null,
-  leaseOwner: string | null,
-  leaseExpiresAt: number | null,
-  startedAt: number | null,
-  lastError: string | null,
-  lastFailureClass: string | null,
-  fingerprint: string | null,
-  fingerprintRepeats: number,
-  resultJson: string | null,
-  blockedReason: string | null,
-  updatedAt: number,
-  inputTokens: number,
-  outputTokens: number,
-  costUsd: number,
-  firstStartedAt: number | null,
-  onFallback: number,
-  interruptions: number,
-];
-
-/** `STEP_COLUMNS` and then the step's position, for reads that skip steps. */
+/** `STEP_COLUMNS` (a step's `StepValues`) and then the step's position, for reads that skip steps. */
 type PositionedStepValues = [...StepValues, position: number];
-
-function stepFromValues(v: StepValues | PositionedStepValues): StepState {
-  return {
-    stepId: v[0],
-    status: v[1] as StepStatus,
-    attempt: v[2],
-    tries: v[3],
-    dueAt: v[4],
-    leaseOwner: v[5],
-    leaseExpiresAt: v[6],
-    startedAt: v[7],
-    lastError: v[8],
-    lastFailureClass: v[9] as FailureClass | null,
-    fingerprint: v[10],
-    fingerprintRepeats: v[11],
-    resultJson: v[12],
-    blockedReason: v[13],
-    updatedAt: v[14],
-    firstStartedAt: v[18],
-    ...(v[19] === 1 ? { onFallback: true } : {}),
-    ...(v[20] > 0 ? { interruptions: v[20] } : {}),
-    ...(v[15] === 0 && v[16] === 0 && v[17] === 0
-      ? {}
-      : { usage: { inputTokens: v[15], outputTokens: v[16], costUsd: v[17] } }),
-  };
-}
 
 /** A step row read as an object (`SELECT *`, `baton migrate`). */
 export function stepFromRow(row: StepRow): StepState {
@@ -417,20 +362,18 @@ export class RunRows {
     // A finished run is not cycled again (a human command reloads it): a worker that runs runs for
     // months keeps only the live ones, not the last 10,000 finished.
     const finished = isFinished(run.status);
-    if (finished) this.stateCache.delete(run.id);
+    if (finished) this.drop(run.id);
     else this.remember(run.id, version, run.createdAt, run.steps);
     const cached = this.cycleCache.get(run.id);
-    if (cached && finished) this.cycleCache.delete(run.id);
-    else if (cached) cached.state = run;
+    if (cached) cached.state = run;
     if (planChanged) {
       const json = JSON.stringify(run.plan);
       const hash = createHash('sha256').update(json).digest('hex');
       this.updatePlan.run(json, run.id);
       this.updatePlanHash.run(hash, run.id);
-      this.rememberPlan(run.id, hash, run.createdAt, run.plan);
+      if (!finished) this.rememberPlan(run.id, hash, run.createdAt, run.plan);
       if (cached) cached.planHash = hash;
     }
-    if (finished) this.planCache.delete(run.id);
     const { position } = planIndex(run.plan);
     for (const stepId of changedSteps) {
       const index = position.get(stepId)!;
