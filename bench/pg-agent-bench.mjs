@@ -8,7 +8,8 @@
 // the agent with nothing around it (the floor of spawning it on this machine). CPU per step: the
 // workers' own from "go" on, the server's, and the whole machine's (busy time of /proc/stat over the
 // steps: everything, the agents' sh and sleep and any other load included), beside the machine's
-// per step of the bare spawn: on a machine that is CPU-bound, steps/s <= cores x 1000 / that.
+// per step of the bare spawn: on a machine that is CPU-bound, steps/s <= cores x 1000 / that. Last,
+// the best 4 / 1 any worker could give here: that of a worker costing nothing beyond the bare spawn.
 // Env: BENCH_PG_ROUNDS=3  BENCH_PG_AGENT_RUNS=100  BENCH_PG_AGENT_STEPS=4  BENCH_PG_CONCURRENCY=8
 //      BENCH_PG_WORKERS=1,4  BENCH_PG_POOL (the workers' pool size, default 4)
 import { spawn } from 'node:child_process';
@@ -172,12 +173,17 @@ try {
   );
   const results = new Map(WORKER_COUNTS.map((n) => [n, []]));
   const floors = new Map(WORKER_COUNTS.map((n) => [n, []]));
+  // Per workers: the machine's CPU ms per step of the bare spawn, and PostgreSQL's per step.
+  const spawnCpu = new Map(WORKER_COUNTS.map((n) => [n, []]));
+  const serverCpu = new Map(WORKER_COUNTS.map((n) => [n, []]));
   for (let round = 1; round <= ROUNDS; round++) {
     for (const workers of WORKER_COUNTS) {
       const r = await measure(cluster, admin, workers, round);
       results.get(workers).push(r.stepsPerSec);
       const floor = await spawnFloor(workers);
       floors.get(workers).push(floor.perSec);
+      spawnCpu.get(workers).push(floor.machineCpuMsPerStep);
+      serverCpu.get(workers).push(r.serverCpuMsPerStep);
       console.log(
         `  round ${round}: ${workers} worker(s) ${fmt(r.stepsPerSec, 1)} steps/s (per worker: ${r.perWorker.join(', ')}); ` +
           `bare spawn at the same width ${fmt(floor.perSec, 1)}/s; CPU ms per step: ` +
@@ -202,6 +208,20 @@ try {
   if (results.has(1) && results.has(4)) {
     const ratio = med(4) / med(1);
     console.log(`4 workers / 1 worker: ${fmt(ratio, 2)}x (goal >= 3: ${ratio >= 3 ? 'met' : 'NOT met'})`);
+    // The best ratio any worker could give on this machine. A worker that cost nothing beyond
+    // spawning the agent is the bare spawn itself: alone, it runs at the bare spawn floor of width
+    // CONCURRENCY; four of them at most at that floor of width 4 x CONCURRENCY, and at most
+    // cores x 1000 / (the bare spawn's machine CPU + PostgreSQL's, per step).
+    const perStep = median(spawnCpu.get(4)) + median(serverCpu.get(4));
+    const cpuBound = (cpus().length * 1000) / perStep;
+    const best4 = Math.min(cpuBound, median(floors.get(4)));
+    const best1 = median(floors.get(1));
+    console.log(
+      `  a worker that cost nothing beyond the bare spawn: 1 worker ${fmt(best1, 1)} steps/s (the bare spawn floor); ` +
+        `4 workers at most ${fmt(best4)} steps/s (${cpus().length} cores x 1000 / (bare spawn ${fmt(median(spawnCpu.get(4)), 1)} + ` +
+        `PostgreSQL ${fmt(median(serverCpu.get(4)), 1)} CPU ms per step) = ${fmt(cpuBound)}; bare spawn floor ` +
+        `${fmt(median(floors.get(4)))}): 4 / 1 <= ${fmt(best4 / best1, 2)}x`,
+    );
   }
   console.log(`load average ${load0.toFixed(2)} -> ${loadavg()[0].toFixed(2)}`);
 } finally {

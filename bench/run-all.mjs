@@ -18,6 +18,16 @@ const CHILD_TIMEOUT_MS = 180_000;
  * figure its unit, whether more is better, its goal, and how it compares with the floor:
  * `rate` = value / floor tx/s (steps per floor commit), `time` = value / floor ms per tx.
  */
+/** What W's process is resident with as it exits (bench/max-rss.cjs, Linux only), under its peak. */
+const RSS_PARTS = [
+  ['rssNodeBinaryMb', 'the node executable'],
+  ['rssOtherFilesMb', 'other files (libraries, SQLite)'],
+  ['rssMallocMb', 'malloc'],
+  ['rssAnonymousMb', 'anonymous (V8 heap, stacks)'],
+  ['v8NewSpaceMb', 'of it V8 new space (committed)'],
+  ['v8OldSpaceMb', 'of it V8 old space (committed)'],
+].map(([key, what]) => ({ key, label: `    at exit: ${what}`, unit: 'MB', higher: false, optional: true }));
+
 const BENCHMARKS = [
   {
     name: 'floor',
@@ -100,6 +110,13 @@ const BENCHMARKS = [
         vsFloor: 'time',
       },
       { key: 'appPeakRssMb', label: '  its process peak RSS', unit: 'MB', higher: false, goal: 80 },
+      ...RSS_PARTS,
+      {
+        key: 'floorPeakRssMb',
+        label: '  (floor: node + better-sqlite3 committing a row)',
+        unit: 'MB',
+        higher: false,
+      },
     ],
   },
   {
@@ -481,6 +498,8 @@ for (const bench of selected) {
       rows.push({ benchmark: bench.name, label: figure.label, unit: figure.unit, failed: true });
       continue;
     }
+    // A figure only some platforms give (the RSS parts read from Linux's /proc) is left out elsewhere.
+    if (figure.optional && runs.every((r) => r[figure.key] === undefined)) continue;
     const s = stats(runs.map((r) => r[figure.key]));
     const vsFloor =
       figure.vsFloor === 'rate'

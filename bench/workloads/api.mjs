@@ -6,7 +6,8 @@
 // - `seq`: one run of 200 chained no-op steps by `baton.run` (no worker: the call drives it),
 //   timed from the spawn of the process to `baton.run` resolving (ms/step, process start
 //   included), with the first step's latency from the spawn.
-// Both report the process's own peak RSS (bench/max-rss.cjs preloaded).
+// Both report the process's own peak RSS (bench/max-rss.cjs preloaded), and what it is made of at
+// exit: the node executable's pages, other files, malloc, anonymous memory, V8's new and old space.
 // Usage: node api.mjs w [concurrency] | node api.mjs seq
 import { spawnSync } from 'node:child_process';
 import { dirname, join } from 'node:path';
@@ -28,6 +29,7 @@ try {
   const spawned = Date.now();
   const child = spawnSync(process.execPath, ['-r', MAX_RSS, APP, home.dir, ...appArgs.map(String)], {
     encoding: 'utf8',
+    env: { ...process.env, BENCH_RSS_PARTS: '1' },
   });
   const exited = Date.now();
   assert(child.status === 0, `api-app ${appArgs.join(' ')} exited ${child.status}: ${child.stderr}`);
@@ -36,14 +38,43 @@ try {
   const r = JSON.parse(line.slice('API_RESULT '.length));
   const kb = /BENCH_MAX_RSS_KB (\d+)/.exec(child.stderr)?.[1];
   assert(kb !== undefined, `no peak RSS from api-app: ${child.stderr}`);
+  // What the resident memory is made of as the process exits (Linux; see bench/max-rss.cjs).
+  const parts = /BENCH_RSS_PARTS (.+)/.exec(child.stderr)?.[1];
+  const rss = parts ? JSON.parse(parts) : {};
   const common = {
     appPeakRssMb: Number(kb) / 1024,
+    ...(parts
+      ? {
+          rssNodeBinaryMb: rss.nodeBinary,
+          rssOtherFilesMb: rss.otherFiles,
+          rssMallocMb: rss.malloc,
+          rssAnonymousMb: rss.anonymous,
+          v8NewSpaceMb: rss.v8NewSpace,
+          v8OldSpaceMb: rss.v8OldSpace,
+        }
+      : {}),
     importMs: r.imported - r.importStart,
     spawnToImportedMs: r.imported - spawned,
     processMs: exited - spawned,
   };
   if (mode === 'w') {
     const total = RUNS * W_STEPS;
+    // The floor of the memory figure: a Node process with better-sqlite3 that opens a database in
+    // WAL mode and commits one row (what any process with an embedded SQLite store holds).
+    const floorDb = JSON.stringify(join(home.dir, 'floor.db'));
+    const floorChild = spawnSync(
+      process.execPath,
+      [
+        '-r',
+        MAX_RSS,
+        '-e',
+        `const db = new (require('better-sqlite3'))(${floorDb}); db.pragma('journal_mode = WAL');
+db.exec('CREATE TABLE t (v TEXT)'); db.prepare('INSERT INTO t VALUES (?)').run('x'); db.close();`,
+      ],
+      { encoding: 'utf8', cwd: join(here, '..', '..') },
+    );
+    assert(floorChild.status === 0, `memory floor exited ${floorChild.status}: ${floorChild.stderr}`);
+    const floorKb = /BENCH_MAX_RSS_KB (\d+)/.exec(floorChild.stderr)?.[1];
     assert(r.runs === RUNS, `${r.runs} runs started, expected ${RUNS}`);
     assert(r.attemptsCommitted === total, `worker committed ${r.attemptsCommitted}, expected ${total}`);
     const seconds = (r.end - r.firstStart) / 1000;
@@ -57,6 +88,7 @@ try {
       startsMs: r.allStarted - r.firstStart,
       msPerStart: (r.allStarted - r.firstStart) / RUNS,
       stepsRunWhileStarting: r.stepsRunWhileStarting,
+      floorPeakRssMb: Number(floorKb) / 1024,
     });
   } else {
     assert(r.ran === SEQ_STEPS && r.results === SEQ_STEPS, `${r.ran} steps ran, ${r.results} results`);
