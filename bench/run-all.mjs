@@ -120,6 +120,19 @@ const BENCHMARKS = [
     ],
   },
   {
+    name: 'w-sql',
+    script: 'w-sql.mjs',
+    figures: [
+      {
+        key: 'stepsPerSec',
+        label: "  (floor of W: Baton's SQL for it alone, no engine)",
+        unit: 'st/s',
+        higher: true,
+        vsFloor: 'rate',
+      },
+    ],
+  },
+  {
     name: 'api-seq',
     script: 'api.mjs',
     args: ['seq'],
