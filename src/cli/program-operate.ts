@@ -1,0 +1,154 @@
+import type { Command } from 'commander';
+import { type Act, colours, json } from './program-options.js';
+
+/** What an operator does with stored runs: status, timeline, logs, retry, skip, export, gc, diff, resolve, resume, cancel, serve. */
+export function registerOperateCommands(program: Command, act: Act): void {
+  program
+    .command('status [run]')
+    .description(
+      "list recent runs, or show one run's steps (exit 1 if that run is blocked, failed or cancelled)",
+    )
+    .option('--limit <n>', 'how many runs to list (default 20)')
+    .option(
+      '--all',
+      'with a run of more than 100 steps: list every step (without it: counts per status and the steps that are ready, running, waiting to retry, blocked or degraded)',
+    )
+    .option(
+      '-w, --watch',
+      'with a run: redraw its steps as they change until the run settles (succeeded, failed, blocked, cancelled), then exit as status <run> would; piped: a new snapshot at each change; --json: one JSON line per change',
+    )
+    .addOption(json())
+    .addHelpText(
+      'after',
+      `
+Ctrl-C (SIGINT) ends a watch with exit 130 (SIGTERM: 143).${colours}`,
+    )
+    .action(act(async () => (await import('./commands/read.js')).statusCommand));
+
+  program
+    .command('timeline <run>')
+    .description('every transition of a run: time, elapsed, step, attempt, duration, outcome')
+    .option(
+      '-w, --watch',
+      'then add each transition as it happens until the run settles; exit as status <run> would (--json: one event per line, as export writes them)',
+    )
+    .addOption(json())
+    .addHelpText('after', `\nCtrl-C (SIGINT) ends a watch with exit 130.${colours}`)
+    .action(act(async () => (await import('./commands/read.js')).timelineCommand));
+
+  program
+    .command('logs <run> <step>')
+    .description("full output of a step's attempt (the last one unless --attempt)")
+    .option('--attempt <n>', 'which attempt')
+    .option(
+      '-f, --follow',
+      'keep printing what the attempt appends, then each new attempt (named on stderr), until the step settles: exit 0 if it succeeded (or was skipped or degraded), 1 if it is blocked or cancelled; with --attempt, that attempt until it ends',
+    )
+    .addOption(json())
+    .addHelpText('after', '\nCtrl-C (SIGINT) ends --follow with exit 130.')
+    .action(act(async () => (await import('./commands/read.js')).logsCommand));
+
+  for (const [name, description] of [
+    ['retry', 'run a blocked (or waiting) step again now, with fresh tries'],
+    ['skip', 'mark a step skipped so the steps after it can go on'],
+  ] as const) {
+    program
+      .command(`${name} <run> <step>`)
+      .description(description)
+      .addOption(json())
+      .action(
+        act(async () => {
+          const { manageCommand } = await import('./commands/run-actions.js');
+          return (runId: string, stepId: string, options: object) =>
+            manageCommand(name, runId, stepId, options);
+        }),
+      );
+  }
+
+  program
+    .command('export <run>')
+    .description("the run's event log as JSON lines, one event per line (to stdout, or --output <file>)")
+    .option('--output <file>', 'write to this file (created 0600) instead of stdout')
+    .action(act(async () => (await import('./commands/export.js')).exportCommand));
+
+  program
+    .command('gc')
+    .description(
+      'remove runs that finished long ago (with their events, attempts and logs) and unreferenced artifacts',
+    )
+    .requiredOption('--older-than <duration>', 'remove runs finished more than this long ago, e.g. 30d')
+    .option('--dry-run', 'only say what would be removed')
+    .option(
+      '--vacuum',
+      'then give the freed space back at once (SQLite: VACUUM, which needs free disk as large as the database)',
+    )
+    .addOption(json())
+    .action(act(async () => (await import('./commands/gc.js')).gcCommand));
+
+  program
+    .command('diff <runA> <runB>')
+    .description(
+      "how two runs' results differ, step by step (a shadow run against a real one, two models; a shadow run's stand-ins are marked); exit 1 if any differs",
+    )
+    .addOption(json())
+    .action(act(async () => (await import('./commands/diff.js')).diffCommand));
+
+  program
+    .command('resolve <run> <step>')
+    .description(
+      'supply the outcome of a blocked step (e.g. an unsafe step interrupted mid-effect); it succeeds with it',
+    )
+    .requiredOption(
+      '--result <file|json>',
+      "the step's result: a JSON value, or a file holding JSON (or plain text)",
+    )
+    .addOption(json())
+    .action(act(async () => (await import('./commands/resolve.js')).resolveCommand));
+
+  program
+    .command('resume <run>')
+    .description('give a run stopped by its maxSteps budget as many attempts again, and go on')
+    .addOption(json())
+    .action(
+      act(async () => {
+        const { manageCommand } = await import('./commands/run-actions.js');
+        return (runId: string, options: object) => manageCommand('resume', runId, undefined, options);
+      }),
+    );
+
+  program
+    .command('cancel <run>')
+    .description('cancel a run: no step of it starts again; running agents are stopped')
+    .addOption(json())
+    .action(
+      act(async () => {
+        const { manageCommand } = await import('./commands/run-actions.js');
+        return (runId: string, options: object) => manageCommand('cancel', runId, undefined, options);
+      }),
+    );
+
+  program
+    .command('serve')
+    .description(
+      'the operator console in a browser: runs, a live timeline, step logs, a blockers inbox with actions, flow limits and workers',
+    )
+    .option('--host <host>', 'address to listen on (default 127.0.0.1; anything else needs --token-file)')
+    .option('--port <n>', 'port (default: a free one)')
+    .option(
+      '--token-file <file>',
+      'read the session token from this file instead of making one (needed beyond loopback)',
+    )
+    .addHelpText(
+      'after',
+      `
+It reads and acts on the same store as every command (--home, --store). The session token is
+printed once, in the address to open; the browser keeps it in an HttpOnly, SameSite=Strict
+cookie. Every page, stream and action needs it; actions also need the page's CSRF token.
+
+Examples:
+  baton serve                                            http://127.0.0.1:<free port>/?token=...
+  baton serve --port 8080
+  baton serve --host 0.0.0.0 --port 8080 --token-file ~/.baton-console-token`,
+    )
+    .action(act(async () => (await import('./commands/serve.js')).serveCommand));
+}

@@ -1,0 +1,167 @@
+import type { Command } from 'commander';
+import { type Act, concurrency, json, lease, withPlanOptions } from './program-options.js';
+
+/** The commands that store and drive runs: init, run, check, step, worker, migrate, propose, approve, reject. */
+export function registerRunCommands(program: Command, act: Act): void {
+  program
+    .command('init [dir]')
+    .description('write a starter plan (baton.plan.yaml) and print the heartbeat line that drives it')
+    .option('--force', 'overwrite an existing baton.plan.yaml')
+    .action(act(async () => (await import('./commands/init.js')).initCommand));
+
+  withPlanOptions(
+    program
+      .command('run <plan>')
+      .description('store a run of a plan (YAML or JSON) and drive it to the end in the foreground'),
+  )
+    .option('--detach', 'store the run and return; baton check or baton worker drives it')
+    .option(
+      '--stop-agents',
+      'on Ctrl-C (SIGINT) or SIGTERM, stop the running agents (recorded interrupted) instead of leaving them to their lease',
+    )
+    .addOption(concurrency())
+    .addOption(lease())
+    .addOption(json())
+    .addHelpText(
+      'after',
+      `
+Again with --id <run-id> of an existing run: the same plan, inputs and workspace resume that run
+(a run that already ended only reports, with the exit code it ended with); a different one is
+refused (exit 2) naming what differs.
+
+Ctrl-C (SIGINT) or SIGTERM: no new step starts; the running step is left to its lease (or its
+agents are stopped, with --stop-agents); the command says how to continue and exits 130 (SIGINT)
+or 143 (SIGTERM).
+
+Confinement: a step with sandbox: workspace (or defaults.sandbox: workspace) runs its agent under
+bubblewrap: only the workspace, the CLI's own config folders and a private /tmp are writable, the
+Baton home is hidden, the network stays. Where bwrap cannot run, the plan is refused (exit 2);
+baton agents says whether it works here.`,
+    )
+    .action(act(async () => (await import('./commands/run.js')).runCommand));
+
+  program
+    .command('check [state-json]')
+    .description(
+      'run every step that is due now, then exit; safe to run from cron or a heartbeat, several at once.\n' +
+        "With a state.json path: behave as the agent-step-sequencer skill's check script on that file: drive " +
+        'every step it can, print one "BLOCKED <step>: <reason>" line per blocked step on every check, exit 0 ' +
+        'also while blocked (exit 2 only for a bad file or setting); a missing file is one line on stderr, exit 0',
+    )
+    .option('--max-time <duration>', 'stop after this long (e.g. 4m); unfinished attempts are retried later')
+    .option('--quiet', 'print only blocked runs (with a state.json: only its BLOCKED lines)')
+    .option(
+      '--store-wait <duration>',
+      'how long to wait for a PostgreSQL store that cannot be reached yet, retrying with a line each time: a duration, forever, or 0 (default 30s)',
+    )
+    .addOption(concurrency())
+    .addOption(lease())
+    .addOption(json())
+    .action(
+      act(async () => {
+        const { checkCommand } = await import('./commands/check.js');
+        const { legacyCommand } = await import('./commands/legacy.js');
+        return (statePath: string | undefined, options: object) =>
+          statePath === undefined ? checkCommand(options) : legacyCommand('check', statePath, options);
+      }),
+    );
+
+  program
+    .command('step <state-json>')
+    .description(
+      "run the current step of a skill state.json, then drive the rest of the plan as check does (the skill's " +
+        'runner chained into its check) until it is done, blocked or a stepDelayMinutes wait is due; exit 1 when ' +
+        'the step it was called for is FAILED at the end, 2 when the file is missing or bad. ' +
+        'BATON_SANDBOX=workspace confines its agent as sandbox: workspace does (also for check <state-json>)',
+    )
+    .option('--one', 'run only the current step, once (the cursor moves on the next check)')
+    .option('--max-time <duration>', 'stop after this long (e.g. 4m); an unfinished try is run again later')
+    .option('--quiet', 'print only the BLOCKED lines')
+    .addOption(json())
+    .action(
+      act(async () => {
+        const { legacyCommand } = await import('./commands/legacy.js');
+        return (statePath: string, options: object) => legacyCommand('step', statePath, options);
+      }),
+    );
+
+  program
+    .command('worker')
+    .description('stay up and run steps as they become due (SIGTERM: finish in-flight steps, then exit)')
+    .option('--grace <duration>', 'on SIGTERM, how long in-flight steps may take to finish (default 30s)')
+    .option('--quiet', 'no progress lines')
+    .option(
+      '--store-wait <duration>',
+      'how long to wait for a PostgreSQL store that cannot be reached yet, retrying with a line each time: a duration, forever, or 0 (default forever)',
+    )
+    .addOption(concurrency())
+    .addOption(lease())
+    .action(act(async () => (await import('./commands/worker.js')).workerCommand));
+
+  program
+    .command('migrate')
+    .description(
+      'copy runs from a SQLite baton.db into PostgreSQL (runs, steps, attempts, events, artifact references), ' +
+        'in one transaction, verifying the counts',
+    )
+    .option('--from <file>', 'the SQLite file to copy from, opened read-only (default: <home>/baton.db)')
+    .option(
+      '--to <url>',
+      'postgres://user:password@host:5432/db[?schema=name] to copy into (default: --store or BATON_DATABASE_URL)',
+    )
+    .option('--runs <id,...>', 'copy only these runs (default: all of them)')
+    .addOption(json())
+    .addHelpText(
+      'after',
+      `
+The PostgreSQL schema (default baton) is created or upgraded first. Everything is copied in ONE
+transaction and the row counts of every table are compared before it commits: on any difference
+nothing is written (exit 1). Runs the target already holds are refused before anything is written
+(exit 2). The SQLite file is never changed, and the password of the URL is never printed.
+
+Attempt logs and result artifacts are files under the home folder: they stay there, so keep
+using the same --home with --store afterwards. Stop workers and cron lines that use the SQLite
+file first, then point them at PostgreSQL (--store or BATON_DATABASE_URL).
+
+Example:
+  baton migrate --from .baton/baton.db --to postgres://baton:secret@db:5432/baton
+  baton --store postgres://baton:secret@db:5432/baton status`,
+    )
+    .action(act(async () => (await import('./commands/copy-home.js')).copyHomeCommand));
+
+  withPlanOptions(
+    program
+      .command('propose <plan>')
+      .description(
+        'validate a plan and store it as a run awaiting approval; prints a summary to show the user',
+      ),
+  )
+    .addOption(json())
+    .action(act(async () => (await import('./commands/propose.js')).proposeCommand));
+
+  program
+    .command('approve <run>')
+    .description('start a proposed run')
+    .option(
+      '--delay <duration>',
+      'wait this long before each step that follows another (e.g. 2m for rate-limited APIs)',
+    )
+    .addOption(json())
+    .action(
+      act(async () => {
+        const { decideCommand } = await import('./commands/propose.js');
+        return (runId: string, options: object) => decideCommand('approve', runId, options);
+      }),
+    );
+
+  program
+    .command('reject <run>')
+    .description('drop a proposed run; nothing of it runs')
+    .addOption(json())
+    .action(
+      act(async () => {
+        const { decideCommand } = await import('./commands/propose.js');
+        return (runId: string, options: object) => decideCommand('reject', runId, options);
+      }),
+    );
+}
