@@ -198,12 +198,17 @@ describe('SIGKILL of baton check on a state file', () => {
       const seen = readCounts(scenario.countFile).length;
       const proc = spawnBaton(['check', scenario.statePath], { env: scenario.env(300) });
       const line = await waitFor(() => readCounts(scenario.countFile)[seen], 15_000, 'an agent to start');
-      const log = scenario.logOf(line.step, line.attempt);
-      // agent-count prints `counted <step>` as it exits: kill as soon as the log shows it.
+      // agent-count prints `counted <step>` as it exits: kill as soon as the log shows it. The log
+      // is looked up at each poll: the line counted may be that of an agent the previous kill
+      // orphaned (the check had just started it), whose log never gets its last line; this check
+      // stops it and runs the try again, in a newer log.
       await waitFor(
-        () => existsSync(log) && readFileSync(log, 'utf8').includes('counted'),
+        () => {
+          const log = scenario.logOf(line.step, line.attempt);
+          return existsSync(log) && readFileSync(log, 'utf8').includes('counted');
+        },
         15_000,
-        `${log} to show the agent's last line`,
+        `the newest log of ${line.step} try ${line.attempt} to show the agent's last line`,
         1,
       );
       if (round > 0) await sleep(Math.floor(Math.random() * 6));
