@@ -325,9 +325,15 @@ export function describeStoreContract(name: string, makeHarness: () => StoreHarn
 
     it('writes a transition all or nothing', async () => {
       await create(chainPlan(2));
-      const [claim] = (await cycle(1000)).claimed;
+      await create(chainPlan(1), 'run2');
+      const claims = (await cycle(1000)).claimed;
+      const [claim, other] = ['run1', 'run2'].map((id) => claims.find((c) => c.runId === id)!);
       const eventsBefore = await store.getEvents('run1');
-      const bogus: Completion = { ...done(claim!, 1010), runId: 'no-such-run' };
+      // A value JSON cannot hold (a BigInt) fails the cycle after run1's step was settled.
+      const bogus: Completion = {
+        ...done(other!, 1010),
+        outcome: { ok: true, summary: 'x', outputs: [], value: 10n as never },
+      };
       await expect(cycle(1010, [done(claim!, 1010), bogus])).rejects.toThrow();
       expect((await store.getRun('run1'))?.steps[0]?.status).toBe('running');
       expect(await store.getEvents('run1')).toEqual(eventsBefore);
@@ -931,6 +937,48 @@ export function describeStoreContract(name: string, makeHarness: () => StoreHarn
       expect(await store.getRun('old')).toBeNull();
       expect((await store.listRuns()).map((r) => r.id).sort()).toEqual(['blocked', 'recent']);
       expect(await store.referencedResultArtifacts()).toEqual(new Set());
+    });
+
+    it('drops the report of an attempt whose run gc deleted while it ran; the cycle commits the others', async () => {
+      await create(chainPlan(1), 'gone', 1000);
+      await create(chainPlan(1), 'other', 1000);
+      const claims = (await cycle(1001)).claimed;
+      expect(claims.map((c) => c.runId).sort()).toEqual(['gone', 'other']);
+      // Cancelled while its step ran (the step keeps its lease), then removed by gc at once.
+      await store.cancelRun('gone', 1002);
+      expect(await store.deleteFinishedRuns(1003)).toEqual(['gone']);
+      const reports = ['gone', 'other'].map((id) => done(claims.find((c) => c.runId === id)!, 1004));
+      // Before: the attempt row of the deleted run broke a foreign key and failed this cycle, and
+      // every next one, which held the report again, until the engine gave up.
+      expect((await cycle(1004, reports, 0)).accepted).toEqual([false, true]);
+      expect((await store.getRun('other'))?.status).toBe('succeeded');
+      expect(await store.getRun('gone')).toBeNull();
+      expect(await store.getAttempts('gone')).toEqual([]);
+    });
+
+    it('a late report of a deleted run takes neither the attempt row nor the tokens of the run created again with its id', async () => {
+      await create(chainPlan(1), 'R', 1000);
+      const [old] = (await cycle(1001, [], 10, 'old')).claimed;
+      await store.cancelRun('R', 1002);
+      expect(await store.deleteFinishedRuns(1003)).toEqual(['R']);
+      await create(chainPlan(1), 'R', 2000);
+      const [fresh] = (await cycle(2001, [], 10, 'new')).claimed;
+      expect(fresh).toMatchObject({ stepId: old!.stepId, attempt: old!.attempt });
+      const report = (owner: string, startedAt: number, inputTokens: number): Completion => ({
+        ...done(old!, 2002, owner),
+        startedAt,
+        outcome: { ...okOutcome, usage: { inputTokens, outputTokens: 0, costUsd: 0 } },
+      });
+      // The deleted run's worker reports its attempt 1 (begun at 1001) while the new run's runs.
+      expect((await cycle(2002, [report('old', 1001, 1000)], 0, 'old')).accepted).toEqual([false]);
+      expect((await cycle(2003, [report('new', 2001, 5)], 0, 'new')).accepted).toEqual([true]);
+      const attempts = await store.getAttempts('R');
+      expect(attempts.map((a) => [a.owner, a.outcome, a.usage?.inputTokens])).toEqual([
+        ['new', 'succeeded', 5],
+      ]);
+      const run = await store.getRun('R');
+      expect(run?.usage.inputTokens).toBe(5);
+      expect(run?.status).toBe('succeeded');
     });
 
     it('gc in batches: each takes at most `limit` runs after `afterId`, in id order, and keeps the rest', async () => {

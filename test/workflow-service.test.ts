@@ -66,6 +66,44 @@ describe('a worker started before its workflows (SQLite)', () => {
   });
 });
 
+describe('a worker whose running step loses its run (SQLite)', () => {
+  it('goes on after gc removed a cancelled run while its step still ran', async () => {
+    const baton = Baton.open({ home: freshHome(), pollMs: 20 });
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const slow = defineWorkflow({ name: 'slow' }).step('wait', async () => {
+      await held;
+      return 1;
+    });
+    const quick = defineWorkflow({ name: 'quick' }).step('one', () => 1);
+    const worker = baton.worker();
+    let failed: unknown = null;
+    worker.done.catch((error: unknown) => {
+      failed = error;
+    });
+    try {
+      await baton.start(slow, {}, { runId: 'slow1' });
+      const deadline = Date.now() + 20_000;
+      while ((await baton.store.getRun('slow1'))?.steps[0]?.status !== 'running') {
+        if (Date.now() > deadline) throw new Error('the slow step was never claimed');
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      // Cancelled (its step keeps its lease until the function returns), then gc takes the run.
+      await baton.store.cancelRun('slow1', Date.now());
+      expect(await baton.store.deleteFinishedRuns(Date.now() + 1)).toEqual(['slow1']);
+      release();
+      // Before: the report of the gone run failed every cycle, and the worker stopped after ten.
+      await baton.start(quick, {}, { runId: 'q1' });
+      expect(await baton.result('q1')).toEqual({ one: 1 });
+      expect(failed).toBeNull();
+    } finally {
+      await baton.close();
+    }
+  }, 60_000);
+});
+
 describe('PostgreSQL from code', () => {
   let server: TestPostgres;
   beforeAll(async () => {

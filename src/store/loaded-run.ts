@@ -41,6 +41,24 @@ export function mayRepeatUsage(run: RunState, completion: Completion): boolean {
 }
 
 /**
+ * Whether a report cannot be of this run but is of an earlier run under the same id (deleted by
+ * gc while the attempt ran, then created again). Within one run a step's attempts are numbered up
+ * from 1, so a report of a step the plan lacks or of an attempt not claimed yet is foreign; a
+ * report its lease holder sends never is; and one that would be discarded is foreign when its
+ * attempt started before this run was created (its worker's clock, so only where that decides
+ * nothing a live report needs). A foreign report settles and records nothing: its attempt row
+ * would take the place of this run's own, its tokens would count against a run that did not
+ * spend them.
+ */
+export function isForeignReport(run: RunState, completion: Completion): boolean {
+  const { stepId, attempt, owner } = completion;
+  const step = stepOf(run, stepId);
+  if (!step || attempt > step.attempt) return true;
+  if (holdsLease(run, stepId, attempt, owner)) return false;
+  return completion.startedAt < run.createdAt;
+}
+
+/**
  * What a reported attempt does to its run, for both stores' cycles: `live` when its worker still
  * holds the lease (the step completes); otherwise the outcome is discarded, a cancelled step's
  * lease is freed, and the tokens it spent count against the run all the same (unless

@@ -9,6 +9,7 @@ import { isDueStep } from '../due-steps.js';
 import { flowAllows, flowStarted, type HeldRun } from '../flow-accounting.js';
 import {
   claimResults,
+  isForeignReport,
   type LoadedRun,
   mayRepeatUsage,
   runningCount,
@@ -135,11 +136,20 @@ export class CycleRuns<E extends LoadedRun> {
 
   /**
    * A reported attempt (its run held): committed when its worker still holds the lease, else
-   * recorded as discarded. `usageRecorded`: its attempt row holds its tokens already.
+   * recorded as discarded; dropped when its run no longer exists or the report is of an earlier
+   * run under the same id. `usageRecorded`: its attempt row holds its tokens already.
    */
   complete(completion: Completion, usageRecorded = false): void {
     const { now, random } = this.request;
-    const slot = this.slots.get(completion.runId) ?? null;
+    const held = this.slots.get(completion.runId);
+    // The run is gone (gc deleted it while the attempt ran), or the id is another run's now: the
+    // report is dropped. An attempt row of a run that does not exist would fail the whole cycle,
+    // this one and every next one, which hold the report again.
+    if (held === null || (held && isForeignReport(held.entry.state, completion))) {
+      this.accepted.push(false);
+      return;
+    }
+    const slot = held ?? null;
     const key = attemptKeyText(completion);
     // The same report twice in one request counts once.
     const counted = usageRecorded || this.reported.has(key);

@@ -86,6 +86,8 @@ export class CycleWork {
   /** Settles every completion. `recorded`: attemptKeyText of the discarded ones whose tokens are counted already. */
   complete(recorded: ReadonlySet<string> = new Set()): void {
     for (const completion of this.request.completions) {
+      // The runs of the completions were waited for and locked: one not held does not exist.
+      if (!this.runs.isHeld(completion.runId)) this.runs.hold(completion.runId, null);
       this.runs.complete(completion, recorded.has(attemptKeyText(completion)));
     }
   }
