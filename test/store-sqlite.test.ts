@@ -123,6 +123,36 @@ describe('SQLite store specifics', () => {
     }
   });
 
+  it("runs that share a parsed plan hand it out frozen: a caller's change throws instead of changing the other run", async () => {
+    const store = SqliteStore.open(tempDb());
+    const plan = validatePlanObject(
+      {
+        name: 'p',
+        steps: [
+          { id: 's1', fn: 'noop' },
+          { id: 's2', fn: 'noop', dependsOn: ['s1'] },
+        ],
+      },
+      'p',
+    );
+    try {
+      for (const id of ['A', 'B'])
+        await store.createRun({ id, plan, planHash: 'h', inputs: {}, workspace: '/w', now: 1 });
+      const a = (await store.getRun('A'))!;
+      const b = (await store.getRun('B'))!;
+      expect(a.plan).toBe(b.plan);
+      expect(() => a.steps[1]!.dependsOn.push('extra')).toThrow(TypeError);
+      expect(() => {
+        a.plan.steps[0]!.timeoutMs = 5;
+      }).toThrow(TypeError);
+      const again = (await store.getRun('B'))!;
+      expect(again.steps[1]!.dependsOn).toEqual(['s1']);
+      expect(again.plan.steps[0]!.timeoutMs).toBe(plan.steps[0]!.timeoutMs);
+    } finally {
+      await store.close();
+    }
+  });
+
   it('gives running steps stored before flow control their key when it migrates, so limits count them', async () => {
     const path = tempDb();
     const store = SqliteStore.open(path);

@@ -40,6 +40,7 @@ export interface Store {
   recordAttemptProcess(key: AttemptKey, proc: { pid: number; host: string }): Promise<void>;
   /** The earliest time anything becomes due or a lease runs out; null when nothing is pending. */
   nextWakeAt(filter?: RunFilter): Promise<number | null>;
+  /** A run with every step; its `plan` (and the steps' `dependsOn`) may be shared with other runs of the same plan: read-only. */
   getRun(runId: string): Promise<RunDetail | null>;
   /**
    * A run with only the steps `selection` picks (`baton status <run>` of a large run): its summary

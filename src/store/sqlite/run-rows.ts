@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { deepFreeze } from '../../core/deep-freeze.js';
 import type { BatonEvent } from '../../core/events.js';
 import { hooksFor } from '../../core/hooks.js';
 import type { HookSpec, Plan } from '../../core/plan/types.js';
@@ -190,7 +191,9 @@ export class RunRows {
     if (cached && cached.hash === row.plan_hash && cached.createdAt === row.created_at) return cached.plan;
     const json = this.selectPlan.get(row.id) ?? 'null';
     const shared = this.sharedPlans.get(row.plan_hash);
-    const plan = shared?.json === json ? shared.plan : (JSON.parse(json) as Plan);
+    // Shared by a second run: frozen, so that a caller who changes what a read gave it (the plan,
+    // a step's dependsOn) gets a TypeError instead of changing every run of that plan.
+    const plan = shared?.json === json ? deepFreeze(shared.plan) : (JSON.parse(json) as Plan);
     if (shared?.plan !== plan) this.rememberShared(row.plan_hash, json, plan);
     // A finished run is read, not cycled: it is not kept (see writeState).
     if (!isFinished(row.status)) this.rememberPlan(row.id, row.plan_hash, row.created_at, plan);
@@ -213,8 +216,8 @@ export class RunRows {
   }
 
   /**
-   * The steps of a run as the reads return them, objects of the caller's own: every step, or those
-   * in `statuses`. In plan order. `row`: the run's row as read in the same transaction.
+   * The steps of a run as the reads return them, objects of the caller's own (but for `dependsOn`,
+   * the plan's own array: read-only, like the plan): every step, or those in `statuses`. In plan order. `row`: the run's row as read in the same transaction.
    */
   runSteps(
     row: Pick<RunRow, 'id' | 'version' | 'created_at'>,
