@@ -71,6 +71,16 @@ describe('typed workflow API', () => {
       await expect(baton.startMany(double, [{ n: '1' }], { runIds: [] })).rejects.toThrow(
         /0 run ids for 1 inputs/,
       );
+      // An item that cannot be started (its input missing) stores none of the call's runs, not
+      // even those before it in the list.
+      await expect(
+        baton.startMany(double, [{ n: '1' }, {} as { n: string }, { n: '3' }], {
+          runIds: ['m1', 'm2', 'm3'],
+        }),
+      ).rejects.toThrow(/needs input "n"/);
+      // A start made after it is stored in the same commit as anything still queued, or a later one.
+      await baton.start(double, { n: '9' }, { runId: 'after' });
+      for (const id of ['m1', 'm2', 'm3']) expect(await baton.store.getRun(id)).toBeNull();
     } finally {
       await baton.close();
     }

@@ -14,7 +14,7 @@ import { PostgresStore } from '../store/postgres/postgres-store.js';
 import { SqliteStore } from '../store/sqlite/sqlite-store.js';
 import { NO_STEPS, type Store } from '../store/store.js';
 import type { Workflow, WorkflowResults } from './define-workflow.js';
-import { type StartPlanOptions, startPlanRun } from './start-plan-run.js';
+import { type StartPlanOptions, startPlanRun, startPlanRuns } from './start-plan-run.js';
 import { resultValue, stepContext } from './step-context.js';
 
 export interface BatonOptions {
@@ -166,8 +166,8 @@ export class Baton {
    * Starts one run of `workflow` per item of `inputs`, in order of the list. The runs are stored
    * together: the SQLite store commits all of them in one transaction (as it does for any starts
    * made at once), so a thousand runs cost about one fsync. Each run is idempotent as with `start`
-   * when its item gives a `runId`; a run that cannot be started rejects the whole call, and those
-   * stored before it stay stored.
+   * when its item gives a `runId`. Every item is checked before any run is stored: one that cannot
+   * be started (a missing input, a bad run id) rejects the whole call, and none of them is stored.
    */
   async startMany<W extends TypedWorkflow>(
     workflow: W,
@@ -180,15 +180,25 @@ export class Baton {
         `startMany: ${options.runIds.length} run ids for ${inputs.length} inputs: give one id per input, or none`,
       );
     }
-    return Promise.all(
+    this.register(workflow);
+    const store = await this.opening;
+    const started = await startPlanRuns(
+      store,
+      { home: this.home, functions: this.functions.names() },
+      workflow.toPlan(),
       inputs.map((item, index) => {
         const runId = options.runIds?.[index];
-        return this.start(workflow, item, {
-          ...(runId === undefined ? {} : { runId }),
-          ...(options.shadow === undefined ? {} : { shadow: options.shadow }),
-        });
+        return {
+          inputs: item as Record<string, string>,
+          options: {
+            ...(runId === undefined ? {} : { runId }),
+            ...(options.shadow === undefined ? {} : { shadow: options.shadow }),
+          },
+        };
       }),
     );
+    if (started.some((run) => run.created)) this.nudgeWorkers();
+    return started;
   }
 
   /**

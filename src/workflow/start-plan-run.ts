@@ -1,8 +1,8 @@
 import { BatonError } from '../core/errors.js';
 import type { Plan } from '../core/plan/types.js';
-import { startRun } from '../engine/start-run.js';
+import { prepareRun, startRun } from '../engine/start-run.js';
 import { trustedPrograms } from '../executors/trusted-programs.js';
-import { NO_STEPS, type Store } from '../store/store.js';
+import { type NewRun, NO_STEPS, type Store } from '../store/store.js';
 
 /** How `baton.startPlan` (and `baton.start`, which goes through it) starts a run. */
 export interface StartPlanOptions {
@@ -53,14 +53,49 @@ export async function startPlanRun(
   inputs: Record<string, string>,
   options: StartPlanOptions,
 ): Promise<{ runId: string; created: boolean }> {
+  const planned = await planStart(store, baton, plan, inputs, options);
+  return 'existing' in planned ? planned.existing : storeStart(store, plan, options, planned.run);
+}
+
+/**
+ * Starts one run of `plan` per item, as startPlanRun does each, but checks every one before it
+ * stores any: an item that cannot be started (a missing input, a bad run id) rejects the call and
+ * none of them is stored. The runs are stored at once (the SQLite store commits them together).
+ */
+export async function startPlanRuns(
+  store: Store,
+  baton: StartingBaton,
+  plan: Plan,
+  items: readonly { inputs: Record<string, string>; options: StartPlanOptions }[],
+): Promise<{ runId: string; created: boolean }[]> {
+  const planned = await Promise.all(
+    items.map(({ inputs, options }) => planStart(store, baton, plan, inputs, options)),
+  );
+  return Promise.all(
+    planned.map((start, index) =>
+      'existing' in start ? start.existing : storeStart(store, plan, items[index]!.options, start.run),
+    ),
+  );
+}
+
+/** What starting a run comes to, decided before anything is stored: the run its id names, or the run to store. */
+type PlannedStart = { existing: { runId: string; created: false } } | { run: NewRun };
+
+async function planStart(
+  store: Store,
+  baton: StartingBaton,
+  plan: Plan,
+  inputs: Record<string, string>,
+  options: StartPlanOptions,
+): Promise<PlannedStart> {
   refuseUnregisteredFunctions(plan, baton.functions);
   if (options.runId !== undefined) {
     const existing = await existingRun(store, plan, options.runId);
-    if (existing) return existing;
+    if (existing) return { existing };
   }
   const workspace = options.workspace ?? (plan.workspace === undefined ? baton.home : undefined);
-  try {
-    const run = await startRun(store, {
+  return {
+    run: prepareRun({
       plan: options.shadow ? { ...plan, shadow: true } : plan,
       inputs,
       batonHome: baton.home,
@@ -69,10 +104,21 @@ export async function startPlanRun(
       ...(options.planPath === undefined ? {} : { planPath: options.planPath }),
       ...(options.allowWorkspace === undefined ? {} : { allowWorkspace: options.allowWorkspace }),
       ...(options.runId === undefined ? {} : { runId: options.runId }),
-    });
-    return { runId: run.id, created: true };
+    }),
+  };
+}
+
+async function storeStart(
+  store: Store,
+  plan: Plan,
+  options: StartPlanOptions,
+  run: NewRun,
+): Promise<{ runId: string; created: boolean }> {
+  try {
+    const stored = await startRun(store, run);
+    return { runId: stored.id, created: true };
   } catch (error) {
-    // Another process started the same run id between the check and the insert.
+    // Another process (or another item of the same call) started the same run id first.
     const existing = options.runId === undefined ? null : await existingRun(store, plan, options.runId);
     if (existing) return existing;
     throw error;
