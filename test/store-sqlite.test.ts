@@ -36,15 +36,9 @@ describe('SQLite store specifics', () => {
   afterEach(() => {
     for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
   });
-
-  it('never serves a run deleted by gc and created again through another handle from its caches', async () => {
-    // The new run starts at the versions the old one had: a cache keyed by version alone served the
-    // old run's steps, and accepted the old attempt's late report into the new run.
-    const path = tempDb();
-    const a = SqliteStore.open(path);
-    const b = SqliteStore.open(path);
-    const fresh = SqliteStore.open(path);
-    const plan = validatePlanObject(
+  /** s1 -> s2, both `fn: noop`. */
+  const twoStepPlan = () =>
+    validatePlanObject(
       {
         name: 'p',
         steps: [
@@ -54,6 +48,15 @@ describe('SQLite store specifics', () => {
       },
       'p',
     );
+
+  it('never serves a run deleted by gc and created again through another handle from its caches', async () => {
+    // The new run starts at the versions the old one had: a cache keyed by version alone served the
+    // old run's steps, and accepted the old attempt's late report into the new run.
+    const path = tempDb();
+    const a = SqliteStore.open(path);
+    const b = SqliteStore.open(path);
+    const fresh = SqliteStore.open(path);
+    const plan = twoStepPlan();
     const cycle = (
       store: SqliteStore,
       owner: string,
@@ -125,16 +128,7 @@ describe('SQLite store specifics', () => {
 
   it("runs that share a parsed plan hand it out frozen: a caller's change throws instead of changing the other run", async () => {
     const store = SqliteStore.open(tempDb());
-    const plan = validatePlanObject(
-      {
-        name: 'p',
-        steps: [
-          { id: 's1', fn: 'noop' },
-          { id: 's2', fn: 'noop', dependsOn: ['s1'] },
-        ],
-      },
-      'p',
-    );
+    const plan = twoStepPlan();
     try {
       for (const id of ['A', 'B'])
         await store.createRun({ id, plan, planHash: 'h', inputs: {}, workspace: '/w', now: 1 });
