@@ -981,6 +981,27 @@ export function describeStoreContract(name: string, makeHarness: () => StoreHarn
       expect(run?.status).toBe('succeeded');
     });
 
+    it('a late report of a deleted run, after the new run finished that attempt without tokens, counts none', async () => {
+      await create(chainPlan(1), 'R', 1000);
+      const [old] = (await cycle(1001, [], 10, 'old')).claimed;
+      await store.cancelRun('R', 1002);
+      expect(await store.deleteFinishedRuns(1003)).toEqual(['R']);
+      await create(chainPlan(1), 'R', 2000);
+      const [fresh] = (await cycle(2001, [], 10, 'new')).claimed;
+      expect((await cycle(2002, [done(fresh!, 2002, 'new')], 0, 'new')).accepted).toEqual([true]);
+      // Its start time is no help here (the old worker's clock may run behind); the row's owner is.
+      const late: Completion = {
+        ...done(old!, 2003, 'old'),
+        outcome: { ...okOutcome, usage: { inputTokens: 700, outputTokens: 0, costUsd: 0 } },
+      };
+      expect((await cycle(2003, [late], 0, 'old')).accepted).toEqual([false]);
+      const attempts = await store.getAttempts('R');
+      expect(attempts.map((a) => [a.owner, a.outcome, a.usage?.inputTokens ?? null])).toEqual([
+        ['new', 'succeeded', null],
+      ]);
+      expect((await store.getRun('R'))?.usage.inputTokens).toBe(0);
+    });
+
     it('gc in batches: each takes at most `limit` runs after `afterId`, in id order, and keeps the rest', async () => {
       for (const id of ['a', 'b', 'c', 'd', 'e']) {
         await create(chainPlan(1), id, 1000);

@@ -58,6 +58,28 @@ export function isForeignReport(run: RunState, completion: Completion): boolean 
   return completion.startedAt < run.createdAt;
 }
 
+/** An attempt row stored already, as the lookup of a report that may repeat one reads it. */
+export interface StoredAttempt {
+  owner: string | null;
+  /** Its tokens are recorded already. */
+  hasUsage: boolean;
+}
+
+/**
+ * What the stored row of a report's attempt says of it (see mayRepeatUsage): `usage` when it is
+ * the same report again and its tokens are counted; `foreign` when another owner's attempt has
+ * that row, which within one run never happens (an attempt is claimed once, and a reclaim writes
+ * the claimer's row), so the report is of an earlier run under the same id; else `none`.
+ */
+export function storedAttemptSays(
+  completion: Completion,
+  row: StoredAttempt | undefined,
+): 'none' | 'usage' | 'foreign' {
+  if (!row) return 'none';
+  if (row.owner !== null && row.owner !== completion.owner) return 'foreign';
+  return row.hasUsage ? 'usage' : 'none';
+}
+
 /**
  * What a reported attempt does to its run, for both stores' cycles: `live` when its worker still
  * holds the lease (the step completes); otherwise the outcome is discarded, a cancelled step's

@@ -126,8 +126,8 @@ export class CycleRuns<E extends LoadedRun> {
   }
 
   /**
-   * Whether the dialect must look up if this report's tokens are recorded already (see
-   * mayRepeatUsage): before `complete`, whose `usageRecorded` is the answer.
+   * Whether the dialect must look up this report's attempt row (see mayRepeatUsage): before
+   * `complete`, which takes what the row says (storedAttemptSays).
    */
   mayRepeatUsage(completion: Completion): boolean {
     const slot = this.slots.get(completion.runId);
@@ -137,15 +137,16 @@ export class CycleRuns<E extends LoadedRun> {
   /**
    * A reported attempt (its run held): committed when its worker still holds the lease, else
    * recorded as discarded; dropped when its run no longer exists or the report is of an earlier
-   * run under the same id. `usageRecorded`: its attempt row holds its tokens already.
+   * run under the same id. `stored`: what its attempt row, looked up, says of it.
    */
-  complete(completion: Completion, usageRecorded = false): void {
+  complete(completion: Completion, stored: 'none' | 'usage' | 'foreign' = 'none'): void {
     const { now, random } = this.request;
     const held = this.slots.get(completion.runId);
+    const usageRecorded = stored === 'usage';
     // The run is gone (gc deleted it while the attempt ran), or the id is another run's now: the
     // report is dropped. An attempt row of a run that does not exist would fail the whole cycle,
     // this one and every next one, which hold the report again.
-    if (held === null || (held && isForeignReport(held.entry.state, completion))) {
+    if (held === null || stored === 'foreign' || (held && isForeignReport(held.entry.state, completion))) {
       this.accepted.push(false);
       return;
     }

@@ -3,7 +3,7 @@ import type { Plan } from '../../core/plan/types.js';
 import { CycleRuns } from '../cycle/cycle-runs.js';
 import { isDueStep } from '../due-steps.js';
 import { freedLimitedKeys, runningDelta, stepFlowKey } from '../flow-accounting.js';
-import { runningCount, stepToRun } from '../loaded-run.js';
+import { runningCount, type StoredAttempt, stepToRun, storedAttemptSays } from '../loaded-run.js';
 import type { AttemptKey, CycleRequest, CycleResult } from '../store.js';
 import { attemptKeyText } from '../store-rows.js';
 import type { PgLoadedRun } from './run-loader.js';
@@ -83,12 +83,12 @@ export class CycleWork {
       .map(({ runId, stepId, attempt }) => ({ runId, stepId, attempt }));
   }
 
-  /** Settles every completion. `recorded`: attemptKeyText of the discarded ones whose tokens are counted already. */
-  complete(recorded: ReadonlySet<string> = new Set()): void {
+  /** Settles every completion. `stored`: the attempt rows looked up (usageToLookUp), by attemptKeyText. */
+  complete(stored: ReadonlyMap<string, StoredAttempt> = new Map()): void {
     for (const completion of this.request.completions) {
       // The runs of the completions were waited for and locked: one not held does not exist.
       if (!this.runs.isHeld(completion.runId)) this.runs.hold(completion.runId, null);
-      this.runs.complete(completion, recorded.has(attemptKeyText(completion)));
+      this.runs.complete(completion, storedAttemptSays(completion, stored.get(attemptKeyText(completion))));
     }
   }
 

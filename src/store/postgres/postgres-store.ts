@@ -3,6 +3,7 @@ import type { BatonEvent } from '../../core/events.js';
 import { type FlowLimit, validateFlowLimit } from '../../core/flow.js';
 import { type RunChange, withHumanCommands } from '../cycle/human-commands.js';
 import { RECLAIM_BATCH, ReclaimSchedule } from '../cycle/reclaim-schedule.js';
+import type { StoredAttempt } from '../loaded-run.js';
 import type {
   AttemptKey,
   CycleRequest,
@@ -79,7 +80,7 @@ export class PostgresStore extends withHumanCommands(PostgresReads) implements S
   private readonly writeSql: PreparedSql;
   private readonly lockSql: PreparedSql;
   private readonly createSql: PreparedSql;
-  private readonly usageRecordedSql: PreparedSql;
+  private readonly storedAttemptsSql: PreparedSql;
   private readonly attemptProcessSql: PreparedSql;
   private readonly effects: PostgresEffects;
   private readonly hooks: PostgresHookDeliveries;
@@ -123,11 +124,11 @@ export class PostgresStore extends withHumanCommands(PostgresReads) implements S
     this.writeSql = prepared(writeBatchSql(schema, channel));
     this.lockSql = prepared(cycleLockSql(schema));
     this.createSql = prepared(createRunSql(schema, channel));
-    this.usageRecordedSql = prepared(
-      `SELECT attempts.run_id, attempts.step_id, attempts.attempt FROM ${schema}.attempts
+    this.storedAttemptsSql = prepared(
+      `SELECT attempts.run_id, attempts.step_id, attempts.attempt, attempts.owner,
+         NOT (${NO_USAGE_YET}) AS has_usage FROM ${schema}.attempts
        JOIN unnest($1::text[], $2::text[], $3::int[]) AS k (run_id, step_id, attempt)
-         ON attempts.run_id = k.run_id AND attempts.step_id = k.step_id AND attempts.attempt = k.attempt
-       WHERE NOT (${NO_USAGE_YET})`,
+         ON attempts.run_id = k.run_id AND attempts.step_id = k.step_id AND attempts.attempt = k.attempt`,
     );
     // Once per agent attempt: prepared, so the server does not parse and plan it every time.
     this.attemptProcessSql = prepared(
@@ -174,7 +175,7 @@ export class PostgresStore extends withHumanCommands(PostgresReads) implements S
         work.add(await this.loader.load(client, locked.newRunIds));
         if (round === 0) {
           const lookUp = work.usageToLookUp();
-          work.complete(lookUp.length === 0 ? undefined : await this.usageRecorded(client, lookUp));
+          work.complete(lookUp.length === 0 ? undefined : await this.storedAttempts(client, lookUp));
           if (reclaim) work.reclaimExpired(RECLAIM_BATCH);
         }
         // Limited flow keys of the due work are locked before any claim under them; only the first
@@ -203,14 +204,26 @@ export class PostgresStore extends withHumanCommands(PostgresReads) implements S
     return result;
   }
 
-  /** Which of these attempts hold their tokens already (see NO_USAGE_YET), as attemptKeyText. */
-  private async usageRecorded(client: PgClient, attempts: readonly AttemptKey[]): Promise<Set<string>> {
-    const { rows } = await client.query<{ run_id: string; step_id: string; attempt: number }>({
-      ...this.usageRecordedSql,
+  /** The attempt rows stored already of these attempts, by attemptKeyText. */
+  private async storedAttempts(
+    client: PgClient,
+    attempts: readonly AttemptKey[],
+  ): Promise<Map<string, StoredAttempt>> {
+    const { rows } = await client.query<{
+      run_id: string;
+      step_id: string;
+      attempt: number;
+      owner: string | null;
+      has_usage: boolean;
+    }>({
+      ...this.storedAttemptsSql,
       values: [attempts.map((a) => a.runId), attempts.map((a) => a.stepId), attempts.map((a) => a.attempt)],
     });
-    return new Set(
-      rows.map((r) => attemptKeyText({ runId: r.run_id, stepId: r.step_id, attempt: r.attempt })),
+    return new Map(
+      rows.map((r) => [
+        attemptKeyText({ runId: r.run_id, stepId: r.step_id, attempt: r.attempt }),
+        { owner: r.owner, hasUsage: r.has_usage },
+      ]),
     );
   }
 

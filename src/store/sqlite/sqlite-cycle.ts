@@ -1,8 +1,8 @@
 import { CycleRuns, type CycleSink } from '../cycle/cycle-runs.js';
 import { RECLAIM_BATCH, ReclaimSchedule } from '../cycle/reclaim-schedule.js';
 import { runningDelta } from '../flow-accounting.js';
-import type { LoadedRun } from '../loaded-run.js';
-import type { CycleRequest, CycleResult } from '../store.js';
+import { type LoadedRun, storedAttemptSays } from '../loaded-run.js';
+import type { Completion, CycleRequest, CycleResult } from '../store.js';
 import type { AttemptRow } from '../store-rows.js';
 import { dueCandidates, dueStepsOf } from './claim-candidates.js';
 import type { RunRows } from './run-rows.js';
@@ -53,7 +53,7 @@ export class SqliteCycle {
 
     for (const completion of request.completions) {
       load(completion.runId);
-      runs.complete(completion, runs.mayRepeatUsage(completion) && this.usageRecorded(completion));
+      runs.complete(completion, runs.mayRepeatUsage(completion) ? this.storedAttempt(completion) : 'none');
     }
 
     if (this.reclaims.take(request.now)) {
@@ -146,8 +146,11 @@ export class SqliteCycle {
   }
 
   /** A discarded report whose tokens its attempt row holds already (see NO_USAGE_YET). */
-  private usageRecorded(completion: { runId: string; stepId: string; attempt: number }): boolean {
+  private storedAttempt(completion: Completion): 'none' | 'usage' | 'foreign' {
     const { runId, stepId, attempt } = completion;
-    return this.statements.usageRecorded.get(runId, stepId, attempt) !== undefined;
+    const row = this.statements.storedAttempt.get(runId, stepId, attempt) as
+      | { owner: string | null; hasUsage: number }
+      | undefined;
+    return storedAttemptSays(completion, row && { owner: row.owner, hasUsage: row.hasUsage === 1 });
   }
 }

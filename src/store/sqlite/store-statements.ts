@@ -30,7 +30,7 @@ export interface StoreStatements {
   dueCandidatesOfRun: Statement<[string, number, number, string, number], DueRow>;
   expired: Statement<[number, number], ExpiredRow>;
   insertAttempt: Statement;
-  usageRecorded: Statement;
+  storedAttempt: Statement;
   insertArtifact: Statement;
   renew: Statement;
   bumpVersion: Statement;
@@ -83,8 +83,8 @@ export function prepareStoreStatements(db: SqliteDatabase): StoreStatements {
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
        ${ATTEMPT_USAGE_ONCE}`,
     ),
-    usageRecorded: db.prepare(
-      `SELECT 1 FROM attempts WHERE run_id = ? AND step_id = ? AND attempt = ? AND NOT (${NO_USAGE_YET})`,
+    storedAttempt: db.prepare(
+      `SELECT owner, NOT (${NO_USAGE_YET}) AS hasUsage FROM attempts WHERE run_id = ? AND step_id = ? AND attempt = ?`,
     ),
     insertArtifact: db.prepare(
       'INSERT OR IGNORE INTO artifacts (run_id, step_id, attempt, path, size, sha256) VALUES (?, ?, ?, ?, ?, ?)',
