@@ -956,16 +956,25 @@ export function describeStoreContract(name: string, makeHarness: () => StoreHarn
       expect(await store.getAttempts('gone')).toEqual([]);
     });
 
-    it('a late report of a deleted run takes neither the attempt row nor the tokens of the run created again with its id', async () => {
+    /**
+     * Run R, its attempt 1 claimed by 'old', cancelled and removed by gc while it ran; then R
+     * created again at 2000, its attempt 1 claimed by 'new'.
+     */
+    const recreatedRun = async () => {
       await create(chainPlan(1), 'R', 1000);
       const [old] = (await cycle(1001, [], 10, 'old')).claimed;
       await store.cancelRun('R', 1002);
       expect(await store.deleteFinishedRuns(1003)).toEqual(['R']);
       await create(chainPlan(1), 'R', 2000);
       const [fresh] = (await cycle(2001, [], 10, 'new')).claimed;
-      expect(fresh).toMatchObject({ stepId: old!.stepId, attempt: old!.attempt });
+      return { old: old!, fresh: fresh! };
+    };
+
+    it('a late report of a deleted run takes neither the attempt row nor the tokens of the run created again with its id', async () => {
+      const { old, fresh } = await recreatedRun();
+      expect(fresh).toMatchObject({ stepId: old.stepId, attempt: old.attempt });
       const report = (owner: string, startedAt: number, inputTokens: number): Completion => ({
-        ...done(old!, 2002, owner),
+        ...done(old, 2002, owner),
         startedAt,
         outcome: { ...okOutcome, usage: { inputTokens, outputTokens: 0, costUsd: 0 } },
       });
@@ -982,16 +991,11 @@ export function describeStoreContract(name: string, makeHarness: () => StoreHarn
     });
 
     it('a late report of a deleted run, after the new run finished that attempt without tokens, counts none', async () => {
-      await create(chainPlan(1), 'R', 1000);
-      const [old] = (await cycle(1001, [], 10, 'old')).claimed;
-      await store.cancelRun('R', 1002);
-      expect(await store.deleteFinishedRuns(1003)).toEqual(['R']);
-      await create(chainPlan(1), 'R', 2000);
-      const [fresh] = (await cycle(2001, [], 10, 'new')).claimed;
-      expect((await cycle(2002, [done(fresh!, 2002, 'new')], 0, 'new')).accepted).toEqual([true]);
+      const { old, fresh } = await recreatedRun();
+      expect((await cycle(2002, [done(fresh, 2002, 'new')], 0, 'new')).accepted).toEqual([true]);
       // Its start time is no help here (the old worker's clock may run behind); the row's owner is.
       const late: Completion = {
-        ...done(old!, 2003, 'old'),
+        ...done(old, 2003, 'old'),
         outcome: { ...okOutcome, usage: { inputTokens: 700, outputTokens: 0, costUsd: 0 } },
       };
       expect((await cycle(2003, [late], 0, 'old')).accepted).toEqual([false]);
