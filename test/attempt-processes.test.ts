@@ -46,23 +46,37 @@ function markerEnv() {
 }
 
 /** Runs treeScript under runProcess; `marker` makes runProcess stop what carries it. */
-function runTree(options: {
+interface ScriptOptions {
   env: NodeJS.ProcessEnv;
-  pidFile: string;
-  stay?: boolean;
   marker?: readonly string[];
   signal?: AbortSignal;
-}) {
+  killGraceMs?: number;
+}
+
+/** `node -e script` as an attempt's process, with its own log. */
+function runScript(script: string, options: ScriptOptions) {
   return runProcess({
-    argv: [process.execPath, '-e', treeScript(options.pidFile, options.stay ?? false)],
+    argv: [process.execPath, '-e', script],
     cwd: root,
     env: options.env,
     timeoutMs: 60_000,
-    killGraceMs: 200,
+    killGraceMs: options.killGraceMs ?? 200,
     logPath: join(root, `${randomBytes(4).toString('hex')}.log`),
     ...(options.marker ? { marker: options.marker } : {}),
     ...(options.signal ? { signal: options.signal } : {}),
   });
+}
+
+function runTree(options: ScriptOptions & { pidFile: string; stay?: boolean }) {
+  return runScript(treeScript(options.pidFile, options.stay ?? false), options);
+}
+
+/** An attempt (marked) whose child left a detached grandchild running: its env, marker and pid. */
+async function leftGrandchild() {
+  const { env, marker } = markerEnv();
+  const pidFile = pidFileName();
+  await runTree({ env, pidFile });
+  return { env, marker, grandchild: Number(readFileSync(pidFile, 'utf8')) };
 }
 
 const pidFileName = () => join(root, `g-${randomBytes(4).toString('hex')}`);
@@ -91,10 +105,7 @@ describe.skipIf(!onLinux)('the processes of an attempt (Linux /proc)', () => {
   });
 
   it('without the marker, such a descendant survives its parent (what the marker is for)', async () => {
-    const { env, marker } = markerEnv();
-    const pidFile = pidFileName();
-    await runTree({ env, pidFile });
-    const grandchild = Number(readFileSync(pidFile, 'utf8'));
+    const { marker, grandchild } = await leftGrandchild();
     expect(findMarkedProcesses(marker)).toEqual([grandchild]);
     expect(await stopMarkedProcesses(marker, 200)).toBe(1);
     expect(await until(() => !isAlive(grandchild))).toBe(true);
@@ -114,10 +125,7 @@ describe.skipIf(!onLinux)('the processes of an attempt (Linux /proc)', () => {
   });
 
   it('a reclaimed lease stops the orphans of a dead worker, on any host record', async () => {
-    const { env, marker } = markerEnv();
-    const pidFile = pidFileName();
-    await runTree({ env, pidFile });
-    const grandchild = Number(readFileSync(pidFile, 'utf8'));
+    const { marker, grandchild } = await leftGrandchild();
     expect(isAlive(grandchild)).toBe(true);
     const [runId, stepId] = [marker[0]!.split('=')[1]!, 'tool'];
     expect(
@@ -146,16 +154,7 @@ describe.skipIf(!onLinux)('the processes of an attempt (Linux /proc)', () => {
       require('child_process').spawn('/usr/bin/env', ['-i', process.execPath, '-e', ${JSON.stringify(code)}], { stdio: 'ignore' });
       setInterval(() => {}, 1 << 30);
     `;
-    const running = runProcess({
-      argv: [process.execPath, '-e', script],
-      cwd: root,
-      env,
-      timeoutMs: 60_000,
-      killGraceMs: 200,
-      logPath: join(root, `${randomBytes(4).toString('hex')}.log`),
-      marker,
-      signal: controller.signal,
-    });
+    const running = runScript(script, { env, marker, signal: controller.signal });
     expect(await until(() => pidWritten(pidFile))).toBe(true);
     const unmarked = Number(readFileSync(pidFile, 'utf8'));
     expect(findMarkedProcesses(marker)).not.toContain(unmarked);
@@ -176,24 +175,13 @@ describe.skipIf(!onLinux)('the processes of an attempt (Linux /proc)', () => {
       const wait = () => fs.existsSync(${JSON.stringify(pidFile)}) && fs.readFileSync(${JSON.stringify(pidFile)}, 'utf8') !== '' ? process.exit(0) : setTimeout(wait, 10);
       wait();
     `;
-    const result = await runProcess({
-      argv: [process.execPath, '-e', script],
-      cwd: root,
-      env,
-      timeoutMs: 60_000,
-      killGraceMs: 100,
-      logPath: join(root, `${randomBytes(4).toString('hex')}.log`),
-      marker,
-    });
+    const result = await runScript(script, { env, marker, killGraceMs: 100 });
     expect(result.exitCode).toBe(0);
     expect(isAlive(Number(readFileSync(pidFile, 'utf8')))).toBe(false);
   });
 
   it('leaves the pids it is told carry another marker unread (`except`)', async () => {
-    const { env, marker } = markerEnv();
-    const pidFile = pidFileName();
-    await runTree({ env, pidFile });
-    const grandchild = Number(readFileSync(pidFile, 'utf8'));
+    const { marker, grandchild } = await leftGrandchild();
     expect(findMarkedProcesses(marker, { except: new Set([grandchild]) })).toEqual([]);
     expect(findMarkedProcesses(marker, { except: new Set([grandchild + 1]) })).toEqual([grandchild]);
     expect(await stopMarkedProcesses(marker, 200)).toBe(1);
@@ -234,10 +222,7 @@ describe.skipIf(!onLinux)('the processes of an attempt (Linux /proc)', () => {
   });
 
   it('a process with the same variables of another attempt is left alone', async () => {
-    const { env } = markerEnv();
-    const pidFile = pidFileName();
-    await runTree({ env, pidFile });
-    const grandchild = Number(readFileSync(pidFile, 'utf8'));
+    const { env, grandchild } = await leftGrandchild();
     const other = attemptMarker(env.BATON_RUN_ID, 'tool', 2);
     expect(findMarkedProcesses(other)).toEqual([]);
     expect(isAlive(grandchild)).toBe(true);
