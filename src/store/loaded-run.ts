@@ -65,6 +65,9 @@ export interface StoredAttempt {
   hasUsage: boolean;
 }
 
+/** What a report's stored attempt row says of it: see storedAttemptSays. */
+export type StoredAttemptVerdict = 'none' | 'usage' | 'foreign';
+
 /**
  * What the stored row of a report's attempt says of it (see mayRepeatUsage): `usage` when it is
  * the same report again and its tokens are counted; `foreign` when another owner's attempt has
@@ -74,7 +77,7 @@ export interface StoredAttempt {
 export function storedAttemptSays(
   completion: Completion,
   row: StoredAttempt | undefined,
-): 'none' | 'usage' | 'foreign' {
+): StoredAttemptVerdict {
   if (!row) return 'none';
   if (row.owner !== null && row.owner !== completion.owner) return 'foreign';
   return row.hasUsage ? 'usage' : 'none';

@@ -13,6 +13,7 @@ import {
   type LoadedRun,
   mayRepeatUsage,
   runningCount,
+  type StoredAttemptVerdict,
   settleCompletion,
   stepToRun,
 } from '../loaded-run.js';
@@ -139,7 +140,7 @@ export class CycleRuns<E extends LoadedRun> {
    * recorded as discarded; dropped when its run no longer exists or the report is of an earlier
    * run under the same id. `stored`: what its attempt row, looked up, says of it.
    */
-  complete(completion: Completion, stored: 'none' | 'usage' | 'foreign' = 'none'): void {
+  complete(completion: Completion, stored: StoredAttemptVerdict = 'none'): void {
     const { now, random } = this.request;
     const held = this.slots.get(completion.runId);
     const usageRecorded = stored === 'usage';

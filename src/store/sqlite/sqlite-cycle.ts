@@ -1,7 +1,7 @@
 import { CycleRuns, type CycleSink } from '../cycle/cycle-runs.js';
 import { RECLAIM_BATCH, ReclaimSchedule } from '../cycle/reclaim-schedule.js';
 import { runningDelta } from '../flow-accounting.js';
-import { type LoadedRun, storedAttemptSays } from '../loaded-run.js';
+import { type LoadedRun, type StoredAttemptVerdict, storedAttemptSays } from '../loaded-run.js';
 import type { Completion, CycleRequest, CycleResult } from '../store.js';
 import type { AttemptRow } from '../store-rows.js';
 import { dueCandidates, dueStepsOf } from './claim-candidates.js';
@@ -145,8 +145,8 @@ export class SqliteCycle {
     );
   }
 
-  /** A discarded report whose tokens its attempt row holds already (see NO_USAGE_YET). */
-  private storedAttempt(completion: Completion): 'none' | 'usage' | 'foreign' {
+  /** What the attempt row of a report that would be discarded says of it (storedAttemptSays). */
+  private storedAttempt(completion: Completion): StoredAttemptVerdict {
     const { runId, stepId, attempt } = completion;
     const row = this.statements.storedAttempt.get(runId, stepId, attempt) as
       | { owner: string | null; hasUsage: number }
