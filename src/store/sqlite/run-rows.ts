@@ -217,7 +217,8 @@ export class RunRows {
 
   /**
    * The steps of a run as the reads return them, objects of the caller's own (but for `dependsOn`,
-   * the plan's own array: read-only, like the plan): every step, or those in `statuses`. In plan order. `row`: the run's row as read in the same transaction.
+   * the plan's own array: read-only, like the plan): every step, or those in `statuses`. In plan
+   * order. `row`: the run's row as read in the same transaction.
    */
   runSteps(
     row: Pick<RunRow, 'id' | 'version' | 'created_at'>,
