@@ -105,27 +105,21 @@ Ctrl-C (SIGINT) ends a watch with exit 130 (SIGTERM: 143).${colours}`,
     .addOption(json())
     .action(act(async () => (await import('./commands/resolve.js')).resolveCommand));
 
-  program
-    .command('resume <run>')
-    .description('give a run stopped by its maxSteps budget as many attempts again, and go on')
-    .addOption(json())
-    .action(
-      act(async () => {
-        const { manageCommand } = await import('./commands/run-actions.js');
-        return (runId: string, options: object) => manageCommand('resume', runId, undefined, options);
-      }),
-    );
-
-  program
-    .command('cancel <run>')
-    .description('cancel a run: no step of it starts again; running agents are stopped')
-    .addOption(json())
-    .action(
-      act(async () => {
-        const { manageCommand } = await import('./commands/run-actions.js');
-        return (runId: string, options: object) => manageCommand('cancel', runId, undefined, options);
-      }),
-    );
+  for (const [name, description] of [
+    ['resume', 'give a run stopped by its maxSteps budget as many attempts again, and go on'],
+    ['cancel', 'cancel a run: no step of it starts again; running agents are stopped'],
+  ] as const) {
+    program
+      .command(`${name} <run>`)
+      .description(description)
+      .addOption(json())
+      .action(
+        act(async () => {
+          const { manageCommand } = await import('./commands/run-actions.js');
+          return (runId: string, options: object) => manageCommand(name, runId, undefined, options);
+        }),
+      );
+  }
 
   program
     .command('serve')
