@@ -67,7 +67,7 @@ describe('baton check with nothing to do', () => {
     });
     expect(expectExit(await runBaton(['check', '--home', home, '--quiet']), 0).stdout).toBe('');
     const bad = expectExit(await runBaton(['check', '--home', home], { env: { BATON_LEASE_MS: '5' } }), 2);
-    expect(bad.stderr).toMatch(/--lease 5: a lease must be from 100ms to 24h/);
+    expect(bad.stderr).toMatch(/BATON_LEASE_MS 5: a lease must be from 100ms to 24h/);
   });
 
   it('exits 0 quietly when whoever reads its output has gone (`baton check | head -0`)', async () => {

@@ -152,6 +152,47 @@ describe('PostgreSQL from code', () => {
     }
   });
 
+  it('BATON_DATABASE_URL opens PostgreSQL for Baton.open as for the CLI', async () => {
+    const schema = freshSchemaName('env');
+    const saved = process.env.BATON_DATABASE_URL;
+    process.env.BATON_DATABASE_URL = `${server.url}?schema=${schema}`;
+    const fromEnv = Baton.open({ home: freshHome() });
+    try {
+      await fromEnv.ready();
+      expect(fromEnv.store.kind).toBe('postgres');
+      expect(await fromEnv.run(greet(), { name: 'env' })).toEqual({ hello: 'hello env', shout: 'HELLO ENV' });
+    } finally {
+      if (saved === undefined) delete process.env.BATON_DATABASE_URL;
+      else process.env.BATON_DATABASE_URL = saved;
+      await fromEnv.close();
+    }
+    const reader = await PostgresStore.open(server.url, { schema });
+    try {
+      expect((await reader.listRuns()).length).toBe(1);
+    } finally {
+      await reader.close();
+    }
+  });
+
+  it('a URL given to Baton.open is masked in what its steps record, as the CLI masks --store', async () => {
+    // The URL given as an option is in no variable: it is masked by name.
+    const url = `${server.url}?schema=${freshSchemaName('mask')}`;
+    const baton = Baton.open({ home: freshHome(), store: url });
+    const leaky = defineWorkflow({ name: 'leaky' }).step('connect', { retry: { maxAttempts: 1 } }, () => {
+      throw new Error(`could not reach ${url}`);
+    });
+    try {
+      await expect(baton.run(leaky, {}, { runId: 'leaky-1' })).rejects.toThrow(/blocked/);
+      const events = JSON.stringify(await baton.store.getEvents('leaky-1'));
+      const attempts = JSON.stringify(await baton.store.getAttempts('leaky-1'));
+      expect(events).toContain('could not reach');
+      expect(events).not.toContain(url);
+      expect(attempts).not.toContain(url);
+    } finally {
+      await baton.close();
+    }
+  });
+
   it('a store text that is not a PostgreSQL URL, or a server that is not there, is one clear error', async () => {
     const notUrl = Baton.open({ home: freshHome(), store: 'mysql://root:hunter2@db/app' });
     const refused = await notUrl.ready().catch((error: unknown) => error);

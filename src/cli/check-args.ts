@@ -1,5 +1,5 @@
 import { parseArgs } from 'node:util';
-import type { GlobalOptions } from './home.js';
+import type { GlobalOptions } from './global-options.js';
 
 /** `baton check` in one of the forms a heartbeat or cron line uses. */
 export interface QuickCheck {

@@ -1,11 +1,14 @@
-import { Engine, type EngineOptions } from '../engine/engine.js';
-import { FunctionExecutor, FunctionRegistry } from '../executors/function-executor.js';
-import type { AttemptResult, ExecutionContext, StepExecutor } from '../executors/step-executor.js';
+import type { Engine, EngineOptions } from '../engine/engine.js';
+import { createEngine } from '../runtime/create-engine.js';
+import type { EngineSettings } from '../runtime/settings.js';
 import type { Store } from '../store/store.js';
-import type { EngineSettings } from './engine-settings.js';
-import { ownerId } from './home.js';
 
-export { type EngineCliOptions, type EngineSettings, engineSettingsFromCli } from './engine-settings.js';
+/** The engine flags of `run`, `check` and `worker`, as commander hands them over. */
+export interface EngineCliOptions {
+  concurrency?: string;
+  lease?: string;
+  store?: string;
+}
 
 /**
  * SIGINT/SIGTERM: stop claiming and let in-flight steps finish for `graceMs`; a second signal
@@ -27,47 +30,24 @@ export function handleStopSignals(engine: Engine, graceMs: number, say: (line: s
   };
 }
 
-/**
- * Loads an executor (the agent CLI's command policy, the model SDKs) only when a step of its kind
- * actually runs: `check` with nothing due starts faster.
- */
-class LazyExecutor implements StepExecutor {
-  private executor: Promise<StepExecutor> | null = null;
-
-  constructor(private readonly load: () => Promise<StepExecutor>) {}
-
-  async execute(context: ExecutionContext): Promise<AttemptResult> {
-    this.executor ??= this.load();
-    return (await this.executor).execute(context);
-  }
-}
-
-/** Builds the engine the same way for run, check and worker. Stored runs carry their agent command. */
+/** The runtime's engine, with the CLI's progress observers and its failure lines on stderr. */
 export function engineFromCli(
   store: Store,
   home: string,
   settings: EngineSettings,
   observers: Pick<EngineOptions, 'onClaim' | 'onSettle'> = {},
 ): Engine {
-  return new Engine({
+  return createEngine({
     store,
     home,
-    owner: ownerId(),
-    executors: {
-      agent: new LazyExecutor(() =>
-        import('../executors/agent-cli-executor.js').then((m) => new m.AgentCliExecutor({})),
-      ),
-      fn: new FunctionExecutor(new FunctionRegistry()),
-      model: new LazyExecutor(() =>
-        import('../executors/model-executor.js').then((m) => new m.ModelExecutor({})),
-      ),
+    settings,
+    observers: {
+      ...observers,
+      onError: (error) =>
+        process.stderr.write(
+          `baton: store busy or failing, retrying: ${error instanceof Error ? error.message : String(error)}\n`,
+        ),
+      onHookFailure: (message) => process.stderr.write(`baton: ${message}\n`),
     },
-    ...settings,
-    ...observers,
-    onError: (error) =>
-      process.stderr.write(
-        `baton: store busy or failing, retrying: ${error instanceof Error ? error.message : String(error)}\n`,
-      ),
-    onHookFailure: (message) => process.stderr.write(`baton: ${message}\n`),
   });
 }

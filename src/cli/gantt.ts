@@ -1,5 +1,5 @@
 import type { StoredEvent } from '../core/events.js';
-import { formatDuration } from './format.js';
+import { formatDuration } from '../runtime/format.js';
 import { displayWidth, padToWidth } from './text-width.js';
 
 /** One attempt of a step on the time line. */

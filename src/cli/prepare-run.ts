@@ -3,9 +3,11 @@ import type { Plan } from '../core/plan/types.js';
 import { prepareRun } from '../engine/start-run.js';
 import { agentCommandWarnings } from '../executors/agent-profiles/command-warnings.js';
 import { trustedPrograms } from '../executors/trusted-programs.js';
+import { resolveHome } from '../runtime/home.js';
+import { defaultAgent } from '../runtime/settings.js';
 import type { NewRun } from '../store/store.js';
 import { loadPlanFile } from '../workflow/load-plan-file.js';
-import { agentFromEnvOrOption, type GlobalOptions, resolveHome } from './home.js';
+import type { GlobalOptions } from './global-options.js';
 
 export interface PrepareOptions extends GlobalOptions {
   input?: string[];
@@ -56,7 +58,7 @@ export async function prepareRunFromCli(
   const loaded = await loadPlanFile(planPath);
   const plan = options.shadow ? { ...loaded.plan, shadow: true } : loaded.plan;
   refuseFunctionSteps(plan, planPath);
-  const defaultAgent = agentFromEnvOrOption(options.agent);
+  const agent = defaultAgent(options.agent);
   const prepared = prepareRun({
     plan,
     planPath,
@@ -65,7 +67,7 @@ export async function prepareRunFromCli(
     ...(options.workspace ? { workspace: options.workspace } : {}),
     ...(options.allowWorkspace ? { allowWorkspace: options.allowWorkspace } : {}),
     batonHome: resolveHome(options),
-    ...(defaultAgent ? { defaultAgent } : {}),
+    ...(agent ? { defaultAgent: agent } : {}),
     ...(options.id ? { runId: options.id } : {}),
     ...(extra.awaitingApproval ? { awaitingApproval: true } : {}),
   });

@@ -1,6 +1,6 @@
+import { clockTime, formatDuration } from '../runtime/format.js';
 import type { ClaimedStep, Completion } from '../store/store.js';
 import { type Painter, painter, paintStatus, useColour } from './colour.js';
-import { clockTime, formatDuration } from './format.js';
 import { fitToWidth, padToWidth } from './text-width.js';
 
 /** Plain progress lines (one per transition): good for logs, pipes and heartbeats. */

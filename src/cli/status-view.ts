@@ -1,10 +1,11 @@
 import { runNotFound } from '../core/errors.js';
 import { flowKeyOf, formatFlowRate } from '../core/flow.js';
 import { planIndex, type RunStatus, STEP_STATUSES, type StepStatus } from '../core/run-state.js';
+import { blockedHints, formatTime, stepProgress } from '../runtime/format.js';
 import type { RunDetail, RunSummary, RunWithSteps, StepSelection, Store } from '../store/store.js';
 import { type Painter, paintStatus } from './colour.js';
 import { EXIT } from './exit-codes.js';
-import { blockedHints, formatTime, stepProgress, table } from './format.js';
+import { table } from './format.js';
 
 /** A due step of a running run held back by a flow limit now, with why. */
 export interface FlowWait {

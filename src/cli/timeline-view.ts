@@ -1,6 +1,7 @@
 import type { StoredEvent } from '../core/events.js';
+import { clockTime, formatDuration } from '../runtime/format.js';
 import type { Painter } from './colour.js';
-import { clockTime, columnWidths, formatDuration, table } from './format.js';
+import { columnWidths, table } from './format.js';
 
 export const TIMELINE_HEADER = ['TIME', '+ELAPSED', 'STEP', 'ATTEMPT', 'DURATION', 'EVENT'];
 

@@ -4,9 +4,10 @@ import { open } from 'node:fs/promises';
 import { join } from 'node:path';
 import { BatonError } from '../core/errors.js';
 import { attemptLogPath } from '../executors/step-executor.js';
+import { formatDuration } from '../runtime/format.js';
 import type { AttemptRecord, RunDetail, Store } from '../store/store.js';
 import { EXIT } from './exit-codes.js';
-import { attemptLine, formatDuration } from './format.js';
+import { attemptLine } from './format.js';
 import { requireRun, runSettled } from './status-view.js';
 import { watchUntil } from './watch.js';
 

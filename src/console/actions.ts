@@ -1,6 +1,6 @@
-import { resultOfText } from '../cli/commands/resolve.js';
-import { parseDurationOption } from '../cli/home.js';
 import { BatonError } from '../core/errors.js';
+import { parseDurationOption } from '../runtime/parse-values.js';
+import { resultOfText } from '../runtime/step-result-text.js';
 import type { RunSummary, Store } from '../store/store.js';
 import type { ConsoleContext } from './context.js';
 import { consolePath } from './html.js';

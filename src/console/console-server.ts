@@ -1,11 +1,11 @@
 import { readFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { maskedReads } from '../cli/masked-reads.js';
 import { BatonError } from '../core/errors.js';
 import { redactSecrets } from '../core/redact.js';
 import { planSecretEnv } from '../core/run-secrets.js';
 import { RunSecretsCache } from '../engine/run-secrets-cache.js';
+import { maskedReads } from '../runtime/masked-reads.js';
 import type { Store } from '../store/store.js';
 import { runAction } from './actions.js';
 import type { ConsoleContext, Handler } from './context.js';

@@ -1,5 +1,6 @@
 import { hostname } from 'node:os';
 import type { RandomSource } from '../core/backoff.js';
+import { ENGINE_DEFAULTS } from '../core/engine-defaults.js';
 import {
   type AttemptKey,
   type ClaimedStep,
@@ -104,9 +105,9 @@ export class Engine {
 
   constructor(private readonly options: EngineOptions) {
     this.store = options.store;
-    this.concurrency = options.concurrency ?? 8;
-    this.leaseMs = options.leaseMs ?? 30_000;
-    this.pollMs = options.pollMs ?? 1000;
+    this.concurrency = options.concurrency ?? ENGINE_DEFAULTS.concurrency;
+    this.leaseMs = options.leaseMs ?? ENGINE_DEFAULTS.leaseMs;
+    this.pollMs = options.pollMs ?? ENGINE_DEFAULTS.pollMs;
     this.now = options.now ?? Date.now;
     this.random = options.random ?? Math.random;
     this.secrets = new RunSecretsCache(options.env ?? process.env, options.secrets ?? []);

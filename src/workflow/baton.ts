@@ -1,34 +1,39 @@
-import { hostname } from 'node:os';
-import { join, resolve } from 'node:path';
 import { BatonError, runNotFound } from '../core/errors.js';
 import { parseFlowRate } from '../core/flow.js';
 import type { Plan } from '../core/plan/types.js';
 import type { RunStatus } from '../core/run-state.js';
-import { Engine, type EngineReport, emptyEngineReport } from '../engine/engine.js';
+import { type Engine, type EngineReport, emptyEngineReport } from '../engine/engine.js';
 import { resolveResults } from '../engine/result-artifacts.js';
-import { AgentCliExecutor, type AgentCliExecutorOptions } from '../executors/agent-cli-executor.js';
-import { FunctionExecutor, FunctionRegistry } from '../executors/function-executor.js';
-import { ModelExecutor, type ModelExecutorOptions } from '../executors/model-executor.js';
-import { readPostgresUrl } from '../store/postgres/pg-url.js';
-import { PostgresStore } from '../store/postgres/postgres-store.js';
+import type { AgentCliExecutorOptions } from '../executors/agent-cli-executor.js';
+import { FunctionRegistry } from '../executors/function-executor.js';
+import type { ModelExecutorOptions } from '../executors/model-executor.js';
+import { createEngine } from '../runtime/create-engine.js';
+import { resolveHome } from '../runtime/home.js';
+import { openStoreTarget, type StoreAsker, type StoreTarget, storeTarget } from '../runtime/open-store.js';
+import { type EngineSettings, engineSettings } from '../runtime/settings.js';
 import { SqliteStore } from '../store/sqlite/sqlite-store.js';
 import { NO_STEPS, type Store } from '../store/store.js';
 import type { Workflow, WorkflowResults } from './define-workflow.js';
 import { type StartPlanOptions, startPlanRun, startPlanRuns } from './start-plan-run.js';
 import { resultValue, stepContext } from './step-context.js';
 
+/**
+ * How to open Baton. Each option wins over its environment variable, as a flag does on the command
+ * line (docs/configuration.md lists them all).
+ */
 export interface BatonOptions {
-  /** Baton's folder (the SQLite file and attempt logs). Default `.baton`. */
+  /** Baton's folder (the SQLite file and attempt logs). Default BATON_HOME, else `.baton`. */
   home?: string;
   /**
    * Where runs are kept: a PostgreSQL URL (`postgres://user:password@host:5432/db`, `?schema=` for
-   * a schema other than "baton"), or a store you built (`await PostgresStore.open(url)`). Default
-   * the SQLite file in `home`. Attempt logs and artifacts stay under `home` either way.
+   * a schema other than "baton"; masked as a secret in everything Baton records), or a store you
+   * built (`await PostgresStore.open(url)`). Default BATON_DATABASE_URL, else the SQLite file in
+   * `home`. Attempt logs and artifacts stay under `home` either way.
    */
   store?: Store | string;
-  /** Steps running at once in this process. Default 8. */
+  /** Steps running at once in this process. Default BATON_CONCURRENCY, else 8. */
   concurrency?: number;
-  /** Lease of a running step in ms. Default 30,000. */
+  /** Lease of a running step in ms. Default BATON_LEASE_MS, else 30,000. */
   leaseMs?: number;
   /** Longest idle sleep of a worker in ms. Default 1,000. */
   pollMs?: number;
@@ -44,14 +49,8 @@ interface LocalWorker {
   stopAfter: number | null;
 }
 
-/** A store named by URL: PostgreSQL (its driver, pg, loads on the first connection). */
-async function openStoreUrl(text: string): Promise<Store> {
-  const target = readPostgresUrl(text, 'Baton.open store', process.env.BATON_PG_SCHEMA || 'baton');
-  if ('problem' in target) {
-    throw new BatonError('CONFIG_INVALID', `${target.problem}, or pass a Store, or leave it out for SQLite`);
-  }
-  return PostgresStore.open(target.url, { schema: target.schema });
-}
+/** How the API names its store option in messages, and finds its home (never a folder above). */
+const API_ASKER: StoreAsker = { option: 'Baton.open store', home: 'here' };
 
 /** A run that ended without succeeding; `status` and `reason` say why. */
 export class RunNotSucceededError extends Error {
@@ -80,15 +79,44 @@ export class Baton {
   private readonly opening: Promise<Store>;
   private opened: Store | null = null;
   private openFailure: unknown = null;
+  /** Concurrency, lease and the secrets to mask, from the options, then BATON_* variables. */
+  private readonly settings: EngineSettings;
 
   private constructor(private readonly options: BatonOptions) {
-    this.home = resolve(options.home ?? '.baton');
+    const url = typeof options.store === 'string' ? options.store : undefined;
+    this.home = resolveHome(
+      { ...(options.home === undefined ? {} : { home: options.home }) },
+      process.env,
+      process.cwd(),
+      'here',
+    );
+    const fromEnv = engineSettings(url === undefined ? {} : { store: url });
+    this.settings = {
+      ...fromEnv,
+      ...(options.concurrency === undefined ? {} : { concurrency: options.concurrency }),
+      ...(options.leaseMs === undefined ? {} : { leaseMs: options.leaseMs }),
+    };
     const given = options.store;
-    if (given === undefined) this.opened = SqliteStore.open(join(this.home, 'baton.db'));
-    else if (typeof given !== 'string') this.opened = given;
+    let target: Promise<StoreTarget> | null = null;
+    if (given !== undefined && typeof given !== 'string') this.opened = given;
+    else {
+      try {
+        const chosen = storeTarget(
+          { home: this.home, ...(url === undefined ? {} : { store: url }) },
+          process.env,
+          API_ASKER,
+        );
+        if (chosen.kind === 'sqlite') this.opened = SqliteStore.open(chosen.path);
+        else target = Promise.resolve(chosen);
+      } catch (error) {
+        // A URL that is not PostgreSQL's: reported by ready() and every method, as a server that is down.
+        target = Promise.reject(error);
+      }
+    }
     if (this.opened) this.opening = Promise.resolve(this.opened);
     else {
-      this.opening = openStoreUrl(String(given)).then((store) => {
+      // A PostgreSQL URL: its driver, pg, loads and connects in the background.
+      this.opening = target!.then(openStoreTarget).then((store) => {
         this.opened = store;
         return store;
       });
@@ -330,17 +358,13 @@ export class Baton {
   }
 
   private engine(store: Store): Engine {
-    return new Engine({
+    return createEngine({
       store,
       home: this.home,
-      owner: `${hostname()}:${process.pid}:${Math.random().toString(36).slice(2, 8)}`,
-      executors: {
-        agent: new AgentCliExecutor(this.options.agent ?? {}),
-        fn: new FunctionExecutor(this.functions),
-        model: new ModelExecutor(this.options.model ?? {}),
-      },
-      ...(this.options.concurrency === undefined ? {} : { concurrency: this.options.concurrency }),
-      ...(this.options.leaseMs === undefined ? {} : { leaseMs: this.options.leaseMs }),
+      settings: this.settings,
+      functions: this.functions,
+      ...(this.options.agent === undefined ? {} : { agent: this.options.agent }),
+      ...(this.options.model === undefined ? {} : { model: this.options.model }),
       ...(this.options.pollMs === undefined ? {} : { pollMs: this.options.pollMs }),
     });
   }

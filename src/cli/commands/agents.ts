@@ -3,10 +3,11 @@ import { agentCommandWarnings } from '../../executors/agent-profiles/command-war
 import { type AgentCliInfo, inspectAgentClis } from '../../executors/agent-setup.js';
 import { probeSandbox, type SandboxProbe } from '../../executors/sandbox.js';
 import { trustedPrograms } from '../../executors/trusted-programs.js';
+import { resolveHome } from '../../runtime/home.js';
 import { loadPlanFile } from '../../workflow/load-plan-file.js';
 import { EXIT } from '../exit-codes.js';
 import { printJson } from '../format.js';
-import { type GlobalOptions, resolveHome } from '../home.js';
+import type { GlobalOptions } from '../global-options.js';
 
 interface AgentsOptions extends GlobalOptions {
   plan?: string;

@@ -1,12 +1,13 @@
 import { existsSync, statSync, writeSync } from 'node:fs';
 import type Database from 'better-sqlite3';
 import type { EngineReport } from '../../engine/engine.js';
+import { databasePath, resolveHome } from '../../runtime/home.js';
+import { engineSettings } from '../../runtime/settings.js';
 import { dueStepOfRunningRunSql } from '../../store/due-steps.js';
 import { BATON_TABLES, SCHEMA_APP_ID, SQLITE_SCHEMA_VERSION } from '../../store/schema-tables.js';
 import { openSqliteFile } from '../../store/sqlite/sqlite-driver.js';
-import { engineSettingsFromCli } from '../engine-settings.js';
 import { EXIT } from '../exit-codes.js';
-import { databasePath, type GlobalOptions, resolveHome } from '../home.js';
+import type { GlobalOptions } from '../global-options.js';
 import { guardStdout } from '../stdout-guard.js';
 
 const INDEXES = [
@@ -78,7 +79,7 @@ function writeOut(text: string): void {
  */
 export function idleCheck(options: GlobalOptions & { quiet?: boolean }): number | null {
   // Bad flags or BATON_* settings are refused as the full check would refuse them.
-  engineSettingsFromCli({});
+  engineSettings({});
   if (process.env.BATON_DATABASE_URL) return null;
   const path = databasePath(resolveHome(options));
   if (!existsSync(path) || notPrivate(path)) return null;

@@ -1,10 +1,15 @@
-import { type EngineCliOptions, engineFromCli, engineSettingsFromCli } from '../engine-setup.js';
+import { blockedHints } from '../../runtime/format.js';
+import { databasePath, homeIsNamed, resolveHome } from '../../runtime/home.js';
+import { maskedReads } from '../../runtime/masked-reads.js';
+import { storeExists, storeWaitMs } from '../../runtime/open-store.js';
+import { parseDurationOption } from '../../runtime/parse-values.js';
+import { engineSettings } from '../../runtime/settings.js';
+import { type EngineCliOptions, engineFromCli } from '../engine-setup.js';
 import { EXIT } from '../exit-codes.js';
-import { blockedHints, printJson } from '../format.js';
-import { databasePath, type GlobalOptions, homeIsNamed, parseDurationOption, resolveHome } from '../home.js';
-import { maskedReads } from '../masked-reads.js';
-import { openStoreUntilStopped, storeExists, storeWaitMs } from '../open-store.js';
+import { printJson } from '../format.js';
+import type { GlobalOptions } from '../global-options.js';
 import { LineProgress } from '../progress.js';
+import { openStoreUntilStopped } from '../store-wait.js';
 import { answerNothingDue } from './check-idle.js';
 
 export interface CheckOptions extends GlobalOptions, EngineCliOptions {
@@ -18,7 +23,7 @@ export interface CheckOptions extends GlobalOptions, EngineCliOptions {
  * several copies at once (claims are leased). Exit 1 when a run is blocked, so a heartbeat reports it.
  */
 export async function checkCommand(options: CheckOptions): Promise<number> {
-  const settings = engineSettingsFromCli(options);
+  const settings = engineSettings(options);
   const maxTimeMs = options.maxTime ? parseDurationOption(options.maxTime, '--max-time') : null;
   const home = resolveHome(options);
   if (!storeExists(options)) {

@@ -2,7 +2,7 @@ import { classifyRequest } from '../../core/classify-request.js';
 import { BatonError } from '../../core/errors.js';
 import { EXIT } from '../exit-codes.js';
 import { printJson } from '../format.js';
-import type { GlobalOptions } from '../home.js';
+import type { GlobalOptions } from '../global-options.js';
 
 /** `baton classify "<request>"`: the skill's MULTI_STEP rule, with the criteria that fired. */
 export async function classifyCommand(words: string[], options: GlobalOptions): Promise<number> {

@@ -1,11 +1,13 @@
 import { dirname, resolve } from 'node:path';
 import { BatonError, isBatonError } from '../../core/errors.js';
+import { formatDuration } from '../../runtime/format.js';
+import { databasePath, resolveHome } from '../../runtime/home.js';
+import { type StoreTarget, storeTarget } from '../../runtime/open-store.js';
 import { COPIED_TABLES, copyHomeToPostgres, type HomeCopyResult } from '../../store/home-copy/copy-home.js';
 import { maskPassword } from '../../store/postgres/pg-url.js';
 import { EXIT } from '../exit-codes.js';
-import { formatDuration, printJson, table } from '../format.js';
-import { databasePath, type GlobalOptions, resolveHome } from '../home.js';
-import { type StoreTarget, storeTarget } from '../open-store.js';
+import { printJson, table } from '../format.js';
+import type { GlobalOptions } from '../global-options.js';
 
 export interface CopyHomeCommandOptions extends GlobalOptions {
   from?: string;

@@ -2,11 +2,12 @@ import { runNotFound } from '../../core/errors.js';
 import type { StoredEvent } from '../../core/events.js';
 import type { StepResult } from '../../core/run-state.js';
 import { resolveResults } from '../../engine/result-artifacts.js';
+import { resolveHome } from '../../runtime/home.js';
+import { openStore } from '../../runtime/open-store.js';
 import type { RunDetail, Store } from '../../store/store.js';
 import { EXIT } from '../exit-codes.js';
 import { printJson, table } from '../format.js';
-import { type GlobalOptions, resolveHome } from '../home.js';
-import { openStore } from '../open-store.js';
+import type { GlobalOptions } from '../global-options.js';
 
 /** What a shadow run put in place of a step's real work (from its `step.would_execute` events). */
 export interface ShadowStandIn {

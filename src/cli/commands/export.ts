@@ -1,21 +1,17 @@
 import { once } from 'node:events';
 import { createWriteStream } from 'node:fs';
 import { runNotFound } from '../../core/errors.js';
+import { maskedReads } from '../../runtime/masked-reads.js';
+import { openStore, storeSecrets } from '../../runtime/open-store.js';
 import { EXIT } from '../exit-codes.js';
-import type { GlobalOptions } from '../home.js';
-import { maskedReads } from '../masked-reads.js';
-import { openStore } from '../open-store.js';
+import type { GlobalOptions } from '../global-options.js';
 
 /** `baton export <run>`: the run's event log as JSON lines (one event per line), to stdout or a file. */
 export async function exportCommand(
   runId: string,
   options: GlobalOptions & { output?: string },
 ): Promise<number> {
-  const store = maskedReads(
-    await openStore(options, 'read'),
-    process.env,
-    options.store ? [options.store] : [],
-  );
+  const store = maskedReads(await openStore(options, 'read'), process.env, storeSecrets(options));
   try {
     if (!(await store.getRun(runId))) throw runNotFound(runId);
     const events = await store.getEvents(runId);

@@ -6,10 +6,11 @@ import {
   parseFlowRate,
   validateFlowLimit,
 } from '../../core/flow.js';
+import { openStore, storeExists } from '../../runtime/open-store.js';
+import { parsePositiveInt } from '../../runtime/parse-values.js';
 import { EXIT } from '../exit-codes.js';
 import { printJson } from '../format.js';
-import { type GlobalOptions, parsePositiveInt } from '../home.js';
-import { openStore, storeExists } from '../open-store.js';
+import type { GlobalOptions } from '../global-options.js';
 
 /**
  * `baton flow set <key> --concurrency 2 --rate 10/1m`: a limit every worker on the store obeys from

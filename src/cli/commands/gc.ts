@@ -1,9 +1,11 @@
 import { readdir, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { BatonError } from '../../core/errors.js';
+import { resolveHome } from '../../runtime/home.js';
+import { openStore } from '../../runtime/open-store.js';
+import { parseDurationOption } from '../../runtime/parse-values.js';
 import { EXIT } from '../exit-codes.js';
-import { type GlobalOptions, parseDurationOption, resolveHome } from '../home.js';
-import { openStore } from '../open-store.js';
+import type { GlobalOptions } from '../global-options.js';
 
 /** An artifact younger than this may belong to a step that has not committed yet: never removed. */
 const ARTIFACT_GRACE_MS = 10 * 60_000;

@@ -1,8 +1,9 @@
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { BatonError } from '../../core/errors.js';
+import { HOME_FOLDER } from '../../runtime/home.js';
 import { EXIT } from '../exit-codes.js';
-import { type GlobalOptions, HOME_FOLDER } from '../home.js';
+import type { GlobalOptions } from '../global-options.js';
 
 const STARTER_PLAN = `# A Baton plan: steps run in order of their dependencies, each by an agent CLI.
 # Schema for editors: schema/plan.schema.json in the Baton package.

@@ -3,7 +3,7 @@ import { readFileSync, realpathSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { EXIT } from '../exit-codes.js';
 import { printJson } from '../format.js';
-import type { GlobalOptions } from '../home.js';
+import type { GlobalOptions } from '../global-options.js';
 
 /**
  * `baton check <state.json>` and `baton step <state.json>`: drop-ins for the skill's check and runner
@@ -18,7 +18,8 @@ export async function legacyCommand(
   const { legacyConfigFromEnv } = await import('../../legacy/legacy-config.js');
   const { runLegacyCheck } = await import('../../legacy/legacy-check.js');
   // A refused STEP_AGENT_CMD is bad configuration: exit 2 before the file is touched.
-  const { parseDurationOption, resolveHome } = await import('../home.js');
+  const { resolveHome } = await import('../../runtime/home.js');
+  const { parseDurationOption } = await import('../../runtime/parse-values.js');
   const { trustedPrograms } = await import('../../executors/trusted-programs.js');
   const trust = trustedPrograms(resolveHome(options), process.env);
   const config = legacyConfigFromEnv(process.env, dirname(resolve(statePath)), trust);
@@ -82,8 +83,8 @@ export async function importCommand(
   const { readLegacyState } = await import('../../legacy/state-file-io.js');
   const { planFromLegacyState } = await import('../../legacy/import-state.js');
   const { prepareRun, startRun } = await import('../../engine/start-run.js');
-  const { openStore } = await import('../open-store.js');
-  const { resolveHome } = await import('../home.js');
+  const { openStore } = await import('../../runtime/open-store.js');
+  const { resolveHome } = await import('../../runtime/home.js');
   const state = readLegacyState(statePath);
   if (!state) throw new BatonError('PLAN_NOT_FOUND', `state file not found: ${statePath}`);
   const { trustedPrograms } = await import('../../executors/trusted-programs.js');

@@ -1,11 +1,13 @@
 import { runNotFound } from '../../core/errors.js';
 import type { PlanStep } from '../../core/plan/types.js';
 import { startRun } from '../../engine/start-run.js';
+import { formatDuration } from '../../runtime/format.js';
+import { openStore } from '../../runtime/open-store.js';
+import { parseDurationOption } from '../../runtime/parse-values.js';
 import type { RunDetail } from '../../store/store.js';
 import { EXIT } from '../exit-codes.js';
-import { formatDuration, printJson } from '../format.js';
-import { type GlobalOptions, parseDurationOption } from '../home.js';
-import { openStore } from '../open-store.js';
+import { printJson } from '../format.js';
+import type { GlobalOptions } from '../global-options.js';
 import { prepareRunFromCli } from '../prepare-run.js';
 import type { RunOptions } from './run.js';
 

@@ -2,12 +2,13 @@ import { createReadStream, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { BatonError } from '../../core/errors.js';
+import { withExistingStore } from '../../runtime/open-store.js';
+import { parsePositiveInt } from '../../runtime/parse-values.js';
 import { painter, useColour } from '../colour.js';
 import { EXIT } from '../exit-codes.js';
 import { attemptLine, printJson } from '../format.js';
 import { ganttChart } from '../gantt.js';
-import { type GlobalOptions, parsePositiveInt } from '../home.js';
-import { withExistingStore } from '../open-store.js';
+import type { GlobalOptions } from '../global-options.js';
 import {
   flowWaits,
   requireRun,

@@ -1,8 +1,8 @@
+import { withExistingStore } from '../../runtime/open-store.js';
 import type { RunSummary, Store } from '../../store/store.js';
 import { EXIT } from '../exit-codes.js';
 import { printJson } from '../format.js';
-import type { GlobalOptions } from '../home.js';
-import { withExistingStore } from '../open-store.js';
+import type { GlobalOptions } from '../global-options.js';
 import { requireRun } from '../status-view.js';
 
 /**

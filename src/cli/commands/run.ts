@@ -1,11 +1,14 @@
 import { BatonError } from '../../core/errors.js';
 import { resumeRefusal, startRun } from '../../engine/start-run.js';
+import { blockedHints, formatDuration, stepProgress } from '../../runtime/format.js';
+import { resolveHome } from '../../runtime/home.js';
+import { openStore } from '../../runtime/open-store.js';
+import { engineSettings } from '../../runtime/settings.js';
 import type { RunDetail } from '../../store/store.js';
-import { type EngineCliOptions, engineFromCli, engineSettingsFromCli } from '../engine-setup.js';
+import { type EngineCliOptions, engineFromCli } from '../engine-setup.js';
 import { EXIT } from '../exit-codes.js';
-import { blockedHints, formatDuration, printJson, stepProgress } from '../format.js';
-import { type GlobalOptions, resolveHome } from '../home.js';
-import { openStore } from '../open-store.js';
+import { printJson } from '../format.js';
+import type { GlobalOptions } from '../global-options.js';
 import { prepareRunFromCli } from '../prepare-run.js';
 import { LineProgress, LiveStepList } from '../progress.js';
 import { STOP_SIGNAL_EXIT, type StopSignal, watchStopSignals } from '../stop-signal.js';
@@ -27,7 +30,7 @@ export interface RunOptions extends GlobalOptions, EngineCliOptions {
  */
 export async function runCommand(planPath: string, options: RunOptions): Promise<number> {
   const { plan, prepared } = await prepareRunFromCli(planPath, options);
-  const settings = engineSettingsFromCli(options);
+  const settings = engineSettings(options);
   const home = resolveHome(options);
   const store = await openStore(options);
   try {

@@ -1,8 +1,9 @@
 import { readFileSync, statSync } from 'node:fs';
 import { BatonError } from '../../core/errors.js';
+import { resolveHome } from '../../runtime/home.js';
+import { openStore, storeSecrets, storeTarget } from '../../runtime/open-store.js';
 import { EXIT } from '../exit-codes.js';
-import { type GlobalOptions, resolveHome } from '../home.js';
-import { openStore, storeTarget } from '../open-store.js';
+import type { GlobalOptions } from '../global-options.js';
 import { watchStopSignals } from '../stop-signal.js';
 
 export interface ServeOptions extends GlobalOptions {
@@ -39,7 +40,7 @@ export async function serveCommand(options: ServeOptions): Promise<number> {
       host,
       port,
       token,
-      secretValues: options.store ? [options.store] : [],
+      secretValues: storeSecrets(options),
     });
     const where = target.kind === 'sqlite' ? target.path : `PostgreSQL ${target.label}`;
     const address =

@@ -3,9 +3,10 @@ import { homedir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { BatonError } from '../../core/errors.js';
+import { resolveHome } from '../../runtime/home.js';
 import { EXIT } from '../exit-codes.js';
 import { printJson } from '../format.js';
-import { type GlobalOptions, resolveHome } from '../home.js';
+import type { GlobalOptions } from '../global-options.js';
 
 /** Agent hosts whose skills folder Baton knows. */
 export const SKILL_TARGETS = ['claude', 'agents', 'openclaw', 'gemini'] as const;

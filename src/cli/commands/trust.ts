@@ -18,9 +18,10 @@ import {
   type TrustRecord,
   writeTrustFile,
 } from '../../executors/trusted-programs.js';
+import { resolveHome } from '../../runtime/home.js';
 import { EXIT } from '../exit-codes.js';
 import { printJson } from '../format.js';
-import { type GlobalOptions, resolveHome } from '../home.js';
+import type { GlobalOptions } from '../global-options.js';
 
 /** Names of programs that run other programs or text as code: trusting one would trust everything. */
 const RUNNERS: readonly string[] = [

@@ -1,13 +1,12 @@
-import {
-  type EngineCliOptions,
-  engineFromCli,
-  engineSettingsFromCli,
-  handleStopSignals,
-} from '../engine-setup.js';
+import { resolveHome } from '../../runtime/home.js';
+import { storeTarget, storeWaitMs } from '../../runtime/open-store.js';
+import { parseDurationOption } from '../../runtime/parse-values.js';
+import { engineSettings } from '../../runtime/settings.js';
+import { type EngineCliOptions, engineFromCli, handleStopSignals } from '../engine-setup.js';
 import { EXIT } from '../exit-codes.js';
-import { type GlobalOptions, parseDurationOption, resolveHome } from '../home.js';
-import { openStoreUntilStopped, storeTarget, storeWaitMs } from '../open-store.js';
+import type { GlobalOptions } from '../global-options.js';
 import { LineProgress } from '../progress.js';
+import { openStoreUntilStopped } from '../store-wait.js';
 
 export interface WorkerOptions extends GlobalOptions, EngineCliOptions {
   grace?: string;
@@ -17,7 +16,7 @@ export interface WorkerOptions extends GlobalOptions, EngineCliOptions {
 
 /** `baton worker`: stay up, run steps as they become due, sleep until the next due time. */
 export async function workerCommand(options: WorkerOptions): Promise<number> {
-  const settings = engineSettingsFromCli(options);
+  const settings = engineSettings(options);
   const graceMs = options.grace ? parseDurationOption(options.grace, '--grace') : 30_000;
   const home = resolveHome(options);
   const store = await openStoreUntilStopped(

@@ -1,5 +1,5 @@
-import { formatDuration, formatTime } from '../../cli/format.js';
 import type { StepUsage } from '../../core/failure.js';
+import { formatDuration, formatTime } from '../../runtime/format.js';
 import { html, type SafeHtml } from '../html.js';
 import { CSRF_FIELD } from '../session.js';
 

@@ -1,5 +1,5 @@
-import { stepProgress } from '../../cli/format.js';
 import { FINAL_RUN_STATUSES } from '../../core/run-state.js';
+import { stepProgress } from '../../runtime/format.js';
 import type { RunDetail } from '../../store/store.js';
 import { consolePath, html, type SafeHtml } from '../html.js';
 import { GRAPH_MAX_STEPS, planGraphSvg } from '../plan-graph.js';

@@ -1,6 +1,6 @@
-import { stepProgress } from '../../cli/format.js';
 import { BatonError } from '../../core/errors.js';
 import { RUN_STATUSES, type RunStatus } from '../../core/run-state.js';
+import { stepProgress } from '../../runtime/format.js';
 import type { RunPage, RunPageQuery } from '../../store/store.js';
 import { consolePath, html, type SafeHtml } from '../html.js';
 import { emptyRow, firstLine, formatTime, statusBadge } from './parts.js';

@@ -5,43 +5,65 @@ import { isPostgresUrl, readPostgresUrl } from '../store/postgres/pg-url.js';
 import type { Store } from '../store/store.js';
 import {
   databasePath,
-  type GlobalOptions,
   HOME_FOLDER,
+  type HomeDefault,
   homeIsNamed,
   homeSource,
-  parseDurationOption,
+  type RuntimeOptions,
   resolveHome,
 } from './home.js';
 import { maskedReads } from './masked-reads.js';
-import { watchStopSignals } from './stop-signal.js';
+import { parseDurationOption } from './parse-values.js';
 
-/** The store a command line selects. */
+/** The store the options and environment select. */
 export type StoreTarget =
   | { kind: 'sqlite'; path: string; label: string }
   | { kind: 'postgres'; url: string; schema: string; label: string };
 
+/** Which front door asks: how it names the store option in messages, and how it finds the home. */
+export interface StoreAsker {
+  /** `--store` on the command line, `Baton.open store` in the API. */
+  option: string;
+  home: HomeDefault;
+}
+
+export const CLI_ASKER: StoreAsker = { option: '--store', home: 'search' };
+
 /**
- * Which store to use: `--store <url>`, else BATON_DATABASE_URL, else the SQLite file in the home
- * folder. A URL must be postgres:// or postgresql://; its schema is `?schema=` (taken out of the URL
- * handed to the driver), else BATON_PG_SCHEMA, else "baton". Refuses anything else (exit 2).
+ * Which store to use: the store option (`--store <url>`, `Baton.open({ store })`), else
+ * BATON_DATABASE_URL, else the SQLite file in the home folder. A URL must be postgres:// or
+ * postgresql://; its schema is `?schema=` (taken out of the URL handed to the driver), else
+ * BATON_PG_SCHEMA, else "baton". Refuses anything else (exit 2).
  */
-export function storeTarget(options: GlobalOptions, env: NodeJS.ProcessEnv = process.env): StoreTarget {
-  const fromFlag = options.store !== undefined;
-  const raw = fromFlag ? options.store : env.BATON_DATABASE_URL || undefined;
+export function storeTarget(
+  options: RuntimeOptions,
+  env: NodeJS.ProcessEnv = process.env,
+  asker: StoreAsker = CLI_ASKER,
+): StoreTarget {
+  const fromOption = options.store !== undefined;
+  const raw = fromOption ? options.store : env.BATON_DATABASE_URL || undefined;
   if (raw === undefined) {
-    const path = databasePath(resolveHome(options));
+    const path = databasePath(resolveHome(options, env, process.cwd(), asker.home));
     return { kind: 'sqlite', path, label: path };
   }
-  const where = fromFlag ? '--store' : 'BATON_DATABASE_URL';
+  const where = fromOption ? asker.option : 'BATON_DATABASE_URL';
   const target = readPostgresUrl(raw, where, env.BATON_PG_SCHEMA || 'baton');
   if ('problem' in target) {
-    // On the command line, leaving the URL out is the other way.
+    // Leaving the URL out is the other way.
     const hint = isPostgresUrl(raw)
       ? ''
       : `, or leave ${where} out to use the SQLite file in the home folder`;
     throw new BatonError('CONFIG_INVALID', `${target.problem}${hint}`);
   }
   return { kind: 'postgres', ...target };
+}
+
+/**
+ * The values to mask because of how the store was named: a URL given as an option is in no
+ * variable, so it is named here (BATON_DATABASE_URL is masked as a variable, see run-secrets.ts).
+ */
+export function storeSecrets(options: RuntimeOptions): string[] {
+  return options.store ? [options.store] : [];
 }
 
 /**
@@ -52,13 +74,13 @@ export function storeTarget(options: GlobalOptions, env: NodeJS.ProcessEnv = pro
 export type StoreUse = 'read' | 'write';
 
 /** Whether the SQLite store of the command line exists (always true for PostgreSQL). */
-export function storeExists(options: GlobalOptions): boolean {
+export function storeExists(options: RuntimeOptions): boolean {
   const target = storeTarget(options);
   return target.kind !== 'sqlite' || existsSync(target.path);
 }
 
 /** Refuses a read of a SQLite store that does not exist, naming how the home was chosen. */
-function mustHaveStore(options: GlobalOptions, path: string): void {
+function mustHaveStore(options: RuntimeOptions, path: string): void {
   if (existsSync(path)) return;
   const home = dirname(path);
   const source = homeSource(options);
@@ -78,10 +100,15 @@ function mustHaveStore(options: GlobalOptions, path: string): void {
  * Attempt logs stay under the home folder whichever store holds the runs. A PostgreSQL server that
  * cannot be reached is a configuration error naming host:port, never the password.
  */
-export async function openStore(options: GlobalOptions, use: StoreUse = 'write'): Promise<Store> {
+export async function openStore(options: RuntimeOptions, use: StoreUse = 'write'): Promise<Store> {
   const target = storeTarget(options);
+  if (target.kind === 'sqlite' && use === 'read') mustHaveStore(options, target.path);
+  return openStoreTarget(target);
+}
+
+/** Opens a store target; each dialect's module (and so its driver) loads only when it is used. */
+export async function openStoreTarget(target: StoreTarget): Promise<Store> {
   if (target.kind === 'sqlite') {
-    if (use === 'read') mustHaveStore(options, target.path);
     const { SqliteStore } = await import('../store/sqlite/sqlite-store.js');
     return SqliteStore.open(target.path);
   }
@@ -107,7 +134,7 @@ const WAIT_STEPS_MS = [1000, 2000, 4000, 8000, 16_000, 30_000];
  * (see StoreUnreachableError) is retried with capped backoff and one line each, until `maxMs`
  * has passed (then its error, exit 2). Any other error (a wrong URL or password) at once.
  */
-export async function openStoreWaiting(options: GlobalOptions, wait: StoreWait): Promise<Store | null> {
+export async function openStoreWaiting(options: RuntimeOptions, wait: StoreWait): Promise<Store | null> {
   const { StoreUnreachableError } = await import('../store/store-unreachable.js');
   const deadline = Date.now() + wait.maxMs;
   for (let tries = 0; ; tries++) {
@@ -156,40 +183,17 @@ export function storeWaitMs(value: string | undefined, fallbackMs: number): numb
 }
 
 /**
- * `openStoreWaiting` for a command: retry lines go to stderr as `baton <command>: …`, and SIGINT or
- * SIGTERM during the wait ends it (null: the command exits without having run anything).
- */
-export async function openStoreUntilStopped(
-  options: GlobalOptions,
-  maxMs: number,
-  command: string,
-): Promise<Store | null> {
-  const stop = new AbortController();
-  const signals = watchStopSignals();
-  void signals.received.then(() => stop.abort());
-  try {
-    return await openStoreWaiting(options, {
-      maxMs,
-      signal: stop.signal,
-      say: (line) => process.stderr.write(`baton ${command}: ${line}\n`),
-    });
-  } finally {
-    signals.remove();
-  }
-}
-
-/**
  * Runs \`fn\` on the home's existing store (a missing one is refused, exit 2) with secrets masked
  * in what it reads, and closes the store after.
  */
 export async function withExistingStore<T>(
-  options: GlobalOptions,
+  options: RuntimeOptions,
   fn: (store: Store, home: string) => Promise<T>,
 ): Promise<T> {
   const home = resolveHome(options);
   const store = await openStore(options, 'read');
   try {
-    return await fn(maskedReads(store, process.env, options.store ? [options.store] : []), home);
+    return await fn(maskedReads(store, process.env, storeSecrets(options)), home);
   } finally {
     await store.close();
   }

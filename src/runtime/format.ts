@@ -1,0 +1,38 @@
+import type { RunSummary } from '../store/store.js';
+
+/** How every front door (the CLI, the console, the MCP server) writes times, durations and progress. */
+
+export function formatDuration(ms: number | null): string {
+  if (ms === null || !Number.isFinite(ms)) return '-';
+  if (ms < 1000) return `${Math.round(ms)} ms`;
+  if (ms < 60_000) return `${(ms / 1000).toFixed(1)} s`;
+  if (ms < 3_600_000) return `${Math.floor(ms / 60_000)} m ${Math.round((ms % 60_000) / 1000)} s`;
+  return `${Math.floor(ms / 3_600_000)} h ${Math.round((ms % 3_600_000) / 60_000)} m`;
+}
+
+export function formatTime(ms: number | null): string {
+  if (ms === null) return '-';
+  return new Date(ms)
+    .toISOString()
+    .replace('T', ' ')
+    .replace(/\.\d+Z$/, 'Z');
+}
+
+export function clockTime(ms: number): string {
+  return new Date(ms).toISOString().slice(11, 19);
+}
+
+export function stepProgress(run: RunSummary): string {
+  const counts = run.stepCounts;
+  const total = Object.values(counts).reduce((sum, n) => sum + (n ?? 0), 0);
+  const done = (counts.succeeded ?? 0) + (counts.skipped ?? 0) + (counts.degraded ?? 0);
+  return `${done}/${total}`;
+}
+
+/** What a human can do about a blocked step. */
+export function blockedHints(runId: string, stepId: string): string {
+  return (
+    `fix the cause, then: baton retry ${runId} ${stepId}   (or skip it: baton skip ${runId} ${stepId}; ` +
+    `or say what it did: baton resolve ${runId} ${stepId} --result <json>)`
+  );
+}
