@@ -4,11 +4,11 @@
 // Usage: node bench/crash-worker.mjs --home <dir> --count <file> [--lease 1000] [--concurrency 64]
 import { appendFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { databasePath } from '../dist/runtime/home.js';
-import { ownerId } from '../dist/runtime/owner-id.js';
 import { Engine } from '../dist/engine/engine.js';
 import { AgentCliExecutor } from '../dist/executors/agent-cli-executor.js';
 import { FunctionExecutor, FunctionRegistry } from '../dist/executors/function-executor.js';
+import { databasePath } from '../dist/runtime/home.js';
+import { ownerId } from '../dist/runtime/owner-id.js';
 import { SqliteStore } from '../dist/store/sqlite/sqlite-store.js';
 import { PAYLOAD } from './lib.mjs';
 
