@@ -1,6 +1,5 @@
 import { describe, expect, it } from 'vitest';
 import {
-  PROVIDER_ERROR_VERDICTS,
   type ProviderErrorCategory,
   type ProviderErrorVerdict,
   providerErrorCategory,
@@ -19,6 +18,29 @@ import {
   rateLimitResponse,
   serverErrorResponse,
 } from '../src/testing/mock-llm/error-bodies.js';
+
+/**
+ * What each category calls for (what classification must conclude, checked below): `retry` after a wait (backoff, or the wait the provider stated),
+ * `shrink_input` (compaction for a model call, a fresh session for an agent), or `stop`: no wait
+ * helps, a human must act (top up, fix the key, pick another model).
+ */
+type ProviderErrorVerdict = 'retry' | 'shrink_input' | 'stop';
+
+const PROVIDER_ERROR_VERDICTS: Readonly<Record<ProviderErrorCategory, ProviderErrorVerdict>> = {
+  quota: 'stop',
+  billing: 'stop',
+  context_overflow: 'shrink_input',
+  rate_window_too_large: 'stop',
+  content_policy: 'stop',
+  auth: 'stop',
+  permission: 'stop',
+  model_not_found: 'stop',
+  rate_limit: 'retry',
+  overloaded: 'retry',
+  server_error: 'retry',
+  timeout: 'retry',
+  connection: 'retry',
+};
 
 /**
  * One corpus of real provider error texts, each asserted through the shared table and through BOTH

@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { type Act, json } from './program-options.js';
 
-/** Flow limits and Baton's agent skill: flow set/list/rm, skill install. */
+/** Keeping the store: flow limits (flow set/list/rm) and gc. */
 export function registerAdminCommands(program: Command, act: Act): void {
   const flow = program
     .command('flow')
@@ -42,41 +42,17 @@ Examples:
     .description('remove the limit of a flow key')
     .addOption(json())
     .action(act(async () => (await import('./commands/flow.js')).flowRemoveCommand));
-
-  const skill = program
-    .command('skill')
-    .description("Baton's agent skill (skill/SKILL.md): install it where an agent host looks for skills");
-
-  skill
-    .command('install')
+  program
+    .command('gc')
     .description(
-      'write the skill folder where the host looks for skills, and wire its heartbeat with the absolute Baton home',
+      'remove runs that finished long ago (with their events, attempts and logs) and unreferenced artifacts',
     )
+    .requiredOption('--older-than <duration>', 'remove runs finished more than this long ago, e.g. 30d')
+    .option('--dry-run', 'only say what would be removed')
     .option(
-      '--target <host|dir>',
-      'claude (.claude/skills), agents (.agents/skills), openclaw (~/.openclaw/skills), gemini (~/.gemini/skills), or a skills folder path with a / (default claude)',
+      '--vacuum',
+      'then give the freed space back at once (SQLite: VACUUM, which needs free disk as large as the database)',
     )
-    .option(
-      '--global',
-      "claude and agents: the user's folder (~/.claude/skills, ~/.agents/skills) instead of the current project's",
-    )
-    .option(
-      '--heartbeat <kind>',
-      'openclaw (a line in HEARTBEAT.md; default for --target openclaw), cron (print the crontab line; default otherwise), systemd (write user units), none',
-    )
-    .option(
-      '--workspace <dir>',
-      "OpenClaw's workspace, where HEARTBEAT.md is (default ~/.openclaw/workspace)",
-    )
-    .option('--force', 'replace a skill folder (or systemd units) that already exist')
     .addOption(json())
-    .addHelpText(
-      'after',
-      `
-Examples:
-  baton skill install                          .claude/skills/baton in this project, and the cron line
-  baton skill install --target openclaw        ~/.openclaw/skills/baton and a HEARTBEAT.md line
-  baton skill install --target agents --global --heartbeat systemd`,
-    )
-    .action(act(async () => (await import('./commands/skill.js')).skillInstallCommand));
+    .action(act(async () => (await import('./commands/gc.js')).gcCommand));
 }

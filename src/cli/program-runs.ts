@@ -1,14 +1,13 @@
 import type { Command } from 'commander';
 import { type Act, concurrency, json, lease, withPlanOptions } from './program-options.js';
 
-/** The commands that store and drive runs: init, run, check, step, worker, migrate, propose, approve, reject. */
+/** The commands that start work and drive it: init, run, propose, approve, reject, check, step, worker. */
 export function registerRunCommands(program: Command, act: Act): void {
   program
     .command('init [dir]')
     .description('write a starter plan (baton.plan.yaml) and print the heartbeat line that drives it')
     .option('--force', 'overwrite an existing baton.plan.yaml')
     .action(act(async () => (await import('./commands/init.js')).initCommand));
-
   withPlanOptions(
     program
       .command('run <plan>')
@@ -39,7 +38,39 @@ Baton home is hidden, the network stays. Where bwrap cannot run, the plan is ref
 baton agents says whether it works here.`,
     )
     .action(act(async () => (await import('./commands/run.js')).runCommand));
-
+  withPlanOptions(
+    program
+      .command('propose <plan>')
+      .description(
+        'validate a plan and store it as a run awaiting approval; prints a summary to show the user',
+      ),
+  )
+    .addOption(json())
+    .action(act(async () => (await import('./commands/propose.js')).proposeCommand));
+  program
+    .command('approve <run>')
+    .description('start a proposed run')
+    .option(
+      '--delay <duration>',
+      'wait this long before each step that follows another (e.g. 2m for rate-limited APIs)',
+    )
+    .addOption(json())
+    .action(
+      act(async () => {
+        const { decideCommand } = await import('./commands/propose.js');
+        return (runId: string, options: object) => decideCommand('approve', runId, options);
+      }),
+    );
+  program
+    .command('reject <run>')
+    .description('drop a proposed run; nothing of it runs')
+    .addOption(json())
+    .action(
+      act(async () => {
+        const { decideCommand } = await import('./commands/propose.js');
+        return (runId: string, options: object) => decideCommand('reject', runId, options);
+      }),
+    );
   program
     .command('check [state-json]')
     .description(
@@ -65,7 +96,6 @@ baton agents says whether it works here.`,
           statePath === undefined ? checkCommand(options) : legacyCommand('check', statePath, options);
       }),
     );
-
   program
     .command('step <state-json>')
     .description(
@@ -84,7 +114,6 @@ baton agents says whether it works here.`,
         return (statePath: string, options: object) => legacyCommand('step', statePath, options);
       }),
     );
-
   program
     .command('worker')
     .description('stay up and run steps as they become due (SIGTERM: finish in-flight steps, then exit)')
@@ -97,71 +126,4 @@ baton agents says whether it works here.`,
     .addOption(concurrency())
     .addOption(lease())
     .action(act(async () => (await import('./commands/worker.js')).workerCommand));
-
-  program
-    .command('migrate')
-    .description(
-      'copy runs from a SQLite baton.db into PostgreSQL (runs, steps, attempts, events, artifact references), ' +
-        'in one transaction, verifying the counts',
-    )
-    .option('--from <file>', 'the SQLite file to copy from, opened read-only (default: <home>/baton.db)')
-    .option(
-      '--to <url>',
-      'postgres://user:password@host:5432/db[?schema=name] to copy into (default: --store or BATON_DATABASE_URL)',
-    )
-    .option('--runs <id,...>', 'copy only these runs (default: all of them)')
-    .addOption(json())
-    .addHelpText(
-      'after',
-      `
-The PostgreSQL schema (default baton) is created or upgraded first. Everything is copied in ONE
-transaction and the row counts of every table are compared before it commits: on any difference
-nothing is written (exit 1). Runs the target already holds are refused before anything is written
-(exit 2). The SQLite file is never changed, and the password of the URL is never printed.
-
-Attempt logs and result artifacts are files under the home folder: they stay there, so keep
-using the same --home with --store afterwards. Stop workers and cron lines that use the SQLite
-file first, then point them at PostgreSQL (--store or BATON_DATABASE_URL).
-
-Example:
-  baton migrate --from .baton/baton.db --to postgres://baton:secret@db:5432/baton
-  baton --store postgres://baton:secret@db:5432/baton status`,
-    )
-    .action(act(async () => (await import('./commands/copy-home.js')).copyHomeCommand));
-
-  withPlanOptions(
-    program
-      .command('propose <plan>')
-      .description(
-        'validate a plan and store it as a run awaiting approval; prints a summary to show the user',
-      ),
-  )
-    .addOption(json())
-    .action(act(async () => (await import('./commands/propose.js')).proposeCommand));
-
-  program
-    .command('approve <run>')
-    .description('start a proposed run')
-    .option(
-      '--delay <duration>',
-      'wait this long before each step that follows another (e.g. 2m for rate-limited APIs)',
-    )
-    .addOption(json())
-    .action(
-      act(async () => {
-        const { decideCommand } = await import('./commands/propose.js');
-        return (runId: string, options: object) => decideCommand('approve', runId, options);
-      }),
-    );
-
-  program
-    .command('reject <run>')
-    .description('drop a proposed run; nothing of it runs')
-    .addOption(json())
-    .action(
-      act(async () => {
-        const { decideCommand } = await import('./commands/propose.js');
-        return (runId: string, options: object) => decideCommand('reject', runId, options);
-      }),
-    );
 }

@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { type Act, allowWorkspace, json } from './program-options.js';
 
-/** Agents, trusted programs, the model mock and the skill's state files: agents, trust, mock-llm, classify, import. */
+/** Setting Baton up beside the agents: agents, trust, skill, mock-llm, classify, import, migrate. */
 export function registerSetupCommands(program: Command, act: Act): void {
   program
     .command('agents')
@@ -19,7 +19,6 @@ export function registerSetupCommands(program: Command, act: Act): void {
     )
     .addOption(json())
     .action(act(async () => (await import('./commands/agents.js')).agentsCommand));
-
   const trust = program
     .command('trust')
     .description(
@@ -44,7 +43,42 @@ export function registerSetupCommands(program: Command, act: Act): void {
     .description('stop trusting a program')
     .addOption(json())
     .action(act(async () => (await import('./commands/trust.js')).trustRmCommand));
+  const skill = program
+    .command('skill')
+    .description("Baton's agent skill (skill/SKILL.md): install it where an agent host looks for skills");
 
+  skill
+    .command('install')
+    .description(
+      'write the skill folder where the host looks for skills, and wire its heartbeat with the absolute Baton home',
+    )
+    .option(
+      '--target <host|dir>',
+      'claude (.claude/skills), agents (.agents/skills), openclaw (~/.openclaw/skills), gemini (~/.gemini/skills), or a skills folder path with a / (default claude)',
+    )
+    .option(
+      '--global',
+      "claude and agents: the user's folder (~/.claude/skills, ~/.agents/skills) instead of the current project's",
+    )
+    .option(
+      '--heartbeat <kind>',
+      'openclaw (a line in HEARTBEAT.md; default for --target openclaw), cron (print the crontab line; default otherwise), systemd (write user units), none',
+    )
+    .option(
+      '--workspace <dir>',
+      "OpenClaw's workspace, where HEARTBEAT.md is (default ~/.openclaw/workspace)",
+    )
+    .option('--force', 'replace a skill folder (or systemd units) that already exist')
+    .addOption(json())
+    .addHelpText(
+      'after',
+      `
+Examples:
+  baton skill install                          .claude/skills/baton in this project, and the cron line
+  baton skill install --target openclaw        ~/.openclaw/skills/baton and a HEARTBEAT.md line
+  baton skill install --target agents --global --heartbeat systemd`,
+    )
+    .action(act(async () => (await import('./commands/skill.js')).skillInstallCommand));
   program
     .command('mock-llm')
     .description(
@@ -78,7 +112,6 @@ A script file entry: {"fault":"ok", "reply":{"text":"done"} | {"toolCalls":[{"na
 Each request takes the first entry whose "when" matches; use "when":{"hasTools":true} for agent turns.`,
     )
     .action(act(async () => (await import('./commands/mock-llm.js')).mockLlmCommand));
-
   program
     .command('classify <request...>')
     .description(
@@ -86,7 +119,6 @@ Each request takes the first entry whose "when" matches; use "when":{"hasTools":
     )
     .addOption(json())
     .action(act(async () => (await import('./commands/classify.js')).classifyCommand));
-
   program
     .command('import <state-json>')
     .description(
@@ -103,4 +135,34 @@ Each request takes the first entry whose "when" matches; use "when":{"hasTools":
         return importCommand;
       }),
     );
+  program
+    .command('migrate')
+    .description(
+      'copy runs from a SQLite baton.db into PostgreSQL (runs, steps, attempts, events, artifact references), ' +
+        'in one transaction, verifying the counts',
+    )
+    .option('--from <file>', 'the SQLite file to copy from, opened read-only (default: <home>/baton.db)')
+    .option(
+      '--to <url>',
+      'postgres://user:password@host:5432/db[?schema=name] to copy into (default: --store or BATON_DATABASE_URL)',
+    )
+    .option('--runs <id,...>', 'copy only these runs (default: all of them)')
+    .addOption(json())
+    .addHelpText(
+      'after',
+      `
+The PostgreSQL schema (default baton) is created or upgraded first. Everything is copied in ONE
+transaction and the row counts of every table are compared before it commits: on any difference
+nothing is written (exit 1). Runs the target already holds are refused before anything is written
+(exit 2). The SQLite file is never changed, and the password of the URL is never printed.
+
+Attempt logs and result artifacts are files under the home folder: they stay there, so keep
+using the same --home with --store afterwards. Stop workers and cron lines that use the SQLite
+file first, then point them at PostgreSQL (--store or BATON_DATABASE_URL).
+
+Example:
+  baton migrate --from .baton/baton.db --to postgres://baton:secret@db:5432/baton
+  baton --store postgres://baton:secret@db:5432/baton status`,
+    )
+    .action(act(async () => (await import('./commands/migrate.js')).migrateCommand));
 }

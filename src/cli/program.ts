@@ -1,8 +1,9 @@
 import { Command, CommanderError } from 'commander';
 import { EXIT } from './exit-codes.js';
+import { registerActionCommands } from './program-actions.js';
 import { registerAdminCommands } from './program-admin.js';
-import { registerOperateCommands } from './program-operate.js';
 import type { Act } from './program-options.js';
+import { registerReadCommands } from './program-reads.js';
 import { registerRunCommands } from './program-runs.js';
 import { registerSetupCommands } from './program-setup.js';
 
@@ -52,8 +53,9 @@ const act: Act =
 // Each command's module is imported when the command runs, so a command loads only what it uses.
 // Registered in this order: the order of `baton --help`.
 registerRunCommands(program, act);
+registerReadCommands(program, act);
+registerActionCommands(program, act);
 registerSetupCommands(program, act);
-registerOperateCommands(program, act);
 registerAdminCommands(program, act);
 
 /** Parses the command line with commander and runs the command; returns its exit code. */

@@ -40,29 +40,6 @@ export const PROVIDER_ERROR_CATEGORIES = [
 export type ProviderErrorCategory = (typeof PROVIDER_ERROR_CATEGORIES)[number];
 
 /**
- * What each category calls for: `retry` after a wait (backoff, or the wait the provider stated),
- * `shrink_input` (compaction for a model call, a fresh session for an agent), or `stop`: no wait
- * helps, a human must act (top up, fix the key, pick another model).
- */
-export type ProviderErrorVerdict = 'retry' | 'shrink_input' | 'stop';
-
-export const PROVIDER_ERROR_VERDICTS: Readonly<Record<ProviderErrorCategory, ProviderErrorVerdict>> = {
-  quota: 'stop',
-  billing: 'stop',
-  context_overflow: 'shrink_input',
-  rate_window_too_large: 'stop',
-  content_policy: 'stop',
-  auth: 'stop',
-  permission: 'stop',
-  model_not_found: 'stop',
-  rate_limit: 'retry',
-  overloaded: 'retry',
-  server_error: 'retry',
-  timeout: 'retry',
-  connection: 'retry',
-};
-
-/**
  * Provider texts, first match wins, so spent credit beats the "rate limit" or "retry limit" words
  * that wrap it ("exceeded retry limit, last status: 429 … You exceeded your current quota").
  */

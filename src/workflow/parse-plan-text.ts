@@ -1,5 +1,5 @@
 import { createRequire } from 'node:module';
-import { parsePlanTextWith, type YamlModule } from '../core/plan/parse-plan-text.js';
+import { parsePlanTextWith, type YamlModule } from '../core/plan/plan-text.js';
 import type { Plan } from '../core/plan/types.js';
 
 let yamlModule: YamlModule | undefined;

@@ -109,12 +109,6 @@ export function closestMatch(word: string, candidates: Iterable<string>): string
   return best ?? prefixMatch;
 }
 
-/** `did you mean "x"?` for the closest candidate, or undefined. */
-export function didYouMean(word: string, candidates: Iterable<string>): string | undefined {
-  const match = closestMatch(word, candidates);
-  return match === undefined ? undefined : `did you mean "${match}"?`;
-}
-
 export function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

@@ -9,7 +9,7 @@ import { planErrorMap, planIssuesFromZod } from './zod-issues.js';
  * Parses the text of a JSON plan file. `fileName` is only used in messages. Throws
  * `PlanInvalidError` (code `PLAN_INVALID`) with every problem found, syntax errors as
  * `<file>:<line>:<col>: <message>`. YAML plans (and the choice by file name) are in
- * parse-plan-text.ts, given the YAML parser by src/workflow/parse-plan-text.ts, which alone loads
+ * plan-text.ts, given the YAML parser by src/workflow/parse-plan-text.ts, which alone loads
  * it: a JSON plan does not pay for it.
  */
 export function parsePlanJsonText(text: string, fileName: string): Plan {

@@ -1,5 +1,5 @@
 import type { FailureClass, StepUsage } from '../../core/failure.js';
-import { AGENT_PROFILE_NAMES, type AgentProfileName, type AgentSpec } from '../../core/plan/types.js';
+import type { AgentProfileName, AgentSpec } from '../../core/plan/types.js';
 
 /**
  * An agent profile is what Baton knows about one agent CLI: the flags that make its output
@@ -7,8 +7,6 @@ import { AGENT_PROFILE_NAMES, type AgentProfileName, type AgentSpec } from '../.
  * to pass it the prompt safely and how to cap its own retries. Profiles read text and return
  * data: no I/O happens here.
  */
-export const PROFILE_NAMES = AGENT_PROFILE_NAMES;
-
 export type ProfileName = AgentProfileName;
 
 /** An error the model provider answered, as the CLI reported it. */

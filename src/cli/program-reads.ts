@@ -1,8 +1,8 @@
 import type { Command } from 'commander';
 import { type Act, colours, json } from './program-options.js';
 
-/** What an operator does with stored runs: status, timeline, logs, retry, skip, export, gc, diff, resolve, resume, cancel, serve. */
-export function registerOperateCommands(program: Command, act: Act): void {
+/** The commands that show runs: status, timeline, logs, export, diff, serve (the console). */
+export function registerReadCommands(program: Command, act: Act): void {
   program
     .command('status [run]')
     .description(
@@ -24,7 +24,6 @@ export function registerOperateCommands(program: Command, act: Act): void {
 Ctrl-C (SIGINT) ends a watch with exit 130 (SIGTERM: 143).${colours}`,
     )
     .action(act(async () => (await import('./commands/read.js')).statusCommand));
-
   program
     .command('timeline <run>')
     .description('every transition of a run: time, elapsed, step, attempt, duration, outcome')
@@ -35,7 +34,6 @@ Ctrl-C (SIGINT) ends a watch with exit 130 (SIGTERM: 143).${colours}`,
     .addOption(json())
     .addHelpText('after', `\nCtrl-C (SIGINT) ends a watch with exit 130.${colours}`)
     .action(act(async () => (await import('./commands/read.js')).timelineCommand));
-
   program
     .command('logs <run> <step>')
     .description("full output of a step's attempt (the last one unless --attempt)")
@@ -47,44 +45,11 @@ Ctrl-C (SIGINT) ends a watch with exit 130 (SIGTERM: 143).${colours}`,
     .addOption(json())
     .addHelpText('after', '\nCtrl-C (SIGINT) ends --follow with exit 130.')
     .action(act(async () => (await import('./commands/read.js')).logsCommand));
-
-  for (const [name, description] of [
-    ['retry', 'run a blocked (or waiting) step again now, with fresh tries'],
-    ['skip', 'mark a step skipped so the steps after it can go on'],
-  ] as const) {
-    program
-      .command(`${name} <run> <step>`)
-      .description(description)
-      .addOption(json())
-      .action(
-        act(async () => {
-          const { manageCommand } = await import('./commands/run-actions.js');
-          return (runId: string, stepId: string, options: object) =>
-            manageCommand(name, runId, stepId, options);
-        }),
-      );
-  }
-
   program
     .command('export <run>')
     .description("the run's event log as JSON lines, one event per line (to stdout, or --output <file>)")
     .option('--output <file>', 'write to this file (created 0600) instead of stdout')
     .action(act(async () => (await import('./commands/export.js')).exportCommand));
-
-  program
-    .command('gc')
-    .description(
-      'remove runs that finished long ago (with their events, attempts and logs) and unreferenced artifacts',
-    )
-    .requiredOption('--older-than <duration>', 'remove runs finished more than this long ago, e.g. 30d')
-    .option('--dry-run', 'only say what would be removed')
-    .option(
-      '--vacuum',
-      'then give the freed space back at once (SQLite: VACUUM, which needs free disk as large as the database)',
-    )
-    .addOption(json())
-    .action(act(async () => (await import('./commands/gc.js')).gcCommand));
-
   program
     .command('diff <runA> <runB>')
     .description(
@@ -92,35 +57,6 @@ Ctrl-C (SIGINT) ends a watch with exit 130 (SIGTERM: 143).${colours}`,
     )
     .addOption(json())
     .action(act(async () => (await import('./commands/diff.js')).diffCommand));
-
-  program
-    .command('resolve <run> <step>')
-    .description(
-      'supply the outcome of a blocked step (e.g. an unsafe step interrupted mid-effect); it succeeds with it',
-    )
-    .requiredOption(
-      '--result <file|json>',
-      "the step's result: a JSON value, or a file holding JSON (or plain text)",
-    )
-    .addOption(json())
-    .action(act(async () => (await import('./commands/resolve.js')).resolveCommand));
-
-  for (const [name, description] of [
-    ['resume', 'give a run stopped by its maxSteps budget as many attempts again, and go on'],
-    ['cancel', 'cancel a run: no step of it starts again; running agents are stopped'],
-  ] as const) {
-    program
-      .command(`${name} <run>`)
-      .description(description)
-      .addOption(json())
-      .action(
-        act(async () => {
-          const { manageCommand } = await import('./commands/run-actions.js');
-          return (runId: string, options: object) => manageCommand(name, runId, undefined, options);
-        }),
-      );
-  }
-
   program
     .command('serve')
     .description(

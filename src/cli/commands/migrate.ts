@@ -9,7 +9,7 @@ import { EXIT } from '../exit-codes.js';
 import { printJson, table } from '../format.js';
 import type { GlobalOptions } from '../global-options.js';
 
-export interface CopyHomeCommandOptions extends GlobalOptions {
+export interface MigrateOptions extends GlobalOptions {
   from?: string;
   to?: string;
   runs?: string;
@@ -18,7 +18,7 @@ export interface CopyHomeCommandOptions extends GlobalOptions {
 const POSTGRES_URL = /^postgres(ql)?:\/\//i;
 
 /** The PostgreSQL store to copy into: `--to`, else `--store`, else BATON_DATABASE_URL. */
-function copyTarget(options: CopyHomeCommandOptions): Extract<StoreTarget, { kind: 'postgres' }> {
+function copyTarget(options: MigrateOptions): Extract<StoreTarget, { kind: 'postgres' }> {
   if (options.to === undefined) {
     const target = storeTarget(options);
     if (target.kind === 'postgres') return target;
@@ -87,7 +87,7 @@ function countsTable(result: HomeCopyResult): string {
  * them) from a SQLite file into PostgreSQL in one transaction and verifies the counts. Exit 0
  * copied, 1 the counts differed (rolled back), 2 refused (nothing changed in either database).
  */
-export async function copyHomeCommand(options: CopyHomeCommandOptions): Promise<number> {
+export async function migrateCommand(options: MigrateOptions): Promise<number> {
   const from = resolve(options.from ?? databasePath(resolveHome(options)));
   const target = copyTarget(options);
   const runIds = options.runs === undefined ? null : parseRunList(options.runs);
