@@ -1,7 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import {
   type ProviderErrorCategory,
-  type ProviderErrorVerdict,
   providerErrorCategory,
   withStatedWait,
 } from '../src/core/provider-error-texts.js';
