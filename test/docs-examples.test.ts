@@ -8,7 +8,7 @@
 import { execFile } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
@@ -87,6 +87,44 @@ describe('the plans shown in README.md and docs/', () => {
   )('%s is a valid plan', (_, plan) => {
     const fileName = `${plan.page}:${plan.line}.${plan.lang === 'json' ? 'json' : 'yaml'}`;
     expect(() => parsePlanText(plan.text, fileName)).not.toThrow();
+  });
+});
+
+/** GitHub's anchor of a heading: lower case, punctuation dropped, spaces as hyphens. */
+function anchorOf(heading: string): string {
+  return heading
+    .trim()
+    .toLowerCase()
+    .replace(/[^\p{L}\p{N} _-]/gu, '')
+    .replace(/ /g, '-');
+}
+
+describe('the links between README.md and the docs/ pages', () => {
+  it('lead to a file that exists and, with #anchor, to a heading of it', () => {
+    const problems: string[] = [];
+    const pages = ['README.md', ...readdirSync(join(repoRoot, 'docs')).map((name) => `docs/${name}`)];
+    for (const page of pages.filter((name) => name.endsWith('.md'))) {
+      const text = readFileSync(join(repoRoot, page), 'utf8');
+      text.split('\n').forEach((line, index) => {
+        for (const link of line.matchAll(/\]\(([^)\s]+)\)/g)) {
+          const target = link[1]!;
+          if (/^[a-z]+:/.test(target)) continue;
+          const [file = '', anchor] = target.split('#');
+          const path = file === '' ? join(repoRoot, page) : join(repoRoot, dirname(page), file);
+          let linked: string;
+          try {
+            linked = readFileSync(path, 'utf8');
+          } catch {
+            problems.push(`${page}:${index + 1}: ${target}: no such file`);
+            continue;
+          }
+          if (anchor === undefined) continue;
+          const anchors = [...linked.matchAll(/^#{1,6} (.*)$/gm)].map((heading) => anchorOf(heading[1]!));
+          if (!anchors.includes(anchor)) problems.push(`${page}:${index + 1}: ${target}: no such heading`);
+        }
+      });
+    }
+    expect(problems).toEqual([]);
   });
 });
 
