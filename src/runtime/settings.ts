@@ -5,7 +5,8 @@ import { parseDurationOption, parsePositiveInt } from './parse-values.js';
 
 /**
  * One setting of Baton: how a command line, the environment and `Baton.open` say it, and its
- * default. `docs/configuration.md` is checked against this table by test/docs-configuration.test.ts.
+ * default. `docs/configuration.md` shows this table (`settingsTable`), checked by
+ * test/docs-configuration.test.ts.
  */
 export interface Setting {
   /** The command-line option, or null where there is none. */
@@ -32,29 +33,31 @@ export const SETTINGS: readonly Setting[] = [
     variable: 'BATON_HOME',
     api: 'home',
     default:
-      'CLI: the nearest `.baton` folder from the current directory upward, else `./.baton`; API: `./.baton`',
-    meaning: "Baton's folder: the SQLite file, attempt logs, artifacts, the home's trusted programs",
+      'CLI: the nearest `.baton` folder from the current directory upward, else `./.baton`; `Baton.open`: `./.baton`',
+    meaning: "Baton's folder: `baton.db`, attempt logs, artifacts, `trusted-programs.json`",
   },
   {
     option: '--store',
     variable: 'BATON_DATABASE_URL',
     api: 'store',
     default: 'the SQLite file `<home>/baton.db`',
-    meaning: 'a `postgres://` URL to keep runs in PostgreSQL instead (masked as a secret everywhere)',
+    meaning:
+      'keep runs in PostgreSQL: `postgres://user:password@host:5432/db[?schema=name]` (masked as a secret everywhere)',
   },
   {
     option: null,
     variable: 'BATON_PG_SCHEMA',
     api: null,
     default: '`baton`',
-    meaning: 'the PostgreSQL schema, unless the URL says `?schema=`',
+    meaning: 'the PostgreSQL schema, when the URL has no `?schema=`',
   },
   {
     option: '--concurrency',
     variable: 'BATON_CONCURRENCY',
     api: 'concurrency',
     default: String(ENGINE_DEFAULTS.concurrency),
-    meaning: 'steps running at once in one process (1 to 256)',
+    meaning:
+      'steps running at once in one process (1..256); `limits.concurrency` bounds each run (default 4)',
   },
   {
     option: '--lease',
@@ -62,7 +65,7 @@ export const SETTINGS: readonly Setting[] = [
     api: 'leaseMs',
     default: seconds(ENGINE_DEFAULTS.leaseMs),
     meaning:
-      "a running step's lease (100ms to 24h), renewed every third of it; a dead worker's step is retried after it",
+      'how long a claimed step is held without renewal (100ms to 24h; milliseconds or a duration); renewed every third of it',
   },
   {
     option: null,
@@ -72,83 +75,110 @@ export const SETTINGS: readonly Setting[] = [
     meaning: "an idle worker's longest sleep before it looks for runs other processes stored",
   },
   {
-    option: '--agent',
-    variable: 'BATON_AGENT_CMD',
-    api: null,
-    default: 'none: a plan names its agent',
-    meaning: 'the agent of steps whose plan names none, as a JSON array of argv',
-  },
-  {
-    option: null,
-    variable: 'BATON_TRUSTED_AGENTS',
-    api: null,
-    default: 'none',
-    meaning: 'more programs trusted to receive prompts (paths separated by `:`), beside `baton trust add`',
-  },
-  {
-    option: null,
-    variable: 'BATON_SECRET_ENV',
-    api: null,
-    default: 'none',
-    meaning: 'more variables whose values are masked everywhere (`NAME,NAME` or `NAME:NAME`)',
-  },
-  {
-    option: null,
-    variable: 'BATON_SANDBOX',
-    api: null,
-    default: '`none`',
-    meaning: '`workspace` confines the agent of a state.json step with bubblewrap',
-  },
-  {
     option: '--store-wait',
     variable: null,
     api: null,
-    default: '`worker`: forever; `check`: 30s',
-    meaning: 'how long `worker` and `check` wait for a store that cannot be reached yet (`0`: not at all)',
+    default: 'forever for `worker`, 30s for `check`',
+    meaning:
+      'how long to wait for a PostgreSQL store that cannot be reached yet: a duration, `forever`, or `0`',
   },
   {
     option: '--grace',
     variable: null,
     api: null,
     default: '30s',
-    meaning: 'how long a stopping `worker` lets running steps finish',
+    meaning: '`baton worker`: how long in-flight steps may finish after SIGTERM',
   },
   {
     option: '--max-time',
     variable: null,
     api: null,
     default: 'none',
-    meaning: 'how long `check` may drive due work before it stops',
+    meaning: '`baton check` / `step`: stop after this long; unfinished attempts are retried later',
+  },
+  {
+    option: '--agent',
+    variable: 'BATON_AGENT_CMD',
+    api: null,
+    default: 'none: a plan without an agent is refused',
+    meaning:
+      '`run` / `propose`: the agent for steps whose plan sets none, a JSON argv such as `\'["claude","-p"]\'` (an element `{prompt}` places the prompt there); stored into the run\'s snapshot',
+  },
+  {
+    option: null,
+    variable: 'BATON_TRUSTED_AGENTS',
+    api: null,
+    default: 'none',
+    meaning:
+      'more programs that may receive prompt text, as absolute paths separated by `:` (besides `baton trust add`, recorded in `<home>/trusted-programs.json`)',
+  },
+  {
+    option: null,
+    variable: 'BATON_SECRET_ENV',
+    api: null,
+    default: 'none',
+    meaning:
+      'more variables (names separated by commas or colons) whose values are masked everywhere and withheld from agents and hook commands',
+  },
+  {
+    option: null,
+    variable: 'BATON_SANDBOX',
+    api: null,
+    default: '`none`',
+    meaning:
+      '`baton check` / `step <state.json>`: `workspace` confines the agents as `sandbox: workspace` does',
   },
   {
     option: null,
     variable: 'STEP_AGENT_CMD',
     api: null,
     default: '`echo`',
-    meaning: "the agent of a state.json plan (the skill's variable)",
+    meaning: '`baton check` / `step` / `import <state.json>`: the agent, split on spaces or a JSON array',
   },
   {
     option: null,
     variable: 'STEP_MAX_RETRIES',
     api: null,
     default: '3',
-    meaning: 'tries of a state.json step before it goes to `blockers`',
+    meaning: 'state.json: tries before a step is blocked (0 is one try)',
   },
   {
     option: null,
     variable: 'STEP_MAX_INTERRUPTIONS',
     api: null,
     default: '10',
-    meaning: 'tries of a state.json step cut short by a dead check before it goes to `blockers`',
+    meaning: 'state.json: tries cut short by a check that died, allowed before a step is blocked',
   },
   {
     option: null,
     variable: 'NO_COLOR',
     api: null,
     default: 'unset',
-    meaning: 'no colours in tables (`FORCE_COLOR=1` turns them on in a pipe; NO_COLOR wins)',
+    meaning: 'any non-empty value turns colours off',
+  },
+  {
+    option: null,
+    variable: 'FORCE_COLOR',
+    api: null,
+    default: 'unset',
+    meaning: '`1`: colours in a pipe too (`NO_COLOR` wins); `0` or `false`: off',
   },
 ];
+
+const code = (text: string | null) => (text === null ? '—' : `\`${text}\``);
+
+/**
+ * The table of docs/configuration.md (between its `settings` markers), written by
+ * `npm run docs:config` and checked by test/docs-configuration.test.ts.
+ */
+export function settingsTable(settings: readonly Setting[] = SETTINGS): string {
+  const rows = settings.map(
+    (s) => `| ${code(s.option)} | ${code(s.variable)} | ${code(s.api)} | ${s.default} | ${s.meaning} |`,
+  );
+  return ['| option | variable | `Baton.open` | default | meaning |', '|---|---|---|---|---|', ...rows].join(
+    '\n',
+  );
+}
 
 /** What the settings above make of an engine: each front door hands these to createEngine. */
 export interface EngineSettings {
