@@ -80,7 +80,7 @@ afterAll(async () => {
 });
 
 describe(`the packed package (${manifest.name})`, () => {
-  it("carries the types, both dialects' migrations, the plan schema and the skill folder", () => {
+  it("carries the types, both dialects' migrations (once), the plan schema and the skill folder", () => {
     const installed = join(app, 'node_modules', manifest.name);
     for (const file of [
       'dist/index.d.ts',
@@ -91,6 +91,8 @@ describe(`the packed package (${manifest.name})`, () => {
     ]) {
       expect(existsSync(join(installed, file)), file).toBe(true);
     }
+    // The migrations are read from dist/ (beside the modules that read them), so src/ is not shipped.
+    expect(existsSync(join(installed, 'src'))).toBe(false);
   });
 
   it('installs a `baton` bin that runs a plan end to end on SQLite', async () => {
