@@ -1,10 +1,13 @@
-// Builds what `import … from 'baton-steps'` loads, dist/package/index.js: the ES modules tsc wrote
-// to dist/ (from dist/index.js down), bundled into one file with zod, which the plan schema needs
-// at once. Node 20 pays about 1 ms per ES module it loads: the package's 130 modules and zod's 95
-// came to about 250 ms and 25 MB of an `import`; one file costs a fraction (see bench/README.md,
-// `startup`). Everything loaded lazily stays outside: the provider adapters become chunks loaded
-// by their first call, and the SDKs, ajv, yaml, pg and better-sqlite3 are required from
-// node_modules when first used. The CLI keeps running the unbundled modules.
+// Builds what `import … from 'baton-steps'` loads, dist/package/index.js, and `baton-steps/store`,
+// dist/package/store.js: the ES modules tsc wrote to dist/ (from dist/index.js and dist/store.js
+// down), bundled with zod, which the plan schema needs at once. Both entries are one build, so the
+// code they share is one copy (a chunk both import): a store opened from `baton-steps/store` throws
+// the very BatonError class `isBatonError` of the root knows. Node 20 pays about 1 ms per ES
+// module it loads: the package's 130 modules and zod's 95 came to about 250 ms and 25 MB of an
+// `import`; a couple of files cost a fraction (see bench/README.md, `startup`). Everything loaded
+// lazily stays outside: the provider adapters become chunks loaded by their first call, and the
+// SDKs, ajv, yaml, pg and better-sqlite3 are required from node_modules when first used. The CLI
+// keeps running the unbundled modules.
 import { rmSync } from 'node:fs';
 import { relative } from 'node:path';
 import { build } from 'rolldown';
@@ -32,7 +35,7 @@ const keepModuleUrls = {
 rmSync(outDir, { recursive: true, force: true });
 
 await build({
-  input: 'dist/index.js',
+  input: { index: 'dist/index.js', store: 'dist/store.js' },
   platform: 'node',
   // Node's own modules and every package but zod are loaded from node_modules.
   external: [/^node:/, /^(?!zod(\/|$))[^./]/],

@@ -1,5 +1,6 @@
 // Copies non-TypeScript files the built code reads at run time (SQL migrations, the console's
-// script and styles) into dist/.
+// script and styles) into dist/. The package ships them from there only (package.json `files`):
+// the modules that read them find them beside themselves, bundled or not.
 import { cpSync } from 'node:fs';
 
 for (const dialect of ['sqlite', 'postgres']) {

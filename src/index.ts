@@ -2,19 +2,42 @@
  * Baton's public TypeScript surface. The CLI is a thin shell over these same pieces.
  * Importing it loads no model SDK, OpenTelemetry, ajv, YAML parser or pg: each loads when first
  * used (test/package-lazy-loading.test.ts). Testing tools (the mock provider, a fast clock) come
- * from `baton-steps/testing` (src/testing.ts). test/package-exports.test.ts lists what is exported,
- * so that a change to this surface is deliberate.
+ * from `baton-steps/testing` (src/testing.ts); the stores and the storage contract (with the
+ * worker protocol) from `baton-steps/store` (src/store.ts). test/package-exports.test.ts lists
+ * what is exported, so that a change to this surface is deliberate.
  *
  * The engine, run creation, the executors, the command policy and the sandbox probe are internal:
  * `Baton` is their public face (`start`, `startPlan`, `result`, `worker`, `functions`), and the
  * CLI and the console use them from their own modules.
  */
 export { BatonError, type BatonErrorCode, isBatonError } from './core/errors.js';
-export type { BatonEvent, BatonEventType, StoredEvent } from './core/events.js';
-export { FAILURE_CLASSES, type FailureClass, type OutputArtifact, type StepOutcome } from './core/failure.js';
+export type {
+  BatonEvent,
+  BatonEventType,
+  BudgetLimit,
+  RecoveryDetail,
+  RecoveryEventType,
+  StoredEvent,
+} from './core/events.js';
+export {
+  FAILURE_CLASSES,
+  type FailureClass,
+  type OutputArtifact,
+  type ResultRef,
+  type StepOutcome,
+  type StepUsage,
+} from './core/failure.js';
 export { validatePlanObject } from './core/plan/parse.js';
 export type {
+  AgentEnvSpec,
+  AgentProfileName,
   AgentSpec,
+  Budget,
+  FallbackSpec,
+  HookSpec,
+  HookTrigger,
+  ModelStepSpec,
+  ModelTargetSpec,
   Plan,
   PlanInput,
   PlanLimits,
@@ -22,6 +45,7 @@ export type {
   PromptVia,
   RetryPolicy,
   SandboxMode,
+  SideEffect,
 } from './core/plan/types.js';
 export type { RunStatus, StepResult, StepStatus } from './core/run-state.js';
 export type { EngineReport } from './engine/engine.js';
@@ -61,9 +85,6 @@ export {
   type ModelResponse,
   type ToolCall,
 } from './model-call/types.js';
-export { type OpenPostgresOptions, PostgresStore } from './store/postgres/postgres-store.js';
-export { SqliteStore } from './store/sqlite/sqlite-store.js';
-export type { AttemptRecord, RunDetail, RunSummary, Store } from './store/store.js';
 export { Baton, type BatonOptions, RunNotSucceededError } from './workflow/baton.js';
 export {
   defineWorkflow,

@@ -1,9 +1,11 @@
 /**
  * `import` of the built package loads none of the heavy dependencies a run may never need (the
- * model SDKs, OpenTelemetry, ajv, the YAML parser, zod's 95 modules, pg): a real Node process
- * imports the package's entry (as its `exports` map names it) with a loader hook recording every
- * ES module and `require.cache` every CommonJS one. A workflow run on SQLite loads none of them
- * either, and a model step against the mock provider still works, loading its SDK on first call.
+ * model SDKs, OpenTelemetry, ajv, the YAML parser, zod's 95 modules, pg), nor a database driver:
+ * a real Node process imports the package's entries, the root and `baton-steps/store` (as its
+ * `exports` map names them), with a loader hook recording every ES module and `require.cache`
+ * every CommonJS one. A workflow run on SQLite loads none of them either, and a model step against
+ * the mock provider, on a store opened from `baton-steps/store`, still works, loading its SDK on
+ * first call.
  */
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -19,9 +21,10 @@ const dir = mkdtempSync(join(tmpdir(), 'baton-lazy-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 const manifest = JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')) as {
-  exports: { '.': { default: string }; './testing': { default: string } };
+  exports: { '.': { default: string }; './store': { default: string }; './testing': { default: string } };
 };
 const entry = pathToFileURL(join(repoRoot, manifest.exports['.'].default)).href;
+const storeEntry = pathToFileURL(join(repoRoot, manifest.exports['./store'].default)).href;
 const testingEntry = pathToFileURL(join(repoRoot, manifest.exports['./testing'].default)).href;
 
 /** Appends the URL of every ES module Node loads to $LOAD_LOG (the hook runs on its own thread). */
@@ -40,6 +43,7 @@ const packagesLoaded = () => {
 };
 const report = {};
 const pkg = await import(${JSON.stringify(entry)});
+const stores = await import(${JSON.stringify(storeEntry)});
 report.afterImport = packagesLoaded();
 
 const home = process.argv[2];
@@ -55,7 +59,11 @@ const testing = await import(${JSON.stringify(testingEntry)});
 const server = await testing.startMockLlmServer({});
 const plan = pkg.validatePlanObject({ name: 'model', steps: [{ id: 'ask', model: {
   provider: 'openai', model: 'gpt-test', baseUrl: server.openaiBaseUrl, apiKeyEnv: 'LAZY_TEST_KEY', prompt: 'hello' } }] }, 'model.json');
-const modelBaton = pkg.Baton.open({ home: home + '/model', model: { env: { LAZY_TEST_KEY: 'k' } } });
+const modelBaton = pkg.Baton.open({
+  home: home + '/model',
+  store: stores.SqliteStore.open(home + '/model.db'),
+  model: { env: { LAZY_TEST_KEY: 'k' } },
+});
 await modelBaton.startPlan(plan, {}, { runId: 'm1' });
 await modelBaton.result('m1');
 report.modelRun = (await modelBaton.store.getRun('m1')).status;
@@ -67,7 +75,7 @@ process.stdout.write(JSON.stringify(report));
 `;
 
 describe('the built package', () => {
-  it('loads no model SDK, OpenTelemetry, ajv, yaml, zod or pg until a run needs one', () => {
+  it('loads no model SDK, OpenTelemetry, ajv, yaml, zod, pg or SQLite until a run needs one', () => {
     const hooks = join(dir, 'hooks.mjs');
     const register = join(dir, 'register.mjs');
     const child = join(dir, 'child.mjs');
@@ -92,6 +100,9 @@ describe('the built package', () => {
       afterModel: string[];
     };
     expect(report.afterImport.filter((name) => HEAVY.includes(name))).toEqual([]);
+    // better-sqlite3 loads with the first store opened (the workflow's), not with an import.
+    expect(report.afterImport).not.toContain('better-sqlite3');
+    expect(report.afterWorkflow).toContain('better-sqlite3');
     expect(report.workflow).toEqual({ greet: 'hi otter', shout: 'HI OTTER' });
     expect(report.afterWorkflow.filter((name) => HEAVY.includes(name))).toEqual([]);
     // The model step ran through the official SDK, loaded by its first call (which also shows

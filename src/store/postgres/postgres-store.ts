@@ -35,6 +35,7 @@ import {
   type PgClient,
   type PgPool,
 } from './open-pool.js';
+import type { OpenPostgresOptions } from './open-postgres-options.js';
 import { parsePgUrl, serverAddress } from './pg-url.js';
 import { PostgresReads } from './postgres-reads.js';
 import { PostgresRetention } from './postgres-retention.js';
@@ -45,18 +46,6 @@ import { DEFAULT_SCHEMA, notifyChannel, quoteSchema, validateSchemaName } from '
 import { inTransaction } from './transaction.js';
 import { WorkListener } from './work-listener.js';
 import { nextDueAt, WriteBatch, writeBatchSql } from './write-batch.js';
-
-export interface OpenPostgresOptions {
-  /** The schema holding Baton's tables, created if missing. Default `baton`. */
-  schema?: string;
-  /** Connections in the pool. Default 10. */
-  poolSize?: number;
-  /**
-   * Longest idle wait in `waitForWork` when no notification comes (ms): the safety net for
-   * notifications lost unseen. Timers are not polled for: a wait ends at the next due time. Default 30 000.
-   */
-  pollMs?: number;
-}
 
 const DEFAULT_POLL_MS = 30_000;
 /** First wait before the LISTEN connection is opened again after it was lost (ms). */

@@ -7,16 +7,12 @@ import type { Plan } from '../../core/plan/types.js';
 import { backfillFlowKeys, type KeylessStep } from '../flow-backfill.js';
 import { latestMigrationVersion, type Migration, readMigrations } from '../schema-migration-files.js';
 import { recordedSchemaVersion, refuseNewerSchema, SCHEMA_APP_ID } from '../schema-version.js';
+import type { OpenSqliteOptions } from './open-sqlite-options.js';
 import { openSqliteFile } from './sqlite-driver.js';
 
 export type SqliteDatabase = Database.Database;
 
-export interface OpenSqliteOptions {
-  /** `FULL` (default) fsyncs every commit; `NORMAL` may lose the last commits on power loss. */
-  synchronous?: 'FULL' | 'NORMAL';
-  /** How long a writer waits for another process's transaction, in ms. Default 10 000. */
-  busyTimeoutMs?: number;
-}
+export type { OpenSqliteOptions };
 
 const MIGRATIONS_DIR = join(dirname(fileURLToPath(import.meta.url)), 'migrations');
 
