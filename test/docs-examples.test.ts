@@ -178,6 +178,7 @@ describe('the TypeScript examples in README.md and docs/', () => {
           paths: {
             'baton-steps': [join(repoRoot, 'src', 'index.ts')],
             'baton-steps/testing': [join(repoRoot, 'src', 'testing.ts')],
+            'baton-steps/store': [join(repoRoot, 'src', 'store.ts')],
           },
         },
         files: [...files.keys()],

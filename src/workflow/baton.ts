@@ -27,7 +27,7 @@ export interface BatonOptions {
   /**
    * Where runs are kept: a PostgreSQL URL (`postgres://user:password@host:5432/db`, `?schema=` for
    * a schema other than "baton"; masked as a secret in everything Baton records), or a store you
-   * built (`await PostgresStore.open(url)`). Default BATON_DATABASE_URL, else the SQLite file in
+   * built (`await PostgresStore.open(url)`, from `baton-steps/store`). Default BATON_DATABASE_URL, else the SQLite file in
    * `home`. Attempt logs and artifacts stay under `home` either way.
    */
   store?: Store | string;
