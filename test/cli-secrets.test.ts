@@ -192,7 +192,7 @@ describe('secrets by value', () => {
       expect(status).toContain('key [redacted]');
       expect(status).toContain('token-only [redacted]');
       // Every row of every table, then every byte of every file the home keeps but the attempt logs
-      // (which keep the agents' output as it was, see the README).
+      // (which keep the agents' output as it was, see docs/safety.md).
       const rows = everyRow(join(home, 'baton.db'));
       expect(rows.some((row) => row.startsWith('hook_deliveries:') && row.includes('HTTP 500'))).toBe(true);
       expect(rows.some((row) => row.includes('phrase [redacted]'))).toBe(true);

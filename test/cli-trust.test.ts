@@ -337,7 +337,7 @@ describe('prompts with shell text reach the agent as one literal argument in eve
   const prompt =
     '--dangerously-skip-permissions $(touch CANARY) `touch CANARY`; touch CANARY\n-p second line';
   it.each([
-    // As a bare argument, a prompt starting with "-" gets the README's leading space (no CLI reads it as a flag).
+    // As a bare argument, a prompt starting with "-" gets the leading space docs/safety.md describes (no CLI reads it as a flag).
     ['arg', { promptVia: 'arg' }, (argv: string[]) => argv[argv.length - 1]?.replace(/^ -/, '-')],
     [
       'placeholder',

@@ -80,7 +80,7 @@ describeWithOpenclaw('an OpenClaw heartbeat', () => {
       heartbeat: { every: '30m', target: 'none', isolatedSession: true, lightContext: true },
     };
     writeFileSync(join(home, '.openclaw', 'openclaw.json'), JSON.stringify(config));
-    // The line the README and the skill tell users to add.
+    // The line docs/operating.md and the skill tell users to add.
     writeFileSync(
       join(workspace, 'HEARTBEAT.md'),
       'Run `baton check --quiet` and report only BLOCKED lines.\n',

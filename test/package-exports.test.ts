@@ -1,7 +1,7 @@
 /**
  * The package's public surface, listed: what `import … from 'baton-steps'`, `'baton-steps/store'`
  * and `'baton-steps/testing'` give (the built entries package.json `exports` names). A change to a
- * list is a deliberate change to the public API: update the list here, and the README. The types
+ * list is a deliberate change to the public API: update the list here, and docs/typescript-api.md. The types
  * are held too: every type the `Store` contract names can be imported by whoever implements one,
  * and a plan, an event or an outcome can be named in full from the root.
  */

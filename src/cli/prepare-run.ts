@@ -42,7 +42,7 @@ function refuseFunctionSteps(plan: Plan, planPath: string): void {
   const names = fnSteps.map((step) => `${step.id} (fn: ${step.fn ?? step.fallback?.fn})`).join(', ');
   throw new BatonError(
     'CONFIG_INVALID',
-    `${planPath}: step(s) ${names} call TypeScript functions, which the baton command cannot run; start this plan from your program with baton.functions.register() and baton.startPlan() (README: TypeScript API)`,
+    `${planPath}: step(s) ${names} call TypeScript functions, which the baton command cannot run; start this plan from your program with baton.functions.register() and baton.startPlan() (docs/typescript-api.md)`,
   );
 }
 

@@ -2,7 +2,7 @@ import type { AgentEnvSpec } from './plan/types.js';
 import { batonOwnSecretEnv, NO_PLAN_SECRETS, type PlanSecretEnv } from './run-secrets.js';
 
 /**
- * What an agent or a hook command gets of Baton's environment (the README's "What an agent
+ * What an agent or a hook command gets of Baton's environment (docs/safety.md, "What an agent
  * receives"):
  * - by default, everything except Baton's own secrets (the store's variables, the plan's hook
  *   URLs, the variables listed in BATON_SECRET_ENV) and the model steps' API keys the program does

@@ -242,7 +242,7 @@ function codexAuthProblems(home: string, env: NodeJS.ProcessEnv): SetupProblem[]
   return [
     {
       problem: 'no authentication configured',
-      fix: 'run codex login (or set OPENAI_API_KEY); for a local or self-hosted model, add a model provider to $CODEX_HOME/config.toml (README: codex)',
+      fix: 'run codex login (or set OPENAI_API_KEY); for a local or self-hosted model, add a model provider to $CODEX_HOME/config.toml (docs/agent-clis.md, codex)',
     },
   ];
 }

@@ -79,7 +79,7 @@ export interface RetryCap {
     /** Files the CLI reads from its home itself (gemini: `.env`), linked into the overlay's root. */
     homeFiles?: readonly string[];
   };
-  /** Shown by `baton agents` and the README: what Baton sets. */
+  /** Shown by `baton agents` and docs/agent-clis.md: what Baton sets. */
   description: string;
 }
 

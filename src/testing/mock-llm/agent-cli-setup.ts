@@ -148,7 +148,7 @@ export function agentCliSetupText(server: MockLlmServer): string {
     'Agent CLIs (run them with HOME pointed at a scratch directory):',
     `  claude:  ${envLine(claudeEnv(server))} claude -p --output-format json --permission-mode acceptEdits "…"`,
     `  codex:   CODEX_HOME=<dir> ${CODEX_KEY_ENV}=x codex exec --json --skip-git-repo-check --sandbox workspace-write "…" </dev/null`,
-    '    <dir> outside /tmp (else, under a bubblewrap older than 0.9, its shell tool cannot run: README, codex)',
+    '    <dir> outside /tmp (else, under a bubblewrap older than 0.9, its shell tool cannot run: docs/agent-clis.md, codex)',
     '    with <dir>/config.toml:',
     toml,
     `  gemini:  ${envLine(geminiEnv(server))} gemini -p "…" -o json --approval-mode auto_edit`,
