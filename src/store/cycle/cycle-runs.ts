@@ -4,19 +4,16 @@ import type { FlowGate } from '../../core/flow.js';
 import type { HookSpec } from '../../core/plan/types.js';
 import { planSecretEnv } from '../../core/run-secrets.js';
 import { planIndex, type RunState, stepOf } from '../../core/run-state.js';
+import {
+  isForeignReport,
+  mayRepeatUsage,
+  type StoredAttemptVerdict,
+  settleReport,
+} from '../../core/settle-report.js';
 import { claimStep, expireLease, type Transition } from '../../core/transitions.js';
 import { isDueStep } from '../due-steps.js';
 import { flowAllows, flowStarted, type HeldRun } from '../flow-accounting.js';
-import {
-  claimResults,
-  isForeignReport,
-  type LoadedRun,
-  mayRepeatUsage,
-  runningCount,
-  type StoredAttemptVerdict,
-  settleCompletion,
-  stepToRun,
-} from '../loaded-run.js';
+import { claimResults, type LoadedRun, runningCount, stepToRun } from '../loaded-run.js';
 import type {
   AttemptKey,
   ClaimedStep,
@@ -156,7 +153,7 @@ export class CycleRuns<E extends LoadedRun> {
     // The same report twice in one request counts once.
     const counted = usageRecorded || this.reported.has(key);
     this.reported.add(key);
-    const settled = slot && settleCompletion(slot.entry.state, completion, now, random, counted);
+    const settled = slot && settleReport(slot.entry.state, completion, now, random, counted);
     if (slot && settled?.transition) this.apply(slot, settled.transition);
     const live = settled?.live ?? false;
     const step = slot ? stepOf(slot.entry.state, completion.stepId) : undefined;

@@ -1,9 +1,10 @@
 import { FlowGate, type FlowKeyState } from '../../core/flow.js';
 import type { Plan } from '../../core/plan/types.js';
+import { type StoredAttempt, storedAttemptSays } from '../../core/settle-report.js';
 import { CycleRuns } from '../cycle/cycle-runs.js';
 import { isDueStep } from '../due-steps.js';
 import { freedLimitedKeys, runningDelta, stepFlowKey } from '../flow-accounting.js';
-import { runningCount, type StoredAttempt, stepToRun, storedAttemptSays } from '../loaded-run.js';
+import { runningCount, stepToRun } from '../loaded-run.js';
 import type { AttemptKey, CycleRequest, CycleResult } from '../store.js';
 import { attemptKeyText } from '../store-rows.js';
 import type { PgLoadedRun } from './run-loader.js';

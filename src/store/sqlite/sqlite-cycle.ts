@@ -1,7 +1,8 @@
+import { type StoredAttemptVerdict, storedAttemptSays } from '../../core/settle-report.js';
 import { CycleRuns, type CycleSink } from '../cycle/cycle-runs.js';
 import { RECLAIM_BATCH, ReclaimSchedule } from '../cycle/reclaim-schedule.js';
 import { runningDelta } from '../flow-accounting.js';
-import { type LoadedRun, type StoredAttemptVerdict, storedAttemptSays } from '../loaded-run.js';
+import type { LoadedRun } from '../loaded-run.js';
 import type { Completion, CycleRequest, CycleResult } from '../store.js';
 import type { AttemptRow } from '../store-rows.js';
 import { dueCandidates, dueStepsOf } from './claim-candidates.js';
