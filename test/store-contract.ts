@@ -162,6 +162,73 @@ export function describeStoreContract(name: string, makeHarness: () => StoreHarn
       expect((await cycle(1020)).claimed).toHaveLength(0);
     });
 
+    it('claims steps due at the same time in plan order, not by step id, from the database and from memory', async () => {
+      // Declared out of alphabetical order: a store ordering ties by step id would start alpha first.
+      const plan = validatePlanObject(
+        {
+          name: 'order',
+          limits: { concurrency: 4 },
+          steps: [
+            { id: 'first', fn: 'noop' },
+            { id: 'zeta', fn: 'noop', dependsOn: ['first'] },
+            { id: 'mid', fn: 'noop', dependsOn: ['first'] },
+            { id: 'alpha', fn: 'noop', dependsOn: ['first'] },
+          ],
+        },
+        'contract',
+      );
+      /**
+       * Creates the run, claims and completes `first`, then claims its successors (all due at the
+       * same time) with each claim limit in turn: in the cycle that completed `first` (`inMemory`:
+       * they are due in memory only, then in the database) or in later ones; of any run, or
+       * `driven` (a process awaiting this one run). Leases outlive the test: nothing is reclaimed.
+       */
+      const claimTurns = async (
+        runId: string,
+        at: number,
+        limits: number[],
+        how: { inMemory: boolean; driven: boolean },
+      ) => {
+        await create(plan, runId, at);
+        const request = (now: number, claimLimit: number, completions: Completion[] = []) => ({
+          owner: 'w1',
+          now,
+          leaseMs: 1e9,
+          completions,
+          claimLimit,
+          random,
+          ...(how.driven ? { runId } : {}),
+        });
+        const [first] = (await store.cycle(request(at, 1))).claimed;
+        let completions = [done(first!, at + 10)];
+        if (!how.inMemory) {
+          await store.cycle(request(at + 10, 0, completions));
+          completions = [];
+        }
+        const turns: string[][] = [];
+        for (const limit of limits) {
+          const { claimed } = await store.cycle(request(at + 20, limit, completions));
+          turns.push(claimed.map((c) => `${c.runId}:${c.stepId}`));
+          completions = [];
+        }
+        return turns;
+      };
+      const inTurns = (runId: string, turns: string[][]) =>
+        turns.map((turn) => turn.map((stepId) => `${runId}:${stepId}`));
+      const oneByOne = [['zeta'], ['mid'], ['alpha']];
+      const twoByTwo = [['zeta', 'mid'], ['alpha']];
+      const inMemory = { inMemory: true, driven: false };
+      expect(await claimTurns('run1', 1000, [1, 1, 1], inMemory)).toEqual(inTurns('run1', oneByOne));
+      expect(await claimTurns('run2', 2000, [2, 2], inMemory)).toEqual(inTurns('run2', twoByTwo));
+      const inMemoryDriven = { inMemory: true, driven: true };
+      expect(await claimTurns('run3', 3000, [1, 1, 1], inMemoryDriven)).toEqual(inTurns('run3', oneByOne));
+      const stored = { inMemory: false, driven: false };
+      expect(await claimTurns('run4', 4000, [1, 1, 1], stored)).toEqual(inTurns('run4', oneByOne));
+      expect(await claimTurns('run5', 5000, [2, 2], stored)).toEqual(inTurns('run5', twoByTwo));
+      const storedDriven = { inMemory: false, driven: true };
+      expect(await claimTurns('run6', 6000, [1, 1, 1], storedDriven)).toEqual(inTurns('run6', oneByOne));
+    });
+
     it('does not claim a step before its due time', async () => {
       await create(chainPlan(1, { defaults: { delayBeforeMs: 5000 } }));
       expect((await cycle(1000)).claimed).toHaveLength(0);

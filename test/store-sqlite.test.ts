@@ -5,7 +5,9 @@ import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { isBatonError } from '../src/core/errors.js';
 import { validatePlanObject } from '../src/core/plan/parse.js';
+import { openSqliteDatabase } from '../src/store/sqlite/open-database.js';
 import { SqliteStore } from '../src/store/sqlite/sqlite-store.js';
+import { prepareStoreStatements } from '../src/store/sqlite/store-statements.js';
 import { walCommits } from './helpers/sqlite-wal.js';
 import { describeConsoleReadsContract } from './store-console-contract.js';
 import { chainPlan, describeStoreContract } from './store-contract.js';
@@ -171,6 +173,33 @@ describe('SQLite store specifics', () => {
       expect((await cycle(migrated, 22)).claimed).toHaveLength(0);
     } finally {
       await migrated.close();
+    }
+  });
+
+  it('reads due steps in claim order (due time, run, plan position) from the index, without sorting, once migrated from schema 6', async () => {
+    const path = tempDb();
+    await SqliteStore.open(path).close();
+    // The database as schema 6 left it: due steps indexed by due time alone.
+    const old = new Database(path);
+    old.exec(`DROP INDEX steps_due;
+      CREATE INDEX steps_due ON steps (due_at) WHERE status IN ('ready', 'retry_wait');
+      UPDATE baton_meta SET value = '6' WHERE key = 'schema_version';`);
+    old.close();
+    const db = openSqliteDatabase(path);
+    try {
+      const statements = prepareStoreStatements(db);
+      // Pages of a fan-out of many steps due at once stop at their limit: nothing is read whole to be sorted.
+      for (const statement of [statements.dueCandidates, statements.dueCandidatesUnsaturated]) {
+        const values =
+          statement === statements.dueCandidates ? [0, 0, 0, '', 0, 64] : [0, 0, 0, '', 0, '[]', 64];
+        const plan = (
+          db.prepare(`EXPLAIN QUERY PLAN ${statement.source}`).all(...values) as { detail: string }[]
+        ).map((row) => row.detail);
+        expect(plan.join('\n')).toMatch(/^SEARCH s USING INDEX steps_due /m);
+        expect(plan.join('\n')).not.toContain('TEMP B-TREE');
+      }
+    } finally {
+      db.close();
     }
   });
 

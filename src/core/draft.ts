@@ -1,5 +1,7 @@
+import { addUsage } from './budget.js';
 import { BatonError } from './errors.js';
 import type { BatonEvent } from './events.js';
+import type { StepUsage } from './failure.js';
 import type { Plan, PlanStep } from './plan/types.js';
 import {
   countStep,
@@ -77,6 +79,19 @@ export class Draft {
     this.steps[position] = next;
     this.changed.add(stepId);
     return next;
+  }
+
+  /**
+   * Tokens an attempt of `stepId` spent count against the step's budget and the run's, whatever
+   * became of its outcome (committed or discarded). Accounting, not a change of the step's state:
+   * its `updatedAt` (a blocked step's `blockedAt`) stays.
+   */
+  addUsage(stepId: string, usage: StepUsage): void {
+    const position = planIndex(this.run.plan).position.get(stepId)!;
+    this.run = { ...this.run, usage: addUsage(this.run.usage, usage) };
+    const step = this.steps[position]!;
+    this.steps[position] = { ...step, usage: addUsage(step.usage, usage) };
+    this.changed.add(stepId);
   }
 
   /** Dependents of `stepId` whose dependencies are all satisfied become ready after their delay. */

@@ -99,7 +99,7 @@ export function resolveStep(run: RunState, stepId: string, resultJson: string, n
  * `baton cancel`: the run and every unfinished step end; a running attempt's outcome will be
  * discarded. A running step keeps its lease (owner and expiry): its process stops at the owner's
  * next renewal, and flow control counts it until the owner reports the attempt ended
- * (`releaseCancelledLease`) or the lease runs out.
+ * (`settleReport`, core/settle-report.ts) or the lease runs out.
  */
 export function cancelRun(run: RunState, now: number): Transition {
   if (FINAL_RUN_STATUSES.has(run.status)) {

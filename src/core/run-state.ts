@@ -133,6 +133,14 @@ export function stepOf(run: Pick<RunState, 'plan' | 'steps'>, stepId: string): S
   return position === undefined ? undefined : run.steps[position];
 }
 
+/**
+ * A step waiting for its due time whose time has come: what a claim may take (core/claim-rules.ts),
+ * and what the stores' SQL says too (store/due-steps.ts, kept in step with this).
+ */
+export function isDueStep(step: Pick<StepState, 'status' | 'dueAt'>, now: number): boolean {
+  return DUE_STEP_STATUSES.has(step.status) && step.dueAt !== null && step.dueAt <= now;
+}
+
 /** What decides a run's status, counted over its steps (see deriveRunStatus in draft.ts). */
 export interface StepTally {
   /** Steps not succeeded, skipped or degraded. */

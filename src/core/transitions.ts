@@ -1,12 +1,12 @@
 import { fullJitterDelayMs, type RandomSource } from './backoff.js';
-import { addUsage, type BudgetBreach, budgetBreach, describeBreach } from './budget.js';
+import { type BudgetBreach, budgetBreach, describeBreach } from './budget.js';
 import { Draft, planStep, stepState, type Transition } from './draft.js';
 import { BatonError } from './errors.js';
 import type { BatonEvent } from './events.js';
 import { isRetryable, type StepOutcome } from './failure.js';
 import { failureFingerprint } from './fingerprint.js';
 import { DEFAULT_RETRY, type Plan } from './plan/types.js';
-import { DUE_STEP_STATUSES, type RunState, type StepState, stepOf } from './run-state.js';
+import { DUE_STEP_STATUSES, type RunState, type StepState } from './run-state.js';
 import { unknownIfUnsafe } from './unsafe-outcome.js';
 
 export type { Transition } from './draft.js';
@@ -164,31 +164,6 @@ function blockStepOnBudgetDraft(draft: Draft, stepId: string, breach: BudgetBrea
   return draft;
 }
 
-/** True when `owner` still holds the lease of this attempt: otherwise its outcome is stale. */
-export function holdsLease(run: RunState, stepId: string, attempt: number, owner: string): boolean {
-  const step = stepOf(run, stepId);
-  return step?.status === 'running' && step.attempt === attempt && step.leaseOwner === owner;
-}
-
-/**
- * The owner of an attempt cancelled while it ran reports that it ended (its outcome is discarded):
- * the lease it kept for flow control is released. Null when the step is not that attempt,
- * cancelled and still leased by that owner.
- */
-export function releaseCancelledLease(
-  run: RunState,
-  stepId: string,
-  attempt: number,
-  owner: string,
-  now: number,
-): Transition | null {
-  const step = stepOf(run, stepId);
-  if (step?.status !== 'cancelled' || step.attempt !== attempt || step.leaseOwner !== owner) return null;
-  const draft = new Draft(run, now);
-  draft.setStep(stepId, { leaseOwner: null, leaseExpiresAt: null });
-  return draft.finish();
-}
-
 /**
  * Records the outcome of the running attempt: success releases dependents; a failure is retried
  * with full-jitter backoff (or its `retryAfterMs`) when its class is retryable, the tries are not
@@ -229,11 +204,11 @@ function recordOutcome(
   resultJson: string | null,
 ): Transition {
   const stepId = step.stepId;
+  const draft = new Draft(run, now);
   // Reported usage counts against the run and the step whatever the outcome.
-  const draft = new Draft(outcome.usage ? { ...run, usage: addUsage(run.usage, outcome.usage) } : run, now);
+  if (outcome.usage) draft.addUsage(stepId, outcome.usage);
   const durationMs = step.startedAt === null ? null : now - step.startedAt;
-  const stepUsage = outcome.usage ? { usage: addUsage(step.usage, outcome.usage) } : {};
-  const cleared = { leaseOwner: null, leaseExpiresAt: null, dueAt: null, ...stepUsage };
+  const cleared = { leaseOwner: null, leaseExpiresAt: null, dueAt: null };
   if (outcome.ok) {
     const degraded = step.onFallback
       ? `finished by its fallback after: ${step.lastError ?? 'failure'}`
@@ -316,7 +291,7 @@ function recordOutcome(
   }
   const stepBreach = budgetBreach(
     planStep(run.plan, stepId).budget,
-    stepUsage.usage ?? step.usage,
+    draft.get(stepId).usage,
     step.firstStartedAt,
     now,
   );

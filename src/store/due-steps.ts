@@ -1,13 +1,9 @@
-import { DUE_STEP_STATUSES, type StepState } from '../core/run-state.js';
+import { DUE_STEP_STATUSES } from '../core/run-state.js';
 
-/**
- * What is due, in one place for the claim of either store, `baton check`'s cheap idle read
- * (cli/commands/check-idle.ts, which must not load the store: keep this module's imports tiny) and
- * a run's `next_due_at`: a ready or retry_wait step whose `dueAt` has come.
- */
-export function isDueStep(step: Pick<StepState, 'status' | 'dueAt'>, now: number): boolean {
-  return DUE_STEP_STATUSES.has(step.status) && step.dueAt !== null && step.dueAt <= now;
-}
+// What is due, in SQL, for the claim of either store and `baton check`'s cheap idle read
+// (cli/commands/check-idle.ts, which must not load the store: keep this module's imports tiny): a
+// ready or retry_wait step whose `dueAt` has come. The same rule in memory is the core's `isDueStep`
+// (core/run-state.ts).
 
 /** The statuses of a step waiting for its due time, as an SQL list (the partial index `steps_due` is over them). */
 const DUE_STATUSES_SQL = [...DUE_STEP_STATUSES].map((status) => `'${status}'`).join(', ');

@@ -1,22 +1,19 @@
+import { claimableStep, claimResults, type FlowAdmits } from '../../core/claim-rules.js';
 import type { BatonEvent } from '../../core/events.js';
 import type { OutputArtifact } from '../../core/failure.js';
 import type { FlowGate } from '../../core/flow.js';
 import type { HookSpec } from '../../core/plan/types.js';
 import { planSecretEnv } from '../../core/run-secrets.js';
 import { planIndex, type RunState, stepOf } from '../../core/run-state.js';
-import { claimStep, expireLease, type Transition } from '../../core/transitions.js';
-import { isDueStep } from '../due-steps.js';
-import { flowAllows, flowStarted, type HeldRun } from '../flow-accounting.js';
 import {
-  claimResults,
   isForeignReport,
-  type LoadedRun,
   mayRepeatUsage,
-  runningCount,
   type StoredAttemptVerdict,
-  settleCompletion,
-  stepToRun,
-} from '../loaded-run.js';
+  settleReport,
+} from '../../core/settle-report.js';
+import { claimStep, expireLease, type Transition } from '../../core/transitions.js';
+import { flowAllows, flowStarted, type HeldRun } from '../flow-accounting.js';
+import type { LoadedRun } from '../loaded-run.js';
 import type {
   AttemptKey,
   ClaimedStep,
@@ -156,7 +153,7 @@ export class CycleRuns<E extends LoadedRun> {
     // The same report twice in one request counts once.
     const counted = usageRecorded || this.reported.has(key);
     this.reported.add(key);
-    const settled = slot && settleCompletion(slot.entry.state, completion, now, random, counted);
+    const settled = slot && settleReport(slot.entry.state, completion, now, random, counted);
     if (slot && settled?.transition) this.apply(slot, settled.transition);
     const live = settled?.live ?? false;
     const step = slot ? stepOf(slot.entry.state, completion.stepId) : undefined;
@@ -187,25 +184,26 @@ export class CycleRuns<E extends LoadedRun> {
     this.reclaimed.push({ runId, stepId, attempt, pid: proc.pid, host: proc.host });
   }
 
+  /** Flow control's say in claimableStep: the limits this cycle holds, with its own claims counted. */
+  private readonly flowAdmits: FlowAdmits = (run, position) =>
+    flowAllows(this.gate, run, position, () => this.held());
+
   /**
-   * Claims a step of a held run if it is due now as held, its run is running below its concurrency,
-   * this process has its function and flow control admits it. Whether it was claimed.
+   * Claims a step of a held run if the core's claim predicate (claimableStep) admits it as held now:
+   * due, its run running below its concurrency, a function this process has, flow control. Whether
+   * it was claimed.
    */
   tryClaim(runId: string, stepId: string): boolean {
     const { request } = this;
     const slot = this.slots.get(runId);
     if (!slot || this.claimsLeft <= 0) return false;
-    const state = slot.entry.state;
-    if (state.status !== 'running' || (request.runId !== undefined && runId !== request.runId)) return false;
     // Rows of runs this cycle changed are not written yet: the state held decides.
-    const current = stepOf(state, stepId);
-    if (!current || !isDueStep(current, request.now)) return false;
-    const position = planIndex(state.plan).position.get(stepId)!;
+    const state = slot.entry.state;
+    const position = planIndex(state.plan).position.get(stepId);
+    if (position === undefined) return false;
     // What this attempt runs: the step's own executor, or its fallback once that took over.
-    const planStep = stepToRun(state, position, request.functions);
+    const planStep = claimableStep(state, position, request, this.flowAdmits);
     if (!planStep) return false;
-    if (runningCount(state) >= state.plan.limits.concurrency) return false;
-    if (!flowAllows(this.gate, state, position, () => this.held())) return false;
     const transition = claimStep(state, stepId, request.owner, request.now, request.leaseMs);
     this.apply(slot, transition);
     const step = stepOf(transition.run, stepId)!;

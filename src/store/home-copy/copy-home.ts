@@ -1,5 +1,5 @@
+import { runningCount } from '../../core/claim-rules.js';
 import { BatonError } from '../../core/errors.js';
-import { runningCount } from '../loaded-run.js';
 import { connectError, createPool, firstConnection, type PgClient } from '../postgres/open-pool.js';
 import { PostgresStore } from '../postgres/postgres-store.js';
 import { DEFAULT_SCHEMA, notifyChannel, quoteSchema } from '../postgres/schema-name.js';

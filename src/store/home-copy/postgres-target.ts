@@ -1,5 +1,5 @@
+import { runningCount } from '../../core/claim-rules.js';
 import { flowKeyOf } from '../../core/flow.js';
-import { runningCount } from '../loaded-run.js';
 import type { PgClient } from '../postgres/open-pool.js';
 import { toPgJson } from '../postgres/pg-json.js';
 import { functionOf, nextDueAt } from '../postgres/write-batch.js';

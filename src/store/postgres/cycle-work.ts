@@ -1,20 +1,14 @@
+import { claimableStep, runTakesClaims } from '../../core/claim-rules.js';
+import { compareDueSteps, type DueStep, pushDueSteps } from '../../core/due-order.js';
 import { FlowGate, type FlowKeyState } from '../../core/flow.js';
 import type { Plan } from '../../core/plan/types.js';
+import { type StoredAttempt, storedAttemptSays } from '../../core/settle-report.js';
 import { CycleRuns } from '../cycle/cycle-runs.js';
-import { isDueStep } from '../due-steps.js';
 import { freedLimitedKeys, runningDelta, stepFlowKey } from '../flow-accounting.js';
-import { runningCount, type StoredAttempt, stepToRun, storedAttemptSays } from '../loaded-run.js';
 import type { AttemptKey, CycleRequest, CycleResult } from '../store.js';
 import { attemptKeyText } from '../store-rows.js';
 import type { PgLoadedRun } from './run-loader.js';
 import { WriteBatch } from './write-batch.js';
-
-interface DueStep {
-  runId: string;
-  stepId: string;
-  dueAt: number;
-  position: number;
-}
 
 /**
  * The PostgreSQL dialect of a cycle's in-memory part (the decisions are CycleRuns'), on runs this
@@ -53,13 +47,12 @@ export class CycleWork {
     const keys = new Set<string>();
     for (const runId of runIds) {
       const state = this.runs.entry(runId)?.state;
-      // Only the keys of steps this cycle could claim: a key row is locked only to be used.
-      if (state?.status !== 'running' || (request.runId !== undefined && runId !== request.runId)) continue;
-      if (runningCount(state) >= state.plan.limits.concurrency) continue;
-      state.steps.forEach((step, position) => {
-        if (isDueStep(step, request.now) && stepToRun(state, position, request.functions))
-          keys.add(stepFlowKey(state, position));
-      });
+      // Only the keys of steps this cycle could claim (the claim predicate before flow control): a
+      // key row is locked only to be used.
+      if (!state || !runTakesClaims(state, request)) continue;
+      for (let position = 0; position < state.steps.length; position++) {
+        if (claimableStep(state, position, request)) keys.add(stepFlowKey(state, position));
+      }
     }
     const gate = this.runs.gate;
     return [...keys].filter((key) => this.limitedKeys.has(key) && !gate?.has(key)).sort();
@@ -119,24 +112,17 @@ export class CycleWork {
   }
 
   /**
-   * Claims due steps of the given runs (all locked runs when omitted), earliest due first, within the
-   * claim limit, each run's concurrency and the functions this process has.
+   * Claims due steps of the given runs (all locked runs when omitted), in the core's due order
+   * (compareDueSteps), as far as CycleRuns.tryClaim admits them, within the claim limit.
    */
   claimDue(runIds: Iterable<string> = this.runs.heldRunIds): void {
     const { request } = this;
     const due: DueStep[] = [];
     for (const runId of runIds) {
       const state = this.runs.entry(runId)?.state;
-      if (state?.status !== 'running' || (request.runId !== undefined && runId !== request.runId)) continue;
-      state.steps.forEach((step, position) => {
-        if (isDueStep(step, request.now))
-          due.push({ runId, stepId: step.stepId, dueAt: step.dueAt!, position });
-      });
+      if (state && runTakesClaims(state, request)) pushDueSteps(state, request.now, due);
     }
-    due.sort(
-      (a, b) =>
-        a.dueAt - b.dueAt || (a.runId < b.runId ? -1 : a.runId > b.runId ? 1 : a.position - b.position),
-    );
+    due.sort(compareDueSteps);
     for (const candidate of due) {
       if (this.claimsLeft <= 0) break;
       this.runs.tryClaim(candidate.runId, candidate.stepId);

@@ -1,9 +1,9 @@
 import { runNotFound } from '../../core/errors.js';
 import type { BatonEvent } from '../../core/events.js';
 import { type FlowLimit, validateFlowLimit } from '../../core/flow.js';
+import type { StoredAttempt } from '../../core/settle-report.js';
 import { type RunChange, withHumanCommands } from '../cycle/human-commands.js';
 import { RECLAIM_BATCH, ReclaimSchedule } from '../cycle/reclaim-schedule.js';
-import type { StoredAttempt } from '../loaded-run.js';
 import type {
   AttemptKey,
   CycleRequest,

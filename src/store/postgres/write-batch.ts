@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { runningCount } from '../../core/claim-rules.js';
 import type { BatonEvent } from '../../core/events.js';
 import type { OutputArtifact } from '../../core/failure.js';
 import { fallbackPlanStep } from '../../core/fallback.js';
@@ -6,7 +7,6 @@ import { hooksFor } from '../../core/hooks.js';
 import type { HookSpec, PlanStep } from '../../core/plan/types.js';
 import { DUE_STEP_STATUSES, planIndex, type RunState } from '../../core/run-state.js';
 import { stepFlowKey } from '../flow-accounting.js';
-import { runningCount } from '../loaded-run.js';
 import type { AttemptKey } from '../store.js';
 import { ATTEMPT_USAGE_ONCE, type AttemptRow, attemptKeyText } from '../store-rows.js';
 import { toPgJson } from './pg-json.js';

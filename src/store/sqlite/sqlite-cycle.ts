@@ -1,13 +1,15 @@
+import type { DueStep } from '../../core/due-order.js';
+import { type StoredAttemptVerdict, storedAttemptSays } from '../../core/settle-report.js';
 import { CycleRuns, type CycleSink } from '../cycle/cycle-runs.js';
 import { RECLAIM_BATCH, ReclaimSchedule } from '../cycle/reclaim-schedule.js';
 import { runningDelta } from '../flow-accounting.js';
-import { type LoadedRun, type StoredAttemptVerdict, storedAttemptSays } from '../loaded-run.js';
+import type { LoadedRun } from '../loaded-run.js';
 import type { Completion, CycleRequest, CycleResult } from '../store.js';
 import type { AttemptRow } from '../store-rows.js';
 import { dueCandidates, dueStepsOf } from './claim-candidates.js';
 import type { RunRows } from './run-rows.js';
 import type { SqliteFlow } from './sqlite-flow.js';
-import type { DueRow, StoreStatements } from './store-statements.js';
+import type { StoreStatements } from './store-statements.js';
 
 /** Due steps read per query, and at most how many pages one cycle looks through. */
 const CLAIM_PAGE = 64;
@@ -76,8 +78,8 @@ export class SqliteCycle {
 
   private claim(runs: CycleRuns<LoadedRun>, load: (runId: string) => LoadedRun | null): void {
     const { request } = runs;
-    const tryClaim = (candidate: DueRow) =>
-      load(candidate.run_id) && runs.tryClaim(candidate.run_id, candidate.step_id);
+    const tryClaim = (candidate: DueStep) =>
+      load(candidate.runId) && runs.tryClaim(candidate.runId, candidate.stepId);
     // Driving one run that this cycle already loaded: its whole state is in memory, no query needed.
     const driven = request.runId === undefined ? null : (runs.entry(request.runId) ?? null);
     if (driven) {
@@ -88,13 +90,13 @@ export class SqliteCycle {
       return;
     }
     const seen = new Set<string>();
-    let after: DueRow = { run_id: '', step_id: '', due_at: Number.MIN_SAFE_INTEGER };
+    let after: DueStep = { runId: '', stepId: '', dueAt: Number.MIN_SAFE_INTEGER, position: -1 };
     for (let page = 0; page < CLAIM_MAX_PAGES && runs.claimsLeft > 0; page++) {
       const stored = this.duePage(runs, after);
       const candidates = page === 0 ? dueCandidates(stored, runs.changedRuns(), request) : stored;
       for (const candidate of candidates) {
         if (runs.claimsLeft <= 0) break;
-        const key = `${candidate.run_id}\u0000${candidate.step_id}`;
+        const key = `${candidate.runId}\u0000${candidate.stepId}`;
         if (seen.has(key)) continue;
         seen.add(key);
         tryClaim(candidate);
@@ -105,18 +107,18 @@ export class SqliteCycle {
   }
 
   /** The next page of due steps stored after `after`, leaving out keys at their flow limit. */
-  private duePage(runs: CycleRuns<LoadedRun>, after: DueRow): DueRow[] {
+  private duePage(runs: CycleRuns<LoadedRun>, after: DueStep): DueStep[] {
     const { request, gate } = runs;
     if (request.runId !== undefined)
       return this.statements.dueCandidatesOfRun.all(
         request.runId,
         request.now,
-        after.due_at,
-        after.step_id,
+        after.dueAt,
+        after.position,
         CLAIM_PAGE,
       );
     const saturated = gate ? gate.saturatedKeys((key) => runningDelta(key, runs.held())) : [];
-    const from = [request.now, after.due_at, after.due_at, after.run_id, after.step_id] as const;
+    const from = [request.now, after.dueAt, after.dueAt, after.runId, after.position] as const;
     return saturated.length > 0
       ? this.statements.dueCandidatesUnsaturated.all(...from, JSON.stringify(saturated), CLAIM_PAGE)
       : this.statements.dueCandidates.all(...from, CLAIM_PAGE);

@@ -1,14 +1,8 @@
 import type Database from 'better-sqlite3';
+import type { DueStep } from '../../core/due-order.js';
 import { dueStepOfRunningRunSql, dueStepSql } from '../due-steps.js';
 import { ATTEMPT_USAGE_ONCE, NO_USAGE_YET } from '../store-rows.js';
 import type { SqliteDatabase } from './open-database.js';
-
-/** A due step as the claim query returns it. */
-export interface DueRow {
-  run_id: string;
-  step_id: string;
-  due_at: number;
-}
 
 type Statement<P extends unknown[] = unknown[], R = unknown> = Database.Statement<P, R>;
 
@@ -20,14 +14,17 @@ export interface ExpiredRow {
   host: string | null;
 }
 
+/** A due step row as the core's DueStep (no per-row renaming in JavaScript). */
+const DUE_STEP_COLUMNS = 's.run_id AS runId, s.step_id AS stepId, s.due_at AS dueAt, s.position';
+
 /** The write-side statements of the SQLite store (typed, so their declarations can be emitted). */
 export interface StoreStatements {
   insertRun: Statement;
   insertPlan: Statement;
   insertStep: Statement;
-  dueCandidates: Statement<[number, number, number, string, string, number], DueRow>;
-  dueCandidatesUnsaturated: Statement<[number, number, number, string, string, string, number], DueRow>;
-  dueCandidatesOfRun: Statement<[string, number, number, string, number], DueRow>;
+  dueCandidates: Statement<[number, number, number, string, number, number], DueStep>;
+  dueCandidatesUnsaturated: Statement<[number, number, number, string, number, string, number], DueStep>;
+  dueCandidatesOfRun: Statement<[string, number, number, number, number], DueStep>;
   expired: Statement<[number, number], ExpiredRow>;
   insertAttempt: Statement;
   storedAttempt: Statement;
@@ -49,26 +46,27 @@ export function prepareStoreStatements(db: SqliteDatabase): StoreStatements {
       'INSERT INTO steps (run_id, step_id, position, status, due_at, result_json, updated_at, flow_key) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
     ),
     // Driven by the partial index of due steps, so a claim costs what is due, not what is stored;
-    // paged by (due_at, run_id, step_id) so steps that cannot be claimed never hide later ones.
-    dueCandidates: db.prepare<[number, number, number, string, string, number], DueRow>(
-      `SELECT s.run_id, s.step_id, s.due_at FROM steps s INDEXED BY steps_due
+    // in the core's due order (compareDueSteps: due_at, run_id, plan position), paged by it so steps
+    // that cannot be claimed never hide later ones.
+    dueCandidates: db.prepare<[number, number, number, string, number, number], DueStep>(
+      `SELECT ${DUE_STEP_COLUMNS} FROM steps s INDEXED BY steps_due
        WHERE ${dueStepOfRunningRunSql('?')} AND s.due_at >= ?
-         AND (s.due_at, s.run_id, s.step_id) > (?, ?, ?)
-       ORDER BY s.due_at, s.run_id, s.step_id LIMIT ?`,
+         AND (s.due_at, s.run_id, s.position) > (?, ?, ?)
+       ORDER BY s.due_at, s.run_id, s.position LIMIT ?`,
     ),
     // The same, leaving out steps under flow keys at their limit (a JSON array), so that work held
     // back by flow control never fills the pages and hides claimable work behind it.
-    dueCandidatesUnsaturated: db.prepare<[number, number, number, string, string, string, number], DueRow>(
-      `SELECT s.run_id, s.step_id, s.due_at FROM steps s INDEXED BY steps_due
+    dueCandidatesUnsaturated: db.prepare<[number, number, number, string, number, string, number], DueStep>(
+      `SELECT ${DUE_STEP_COLUMNS} FROM steps s INDEXED BY steps_due
        WHERE ${dueStepOfRunningRunSql('?')} AND s.due_at >= ?
-         AND (s.due_at, s.run_id, s.step_id) > (?, ?, ?)
+         AND (s.due_at, s.run_id, s.position) > (?, ?, ?)
          AND (s.flow_key IS NULL OR s.flow_key NOT IN (SELECT value FROM json_each(?)))
-       ORDER BY s.due_at, s.run_id, s.step_id LIMIT ?`,
+       ORDER BY s.due_at, s.run_id, s.position LIMIT ?`,
     ),
-    dueCandidatesOfRun: db.prepare<[string, number, number, string, number], DueRow>(
-      `SELECT s.run_id, s.step_id, s.due_at FROM steps s
-       WHERE s.run_id = ? AND ${dueStepSql('?')} AND (s.due_at, s.step_id) > (?, ?)
-       ORDER BY s.due_at, s.step_id LIMIT ?`,
+    dueCandidatesOfRun: db.prepare<[string, number, number, number, number], DueStep>(
+      `SELECT ${DUE_STEP_COLUMNS} FROM steps s
+       WHERE s.run_id = ? AND ${dueStepSql('?')} AND (s.due_at, s.position) > (?, ?)
+       ORDER BY s.due_at, s.position LIMIT ?`,
     ),
     expired: db.prepare<
       [number, number],
