@@ -13,6 +13,7 @@ import Database from 'better-sqlite3';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { COPIED_TABLES, copyHomeToPostgres } from '../src/store/home-copy/copy-home.js';
+import { SQLITE_SCHEMA_VERSION } from '../src/store/schema-tables.js';
 import { SqliteStore } from '../src/store/sqlite/sqlite-store.js';
 import {
   type AttemptJson,
@@ -303,7 +304,12 @@ describe('baton migrate', () => {
     writeFileSync(text, 'just some text, not a database at all\n'.repeat(100));
     const cases: [string, RegExp][] = [
       [foreign, /other\.db: not a Baton database \(tables: notes\)/],
-      [old, /old\.db: schema version 2, but this Baton migrates only version 6; upgrade it first/],
+      [
+        old,
+        new RegExp(
+          `old\\.db: schema version 2, but this Baton migrates only version ${SQLITE_SCHEMA_VERSION}; upgrade it first`,
+        ),
+      ],
       [text, /notes\.txt: not a readable Baton database/],
       [join(folder, 'missing.db'), /missing\.db: no such file/],
     ];

@@ -75,7 +75,7 @@ try {
   );
   const dueSteps = db.prepare(
     `SELECT s.run_id, s.step_id, s.due_at FROM steps s INDEXED BY steps_due
-     WHERE s.status IN ('ready', 'retry_wait') AND s.due_at <= ? ORDER BY s.due_at, s.run_id, s.step_id LIMIT 256`,
+     WHERE s.status IN ('ready', 'retry_wait') AND s.due_at <= ? ORDER BY s.due_at, s.run_id, s.position LIMIT 256`,
   );
   const result = JSON.stringify({ summary: PAYLOAD, outputs: [], value: PAYLOAD });
   const succeeded = JSON.stringify({ attempt: 1, durationMs: 0, summary: PAYLOAD });
