@@ -58,7 +58,8 @@ export function summaryOf(run: RunState, usage: StepUsage): RunSummary {
     updatedAt: run.updatedAt,
     finishedAt: run.finishedAt,
     attemptsTotal: run.attemptsTotal,
-    usage,
+    // A copy: the caller's summary is its own (the usage handed in may be the frozen NO_USAGE).
+    usage: { ...usage },
     stepCounts: countSteps(run.steps),
   };
 }

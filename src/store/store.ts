@@ -15,7 +15,7 @@ import type { RunStatus, StepResult, StepState, StepStatus } from '../core/run-s
  * materialized state are written together or not at all.
  */
 export interface Store {
-  readonly kind: 'sqlite' | 'postgres' | 'statefile';
+  readonly kind: 'sqlite' | 'postgres';
   /** Names this store among others on the machine (see store-id.ts): part of an attempt's process marker. */
   readonly id: string;
   /**

@@ -1,3 +1,4 @@
+import { NO_USAGE } from '../../core/budget.js';
 import { runNotFound } from '../../core/errors.js';
 import type { BatonEvent } from '../../core/events.js';
 import { type FlowLimit, validateFlowLimit } from '../../core/flow.js';
@@ -136,7 +137,7 @@ export class PostgresStore extends withHumanCommands(PostgresReads) implements S
     // One statement: atomic without an explicit transaction.
     await this.pool.query({ ...this.createSql, values });
     this.loader.rememberPlan(spec.id, spec.planHash, spec.plan);
-    return summaryOf(state, { inputTokens: 0, outputTokens: 0, costUsd: 0 });
+    return summaryOf(state, NO_USAGE);
   }
 
   async cycle(request: CycleRequest): Promise<CycleResult> {

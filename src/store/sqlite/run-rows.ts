@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { NO_USAGE } from '../../core/budget.js';
 import { deepFreeze } from '../../core/deep-freeze.js';
 import type { BatonEvent } from '../../core/events.js';
 import { hooksFor } from '../../core/hooks.js';
@@ -87,7 +88,6 @@ export function stepFromRow(row: StepRow): StepState {
 const CACHE_LIMIT = 10_000;
 /** Distinct plans kept for sharing: a process runs few plans, each maybe large. */
 const SHARED_PLANS_LIMIT = 100;
-const NO_USAGE = { inputTokens: 0, outputTokens: 0, costUsd: 0 };
 
 /**
  * Prepared statements for loading and writing runs, bound to one connection, and what it caches of

@@ -1,5 +1,5 @@
 import { realpathSync } from 'node:fs';
-import { hostname } from 'node:os';
+import { NO_USAGE } from '../../core/budget.js';
 import { runNotFound } from '../../core/errors.js';
 import type { BatonEvent } from '../../core/events.js';
 import { type FlowLimit, validateFlowLimit } from '../../core/flow.js';
@@ -139,7 +139,7 @@ export class SqliteStore extends withHumanCommands(SqliteReads) implements Store
   private settleQueuedRuns(stored: StoredRuns): void {
     for (const { run, created, error } of stored) {
       if (created === null) run.reject(error);
-      else run.resolve(summaryOf(created, created.usage ?? { inputTokens: 0, outputTokens: 0, costUsd: 0 }));
+      else run.resolve(summaryOf(created, created.usage ?? NO_USAGE));
     }
   }
 
@@ -332,11 +332,6 @@ export class SqliteStore extends withHumanCommands(SqliteReads) implements Store
     // Runs already asked for are stored before the file closes.
     if (this.db.open && this.queuedRuns.length > 0) this.flushQueuedRuns();
     if (this.db.open) this.db.close();
-  }
-
-  /** The host name recorded with attempt processes (for orphan clean-up on reclaim). */
-  static host(): string {
-    return hostname();
   }
 }
 
