@@ -34,6 +34,16 @@ const UNKNOWN_ERROR = 'unknown';
 /** What a rerun's troubleshoot prompt says of a try that a dead check (a gateway reset) cut short. */
 const INTERRUPTED_ERROR = 'interrupted before it finished (the previous check stopped)';
 
+/**
+ * The run number of a step's run as written in its entry: every run, counted or interrupted, has
+ * its own, so that two runs never share a BATON_ATTEMPT (the marker that finds an agent's
+ * processes) nor a log. A try counts once it ends; an interrupted one gave its try back and counts
+ * as an interruption instead, so the two together grow by one per run.
+ */
+export function runNumberOf(run: { tries: number; interruptions?: number | undefined }): number {
+  return run.tries + (run.interruptions ?? 0);
+}
+
 export function stepRunOf(state: LegacyState, stepId: string): LegacyStepRun {
   return state.stepRuns[stepId] ?? { status: 'PENDING', tries: 0 };
 }
