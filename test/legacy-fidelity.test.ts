@@ -194,6 +194,57 @@ describe('baton step', () => {
   });
 });
 
+describe('baton step on a step blocked at STEP_MAX_RETRIES', () => {
+  const cappedAt3 = () =>
+    legacyState(stepIds(2), {
+      stepRuns: {
+        'step-1': { status: 'FAILED', tries: 3, error: 'boom', lastRunIso: '2025-01-01T00:00:00Z' },
+      },
+      blockers: ['step-1'],
+    });
+  const TROUBLESHOOT =
+    'Step step-1 failed (tries: 3). Previous run ended with: boom. Please troubleshoot and retry: do step-1';
+
+  it('runs it once more, as the skill runner: a fourth try that fails leaves it blocked, exit 1', async () => {
+    const dir = folder();
+    const file = writeState(dir, cappedAt3());
+    const argvLog = join(dir, 'prompts.jsonl');
+    const failing = {
+      STEP_AGENT_CMD: legacyAgent('agent-fail-echo'),
+      ARGV_LOG: argvLog,
+      FAIL_MESSAGE: 'still broken',
+    };
+    // A check leaves it blocked: only `baton step`, called on purpose, runs it.
+    expectExit(await runLegacy('check', file, failing), 0);
+    expect(readPrompts(argvLog)).toEqual([]);
+    const step = expectExit(await runLegacy('step', file, failing), 1);
+    expect(readPrompts(argvLog)).toEqual([TROUBLESHOOT]);
+    expect(step.stdout).toContain(
+      'step-1: blocked (failed 3 tries; last error: boom); baton step runs it once more',
+    );
+    expect(step.stdout).toMatch(/^BLOCKED step-1: failed 4 tries; last error: still broken$/m);
+    const state = readState(file);
+    expect(state.stepRuns['step-1']).toMatchObject({ status: 'FAILED', tries: 4, error: 'still broken' });
+    expect(state.blockers).toEqual(['step-1']);
+    expect(statuses(state)['step-2']).toBe('PENDING');
+  });
+
+  it('a fourth try that succeeds unblocks it and drives the rest of the plan, exit 0', async () => {
+    const dir = folder();
+    const file = writeState(dir, cappedAt3());
+    const argvLog = join(dir, 'prompts.jsonl');
+    const report = reportOf(expectExit(await runLegacy('step', file, recorder(argvLog), { json: true }), 0));
+    expect(report).toMatchObject({ outcome: 'finished', stepsRun: 2, blocked: [] });
+    expect(readPrompts(argvLog)).toEqual([TROUBLESHOOT, 'do step-2']);
+    const state = readState(file);
+    expect(state.stepRuns['step-1']).toMatchObject({ status: 'DONE', tries: 4 });
+    expect(state.stepRuns['step-1']?.error).toBeUndefined();
+    expect(statuses(state)['step-2']).toBe('DONE');
+    expect(state.blockers).toEqual([]);
+    expect(state.status).toBe('DONE');
+  });
+});
+
 describe('a missing state file', () => {
   it('check and step: one line on stderr naming the file, exit 0 (as the skill: && chains go on), nothing created', async () => {
     const dir = folder();

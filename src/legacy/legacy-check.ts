@@ -23,7 +23,8 @@ export interface LegacyCheckOptions {
   env: NodeJS.ProcessEnv;
   /**
    * `check` drives every step it can; `step` too, as the skill's runner chained into its check,
-   * and its report says `failed` when the step it was called for is FAILED at the end.
+   * and its report says `failed` when the step it was called for is FAILED at the end. `step` runs
+   * that step once more even when it is blocked: the skill's runner never looks at the cap.
    */
   mode: 'check' | 'step';
   /** `baton step --one`: run the current step once and stop (the cursor moves on the next check). */
@@ -170,7 +171,9 @@ async function drive(
   };
   try {
     for (;;) {
-      const action = nextLegacyAction(state, now(), options.config);
+      // `baton step` runs the step it was called for even when blocked, once (as the skill's runner).
+      const runBlocked = options.mode === 'step' && ownStep === undefined;
+      const action = nextLegacyAction(state, now(), options.config, { runBlocked });
       if (action.kind === 'idle') return report('done');
       if (action.kind === 'finish') {
         // Written by the check that finished the last step, not left to the next one.
@@ -199,6 +202,7 @@ async function drive(
         return report('waiting', { waitingUntil: until });
       }
       if (options.signal?.aborted) return report('stopped');
+      if (action.overCap) log(`${action.stepId}: blocked (${action.overCap}); baton step runs it once more`);
       // runLegacyStep writes IN_PROGRESS (with every change so far, e.g. the previous step's DONE)
       // before the agent starts; its own outcome is written with the next step's start, or at the end.
       const status = await runLegacyStep(
