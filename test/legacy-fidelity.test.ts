@@ -119,6 +119,24 @@ describe('the file as the skill reads it', () => {
     });
   });
 
+  it('artifacts: a step that succeeds adds its required outputs after the entries already there, each once; a failed one adds none', async () => {
+    const dir = folder();
+    const state = legacyState(['write', 'plain', 'broken'], { artifacts: ['/elsewhere/notes.txt', 'a.md'] });
+    state.plan.steps.write!.requiredOutputs = ['a.md', 'sub/b.md'];
+    state.plan.steps.broken!.requiredOutputs = ['never.md'];
+    const file = writeState(dir, state);
+    const env = {
+      STEP_AGENT_CMD: legacyAgent('agent-write-outputs'),
+      WRITE_OUTPUTS: 'a.md,sub/b.md',
+      STEP_MAX_RETRIES: '0',
+    };
+    expectExit(await runLegacy('check', file, env), 0);
+    const after = readState(file);
+    expect(statuses(after)).toEqual({ write: 'DONE', plain: 'DONE', broken: 'FAILED' });
+    // The skill's agent may list files of its own there: they are kept, in their order.
+    expect(after.artifacts).toEqual(['/elsewhere/notes.txt', 'a.md', 'sub/b.md']);
+  });
+
   it('a state without top-level status is IN_PROGRESS; an agent that exits 0 talking about limits is DONE', async () => {
     const state: Record<string, unknown> = { ...legacyState(['step-1']) };
     delete state.status;

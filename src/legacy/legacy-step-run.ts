@@ -130,6 +130,8 @@ export async function runLegacyStep(
         ? 'Timeout'
         : redactSecrets(stderr || result.message, driver.secrets);
   } else {
+    // Beyond the skill, which leaves `artifacts` to its agent: "paths to files created, for the
+    // final summary" is what a step's required outputs are, so a step that succeeds lists them.
     for (const [index, output] of result.outputs.entries()) {
       const declared = outputs[index]?.declared ?? output.path;
       const name = isAbsolute(declared) ? declared : output.path;
