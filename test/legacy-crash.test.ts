@@ -5,11 +5,20 @@
  * check must finish the run; no step that was DONE in the file before a kill may run again; and an
  * agent orphaned by a kill must not outlive the start of the next check.
  */
-import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, statSync, symlinkSync } from 'node:fs';
+import {
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { dirname, join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import {
   type BatonProcess,
+  type CountLine,
   expectExit,
   isAlive,
   readCounts,
@@ -126,12 +135,18 @@ class CrashScenario {
     return state;
   }
 
-  /** The newest log of try `attempt` of `step` (a try rerun after an interruption has one per run). */
-  logOf(step: string, attempt: number): string {
+  /**
+   * The logs of `step` by run number (its BATON_ATTEMPT): `<step>.try-<n>.log` is run n, and a run
+   * after an interruption is named by its number, `<step>.try-<n>.run-<m>.log`.
+   */
+  logsOf(step: string): Map<number, string> {
     const dir = join(`${this.statePath}.baton`, 'logs');
-    const names = readdirSync(dir).filter((name) => name.startsWith(`${step}.try-${attempt}.`));
-    const newest = names.sort((a, b) => statSync(join(dir, b)).mtimeMs - statSync(join(dir, a)).mtimeMs)[0];
-    return join(dir, newest ?? `${step}.try-${attempt}.log`);
+    const logs = new Map<number, string>();
+    for (const name of existsSync(dir) ? readdirSync(dir) : []) {
+      const found = /^(.+)\.try-(\d+)(?:\.run-(\d+))?\.log$/.exec(name);
+      if (found?.[1] === step) logs.set(Number(found[3] ?? found[2]), join(dir, name));
+    }
+    return logs;
   }
 }
 
@@ -152,8 +167,7 @@ describe('SIGKILL of baton check on a state file', () => {
     const state = await scenario.finish(300);
     // The interrupted try does not count: step-1 ran twice, on one try and one interruption.
     expect(state.stepRuns['step-1']).toMatchObject({ tries: 1, interruptions: 1 });
-    expect(existsSync(scenario.logOf('step-1', 1))).toBe(true);
-    expect(scenario.logOf('step-1', 1)).toMatch(/step-1\.try-1\.run-2\.log$/);
+    expect(scenario.logsOf('step-1').get(2)).toMatch(/step-1\.try-1\.run-2\.log$/);
     expect(Object.fromEntries(scenario.countsByStep())).toEqual({
       'step-1': 2,
       'step-2': 1,
@@ -161,6 +175,57 @@ describe('SIGKILL of baton check on a state file', () => {
       'step-4': 1,
       'step-5': 1,
     });
+  });
+
+  it('each run of a step has its own BATON_ATTEMPT, and the orphan of every interrupted run is stopped', async () => {
+    const scenario = new CrashScenario(stepIds(1));
+    // Two checks killed in the middle of the agent, each leaving its agent running (10 minutes).
+    const orphans: CountLine[] = [];
+    for (let kill = 0; kill < 2; kill++) {
+      const proc = spawnBaton(['check', scenario.statePath], { env: scenario.env(600_000) });
+      const line = await waitFor(
+        () => readCounts(scenario.countFile)[kill],
+        15_000,
+        `agent ${kill + 1} to start`,
+      );
+      // The runs before it were stopped by this check (before it started this one).
+      for (const orphan of orphans)
+        await waitFor(
+          () => !isAlive(orphan.pid),
+          10_000,
+          `the orphan of run ${orphan.attempt} to be stopped`,
+        );
+      await scenario.kill(proc);
+      expect(isAlive(line.pid), 'the agent outlives the killed check').toBe(true);
+      orphans.push(line);
+    }
+    await scenario.finish(0);
+    for (const orphan of orphans)
+      await waitFor(() => !isAlive(orphan.pid), 10_000, `the orphan of run ${orphan.attempt} to be stopped`);
+    // One try, run three times: three markers, three logs, never one shared by two runs.
+    expect(readCounts(scenario.countFile).map((line) => line.attempt)).toEqual([1, 2, 3]);
+    expect(readState(scenario.statePath).stepRuns['step-1']).toMatchObject({ tries: 1, interruptions: 2 });
+    expect([...scenario.logsOf('step-1').keys()].sort((a, b) => a - b)).toEqual([1, 2, 3]);
+  });
+
+  it('an agent its killed check had not yet recorded is stopped by its marker before the step runs again', async () => {
+    const scenario = new CrashScenario(stepIds(1));
+    const proc = spawnBaton(['check', scenario.statePath], { env: scenario.env(600_000) });
+    const orphan = await waitFor(() => readCounts(scenario.countFile)[0], 15_000, 'the first agent to start');
+    await scenario.kill(proc);
+    // As a check killed between starting its agent and recording it leaves the pid file.
+    writeFileSync(join(`${scenario.statePath}.baton`, 'agent.json'), '');
+    const next = spawnBaton(['check', scenario.statePath], { env: scenario.env(600_000) });
+    const resumed = await waitFor(
+      () => readCounts(scenario.countFile)[1],
+      15_000,
+      'the resumed agent to start',
+    );
+    // Stopped before the resumed run, not left beside it (nor taken by it for its own at its end).
+    await waitFor(() => !isAlive(orphan.pid), 10_000, `the unrecorded orphan ${orphan.pid} to be stopped`);
+    expect(isAlive(resumed.pid), 'the resumed agent runs').toBe(true);
+    expect([orphan.attempt, resumed.attempt]).toEqual([1, 2]);
+    await scenario.kill(next);
   });
 
   it('(d) three kills spend none of the default STEP_MAX_RETRIES; past STEP_MAX_INTERRUPTIONS the step is blocked', async () => {
@@ -198,17 +263,17 @@ describe('SIGKILL of baton check on a state file', () => {
       const seen = readCounts(scenario.countFile).length;
       const proc = spawnBaton(['check', scenario.statePath], { env: scenario.env(300) });
       const line = await waitFor(() => readCounts(scenario.countFile)[seen], 15_000, 'an agent to start');
-      // agent-count prints `counted <step>` as it exits: kill as soon as the log shows it. The log
-      // is looked up at each poll: the line counted may be that of an agent the previous kill
+      // agent-count prints `counted <step>` as it exits: kill as soon as a log shows it. The logs
+      // are looked up at each poll: the line counted may be that of an agent the previous kill
       // orphaned (the check had just started it), whose log never gets its last line; this check
-      // stops it and runs the try again, in a newer log.
+      // stops it and runs the step again, as a later run with a log of its own.
       await waitFor(
-        () => {
-          const log = scenario.logOf(line.step, line.attempt);
-          return existsSync(log) && readFileSync(log, 'utf8').includes('counted');
-        },
+        () =>
+          [...scenario.logsOf(line.step)].some(
+            ([run, log]) => run >= line.attempt && readFileSync(log, 'utf8').includes('counted'),
+          ),
         15_000,
-        `the newest log of ${line.step} try ${line.attempt} to show the agent's last line`,
+        `a log of ${line.step} from run ${line.attempt} on to show the agent's last line`,
         1,
       );
       if (round > 0) await sleep(Math.floor(Math.random() * 6));

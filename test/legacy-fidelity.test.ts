@@ -119,6 +119,24 @@ describe('the file as the skill reads it', () => {
     });
   });
 
+  it('artifacts: a step that succeeds adds its required outputs after the entries already there, each once; a failed one adds none', async () => {
+    const dir = folder();
+    const state = legacyState(['write', 'plain', 'broken'], { artifacts: ['/elsewhere/notes.txt', 'a.md'] });
+    state.plan.steps.write!.requiredOutputs = ['a.md', 'sub/b.md'];
+    state.plan.steps.broken!.requiredOutputs = ['never.md'];
+    const file = writeState(dir, state);
+    const env = {
+      STEP_AGENT_CMD: legacyAgent('agent-write-outputs'),
+      WRITE_OUTPUTS: 'a.md,sub/b.md',
+      STEP_MAX_RETRIES: '0',
+    };
+    expectExit(await runLegacy('check', file, env), 0);
+    const after = readState(file);
+    expect(statuses(after)).toEqual({ write: 'DONE', plain: 'DONE', broken: 'FAILED' });
+    // The skill's agent may list files of its own there: they are kept, in their order.
+    expect(after.artifacts).toEqual(['/elsewhere/notes.txt', 'a.md', 'sub/b.md']);
+  });
+
   it('a state without top-level status is IN_PROGRESS; an agent that exits 0 talking about limits is DONE', async () => {
     const state: Record<string, unknown> = { ...legacyState(['step-1']) };
     delete state.status;
@@ -194,18 +212,70 @@ describe('baton step', () => {
   });
 });
 
+describe('baton step on a step blocked at STEP_MAX_RETRIES', () => {
+  const cappedAt3 = () =>
+    legacyState(stepIds(2), {
+      stepRuns: {
+        'step-1': { status: 'FAILED', tries: 3, error: 'boom', lastRunIso: '2025-01-01T00:00:00Z' },
+      },
+      blockers: ['step-1'],
+    });
+  const TROUBLESHOOT =
+    'Step step-1 failed (tries: 3). Previous run ended with: boom. Please troubleshoot and retry: do step-1';
+
+  it('runs it once more, as the skill runner: a fourth try that fails leaves it blocked, exit 1', async () => {
+    const dir = folder();
+    const file = writeState(dir, cappedAt3());
+    const argvLog = join(dir, 'prompts.jsonl');
+    const failing = {
+      STEP_AGENT_CMD: legacyAgent('agent-fail-echo'),
+      ARGV_LOG: argvLog,
+      FAIL_MESSAGE: 'still broken',
+    };
+    // A check leaves it blocked: only `baton step`, called on purpose, runs it.
+    expectExit(await runLegacy('check', file, failing), 0);
+    expect(readPrompts(argvLog)).toEqual([]);
+    const step = expectExit(await runLegacy('step', file, failing), 1);
+    expect(readPrompts(argvLog)).toEqual([TROUBLESHOOT]);
+    expect(step.stdout).toContain(
+      'step-1: blocked (failed 3 tries; last error: boom); baton step runs it once more',
+    );
+    expect(step.stdout).toMatch(/^BLOCKED step-1: failed 4 tries; last error: still broken$/m);
+    const state = readState(file);
+    expect(state.stepRuns['step-1']).toMatchObject({ status: 'FAILED', tries: 4, error: 'still broken' });
+    expect(state.blockers).toEqual(['step-1']);
+    expect(statuses(state)['step-2']).toBe('PENDING');
+  });
+
+  it('a fourth try that succeeds unblocks it and drives the rest of the plan, exit 0', async () => {
+    const dir = folder();
+    const file = writeState(dir, cappedAt3());
+    const argvLog = join(dir, 'prompts.jsonl');
+    const report = reportOf(expectExit(await runLegacy('step', file, recorder(argvLog), { json: true }), 0));
+    expect(report).toMatchObject({ outcome: 'finished', stepsRun: 2, blocked: [] });
+    expect(readPrompts(argvLog)).toEqual([TROUBLESHOOT, 'do step-2']);
+    const state = readState(file);
+    expect(state.stepRuns['step-1']).toMatchObject({ status: 'DONE', tries: 4 });
+    expect(state.stepRuns['step-1']?.error).toBeUndefined();
+    expect(statuses(state)['step-2']).toBe('DONE');
+    expect(state.blockers).toEqual([]);
+    expect(state.status).toBe('DONE');
+  });
+});
+
 describe('a missing state file', () => {
-  it('check: one line on stderr, exit 0, nothing created; step: exit 2', async () => {
+  it('check and step: one line on stderr naming the file, exit 0 (as the skill: && chains go on), nothing created', async () => {
     const dir = folder();
     const missing = join(dir, 'state.json');
-    const check = expectExit(await runLegacy('check', missing, echo, { args: ['--quiet'] }), 0);
-    expect(check.stdout).toBe('');
-    expect(check.stderr.trimEnd().split('\n')).toEqual([
-      `baton check: no state file at ${missing}: nothing to do`,
-    ]);
-    const step = expectExit(await runLegacy('step', missing, echo), 2);
-    expect(step.stderr).toBe(`baton: state file not found: ${missing}\n`);
+    for (const verb of ['check', 'step'] as const) {
+      const result = expectExit(await runLegacy(verb, missing, echo, { args: ['--quiet'] }), 0);
+      expect(result.stdout).toBe('');
+      expect(result.stderr.trimEnd().split('\n')).toEqual([
+        `baton ${verb}: no state file at ${missing}: nothing to do`,
+      ]);
+    }
     expect(existsSync(`${missing}.baton`)).toBe(false);
+    expect(existsSync(missing)).toBe(false);
   });
 });
 

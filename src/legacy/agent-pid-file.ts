@@ -2,6 +2,8 @@ import { closeSync, ftruncateSync, openSync, readFileSync, rmSync, unlinkSync, w
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { stopOrphanedAttempt } from '../engine/orphans.js';
+import { runNumberOf } from './legacy-rules.js';
+import type { LegacyState } from './state-file.js';
 
 /** Who runs the agent of a state file, so that the next check can stop it if this one crashed. */
 export interface AgentRecord {
@@ -70,5 +72,19 @@ export class AgentPidFile {
     try {
       unlinkSync(file);
     } catch {}
+  }
+}
+
+/**
+ * Stops what still carries the marker of a run the state shows IN_PROGRESS: that run's check died
+ * (the caller holds the lock), and the pid file misses its agent when the check was killed between
+ * starting it and recording it. Each run has its own marker (see runNumberOf), so this never
+ * reaches the run about to start, and what it leaves is not taken by that run for its own.
+ */
+export function stopInterruptedAgents(state: LegacyState, runId: string): void {
+  for (const [stepId, run] of Object.entries(state.stepRuns)) {
+    if (run.status !== 'IN_PROGRESS') continue;
+    const attempt = runNumberOf(run);
+    stopOrphanedAttempt({ runId, stepId, attempt, pid: null, host: null }, hostname());
   }
 }

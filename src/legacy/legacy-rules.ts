@@ -13,8 +13,11 @@ export type LegacyAction =
   | { kind: 'block'; stepId: string; alreadyListed: boolean; reason: string }
   /** A delay (stepDelayMinutes) is running: a durable timer, checked again by the next heartbeat. */
   | { kind: 'wait'; stepId: string; until: number }
-  /** `tries`: the tries that count so far (this one is `tries + 1`); `interruptions` to record with it. */
-  | { kind: 'run'; stepId: string; prompt: string; tries: number; interruptions: number };
+  /**
+   * `tries`: the tries that count so far (this one is `tries + 1`); `interruptions` to record with it.
+   * `overCap`: why the step is blocked, when `baton step` runs it once more anyway.
+   */
+  | { kind: 'run'; stepId: string; prompt: string; tries: number; interruptions: number; overCap?: string };
 
 /** STEP_MAX_RETRIES and STEP_MAX_INTERRUPTIONS. */
 export interface LegacyLimits {
@@ -33,6 +36,16 @@ const UNKNOWN_ERROR = 'unknown';
 
 /** What a rerun's troubleshoot prompt says of a try that a dead check (a gateway reset) cut short. */
 const INTERRUPTED_ERROR = 'interrupted before it finished (the previous check stopped)';
+
+/**
+ * The run number of a step's run as written in its entry: every run, counted or interrupted, has
+ * its own, so that two runs never share a BATON_ATTEMPT (the marker that finds an agent's
+ * processes) nor a log. A try counts once it ends; an interrupted one gave its try back and counts
+ * as an interruption instead, so the two together grow by one per run.
+ */
+export function runNumberOf(run: { tries: number; interruptions?: number | undefined }): number {
+  return run.tries + (run.interruptions ?? 0);
+}
 
 export function stepRunOf(state: LegacyState, stepId: string): LegacyStepRun {
   return state.stepRuns[stepId] ?? { status: 'PENDING', tries: 0 };
@@ -90,7 +103,16 @@ export function legacyBlockers(state: LegacyState, limits: LegacyLimits): Legacy
     });
 }
 
-export function nextLegacyAction(state: LegacyState, now: number, limits: LegacyLimits): LegacyAction {
+/**
+ * `runBlocked`: a blocked current step runs once more instead (`baton step`, as the skill's runner,
+ * which never looks at the cap: people call it to try once more).
+ */
+export function nextLegacyAction(
+  state: LegacyState,
+  now: number,
+  limits: LegacyLimits,
+  options: { runBlocked?: boolean } = {},
+): LegacyAction {
   if (state.status === 'DONE') return { kind: 'idle' };
   const index = state.currentStep;
   if (index >= state.stepQueue.length) return { kind: 'finish' };
@@ -98,7 +120,7 @@ export function nextLegacyAction(state: LegacyState, now: number, limits: Legacy
   const run = stepRunOf(state, stepId);
   if (run.status === 'DONE') return { kind: 'advance' };
   const reason = blockReason(run, limits);
-  if (reason !== null)
+  if (reason !== null && !options.runBlocked)
     return { kind: 'block', stepId, alreadyListed: state.blockers.includes(stepId), reason };
   const { interrupted, tries, interruptions } = countsOf(run);
   const delayMs = state.stepDelayMinutes * 60_000;
@@ -117,5 +139,12 @@ export function nextLegacyAction(state: LegacyState, now: number, limits: Legacy
       : interrupted && tries > 0
         ? troubleshootPrompt(stepId, tries, INTERRUPTED_ERROR, instruction)
         : instruction;
-  return { kind: 'run', stepId, prompt, tries, interruptions };
+  return {
+    kind: 'run',
+    stepId,
+    prompt,
+    tries,
+    interruptions,
+    ...(reason !== null ? { overCap: reason } : {}),
+  };
 }

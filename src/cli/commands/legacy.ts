@@ -47,13 +47,9 @@ export async function legacyCommand(
   process.off('SIGTERM', onSignal);
   process.off('SIGINT', onSignal);
   if (report.outcome === 'missing') {
-    // A heartbeat line naming the wrong file says so every beat, without stopping the host's other
-    // tasks (check: exit 0, as the skill); `baton step` is called on purpose, so a wrong path is bad input.
-    if (mode === 'step') {
-      const { BatonError } = await import('../../core/errors.js');
-      throw new BatonError('PLAN_NOT_FOUND', `state file not found: ${statePath}`);
-    }
-    process.stderr.write(`baton check: no state file at ${statePath}: nothing to do\n`);
+    // Exit 0 as the skill's check and runner (silent both), so that what is chained after them with
+    // && still runs; one line on stderr, so that a wrong path is seen (--quiet keeps it too).
+    process.stderr.write(`baton ${mode}: no state file at ${statePath}: nothing to do\n`);
   }
   if (options.json) printJson(report);
   else
