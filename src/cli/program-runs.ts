@@ -101,7 +101,9 @@ baton agents says whether it works here.`,
     .description(
       "run the current step of a skill state.json, then drive the rest of the plan as check does (the skill's " +
         'runner chained into its check) until it is done, blocked or a stepDelayMinutes wait is due; exit 1 when ' +
-        'the step it was called for is FAILED at the end, 2 when the file is missing or bad. ' +
+        'the step it was called for is FAILED at the end, 0 (one line on stderr) when the file is missing, 2 when ' +
+        'it is bad; a step blocked at STEP_MAX_RETRIES (or STEP_MAX_INTERRUPTIONS) is run once more, as the ' +
+        "skill's runner does. " +
         'BATON_SANDBOX=workspace confines its agent as sandbox: workspace does (also for check <state-json>)',
     )
     .option('--one', 'run only the current step, once (the cursor moves on the next check)')
