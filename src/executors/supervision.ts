@@ -1,82 +1,73 @@
 /**
  * The supervision of one attempt's process tree as a state machine: which signal the run gets,
- * which timer runs and when the result is reported, for every order in which the child's exit, the
- * close of its pipes, the deadline, an abort, a fault and the kill timers can arrive. Pure: no
- * process, no clock, no timer. run-process.ts feeds it events and performs the actions it returns.
+ * which timer runs and when the result is reported, whatever the order in which the child's exit,
+ * the close of its pipes, the deadline, an abort, a fault and the kill timers arrive. Pure: no
+ * process, no clock, no timer; run-process.ts feeds it events and performs the actions it returns.
  *
- * Phases, by how far the child got (running, exited, pipes closed) and what the run was sent:
+ *   phase               event                  → phase                actions
+ *   spawning            spawn-failed           → finished             finish (spawnError)
+ *   running             stop¹                  → terminating          SIGTERM run, kill timer
+ *   running             exited                 → exited               close timer (stop¹ too if left behind²)
+ *   terminating         kill timer             → killing              SIGKILL run
+ *   terminating         exited                 → exited-terminating   close timer
+ *   killing             exited                 → exited-killing       close timer
+ *   exited              stop¹                  → exited-terminating   SIGTERM run, kill timer
+ *   exited              closed                 → looking-after-close  look       (unmarked: finished)
+ *   exited-terminating  kill timer             → exited-killing       SIGKILL run
+ *   exited-terminating  closed                 → awaiting-survivors   look
+ *   exited-killing      closed                 → looking-after-kill   look
+ *   exited*             close timer            → looking-after-kill   SIGKILL group, close pipes, look
+ *                                                                     (unmarked: finished)
+ *   looking-after-close looked: some           → awaiting-survivors   SIGTERM run, kill timer, look in 25 ms²
+ *   awaiting-survivors  look timer             → (same)               look
+ *   awaiting-survivors  looked: some           → (same)               look in 25, 50, 100, 200, 400, 400… ms
+ *   awaiting-survivors  kill timer             → reaping              SIGKILL run, reap timer, look
+ *                                                                     (unmarked: finished)
+ *   looking-after-kill  looked: some           → reaping              SIGKILL run, reap timer, look
+ *                                                                     (unmarked: finished)
+ *   reaping             look timer             → (same)               look
+ *   reaping             looked: some           → (same)               look in 25 ms
+ *   reaping             reap timer             → finished             finish
+ *   reaping             stop¹                  → (same)               SIGTERM run, kill timer
+ *   reaping             kill timer             → (same)               SIGKILL run, look
+ *   looking-*, awaiting-survivors, reaping: looked: none → finished (finish)
  *
- *   spawning ──spawn-failed──▶ finished
- *   running ──stop¹──▶ terminating ──kill timer──▶ killing
- *     │ exited²             │ exited                  │ exited
- *     ▼                     ▼                         ▼
- *   exited ──stop¹──▶ exited-terminating ──kill timer──▶ exited-killing
- *     │ closed: marked → looking-after-close,  │ closed            │ closed
- *     │         unmarked → finished            ▼                   ▼
- *     │                                awaiting-survivors   looking-after-kill
- *     └─ close timer (any exited-*): SIGKILL the group, close the pipes; marked → looking-after-kill,
- *        unmarked → finished
- *   looking-after-close ──none──▶ finished;  ──some──▶ SIGTERM ▶ awaiting-survivors
- *   awaiting-survivors ──none──▶ finished;  ──some──▶ look again (25 ms, doubling to 400 ms)
- *                      ──kill timer──▶ SIGKILL ▶ marked: reaping, unmarked: finished
- *   looking-after-kill ──none──▶ finished;  ──some──▶ SIGKILL ▶ marked: reaping, unmarked: finished
- *   reaping ──none or reap timer──▶ finished;  ──some──▶ look again in 25 ms
- *
- *   ¹ stop: the deadline timer, an abort or a fault, the first time only (`stoppedBy`); SIGTERM to
- *     the run and the kill timer. Also taken in reaping when nothing had asked the run to stop.
- *   ² exited with something of the run left behind: exited-terminating at once (stoppedBy leftovers).
- *
- * A look (look-for-survivors) is always the last action of a step and is answered at once with a
- * `looked` event; the looking-after-* phases only ever wait for that answer. Once finished, every
- * event is ignored: one attempt reports once.
+ * ¹ stop: the deadline timer, an abort or a fault, only while nothing asked the run to stop
+ *   (`stoppedBy` keeps the first reason: timedOut and aborted in the outcome).
+ * ² left behind: processes of the run outlive the child (exit) or its pipes (close): `leftovers`.
+ * Every other event is ignored: timers nobody waits for, a late close, and all once finished.
+ * A look is always a step's last action and is answered at once with a `looked` event: a
+ * looking-* phase never outlives the event that entered it.
  */
 
-/** Where the supervision is. */
+/**
+ * How far the child got (spawning: no pid yet, its error is on the way; running; exited with its
+ * pipes open; pipes closed) and what the run was sent (nothing, SIGTERM, SIGKILL). looking-* wait
+ * for the answer to a look, awaiting-survivors for SIGTERMed ones to go, reaping for SIGKILLed ones.
+ */
 export type SupervisionPhase =
-  /** spawn gave no pid: its error is on the way. */
   | 'spawning'
-  /** The child runs; nothing asked it to stop. Deadline timer armed. */
   | 'running'
-  /** SIGTERM sent to the run, the kill timer armed; the child has not exited. */
   | 'terminating'
-  /** SIGKILL sent to the run; the child has not exited. */
   | 'killing'
-  /** The child exited, its pipes are still open (a descendant may hold them); close timer armed. */
   | 'exited'
   | 'exited-terminating'
   | 'exited-killing'
-  /** Pipes closed with nothing signalled: the answer to "is anything of the run left?" is due. */
   | 'looking-after-close'
-  /** Pipes closed, SIGTERM sent: looking until nothing is left, or the kill timer fires. */
   | 'awaiting-survivors'
-  /** Pipes closed, SIGKILL sent (by the kill or the close timer): the answer to a look is due. */
   | 'looking-after-kill'
-  /** SIGKILL sent to every marked process: looking until the kernel took them, or the reap timer. */
   | 'reaping'
   | 'finished';
 
-/** Why the run was first sent SIGTERM. */
-export type StopReason =
-  /** Its deadline (timeoutMs) passed: the outcome says timedOut. */
-  | 'deadline'
-  /** Its AbortSignal fired (cancel, lease lost, shutdown): the outcome says aborted. */
-  | 'abort'
-  /** A log write failed or onSpawn threw: the run is stopped, then runProcess rejects. */
-  | 'fault'
-  /** The child exited or closed its pipes leaving processes of the run behind. */
-  | 'leftovers';
+/**
+ * Why the run was first sent SIGTERM: its deadline (timedOut), its AbortSignal (aborted: cancel,
+ * lost lease, shutdown), a fault (a log write failed or onSpawn threw: runProcess then rejects),
+ * or processes of the run outliving the child or its pipes (leftovers).
+ */
+export type StopReason = 'deadline' | 'abort' | 'fault' | 'leftovers';
 
-export type SupervisionTimer =
-  /** timeoutMs after the start. */
-  | 'deadline'
-  /** killGraceMs after the SIGTERM: SIGKILL. */
-  | 'kill'
-  /** CLOSE_AFTER_EXIT_MS after the exit: stop waiting for a descendant to close the pipes. */
-  | 'close'
-  /** The next look for survivors. */
-  | 'look'
-  /** REAP_AFTER_KILL_MS after the SIGKILL to the marked processes: report even if some remain. */
-  | 'reap';
+/** deadline: timeoutMs; kill: killGraceMs after SIGTERM; close: CLOSE_AFTER_EXIT_MS; reap: REAP_AFTER_KILL_MS. */
+export type SupervisionTimer = 'deadline' | 'kill' | 'close' | 'look' | 'reap';
 
 export interface SpawnFailure {
   code: string;
@@ -86,7 +77,7 @@ export interface SpawnFailure {
 export type SupervisionEvent =
   /** The child's 'error' event; a start failure only while spawning (later: a failed kill, ignored). */
   | { type: 'spawn-failed'; spawnError: SpawnFailure }
-  /** The child's 'exit'. `leftBehind`: marked processes or live members of its group remain (looked for only with a marker). */
+  /** The child's 'exit'. `leftBehind`: marked processes or live members of its group remain (marked runs only). */
   | { type: 'exited'; exitCode: number | null; signal: NodeJS.Signals | null; leftBehind: boolean }
   /** The child's 'close': it exited and every pipe of it is closed. */
   | { type: 'closed' }
