@@ -16,14 +16,9 @@ import {
 import { dirname } from 'node:path';
 import type { Readable } from 'node:stream';
 import { BatonError } from '../core/errors.js';
-import {
-  type AttemptMarker,
-  findMarkedProcesses,
-  groupHasLiveMembers,
-  isLiveProcess,
-  signalMarkedProcesses,
-} from './attempt-processes.js';
+import type { AttemptMarker } from './attempt-processes.js';
 import { ByteTail } from './byte-tail.js';
+import { signalGroupQuietly, survivorsOf } from './run-survivors.js';
 import {
   type SupervisionAction,
   type SupervisionEvent,
@@ -130,16 +125,6 @@ export function killProcessGroup(pid: number, signal: NodeJS.Signals): boolean {
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ESRCH') return false;
     throw error;
-  }
-}
-
-/** Signals a group from a timer or event handler, where a throw would crash the process. */
-function signalGroupQuietly(pid: number, signal: NodeJS.Signals | 0): boolean {
-  try {
-    process.kill(-pid, signal);
-    return true;
-  } catch {
-    return false;
   }
 }
 
@@ -283,39 +268,8 @@ function supervise(
 
     const marker = options.marker;
     if (pid !== undefined) liveChildren.set(pid, marker?.join('\0') ?? '');
-    // Once the child has exited, only the descendants alive then can start others: when none
-    // was, none is left, and the scan of /proc (about 1 ms per 100 processes) is not repeated.
-    let noneMarkedAtExit = false;
-    // Nor was any member of its group: nothing of the run is left, and nothing can come back.
-    let nothingLeftAtExit = false;
-    // The marked processes signalled so far: one that is exiting reads as unmarked before it is
-    // gone (its memory, environment included, goes first), so these are waited for by pid. Only
-    // waited for: a pid is never signalled again once its marker is not seen (it may be reused).
-    const signalled = new Set<number>();
-    const signalledAlive = () => {
-      for (const signalledPid of signalled) {
-        if (isLiveProcess(signalledPid)) return true;
-        signalled.delete(signalledPid);
-      }
-      return false;
-    };
-    const markedAlive = () =>
-      marker !== undefined && !noneMarkedAtExit && findMarkedProcesses(marker).length > 0;
-    // With a marker, what is left is what carries it, what was signalled for carrying it, and live
-    // members of the child's group (a zombie does not count, which matters where pid 1 does not
-    // reap). Without one, the group.
-    const survivors = () =>
-      marker !== undefined
-        ? signalledAlive() ||
-          (!nothingLeftAtExit && ((pid !== undefined && groupHasLiveMembers(pid)) || markedAlive()))
-        : pid !== undefined && signalGroupQuietly(pid, 0);
-    // A launcher's group is only ever SIGKILLed: its SIGTERM would kill the agent inside at once.
-    const termGroup = !(options.launcher && marker !== undefined);
-    const signalRun = (signal: NodeJS.Signals) => {
-      if (pid !== undefined && (signal === 'SIGKILL' || termGroup)) signalGroupQuietly(pid, signal);
-      if (marker !== undefined)
-        for (const reached of signalMarkedProcesses(marker, signal)) signalled.add(reached);
-    };
+    // What of the run is still alive, and the signals that stop it (the child's group, marked processes).
+    const survivors = survivorsOf(pid, marker, options.launcher ?? false);
 
     // When to signal, wait and report is decided by the state machine (supervision.ts); this
     // function only listens to the child, the log, the signal and the timers, and acts.
@@ -332,7 +286,7 @@ function supervise(
     const perform = (action: SupervisionAction) => {
       switch (action.kind) {
         case 'signal-run':
-          signalRun(action.signal);
+          survivors.signal(action.signal);
           return;
         case 'signal-group':
           if (pid !== undefined) signalGroupQuietly(pid, action.signal);
@@ -355,7 +309,7 @@ function supervise(
           timers.delete(action.timer);
           return;
         case 'look-for-survivors':
-          dispatch({ type: 'looked', survivors: survivors() });
+          dispatch({ type: 'looked', survivors: survivors.anyLeft() });
           return;
         case 'finish':
           finish(action.outcome);
@@ -414,12 +368,7 @@ function supervise(
       // A short run's descendants all have pids above its own (see findMarkedProcesses).
       const short = performance.now() - started < SHORT_RUN_MS && pid !== undefined;
       const except = childrenMarkedOtherwise(marker);
-      const left = findMarkedProcesses(marker, short ? { bornAfter: pid, except } : { except }).length > 0;
-      if (left) return true;
-      noneMarkedAtExit = true;
-      if (pid !== undefined && groupHasLiveMembers(pid)) return true;
-      nothingLeftAtExit = true;
-      return false;
+      return survivors.leftAtExit(short ? { bornAfter: pid, except } : { except });
     };
     child.on('error', (error: NodeJS.ErrnoException) => {
       if (pid !== undefined) return; // e.g. a failed kill(): the supervision above covers it
