@@ -21,7 +21,7 @@
  *   looking-after-close looked: some           → awaiting-survivors   SIGTERM run, kill timer, look in 25 ms²
  *   awaiting-survivors  look timer             → (same)               look
  *   awaiting-survivors  looked: some           → (same)               look in 25, 50, 100, 200, 400, 400… ms
- *   awaiting-survivors  kill timer             → reaping              SIGKILL run, reap timer, look
+ *   awaiting-survivors  kill timer             → reaping              SIGKILL run, cancel look, reap timer, look
  *                                                                     (unmarked: finished)
  *   looking-after-kill  looked: some           → reaping              SIGKILL run, reap timer, look
  *                                                                     (unmarked: finished)
