@@ -16,14 +16,17 @@ import {
 import { dirname } from 'node:path';
 import type { Readable } from 'node:stream';
 import { BatonError } from '../core/errors.js';
-import {
-  type AttemptMarker,
-  findMarkedProcesses,
-  groupHasLiveMembers,
-  isLiveProcess,
-  signalMarkedProcesses,
-} from './attempt-processes.js';
+import type { AttemptMarker } from './attempt-processes.js';
 import { ByteTail } from './byte-tail.js';
+import { signalGroupQuietly, survivorsOf } from './run-survivors.js';
+import {
+  type SupervisionAction,
+  type SupervisionEvent,
+  type SupervisionOutcome,
+  type SupervisionTimer,
+  startSupervision,
+  transition,
+} from './supervision.js';
 
 export interface RunProcessOptions {
   /** argv[0] is the executable (looked up on PATH by spawn); the rest are literal arguments. */
@@ -88,14 +91,8 @@ export interface ProcessResult {
 
 const DEFAULT_KILL_GRACE_MS = 5000;
 const DEFAULT_TAIL_BYTES = 65536;
-/** After the child exits, how long a grandchild may keep its stdout/stderr open before the group is killed. */
-const CLOSE_AFTER_EXIT_MS = 2000;
 /** Runs shorter than this look for descendants only among pids handed out after their own. */
 const SHORT_RUN_MS = 10_000;
-/** How often survivors are looked for while they are being stopped. */
-const SURVIVOR_POLL_MS = 25;
-/** After SIGKILL, how long to wait for the kernel to take the processes away before reporting. */
-const REAP_AFTER_KILL_MS = 2000;
 
 /**
  * The children runProcess started that are not reaped yet, with the marker each was given (its
@@ -128,16 +125,6 @@ export function killProcessGroup(pid: number, signal: NodeJS.Signals): boolean {
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ESRCH') return false;
     throw error;
-  }
-}
-
-/** Signals a group from a timer or event handler, where a throw would crash the process. */
-function signalGroupQuietly(pid: number, signal: NodeJS.Signals | 0): boolean {
-  try {
-    process.kill(-pid, signal);
-    return true;
-  } catch {
-    return false;
   }
 }
 
@@ -273,117 +260,76 @@ function supervise(
     const pid = child.pid;
     const stdout = new ByteTail(tailBytes);
     const stderr = new ByteTail(tailBytes);
-    let exitCode: number | null = null;
-    let exitSignal: NodeJS.Signals | null = null;
-    let timedOut = false;
-    let aborted = false;
-    let spawnError: ProcessResult['spawnError'];
+    const status = options.statusFd ? new ByteTail(65536) : undefined;
+    const statusStream = options.statusFd ? (child.stdio[3] as Readable | null) : null;
+    const streams = [child.stdout!, child.stderr!];
     let failure: unknown; // a bug or a log I/O error: reject once the child is gone
-    let terminating = false;
-    let killSent = false;
-    let waitingForKill = false;
-    let closed = false;
-    let finished = false;
-    const timers: NodeJS.Timeout[] = [];
-    const later = (ms: number, fn: () => void) => timers.push(setTimeout(fn, ms));
+    const timers = new Map<SupervisionTimer, NodeJS.Timeout>();
 
     const marker = options.marker;
     if (pid !== undefined) liveChildren.set(pid, marker?.join('\0') ?? '');
-    // Once the child has exited, only the descendants alive then can start others: when none
-    // was, none is left, and the scan of /proc (about 1 ms per 100 processes) is not repeated.
-    let noneMarkedAtExit = false;
-    // Nor was any member of its group: nothing of the run is left, and nothing can come back.
-    let nothingLeftAtExit = false;
-    // The marked processes signalled so far: one that is exiting reads as unmarked before it is
-    // gone (its memory, environment included, goes first), so these are waited for by pid. Only
-    // waited for: a pid is never signalled again once its marker is not seen (it may be reused).
-    const signalled = new Set<number>();
-    const signalledAlive = () => {
-      for (const signalledPid of signalled) {
-        if (isLiveProcess(signalledPid)) return true;
-        signalled.delete(signalledPid);
-      }
-      return false;
+    // What of the run is still alive, and the signals that stop it (the child's group, marked processes).
+    const survivors = survivorsOf(pid, marker, options.launcher ?? false);
+
+    // When to signal, wait and report is decided by the state machine (supervision.ts); this
+    // function only listens to the child, the log, the signal and the timers, and acts.
+    const first = startSupervision(
+      { marked: marker !== undefined, timeoutMs: options.timeoutMs, killGraceMs },
+      pid !== undefined,
+    );
+    let state = first.state;
+    const dispatch = (event: SupervisionEvent) => {
+      const step = transition(state, event);
+      state = step.state;
+      for (const action of step.actions) perform(action);
     };
-    const markedAlive = () =>
-      marker !== undefined && !noneMarkedAtExit && findMarkedProcesses(marker).length > 0;
-    // With a marker, what is left is what carries it, what was signalled for carrying it, and live
-    // members of the child's group (a zombie does not count, which matters where pid 1 does not
-    // reap). Without one, the group.
-    const survivors = () =>
-      marker !== undefined
-        ? signalledAlive() ||
-          (!nothingLeftAtExit && ((pid !== undefined && groupHasLiveMembers(pid)) || markedAlive()))
-        : pid !== undefined && signalGroupQuietly(pid, 0);
-    // A launcher's group is only ever SIGKILLed: its SIGTERM would kill the agent inside at once.
-    const termGroup = !(options.launcher && marker !== undefined);
-    const signalAll = (signal: NodeJS.Signals) => {
-      if (pid !== undefined && (signal === 'SIGKILL' || termGroup)) signalGroupQuietly(pid, signal);
-      if (marker !== undefined)
-        for (const reached of signalMarkedProcesses(marker, signal)) signalled.add(reached);
-    };
-    const killAll = () => {
-      killSent = true;
-      signalAll('SIGKILL');
-      if (!waitingForKill) return;
-      if (marker === undefined) {
-        finish();
-        return;
-      }
-      // SIGKILLed processes take a moment to go: report once they have, so none is seen after.
-      const deadline = performance.now() + REAP_AFTER_KILL_MS;
-      const reaped = () => {
-        if (!survivors() || performance.now() >= deadline) finish();
-        else later(SURVIVOR_POLL_MS, reaped);
-      };
-      reaped();
-    };
-    const terminate = () => {
-      if (terminating || pid === undefined) return;
-      terminating = true;
-      signalAll('SIGTERM');
-      later(killGraceMs, killAll);
-    };
-    /** Once the child's pipes are closed: finish when nothing of the run is left, else stop what is. */
-    const awaitSurvivors = () => {
-      if (!survivors()) {
-        finish();
-        return;
-      }
-      waitingForKill = true;
-      if (killSent) killAll();
-      else terminate();
-      // Each look scans /proc (about 1 ms per 100 processes): look less often the longer it takes.
-      let every = SURVIVOR_POLL_MS;
-      const poll = () => {
-        if (finished || killSent) return;
-        if (!survivors()) {
-          finish();
+    const perform = (action: SupervisionAction) => {
+      switch (action.kind) {
+        case 'signal-run':
+          survivors.signal(action.signal);
+          return;
+        case 'signal-group':
+          if (pid !== undefined) signalGroupQuietly(pid, action.signal);
+          return;
+        case 'close-pipes':
+          for (const s of streams) s.destroy();
+          statusStream?.destroy();
+          return;
+        case 'start-timer': {
+          clearTimeout(timers.get(action.timer));
+          const fire = () => {
+            timers.delete(action.timer);
+            dispatch({ type: 'timer-fired', timer: action.timer });
+          };
+          timers.set(action.timer, setTimeout(fire, action.ms));
           return;
         }
-        every = Math.min(every * 2, 400);
-        later(every, poll);
-      };
-      later(every, poll);
+        case 'cancel-timer':
+          clearTimeout(timers.get(action.timer));
+          timers.delete(action.timer);
+          return;
+        case 'look-for-survivors':
+          dispatch({ type: 'looked', survivors: survivors.anyLeft() });
+          return;
+        case 'finish':
+          finish(action.outcome);
+          return;
+      }
     };
-    const onAbort = () => {
-      if (!terminating) aborted = true;
-      terminate();
-    };
+    const onAbort = () => dispatch({ type: 'aborted' });
 
-    const finish = () => {
-      if (finished) return;
-      finished = true;
-      for (const timer of timers) clearTimeout(timer);
+    const finish = (outcome: SupervisionOutcome) => {
+      for (const timer of timers.values()) clearTimeout(timer);
+      timers.clear();
       options.signal?.removeEventListener('abort', onAbort);
       const result: ProcessResult = {
         ...resultOf(stdout, stderr, options.logPath),
-        exitCode: spawnError ? null : exitCode,
-        signal: exitSignal,
-        timedOut,
-        aborted,
+        exitCode: outcome.exitCode,
+        signal: outcome.signal,
+        timedOut: outcome.timedOut,
+        aborted: outcome.aborted,
         durationMs: Math.round(performance.now() - started),
-        ...(spawnError ? { spawnError } : {}),
+        ...(outcome.spawnError ? { spawnError: outcome.spawnError } : {}),
         ...(status === undefined ? {} : { statusText: status.text() }),
       };
       if (failure !== undefined) {
@@ -396,12 +342,9 @@ function supervise(
 
     log.on('error', (error) => {
       failure ??= error;
-      terminate();
+      dispatch({ type: 'faulted' });
     });
-    const status = options.statusFd ? new ByteTail(65536) : undefined;
-    const statusStream = options.statusFd ? (child.stdio[3] as Readable | null) : null;
     statusStream?.on('data', (chunk: Buffer) => status?.push(chunk));
-    const streams = [child.stdout!, child.stderr!];
     let paused = false;
     const forward = (stream: Readable, tail: ByteTail) => {
       stream.on('data', (chunk: Buffer) => {
@@ -418,64 +361,37 @@ function supervise(
     forward(child.stdout!, stdout);
     forward(child.stderr!, stderr);
 
+    // The run ends with its child: whatever it left behind (a grandchild holding stdout open, a
+    // tool's process in a group of its own) is what the exit's look finds, and is stopped now.
+    const lookAtExit = (): boolean => {
+      if (marker === undefined || state.phase === 'finished') return false;
+      // A short run's descendants all have pids above its own (see findMarkedProcesses).
+      const short = performance.now() - started < SHORT_RUN_MS && pid !== undefined;
+      const except = childrenMarkedOtherwise(marker);
+      return survivors.leftAtExit(short ? { bornAfter: pid, except } : { except });
+    };
     child.on('error', (error: NodeJS.ErrnoException) => {
       if (pid !== undefined) return; // e.g. a failed kill(): the supervision above covers it
-      spawnError ??= describeSpawnError(error, options);
-      finish();
+      dispatch({ type: 'spawn-failed', spawnError: describeSpawnError(error, options) });
     });
     child.on('exit', (code, signal) => {
-      exitCode = code;
-      exitSignal = signal;
       if (pid !== undefined) liveChildren.delete(pid);
-      // The run ends with its child: whatever it left behind (a grandchild holding stdout open, a
-      // tool's process in a group of its own) is stopped now.
-      if (marker !== undefined && !finished) {
-        // A short run's descendants all have pids above its own (see findMarkedProcesses).
-        const short = performance.now() - started < SHORT_RUN_MS && pid !== undefined;
-        const except = childrenMarkedOtherwise(marker);
-        const left = findMarkedProcesses(marker, short ? { bornAfter: pid, except } : { except }).length > 0;
-        if (left) terminate();
-        else {
-          noneMarkedAtExit = true;
-          if (pid !== undefined && groupHasLiveMembers(pid)) terminate();
-          else nothingLeftAtExit = true;
-        }
-      }
-      // A grandchild holding stdout/stderr open must not keep us waiting forever.
-      later(CLOSE_AFTER_EXIT_MS, () => {
-        if (closed) return; // waiting for the kill timer instead
-        if (pid !== undefined) signalGroupQuietly(pid, 'SIGKILL');
-        killSent = true;
-        for (const s of streams) s.destroy();
-        statusStream?.destroy();
-        closed = true;
-        if (marker === undefined) finish();
-        else awaitSurvivors();
-      });
+      dispatch({ type: 'exited', exitCode: code, signal, leftBehind: lookAtExit() });
     });
-    child.on('close', () => {
-      if (closed) return;
-      closed = true;
-      // Once we started killing, finish it: survivors get SIGKILL when the grace ends.
-      if (terminating || marker !== undefined) awaitSurvivors();
-      else finish();
-    });
+    child.on('close', () => dispatch({ type: 'closed' }));
 
     if (pid === undefined) return; // spawn failed: 'error' follows
     if (options.stdinText !== undefined && child.stdin) {
       child.stdin.on('error', () => {}); // EPIPE when the child exits without reading
       child.stdin.end(options.stdinText);
     }
-    later(options.timeoutMs, () => {
-      if (!terminating) timedOut = true;
-      terminate();
-    });
+    for (const action of first.actions) perform(action); // the deadline
     options.signal?.addEventListener('abort', onAbort, { once: true });
     try {
       options.onSpawn?.(pid);
     } catch (error) {
       failure ??= error;
-      terminate();
+      dispatch({ type: 'faulted' });
     }
   });
 }
