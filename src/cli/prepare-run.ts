@@ -9,7 +9,7 @@ import type { NewRun } from '../store/store.js';
 import { loadPlanFile } from '../workflow/load-plan-file.js';
 import type { GlobalOptions } from './global-options.js';
 
-export interface PrepareOptions extends GlobalOptions {
+interface PrepareOptions extends GlobalOptions {
   input?: string[];
   workspace?: string;
   /** `--allow-workspace <dir>`: this broad folder (root, home, above the Baton home) may be the workspace. */
@@ -20,7 +20,7 @@ export interface PrepareOptions extends GlobalOptions {
   shadow?: boolean;
 }
 
-export function parseInputs(pairs: readonly string[] = []): Record<string, string> {
+function parseInputs(pairs: readonly string[] = []): Record<string, string> {
   const inputs: Record<string, string> = {};
   for (const pair of pairs) {
     const eq = pair.indexOf('=');

@@ -24,7 +24,7 @@ async function fastCheck(args: readonly string[], idleTried: boolean): Promise<n
 }
 
 /** What the `baton` launcher hands over to the CLI when the idle check had no answer. */
-export interface LauncherHandover {
+interface LauncherHandover {
   /** better-sqlite3's JavaScript as the launcher bundled it (see offerSqliteDriver). */
   sqlite: BundledSqliteDriver;
 }

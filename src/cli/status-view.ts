@@ -8,7 +8,7 @@ import { EXIT } from './exit-codes.js';
 import { table } from './format.js';
 
 /** A due step of a running run held back by a flow limit now, with why. */
-export interface FlowWait {
+interface FlowWait {
   stepId: string;
   key: string;
   reason: string;
@@ -25,11 +25,11 @@ export async function requireRun(store: Store, runId: string): Promise<RunDetail
  * as its counts per status and the steps that need a look (LISTED_STATUSES): 10,000 lines of
  * `succeeded` tell nobody anything, and reading them is most of the command's time.
  */
-export const EVERY_STEP_UP_TO = 100;
+const EVERY_STEP_UP_TO = 100;
 const LISTED_STATUSES: readonly StepStatus[] = ['ready', 'running', 'retry_wait', 'blocked', 'degraded'];
 
 /** The steps `status <run>` lists: every one with `--all`, else as EVERY_STEP_UP_TO says. */
-export function listedSteps(all: boolean): StepSelection {
+function listedSteps(all: boolean): StepSelection {
   return { statuses: LISTED_STATUSES, everyStepUpTo: all ? Number.MAX_SAFE_INTEGER : EVERY_STEP_UP_TO };
 }
 

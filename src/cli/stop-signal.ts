@@ -3,7 +3,7 @@ export const STOP_SIGNAL_EXIT = { SIGINT: 130, SIGTERM: 143 } as const;
 
 export type StopSignal = keyof typeof STOP_SIGNAL_EXIT;
 
-export interface StopSignalWatch {
+interface StopSignalWatch {
   /** Resolves with the first SIGINT or SIGTERM received; never rejects. */
   received: Promise<StopSignal>;
   /** Removes the handlers (a later signal has its default effect again). */

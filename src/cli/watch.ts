@@ -2,7 +2,7 @@ import { STOP_SIGNAL_EXIT, watchStopSignals } from './stop-signal.js';
 import { fitToWidth } from './text-width.js';
 
 /** How often a watch (`status --watch`, `timeline --watch`, `logs -f`) reads the store. */
-export const WATCH_POLL_MS = 300;
+const WATCH_POLL_MS = 300;
 
 /**
  * Calls `tick` every `pollMs` until it returns an exit code. Ctrl-C (SIGINT) or SIGTERM ends the

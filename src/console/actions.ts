@@ -19,7 +19,7 @@ type StepAction = (
   now: number,
 ) => Promise<RunSummary>;
 
-export const RUN_ACTIONS: Record<string, RunAction> = {
+const RUN_ACTIONS: Record<string, RunAction> = {
   cancel: (store, runId, _form, now) => store.cancelRun(runId, now),
   resume: (store, runId, _form, now) => store.resumeRun(runId, now),
   reject: (store, runId, _form, now) => store.rejectRun(runId, now),
@@ -32,7 +32,7 @@ export const RUN_ACTIONS: Record<string, RunAction> = {
   },
 };
 
-export const STEP_ACTIONS: Record<string, StepAction> = {
+const STEP_ACTIONS: Record<string, StepAction> = {
   retry: (store, runId, stepId, _form, now) => store.retryStep(runId, stepId, now),
   skip: (store, runId, stepId, _form, now) => store.skipStep(runId, stepId, now),
   resolve: (store, runId, stepId, form, now) => {

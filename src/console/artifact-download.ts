@@ -7,7 +7,7 @@ import type { AttemptRecord } from '../store/store.js';
 import { SECURITY_HEADERS } from './respond.js';
 
 /** Why a download is refused: 403 for a path that leaves the workspace, 404 for one that is not there. */
-export type DownloadRefusal = { status: 403 | 404; message: string };
+type DownloadRefusal = { status: 403 | 404; message: string };
 
 /**
  * The file of an artifact, or why it is refused. The workspace rules of requiredOutputs decide

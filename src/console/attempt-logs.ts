@@ -5,7 +5,7 @@ import { attemptLogPath } from '../executors/step-executor.js';
 import type { AttemptRecord, RunDetail } from '../store/store.js';
 
 /** How much of a finished log a step page shows (its end); the whole log is a link away. */
-export const LOG_TAIL_BYTES = 64 * 1024;
+const LOG_TAIL_BYTES = 64 * 1024;
 /** Most read from a growing log per poll of its live stream. */
 const LIVE_CHUNK_BYTES = 256 * 1024;
 

@@ -17,7 +17,7 @@ import { layout } from './pages/layout.js';
 import { redirect, sendBody, sendHtml, sendText } from './respond.js';
 import { ConsoleSession, CSRF_FIELD } from './session.js';
 
-export interface ConsoleOptions {
+interface ConsoleOptions {
   store: Store;
   home: string;
   /** Address to listen on; anything but loopback needs a token the operator chose (see serve.ts). */

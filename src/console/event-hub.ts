@@ -3,7 +3,7 @@ import type { Store } from '../store/store.js';
 import { EventCursor } from './event-cursor.js';
 
 /** What a page's stream is told about an event: enough to know what changed, no free text. */
-export interface EventNotice {
+interface EventNotice {
   seq: number;
   runId: string;
   type: string;

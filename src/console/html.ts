@@ -21,7 +21,7 @@ const ESCAPES: Record<string, string> = {
 };
 
 /** Text as HTML text or as a double-quoted attribute value. */
-export function escapeHtml(text: string): string {
+function escapeHtml(text: string): string {
   return text.replace(/[&<>"'`]/g, (c) => ESCAPES[c]!);
 }
 

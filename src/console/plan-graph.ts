@@ -11,7 +11,7 @@ const GAP_Y = 14;
 const PAD = 10;
 const TITLE_CHARS = 22;
 
-export interface GraphNode {
+interface GraphNode {
   stepId: string;
   title: string;
   status: StepStatus;

@@ -2,7 +2,7 @@ import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 
 /** The cookie that carries the session token once the printed URL was opened. */
-export const SESSION_COOKIE = 'baton_session';
+const SESSION_COOKIE = 'baton_session';
 /** The form field every action (POST) must carry. */
 export const CSRF_FIELD = 'csrf';
 /** Tokens from --token-file shorter than this are refused: they could be guessed. */
@@ -53,7 +53,7 @@ function sameText(a: string, b: string): boolean {
 }
 
 /** One cookie of the request, or null. */
-export function cookieValue(request: IncomingMessage, name: string): string | null {
+function cookieValue(request: IncomingMessage, name: string): string | null {
   for (const part of (request.headers.cookie ?? '').split(';')) {
     const at = part.indexOf('=');
     if (at > 0 && part.slice(0, at).trim() === name) return part.slice(at + 1).trim();

@@ -4,7 +4,7 @@ import { SECURITY_HEADERS } from './respond.js';
 /** Comment lines that keep an idle stream open through proxies. */
 const KEEPALIVE_MS = 15_000;
 
-export interface EventStream {
+interface EventStream {
   send(data: unknown, options?: { event?: string; id?: number }): void;
   /** Resolves when the browser goes away (or `end` was called). */
   closed: Promise<void>;

@@ -3,15 +3,15 @@ import { FINAL_RUN_STATUSES } from '../core/run-state.js';
 import type { AttemptRecord, RunDetail } from '../store/store.js';
 
 /** How an attempt (or a wait) is drawn. */
-export type SpanKind = 'running' | 'succeeded' | 'failed' | 'interrupted' | 'discarded' | 'wait';
+type SpanKind = 'running' | 'succeeded' | 'failed' | 'interrupted' | 'discarded' | 'wait';
 /** What a point on the timeline is. */
-export type MarkKind = 'recovery' | 'fallback' | 'budget' | 'blocked' | 'human' | 'run';
+type MarkKind = 'recovery' | 'fallback' | 'budget' | 'blocked' | 'human' | 'run';
 
 /**
  * A run's timeline as the console's script draws it: compact tuples (a run with thousands of
  * attempts stays small), times in ms from the run's creation.
  */
-export interface TimelineData {
+interface TimelineData {
   start: number;
   /** Offset of the timeline's right end: now for a run still going, else its last moment. */
   end: number;

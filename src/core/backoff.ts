@@ -7,7 +7,7 @@ export type RandomSource = () => number;
  * What exponential backoff grows from: a step's retry policy, or the model-call harness's
  * settings (`model-call/send-request.ts`: factor 2, `baseMs` and `capMs`).
  */
-export type BackoffCurve = Pick<RetryPolicy, 'initialDelayMs' | 'factor' | 'maxDelayMs'>;
+type BackoffCurve = Pick<RetryPolicy, 'initialDelayMs' | 'factor' | 'maxDelayMs'>;
 
 /**
  * The exponential ceiling for the wait after failed try number `tries` (1-based):

@@ -14,7 +14,7 @@ import { batonOwnSecretEnv, NO_PLAN_SECRETS, type PlanSecretEnv } from './run-se
  */
 
 /** Always passed when set: what any program needs to find itself, its home, its locale and a temp folder. */
-export const BASELINE_ENV: readonly string[] = [
+const BASELINE_ENV: readonly string[] = [
   'PATH',
   'HOME',
   'USER',
@@ -30,7 +30,7 @@ export const BASELINE_ENV: readonly string[] = [
 /** Locale categories (`LC_ALL`, `LC_CTYPE`, …) are part of the baseline too. */
 const isBaseline = (name: string) => BASELINE_ENV.includes(name) || name.startsWith('LC_');
 
-export interface ChildEnvRequest {
+interface ChildEnvRequest {
   /** Baton's own environment. */
   env: NodeJS.ProcessEnv;
   /** The secret variables the run's plan names; none for the legacy state file. */

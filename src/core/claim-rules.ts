@@ -4,7 +4,7 @@ import type { PlanStep } from './plan/types.js';
 import { isDueStep, type RunState, type StepResult, stepOf, stepTally } from './run-state.js';
 
 /** What every claim decision reads of the claiming process and its request. */
-export interface ClaimScope {
+interface ClaimScope {
   now: number;
   /** Claims are for this run only (a process driving one run); undefined: any run. */
   runId?: string;
@@ -55,7 +55,7 @@ export function claimableStep(
  * What the step at `position` runs next (its own executor, or its fallback once that took over),
  * or null when it is a function the claiming process lacks (`functions` undefined: it has all).
  */
-export function stepToRun(run: RunState, position: number, functions?: readonly string[]): PlanStep | null {
+function stepToRun(run: RunState, position: number, functions?: readonly string[]): PlanStep | null {
   const declared = run.plan.steps[position]!;
   const planStep = run.steps[position]!.onFallback ? fallbackPlanStep(declared) : declared;
   if (planStep.kind === 'fn' && functions && !functions.includes(planStep.fn ?? '')) return null;

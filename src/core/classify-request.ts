@@ -17,7 +17,7 @@ export const CRITERIA = [
 ] as const;
 export type Criterion = (typeof CRITERIA)[number];
 
-export interface RequestVerdict {
+interface RequestVerdict {
   verdict: 'MULTI_STEP' | 'SINGLE_STEP';
   actionCount: number;
   actions: string[];

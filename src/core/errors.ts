@@ -5,7 +5,7 @@ import { scanJsonText } from './json-text.js';
  * Errors Baton throws for bad input, bad configuration and bugs.
  * A step that fails is not an error: its outcome is data (see StepOutcome in failure.ts).
  */
-export const ERROR_CODES = [
+const ERROR_CODES = [
   'PLAN_INVALID',
   'PLAN_NOT_FOUND',
   'AGENT_CMD_REFUSED',

@@ -25,7 +25,7 @@ export interface FlowRate {
 }
 
 /** The key an agent step falls under when the plan names no agent command (the process default runs it). */
-export const DEFAULT_AGENT_FLOW_KEY = 'agent';
+const DEFAULT_AGENT_FLOW_KEY = 'agent';
 
 /**
  * The flow key of what a step runs: its `flowKey` if set; otherwise, for an agent step, the base

@@ -12,7 +12,7 @@ export const MAX_NESTING_DEPTH = 64;
 export const NESTING_PROBLEM = `nesting is deeper than ${MAX_NESTING_DEPTH} levels (the limit)`;
 
 /** What a scan of JSON text found wrong; offsets are UTF-16 indexes into the text. */
-export type JsonTextProblem =
+type JsonTextProblem =
   | { kind: 'too-deep'; offset: number }
   | { kind: 'duplicate-key'; key: string; offset: number; firstOffset: number; path: (string | number)[] };
 

@@ -9,7 +9,7 @@ import { readContextOverflow } from './context-overflow-texts.js';
  * is for the words.
  */
 
-export const PROVIDER_ERROR_CATEGORIES = [
+const PROVIDER_ERROR_CATEGORIES = [
   /** The plan's or the account's quota is spent (insufficient_quota, a spend cap, a monthly limit). */
   'quota',
   /** No credit or no payment method: the account must be topped up. */

@@ -22,7 +22,7 @@ const SECRET_PATTERNS: readonly { anchor: string; pattern: RegExp }[] = [
 ];
 const ANY_ANCHOR = new RegExp(SECRET_PATTERNS.map(({ anchor }) => anchor).join('|'), 'i');
 
-export const MAX_RECORDED_MESSAGE = 300;
+const MAX_RECORDED_MESSAGE = 300;
 
 export function redactSecrets(text: string, extraSecrets: readonly string[] = []): string {
   let out = text;

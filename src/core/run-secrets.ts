@@ -17,7 +17,7 @@ export const DEFAULT_API_KEY_ENV = { openai: 'OPENAI_API_KEY', anthropic: 'ANTHR
 export const STORE_SECRET_ENV: readonly string[] = ['BATON_DATABASE_URL', 'PGPASSWORD'];
 
 /** The operator's own list of secret variables: names separated by commas or colons. */
-export const SECRET_ENV_LIST = 'BATON_SECRET_ENV';
+const SECRET_ENV_LIST = 'BATON_SECRET_ENV';
 
 /** Names of the variables a plan declares secret. */
 export interface PlanSecretEnv {
@@ -70,7 +70,7 @@ export function batonOwnSecretEnv(
   return new Set([...STORE_SECRET_ENV, ...plan.hookUrlEnv, ...operatorSecretEnv(env)]);
 }
 
-export interface RunSecretsRequest {
+interface RunSecretsRequest {
   env: Readonly<Record<string, string | undefined>>;
   /** The run's plan's secret variables; none for the legacy state file. */
   plan?: PlanSecretEnv;
@@ -103,7 +103,7 @@ export function runSecrets(request: RunSecretsRequest): string[] {
 }
 
 /** Values shorter than this are not masked: they would garble ordinary words. */
-export const MIN_SECRET_CHARS = 6;
+const MIN_SECRET_CHARS = 6;
 
 const URL_START = /^[A-Za-z][A-Za-z0-9+.-]*:\/\//;
 

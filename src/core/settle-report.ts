@@ -5,7 +5,7 @@ import { type RunState, type StepResult, stepOf } from './run-state.js';
 import { completeStep } from './transitions.js';
 
 /** A worker's report that an attempt it claimed ended (the store's Completion is one). */
-export interface AttemptReport {
+interface AttemptReport {
   stepId: string;
   attempt: number;
   owner: string;
@@ -15,7 +15,7 @@ export interface AttemptReport {
 }
 
 /** True when `owner` still holds the lease of this attempt: otherwise its outcome is stale. */
-export function holdsLease(run: RunState, stepId: string, attempt: number, owner: string): boolean {
+function holdsLease(run: RunState, stepId: string, attempt: number, owner: string): boolean {
   const step = stepOf(run, stepId);
   return step?.status === 'running' && step.attempt === attempt && step.leaseOwner === owner;
 }
@@ -83,7 +83,7 @@ export function resultOf(outcome: Extract<StepOutcome, { ok: true }>): StepResul
 }
 
 /** What a report did to its run: see settleReport. */
-export interface Settlement {
+interface Settlement {
   /** Its worker held the lease: the outcome is the step's (else it was discarded). */
   live: boolean;
   /** Null when the run does not change. */

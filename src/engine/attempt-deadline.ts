@@ -13,7 +13,7 @@ import type { AttemptAbort } from './attempt-abort.js';
 const ABANDON_AFTER_MS = 1000;
 
 /** How one attempt ended against its deadline. */
-export type DeadlineResult =
+type DeadlineResult =
   | { timedOut: false; result: AttemptResult }
   /** `settled`: what the executor returned after its signal fired, or null when it was abandoned. */
   | { timedOut: true; settled: AttemptResult | null };

@@ -17,7 +17,7 @@ import type { Executors } from './run-attempt.js';
 import { RunSecretsCache } from './run-secrets-cache.js';
 
 /** How long the engine keeps going. */
-export type EngineMode =
+type EngineMode =
   /** `baton check`: do everything due now, then return (timers left for the next heartbeat). */
   | { kind: 'drain' }
   /** `baton run`: drive one run until it succeeds, blocks, fails or is cancelled, waiting for its timers. */

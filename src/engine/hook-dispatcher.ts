@@ -8,7 +8,7 @@ import { type CommandVerdict, checkAgentCommand } from '../executors/command-pol
 import { trustedPrograms } from '../executors/trusted-programs.js';
 import type { HookDelivery, Store } from '../store/store.js';
 
-export interface HookDispatcherOptions {
+interface HookDispatcherOptions {
   owner: string;
   now?: () => number;
   /** How long a claimed call is reserved for this process. Default 60,000 ms. */
@@ -28,7 +28,7 @@ export interface HookDispatcherOptions {
 }
 
 /** What a hook receives: stable `id` (the same on a repeated call), the event, the run's state, what to do. */
-export function hookPayload(delivery: HookDelivery): Record<string, unknown> {
+function hookPayload(delivery: HookDelivery): Record<string, unknown> {
   const { runId } = delivery;
   return {
     id: `${runId}:${delivery.eventSeq}:${delivery.hook}`,

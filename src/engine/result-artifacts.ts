@@ -9,7 +9,7 @@ import type { StepResult } from '../core/run-state.js';
  * content-addressed file under `<home>/artifacts/` and the run's state keeps only a reference and
  * the start of the summary, so a run's stored state stays small whatever its steps return.
  */
-export const RESULT_INLINE_MAX_BYTES = 64 * 1024;
+const RESULT_INLINE_MAX_BYTES = 64 * 1024;
 /** The bytes of `{"summary":"","value":""}` around a summary and a string value. */
 const BODY_BYTES = 25;
 /** What stays of the summary of an offloaded result, for `status` and logs. */
@@ -89,7 +89,7 @@ export async function readResult(
  * How an effect result kept as an artifact appears in the effect table: `{ "$artifact": { sha256,
  * size } }`, the file holding the result's JSON (stores read the key for `baton gc`).
  */
-export const EFFECT_REF_KEY = '$artifact';
+const EFFECT_REF_KEY = '$artifact';
 
 /**
  * The effect table keeps small rows by the same rule as step results: a `ctx.effect` (or write

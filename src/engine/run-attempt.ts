@@ -24,7 +24,7 @@ export interface Executors {
   model?: StepExecutor;
 }
 
-export interface AttemptDeps {
+interface AttemptDeps {
   store: Store;
   home: string;
   executors: Executors;

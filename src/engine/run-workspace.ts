@@ -4,7 +4,7 @@ import { dirname, isAbsolute, parse, relative, resolve, sep } from 'node:path';
 import { BatonError } from '../core/errors.js';
 
 /** Where a run's workspace comes from, for `resolveRunWorkspace`. */
-export interface RunWorkspaceOptions {
+interface RunWorkspaceOptions {
   /** The plan's `workspace` field, relative to the plan file's folder. */
   planWorkspace?: string | undefined;
   /** The plan file, when there is one: named in messages, and the base of a relative workspace. */

@@ -8,7 +8,7 @@ import { type TrustedPrograms, trustedPrograms } from '../executors/trusted-prog
 import type { NewRun, RunDetail, RunSummary, Store } from '../store/store.js';
 import { createRunWorkspace, resolveRunWorkspace } from './run-workspace.js';
 
-export interface StartRunOptions {
+interface StartRunOptions {
   plan: Plan;
   /** The plan file, when there is one: a relative `workspace` is resolved from its folder. */
   planPath?: string;
@@ -39,7 +39,7 @@ export interface StartRunOptions {
 }
 
 /** Resolves inputs against the plan's declarations: unknown names and missing required ones are refused. */
-export function resolveInputs(plan: Plan, given: Record<string, string>): Record<string, string> {
+function resolveInputs(plan: Plan, given: Record<string, string>): Record<string, string> {
   const declared = Object.keys(plan.inputs);
   for (const name of Object.keys(given)) {
     if (!Object.hasOwn(plan.inputs, name)) {

@@ -31,7 +31,7 @@ function otel(): OtelApi | null {
 const tracer = (): Tracer | null => otel()?.trace.getTracer('baton') ?? null;
 
 /** An attempt's span; null when no tracer provider is registered. */
-export type AttemptSpan = Span | null;
+type AttemptSpan = Span | null;
 
 /** SpanStatusCode.ERROR, without loading the API for its enum. */
 const SPAN_ERROR = 2;

@@ -17,7 +17,7 @@ import { checkOutputPath, describeArtifact } from './workspace-paths.js';
 /** What is kept in memory of each of stdout and stderr (the whole output is in the attempt log). */
 const AGENT_OUTPUT_TAIL_BYTES = 1024 * 1024;
 
-export interface AgentAttemptOptions {
+interface AgentAttemptOptions {
   agent: AgentSpec;
   prompt: string;
   /** Working directory of the agent; required outputs are resolved inside it. */
@@ -40,7 +40,7 @@ export interface AgentAttemptOptions {
   sandbox?: SandboxSpec;
 }
 
-export type AgentAttemptResult =
+type AgentAttemptResult =
   | {
       ok: true;
       summary: string;

@@ -32,7 +32,7 @@ function packageNameIn(folder: string): string | null {
 }
 
 /** The npm package that holds `realPath`: the nearest package.json with a name, looking up. */
-export function owningPackage(realPath: string): string | null {
+function owningPackage(realPath: string): string | null {
   let folder = path.dirname(realPath);
   for (let depth = 0; depth < MAX_PACKAGE_DEPTH; depth += 1) {
     const name = packageNameIn(folder);

@@ -38,7 +38,7 @@ export interface AgentCliInfo {
   problems: SetupProblem[];
 }
 
-export interface SetupContext {
+interface SetupContext {
   env: NodeJS.ProcessEnv;
   /** The folder agents will work in (trust checks). */
   workspace: string;

@@ -132,7 +132,7 @@ function longOption(name: string, rule: OptionGrammar): string {
   return matches.length === 1 ? matches[0]! : name;
 }
 
-export function operandAt(argv: readonly string[], index: number): Scan {
+function operandAt(argv: readonly string[], index: number): Scan {
   return { kind: 'operand', index, text: argv[index] };
 }
 

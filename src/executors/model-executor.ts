@@ -53,7 +53,7 @@ function capabilitiesOf(
 }
 
 /** The text of a model step kept as its result (what `{{steps.<id>.summary}}` gives later steps). */
-export const MODEL_RESULT_MAX_CHARS = 64_000;
+const MODEL_RESULT_MAX_CHARS = 64_000;
 
 /** Runs a `model:` step through the recovery harness; recovery is recorded in the run's events. */
 export class ModelExecutor implements StepExecutor {

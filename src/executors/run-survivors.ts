@@ -11,7 +11,7 @@ import {
   signalMarkedProcesses,
 } from './attempt-processes.js';
 
-export interface RunSurvivors {
+interface RunSurvivors {
   /** The child's group (not with SIGTERM for a launcher's: see `launcher`) and every marked process. */
   signal(signal: 'SIGTERM' | 'SIGKILL'): void;
   /**

@@ -30,7 +30,7 @@ export interface SandboxSpec {
 }
 
 /** One attempt's command, confined. */
-export interface ConfineRequest extends SandboxSpec {
+interface ConfineRequest extends SandboxSpec {
   workspace: string;
   /** The profile's config and cache folders. */
   writable: readonly WritablePath[];
@@ -225,7 +225,7 @@ export function confineCommand(request: ConfineRequest): {
  * `node_modules` holding it (an npm-installed CLI needs its dependencies). Never anything inside a
  * hidden path (the Baton home stays hidden).
  */
-export function programRoots(files: readonly string[], hidden: readonly string[]): string[] {
+function programRoots(files: readonly string[], hidden: readonly string[]): string[] {
   const privateRoots = [...PRIVATE_TMP, process.env.TMPDIR]
     .filter((dir): dir is string => dir !== undefined && isAbsolute(dir) && existsSync(dir))
     .map(realPath);

@@ -45,7 +45,7 @@
  * pipes open; pipes closed) and what the run was sent (nothing, SIGTERM, SIGKILL). looking-* wait
  * for the answer to a look, awaiting-survivors for SIGTERMed ones to go, reaping for SIGKILLed ones.
  */
-export type SupervisionPhase =
+type SupervisionPhase =
   | 'spawning'
   | 'running'
   | 'terminating'
@@ -64,12 +64,12 @@ export type SupervisionPhase =
  * lost lease, shutdown), a fault (a log write failed or onSpawn threw: runProcess then rejects),
  * or processes of the run outliving the child or its pipes (leftovers).
  */
-export type StopReason = 'deadline' | 'abort' | 'fault' | 'leftovers';
+type StopReason = 'deadline' | 'abort' | 'fault' | 'leftovers';
 
 /** deadline: timeoutMs; kill: killGraceMs after SIGTERM; close: CLOSE_AFTER_EXIT_MS; reap: REAP_AFTER_KILL_MS. */
 export type SupervisionTimer = 'deadline' | 'kill' | 'close' | 'look' | 'reap';
 
-export interface SpawnFailure {
+interface SpawnFailure {
   code: string;
   message: string;
 }
@@ -128,7 +128,7 @@ export interface SupervisionState {
   readonly settings: SupervisionSettings;
 }
 
-export interface SupervisionStep {
+interface SupervisionStep {
   state: SupervisionState;
   actions: SupervisionAction[];
 }

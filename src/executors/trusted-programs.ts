@@ -24,7 +24,7 @@ export interface TrustRecord {
   trustedAt: string;
 }
 
-export type TrustVerdict =
+type TrustVerdict =
   | { trusted: true; by: 'home' | 'environment' }
   | { trusted: false; changed?: { was: string; now: string } };
 

@@ -18,13 +18,13 @@ import { realpath, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { BatonError } from '../core/errors.js';
 
-export type OutputProblem = 'missing' | 'absolute' | 'escapes' | 'symlink_escape' | 'invalid';
+type OutputProblem = 'missing' | 'absolute' | 'escapes' | 'symlink_escape' | 'invalid';
 
-export type OutputCheck =
+type OutputCheck =
   | { ok: true; relPath: string; absPath: string }
   | { ok: false; relPath: string; problem: OutputProblem; message: string };
 
-export interface ArtifactRecord {
+interface ArtifactRecord {
   /** Relative to the workspace, with forward slashes. */
   path: string;
   /** Bytes; 0 for a directory. */

@@ -6,7 +6,7 @@ import { runNumberOf } from './legacy-rules.js';
 import type { LegacyState } from './state-file.js';
 
 /** Who runs the agent of a state file, so that the next check can stop it if this one crashed. */
-export interface AgentRecord {
+interface AgentRecord {
   pid: number;
   runId: string;
   stepId: string;

@@ -17,7 +17,7 @@ import type { LegacyState } from './state-file.js';
 import { LegacyStateWriter, readLegacyState } from './state-file-io.js';
 import { StateLock } from './state-lock.js';
 
-export interface LegacyCheckOptions {
+interface LegacyCheckOptions {
   statePath: string;
   config: LegacyConfig;
   env: NodeJS.ProcessEnv;
@@ -38,7 +38,7 @@ export interface LegacyCheckOptions {
   bwrap?: string;
 }
 
-export interface LegacyReport {
+interface LegacyReport {
   outcome:
     | 'missing'
     | 'busy'

@@ -7,7 +7,7 @@ import { isAbsolute, relative, resolve, sep } from 'node:path';
  * the workspace (lexically, under its given or its real path), else the declaration as written: an
  * absolute path outside stays absolute and is refused by the check, named as declared.
  */
-export interface LegacyOutput {
+interface LegacyOutput {
   declared: string;
   path: string;
 }

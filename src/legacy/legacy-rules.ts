@@ -2,7 +2,7 @@ import { troubleshootPrompt } from '../core/agent-prompt.js';
 import type { LegacyState, LegacyStepRun } from './state-file.js';
 
 /** What the skill's check does next with a state, as a pure decision of (state, now, config). */
-export type LegacyAction =
+type LegacyAction =
   /** status DONE: nothing to do. */
   | { kind: 'idle' }
   /** Every step is DONE and the cursor is past the end: mark the state DONE (in the same check). */
@@ -20,7 +20,7 @@ export type LegacyAction =
   | { kind: 'run'; stepId: string; prompt: string; tries: number; interruptions: number; overCap?: string };
 
 /** STEP_MAX_RETRIES and STEP_MAX_INTERRUPTIONS. */
-export interface LegacyLimits {
+interface LegacyLimits {
   maxRetries: number;
   maxInterruptions: number;
 }
@@ -47,7 +47,7 @@ export function runNumberOf(run: { tries: number; interruptions?: number | undef
   return run.tries + (run.interruptions ?? 0);
 }
 
-export function stepRunOf(state: LegacyState, stepId: string): LegacyStepRun {
+function stepRunOf(state: LegacyState, stepId: string): LegacyStepRun {
   return state.stepRuns[stepId] ?? { status: 'PENDING', tries: 0 };
 }
 

@@ -6,8 +6,7 @@ import { describeJsonTextProblem, linePosition, scanJsonText } from '../core/jso
  * The agent-step-sequencer skill's state.json, a public format users already have on disk.
  * Fields Baton does not know are kept as they are when the file is rewritten.
  */
-export const LEGACY_STEP_STATUSES = ['PENDING', 'IN_PROGRESS', 'DONE', 'FAILED'] as const;
-export type LegacyStepStatus = (typeof LEGACY_STEP_STATUSES)[number];
+const LEGACY_STEP_STATUSES = ['PENDING', 'IN_PROGRESS', 'DONE', 'FAILED'] as const;
 
 const stepDefinition = z.looseObject({
   title: z.string().optional(),
@@ -41,7 +40,7 @@ const stateFile = z.looseObject({
 
 export type LegacyState = z.output<typeof stateFile>;
 export type LegacyStepRun = z.output<typeof stepRun>;
-export type LegacyStepDefinition = z.output<typeof stepDefinition>;
+type LegacyStepDefinition = z.output<typeof stepDefinition>;
 
 /**
  * The outputs a step must leave: `requiredOutputs` and `required_outputs` (the skill's runner reads

@@ -52,7 +52,7 @@ export interface CallModelOptions {
   replaySafe?: boolean;
 }
 
-export type CallOutcome = 'ok' | 'recovered' | 'degraded';
+type CallOutcome = 'ok' | 'recovered' | 'degraded';
 
 export type ModelCallResult =
   | {

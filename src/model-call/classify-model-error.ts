@@ -6,7 +6,7 @@ import {
 } from '../core/provider-error-texts.js';
 import type { ModelFailure, ModelFailureKind } from './types.js';
 
-export interface ClassifyModelErrorContext {
+interface ClassifyModelErrorContext {
   /** `false` when a mid-stream failure must not be replayed (part of the answer was already used). */
   replaySafe?: boolean;
   /** Epoch milliseconds, to read a `retry-after` HTTP date; without it such dates are ignored. */

@@ -8,14 +8,14 @@ import type { ChatMessage } from './types.js';
  */
 export type CompactionHook = (input: CompactionInput) => Promise<ChatMessage[]> | ChatMessage[];
 
-export interface CompactionInput {
+interface CompactionInput {
   messages: readonly ChatMessage[];
   /** The estimated token count the result must stay under. */
   targetTokens: number;
   signal?: AbortSignal;
 }
 
-export interface DefaultCompactionOptions {
+interface DefaultCompactionOptions {
   /**
    * Writes the summary of the removed messages (an LLM summariser, say). Without it the summary slot
    * says how many messages were removed.

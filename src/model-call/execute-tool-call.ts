@@ -10,7 +10,7 @@ import {
 import type { ToolCall } from './types.js';
 
 /** What a tool call came to; an error goes back to the model as `Error[code]: message`. */
-export type ToolCallOutcome =
+type ToolCallOutcome =
   | { ok: true; content: string; replayed: boolean; key?: string }
   | { ok: false; code: ToolErrorCode; message: string; argsHash: string; fatal: boolean };
 
@@ -24,7 +24,7 @@ const newAjv = (): Ajv => {
 };
 
 /** At most this many characters of a tool result go back to the model. */
-export const MAX_TOOL_RESULT_CHARS = 50_000;
+const MAX_TOOL_RESULT_CHARS = 50_000;
 
 /**
  * Checks and runs tool calls: unknown tool, unparsable or schema-invalid arguments and refused

@@ -24,10 +24,7 @@ export const DEFAULT_PRICES: Readonly<Record<string, ModelPrice>> = Object.freez
   'claude-3-5-haiku': { inputPerMTok: 0.8, outputPerMTok: 4 },
 });
 
-export function priceOf(
-  model: string,
-  prices: Record<string, ModelPrice> = DEFAULT_PRICES,
-): ModelPrice | null {
+function priceOf(model: string, prices: Record<string, ModelPrice> = DEFAULT_PRICES): ModelPrice | null {
   if (prices[model]) return prices[model];
   let best: string | null = null;
   for (const name of Object.keys(prices)) {

@@ -24,9 +24,9 @@ export interface RecoveryLimits {
   waitMs: number;
 }
 
-export type RecoveryCounter = keyof RecoveryLimits;
+type RecoveryCounter = keyof RecoveryLimits;
 
-export const DEFAULT_CALL_LIMITS: Readonly<RecoveryLimits> = Object.freeze({
+const DEFAULT_CALL_LIMITS: Readonly<RecoveryLimits> = Object.freeze({
   transientRetries: 3,
   fallbackTransientRetries: 1,
   compactions: 1,
@@ -39,7 +39,7 @@ export const DEFAULT_CALL_LIMITS: Readonly<RecoveryLimits> = Object.freeze({
 });
 
 /** A run (an agent loop, a Baton step) allows many calls, each within its own call limits. */
-export const DEFAULT_RUN_LIMITS: Readonly<RecoveryLimits> = Object.freeze({
+const DEFAULT_RUN_LIMITS: Readonly<RecoveryLimits> = Object.freeze({
   transientRetries: 30,
   fallbackTransientRetries: 10,
   compactions: 5,

@@ -4,9 +4,9 @@ import { classifyModelError } from './classify-model-error.js';
 import { estimateRequestTokens } from './token-estimate.js';
 import type { ModelFailure, ModelRequest, ModelResponse } from './types.js';
 
-export type SendResult = { ok: true; response: ModelResponse } | { ok: false; failure: ModelFailure };
+type SendResult = { ok: true; response: ModelResponse } | { ok: false; failure: ModelFailure };
 
-export interface SendOptions {
+interface SendOptions {
   signal?: AbortSignal;
   timeoutMs?: number;
   replaySafe: boolean;
@@ -113,7 +113,7 @@ function switchToFallback(state: CallState, request: ModelRequest, failure: Mode
 }
 
 /** Why `target` cannot take `request`, or null: tools, window and output limit must all fit. */
-export function incompatibility(target: ModelTarget, request: ModelRequest): string | null {
+function incompatibility(target: ModelTarget, request: ModelRequest): string | null {
   const caps = target.capabilities;
   if (request.tools && request.tools.length > 0 && !caps.supportsTools) {
     return `${target.model} does not support tools and the request has ${request.tools.length}`;

@@ -6,7 +6,7 @@ import type { ChatMessage, ModelRequest, ToolSpec } from './types.js';
  * callers keep a margin and trust the provider's own count (`usage`, an overflow message) when they
  * have one. Characters are UTF-16 code units (`string.length`).
  */
-export const CHARS_PER_TOKEN = 4;
+const CHARS_PER_TOKEN = 4;
 
 /**
  * Tokens each message costs beyond its text: role and separators in the chat template (OpenAI's
@@ -15,7 +15,7 @@ export const CHARS_PER_TOKEN = 4;
  */
 export const MESSAGE_OVERHEAD_TOKENS = 4;
 
-export interface RequestTokenEstimate {
+interface RequestTokenEstimate {
   /** `system + messages + tools`. */
   total: number;
   /** System messages, wherever they sit in the list. */

@@ -22,7 +22,7 @@ export interface ToolDefinition<Args = Record<string, unknown>> {
   retries?: number;
 }
 
-export interface ToolContext {
+interface ToolContext {
   signal: AbortSignal;
   /** The key this execution is recorded under (write tools); the same key never runs twice. */
   idempotencyKey: string;
@@ -58,7 +58,7 @@ export function toolSpecOf(tool: ToolDefinition<never>): ToolSpec {
 }
 
 /** JSON with sorted keys, so equal arguments hash the same whatever order the model wrote them in. */
-export function canonicalJson(value: unknown): string {
+function canonicalJson(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
   if (value && typeof value === 'object') {
     const entries = Object.entries(value as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : 1));

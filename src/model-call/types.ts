@@ -149,7 +149,7 @@ export interface ModelCapabilities {
 }
 
 /** Why a response is not trusted as complete. */
-export type TruncationReason = 'finish_length' | 'output_at_limit' | 'tool_arguments_invalid_json';
+type TruncationReason = 'finish_length' | 'output_at_limit' | 'tool_arguments_invalid_json';
 
 export interface Truncation {
   reason: TruncationReason;

@@ -23,7 +23,7 @@ class LazyExecutor implements StepExecutor {
 }
 
 /** What a front door hands over to build an engine; everything else is the runtime's decision. */
-export interface EngineParts {
+interface EngineParts {
   store: Store;
   home: string;
   /** From `engineSettings` (flags or options, then BATON_* variables). */

@@ -36,7 +36,7 @@ export function resolveHome(
 }
 
 /** The nearest `.baton` folder at or above `from`, or null. */
-export function nearestHome(from: string): string | null {
+function nearestHome(from: string): string | null {
   for (let dir = resolve(from); ; ) {
     const candidate = join(dir, HOME_FOLDER);
     try {

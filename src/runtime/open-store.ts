@@ -27,7 +27,7 @@ export interface StoreAsker {
   home: HomeDefault;
 }
 
-export const CLI_ASKER: StoreAsker = { option: '--store', home: 'search' };
+const CLI_ASKER: StoreAsker = { option: '--store', home: 'search' };
 
 /**
  * Which store to use: the store option (`--store <url>`, `Baton.open({ store })`), else
@@ -71,7 +71,7 @@ export function storeSecrets(options: RuntimeOptions): string[] {
  * create a home or a database; they are refused when there is none. Commands that write (run,
  * propose, import, worker, check with work) create them.
  */
-export type StoreUse = 'read' | 'write';
+type StoreUse = 'read' | 'write';
 
 /** Whether the SQLite store of the command line exists (always true for PostgreSQL). */
 export function storeExists(options: RuntimeOptions): boolean {
@@ -117,7 +117,7 @@ export async function openStoreTarget(target: StoreTarget): Promise<Store> {
 }
 
 /** How `worker` and `check` wait for a store that cannot be reached yet. */
-export interface StoreWait {
+interface StoreWait {
   /** Longest total wait in ms (Infinity: until it answers). 0: do not wait. */
   maxMs: number;
   /** One line per retry: `store unreachable (…), retrying in 4 s`. */

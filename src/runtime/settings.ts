@@ -189,7 +189,7 @@ export interface EngineSettings {
 }
 
 /** The engine settings as text, from a command line (or nothing, for the API's variables only). */
-export interface EngineSettingsText {
+interface EngineSettingsText {
   concurrency?: string;
   lease?: string;
   /** `--store <url>`, or a URL given to `Baton.open`: not in the environment, so masked by name here. */
@@ -233,7 +233,7 @@ export function engineSettings(
  * An agent command given as text (`--agent`, BATON_AGENT_CMD): a JSON array of strings (argv),
  * never a string to split, e.g. '["claude","-p","--output-format","json"]'.
  */
-export function parseAgentOption(value: string | undefined, where: string): AgentSpec | undefined {
+function parseAgentOption(value: string | undefined, where: string): AgentSpec | undefined {
   if (value === undefined || value.trim() === '') return undefined;
   const argv = parseArgvJson(value, where);
   return { command: argv, promptVia: argv.includes('{prompt}') ? 'placeholder' : 'arg' };

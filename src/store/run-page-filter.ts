@@ -1,8 +1,8 @@
 import type { RunPageQuery } from './store.js';
 
 /** The default and largest page of `listRunPage`. */
-export const RUN_PAGE_DEFAULT_LIMIT = 50;
-export const RUN_PAGE_MAX_LIMIT = 500;
+const RUN_PAGE_DEFAULT_LIMIT = 50;
+const RUN_PAGE_MAX_LIMIT = 500;
 
 /**
  * The WHERE clauses and values of a run page's filters (all but status), the same in both dialects

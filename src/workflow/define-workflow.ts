@@ -87,13 +87,13 @@ type Simplify<T> = { [K in keyof T]: T[K] } & {};
 
 export type StepFunction<Inputs, Results, R> = (context: StepContext<Inputs, Results>) => R | Promise<R>;
 
-export interface WorkflowStep {
+interface WorkflowStep {
   id: string;
   policy: StepPolicy<unknown, string>;
   run: StepFunction<unknown, Record<string, unknown>, unknown>;
 }
 
-export interface WorkflowOptions<Inputs> {
+interface WorkflowOptions<Inputs> {
   /** Also the prefix of the step functions' registered names: `<name>.<step id>`. */
   name: string;
   description?: string;

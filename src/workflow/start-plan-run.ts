@@ -35,7 +35,7 @@ export interface StartPlanOptions {
 }
 
 /** What the starting process offers the run: its home, and the functions its workers can run. */
-export interface StartingBaton {
+interface StartingBaton {
   home: string;
   /** Names registered for `fn: <name>` steps (`FunctionRegistry.names()`). */
   functions: readonly string[];

@@ -12,7 +12,7 @@ import { LineProgress } from '../progress.js';
 import { openStoreUntilStopped } from '../store-wait.js';
 import { answerNothingDue } from './check-idle.js';
 
-export interface CheckOptions extends GlobalOptions, EngineCliOptions {
+interface CheckOptions extends GlobalOptions, EngineCliOptions {
   maxTime?: string;
   quiet?: boolean;
   storeWait?: string;

@@ -10,14 +10,14 @@ import { printJson, table } from '../format.js';
 import type { GlobalOptions } from '../global-options.js';
 
 /** What a shadow run put in place of a step's real work (from its `step.would_execute` events). */
-export interface ShadowStandIn {
+interface ShadowStandIn {
   /** The step was not run (it has a side effect): its `shadowResult` stood in for its result. */
   result: boolean;
   /** The keys of its `ctx.effect` calls that were not performed (their stand-in was returned). */
   effects: string[];
 }
 
-export interface StepDifference {
+interface StepDifference {
   stepId: string;
   statusA: string | null;
   statusB: string | null;
@@ -32,14 +32,14 @@ export interface StepDifference {
 }
 
 /** One side of a diff: the run, its steps' results and what its shadow stand-ins were, by step. */
-export interface DiffSide {
+interface DiffSide {
   run: RunDetail;
   results: Record<string, StepResult>;
   standIns: Record<string, ShadowStandIn>;
 }
 
 /** How two runs' results differ, step by step (a shadow run against a reference run, two models, ...). */
-export function diffRuns(sideA: DiffSide, sideB: DiffSide): StepDifference[] {
+function diffRuns(sideA: DiffSide, sideB: DiffSide): StepDifference[] {
   const ids = [
     ...new Set([...sideA.run.steps.map((s) => s.stepId), ...sideB.run.steps.map((s) => s.stepId)]),
   ];
@@ -72,7 +72,7 @@ export function diffRuns(sideA: DiffSide, sideB: DiffSide): StepDifference[] {
 }
 
 /** By step: what stood in for real work in a shadow run (empty for a real run). */
-export function shadowStandIns(events: readonly StoredEvent[]): Record<string, ShadowStandIn> {
+function shadowStandIns(events: readonly StoredEvent[]): Record<string, ShadowStandIn> {
   const standIns: Record<string, ShadowStandIn> = {};
   for (const event of events) {
     if (event.type !== 'step.would_execute') continue;

@@ -9,7 +9,7 @@ import { EXIT } from '../exit-codes.js';
 import { printJson, table } from '../format.js';
 import type { GlobalOptions } from '../global-options.js';
 
-export interface MigrateOptions extends GlobalOptions {
+interface MigrateOptions extends GlobalOptions {
   from?: string;
   to?: string;
   runs?: string;

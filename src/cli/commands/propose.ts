@@ -24,7 +24,7 @@ function stepAction(step: PlanStep): string {
 }
 
 /** A summary an agent can show its user as is: what will run, in what order, and the one question. */
-export function describeProposal(run: RunDetail): string {
+function describeProposal(run: RunDetail): string {
   const lines = [`Proposed plan "${run.planName}" (run ${run.id}), ${run.steps.length} steps:`];
   if (run.plan.description) lines.push(`  ${run.plan.description}`);
   run.plan.steps.forEach((step, index) => {

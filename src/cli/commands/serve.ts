@@ -6,7 +6,7 @@ import { EXIT } from '../exit-codes.js';
 import type { GlobalOptions } from '../global-options.js';
 import { watchStopSignals } from '../stop-signal.js';
 
-export interface ServeOptions extends GlobalOptions {
+interface ServeOptions extends GlobalOptions {
   host?: string;
   port?: string;
   tokenFile?: string;

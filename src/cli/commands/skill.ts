@@ -9,12 +9,11 @@ import { printJson } from '../format.js';
 import type { GlobalOptions } from '../global-options.js';
 
 /** Agent hosts whose skills folder Baton knows. */
-export const SKILL_TARGETS = ['claude', 'agents', 'openclaw', 'gemini'] as const;
-export type SkillTarget = (typeof SKILL_TARGETS)[number];
-export const HEARTBEATS = ['openclaw', 'cron', 'systemd', 'none'] as const;
-export type HeartbeatKind = (typeof HEARTBEATS)[number];
+const SKILL_TARGETS = ['claude', 'agents', 'openclaw', 'gemini'] as const;
+const HEARTBEATS = ['openclaw', 'cron', 'systemd', 'none'] as const;
+type HeartbeatKind = (typeof HEARTBEATS)[number];
 
-export interface SkillInstallOptions extends GlobalOptions {
+interface SkillInstallOptions extends GlobalOptions {
   target?: string;
   global?: boolean;
   force?: boolean;
@@ -24,13 +23,13 @@ export interface SkillInstallOptions extends GlobalOptions {
 }
 
 /** The placeholder for the home in the skill's own SKILL.md; the installed copy names the real one. */
-export const HOME_PLACEHOLDER = '/path/to/.baton';
+const HOME_PLACEHOLDER = '/path/to/.baton';
 const SKILL_NAME = 'baton';
 /** The line a heartbeat follows: the absolute home, so it works from any folder. */
 const checkLine = (home: string) => `baton check --quiet --home ${home}`;
 
 /** What an install writes and prints, decided before anything is written. */
-export interface SkillInstallPlan {
+interface SkillInstallPlan {
   target: string;
   home: string;
   skillDir: string;
@@ -45,10 +44,7 @@ export interface SkillInstallPlan {
  * the shared `.agents/skills`; OpenClaw's managed `~/.openclaw/skills`; Gemini `~/.gemini/skills`.
  * Anything with a `/` is a skills folder of your own.
  */
-export function skillsFolder(
-  target: string,
-  options: { global: boolean; cwd: string; home: string },
-): string {
+function skillsFolder(target: string, options: { global: boolean; cwd: string; home: string }): string {
   const base = options.global ? options.home : options.cwd;
   switch (target) {
     case 'claude':
@@ -71,7 +67,7 @@ export function skillsFolder(
 }
 
 /** The skill folder shipped with Baton (next to package.json). */
-export function shippedSkillDir(): string {
+function shippedSkillDir(): string {
   for (let dir = dirname(fileURLToPath(import.meta.url)); ; dir = dirname(dir)) {
     if (existsSync(join(dir, 'skill', 'SKILL.md')) && existsSync(join(dir, 'package.json'))) {
       return join(dir, 'skill');
@@ -87,7 +83,7 @@ function schedulerCommand(home: string): string {
 }
 
 /** Decides what `baton skill install` writes; pure apart from reading the shipped SKILL.md. */
-export function planSkillInstall(
+function planSkillInstall(
   options: SkillInstallOptions,
   context: { cwd: string; userHome: string; skillText: string },
 ): SkillInstallPlan {

@@ -8,7 +8,7 @@ import type { GlobalOptions } from '../global-options.js';
 import { LineProgress } from '../progress.js';
 import { openStoreUntilStopped } from '../store-wait.js';
 
-export interface WorkerOptions extends GlobalOptions, EngineCliOptions {
+interface WorkerOptions extends GlobalOptions, EngineCliOptions {
   grace?: string;
   quiet?: boolean;
   storeWait?: string;

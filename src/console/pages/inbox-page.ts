@@ -6,7 +6,7 @@ import { approveForm } from './run-page.js';
 import { resolveForm } from './step-page.js';
 
 /** What the operator should do about a step blocked with this class. */
-export function nextActionFor(failureClass: FailureClass | null): string {
+function nextActionFor(failureClass: FailureClass | null): string {
   switch (failureClass) {
     case 'unknown_outcome':
       return 'An attempt with a side effect was cut off: check whether its effect happened, then resolve the step with what it did, or retry it.';
@@ -23,7 +23,7 @@ export function nextActionFor(failureClass: FailureClass | null): string {
   }
 }
 
-export interface InboxView {
+interface InboxView {
   blocked: BlockedStep[];
   /** Runs stopped by a run budget: resume gives them as many attempts again. */
   budgetBlocked: RunSummary[];

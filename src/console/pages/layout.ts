@@ -1,6 +1,6 @@
 import { html, type SafeHtml } from '../html.js';
 
-export type Section = 'runs' | 'inbox' | 'workers';
+type Section = 'runs' | 'inbox' | 'workers';
 
 export interface PageOptions {
   title: string;

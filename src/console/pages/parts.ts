@@ -16,7 +16,7 @@ export function usageText(usage: StepUsage | null | undefined): string {
 }
 
 /** Where an action returns to: the page it was clicked on. */
-export type ReturnTo = 'inbox' | 'run' | 'step';
+type ReturnTo = 'inbox' | 'run' | 'step';
 
 /**
  * One action button: a POST form carrying the CSRF token and the page to come back to. `fields`

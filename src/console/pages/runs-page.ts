@@ -5,7 +5,7 @@ import type { RunPage, RunPageQuery } from '../../store/store.js';
 import { consolePath, html, type SafeHtml } from '../html.js';
 import { emptyRow, firstLine, formatTime, statusBadge } from './parts.js';
 
-export const RUNS_PER_PAGE = 50;
+const RUNS_PER_PAGE = 50;
 
 /** `/?status=&plan=&from=&to=&q=&page=`: the filters of the runs list; refuses what it cannot read. */
 export function runsQueryOf(params: URLSearchParams): { query: RunPageQuery; page: number } {

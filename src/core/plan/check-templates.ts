@@ -1,8 +1,8 @@
 import { type SuggestionBudget, unknownStepProblem } from './graph.js';
 import { closestMatch, type PlanIssue } from './issues.js';
-import { ALLOWED_TEMPLATE_FORMS, listTemplateRefs, parseTemplateRef } from './template.js';
+import { ALLOWED_TEMPLATE_FORMS, parseTemplateRef } from './template.js';
 
-/** What a step's templates may use, as `checkTemplateRefs` needs it. */
+/** What a step's templates may use, as `checkListedRefs` needs it. */
 export interface TemplateRefContext {
   stepId: string;
   /** Whether the step depends on `target`, directly or indirectly. */
@@ -14,11 +14,6 @@ export interface TemplateRefContext {
   inputNames: readonly string[];
   inputNameSet: ReadonlySet<string>;
   budget: SuggestionBudget;
-}
-
-/** Checks every `{{...}}` of a step's text against what will exist when the step runs. */
-export function checkTemplateRefs(text: string, path: string, context: TemplateRefContext): PlanIssue[] {
-  return checkListedRefs(listTemplateRefs(text), () => path, context);
 }
 
 /** The same for references already listed; `pathOf` is called only for a problem. */

@@ -25,14 +25,14 @@ export class PlanInvalidError extends BatonError {
 }
 
 /** A message names at most this many problems (all of them stay in `PlanInvalidError.issues`). */
-export const MAX_ISSUES_SHOWN = 20;
+const MAX_ISSUES_SHOWN = 20;
 
 /**
  * One line per issue, `<file>: <path>: <problem>` (or `<file>:<line>:<col>: <problem>`),
  * preceded by a `<file>: N problems` summary line when there are several; past
  * MAX_ISSUES_SHOWN, a last line says how many more there are.
  */
-export function formatPlanIssues(fileName: string, issues: readonly PlanIssue[]): string {
+function formatPlanIssues(fileName: string, issues: readonly PlanIssue[]): string {
   if (issues.length === 1) return formatPlanIssue(fileName, issues[0]!);
   const lines = issues.slice(0, MAX_ISSUES_SHOWN).map((issue) => formatPlanIssue(fileName, issue));
   const more = issues.length - lines.length;
@@ -40,7 +40,7 @@ export function formatPlanIssues(fileName: string, issues: readonly PlanIssue[])
   return [`${fileName}: ${issues.length} problems`, ...lines].join('\n');
 }
 
-export function formatPlanIssue(fileName: string, issue: PlanIssue): string {
+function formatPlanIssue(fileName: string, issue: PlanIssue): string {
   if (issue.line !== undefined) return `${fileName}:${issue.line}:${issue.column ?? 1}: ${issue.problem}`;
   return issue.path === '' ? `${fileName}: ${issue.problem}` : `${fileName}: ${issue.path}: ${issue.problem}`;
 }

@@ -74,7 +74,7 @@ function setProblem(name: string): string | null {
   return null;
 }
 
-export const agentSchema = strictObject(
+const agentSchema = strictObject(
   {
     command: z
       .array(argvElementSchema, {
@@ -139,7 +139,7 @@ function sandboxSchema(description: string) {
     .describe(description);
 }
 
-export const retrySchema = strictObject(
+const retrySchema = strictObject(
   {
     maxAttempts: z
       .number()
@@ -188,12 +188,11 @@ const budgetShape = {
     .describe('US dollars, from reported costs or the price table.'),
 };
 
-export const budgetSchema = strictObject(
-  budgetShape,
-  'a budget: { maxWallMs?, maxTokens?, maxCostUsd? }',
-).describe('Limits of this step across its attempts; reaching one blocks the step (class budget).');
+const budgetSchema = strictObject(budgetShape, 'a budget: { maxWallMs?, maxTokens?, maxCostUsd? }').describe(
+  'Limits of this step across its attempts; reaching one blocks the step (class budget).',
+);
 
-export const fallbackSchema = strictObject(
+const fallbackSchema = strictObject(
   {
     instruction: z
       .string()
@@ -214,7 +213,7 @@ export const fallbackSchema = strictObject(
   "Another executor run when the step's retries are used up or its budget blocks it; the step then ends degraded and the run goes on.",
 );
 
-export const stepSchema = strictObject(
+const stepSchema = strictObject(
   {
     id: idSchema('step id').describe('Unique step id: 1-64 letters, digits, "_" or "-".'),
     title: z.string().min(1).optional().describe('Human title. Defaults to the id.'),
@@ -281,7 +280,7 @@ export const stepSchema = strictObject(
   oneOf: [{ required: ['instruction'] }, { required: ['fn'] }, { required: ['model'] }],
 });
 
-export const inputSchema = strictObject(
+const inputSchema = strictObject(
   {
     default: z
       .union([z.string(), z.number(), z.boolean()])
@@ -294,7 +293,7 @@ export const inputSchema = strictObject(
   .nullable()
   .describe('A run input. Empty (null or {}) means required.');
 
-export const defaultsSchema = strictObject(
+const defaultsSchema = strictObject(
   {
     agent: agentSchema.optional(),
     retry: retrySchema.optional(),
@@ -310,7 +309,7 @@ export const defaultsSchema = strictObject(
   'defaults: { agent?, retry?, timeoutMs?, delayBeforeMs?, flowKey?, sandbox? }',
 ).describe('Applied to every step that does not set the field itself.');
 
-export const limitsSchema = strictObject(
+const limitsSchema = strictObject(
   {
     maxSteps: z
       .number()
@@ -337,7 +336,7 @@ export const limitsSchema = strictObject(
   'limits: { maxSteps?, noProgressAfter?, concurrency?, maxWallMs?, maxTokens?, maxCostUsd? }',
 ).describe('Guardrails of a run.');
 
-export const hookSchema = strictObject(
+const hookSchema = strictObject(
   {
     on: z
       .array(

@@ -14,7 +14,7 @@ export interface TemplateContext {
 }
 
 /** A reference in one of the allowed forms. */
-export type TemplateRef =
+type TemplateRef =
   | { kind: 'run'; field: 'id' | 'workspace' }
   | { kind: 'input'; name: string }
   | { kind: 'step'; stepId: string; field: 'summary' | 'outputs' };

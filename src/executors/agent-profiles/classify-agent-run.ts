@@ -5,7 +5,7 @@ import { lastLines } from './json-output.js';
 import type { AgentProfile, AgentReport, ProviderError } from './types.js';
 
 /** How one agent process ended, and what its profile read from its output. */
-export interface AgentRun {
+interface AgentRun {
   profile: AgentProfile;
   /** The program as the plan names it, for messages. */
   program: string;
@@ -20,12 +20,12 @@ export interface AgentRun {
   report: AgentReport;
 }
 
-export type AgentRunVerdict =
+type AgentRunVerdict =
   | { ok: true }
   | { ok: false; failureClass: FailureClass; message: string; retryAfterMs?: number };
 
 /** What `status`, events and the troubleshoot prompt may show of a failure. */
-export const AGENT_MESSAGE_MAX_CHARS = 500;
+const AGENT_MESSAGE_MAX_CHARS = 500;
 
 /**
  * Classifies one agent run, structured facts first: a start failure, the timeout, a setup problem

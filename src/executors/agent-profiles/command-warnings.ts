@@ -2,7 +2,7 @@ import type { AgentSpec, Plan } from '../../core/plan/types.js';
 import { checkAgentCommand } from '../command-policy.js';
 import { chooseProfile } from './choose-profile.js';
 
-export interface AgentCommandWarning {
+interface AgentCommandWarning {
   /** Where the command is: `steps.research.agent` (the first step that uses it). */
   where: string;
   /** The profile that reads the command's output. */

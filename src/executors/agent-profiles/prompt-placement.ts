@@ -5,7 +5,7 @@ import type { AgentSpec } from '../../core/plan/types.js';
  * Where the CLI's own `--` is: the first one at or after its program (a wrapper's `--`, as in
  * `env -- claude`, is the wrapper's). -1 when there is none.
  */
-export function cliDoubleDash(command: readonly string[], programIndex = 0): number {
+function cliDoubleDash(command: readonly string[], programIndex = 0): number {
   return command.indexOf('--', programIndex + 1);
 }
 

@@ -7,7 +7,7 @@ import type { AgentProfileName, AgentSpec } from '../../core/plan/types.js';
  * to pass it the prompt safely and how to cap its own retries. Profiles read text and return
  * data: no I/O happens here.
  */
-export type ProfileName = AgentProfileName;
+type ProfileName = AgentProfileName;
 
 /** An error the model provider answered, as the CLI reported it. */
 export interface ProviderError {
@@ -55,7 +55,7 @@ export interface ExitMeaning {
 }
 
 /** What one process printed, for a profile to read. */
-export interface AgentOutput {
+interface AgentOutput {
   stdout: string;
   stderr: string;
   exitCode: number | null;
@@ -84,7 +84,7 @@ export interface RetryCap {
 }
 
 /** What a profile may look at to find the CLI's configuration (read-only; I/O stays in the executor). */
-export interface RetryCapContext {
+interface RetryCapContext {
   /** The environment the CLI will get. */
   env: Readonly<Record<string, string | undefined>>;
   /** A text file's content, undefined when it cannot be read. */

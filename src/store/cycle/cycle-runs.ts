@@ -42,7 +42,7 @@ export interface CycleSink {
 }
 
 /** A run a cycle holds: as loaded, as its transitions left it, and what they changed. */
-export interface HeldSlot<E extends LoadedRun> {
+interface HeldSlot<E extends LoadedRun> {
   entry: E;
   /** The run as loaded (what is stored while the cycle's transaction holds it). */
   loaded: RunState;

@@ -15,7 +15,7 @@ import type { RunSummary, Store } from '../store.js';
 export type RunChange = (run: RunState) => Transition;
 
 /** The seven human commands of the Store contract. */
-export type HumanCommandMethods = Pick<
+type HumanCommandMethods = Pick<
   Store,
   'retryStep' | 'skipStep' | 'cancelRun' | 'approveRun' | 'rejectRun' | 'resolveStep' | 'resumeRun'
 >;

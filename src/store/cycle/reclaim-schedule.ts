@@ -1,7 +1,7 @@
 /** Expired leases one cycle reclaims at most. */
 export const RECLAIM_BATCH = 100;
 /** How often (in the request clock) a cycle looks for expired leases. */
-export const RECLAIM_INTERVAL_MS = 250;
+const RECLAIM_INTERVAL_MS = 250;
 
 /**
  * When a store's cycles look for expired leases. Leases last seconds: looking a few times a

@@ -10,7 +10,7 @@ import { COPIED_TABLES, listIds, SqliteCopySource, type TableCounts } from './sq
 
 export { COPIED_TABLES, type CopiedTable, type TableCounts } from './sqlite-source.js';
 
-export interface CopyHomeOptions {
+interface CopyHomeOptions {
   /** The Baton SQLite file to copy from; opened read-only, never written. */
   from: string;
   /** The PostgreSQL URL to copy into (without `?schema=`). */

@@ -16,9 +16,9 @@ export type CopiedTable = (typeof COPIED_TABLES)[number];
 export type TableCounts = Record<CopiedTable, number>;
 
 /** A run row as the SQLite store keeps it, with its plan snapshot. */
-export type SourceRunRow = RunRow & { plan_json: string };
+type SourceRunRow = RunRow & { plan_json: string };
 
-export type SourceStepRow = Parameters<typeof stepFromRow>[0] & {
+type SourceStepRow = Parameters<typeof stepFromRow>[0] & {
   run_id: string;
   position: number;
   pid: number | null;

@@ -45,7 +45,7 @@ export function isPostgresUrl(text: string): boolean {
 }
 
 /** A PostgreSQL URL taken apart: the URL the driver gets, the schema, and a label without the password. */
-export interface PostgresTarget {
+interface PostgresTarget {
   url: string;
   schema: string;
   label: string;

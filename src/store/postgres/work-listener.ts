@@ -1,7 +1,7 @@
 import type pg from 'pg';
 import { BatonError } from '../../core/errors.js';
 
-export interface WorkListenerOptions {
+interface WorkListenerOptions {
   /** A new, unconnected client for the LISTEN connection (one at a time; a lost one is replaced). */
   newClient: () => pg.Client;
   /** The channel commits that make work due notify (`baton_<schema>`, a plain identifier). */

@@ -6,7 +6,7 @@ import type { SqliteDatabase } from './open-database.js';
 
 type Statement<P extends unknown[] = unknown[], R = unknown> = Database.Statement<P, R>;
 
-export interface ExpiredRow {
+interface ExpiredRow {
   run_id: string;
   step_id: string;
   attempt: number;

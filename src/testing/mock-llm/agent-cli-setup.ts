@@ -81,7 +81,7 @@ export const GEMINI_SETTINGS = {
 } as const;
 
 /** The variable openclaw's provider config reads its key from (`apiKey: "${OPENCLAW_KEY_ENV}"`). */
-export const OPENCLAW_KEY_ENV = 'MOCK_API_KEY';
+const OPENCLAW_KEY_ENV = 'MOCK_API_KEY';
 
 /**
  * `~/.openclaw/openclaw.json` (JSON5; plain JSON here) for openclaw 2026.9: one provider on the

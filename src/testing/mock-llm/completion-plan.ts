@@ -35,7 +35,7 @@ export interface CompletionPlan {
   reasoningTokens: number;
 }
 
-export const UNKNOWN_TOOL_NAME = 'no_such_tool';
+const UNKNOWN_TOOL_NAME = 'no_such_tool';
 
 /** ≈ 4 characters per token, never below 1 for non-empty text. */
 export function estimateTokens(chars: number): number {

@@ -1,7 +1,7 @@
 import type { MockReply, MockRequest } from './types.js';
 
 /** Above this many declared tools a request is taken for an agent CLI's turn. */
-export const AGENT_TOOL_COUNT = 8;
+const AGENT_TOOL_COUNT = 8;
 
 /**
  * The default `ok` answer:
@@ -49,7 +49,7 @@ function schemaType(schema: Record<string, unknown>): string | undefined {
  * string → "x", number/integer → 1, boolean → true, array → [], object → its required properties,
  * anyOf/oneOf → the first branch; numbers respect `minimum`. Unknown shapes give `fallback` ("x").
  */
-export function minimalValue(schemaInput: unknown, fallback: unknown = 'x'): unknown {
+function minimalValue(schemaInput: unknown, fallback: unknown = 'x'): unknown {
   const schema = asRecord(schemaInput);
   if (!schema) return fallback;
   if (Array.isArray(schema.enum) && schema.enum.length > 0) return schema.enum[0];

@@ -24,7 +24,7 @@ function anthropicError(status: number, type: string, message: string): Provider
 }
 
 /** When a rate-limited client may try again: the fault's retry fields. */
-export interface RetryAfter {
+interface RetryAfter {
   /** `retry-after: <seconds>`. */
   retryAfterS?: number;
   /** `retry-after-ms: <ms>`. */
@@ -45,7 +45,7 @@ function retryHeaders(retry: RetryAfter, nowMs: number): Record<string, string> 
 }
 
 /** The advertised wait in seconds, whichever field gave it (undefined when none did). */
-export function retryDelaySeconds(retry: RetryAfter): number | undefined {
+function retryDelaySeconds(retry: RetryAfter): number | undefined {
   if (retry.retryAfterS !== undefined) return retry.retryAfterS;
   if (retry.retryAfterDate !== undefined) return retry.retryAfterDate;
   return retry.retryAfterMs === undefined ? undefined : retry.retryAfterMs / 1000;

@@ -89,13 +89,11 @@ export function isFaultName(value: unknown): value is FaultName {
   return typeof value === 'string' && (FAULT_NAMES as readonly string[]).includes(value);
 }
 
-export const SERVER_ERROR_STATUSES = [500, 502, 503, 529] as const;
-export const FATAL_STATUSES = [400, 401, 403, 404] as const;
+const SERVER_ERROR_STATUSES = [500, 502, 503, 529] as const;
+const FATAL_STATUSES = [400, 401, 403, 404] as const;
 
 /** A field of a fault spec: a number >= 0 (in `unit`), or one of a closed list of values. */
-export type FaultField =
-  | { name: string; unit: string }
-  | { name: string; oneOf: readonly (number | string)[] };
+type FaultField = { name: string; unit: string } | { name: string; oneOf: readonly (number | string)[] };
 
 /**
  * The fields each fault takes beyond `fault`; the first is the one the `--script` short form

@@ -3,7 +3,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 /** Request bodies above this are refused, like Anthropic's 32 MB Messages limit. */
 export const MAX_BODY_BYTES = 32 * 1024 * 1024;
 
-export type BodyResult = { ok: true; text: string } | { ok: false; reason: 'too_large' | 'aborted' };
+type BodyResult = { ok: true; text: string } | { ok: false; reason: 'too_large' | 'aborted' };
 
 export function readBody(req: IncomingMessage, limit = MAX_BODY_BYTES): Promise<BodyResult> {
   return new Promise((resolve) => {

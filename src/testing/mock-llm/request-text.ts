@@ -12,7 +12,7 @@ const TEXT_BLOCK_TYPES: ReadonlySet<unknown> = new Set([undefined, 'text', 'inpu
  * The text parts of a message's content: a string, or the `text` of each block of type `text`,
  * `input_text` or `output_text` (Gemini parts have no type). Tool results and images are skipped.
  */
-export function textParts(content: unknown): string[] {
+function textParts(content: unknown): string[] {
   if (typeof content === 'string') return [content];
   if (!Array.isArray(content)) return [];
   return content.flatMap((part) => {

@@ -14,12 +14,12 @@ import { OVERFLOW_RESPONSES, type ProviderErrorResponse } from './overflow-bodie
 import type { MockReply, MockRequest, ResponseContext } from './types.js';
 import { WIRE_RENDERERS } from './wire-render.js';
 
-export const DEFAULT_STALL_MS = 60_000;
+const DEFAULT_STALL_MS = 60_000;
 
 /** The pause between the frames of a failing stream and its error, so the error comes apart. */
 const MIDSTREAM_ERROR_GAP_MS = 30;
 
-export interface AnswerInput {
+interface AnswerInput {
   res: ServerResponse;
   spec: FaultSpec;
   request: MockRequest;

@@ -25,14 +25,7 @@ export interface ScriptWhen {
   hasTools?: boolean;
 }
 
-export const WHEN_FIELDS = [
-  'wire',
-  'model',
-  'stream',
-  'promptIncludes',
-  'hasToolResult',
-  'hasTools',
-] as const;
+const WHEN_FIELDS = ['wire', 'model', 'stream', 'promptIncludes', 'hasToolResult', 'hasTools'] as const;
 
 /**
  * One script entry: a fault, plus
@@ -71,7 +64,7 @@ function validateUsage(usage: unknown, where: string): void {
   }
 }
 
-export function validateReply(reply: unknown, where: string): asserts reply is MockReply {
+function validateReply(reply: unknown, where: string): asserts reply is MockReply {
   if (!isRecord(reply)) {
     throw new BatonError(
       'INVALID_ARGUMENT',

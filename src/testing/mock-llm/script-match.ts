@@ -2,7 +2,7 @@ import type { ScriptEntry, ScriptWhen } from './script-entry.js';
 import type { MockRequest } from './types.js';
 
 /** Whether every field set in `when` matches `request` (a missing `when` matches everything). */
-export function whenMatches(when: ScriptWhen | undefined, request: MockRequest): boolean {
+function whenMatches(when: ScriptWhen | undefined, request: MockRequest): boolean {
   if (!when) return true;
   if (when.wire !== undefined && when.wire !== request.wire) return false;
   if (when.model !== undefined && !request.model.includes(when.model)) return false;
@@ -14,12 +14,12 @@ export function whenMatches(when: ScriptWhen | undefined, request: MockRequest):
 }
 
 /** The entry that answers a request, with its index in the order entries were added. */
-export interface ScriptMatch {
+interface ScriptMatch {
   entry: ScriptEntry;
   index: number;
 }
 
-export interface ScriptQueue {
+interface ScriptQueue {
   add(entries: readonly ScriptEntry[]): void;
   /** The first entry with answers left whose `when` matches; counts one answer off it. */
   take(request: MockRequest): ScriptMatch | undefined;

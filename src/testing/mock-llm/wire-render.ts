@@ -9,7 +9,7 @@ import { renderResponsesBody, responsesFailedFrame, responsesStreamFrames } from
 import type { MockRequest, ResponseContext, Wire } from './types.js';
 
 /** How one wire renders a completion, and how it reports an error inside a started stream. */
-export interface WireRenderer {
+interface WireRenderer {
   /** The non-streaming JSON body. */
   body(plan: CompletionPlan, ctx: ResponseContext, request: MockRequest): unknown;
   /** The streamed answer, frame by frame. */
