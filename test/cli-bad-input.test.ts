@@ -438,3 +438,71 @@ describe('a PostgreSQL URL that cannot be used: exit 2, and its password is neve
     TEST_TIMEOUT,
   );
 });
+
+describe('structured results and YAML tags: exit 2 and nothing stored', () => {
+  const withResult = (fields: Record<string, unknown>) => ({
+    name: 'result',
+    defaults: goodAgent(),
+    steps: [{ id: 'check', instruction: 'check', ...fields }],
+  });
+
+  it.each([
+    ['../result.json', 'steps.check.resultFile: "../result.json" leaves the run workspace through ".."'],
+    ['/tmp/result.json', 'steps.check.resultFile: "/tmp/result.json" is absolute'],
+  ])(
+    'a resultFile outside the workspace (%s)',
+    async (file, message) => {
+      const result = await runPlanObject('result.yaml', withResult({ resultFile: file }), '--id', 'result');
+      expectBadInput(result, `result.yaml: ${message}`);
+      expectDatabaseUnchanged();
+    },
+    TEST_TIMEOUT,
+  );
+
+  it(
+    'a resultSchema that is not a valid JSON Schema',
+    async () => {
+      const fields = { resultFile: 'result.json', resultSchema: { type: 'object', required: 'passed' } };
+      const result = await runPlanObject('result.yaml', withResult(fields), '--id', 'result');
+      expectBadInput(
+        result,
+        'result.yaml: steps.check.resultSchema: is not a valid JSON Schema (draft-07): schema is invalid: data/required must be array',
+      );
+      expectDatabaseUnchanged();
+    },
+    TEST_TIMEOUT,
+  );
+
+  it(
+    'a resultSchema without a resultFile, and a resultFile on a model step',
+    async () => {
+      const schemaOnly = await runPlanObject('result.yaml', withResult({ resultSchema: { type: 'object' } }));
+      expectBadInput(
+        schemaOnly,
+        'result.yaml: steps.check.resultSchema: checks the file named by resultFile',
+      );
+      const model = await runPlanObject('result.yaml', {
+        name: 'result',
+        steps: [{ id: 'ask', model: { provider: 'openai', model: 'm', prompt: 'p' }, resultFile: 'r.json' }],
+      });
+      expectBadInput(model, 'result.yaml: steps.ask.resultFile: is for agent steps (instruction)');
+      expectDatabaseUnchanged();
+    },
+    TEST_TIMEOUT,
+  );
+
+  it.each(['!!js/function "function () {}"', '!!binary aGVsbG8=', '!!python/object:os.system {}'])(
+    'a YAML tag the plan format does not know: %s',
+    async (value) => {
+      const tag = value.split(' ')[0];
+      const text = `name: tags\ndefaults:\n  agent: { command: ${JSON.stringify(agentCommand('agent-succeed'))} }\nsteps:\n  - id: a\n    instruction: ${value}\n`;
+      const result = await runPlanText('tags.yaml', text, '--id', 'tags');
+      expectBadInput(
+        result,
+        `baton: tags.yaml:6:18: tag ${tag} is not part of the plan format; remove it (write the value as plain text)`,
+      );
+      expectDatabaseUnchanged();
+    },
+    TEST_TIMEOUT,
+  );
+});

@@ -52,7 +52,7 @@ export type StepOutcome =
       /** A short text a later step may reference as `{{steps.<id>.summary}}`. */
       summary: string;
       outputs: OutputArtifact[];
-      /** A function step's JSON-serialisable return value. */
+      /** The step's structured result: a function's return value, an agent's result file (JSON). */
       value?: unknown;
       exitCode?: number | null;
       usage?: StepUsage;

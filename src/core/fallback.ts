@@ -3,7 +3,8 @@ import type { PlanStep } from './plan/types.js';
 /**
  * The step as its fallback runs it: the fallback's executor in place of the step's own, with the
  * step's id, dependencies and retry policy. A fallback has no fallback and no budget of its own;
- * only an agent fallback is held to the step's required outputs.
+ * only an agent fallback is held to the step's required outputs and result file (a function or
+ * a model returns its own result).
  */
 export function fallbackPlanStep(step: PlanStep): PlanStep {
   const fallback = step.fallback;
@@ -17,6 +18,8 @@ export function fallbackPlanStep(step: PlanStep): PlanStep {
     fallback: _fallback,
     budget: _budget,
     flowKey: _flowKey,
+    resultFile,
+    resultSchema,
     ...common
   } = step;
   return {
@@ -28,5 +31,7 @@ export function fallbackPlanStep(step: PlanStep): PlanStep {
     ...(fallback.args === undefined ? {} : { args: fallback.args }),
     ...(fallback.model === undefined ? {} : { model: fallback.model }),
     requiredOutputs: fallback.kind === 'agent' ? step.requiredOutputs : [],
+    ...(fallback.kind === 'agent' && resultFile !== undefined ? { resultFile } : {}),
+    ...(fallback.kind === 'agent' && resultSchema !== undefined ? { resultSchema } : {}),
   };
 }

@@ -1,8 +1,10 @@
 import { createHash } from 'node:crypto';
 import { BatonError } from '../core/errors.js';
+import { PlanInvalidError } from '../core/plan/issues.js';
 import type { AgentSpec, Plan } from '../core/plan/types.js';
 import { ulid } from '../core/ulid.js';
 import { assertAgentCommand } from '../executors/command-policy.js';
+import { resultSchemaIssues } from '../executors/result-schema.js';
 import { assertSandboxAvailable } from '../executors/sandbox.js';
 import { type TrustedPrograms, trustedPrograms } from '../executors/trusted-programs.js';
 import type { NewRun, RunDetail, RunSummary, Store } from '../store/store.js';
@@ -72,7 +74,7 @@ export function planHash(plan: Plan): string {
 
 /**
  * Checks everything that can be checked before anything is stored (inputs, workspace, every agent
- * command against the policy, the run id) and returns the run to store. Touches no store, so a
+ * command against the policy, every result schema, the run id) and returns the run to store. Touches no store, so a
  * caller may validate before it opens (and so creates) a database.
  */
 export function prepareRun(options: StartRunOptions): NewRun {
@@ -137,6 +139,10 @@ export function prepareRun(options: StartRunOptions): NewRun {
   }
   // Confinement asked for where it cannot work is refused, never run unconfined instead.
   assertSandboxAvailable(plan);
+  // A result schema ajv cannot compile would fail every attempt: refused as the plan's problem.
+  const schemaIssues = resultSchemaIssues(plan);
+  if (schemaIssues.length > 0)
+    throw new PlanInvalidError(options.planPath ?? `plan ${plan.name}`, schemaIssues);
   // Hook commands come from the plan too: the same rules, no shell ever.
   for (const [index, hook] of (plan.hooks ?? []).entries()) {
     if (hook.command) checkCommand(hook.command, `hooks[${index}].command`);

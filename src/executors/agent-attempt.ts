@@ -9,6 +9,7 @@ import { applyRetryCap } from './agent-retry-cap.js';
 import { attemptMarkerOf } from './attempt-processes.js';
 import { type CommandPolicyMode, checkAgentCommand } from './command-policy.js';
 import { DEFAULT_EXEC_PATH } from './program-lookup.js';
+import { readResultFile } from './result-file.js';
 import { type ProcessResult, runProcess } from './run-process.js';
 import { confineCommand, type SandboxSpec, sandboxStartFailure } from './sandbox.js';
 import type { TrustedPrograms } from './trusted-programs.js';
@@ -23,6 +24,10 @@ interface AgentAttemptOptions {
   /** Working directory of the agent; required outputs are resolved inside it. */
   workspace: string;
   requiredOutputs: readonly string[];
+  /** A JSON file in the workspace that becomes the result's `value` (see result-file.ts). */
+  resultFile?: string;
+  /** The JSON Schema the result file must match. */
+  resultSchema?: Record<string, unknown>;
   env: NodeJS.ProcessEnv;
   /** The environment for the CLI the chosen profile names (its own API keys); default `env`. */
   envFor?: (profile: AgentProfile) => NodeJS.ProcessEnv;
@@ -45,6 +50,8 @@ type AgentAttemptResult =
       ok: true;
       summary: string;
       outputs: OutputArtifact[];
+      /** The result file's JSON value, when the step has a resultFile. */
+      value?: unknown;
       exitCode: number | null;
       process: ProcessResult;
       report: AgentReport;
@@ -70,7 +77,8 @@ type AgentAttemptResult =
  * checked against the policy, its profile chosen (claude, codex, gemini, … or generic), the CLI's own
  * retries capped, the prompt placed where the CLI keeps it one argument (or on stdin), every process
  * of the attempt timed out and stopped, the output read and classified from its structure (exit 0
- * is not proof: an error record still fails), then required outputs must exist inside the workspace.
+ * is not proof: an error record still fails), then required outputs must exist inside the workspace,
+ * and the result file, if the step has one, must hold JSON that matches its schema.
  */
 export async function runAgentAttempt(options: AgentAttemptOptions): Promise<AgentAttemptResult> {
   // Checked before every attempt: the binary behind a name may change between attempts.
@@ -220,10 +228,17 @@ export async function runAgentAttempt(options: AgentAttemptOptions): Promise<Age
   // An output resolving outside the workspace is a safety problem for a human, not something to retry.
   if (refused.length > 0) return failed('invalid', `Refused outputs: ${refused.join('; ')}`);
   if (missing.length > 0) return failed('agent_failed', `Missing required outputs: ${missing.join(', ')}`);
+  // What is wrong with the result file is the agent's to fix: the retry's prompt says what.
+  const resultFile =
+    options.resultFile === undefined
+      ? undefined
+      : await readResultFile(options.workspace, options.resultFile, options.resultSchema);
+  if (resultFile?.ok === false) return failed('agent_failed', resultFile.message);
   return {
     ok: true,
     summary: (report.answer ?? '').slice(-SUMMARY_MAX_CHARS),
     outputs,
+    ...(resultFile?.ok ? { value: resultFile.value } : {}),
     exitCode: result.exitCode,
     process: result,
     report,

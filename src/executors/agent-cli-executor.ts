@@ -84,6 +84,8 @@ export class AgentCliExecutor implements StepExecutor {
       prompt,
       workspace: claim.workspace,
       requiredOutputs: claim.step.requiredOutputs,
+      ...(claim.step.resultFile === undefined ? {} : { resultFile: claim.step.resultFile }),
+      ...(claim.step.resultSchema === undefined ? {} : { resultSchema: claim.step.resultSchema }),
       env: environmentFor([]),
       envFor: (profile) => environmentFor(profile.readsEnv),
       // The attempt's deadline (engine/attempt-deadline.ts) fires `signal` at this time and decides
@@ -112,6 +114,7 @@ export class AgentCliExecutor implements StepExecutor {
           ok: true,
           summary: result.summary,
           outputs: result.outputs,
+          ...(result.value === undefined ? {} : { value: result.value }),
           exitCode: result.exitCode,
           ...usage,
         },

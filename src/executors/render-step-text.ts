@@ -20,7 +20,11 @@ export function renderStepText(
         steps: Object.fromEntries(
           Object.entries(context.results).map(([id, result]) => [
             id,
-            { summary: result.summary, outputs: result.outputs.map((o) => o.path) },
+            {
+              summary: result.summary,
+              outputs: result.outputs.map((o) => o.path),
+              ...(result.value === undefined ? {} : { value: result.value }),
+            },
           ]),
         ),
       }),

@@ -1,5 +1,6 @@
 import { type SuggestionBudget, unknownStepProblem } from './graph.js';
 import { closestMatch, type PlanIssue } from './issues.js';
+import { resultSchemaPathProblem } from './result-schema-path.js';
 import { ALLOWED_TEMPLATE_FORMS, parseTemplateRef } from './template.js';
 
 /** What a step's templates may use, as `checkListedRefs` needs it. */
@@ -14,6 +15,8 @@ export interface TemplateRefContext {
   inputNames: readonly string[];
   inputNameSet: ReadonlySet<string>;
   budget: SuggestionBudget;
+  /** The `resultSchema` of a step, if it has one: result paths are checked against it. */
+  resultSchemaOf?: (stepId: string) => Record<string, unknown> | undefined;
 }
 
 /** The same for references already listed; `pathOf` is called only for a problem. */
@@ -31,7 +34,11 @@ export function checkListedRefs(
     if (ref === undefined) {
       const valid = [
         ...inputNames.map((name) => `inputs.${name}`),
-        ...context.suggestible.flatMap((id) => [`steps.${id}.summary`, `steps.${id}.outputs`]),
+        ...context.suggestible.flatMap((id) => [
+          `steps.${id}.summary`,
+          `steps.${id}.outputs`,
+          `steps.${id}.result`,
+        ]),
         'run.workspace',
         'run.id',
       ];
@@ -43,8 +50,13 @@ export function checkListedRefs(
       });
     } else if (ref.kind === 'input' && !context.inputNameSet.has(ref.name)) {
       issues.push({ path: path(), problem: `${raw}: ${undeclaredInputProblem(ref.name, inputNames)}` });
-    } else if (ref.kind === 'step') {
-      const problem = stepRefProblem(ref.stepId, stepId, context);
+    } else if (ref.kind === 'step' || ref.kind === 'result') {
+      const schema = ref.kind === 'result' ? context.resultSchemaOf?.(ref.stepId) : undefined;
+      const problem =
+        stepRefProblem(ref.stepId, stepId, context) ??
+        (schema === undefined || ref.kind !== 'result'
+          ? undefined
+          : resultSchemaPathProblem(ref.stepId, schema, ref.path));
       if (problem !== undefined) issues.push({ path: path(), problem: `${raw}: ${problem}` });
     }
   }

@@ -2,6 +2,7 @@ import { parseDurationMs } from './duration.js';
 import { checkDependsOn, findCycles, SuggestionBudget } from './graph.js';
 import { formatIssuePath, PlanInvalidError, type PlanIssue, stepPathNames } from './issues.js';
 import { checkPlanTemplates } from './plan-templates.js';
+import { normalizeResultFields } from './result-fields.js';
 import type { PlanFile, PlanFileStep } from './schema.js';
 import {
   type AgentSpec,
@@ -165,6 +166,7 @@ function normalizeStep(
     ...(agent === undefined ? {} : { agent: normalizeAgent(agent) }),
     dependsOn: [...(step.dependsOn ?? [])],
     requiredOutputs: [...(step.requiredOutputs ?? [])],
+    ...normalizeResultFields(step, kind, path, issues),
     sideEffect: step.sideEffect ?? 'none',
     ...(step.budget === undefined ? {} : { budget: normalizeBudget(step.budget, `${path}.budget`) }),
     ...(flowKey === undefined ? {} : { flowKey }),

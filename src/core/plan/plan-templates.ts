@@ -69,6 +69,11 @@ export function checkPlanTemplates(
     ancestors.set(question.step, found);
   });
   const inputNameSet = new Set(inputNames);
+  const resultSchemas = new Map<string, Record<string, unknown>>();
+  for (const step of steps) {
+    if (step.resultSchema !== undefined && !resultSchemas.has(step.id))
+      resultSchemas.set(step.id, step.resultSchema);
+  }
   const issues: PlanIssue[] = [];
   steps.forEach((step, index) => {
     if (texts[index]!.length === 0) return;
@@ -83,6 +88,7 @@ export function checkPlanTemplates(
       inputNames,
       inputNameSet,
       budget,
+      resultSchemaOf: (target) => resultSchemas.get(target),
     };
     for (const { refs, fields } of texts[index]!) {
       issues.push(...checkListedRefs(refs, () => pathOf(index, ...fields), context));

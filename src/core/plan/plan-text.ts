@@ -31,8 +31,15 @@ function parseYaml(text: string, fileName: string, yaml: YamlModule): unknown {
   const { Composer, LineCounter } = yaml;
   const lineCounter = new LineCounter();
   const tokens = yamlTokens(text, lineCounter, fileName, yaml);
-  // YAML 1.2 core schema: `yes`/`on` stay strings. Merge keys (`<<: *anchor`) are allowed.
-  const composer = new Composer({ prettyErrors: false, merge: true, uniqueKeys: true });
+  // YAML 1.2 core schema: `yes`/`on` stay strings. Merge keys (`<<: *anchor`) are allowed. Tags
+  // beyond the core schema's (`!!binary`, `!!set`, `!!timestamp`, which the parser would otherwise
+  // resolve) are left unresolved, and refused below.
+  const composer = new Composer({
+    prettyErrors: false,
+    merge: true,
+    uniqueKeys: true,
+    resolveKnownTags: false,
+  });
   const docs: Document.Parsed[] = [...composer.compose(tokens, true, text.length)];
   const doc = docs[0];
   if (doc === undefined) throw emptyPlan(fileName);
@@ -41,6 +48,13 @@ function parseYaml(text: string, fileName: string, yaml: YamlModule): unknown {
     return { path: '', line, column: col, problem };
   };
   const issues = doc.errors.map((error) => issueAt(error.pos[0], error.message));
+  for (const warning of doc.warnings) {
+    // The parser reads an unknown tag's value as plain text and only warns: a plan written for
+    // another loader (`!!js/function`, `!!python/object`) would run with a meaning it did not have.
+    if (warning.code === 'TAG_RESOLVE_FAILED') {
+      issues.push(issueAt(warning.pos[0], unknownTagProblem(text, warning.pos[0])));
+    }
+  }
   const second = docs[1];
   if (second !== undefined) {
     issues.push(issueAt(second.range[0], 'Source contains multiple documents: a plan file holds one'));
@@ -74,4 +88,15 @@ function yamlTokens(text: string, lineCounter: LineCounter, fileName: string, ya
   }
   for (const token of parser.end()) tokens.push(token);
   return tokens;
+}
+
+/** The core schema's tags: a plan may write them, e.g. `!!str 1.0` for a string. */
+const CORE_TAGS = new Set(['!!str', '!!int', '!!float', '!!bool', '!!null', '!!seq', '!!map']);
+
+/** The problem with the tag written at `offset` of `text`, which the parser could not resolve. */
+function unknownTagProblem(text: string, offset: number): string {
+  const tag = /^!<[^>]*>|^![^\s,[\]{}]*/.exec(text.slice(offset, offset + 200))?.[0] ?? 'here';
+  if (CORE_TAGS.has(tag))
+    return `tag ${tag} does not fit this value; remove it (write the value as plain text)`;
+  return `tag ${tag} is not part of the plan format; remove it (write the value as plain text)`;
 }

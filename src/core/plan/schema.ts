@@ -13,6 +13,7 @@ import {
   timeoutSchema,
 } from './schema-fields.js';
 import { modelSchema } from './schema-model.js';
+import { resultFileSchema, resultSchemaSchema } from './schema-result.js';
 import { AGENT_PROFILE_NAMES, ENV_NAME_PATTERN, PLAN_NAME_PATTERN, SANDBOX_MODES } from './types.js';
 import { describeValue } from './zod-issues.js';
 
@@ -222,7 +223,7 @@ const stepSchema = strictObject(
       .min(1)
       .optional()
       .describe(
-        'Prompt for the agent (makes this an agent step). May use {{inputs.<name>}}, {{steps.<id>.summary}}, {{steps.<id>.outputs}} (for steps it depends on), {{run.workspace}}, {{run.id}}.',
+        'Prompt for the agent (makes this an agent step). May use {{inputs.<name>}}, {{steps.<id>.summary}}, {{steps.<id>.outputs}}, {{steps.<id>.result}}, {{steps.<id>.result.<path>}} (for steps it depends on), {{run.workspace}}, {{run.id}}.',
       ),
     fn: z
       .string()
@@ -244,6 +245,8 @@ const stepSchema = strictObject(
       })
       .optional()
       .describe('Files the step must leave, relative to the run workspace; the step fails without them.'),
+    resultFile: resultFileSchema.optional(),
+    resultSchema: resultSchemaSchema.optional(),
     sideEffect: z
       .enum(['none', 'idempotent', 'unsafe'], {
         error: (issue) => `expected none, idempotent or unsafe, got ${describeValue(issue.input)}`,

@@ -1,4 +1,5 @@
 import { BatonError } from '../errors.js';
+import { isResultPath, resultText } from './template-result.js';
 import { STEP_ID_PATTERN as NAME, type PlanStep } from './types.js';
 
 /**
@@ -10,17 +11,19 @@ import { STEP_ID_PATTERN as NAME, type PlanStep } from './types.js';
 export interface TemplateContext {
   run: { id: string; workspace: string };
   inputs: Record<string, string>;
-  steps: Record<string, { summary: string; outputs: string[] }>;
+  /** `value`: the step's structured result (a result file's JSON, a function's return value), if any. */
+  steps: Record<string, { summary: string; outputs: string[]; value?: unknown }>;
 }
 
 /** A reference in one of the allowed forms. */
 type TemplateRef =
   | { kind: 'run'; field: 'id' | 'workspace' }
   | { kind: 'input'; name: string }
-  | { kind: 'step'; stepId: string; field: 'summary' | 'outputs' };
+  | { kind: 'step'; stepId: string; field: 'summary' | 'outputs' }
+  | { kind: 'result'; stepId: string; path: string[] };
 
 export const ALLOWED_TEMPLATE_FORMS =
-  '{{inputs.<name>}}, {{steps.<id>.summary}}, {{steps.<id>.outputs}}, {{run.workspace}}, {{run.id}}';
+  '{{inputs.<name>}}, {{steps.<id>.summary}}, {{steps.<id>.outputs}}, {{steps.<id>.result}}, {{steps.<id>.result.<path>}}, {{run.workspace}}, {{run.id}}';
 
 // No braces inside, so `{{{x}}}` finds `{{x}}` and stray braces stay literal text.
 const REF_PATTERN = /\{\{([^{}]*)\}\}/g;
@@ -36,6 +39,9 @@ export function listTemplateRefs(text: string): { raw: string; path: string[] }[
 /** The reference a path denotes, or undefined when it is not one of the allowed forms. */
 export function parseTemplateRef(path: readonly string[]): TemplateRef | undefined {
   const [head, name, field, ...rest] = path;
+  if (head === 'steps' && name !== undefined && NAME.test(name) && field === 'result') {
+    return isResultPath(rest) ? { kind: 'result', stepId: name, path: rest } : undefined;
+  }
   if (rest.length > 0 || head === undefined) return undefined;
   if (head === 'run' && field === undefined && (name === 'id' || name === 'workspace')) {
     return { kind: 'run', field: name };
@@ -86,6 +92,7 @@ function resolveRef(raw: string, ref: TemplateRef, ctx: TemplateContext): string
       `${raw}: step "${ref.stepId}" has no result in this run (it has not succeeded yet)`,
     );
   }
+  if (ref.kind === 'result') return resultText(raw, ref.stepId, result, ref.path);
   return ref.field === 'summary' ? String(result.summary) : result.outputs.join(', ');
 }
 

@@ -141,6 +141,14 @@ export interface PlanStep {
   /** Paths relative to the run workspace that must exist for the step to count as done. */
   requiredOutputs: string[];
   /**
+   * Kind `agent`: a JSON file relative to the run workspace that the agent writes; once it exits,
+   * the file's value is the step's result `value` (see executors/result-file.ts). Absent: none,
+   * and the key is left out so that plans without it keep their hash.
+   */
+  resultFile?: string;
+  /** Kind `agent`, with `resultFile`: the JSON Schema (draft-07) the result file must match. */
+  resultSchema?: Record<string, unknown>;
+  /**
    * What repeating the step would do: `none` (safe), `idempotent` (harmless), `unsafe` (an attempt
    * interrupted mid-way is an unknown outcome, blocked for a human instead of retried).
    */
