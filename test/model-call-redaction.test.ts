@@ -51,6 +51,25 @@ describe('redaction', () => {
     expect(ok).toMatchObject({ summary: 'used [redacted]', degraded: 'fallback: [redacted]' });
   });
 
+  it("masks them in a step's structured result too (a function's value, an agent's result file)", () => {
+    const secret = 'zz9-any-shape-0123456789';
+    const clean = { pages: [{ url: 'https://example.com', note: 'fine' }] };
+    const ok = redactOutcome(
+      {
+        ok: true,
+        summary: 'done',
+        outputs: [],
+        value: { pages: [{ url: `https://x?key=${secret}` }], clean },
+      },
+      [secret],
+    );
+    expect(ok).toMatchObject({ value: { pages: [{ url: 'https://x?key=[redacted]' }] } });
+    expect(JSON.stringify(ok)).not.toContain(secret);
+    // Nothing to mask: the same object comes back, not a copy.
+    const untouched = { ok: true as const, summary: 'done', outputs: [], value: clean };
+    expect(redactOutcome(untouched, [secret])).toBe(untouched);
+  });
+
   it('a key planted in provider errors never reaches an event or a result', async () => {
     let calls = 0;
     const provider: ModelProvider = {

@@ -77,8 +77,16 @@ export function redactOutcome(outcome: StepOutcome, secrets: readonly string[]):
   if (!outcome.ok) return { ...outcome, message: redactSecrets(outcome.message, secrets) };
   const summary = redactSecrets(outcome.summary, secrets);
   const degraded = outcome.degraded === undefined ? undefined : redactSecrets(outcome.degraded, secrets);
-  if (summary === outcome.summary && degraded === outcome.degraded) return outcome;
-  return { ...outcome, summary, ...(degraded === undefined ? {} : { degraded }) };
+  // A structured result (a function's return value, an agent's result file) is stored and read by
+  // later steps' templates like the summary: its strings are masked too.
+  const value = outcome.value === undefined ? undefined : redactValue(outcome.value, secrets);
+  if (summary === outcome.summary && degraded === outcome.degraded && value === outcome.value) return outcome;
+  return {
+    ...outcome,
+    summary,
+    ...(degraded === undefined ? {} : { degraded }),
+    ...(value === undefined ? {} : { value }),
+  };
 }
 
 /**
