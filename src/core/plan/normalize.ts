@@ -1,4 +1,5 @@
 import { parseDurationMs } from './duration.js';
+import { checkWhens } from './check-when.js';
 import { checkDependsOn, findCycles, SuggestionBudget } from './graph.js';
 import { formatIssuePath, PlanInvalidError, type PlanIssue, stepPathNames } from './issues.js';
 import { checkPlanTemplates } from './plan-templates.js';
@@ -74,6 +75,7 @@ export function normalizePlan(file: PlanFile, fileName: string): Plan {
     issues.push({ path: pathOf(firstIndex.get(cycle[0]!)!, 'dependsOn'), problem: cycleProblem(cycle) });
   }
   issues.push(...checkPlanTemplates(steps, graph, Object.keys(inputs), pathOf, budget));
+  issues.push(...checkWhens(steps, Object.keys(inputs), pathOf));
 
   // Before the verdict: a hook's problems are the plan's problems too.
   const hooks = file.hooks === undefined ? undefined : normalizeHooks(file.hooks, issues);
@@ -164,6 +166,7 @@ function normalizeStep(
     ...(step.model === undefined ? {} : { model: normalizeModel(step.model, `${path}.model`) }),
     ...(agent === undefined ? {} : { agent: normalizeAgent(agent) }),
     dependsOn: [...(step.dependsOn ?? [])],
+    ...(step.when === undefined ? {} : { when: step.when }),
     requiredOutputs: [...(step.requiredOutputs ?? [])],
     sideEffect: step.sideEffect ?? 'none',
     ...(step.budget === undefined ? {} : { budget: normalizeBudget(step.budget, `${path}.budget`) }),

@@ -204,10 +204,17 @@ export class CycleRuns<E extends LoadedRun> {
     // What this attempt runs: the step's own executor, or its fallback once that took over.
     const planStep = claimableStep(state, position, request, this.flowAdmits);
     if (!planStep) return false;
-    const transition = claimStep(state, stepId, request.owner, request.now, request.leaseMs);
+    const transition = claimStep(
+      state,
+      stepId,
+      request.owner,
+      request.now,
+      request.leaseMs,
+      slot.entry.inputs,
+    );
     this.apply(slot, transition);
     const step = stepOf(transition.run, stepId)!;
-    // A budget may stop the run (or the step) instead.
+    // A budget may stop the run (or the step) instead, or its `when` skip it.
     if (step.status !== 'running') return false;
     flowStarted(this.gate, transition.run, position);
     this.claimed.push({
