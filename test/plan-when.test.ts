@@ -98,8 +98,8 @@ describe('when: refused plans', () => {
     ).toThrow(
       'plan.json: steps.a.when: expected a condition as text, e.g. "steps.check.result.passed == false", got true',
     );
-    expect(() => validatePlanObject({ name: 'p', steps: [{ id: 'a', fn: 'a', when: '' }] }, 'plan.json')).toThrow(
-      /steps\.a\.when: expected a condition/,
-    );
+    expect(() =>
+      validatePlanObject({ name: 'p', steps: [{ id: 'a', fn: 'a', when: '' }] }, 'plan.json'),
+    ).toThrow(/steps\.a\.when: expected a condition/);
   });
 });

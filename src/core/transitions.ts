@@ -58,7 +58,6 @@ export function claimStep(
   owner: string,
   now: number,
   leaseMs: number,
-  inputs: Readonly<Record<string, string>> = {},
 ): Transition {
   const step = stepState(run, stepId);
   if (run.status !== 'running' || !DUE_STEP_STATUSES.has(step.status)) {
@@ -68,11 +67,12 @@ export function claimStep(
     );
   }
   const draft = new Draft(run, now);
-  // A condition is decided before the step's first attempt (its dependencies are settled by then):
-  // a step it skips costs no attempt and no budget.
-  const decision = step.attempt === 0 ? decideWhen(run, planStep(run.plan, stepId), inputs) : null;
+  // A step without dependencies has its condition decided here, before its first attempt (one with
+  // dependencies had it decided when they settled: Draft.releaseDependents); so does a step a human
+  // retried after its condition could not be decided. A step it skips costs no attempt and no budget.
+  const decision = step.attempt === 0 ? decideWhen(run, planStep(run.plan, stepId), run.inputs ?? {}) : null;
   if (decision && !decision.run) {
-    settleUnrunStep(draft, stepId, decision);
+    if (settleUnrunStep(draft, stepId, decision)) draft.releaseDependents(stepId);
     return draft.finish();
   }
   const max = run.plan.limits.maxSteps;

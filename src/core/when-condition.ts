@@ -4,7 +4,10 @@ import { type RunState, type StepResult, stepOf } from './run-state.js';
 import { firstLineOf, parseWhen } from './when-language.js';
 
 /** What a step's `when` decided: run it, skip it (with the reason), or block it (it could not be decided). */
-export type WhenDecision = { run: true } | { run: false; skipReason: string } | { run: false; invalid: string };
+export type WhenDecision =
+  | { run: true }
+  | { run: false; skipReason: string }
+  | { run: false; invalid: string };
 
 const RUN: WhenDecision = { run: true };
 
@@ -51,16 +54,24 @@ export function decideWhen(
 
 /**
  * A step whose `when` did not say run, settled in `draft`: skipped with the reason (shown as its
- * last error), its dependents released as after `baton skip`; or blocked `invalid` with the
- * message, for a human to fix the plan or skip the step.
+ * last error; true: the caller releases its dependents, as after `baton skip`), or blocked
+ * `invalid` with the message, for a human to fix the plan or skip the step (false).
  */
-export function settleUnrunStep(draft: Draft, stepId: string, decision: Exclude<WhenDecision, { run: true }>): void {
+export function settleUnrunStep(
+  draft: Draft,
+  stepId: string,
+  decision: Exclude<WhenDecision, { run: true }>,
+): boolean {
   const cleared = { dueAt: null, leaseOwner: null, leaseExpiresAt: null };
   if ('skipReason' in decision) {
-    draft.setStep(stepId, { ...cleared, status: 'skipped', blockedReason: null, lastError: decision.skipReason });
+    draft.setStep(stepId, {
+      ...cleared,
+      status: 'skipped',
+      blockedReason: null,
+      lastError: decision.skipReason,
+    });
     draft.events.push({ type: 'step.skipped', stepId, reason: decision.skipReason });
-    draft.releaseDependents(stepId);
-    return;
+    return true;
   }
   const reason = `${decision.invalid}; fix steps.${stepId}.when, or: baton skip ${draft.run.id} ${stepId}`;
   draft.setStep(stepId, {
@@ -71,6 +82,7 @@ export function settleUnrunStep(draft: Draft, stepId: string, decision: Exclude<
     blockedReason: reason,
   });
   draft.events.push({ type: 'step.blocked', stepId, failureClass: 'invalid', reason });
+  return false;
 }
 
 function resultOf(resultJson: string | null): { value: unknown } | { tooLarge: number } {
@@ -84,5 +96,9 @@ function describe(value: unknown): string {
   if (typeof value === 'bigint') return `the number ${value}`;
   if (typeof value === 'string') return `the text ${JSON.stringify(value.slice(0, 40))}`;
   if (value === null) return 'null';
-  return Array.isArray(value) ? 'a list' : typeof value === 'object' ? 'a map' : `${typeof value} ${String(value)}`;
+  return Array.isArray(value)
+    ? 'a list'
+    : typeof value === 'object'
+      ? 'a map'
+      : `${typeof value} ${String(value)}`;
 }

@@ -25,7 +25,9 @@ export function whenProblems(expression: string, context: WhenContext): string[]
   try {
     root = parseWhen(expression).ast;
   } catch (error) {
-    return [`${JSON.stringify(expression)} does not parse: ${positioned(error)}; write a CEL expression, ${EXAMPLE}`];
+    return [
+      `${JSON.stringify(expression)} does not parse: ${positioned(error)}; write a CEL expression, ${EXAMPLE}`,
+    ];
   }
   const problems = referenceProblems(root, context);
   if (problems.length > 0) return problems;
@@ -36,7 +38,9 @@ export function whenProblems(expression: string, context: WhenContext): string[]
     ];
   }
   if (checked.type !== 'bool' && checked.type !== 'dyn') {
-    return [`${JSON.stringify(expression)} is of type ${checked.type}, not true or false: compare it, ${EXAMPLE}`];
+    return [
+      `${JSON.stringify(expression)} is of type ${checked.type}, not true or false: compare it, ${EXAMPLE}`,
+    ];
   }
   return [];
 }
@@ -83,7 +87,9 @@ function referenceProblems(root: WhenNode, context: WhenContext): string[] {
 
 function stepProblems(target: string, context: WhenContext): string[] {
   if (target === context.stepId) {
-    return [`names its own step "${target}": a condition reads the steps it depends on, decided before it runs`];
+    return [
+      `names its own step "${target}": a condition reads the steps it depends on, decided before it runs`,
+    ];
   }
   if (!context.allStepIds.has(target)) return [unknownStepProblem(target, [...context.allStepIds], true)];
   if (context.dependsOn.includes(target)) return [];

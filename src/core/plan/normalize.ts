@@ -1,5 +1,5 @@
-import { parseDurationMs } from './duration.js';
 import { checkWhens } from './check-when.js';
+import { parseDurationMs } from './duration.js';
 import { checkDependsOn, findCycles, SuggestionBudget } from './graph.js';
 import { formatIssuePath, PlanInvalidError, type PlanIssue, stepPathNames } from './issues.js';
 import { checkPlanTemplates } from './plan-templates.js';

@@ -239,7 +239,10 @@ const stepSchema = strictObject(
       .optional()
       .describe('Ids of the steps that must succeed before this one starts.'),
     when: z
-      .string({ error: (issue) => `expected a condition as text, e.g. "steps.check.result.passed == false", got ${describeValue(issue.input)}` })
+      .string({
+        error: (issue) =>
+          `expected a condition as text, e.g. "steps.check.result.passed == false", got ${describeValue(issue.input)}`,
+      })
       .min(1, { error: 'expected a condition, e.g. "steps.check.result.passed == false", got an empty text' })
       .optional()
       .describe(

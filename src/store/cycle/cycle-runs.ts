@@ -67,6 +67,7 @@ export class CycleRuns<E extends LoadedRun> {
   /** Reports already settled in this cycle (attemptKeyText): a repeat's tokens count once. */
   private readonly reported = new Set<string>();
   private hooksOwed = false;
+  private settledUnclaimed = false;
   /** The flow limits claims obey; null: none is set (or none is locked yet). */
   gate: FlowGate | null = null;
 
@@ -204,18 +205,14 @@ export class CycleRuns<E extends LoadedRun> {
     // What this attempt runs: the step's own executor, or its fallback once that took over.
     const planStep = claimableStep(state, position, request, this.flowAdmits);
     if (!planStep) return false;
-    const transition = claimStep(
-      state,
-      stepId,
-      request.owner,
-      request.now,
-      request.leaseMs,
-      slot.entry.inputs,
-    );
+    const transition = claimStep(state, stepId, request.owner, request.now, request.leaseMs);
     this.apply(slot, transition);
     const step = stepOf(transition.run, stepId)!;
     // A budget may stop the run (or the step) instead, or its `when` skip it.
-    if (step.status !== 'running') return false;
+    if (step.status !== 'running') {
+      if (step.status === 'skipped' || step.lastFailureClass === 'invalid') this.settledUnclaimed = true;
+      return false;
+    }
     flowStarted(this.gate, transition.run, position);
     this.claimed.push({
       runId,
@@ -243,6 +240,7 @@ export class CycleRuns<E extends LoadedRun> {
       accepted: this.accepted,
       reclaimed: this.reclaimed,
       ...(this.hooksOwed ? { hooksOwed: true } : {}),
+      ...(this.settledUnclaimed ? { settledUnclaimed: true } : {}),
     };
   }
 }
