@@ -8,7 +8,11 @@ import { type ASTNode, Environment, type ParseResult } from '@marcbachmann/cel-j
  */
 let environment: Environment | undefined;
 
-/** Built on first use: a plan without `when` never pays for it. */
+/**
+ * Built on first use. The library itself loads with the core (bundled into the package, about 7 ms
+ * of an `import`): the core decides synchronously, inside a store's transaction, so it cannot wait
+ * for a module loaded on demand.
+ */
 function whenEnvironment(): Environment {
   environment ??= new Environment({ homogeneousAggregateLiterals: false })
     .registerVariable('inputs', 'map')
