@@ -302,8 +302,8 @@ export interface CycleResult {
   /** The cycle wrote hook calls (its events matched a plan's hooks): the engine delivers them now. */
   hooksOwed?: boolean;
   /**
-   * The cycle settled a due step without claiming it (its `when` was false, or could not be
-   * decided): the steps after it may be due now, so the engine looks again at once.
+   * The cycle skipped a due step instead of claiming it (its `when` was false): the steps after it
+   * may be due now, so the engine looks again at once.
    */
   settledUnclaimed?: boolean;
 }

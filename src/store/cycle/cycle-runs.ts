@@ -208,9 +208,9 @@ export class CycleRuns<E extends LoadedRun> {
     const transition = claimStep(state, stepId, request.owner, request.now, request.leaseMs);
     this.apply(slot, transition);
     const step = stepOf(transition.run, stepId)!;
-    // A budget may stop the run (or the step) instead, or its `when` skip it.
+    // A budget may stop the run (or the step) instead, or its `when` skip it (or block it).
     if (step.status !== 'running') {
-      if (step.status === 'skipped' || step.lastFailureClass === 'invalid') this.settledUnclaimed = true;
+      if (step.status === 'skipped') this.settledUnclaimed = true;
       return false;
     }
     flowStarted(this.gate, transition.run, position);
