@@ -9,6 +9,7 @@ import { freshSchemaName, startPostgres, type TestPostgres } from './helpers/pos
 import { describeConsoleReadsContract } from './store-console-contract.js';
 import { chainPlan, describeStoreContract } from './store-contract.js';
 import { describeFlowContract } from './store-flow-contract.js';
+import { describeWhenContract } from './store-when-contract.js';
 
 let server: TestPostgres;
 let admin: pg.Pool;
@@ -41,6 +42,7 @@ const schemaHarness = (label: string) => () => {
 describeStoreContract('postgres', schemaHarness('contract'));
 describeFlowContract('postgres', schemaHarness('flow'));
 describeConsoleReadsContract('postgres', schemaHarness('console'));
+describeWhenContract('postgres', schemaHarness('when'));
 
 const random = () => 0;
 const ok = (claim: ClaimedStep, now: number): Completion => ({

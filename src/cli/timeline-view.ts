@@ -87,6 +87,8 @@ function describeEvent(event: StoredEvent, starts: Map<string, number>): { what:
         what: `blocked (${event.failureClass}): ${event.reason.split('\n')[0]!.slice(0, 100)}`,
         took: '',
       };
+    case 'step.skipped':
+      return { what: event.reason ? `skipped: ${event.reason.slice(0, 100)}` : 'step skipped', took: '' };
     case 'run.blocked':
       return { what: `run blocked: ${event.reason.split('\n')[0]!.slice(0, 100)}`, took: '' };
     case 'run.created':

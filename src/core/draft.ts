@@ -17,6 +17,7 @@ import {
   stepOf,
   stepTally,
 } from './run-state.js';
+import { decideWhen, settleUnrunStep } from './when-condition.js';
 
 /**
  * The run/step state machine as pure functions of (state, event, now). Each returns the new run
@@ -94,14 +95,28 @@ export class Draft {
     this.changed.add(stepId);
   }
 
-  /** Dependents of `stepId` whose dependencies are all satisfied become ready after their delay. */
+  /**
+   * Dependents of `stepId` whose dependencies are all satisfied become ready after their delay, once
+   * their `when` (if any) says so; one it says no to is skipped and releases its own dependents in
+   * turn (a work list, not recursion: a long chain of skips cannot overflow the stack).
+   */
   releaseDependents(stepId: string): void {
     const { position, dependents } = planIndex(this.run.plan);
-    for (const dependentId of dependents.get(stepId) ?? []) {
-      const step = this.run.plan.steps[position.get(dependentId)!]!;
-      if (this.get(step.id).status !== 'pending') continue;
-      if (step.dependsOn.every((dep) => SATISFIED_STEP_STATUSES.has(this.get(dep).status))) {
-        this.setStep(step.id, { status: 'ready', dueAt: this.now + step.delayBeforeMs });
+    const settled = [stepId];
+    for (let next = settled.pop(); next !== undefined; next = settled.pop()) {
+      for (const dependentId of dependents.get(next) ?? []) {
+        const step = this.run.plan.steps[position.get(dependentId)!]!;
+        if (this.get(step.id).status !== 'pending') continue;
+        if (!step.dependsOn.every((dep) => SATISFIED_STEP_STATUSES.has(this.get(dep).status))) continue;
+        const decision =
+          step.when === undefined
+            ? null
+            : decideWhen({ plan: this.run.plan, steps: this.steps }, step, this.run.inputs ?? {});
+        if (decision === null || decision.run) {
+          this.setStep(step.id, { status: 'ready', dueAt: this.now + step.delayBeforeMs });
+        } else if (settleUnrunStep(this, step.id, decision)) {
+          settled.push(step.id);
+        }
       }
     }
   }

@@ -48,7 +48,8 @@ export type BatonEvent =
   | { type: 'step.blocked'; stepId: string; failureClass: FailureClass; reason: string }
   /** A human asked for the step to run again (`baton retry`). */
   | { type: 'step.retry_requested'; stepId: string }
-  | { type: 'step.skipped'; stepId: string }
+  /** A human's `baton skip`, or the step's `when` was false (`reason`: `when <expression> was false`). */
+  | { type: 'step.skipped'; stepId: string; reason?: string }
   /**
    * A shadow run did not execute this step (it has a side effect): what it would have run, fully
    * rendered, and the result passed on instead. With `effect`: the step ran, but its `ctx.effect`

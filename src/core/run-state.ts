@@ -99,6 +99,8 @@ export interface RunState {
   finishedAt: number | null;
   /** One state per plan step, in the plan's order (arrays copy fast: a transition copies them). */
   steps: readonly StepState[];
+  /** The run's inputs, as a step's `when` reads them (absent: none). */
+  inputs?: Readonly<Record<string, string>>;
 }
 
 interface PlanIndex {

@@ -8,6 +8,7 @@ import { failureFingerprint } from './fingerprint.js';
 import { DEFAULT_RETRY, type Plan } from './plan/types.js';
 import { DUE_STEP_STATUSES, type RunState, type StepState } from './run-state.js';
 import { unknownIfUnsafe } from './unsafe-outcome.js';
+import { decideWhen, settleUnrunStep } from './when-condition.js';
 
 export type { Transition } from './draft.js';
 export { deriveRunStatus } from './draft.js';
@@ -46,7 +47,8 @@ export function initialStepStates(
 }
 
 /**
- * Claims a due step for `owner` until `now + leaseMs`. When a budget stops it instead, the
+ * Claims a due step for `owner` until `now + leaseMs`. A step whose `when` is false is skipped
+ * instead (one that cannot be decided is blocked), and its dependents released. When a budget stops it instead, the
  * transition blocks the run (maxSteps, a run budget) or the step (its own budget), or hands the
  * step to its fallback: the step is then not `running`, and the caller claims nothing.
  */
@@ -65,6 +67,14 @@ export function claimStep(
     );
   }
   const draft = new Draft(run, now);
+  // A step without dependencies has its condition decided here, before its first attempt (one with
+  // dependencies had it decided when they settled: Draft.releaseDependents); so does a step a human
+  // retried after its condition could not be decided. A step it skips costs no attempt and no budget.
+  const decision = step.attempt === 0 ? decideWhen(run, planStep(run.plan, stepId), run.inputs ?? {}) : null;
+  if (decision && !decision.run) {
+    if (settleUnrunStep(draft, stepId, decision)) draft.releaseDependents(stepId);
+    return draft.finish();
+  }
   const max = run.plan.limits.maxSteps;
   if (run.attemptsTotal >= max) {
     const reason = `budget: maxSteps ${max} reached (${run.attemptsTotal} attempts); to allow ${max} more: baton resume ${run.id}`;

@@ -71,7 +71,12 @@ export type RunStateRow = Omit<SummaryRow, 'plan_name' | 'input_tokens' | 'outpu
 };
 
 /** A run's state as both dialects load it: its row, its plan snapshot and its steps in plan order. */
-export function runStateFromRow(row: RunStateRow, plan: Plan, steps: readonly StepState[]): RunState {
+export function runStateFromRow(
+  row: RunStateRow,
+  plan: Plan,
+  steps: readonly StepState[],
+  inputs: Readonly<Record<string, string>>,
+): RunState {
   return {
     id: row.id,
     status: row.status as RunStatus,
@@ -88,6 +93,7 @@ export function runStateFromRow(row: RunStateRow, plan: Plan, steps: readonly St
     updatedAt: row.updated_at,
     finishedAt: row.finished_at,
     steps,
+    inputs,
   };
 }
 

@@ -301,6 +301,11 @@ export interface CycleResult {
   reclaimed: ReclaimedAttempt[];
   /** The cycle wrote hook calls (its events matched a plan's hooks): the engine delivers them now. */
   hooksOwed?: boolean;
+  /**
+   * The cycle skipped a due step instead of claiming it (its `when` was false): the steps after it
+   * may be due now, so the engine looks again at once.
+   */
+  settledUnclaimed?: boolean;
 }
 
 export interface RunSummary {

@@ -44,6 +44,12 @@ export interface StepPolicy<Inputs, Deps extends string> {
   title?: string;
   dependsOn?: readonly Deps[];
   /**
+   * A condition (CEL) over `inputs.<name>` and `steps.<id>.result` / `steps.<id>.status` of the
+   * steps in `dependsOn`, e.g. `steps.check.result.passed == false`: false skips the step (its
+   * result is then null) and the steps after it go on. Checked with the plan: PLAN_INVALID.
+   */
+  when?: string;
+  /**
    * Attempts in total (default 3) and the backoff between them (milliseconds or "30s");
    * `maxInterruptions` (default 10): attempts ended by a dead worker or a lost lease, which do not
    * spend `maxAttempts`.
@@ -189,6 +195,7 @@ export class Workflow<Inputs extends Record<string, string>, Results extends Rec
           fn: this.functionName(id),
           ...(policy.title === undefined ? {} : { title: policy.title }),
           ...(policy.dependsOn === undefined ? {} : { dependsOn: [...policy.dependsOn] }),
+          ...(policy.when === undefined ? {} : { when: policy.when }),
           ...(policy.retry === undefined ? {} : { retry: policy.retry }),
           ...(policy.timeoutMs === undefined ? {} : { timeoutMs: policy.timeoutMs }),
           ...(policy.sideEffect === undefined ? {} : { sideEffect: policy.sideEffect }),

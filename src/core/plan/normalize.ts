@@ -1,3 +1,4 @@
+import { checkWhens } from './check-when.js';
 import { parseDurationMs } from './duration.js';
 import { checkDependsOn, findCycles, SuggestionBudget } from './graph.js';
 import { formatIssuePath, PlanInvalidError, type PlanIssue, stepPathNames } from './issues.js';
@@ -75,6 +76,7 @@ export function normalizePlan(file: PlanFile, fileName: string): Plan {
     issues.push({ path: pathOf(firstIndex.get(cycle[0]!)!, 'dependsOn'), problem: cycleProblem(cycle) });
   }
   issues.push(...checkPlanTemplates(steps, graph, Object.keys(inputs), pathOf, budget));
+  issues.push(...checkWhens(steps, Object.keys(inputs), pathOf));
 
   // Before the verdict: a hook's problems are the plan's problems too.
   const hooks = file.hooks === undefined ? undefined : normalizeHooks(file.hooks, issues);
@@ -165,6 +167,7 @@ function normalizeStep(
     ...(step.model === undefined ? {} : { model: normalizeModel(step.model, `${path}.model`) }),
     ...(agent === undefined ? {} : { agent: normalizeAgent(agent) }),
     dependsOn: [...(step.dependsOn ?? [])],
+    ...(step.when === undefined ? {} : { when: step.when }),
     requiredOutputs: [...(step.requiredOutputs ?? [])],
     ...normalizeResultFields(step, kind, path, issues),
     sideEffect: step.sideEffect ?? 'none',

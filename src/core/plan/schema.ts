@@ -239,6 +239,16 @@ const stepSchema = strictObject(
       })
       .optional()
       .describe('Ids of the steps that must succeed before this one starts.'),
+    when: z
+      .string({
+        error: (issue) =>
+          `expected a condition as text, e.g. "steps.check.result.passed == false", got ${describeValue(issue.input)}`,
+      })
+      .min(1, { error: 'expected a condition, e.g. "steps.check.result.passed == false", got an empty text' })
+      .optional()
+      .describe(
+        'A condition (CEL) over inputs.<name> and steps.<id>.result / steps.<id>.status of the steps it depends on, e.g. steps.check.result.passed == false. False: the step is skipped (with the reason) and its dependents go on. Default: always run.',
+      ),
     requiredOutputs: z
       .array(z.string().min(1), {
         error: (issue) => `expected a list of paths, e.g. [notes.md], got ${describeValue(issue.input)}`,

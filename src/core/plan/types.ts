@@ -138,6 +138,11 @@ export interface PlanStep {
   agent?: AgentSpec;
   /** Ids of steps that must succeed first (a DAG, checked). */
   dependsOn: string[];
+  /**
+   * A CEL condition over `inputs` and `steps.<id>.result` / `.status` of its dependencies, decided
+   * when the step is due (core/when-condition.ts); false skips it. Absent: the step always runs.
+   */
+  when?: string;
   /** Paths relative to the run workspace that must exist for the step to count as done. */
   requiredOutputs: string[];
   /**

@@ -67,6 +67,7 @@ export class CycleRuns<E extends LoadedRun> {
   /** Reports already settled in this cycle (attemptKeyText): a repeat's tokens count once. */
   private readonly reported = new Set<string>();
   private hooksOwed = false;
+  private settledUnclaimed = false;
   /** The flow limits claims obey; null: none is set (or none is locked yet). */
   gate: FlowGate | null = null;
 
@@ -207,8 +208,11 @@ export class CycleRuns<E extends LoadedRun> {
     const transition = claimStep(state, stepId, request.owner, request.now, request.leaseMs);
     this.apply(slot, transition);
     const step = stepOf(transition.run, stepId)!;
-    // A budget may stop the run (or the step) instead.
-    if (step.status !== 'running') return false;
+    // A budget may stop the run (or the step) instead, or its `when` skip it (or block it).
+    if (step.status !== 'running') {
+      if (step.status === 'skipped') this.settledUnclaimed = true;
+      return false;
+    }
     flowStarted(this.gate, transition.run, position);
     this.claimed.push({
       runId,
@@ -236,6 +240,7 @@ export class CycleRuns<E extends LoadedRun> {
       accepted: this.accepted,
       reclaimed: this.reclaimed,
       ...(this.hooksOwed ? { hooksOwed: true } : {}),
+      ...(this.settledUnclaimed ? { settledUnclaimed: true } : {}),
     };
   }
 }

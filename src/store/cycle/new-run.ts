@@ -22,6 +22,7 @@ export function newRunState(spec: NewRun): { state: RunState; event: BatonEvent 
       updatedAt: spec.now,
       finishedAt: null,
       steps,
+      inputs: spec.inputs,
     },
     event: {
       type: 'run.created',

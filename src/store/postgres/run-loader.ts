@@ -131,7 +131,7 @@ export class RunLoader {
         processes.set(tuple[0], { pid: tuple[21], host: tuple[22] });
       return stepFromValues(tuple);
     });
-    const state = runStateFromRow(row, plan, steps);
+    const state = runStateFromRow(row, plan, steps, row.inputs);
     return {
       state,
       planHash: row.plan_hash,

@@ -305,10 +305,11 @@ export class RunRows {
       steps = this.selectSteps.all(runId).map(stepFromValues);
       if (!isFinished(row.status)) this.remember(runId, row.version, row.created_at, steps);
     }
+    const inputs = JSON.parse(row.inputs_json) as Record<string, string>;
     return {
-      state: runStateFromRow(row, this.plan(row), steps),
+      state: runStateFromRow(row, this.plan(row), steps, inputs),
       planHash: row.plan_hash,
-      inputs: JSON.parse(row.inputs_json) as Record<string, string>,
+      inputs,
       workspace: row.workspace,
     };
   }
