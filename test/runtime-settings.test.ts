@@ -2,7 +2,7 @@
  * The one runtime: the CLI and `Baton.open` read the same BATON_* variables the same way (an option
  * wins over its variable), and every setting is in the one table the configuration page follows.
  */
-import { mkdtempSync, realpathSync, rmSync } from 'node:fs';
+import { mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -88,6 +88,31 @@ describe('Baton.open reads the BATON_* variables as the CLI does', () => {
     delete process.env.BATON_LEASE_MS;
     process.env.BATON_CONCURRENCY = 'many';
     expect(() => Baton.open({ home: newFolder() })).toThrow(/BATON_CONCURRENCY: expected a whole number/);
+  });
+});
+
+describe('an option of Baton.open wins over its variable, bad or not (as a flag on the CLI)', () => {
+  it('the concurrency and leaseMs options mean BATON_CONCURRENCY and BATON_LEASE_MS are never read', async () => {
+    process.env.BATON_CONCURRENCY = '512';
+    process.env.BATON_LEASE_MS = '50';
+    const baton = Baton.open({ home: newFolder(), concurrency: 4, leaseMs: 30_000 });
+    await baton.ready();
+    await baton.close();
+    expect(engineSettings({ concurrency: '4', lease: '1m' }, process.env)).toEqual({
+      concurrency: 4,
+      leaseMs: 60_000,
+    });
+  });
+});
+
+describe('Baton.open on a SQLite home that cannot hold a store', () => {
+  it('throws from Baton.open itself, not later from ready()', () => {
+    const dir = newFolder();
+    const file = join(dir, 'not-a-folder');
+    writeFileSync(file, 'x');
+    expect(() => Baton.open({ home: file })).toThrow(/a file is in the way/);
+    writeFileSync(join(dir, 'baton.db'), 'not a database '.repeat(200), { mode: 0o600 });
+    expect(() => Baton.open({ home: dir })).toThrow(/not a readable Baton database/);
   });
 });
 

@@ -188,10 +188,14 @@ export interface EngineSettings {
   secrets?: string[];
 }
 
-/** The engine settings as text, from a command line (or nothing, for the API's variables only). */
-interface EngineSettingsText {
-  concurrency?: string;
-  lease?: string;
+/**
+ * The engine settings as given: text from a command line, or numbers from `Baton.open`'s options
+ * (taken as they are). A value given, valid or not, means its variable is never read.
+ */
+export interface EngineSettingsText {
+  concurrency?: string | number;
+  /** `--lease` as text (a duration), or `leaseMs` as a number of milliseconds. */
+  lease?: string | number;
   /** `--store <url>`, or a URL given to `Baton.open`: not in the environment, so masked by name here. */
   store?: string;
 }
@@ -209,13 +213,15 @@ export function engineSettings(
 ): EngineSettings {
   const settings: EngineSettings = {};
   if (given.store) settings.secrets = [given.store];
-  const concurrency = given.concurrency ?? env.BATON_CONCURRENCY;
-  if (concurrency) {
+  if (typeof given.concurrency === 'number') settings.concurrency = given.concurrency;
+  const concurrency = given.concurrency === undefined ? env.BATON_CONCURRENCY : given.concurrency;
+  if (typeof concurrency === 'string' && concurrency) {
     const where = given.concurrency === undefined ? 'BATON_CONCURRENCY' : '--concurrency';
     settings.concurrency = parsePositiveInt(concurrency, where, MAX_CONCURRENCY);
   }
-  const lease = given.lease ?? env.BATON_LEASE_MS;
-  if (lease) {
+  if (typeof given.lease === 'number') settings.leaseMs = given.lease;
+  const lease = given.lease === undefined ? env.BATON_LEASE_MS : given.lease;
+  if (typeof lease === 'string' && lease) {
     const where = given.lease === undefined ? 'BATON_LEASE_MS' : '--lease';
     const leaseMs = parseDurationOption(lease, where);
     if (leaseMs < 100 || leaseMs > MAX_LEASE_MS) {

@@ -90,29 +90,32 @@ export class Baton {
       process.cwd(),
       'here',
     );
-    const fromEnv = engineSettings(url === undefined ? {} : { store: url });
-    this.settings = {
-      ...fromEnv,
+    // An option given wins over its variable, which is then not read at all (as a flag on the CLI).
+    this.settings = engineSettings({
+      ...(url === undefined ? {} : { store: url }),
       ...(options.concurrency === undefined ? {} : { concurrency: options.concurrency }),
-      ...(options.leaseMs === undefined ? {} : { leaseMs: options.leaseMs }),
-    };
+      ...(options.leaseMs === undefined ? {} : { lease: options.leaseMs }),
+    });
     const given = options.store;
     let target: Promise<StoreTarget> | null = null;
+    let chosen: StoreTarget | null = null;
     if (given !== undefined && typeof given !== 'string') this.opened = given;
     else {
       try {
-        const chosen = storeTarget(
+        chosen = storeTarget(
           { home: this.home, ...(url === undefined ? {} : { store: url }) },
           process.env,
           API_ASKER,
         );
-        if (chosen.kind === 'sqlite') this.opened = SqliteStore.open(chosen.path);
-        else target = Promise.resolve(chosen);
       } catch (error) {
         // A URL that is not PostgreSQL's: reported by ready() and every method, as a server that is down.
         target = Promise.reject(error);
       }
     }
+    // SQLite opens at once, so `baton.store` is there without `await` and a home that cannot hold
+    // a store (a file in the way, a damaged or newer database) is refused by Baton.open itself.
+    if (chosen?.kind === 'sqlite') this.opened = SqliteStore.open(chosen.path);
+    else if (chosen) target = Promise.resolve(chosen);
     if (this.opened) this.opening = Promise.resolve(this.opened);
     else {
       // A PostgreSQL URL: its driver, pg, loads and connects in the background.
