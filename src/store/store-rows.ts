@@ -118,6 +118,7 @@ export type StepValues = [
   firstStartedAt: number | null,
   onFallback: number | boolean,
   interruptions: number,
+  waitingFor: string | null,
 ];
 
 /** A step's state from its `StepValues` (a dialect may add columns after them). */
@@ -144,6 +145,7 @@ export function stepFromValues(v: readonly [...StepValues, ...unknown[]]): StepS
     firstStartedAt: v[18],
     ...(v[19] ? { onFallback: true } : {}),
     ...(v[20] > 0 ? { interruptions: v[20] } : {}),
+    ...(v[21] !== null && v[21] !== undefined ? { waitingFor: v[21] } : {}),
     ...(inputTokens === 0 && outputTokens === 0 && costUsd === 0
       ? {}
       : { usage: { inputTokens, outputTokens, costUsd } }),

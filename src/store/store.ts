@@ -5,6 +5,8 @@ import type { FlowLimit } from '../core/flow.js';
 import type { HookSpec, Plan, PlanStep } from '../core/plan/types.js';
 import type { PlanSecretEnv } from '../core/run-secrets.js';
 import type { RunStatus, StepResult, StepState, StepStatus } from '../core/run-state.js';
+import type { WaitDecision } from '../core/waits.js';
+import type { EventDelivery, SentEvent } from './cycle/send-event.js';
 
 /**
  * The one storage contract: SQLite (sqlite/, the embedded default) and PostgreSQL (postgres/)
@@ -74,6 +76,17 @@ export interface Store {
   resolveStep(runId: string, stepId: string, result: StepResult, now: number): Promise<RunSummary>;
   /** Gives a run stopped by its maxSteps budget as many attempts again. */
   resumeRun(runId: string, now: number): Promise<RunSummary>;
+  /** `baton approve <run> <step>`: a waiting approval succeeds with `{ approved: true, by, comment, at }`. */
+  approveStep(runId: string, stepId: string, decision: WaitDecision, now: number): Promise<RunSummary>;
+  /** `baton reject <run> <step>`: a waiting approval is rejected; the steps after it are skipped. */
+  rejectStep(runId: string, stepId: string, decision: WaitDecision, now: number): Promise<RunSummary>;
+  /**
+   * `baton send`: the event ends the steps waiting for it (in `sent.runId`, else in every run), each
+   * run in one transaction, exactly once under races; sent to a run whose step does not wait yet, it
+   * is kept for it (the first per run and name wins). Throws for an unknown run, a finished one, or
+   * (without a run) when no run waits for the event.
+   */
+  sendEvent(sent: SentEvent, now: number): Promise<EventDelivery[]>;
   /** Appends events an executor emits while a step runs (model recovery, tool failures), in one transaction. */
   appendEvents(runId: string, events: readonly BatonEvent[], now: number): Promise<void>;
   /**

@@ -12,6 +12,7 @@ import {
   settleReport,
 } from '../../core/settle-report.js';
 import { claimStep, expireLease, type Transition } from '../../core/transitions.js';
+import { type KeptEvent, renderWaitText, startWaiting, timeOutWait, waitStepDue } from '../../core/waits.js';
 import { flowAllows, flowStarted, type HeldRun } from '../flow-accounting.js';
 import type { LoadedRun } from '../loaded-run.js';
 import type {
@@ -39,6 +40,11 @@ export interface CycleSink {
   event(runId: string, at: number, event: BatonEvent, hooks?: readonly HookSpec[]): boolean;
   attempt(row: AttemptRow): void;
   artifact(key: AttemptKey, output: OutputArtifact): void;
+  /**
+   * The event named `event` kept for the run (sent before its step waited), deleted as it is taken,
+   * in the cycle's transaction; null: none was sent.
+   */
+  takeKeptEvent(runId: string, event: string): KeptEvent | null;
 }
 
 /** A run a cycle holds: as loaded, as its transitions left it, and what they changed. */
@@ -201,6 +207,10 @@ export class CycleRuns<E extends LoadedRun> {
     const state = slot.entry.state;
     const position = planIndex(state.plan).position.get(stepId);
     if (position === undefined) return false;
+    if (state.plan.steps[position]!.kind === 'wait') {
+      this.moveWait(slot, position);
+      return false;
+    }
     // What this attempt runs: the step's own executor, or its fallback once that took over.
     const planStep = claimableStep(state, position, request, this.flowAdmits);
     if (!planStep) return false;
@@ -228,6 +238,25 @@ export class CycleRuns<E extends LoadedRun> {
       ...(step.firstStartedAt ? { firstStartedAt: step.firstStartedAt } : {}),
     });
     return true;
+  }
+
+  /**
+   * A due wait step of a held run: a ready one starts waiting (taking an event kept for it), a
+   * waiting one has timed out. Neither is a claim: no lease, no slot.
+   */
+  private moveWait(slot: HeldSlot<E>, position: number): void {
+    const { request } = this;
+    const state = slot.entry.state;
+    if (!waitStepDue(state, position, request)) return;
+    const step = state.steps[position]!;
+    const declared = state.plan.steps[position]!;
+    if (step.status === 'waiting') {
+      this.apply(slot, timeOutWait(state, step.stepId, request.now));
+      return;
+    }
+    const waitingFor = renderWaitText(state, declared, slot.entry);
+    const kept = declared.wait?.for === 'event' ? this.sink.takeKeptEvent(state.id, waitingFor) : null;
+    this.apply(slot, startWaiting(state, step.stepId, waitingFor, kept, request.now));
   }
 
   result(): CycleResult {

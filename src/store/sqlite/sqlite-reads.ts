@@ -101,7 +101,7 @@ export class SqliteReads {
     >(
       `SELECT
            (SELECT min(s.due_at) FROM steps s JOIN runs r ON r.id = s.run_id
-             WHERE s.status IN ('ready', 'retry_wait') AND r.status = 'running' AND (? IS NULL OR s.run_id = ?)) AS due,
+             WHERE s.status IN ('ready', 'retry_wait', 'waiting') AND r.status = 'running' AND (? IS NULL OR s.run_id = ?)) AS due,
            (SELECT min(lease_expires_at) FROM steps WHERE status = 'running' AND (? IS NULL OR run_id = ?)) AS lease`,
     ).get(runId, runId, runId, runId);
     const times = [row?.due, row?.lease].filter((t): t is number => typeof t === 'number');

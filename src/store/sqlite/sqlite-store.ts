@@ -6,6 +6,13 @@ import { type FlowLimit, validateFlowLimit } from '../../core/flow.js';
 import type { RunState } from '../../core/run-state.js';
 import { type RunChange, withHumanCommands } from '../cycle/human-commands.js';
 import { newRunState } from '../cycle/new-run.js';
+import {
+  type EventDelivery,
+  eventForRun,
+  noRunWaitsFor,
+  type SentEvent,
+  stepWaitingFor,
+} from '../cycle/send-event.js';
 import { stepFlowKey } from '../flow-accounting.js';
 import type {
   AttemptKey,
@@ -326,6 +333,41 @@ export class SqliteStore extends withHumanCommands(SqliteReads) implements Store
       this.rows.persist(change(entry.state), now);
     });
     return this.summary(runId);
+  }
+
+  async sendEvent(sent: SentEvent, now: number): Promise<EventDelivery[]> {
+    const runIds =
+      sent.runId !== undefined
+        ? [sent.runId]
+        : this.db
+            .prepare<[string], { run_id: string }>(
+              "SELECT DISTINCT run_id FROM steps INDEXED BY steps_waiting_for WHERE status = 'waiting' AND waiting_for = ? ORDER BY run_id",
+            )
+            .all(sent.event)
+            .map((row) => row.run_id);
+    const deliveries: EventDelivery[] = [];
+    for (const runId of runIds) {
+      // One transaction per run: the step takes the event, or the event is kept, exactly once.
+      const delivery = this.write((): EventDelivery | null => {
+        const entry = sent.runId === undefined ? this.rows.load(runId) : this.requireRun(runId);
+        if (!entry) return null;
+        if (sent.runId === undefined && stepWaitingFor(entry.state, sent.event) === null) return null;
+        const change = eventForRun(entry.state, sent, now);
+        if (change === 'keep') {
+          const kept = this.db
+            .prepare(
+              'INSERT INTO wait_events (run_id, event, data_json, sent_at) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING',
+            )
+            .run(runId, sent.event, sent.dataJson, now);
+          return { runId, stepId: null, outcome: kept.changes > 0 ? 'kept' : 'dropped' };
+        }
+        this.rows.persist(change, now);
+        return { runId, stepId: stepWaitingFor(entry.state, sent.event), outcome: 'received' };
+      });
+      if (delivery) deliveries.push(delivery);
+    }
+    if (deliveries.length === 0) throw noRunWaitsFor(sent.event);
+    return deliveries;
   }
 
   async close(): Promise<void> {

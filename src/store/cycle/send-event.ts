@@ -1,0 +1,69 @@
+import { BatonError } from '../../core/errors.js';
+import { FINAL_RUN_STATUSES, type RunState } from '../../core/run-state.js';
+import type { Transition } from '../../core/transitions.js';
+import { receiveWaitEvent } from '../../core/waits.js';
+
+/** An event sent by `baton send` (or `baton.send`): its name, its payload as JSON text, its run if given. */
+export interface SentEvent {
+  event: string;
+  dataJson: string;
+  /** Only this run; absent: every run with a step waiting for the event. */
+  runId?: string;
+}
+
+/**
+ * Where a sent event went in one run: to a waiting step (`stepId`), kept for a step that will wait
+ * (`kept`), or dropped because an event of that name was kept for the run already (the first wins).
+ */
+export interface EventDelivery {
+  runId: string;
+  stepId: string | null;
+  outcome: 'received' | 'kept' | 'dropped';
+}
+
+/** The step of `run` waiting for `event` now, or null (in plan order: the first such step). */
+export function stepWaitingFor(run: RunState, event: string): string | null {
+  for (const [position, step] of run.steps.entries()) {
+    if (
+      step.status === 'waiting' &&
+      step.waitingFor === event &&
+      run.plan.steps[position]!.wait?.for === 'event'
+    )
+      return step.stepId;
+  }
+  return null;
+}
+
+/**
+ * What an event sent to `run` does, decided once for both stores inside their transaction: the
+ * transition that ends its waiting step, or `keep` (no step waits for it yet: the dialect keeps it,
+ * the first per (run, event) winning). Throws for a finished run, or one with no step that could
+ * ever wait for the event.
+ */
+export function eventForRun(run: RunState, sent: SentEvent, now: number): Transition | 'keep' {
+  if (FINAL_RUN_STATUSES.has(run.status))
+    throw new BatonError(
+      'INVALID_TRANSITION',
+      `run ${run.id} is ${run.status}: no step of it waits for events`,
+    );
+  const stepId = stepWaitingFor(run, sent.event);
+  if (stepId) return receiveWaitEvent(run, stepId, sent.event, sent.dataJson, now);
+  const names = run.plan.steps.flatMap((step) => (step.wait?.for === 'event' ? [step.wait.event ?? ''] : []));
+  const couldWait = names.some((name) => name === sent.event || name.includes('{{'));
+  if (!couldWait)
+    throw new BatonError(
+      'INVALID_TRANSITION',
+      names.length === 0
+        ? `run ${run.id} has no step that waits for an event: nothing would take "${sent.event}"`
+        : `no step of run ${run.id} waits for event "${sent.event}" (its events: ${names.join(', ')})`,
+    );
+  return 'keep';
+}
+
+/** The answer when a send without a run found no run waiting. */
+export function noRunWaitsFor(event: string): BatonError {
+  return new BatonError(
+    'INVALID_TRANSITION',
+    `no run waits for event "${event}" now; to keep it for a run whose step will wait for it: baton send ${event} --run <run>`,
+  );
+}
