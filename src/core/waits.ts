@@ -231,7 +231,7 @@ function decisionDraft(run: RunState, stepId: string, kind: WaitSpec['for'], now
   if (declared.kind !== 'wait' || (step.status !== 'waiting' && !timedOut))
     throw new BatonError(
       'INVALID_TRANSITION',
-      `step ${stepId} of run ${run.id} is ${step.status}${declared.kind === 'wait' ? '' : ` (a ${declared.kind} step)`}: only a waiting step can be approved, rejected or sent an event`,
+      `step ${stepId} of run ${run.id} is ${step.status}${declared.kind === 'wait' ? '' : ` (a step of kind ${declared.kind}, not a wait step)`}: only a waiting step can be approved, rejected or sent an event`,
     );
   const wait = waitOf(declared);
   if (wait.for !== kind)

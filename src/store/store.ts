@@ -55,6 +55,11 @@ export interface Store {
   listRunPage(query?: RunPageQuery): Promise<RunPage>;
   /** Every step blocked for a human in a run that is still going (running or blocked), newest first. */
   listBlockedSteps(limit?: number): Promise<BlockedStep[]>;
+  /**
+   * Steps waiting for a person or an event (`baton check`'s WAITING lines), longest waiting first,
+   * at most `limit` (default 100), from the partial index of waiting steps; `total`: how many wait.
+   */
+  listWaitingSteps(limit?: number): Promise<{ steps: WaitingStep[]; total: number }>;
   /** Every lease held now (steps running), with its owner and process, by owner then start. */
   listLeases(): Promise<LiveLease[]>;
   /** Events of every run after `afterSeq`, in seq order, at most `limit` (default 500): what changed since. */
@@ -182,6 +187,19 @@ export interface BlockedStep {
   reason: string | null;
   /** When the step was blocked (its last change). */
   blockedAt: number;
+}
+
+/** A step waiting for a person or an event (`listWaitingSteps`). */
+export interface WaitingStep {
+  runId: string;
+  planName: string;
+  stepId: string;
+  /** What it waits for: its event's name, or its approval's prompt. */
+  waitingFor: string;
+  /** When its timeout fires; null: never. */
+  timeoutAt: number | null;
+  /** When it started waiting. */
+  since: number;
 }
 
 /** A lease a worker holds now (`listLeases`). */
@@ -314,6 +332,11 @@ export interface CycleResult {
   reclaimed: ReclaimedAttempt[];
   /** The cycle wrote hook calls (its events matched a plan's hooks): the engine delivers them now. */
   hooksOwed?: boolean;
+  /**
+   * Wait steps that started waiting or timed out in this cycle: not claims, but what they released
+   * may be due now (a `check` looks again instead of ending).
+   */
+  waitsMoved?: number;
 }
 
 export interface RunSummary {

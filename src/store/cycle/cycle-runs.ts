@@ -73,6 +73,7 @@ export class CycleRuns<E extends LoadedRun> {
   /** Reports already settled in this cycle (attemptKeyText): a repeat's tokens count once. */
   private readonly reported = new Set<string>();
   private hooksOwed = false;
+  private waitsMoved = 0;
   /** The flow limits claims obey; null: none is set (or none is locked yet). */
   gate: FlowGate | null = null;
 
@@ -250,6 +251,7 @@ export class CycleRuns<E extends LoadedRun> {
     if (!waitStepDue(state, position, request)) return;
     const step = state.steps[position]!;
     const declared = state.plan.steps[position]!;
+    this.waitsMoved++;
     if (step.status === 'waiting') {
       this.apply(slot, timeOutWait(state, step.stepId, request.now));
       return;
@@ -265,6 +267,7 @@ export class CycleRuns<E extends LoadedRun> {
       accepted: this.accepted,
       reclaimed: this.reclaimed,
       ...(this.hooksOwed ? { hooksOwed: true } : {}),
+      ...(this.waitsMoved > 0 ? { waitsMoved: this.waitsMoved } : {}),
     };
   }
 }

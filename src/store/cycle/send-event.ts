@@ -1,5 +1,6 @@
 import { BatonError } from '../../core/errors.js';
-import { FINAL_RUN_STATUSES, type RunState } from '../../core/run-state.js';
+import type { PlanStep } from '../../core/plan/types.js';
+import { FINAL_RUN_STATUSES, FINAL_STEP_STATUSES, type RunState } from '../../core/run-state.js';
 import type { Transition } from '../../core/transitions.js';
 import { receiveWaitEvent } from '../../core/waits.js';
 
@@ -9,6 +10,11 @@ export interface SentEvent {
   dataJson: string;
   /** Only this run; absent: every run with a step waiting for the event. */
   runId?: string;
+  /**
+   * Checks the payload against the step it goes to (its `wait.schema`), throwing a BatonError to
+   * refuse it: called for every run it would reach before anything is written.
+   */
+  checkPayload?: (step: PlanStep, runId: string) => void;
 }
 
 /**
@@ -47,6 +53,7 @@ export function eventForRun(run: RunState, sent: SentEvent, now: number): Transi
       `run ${run.id} is ${run.status}: no step of it waits for events`,
     );
   const stepId = stepWaitingFor(run, sent.event);
+  for (const step of stepsTaking(run, sent.event, stepId)) sent.checkPayload?.(step, run.id);
   if (stepId) return receiveWaitEvent(run, stepId, sent.event, sent.dataJson, now);
   const names = run.plan.steps.flatMap((step) => (step.wait?.for === 'event' ? [step.wait.event ?? ''] : []));
   const couldWait = names.some((name) => name === sent.event || name.includes('{{'));
@@ -58,6 +65,30 @@ export function eventForRun(run: RunState, sent: SentEvent, now: number): Transi
         : `no step of run ${run.id} waits for event "${sent.event}" (its events: ${names.join(', ')})`,
     );
   return 'keep';
+}
+
+/** The steps an event sent now could end: the one waiting for it, else those that may wait for it later. */
+function stepsTaking(run: RunState, event: string, waiting: string | null): PlanStep[] {
+  if (waiting) return run.plan.steps.filter((step) => step.id === waiting);
+  return run.plan.steps.filter(
+    (step, position) =>
+      step.wait?.for === 'event' &&
+      !FINAL_STEP_STATUSES.has(run.steps[position]!.status) &&
+      (step.wait.event === event || (step.wait.event ?? '').includes('{{')),
+  );
+}
+
+/** Checks the payload against every run a send without a run reaches, before any is written. */
+export function checkBeforeSending(runs: readonly RunState[], sent: SentEvent): void {
+  if (!sent.checkPayload) return;
+  for (const run of runs) {
+    const stepId = stepWaitingFor(run, sent.event);
+    if (stepId) sent.checkPayload(planStepOf(run, stepId), run.id);
+  }
+}
+
+function planStepOf(run: RunState, stepId: string): PlanStep {
+  return run.plan.steps.find((step) => step.id === stepId)!;
 }
 
 /** The answer when a send without a run found no run waiting. */

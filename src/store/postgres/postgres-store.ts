@@ -7,6 +7,7 @@ import type { Transition } from '../../core/transitions.js';
 import { type RunChange, withHumanCommands } from '../cycle/human-commands.js';
 import { RECLAIM_BATCH, ReclaimSchedule } from '../cycle/reclaim-schedule.js';
 import {
+  checkBeforeSending,
   type EventDelivery,
   eventForRun,
   noRunWaitsFor,
@@ -294,6 +295,11 @@ export class PostgresStore extends withHumanCommands(PostgresReads) implements S
   async sendEvent(sent: SentEvent, now: number): Promise<EventDelivery[]> {
     const runIds =
       sent.runId !== undefined ? [sent.runId] : await runsWaitingFor(this.pool, this.schema, sent.event);
+    if (sent.runId === undefined && runIds.length > 0)
+      checkBeforeSending(
+        [...(await this.loader.load(this.pool, runIds)).values()].map((entry) => entry.state),
+        sent,
+      );
     const deliveries: EventDelivery[] = [];
     for (const runId of runIds) {
       // One transaction per run, under its row lock: the step takes the event, or it is kept, once.

@@ -7,6 +7,7 @@ import type { RunState } from '../../core/run-state.js';
 import { type RunChange, withHumanCommands } from '../cycle/human-commands.js';
 import { newRunState } from '../cycle/new-run.js';
 import {
+  checkBeforeSending,
   type EventDelivery,
   eventForRun,
   noRunWaitsFor,
@@ -345,6 +346,11 @@ export class SqliteStore extends withHumanCommands(SqliteReads) implements Store
             )
             .all(sent.event)
             .map((row) => row.run_id);
+    if (sent.runId === undefined)
+      checkBeforeSending(
+        runIds.flatMap((runId) => this.rows.load(runId)?.state ?? []),
+        sent,
+      );
     const deliveries: EventDelivery[] = [];
     for (const runId of runIds) {
       // One transaction per run: the step takes the event, or the event is kept, exactly once.
