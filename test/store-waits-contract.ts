@@ -199,6 +199,10 @@ export function describeWaitsContract(name: string, makeHarness: () => StoreHarn
       expect(received).toMatchObject({ stepId: 'deployed', event: 'deployed-1', kept: true });
       // Taken in the cycle that made the step due: the step after it was claimed in the same one.
       expect((await stepOf('announce')).status).toBe('running');
+      // Its step took an event already: another is refused, nothing kept for it.
+      await expect(
+        store.sendEvent({ event: 'deployed-1', dataJson: '3', runId: 'run1' }, 1300),
+      ).rejects.toSatisfy((e) => codeOf(e) === 'INVALID_TRANSITION');
     });
 
     it('an event without a run goes to every run waiting for that name, once', async () => {

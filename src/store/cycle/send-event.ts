@@ -56,8 +56,8 @@ export function eventForRun(run: RunState, sent: SentEvent, now: number): Transi
   for (const step of stepsTaking(run, sent.event, stepId)) sent.checkPayload?.(step, run.id);
   if (stepId) return receiveWaitEvent(run, stepId, sent.event, sent.dataJson, now);
   const names = run.plan.steps.flatMap((step) => (step.wait?.for === 'event' ? [step.wait.event ?? ''] : []));
-  const couldWait = names.some((name) => name === sent.event || name.includes('{{'));
-  if (!couldWait)
+  // Only a step that has not ended may still wait: an event for one that took its event already is refused.
+  if (stepsTaking(run, sent.event, null).length === 0)
     throw new BatonError(
       'INVALID_TRANSITION',
       names.length === 0
