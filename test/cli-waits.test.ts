@@ -163,6 +163,21 @@ describe('baton approve/reject <run> <step>, send, and waiting steps in check an
   );
 
   it(
+    'approve and reject of a whole proposed run keep working beside the step form',
+    async () => {
+      const { dir, home } = planDir();
+      const file = writePlan(dir, reportPlan());
+      expectExit(await runBaton(['propose', file, '--id', 'p1'], { home }), 0);
+      expectExit(await runBaton(['propose', file, '--id', 'p2'], { home }), 0);
+      expect(expectExit(await runBaton(['approve', 'p1'], { home }), 0).stdout).toContain('run p1 approved');
+      expect(expectExit(await runBaton(['reject', 'p2'], { home }), 0).stdout).toContain('run p2 rejected');
+      expect((await runStatus(home, 'p1')).status).toBe('running');
+      expect((await runStatus(home, 'p2')).status).toBe('cancelled');
+    },
+    TEST_TIMEOUT,
+  );
+
+  it(
     'refuses a wait step with a body, an unknown run and a step that is not waiting: exit 2, one message',
     async () => {
       const { dir, home } = planDir();
@@ -181,6 +196,10 @@ describe('baton approve/reject <run> <step>, send, and waiting steps in check an
       );
       expect(expectExit(await runBaton(['reject', 'r1', 'draft'], { home }), 2).stderr).toContain(
         '(a step of kind agent, not a wait step)',
+      );
+      // --comment belongs to the step form: approving the whole run with it is refused.
+      expect(expectExit(await runBaton(['approve', 'r1', '--comment', 'x'], { home }), 2).stderr).toContain(
+        '--comment is for a step that waits for approval',
       );
       expect((await timeline(home, 'r1')).map((e) => e.type)).toEqual(['run.created']);
     },

@@ -60,11 +60,12 @@ baton agents says whether it works here.`,
     .action(
       act(async () => {
         const { decideCommand } = await import('./commands/propose.js');
-        const { decideStepCommand } = await import('./commands/waits.js');
-        return (runId: string, stepId: string | undefined, options: object) =>
-          stepId === undefined
-            ? decideCommand('approve', runId, options)
-            : decideStepCommand('approve', runId, stepId, options);
+        const { decideStepCommand, refuseStepOptions } = await import('./commands/waits.js');
+        return async (runId: string, stepId: string | undefined, options: object) => {
+          if (stepId !== undefined) return decideStepCommand('approve', runId, stepId, options);
+          refuseStepOptions(runId, options);
+          return decideCommand('approve', runId, options);
+        };
       }),
     );
   program
@@ -78,11 +79,12 @@ baton agents says whether it works here.`,
     .action(
       act(async () => {
         const { decideCommand } = await import('./commands/propose.js');
-        const { decideStepCommand } = await import('./commands/waits.js');
-        return (runId: string, stepId: string | undefined, options: object) =>
-          stepId === undefined
-            ? decideCommand('reject', runId, options)
-            : decideStepCommand('reject', runId, stepId, options);
+        const { decideStepCommand, refuseStepOptions } = await import('./commands/waits.js');
+        return async (runId: string, stepId: string | undefined, options: object) => {
+          if (stepId !== undefined) return decideStepCommand('reject', runId, stepId, options);
+          refuseStepOptions(runId, options);
+          return decideCommand('reject', runId, options);
+        };
       }),
     );
   program

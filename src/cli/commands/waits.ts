@@ -52,6 +52,20 @@ export async function decideStepCommand(
   }
 }
 
+/** `--comment` and `--by` are for a step: approving or rejecting a whole proposed run takes neither. */
+export function refuseStepOptions(runId: string, options: DecideStepOptions): void {
+  for (const [flag, value] of [
+    ['--comment', options.comment],
+    ['--by', options.by],
+  ] as const) {
+    if (value !== undefined)
+      throw new BatonError(
+        'INVALID_ARGUMENT',
+        `${flag} is for a step that waits for approval (baton approve ${runId} <step> ${flag} ...): add the step, or remove ${flag}`,
+      );
+  }
+}
+
 /** `baton send <event> [--run <run>] [--data <json|@file>]`: the event ends the steps waiting for it. */
 export async function sendCommand(
   event: string,
