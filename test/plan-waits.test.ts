@@ -62,3 +62,18 @@ describe('wait steps in a plan', () => {
     );
   });
 });
+
+describe('templates of a wait', () => {
+  it('are checked like an instruction: a step it does not depend on, an undeclared input', () => {
+    const lines = problems(
+      plan(`  - { id: write, fn: w }
+  - { id: ok, wait: { for: approval, prompt: "Send {{steps.write.summary}}?" } }
+  - { id: evt, wait: { for: event, event: "go-{{inputs.env}}" } }
+`),
+    );
+    expect(lines.join('\n')).toContain(
+      'steps.ok.wait.prompt: {{steps.write.summary}}: step "write" is not a dependency of "ok"',
+    );
+    expect(lines.join('\n')).toContain('steps.evt.wait.event: {{inputs.env}}: input "env" is not declared');
+  });
+});

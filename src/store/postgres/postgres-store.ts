@@ -6,14 +6,7 @@ import type { StoredAttempt } from '../../core/settle-report.js';
 import type { Transition } from '../../core/transitions.js';
 import { type RunChange, withHumanCommands } from '../cycle/human-commands.js';
 import { RECLAIM_BATCH, ReclaimSchedule } from '../cycle/reclaim-schedule.js';
-import {
-  checkBeforeSending,
-  type EventDelivery,
-  eventForRun,
-  noRunWaitsFor,
-  type SentEvent,
-  stepWaitingFor,
-} from '../cycle/send-event.js';
+import type { EventDelivery, SentEvent } from '../cycle/send-event.js';
 import type {
   AttemptKey,
   CycleRequest,
@@ -49,13 +42,14 @@ import type { OpenPostgresOptions } from './open-postgres-options.js';
 import { parsePgUrl, serverAddress } from './pg-url.js';
 import { PostgresReads } from './postgres-reads.js';
 import { PostgresRetention } from './postgres-retention.js';
+import { sendEventPostgres } from './postgres-send-event.js';
 import { type PreparedSql, prepared } from './prepared.js';
 import { renewLeaseRows } from './renew-leases.js';
 import type { PgLoadedRun } from './run-loader.js';
 import { migrateSchema } from './schema-migrations.js';
 import { DEFAULT_SCHEMA, notifyChannel, quoteSchema, validateSchemaName } from './schema-name.js';
 import { inTransaction } from './transaction.js';
-import { keepEvent, keptEventsOf, runsWaitingFor, takeKeptEvents } from './wait-events.js';
+import { keptEventsOf, takeKeptEvents } from './wait-events.js';
 import { WorkListener } from './work-listener.js';
 import { nextDueAt, WriteBatch, writeBatchSql } from './write-batch.js';
 
@@ -293,39 +287,17 @@ export class PostgresStore extends withHumanCommands(PostgresReads) implements S
   }
 
   async sendEvent(sent: SentEvent, now: number): Promise<EventDelivery[]> {
-    const runIds =
-      sent.runId !== undefined ? [sent.runId] : await runsWaitingFor(this.pool, this.schema, sent.event);
-    if (sent.runId === undefined && runIds.length > 0)
-      checkBeforeSending(
-        [...(await this.loader.load(this.pool, runIds)).values()].map((entry) => entry.state),
-        sent,
-      );
-    const deliveries: EventDelivery[] = [];
-    for (const runId of runIds) {
-      // One transaction per run, under its row lock: the step takes the event, or it is kept, once.
-      const delivery = await inTransaction(this.pool, async (client): Promise<EventDelivery | null> => {
-        const entry = await this.lockRun(client, runId);
-        if (!entry && sent.runId !== undefined) throw runNotFound(runId);
-        const stepId = entry ? stepWaitingFor(entry.state, sent.event) : null;
-        if (!entry || (sent.runId === undefined && stepId === null)) return null;
-        const change = eventForRun(entry.state, sent, now);
-        if (change === 'keep') {
-          const kept = await keepEvent(client, this.schema, {
-            runId,
-            event: sent.event,
-            dataJson: sent.dataJson,
-            at: now,
-          });
-          return { runId, stepId: null, outcome: kept ? 'kept' : 'dropped' };
-        }
-        const written = await this.writeCommand(client, entry, change, now);
-        if (written.hash) this.loader.rememberPlan(runId, written.hash, written.state.plan);
-        return { runId, stepId, outcome: 'received' };
-      });
-      if (delivery) deliveries.push(delivery);
-    }
-    if (deliveries.length === 0) throw noRunWaitsFor(sent.event);
-    return deliveries;
+    return sendEventPostgres(
+      {
+        pool: this.pool,
+        schema: this.schema,
+        loader: this.loader,
+        lockRun: (client, runId) => this.lockRun(client, runId),
+        writeCommand: (client, entry, transition) => this.writeCommand(client, entry, transition, now),
+      },
+      sent,
+      now,
+    );
   }
 
   /** Locks a run's row for a human command and loads it; undefined: no such run. */
@@ -340,16 +312,14 @@ export class PostgresStore extends withHumanCommands(PostgresReads) implements S
   /** Writes a human command's transition of a locked run, in the caller's transaction. */
   private async writeCommand(client: PgClient, entry: PgLoadedRun, transition: Transition, now: number) {
     const runId = entry.state.id;
-    {
-      const batch = new WriteBatch();
-      for (const event of transition.events) batch.event(runId, now, event, transition.run.plan.hooks);
-      const hash = batch.runState(transition.run, transition.changedSteps, transition.planChanged ?? false);
-      // A run that starts or goes on (approve, resume) makes its waiting steps due without changing them.
-      if (entry.state.status !== 'running' && transition.run.status === 'running')
-        batch.noteDue(nextDueAt(transition.run));
-      await client.query({ ...this.writeSql, values: batch.params() });
-      return { state: transition.run, hash, usage: entry.usage };
-    }
+    const batch = new WriteBatch();
+    for (const event of transition.events) batch.event(runId, now, event, transition.run.plan.hooks);
+    const hash = batch.runState(transition.run, transition.changedSteps, transition.planChanged ?? false);
+    // A run that starts or goes on (approve, resume) makes its waiting steps due without changing them.
+    if (entry.state.status !== 'running' && transition.run.status === 'running')
+      batch.noteDue(nextDueAt(transition.run));
+    await client.query({ ...this.writeSql, values: batch.params() });
+    return { state: transition.run, hash, usage: entry.usage };
   }
 
   async appendEvents(runId: string, events: readonly BatonEvent[], now: number): Promise<void> {

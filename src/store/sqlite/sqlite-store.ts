@@ -6,14 +6,7 @@ import { type FlowLimit, validateFlowLimit } from '../../core/flow.js';
 import type { RunState } from '../../core/run-state.js';
 import { type RunChange, withHumanCommands } from '../cycle/human-commands.js';
 import { newRunState } from '../cycle/new-run.js';
-import {
-  checkBeforeSending,
-  type EventDelivery,
-  eventForRun,
-  noRunWaitsFor,
-  type SentEvent,
-  stepWaitingFor,
-} from '../cycle/send-event.js';
+import type { EventDelivery, SentEvent } from '../cycle/send-event.js';
 import { stepFlowKey } from '../flow-accounting.js';
 import type {
   AttemptKey,
@@ -43,6 +36,7 @@ import { SqliteEffects } from './sqlite-effects.js';
 import { SqliteFlow } from './sqlite-flow.js';
 import { SqliteReads } from './sqlite-reads.js';
 import { SqliteRetention } from './sqlite-retention.js';
+import { sendEventSqlite } from './sqlite-send-event.js';
 import { prepareStoreStatements } from './store-statements.js';
 
 /** Pages `vacuum()` gives back per transaction (4 MB of 4 KB pages). */
@@ -337,43 +331,16 @@ export class SqliteStore extends withHumanCommands(SqliteReads) implements Store
   }
 
   async sendEvent(sent: SentEvent, now: number): Promise<EventDelivery[]> {
-    const runIds =
-      sent.runId !== undefined
-        ? [sent.runId]
-        : this.db
-            .prepare<[string], { run_id: string }>(
-              "SELECT DISTINCT run_id FROM steps INDEXED BY steps_waiting_for WHERE status = 'waiting' AND waiting_for = ? ORDER BY run_id",
-            )
-            .all(sent.event)
-            .map((row) => row.run_id);
-    if (sent.runId === undefined)
-      checkBeforeSending(
-        runIds.flatMap((runId) => this.rows.load(runId)?.state ?? []),
-        sent,
-      );
-    const deliveries: EventDelivery[] = [];
-    for (const runId of runIds) {
-      // One transaction per run: the step takes the event, or the event is kept, exactly once.
-      const delivery = this.write((): EventDelivery | null => {
-        const entry = sent.runId === undefined ? this.rows.load(runId) : this.requireRun(runId);
-        if (!entry) return null;
-        if (sent.runId === undefined && stepWaitingFor(entry.state, sent.event) === null) return null;
-        const change = eventForRun(entry.state, sent, now);
-        if (change === 'keep') {
-          const kept = this.db
-            .prepare(
-              'INSERT INTO wait_events (run_id, event, data_json, sent_at) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING',
-            )
-            .run(runId, sent.event, sent.dataJson, now);
-          return { runId, stepId: null, outcome: kept.changes > 0 ? 'kept' : 'dropped' };
-        }
-        this.rows.persist(change, now);
-        return { runId, stepId: stepWaitingFor(entry.state, sent.event), outcome: 'received' };
-      });
-      if (delivery) deliveries.push(delivery);
-    }
-    if (deliveries.length === 0) throw noRunWaitsFor(sent.event);
-    return deliveries;
+    return sendEventSqlite(
+      {
+        db: this.db,
+        rows: this.rows,
+        write: (fn) => this.write(fn),
+        requireRun: (runId) => this.requireRun(runId),
+      },
+      sent,
+      now,
+    );
   }
 
   async close(): Promise<void> {
