@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { validatePlanObject } from '../src/core/plan/parse.js';
 import type { RunState } from '../src/core/run-state.js';
-import { initialStepStates } from '../src/core/transitions.js';
+import { deriveRunStatus, initialStepStates } from '../src/core/transitions.js';
 import { approveWaitStep, rejectWaitStep, startWaiting, timeOutWait } from '../src/core/waits.js';
 
 function runOf(steps: unknown[]): RunState {
@@ -58,5 +58,27 @@ describe('wait steps (core)', () => {
     const rejected = rejectWaitStep(waiting, 'ok', { by: 'ann', comment: 'no' }, 5);
     expect(rejected.run.steps.map((s) => s.status)).toEqual(['skipped', 'skipped', 'skipped']);
     expect(rejected.run.status).toBe('succeeded');
+  });
+});
+
+describe('a run with a waiting step and a blocked one', () => {
+  it('is blocked, so the blocked step is reported; approving the wait lets the rest go on', () => {
+    const run = runOf([
+      { id: 'ok', wait: { for: 'approval' } },
+      { id: 'after', fn: 'f', dependsOn: ['ok'] },
+      { id: 'other', fn: 'f' },
+    ]);
+    const waiting = startWaiting(run, 'ok', 'p', null, 0).run;
+    const blocked: RunState = {
+      ...waiting,
+      steps: waiting.steps.map((s) =>
+        s.stepId === 'other' ? { ...s, status: 'blocked', blockedReason: 'x' } : s,
+      ),
+    };
+    expect(deriveRunStatus(blocked.steps)).toBe('blocked');
+    expect(deriveRunStatus(waiting.steps)).toBe('running');
+    const approved = approveWaitStep({ ...blocked, status: 'blocked' }, 'ok', { by: 'ann' }, 5).run;
+    expect(approved.status).toBe('running');
+    expect(approved.steps[1]!.status).toBe('ready');
   });
 });

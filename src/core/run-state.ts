@@ -157,7 +157,11 @@ export function isDueStep(step: Pick<StepState, 'status' | 'dueAt'>, now: number
 export interface StepTally {
   /** Steps not succeeded, skipped or degraded. */
   unsatisfied: number;
-  /** Steps running, due (ready, retry_wait) or waiting for a person or an event: the run can still get further. */
+  /**
+   * Steps running or due (ready, retry_wait): the run can still get further. A `waiting` step is
+   * not counted: a run whose only work left waits stays running (nothing is blocked), but a blocked
+   * step beside a waiting one blocks the run, so the blocked step is reported.
+   */
   active: number;
   running: number;
   blocked: number;
@@ -173,7 +177,7 @@ const tallies = new WeakMap<readonly StepState[], StepTally>();
 /** Adds (sign 1) or removes (sign -1) one step in `status` to `tally`. */
 export function countStep(tally: StepTally, status: StepStatus, sign: 1 | -1): void {
   if (!SATISFIED_STEP_STATUSES.has(status)) tally.unsatisfied += sign;
-  if (status === 'running' || TIMED_STEP_STATUSES.has(status)) tally.active += sign;
+  if (status === 'running' || DUE_STEP_STATUSES.has(status)) tally.active += sign;
   if (status === 'running') tally.running += sign;
   if (status === 'blocked') tally.blocked += sign;
 }
