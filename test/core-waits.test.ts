@@ -82,3 +82,15 @@ describe('a run with a waiting step and a blocked one', () => {
     expect(approved.steps[1]!.status).toBe('ready');
   });
 });
+
+describe('baton skip of a waiting step', () => {
+  it('ends the wait: the step is skipped and the steps after it run', async () => {
+    const { skipStep } = await import('../src/core/run-commands.js');
+    const run = runOf([
+      { id: 'ok', wait: { for: 'approval' } },
+      { id: 'after', fn: 'f', dependsOn: ['ok'] },
+    ]);
+    const skipped = skipStep(startWaiting(run, 'ok', 'p', null, 0).run, 'ok', 5).run;
+    expect(skipped.steps.map((s) => s.status)).toEqual(['skipped', 'ready']);
+  });
+});
