@@ -5,6 +5,7 @@
  */
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import Database from 'better-sqlite3';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import {
   expectExit,
@@ -162,6 +163,38 @@ describe('baton approve/reject <run> <step>, send, and waiting steps in check an
       });
       // Nothing waits for it any more.
       expectExit(await runBaton(['send', 'deployed-r1'], { home }), 2);
+    },
+    TEST_TIMEOUT,
+  );
+
+  it(
+    'a payload holding a secret of the sender is stored masked, like every result',
+    async () => {
+      const { dir, home } = planDir();
+      const file = writePlan(
+        dir,
+        fixturePlan([{ id: 'deployed', wait: { for: 'event', event: 'deployed' } }]),
+      );
+      expectExit(await runBaton(['run', file, '--detach', '--id', 'r1'], { home }), 0);
+      const env = { DEPLOY_TOKEN: 'tok-7f3a9c1e5b', BATON_SECRET_ENV: 'DEPLOY_TOKEN' };
+      expectExit(
+        await runBaton(['send', 'deployed', '--run', 'r1', '--data', '{"token":"tok-7f3a9c1e5b"}'], {
+          home,
+          env,
+        }),
+        0,
+      );
+      expectExit(await runBaton(['check'], { home }), 0);
+      const db = new Database(join(home, 'baton.db'), { readonly: true });
+      try {
+        const stored = db
+          .prepare("SELECT result_json FROM steps WHERE step_id = 'deployed'")
+          .pluck()
+          .get() as string;
+        expect(JSON.parse(stored).value).toEqual({ token: '[redacted]' });
+      } finally {
+        db.close();
+      }
     },
     TEST_TIMEOUT,
   );

@@ -4,7 +4,10 @@ import { userInfo } from 'node:os';
 import type { Ajv, ValidateFunction } from 'ajv';
 import { BatonError } from '../core/errors.js';
 import { parseJsonWithLimits } from '../core/json-text.js';
-import type { PlanStep } from '../core/plan/types.js';
+import type { Plan, PlanStep } from '../core/plan/types.js';
+import { redactValue } from '../core/redact.js';
+import { planSecretEnv } from '../core/run-secrets.js';
+import type { RunSecretsCache } from '../engine/run-secrets-cache.js';
 
 /**
  * What every front door (the CLI, the TypeScript API, later the console) hands the store for a
@@ -86,6 +89,15 @@ export function payloadCheck(dataJson: string): (step: PlanStep, runId: string) 
       `--data: the payload does not match steps.${step.id}.wait.schema of run ${runId}: ${problems}; send a payload that does (nothing was stored)`,
     );
   };
+}
+
+/**
+ * The payload as stored for a run's plan: its secrets (the sender's environment and settings, the
+ * plan's secret variables) masked, as an attempt's result is (core/redact.ts).
+ */
+export function payloadMask(dataJson: string, secrets: RunSecretsCache): (plan: Plan) => string {
+  const value = JSON.parse(dataJson) as unknown;
+  return (plan) => JSON.stringify(redactValue(value, secrets.secretsFor(planSecretEnv(plan))));
 }
 
 function newAjv(): Ajv {

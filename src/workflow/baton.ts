@@ -4,6 +4,7 @@ import type { Plan } from '../core/plan/types.js';
 import type { RunStatus } from '../core/run-state.js';
 import { type Engine, type EngineReport, emptyEngineReport } from '../engine/engine.js';
 import { resolveResults } from '../engine/result-artifacts.js';
+import { RunSecretsCache } from '../engine/run-secrets-cache.js';
 import type { AgentCliExecutorOptions } from '../executors/agent-cli-executor.js';
 import { FunctionRegistry } from '../executors/function-executor.js';
 import type { ModelExecutorOptions } from '../executors/model-executor.js';
@@ -11,7 +12,7 @@ import { createEngine } from '../runtime/create-engine.js';
 import { resolveHome } from '../runtime/home.js';
 import { openStoreTarget, type StoreAsker, type StoreTarget, storeTarget } from '../runtime/open-store.js';
 import { type EngineSettings, engineSettings } from '../runtime/settings.js';
-import { decidedBy, eventDataJson, payloadCheck } from '../runtime/wait-inputs.js';
+import { decidedBy, eventDataJson, payloadCheck, payloadMask } from '../runtime/wait-inputs.js';
 import type { EventDelivery } from '../store/cycle/send-event.js';
 import { SqliteStore } from '../store/sqlite/sqlite-store.js';
 import { NO_STEPS, type RunSummary, type Store } from '../store/store.js';
@@ -368,6 +369,7 @@ export class Baton {
         dataJson,
         ...(options.runId === undefined ? {} : { runId: options.runId }),
         checkPayload: payloadCheck(dataJson),
+        maskPayload: payloadMask(dataJson, new RunSecretsCache(process.env, this.settings.secrets)),
       },
       Date.now(),
     );

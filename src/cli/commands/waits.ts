@@ -1,6 +1,8 @@
 import { BatonError } from '../../core/errors.js';
+import { RunSecretsCache } from '../../engine/run-secrets-cache.js';
 import { openStore } from '../../runtime/open-store.js';
-import { decidedBy, payloadCheck, readEventData } from '../../runtime/wait-inputs.js';
+import { engineSettings } from '../../runtime/settings.js';
+import { decidedBy, payloadCheck, payloadMask, readEventData } from '../../runtime/wait-inputs.js';
 import { EXIT } from '../exit-codes.js';
 import { printJson } from '../format.js';
 import type { GlobalOptions } from '../global-options.js';
@@ -82,6 +84,7 @@ export async function sendCommand(
         dataJson,
         ...(options.run === undefined ? {} : { runId: options.run }),
         checkPayload: payloadCheck(dataJson),
+        maskPayload: payloadMask(dataJson, new RunSecretsCache(process.env, engineSettings(options).secrets)),
       },
       Date.now(),
     );

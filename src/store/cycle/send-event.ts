@@ -1,5 +1,5 @@
 import { BatonError } from '../../core/errors.js';
-import type { PlanStep } from '../../core/plan/types.js';
+import type { Plan, PlanStep } from '../../core/plan/types.js';
 import { FINAL_RUN_STATUSES, FINAL_STEP_STATUSES, type RunState } from '../../core/run-state.js';
 import type { Transition } from '../../core/transitions.js';
 import { receiveWaitEvent } from '../../core/waits.js';
@@ -15,6 +15,11 @@ export interface SentEvent {
    * refuse it: called for every run it would reach before anything is written.
    */
   checkPayload?: (step: PlanStep, runId: string) => void;
+  /**
+   * The payload as stored for a run: with the secrets of that run (its plan's and the sender's)
+   * masked, as every result is before it is stored. Absent: stored as given.
+   */
+  maskPayload?: (plan: Plan) => string;
 }
 
 /**
@@ -54,7 +59,7 @@ export function eventForRun(run: RunState, sent: SentEvent, now: number): Transi
     );
   const stepId = stepWaitingFor(run, sent.event);
   for (const step of stepsTaking(run, sent.event, stepId)) sent.checkPayload?.(step, run.id);
-  if (stepId) return receiveWaitEvent(run, stepId, sent.event, sent.dataJson, now);
+  if (stepId) return receiveWaitEvent(run, stepId, sent.event, storedPayload(run, sent), now);
   const names = run.plan.steps.flatMap((step) => (step.wait?.for === 'event' ? [step.wait.event ?? ''] : []));
   // Only a step that has not ended may still wait: an event for one that took its event already is refused.
   if (stepsTaking(run, sent.event, null).length === 0)
@@ -65,6 +70,11 @@ export function eventForRun(run: RunState, sent: SentEvent, now: number): Transi
         : `no step of run ${run.id} waits for event "${sent.event}" (its events: ${names.join(', ')})`,
     );
   return 'keep';
+}
+
+/** The payload as stored for `run` (see SentEvent.maskPayload): what a kept event holds too. */
+export function storedPayload(run: RunState, sent: SentEvent): string {
+  return sent.maskPayload ? sent.maskPayload(run.plan) : sent.dataJson;
 }
 
 /** The steps an event sent now could end: the one waiting for it, else those that may wait for it later. */

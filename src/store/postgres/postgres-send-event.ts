@@ -8,6 +8,7 @@ import {
   noRunWaitsFor,
   type SentEvent,
   stepWaitingFor,
+  storedPayload,
 } from '../cycle/send-event.js';
 import type { PgClient, PgPool } from './open-pool.js';
 import type { PgLoadedRun, RunLoader } from './run-loader.js';
@@ -57,7 +58,7 @@ export async function sendEventPostgres(
         const kept = await keepEvent(client, store.schema, {
           runId,
           event: sent.event,
-          dataJson: sent.dataJson,
+          dataJson: storedPayload(entry.state, sent),
           at: now,
         });
         return { runId, stepId: null, outcome: kept ? 'kept' : 'dropped' };

@@ -5,6 +5,7 @@ import {
   noRunWaitsFor,
   type SentEvent,
   stepWaitingFor,
+  storedPayload,
 } from '../cycle/send-event.js';
 import type { LoadedRun } from '../loaded-run.js';
 import type { SqliteDatabase } from './open-database.js';
@@ -54,7 +55,7 @@ export async function sendEventSqlite(
           .prepare(
             'INSERT INTO wait_events (run_id, event, data_json, sent_at) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING',
           )
-          .run(runId, sent.event, sent.dataJson, now);
+          .run(runId, sent.event, storedPayload(entry.state, sent), now);
         return { runId, stepId: null, outcome: kept.changes > 0 ? 'kept' : 'dropped' };
       }
       store.rows.persist(change, now);
