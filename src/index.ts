@@ -46,8 +46,11 @@ export type {
   RetryPolicy,
   SandboxMode,
   SideEffect,
+  WaitSpec,
+  WaitTimeoutAction,
 } from './core/plan/types.js';
 export type { RunStatus, StepResult, StepStatus } from './core/run-state.js';
+export type { WaitDecision } from './core/waits.js';
 export type { EngineReport } from './engine/engine.js';
 export type { AgentCliExecutorOptions } from './executors/agent-cli-executor.js';
 export {
@@ -85,12 +88,16 @@ export {
   type ModelResponse,
   type ToolCall,
 } from './model-call/types.js';
+export type { EventDelivery, SentEvent } from './store/cycle/send-event.js';
 export { Baton, type BatonOptions, RunNotSucceededError } from './workflow/baton.js';
 export {
+  type ApprovalResult,
   defineWorkflow,
   type ReconcileResult,
   type StepContext,
   type StepPolicy,
+  type WaitOption,
+  type WaitStepPolicy,
   Workflow,
   type WorkflowResults,
 } from './workflow/define-workflow.js';

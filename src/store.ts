@@ -66,4 +66,5 @@ export type {
   RunWithSteps,
   StepSelection,
   Store,
+  WaitingStep,
 } from './store/store.js';

@@ -148,6 +148,7 @@ describe('the public surface', () => {
       'StepSelection',
       'StepState',
       'Store',
+      'WaitingStep',
     ]);
   });
 

@@ -9,6 +9,7 @@ import { freshSchemaName, startPostgres, type TestPostgres } from './helpers/pos
 import { describeConsoleReadsContract } from './store-console-contract.js';
 import { chainPlan, describeStoreContract } from './store-contract.js';
 import { describeFlowContract } from './store-flow-contract.js';
+import { describeWaitsContract } from './store-waits-contract.js';
 import { describeWhenContract } from './store-when-contract.js';
 
 let server: TestPostgres;
@@ -41,6 +42,7 @@ const schemaHarness = (label: string) => () => {
 
 describeStoreContract('postgres', schemaHarness('contract'));
 describeFlowContract('postgres', schemaHarness('flow'));
+describeWaitsContract('postgres', schemaHarness('waits'));
 describeConsoleReadsContract('postgres', schemaHarness('console'));
 describeWhenContract('postgres', schemaHarness('when'));
 
@@ -127,6 +129,10 @@ describe('PostgreSQL store specifics', () => {
     // The schema as version 1 left it: no flow columns or tables, the runs list indexes of version 1.
     await admin.query(`ALTER TABLE "${schema}".steps DROP COLUMN flow_key; DROP TABLE "${schema}".flow_limits;
       ALTER TABLE "${schema}".steps DROP COLUMN interruptions; DROP INDEX "${schema}".runs_by_created;
+      ALTER TABLE "${schema}".steps DROP COLUMN waiting_for; DROP TABLE "${schema}".wait_events;
+      ALTER TABLE "${schema}".steps DROP CONSTRAINT steps_status_check;
+      ALTER TABLE "${schema}".steps ADD CONSTRAINT steps_status_check CHECK (status IN ('pending', 'ready',
+        'running', 'succeeded', 'retry_wait', 'blocked', 'skipped', 'degraded', 'cancelled'));
       DROP INDEX "${schema}".runs_by_status; CREATE INDEX runs_by_status ON "${schema}".runs (status, created_at);
       UPDATE "${schema}".baton_meta SET value = '1' WHERE key = 'schema_version'`);
     const migrated = await open(schema);

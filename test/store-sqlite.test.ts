@@ -12,6 +12,7 @@ import { walCommits } from './helpers/sqlite-wal.js';
 import { describeConsoleReadsContract } from './store-console-contract.js';
 import { chainPlan, describeStoreContract } from './store-contract.js';
 import { describeFlowContract } from './store-flow-contract.js';
+import { describeWaitsContract } from './store-waits-contract.js';
 import { describeWhenContract } from './store-when-contract.js';
 
 /** A contract suite's store: a database file in a fresh folder per test, removed afterwards. */
@@ -27,6 +28,7 @@ const fileHarness = (prefix: string) => () => {
 
 describeStoreContract('sqlite', fileHarness('baton-store-'));
 describeFlowContract('sqlite', fileHarness('baton-flow-'));
+describeWaitsContract('sqlite', fileHarness('baton-waits-'));
 describeConsoleReadsContract('sqlite', fileHarness('baton-console-'));
 describeWhenContract('sqlite', fileHarness('baton-when-'));
 
@@ -166,6 +168,7 @@ describe('SQLite store specifics', () => {
     db.exec(`DROP INDEX steps_stopping_flow; DROP INDEX runs_by_created; DROP TABLE run_counts;
       DROP TRIGGER run_counts_insert; DROP TRIGGER run_counts_update; DROP TRIGGER run_counts_delete; ALTER TABLE steps DROP COLUMN flow_key;
       ALTER TABLE steps DROP COLUMN interruptions;
+      DROP INDEX steps_waiting_for; ALTER TABLE steps DROP COLUMN waiting_for; DROP TABLE wait_events;
       DROP TABLE flow_limits; UPDATE baton_meta SET value = '3' WHERE key = 'schema_version';`);
     db.close();
     const migrated = SqliteStore.open(path);
@@ -185,6 +188,7 @@ describe('SQLite store specifics', () => {
     const old = new Database(path);
     old.exec(`DROP INDEX steps_due;
       CREATE INDEX steps_due ON steps (due_at) WHERE status IN ('ready', 'retry_wait');
+      DROP INDEX steps_waiting_for; ALTER TABLE steps DROP COLUMN waiting_for; DROP TABLE wait_events;
       UPDATE baton_meta SET value = '6' WHERE key = 'schema_version';`);
     old.close();
     const db = openSqliteDatabase(path);

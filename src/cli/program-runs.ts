@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { type Act, concurrency, json, lease, withPlanOptions } from './program-options.js';
 
-/** The commands that start work and drive it: init, run, propose, approve, reject, check, step, worker. */
+/** The commands that start work and drive it: init, run, propose, approve, reject, send, check, step, worker. */
 export function registerRunCommands(program: Command, act: Act): void {
   program
     .command('init [dir]')
@@ -48,29 +48,60 @@ baton agents says whether it works here.`,
     .addOption(json())
     .action(act(async () => (await import('./commands/propose.js')).proposeCommand));
   program
-    .command('approve <run>')
-    .description('start a proposed run')
+    .command('approve <run> [step]')
+    .description('start a proposed run; with a step: approve that step, which waits for approval')
     .option(
       '--delay <duration>',
       'wait this long before each step that follows another (e.g. 2m for rate-limited APIs)',
     )
+    .option('--comment <text>', "with a step: why (kept in the step's result)")
+    .option('--by <name>', 'with a step: who decides (default: the OS user)')
     .addOption(json())
     .action(
       act(async () => {
         const { decideCommand } = await import('./commands/propose.js');
-        return (runId: string, options: object) => decideCommand('approve', runId, options);
+        const { decideStepCommand, refuseStepOptions } = await import('./commands/waits.js');
+        return async (runId: string, stepId: string | undefined, options: object) => {
+          if (stepId !== undefined) return decideStepCommand('approve', runId, stepId, options);
+          refuseStepOptions(runId, options);
+          return decideCommand('approve', runId, options);
+        };
       }),
     );
   program
-    .command('reject <run>')
-    .description('drop a proposed run; nothing of it runs')
+    .command('reject <run> [step]')
+    .description(
+      'drop a proposed run; nothing of it runs. With a step: reject that step, which waits for approval; the steps after it are skipped',
+    )
+    .option('--comment <text>', "with a step: why (kept in the step's result)")
+    .option('--by <name>', 'with a step: who decides (default: the OS user)')
     .addOption(json())
     .action(
       act(async () => {
         const { decideCommand } = await import('./commands/propose.js');
-        return (runId: string, options: object) => decideCommand('reject', runId, options);
+        const { decideStepCommand, refuseStepOptions } = await import('./commands/waits.js');
+        return async (runId: string, stepId: string | undefined, options: object) => {
+          if (stepId !== undefined) return decideStepCommand('reject', runId, stepId, options);
+          refuseStepOptions(runId, options);
+          return decideCommand('reject', runId, options);
+        };
       }),
     );
+  program
+    .command('send <event>')
+    .description(
+      'send an event: it ends the steps waiting for it (wait: { for: event }), in every run, or only --run',
+    )
+    .option(
+      '--run <run>',
+      'only this run; its step that does not wait yet keeps the event until it does (the first one wins)',
+    )
+    .option(
+      '--data <json|@file>',
+      "the payload, the step's result: JSON, or @file holding JSON (default null)",
+    )
+    .addOption(json())
+    .action(act(async () => (await import('./commands/waits.js')).sendCommand));
   program
     .command('check [state-json]')
     .description(

@@ -1,7 +1,7 @@
 import { runNotFound } from '../core/errors.js';
 import { flowKeyOf, formatFlowRate } from '../core/flow.js';
 import { planIndex, type RunStatus, STEP_STATUSES, type StepStatus } from '../core/run-state.js';
-import { blockedHints, formatTime, stepProgress } from '../runtime/format.js';
+import { blockedHints, formatTime, stepProgress, waitingHints } from '../runtime/format.js';
 import type { RunDetail, RunSummary, RunWithSteps, StepSelection, Store } from '../store/store.js';
 import { type Painter, paintStatus } from './colour.js';
 import { EXIT } from './exit-codes.js';
@@ -26,7 +26,14 @@ export async function requireRun(store: Store, runId: string): Promise<RunDetail
  * `succeeded` tell nobody anything, and reading them is most of the command's time.
  */
 const EVERY_STEP_UP_TO = 100;
-const LISTED_STATUSES: readonly StepStatus[] = ['ready', 'running', 'retry_wait', 'blocked', 'degraded'];
+const LISTED_STATUSES: readonly StepStatus[] = [
+  'ready',
+  'running',
+  'retry_wait',
+  'waiting',
+  'blocked',
+  'degraded',
+];
 
 /** The steps `status <run>` lists: every one with `--all`, else as EVERY_STEP_UP_TO says. */
 function listedSteps(all: boolean): StepSelection {
@@ -93,7 +100,8 @@ export function runStatusLines(run: RunWithSteps, waits: readonly FlowWait[], pa
     const rows = [['STEP', ...(titled ? ['TITLE'] : []), 'STATUS', 'ATTEMPTS', 'DUE', 'LAST ERROR']];
     for (const step of run.steps) {
       const due =
-        step.dueAt !== null && (step.status === 'ready' || step.status === 'retry_wait')
+        step.dueAt !== null &&
+        (step.status === 'ready' || step.status === 'retry_wait' || step.status === 'waiting')
           ? formatTime(step.dueAt)
           : '-';
       rows.push([
@@ -115,8 +123,24 @@ export function runStatusLines(run: RunWithSteps, waits: readonly FlowWait[], pa
   }
   for (const wait of waits)
     lines.push(`${wait.stepId} is due and waits for flow key ${wait.key}: ${wait.reason} (baton flow list)`);
-  for (const step of run.steps.filter((s) => s.status === 'blocked'))
-    lines.push('', `${step.stepId} is blocked: ${step.blockedReason}`, blockedHints(run.id, step.stepId));
+  // Looked up only for a blocked or waiting step.
+  const planStepOf = (stepId: string) => run.plan.steps[planIndex(run.plan).position.get(stepId)!]!;
+  for (const step of run.steps.filter((s) => s.status === 'blocked')) {
+    // A wait that timed out and blocks can still be ended as it could while it waited.
+    const timedOutWait = step.waitingFor !== undefined && planStepOf(step.stepId)?.kind === 'wait';
+    lines.push(
+      '',
+      `${step.stepId} is blocked: ${step.blockedReason}`,
+      ...(timedOutWait
+        ? waitingHints(run.id, planStepOf(step.stepId), step.waitingFor).slice(1)
+        : [blockedHints(run.id, step.stepId)]),
+    );
+  }
+  for (const step of run.steps.filter((s) => s.status === 'waiting')) {
+    const timeout = step.dueAt === null ? '' : ` (times out ${formatTime(step.dueAt)})`;
+    const [what, ...commands] = waitingHints(run.id, planStepOf(step.stepId), step.waitingFor);
+    lines.push('', `${what}${timeout}`, ...commands);
+  }
   return lines;
 }
 

@@ -45,7 +45,9 @@ export function claimableStep(
   admits?: FlowAdmits,
 ): PlanStep | null {
   const step = run.steps[position];
-  if (!step || !isDueStep(step, scope.now) || !runTakesClaims(run, scope)) return null;
+  // A wait step is never claimed: it waits without a lease (core/waits.ts).
+  if (!step || run.plan.steps[position]?.kind === 'wait') return null;
+  if (!isDueStep(step, scope.now) || !runTakesClaims(run, scope)) return null;
   const planStep = stepToRun(run, position, scope.functions);
   if (!planStep || (admits && !admits(run, position))) return null;
   return planStep;

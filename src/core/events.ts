@@ -48,8 +48,30 @@ export type BatonEvent =
   | { type: 'step.blocked'; stepId: string; failureClass: FailureClass; reason: string }
   /** A human asked for the step to run again (`baton retry`). */
   | { type: 'step.retry_requested'; stepId: string }
-  /** A human's `baton skip`, or the step's `when` was false (`reason`: `when <expression> was false`). */
+  /**
+   * The step was skipped: by a human (`baton skip`), or with `reason` (its `when` was false:
+   * `when <expression> was false`; a rejection before it; a wait's timeout).
+   */
   | { type: 'step.skipped'; stepId: string; reason?: string }
+  /**
+   * A wait step started waiting, holding no lease: for `approval` (`waitingFor`: its prompt) or an
+   * `event` (`waitingFor`: its name); `timeoutAt`: when its timeout fires (null: never).
+   */
+  | {
+      type: 'step.waiting';
+      stepId: string;
+      for: 'approval' | 'event';
+      waitingFor: string;
+      timeoutAt: number | null;
+    }
+  /** A person approved a waiting step (`baton approve <run> <step>`). */
+  | { type: 'step.approved'; stepId: string; by: string; comment: string | null }
+  /** A person rejected a waiting step (`baton reject <run> <step>`), or its timeout did (`by`: timeout). */
+  | { type: 'step.rejected'; stepId: string; by: string; comment: string | null }
+  /** The event a step waited for arrived (`baton send`); `kept`: it was sent before the step waited. */
+  | { type: 'event.received'; stepId: string; event: string; kept: boolean }
+  /** A waiting step's timeout fired; `action`: its onTimeout (block, skip or reject). */
+  | { type: 'step.wait_timed_out'; stepId: string; action: 'block' | 'skip' | 'reject' }
   /**
    * A shadow run did not execute this step (it has a side effect): what it would have run, fully
    * rendered, and the result passed on instead. With `effect`: the step ran, but its `ctx.effect`

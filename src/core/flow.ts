@@ -41,6 +41,9 @@ export function flowKeyOf(step: PlanStep, onFallback = false): string {
       return step.model?.provider ?? 'model';
     case 'fn':
       return `fn:${step.fn ?? ''}`;
+    // Never counted (a wait step holds no lease), but a key of its own keeps it out of the agents'.
+    case 'wait':
+      return 'wait';
     default: {
       const program = step.agent?.command[0];
       if (program === undefined) return DEFAULT_AGENT_FLOW_KEY;

@@ -46,7 +46,7 @@ export function skipStep(run: RunState, stepId: string, now: number): Transition
   if (FINAL_RUN_STATUSES.has(run.status)) {
     throw new BatonError('INVALID_TRANSITION', `run ${run.id} is ${run.status}: its steps cannot be skipped`);
   }
-  if (!['pending', 'ready', 'retry_wait', 'blocked'].includes(step.status)) {
+  if (!['pending', 'ready', 'retry_wait', 'waiting', 'blocked'].includes(step.status)) {
     throw new BatonError(
       'INVALID_TRANSITION',
       `step ${stepId} is ${step.status}: only a pending, ready, waiting or blocked step can be skipped`,

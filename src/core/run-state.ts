@@ -17,6 +17,7 @@ export const STEP_STATUSES = [
   'running',
   'succeeded',
   'retry_wait',
+  'waiting',
   'blocked',
   'skipped',
   'degraded',
@@ -35,6 +36,11 @@ export const FINAL_STEP_STATUSES: ReadonlySet<StepStatus> = new Set([
 ]);
 /** Steps a worker may claim once `dueAt` has passed. */
 export const DUE_STEP_STATUSES: ReadonlySet<StepStatus> = new Set(['ready', 'retry_wait']);
+/**
+ * Steps that something happens to once `dueAt` has passed: the claimable ones, and a `waiting` step
+ * whose timeout has come (its `dueAt`; null: it waits with no timeout). What a cycle looks at.
+ */
+export const TIMED_STEP_STATUSES: ReadonlySet<StepStatus> = new Set(['ready', 'retry_wait', 'waiting']);
 export const FINAL_RUN_STATUSES: ReadonlySet<RunStatus> = new Set(['succeeded', 'failed', 'cancelled']);
 
 /** The materialized state of one step. Times are milliseconds since the epoch. */
@@ -74,6 +80,11 @@ export interface StepState {
   firstStartedAt?: number | null;
   /** The step's own executor gave up: its attempts now run its `fallback`, and success is `degraded`. */
   onFallback?: boolean;
+  /**
+   * A wait step that waits (or waited, then timed out): what for, rendered when it started waiting:
+   * its event's name, or its approval's prompt (core/waits.ts).
+   */
+  waitingFor?: string;
 }
 
 /** What a successful step leaves for its successors. */
@@ -136,18 +147,23 @@ export function stepOf(run: Pick<RunState, 'plan' | 'steps'>, stepId: string): S
 }
 
 /**
- * A step waiting for its due time whose time has come: what a claim may take (core/claim-rules.ts),
- * and what the stores' SQL says too (store/due-steps.ts, kept in step with this).
+ * A step waiting for its due time whose time has come: what a cycle acts on (a claim,
+ * core/claim-rules.ts; a wait step starting to wait or timing out, core/waits.ts), and what the
+ * stores' SQL says too (store/due-steps.ts, kept in step with this).
  */
 export function isDueStep(step: Pick<StepState, 'status' | 'dueAt'>, now: number): boolean {
-  return DUE_STEP_STATUSES.has(step.status) && step.dueAt !== null && step.dueAt <= now;
+  return TIMED_STEP_STATUSES.has(step.status) && step.dueAt !== null && step.dueAt <= now;
 }
 
 /** What decides a run's status, counted over its steps (see deriveRunStatus in draft.ts). */
 export interface StepTally {
   /** Steps not succeeded, skipped or degraded. */
   unsatisfied: number;
-  /** Steps running or due (ready, retry_wait): the run can still get further. */
+  /**
+   * Steps running or due (ready, retry_wait): the run can still get further. A `waiting` step is
+   * not counted: a run whose only work left waits stays running (nothing is blocked), but a blocked
+   * step beside a waiting one blocks the run, so the blocked step is reported.
+   */
   active: number;
   running: number;
   blocked: number;

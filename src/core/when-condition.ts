@@ -36,7 +36,8 @@ export function decideWhen(
         invalid: `when ${expression}: the result of step "${dep}" (${result.tooLarge} bytes) is kept as an artifact, too large for a condition: have "${dep}" return a small value to decide on`,
       };
     }
-    steps[dep] = { result: state.status === 'skipped' ? null : result.value, status: state.status };
+    // A skipped step's result is null, unless it holds a decision (a rejected wait: { approved: false, ... }).
+    steps[dep] = { result: result.value, status: state.status };
   }
   let value: unknown;
   try {

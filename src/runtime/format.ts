@@ -1,3 +1,5 @@
+import type { PlanStep } from '../core/plan/types.js';
+import { waitCommands } from '../core/waits.js';
 import type { RunSummary } from '../store/store.js';
 
 /** How every front door (the CLI, the console, the MCP server) writes times, durations and progress. */
@@ -30,6 +32,23 @@ export function stepProgress(run: RunSummary): string {
 }
 
 /** What a human can do about a blocked step. */
+/**
+ * What a step that waits (or timed out waiting) is waiting for, and the exact commands that end it:
+ * `status`, `check` and the console show these lines. `waitingFor`: the step's rendered prompt or
+ * event name.
+ */
+export function waitingHints(runId: string, step: PlanStep, waitingFor: string | undefined): string[] {
+  if (!step.wait) return [];
+  const what =
+    step.wait.for === 'event'
+      ? `waits for event ${waitingFor ?? step.wait.event}`
+      : `waits for approval: ${waitingFor ?? ''}`;
+  return [
+    `${step.id} ${what}`,
+    ...waitCommands(runId, step.id, step.wait, waitingFor).map((line) => `  ${line}`),
+  ];
+}
+
 export function blockedHints(runId: string, stepId: string): string {
   return (
     `fix the cause, then: baton retry ${runId} ${stepId}   (or skip it: baton skip ${runId} ${stepId}; ` +

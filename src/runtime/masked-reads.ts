@@ -66,6 +66,14 @@ export function maskedReads(store: Store, env: NodeJS.ProcessEnv, values: readon
         ),
       );
     },
+    listWaitingSteps: async (limit) => {
+      const secretsOf = forRows();
+      const found = await store.listWaitingSteps(limit);
+      const steps = await Promise.all(
+        found.steps.map(async (step) => redactValue(step, await secretsOf(step.runId))),
+      );
+      return { ...found, steps };
+    },
     listEventsAfter: async (afterSeq, limit) => {
       const secretsOf = forRows();
       return Promise.all(

@@ -15,6 +15,7 @@ import type {
   LiveLease,
   RunStep,
   RunSummary,
+  WaitingStep,
 } from './store.js';
 
 /** The `runs` columns a summary is made of, the same in every dialect. */
@@ -124,6 +125,7 @@ export type StepValues = [
   firstStartedAt: number | null,
   onFallback: number | boolean,
   interruptions: number,
+  waitingFor: string | null,
 ];
 
 /** A step's state from its `StepValues` (a dialect may add columns after them). */
@@ -150,6 +152,7 @@ export function stepFromValues(v: readonly [...StepValues, ...unknown[]]): StepS
     firstStartedAt: v[18],
     ...(v[19] ? { onFallback: true } : {}),
     ...(v[20] > 0 ? { interruptions: v[20] } : {}),
+    ...(v[21] !== null && v[21] !== undefined ? { waitingFor: v[21] } : {}),
     ...(inputTokens === 0 && outputTokens === 0 && costUsd === 0
       ? {}
       : { usage: { inputTokens, outputTokens, costUsd } }),
@@ -325,6 +328,26 @@ export function attemptKeyText(key: { runId: string; stepId: string; attempt: nu
 }
 
 /** A blocked step joined with its run, as both dialects select it. */
+export interface WaitingStepRow {
+  run_id: string;
+  plan_name: string;
+  step_id: string;
+  waiting_for: string | null;
+  due_at: number | string | null;
+  updated_at: number | string;
+}
+
+export function waitingStepFromRow(row: WaitingStepRow): WaitingStep {
+  return {
+    runId: row.run_id,
+    planName: row.plan_name,
+    stepId: row.step_id,
+    waitingFor: row.waiting_for ?? '',
+    timeoutAt: row.due_at === null ? null : Number(row.due_at),
+    since: Number(row.updated_at),
+  };
+}
+
 export interface BlockedStepRow {
   run_id: string;
   plan_name: string;

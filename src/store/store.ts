@@ -5,6 +5,8 @@ import type { FlowLimit } from '../core/flow.js';
 import type { HookSpec, Plan, PlanStep } from '../core/plan/types.js';
 import type { PlanSecretEnv } from '../core/run-secrets.js';
 import type { RunStatus, StepResult, StepState, StepStatus } from '../core/run-state.js';
+import type { WaitDecision } from '../core/waits.js';
+import type { EventDelivery, SentEvent } from './cycle/send-event.js';
 
 /**
  * The one storage contract: SQLite (sqlite/, the embedded default) and PostgreSQL (postgres/)
@@ -53,6 +55,11 @@ export interface Store {
   listRunPage(query?: RunPageQuery): Promise<RunPage>;
   /** Every step blocked for a human in a run that is still going (running or blocked), newest first. */
   listBlockedSteps(limit?: number): Promise<BlockedStep[]>;
+  /**
+   * Steps waiting for a person or an event (`baton check`'s WAITING lines), longest waiting first,
+   * at most `limit` (default 100), from the partial index of waiting steps; `total`: how many wait.
+   */
+  listWaitingSteps(limit?: number): Promise<{ steps: WaitingStep[]; total: number }>;
   /** Every lease held now (steps running), with its owner and process, by owner then start. */
   listLeases(): Promise<LiveLease[]>;
   /** Events of every run after `afterSeq`, in seq order, at most `limit` (default 500): what changed since. */
@@ -74,6 +81,17 @@ export interface Store {
   resolveStep(runId: string, stepId: string, result: StepResult, now: number): Promise<RunSummary>;
   /** Gives a run stopped by its maxSteps budget as many attempts again. */
   resumeRun(runId: string, now: number): Promise<RunSummary>;
+  /** `baton approve <run> <step>`: a waiting approval succeeds with `{ approved: true, by, comment, at }`. */
+  approveStep(runId: string, stepId: string, decision: WaitDecision, now: number): Promise<RunSummary>;
+  /** `baton reject <run> <step>`: a waiting approval is rejected; the steps after it are skipped. */
+  rejectStep(runId: string, stepId: string, decision: WaitDecision, now: number): Promise<RunSummary>;
+  /**
+   * `baton send`: the event ends the steps waiting for it (in `sent.runId`, else in every run), each
+   * run in one transaction, exactly once under races; sent to a run whose step does not wait yet, it
+   * is kept for it (the first per run and name wins). Throws for an unknown run, a finished one, or
+   * (without a run) when no run waits for the event.
+   */
+  sendEvent(sent: SentEvent, now: number): Promise<EventDelivery[]>;
   /** Appends events an executor emits while a step runs (model recovery, tool failures), in one transaction. */
   appendEvents(runId: string, events: readonly BatonEvent[], now: number): Promise<void>;
   /**
@@ -169,6 +187,19 @@ export interface BlockedStep {
   reason: string | null;
   /** When the step was blocked (its last change). */
   blockedAt: number;
+}
+
+/** A step waiting for a person or an event (`listWaitingSteps`). */
+export interface WaitingStep {
+  runId: string;
+  planName: string;
+  stepId: string;
+  /** What it waits for: its event's name, or its approval's prompt. */
+  waitingFor: string;
+  /** When its timeout fires; null: never. */
+  timeoutAt: number | null;
+  /** When it started waiting. */
+  since: number;
 }
 
 /** A lease a worker holds now (`listLeases`). */
@@ -306,6 +337,11 @@ export interface CycleResult {
    * may be due now, so the engine looks again at once.
    */
   settledUnclaimed?: boolean;
+  /**
+   * Wait steps that started waiting or timed out in this cycle: not claims, but what they released
+   * may be due now (a `check` looks again instead of ending).
+   */
+  waitsMoved?: number;
 }
 
 export interface RunSummary {

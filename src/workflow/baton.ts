@@ -4,6 +4,7 @@ import type { Plan } from '../core/plan/types.js';
 import type { RunStatus } from '../core/run-state.js';
 import { type Engine, type EngineReport, emptyEngineReport } from '../engine/engine.js';
 import { resolveResults } from '../engine/result-artifacts.js';
+import { RunSecretsCache } from '../engine/run-secrets-cache.js';
 import type { AgentCliExecutorOptions } from '../executors/agent-cli-executor.js';
 import { FunctionRegistry } from '../executors/function-executor.js';
 import type { ModelExecutorOptions } from '../executors/model-executor.js';
@@ -11,8 +12,10 @@ import { createEngine } from '../runtime/create-engine.js';
 import { resolveHome } from '../runtime/home.js';
 import { openStoreTarget, type StoreAsker, type StoreTarget, storeTarget } from '../runtime/open-store.js';
 import { type EngineSettings, engineSettings } from '../runtime/settings.js';
+import { decidedBy, eventDataJson, payloadCheck, payloadMask } from '../runtime/wait-inputs.js';
+import type { EventDelivery } from '../store/cycle/send-event.js';
 import { SqliteStore } from '../store/sqlite/sqlite-store.js';
-import { NO_STEPS, type Store } from '../store/store.js';
+import { NO_STEPS, type RunSummary, type Store } from '../store/store.js';
 import type { Workflow, WorkflowResults } from './define-workflow.js';
 import { type StartPlanOptions, startPlanRun, startPlanRuns } from './start-plan-run.js';
 import { resultValue, stepContext } from './step-context.js';
@@ -163,11 +166,14 @@ export class Baton {
     let added = false;
     for (const workflow of workflows) {
       for (const step of workflow.steps) {
+        const run = step.run;
+        // A wait step runs nothing: there is no function to register.
+        if (run === undefined) continue;
         const name = workflow.functionName(step.id);
         if (this.registered.get(name) === step) continue;
         this.registered.set(name, step);
         added = true;
-        this.functions.register(name, (base) => step.run(stepContext(base, step.policy) as never));
+        this.functions.register(name, (base) => run(stepContext(base, step.policy) as never));
       }
     }
     if (added) this.nudgeWorkers();
@@ -328,6 +334,53 @@ export class Baton {
   }
 
   /**
+   * Approves a step waiting for approval (`wait: { for: approval }`); its result is
+   * `{ approved: true, by, comment, at }` and the steps after it may start. `by` defaults to the OS
+   * user. Throws a BatonError for an unknown run or a step that is not waiting.
+   */
+  async approve(runId: string, stepId: string, options: DecisionOptions = {}): Promise<RunSummary> {
+    const store = await this.opening;
+    const summary = await store.approveStep(runId, stepId, decisionOf(options), Date.now());
+    this.nudgeWorkers();
+    return summary;
+  }
+
+  /** Rejects a step waiting for approval: the steps after it are skipped (see `approve`). */
+  async reject(runId: string, stepId: string, options: DecisionOptions = {}): Promise<RunSummary> {
+    const store = await this.opening;
+    const summary = await store.rejectStep(runId, stepId, decisionOf(options), Date.now());
+    this.nudgeWorkers();
+    return summary;
+  }
+
+  /**
+   * Sends an event (`wait: { for: event }`): `data` (JSON, checked against the step's schema) is the
+   * result of every step waiting for it, in `runId` only or in every run; sent to a run whose step
+   * does not wait yet, it is kept for it (the first one wins). Throws a BatonError when nothing
+   * would take it, or the payload fails the schema (nothing is stored then).
+   */
+  async send(
+    event: string,
+    data: unknown = null,
+    options: { runId?: string } = {},
+  ): Promise<EventDelivery[]> {
+    const store = await this.opening;
+    const dataJson = eventDataJson(JSON.stringify(data ?? null), 'data');
+    const deliveries = await store.sendEvent(
+      {
+        event,
+        dataJson,
+        ...(options.runId === undefined ? {} : { runId: options.runId }),
+        checkPayload: payloadCheck(dataJson),
+        maskPayload: payloadMask(dataJson, new RunSecretsCache(process.env, this.settings.secrets)),
+      },
+      Date.now(),
+    );
+    this.nudgeWorkers();
+    return deliveries;
+  }
+
+  /**
    * A worker in this process: runs due steps of every run until `stop()`, including steps of
    * workflows registered after it started. `done` rejects if the store cannot be opened.
    */
@@ -371,4 +424,14 @@ export class Baton {
       ...(this.options.pollMs === undefined ? {} : { pollMs: this.options.pollMs }),
     });
   }
+}
+
+/** Who decides and why, for `approve` and `reject`; `by` defaults to the OS user. */
+interface DecisionOptions {
+  comment?: string;
+  by?: string;
+}
+
+function decisionOf(options: DecisionOptions): { by: string; comment: string | null } {
+  return { by: decidedBy(options.by), comment: options.comment ?? null };
 }

@@ -88,6 +88,38 @@ export interface StepPolicy<Inputs, Deps extends string> {
   ) => ReconcileResult | Promise<ReconcileResult>;
 }
 
+/**
+ * A step that waits, with no function (the plan's `wait`): for a person (`baton approve` /
+ * `baton.approve`) or an event (`baton send` / `baton.send`). `timeout`: a duration ("24h") or an
+ * ISO 8601 date-time with an offset; `onTimeout`: block (default), skip or reject.
+ */
+export type WaitOption =
+  | { for: 'approval'; prompt?: string; timeout?: string | number; onTimeout?: 'block' | 'skip' | 'reject' }
+  | {
+      for: 'event';
+      event: string;
+      timeout?: string | number;
+      onTimeout?: 'block' | 'skip' | 'reject';
+      /** A JSON Schema the payload must match (checked by send). */
+      schema?: Record<string, unknown>;
+    };
+
+/** What a wait step for approval leaves for the steps after it (`ctx.results`). */
+export interface ApprovalResult {
+  approved: boolean;
+  by: string;
+  comment: string | null;
+  /** When it was decided, ISO 8601. */
+  at: string;
+}
+
+/** The policy of a wait step: no function, no retries or timeout of an attempt (it has none). */
+export interface WaitStepPolicy<Deps extends string> {
+  title?: string;
+  dependsOn?: readonly Deps[];
+  wait: WaitOption;
+}
+
 /** Flattens an intersection into one object type, so results read as `{ a: A; b: B }`. */
 type Simplify<T> = { [K in keyof T]: T[K] } & {};
 
@@ -95,8 +127,9 @@ export type StepFunction<Inputs, Results, R> = (context: StepContext<Inputs, Res
 
 interface WorkflowStep {
   id: string;
-  policy: StepPolicy<unknown, string>;
-  run: StepFunction<unknown, Record<string, unknown>, unknown>;
+  policy: StepPolicy<unknown, string> & { wait?: WaitOption };
+  /** Absent for a wait step (`policy.wait`): it runs nothing. */
+  run?: StepFunction<unknown, Record<string, unknown>, unknown>;
 }
 
 interface WorkflowOptions<Inputs> {
@@ -153,11 +186,22 @@ export class Workflow<Inputs extends Record<string, string>, Results extends Rec
     policy: StepPolicy<Inputs, Deps>,
     run: StepFunction<Inputs, Pick<Results, Deps>, R>,
   ): Workflow<Inputs, Simplify<Results & { [K in Id]: Awaited<R> }>>;
+  step<Id extends string, Deps extends keyof Results & string, W extends WaitOption>(
+    id: Id,
+    policy: WaitStepPolicy<Deps> & { wait: W },
+  ): Workflow<
+    Inputs,
+    Simplify<Results & { [K in Id]: W extends { for: 'approval' } ? ApprovalResult : unknown }>
+  >;
   step(id: string, policyOrRun: unknown, maybeRun?: unknown): unknown {
-    const policy = (typeof policyOrRun === 'function' ? {} : policyOrRun) as StepPolicy<unknown, string>;
+    const policy = (typeof policyOrRun === 'function' ? {} : policyOrRun) as WorkflowStep['policy'];
     const run = (typeof policyOrRun === 'function' ? policyOrRun : maybeRun) as WorkflowStep['run'];
-    if (typeof run !== 'function')
-      throw new TypeError(`step "${id}" of workflow ${this.name} needs a function`);
+    if (typeof run !== 'function' && policy.wait === undefined)
+      throw new TypeError(`step "${id}" of workflow ${this.name} needs a function (or a wait option)`);
+    if (typeof run === 'function' && policy.wait !== undefined)
+      throw new TypeError(
+        `step "${id}" of workflow ${this.name} has a wait option and a function: a wait step runs nothing; put the function in a step that depends on it`,
+      );
     const chain = this.chain.length === this.count ? this.chain : this.chain.slice(0, this.count);
     chain.push({ id, policy, run });
     const next = new Workflow(this.options);
@@ -192,7 +236,7 @@ export class Workflow<Inputs extends Record<string, string>, Results extends Rec
         ...(this.options.limits === undefined ? {} : { limits: this.options.limits }),
         steps: this.steps.map(({ id, policy }) => ({
           id,
-          fn: this.functionName(id),
+          ...(policy.wait === undefined ? { fn: this.functionName(id) } : { wait: policy.wait }),
           ...(policy.title === undefined ? {} : { title: policy.title }),
           ...(policy.dependsOn === undefined ? {} : { dependsOn: [...policy.dependsOn] }),
           ...(policy.when === undefined ? {} : { when: policy.when }),

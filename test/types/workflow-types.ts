@@ -52,3 +52,16 @@ export async function usage(baton: Baton): Promise<void> {
   // @ts-expect-error inputs are checked: no such input
   await baton.start(report, { topic: 'x', colour: 'red' });
 }
+
+// A wait step has no function; the step after an approval reads { approved, by, comment, at }.
+const approved = defineWorkflow({ name: 'approved' })
+  .step('ok', { wait: { for: 'approval', prompt: 'Go?' } })
+  .step('go', { dependsOn: ['ok'] }, (ctx) => {
+    expectTypeOf(ctx.results.ok.approved).toEqualTypeOf<boolean>();
+    expectTypeOf(ctx.results.ok.comment).toEqualTypeOf<string | null>();
+    return 1;
+  });
+expectTypeOf<WorkflowResults<typeof approved>['ok']['by']>().toEqualTypeOf<string>();
+
+// @ts-expect-error an event wait needs its event
+approved.step('evt', { wait: { for: 'event' } });

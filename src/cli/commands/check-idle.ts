@@ -17,6 +17,7 @@ const INDEXES = [
   'steps_stopping_flow',
   'events_by_run',
   'hook_deliveries_due',
+  'steps_waiting_for',
 ];
 
 function quoted(names: readonly string[]): string {
@@ -44,15 +45,17 @@ function notPrivate(path: string): boolean {
 
 /**
  * One read of what `baton check` would act on: a due step of a running run (the claim's own
- * condition, store/due-steps.ts), a lease that ran out,
- * a hook call owed, a blocked run (reported, exit 1). Each is answered from a partial index.
+ * condition, store/due-steps.ts; a waiting step's timeout too), a lease that ran out,
+ * a hook call owed, a blocked run (reported, exit 1), a step waiting for a person or an event
+ * (reported, unless --quiet). Each is answered from a partial index.
  */
 const ANYTHING_TO_DO = `SELECT
   EXISTS (SELECT 1 FROM steps s INDEXED BY steps_due WHERE ${dueStepOfRunningRunSql('@now')})
   OR EXISTS (SELECT 1 FROM steps INDEXED BY steps_leased WHERE status = 'running' AND lease_expires_at <= @now)
   OR EXISTS (SELECT 1 FROM hook_deliveries INDEXED BY hook_deliveries_due
     WHERE state = 'pending' AND due_at <= @now AND (lease_expires_at IS NULL OR lease_expires_at <= @now))
-  OR EXISTS (SELECT 1 FROM runs INDEXED BY runs_by_status WHERE status = 'blocked')`;
+  OR EXISTS (SELECT 1 FROM runs INDEXED BY runs_by_status WHERE status = 'blocked')
+  OR (@loud AND EXISTS (SELECT 1 FROM steps INDEXED BY steps_waiting_for WHERE status = 'waiting'))`;
 
 /** Straight to fd 1: process.stdout would first build its stream (about 6 ms on a pipe). */
 function writeOut(text: string): void {
@@ -89,7 +92,8 @@ export function idleCheck(options: GlobalOptions & { quiet?: boolean }): number 
     const schema = db.prepare(SCHEMA_OK).get() as { app: unknown; version: unknown; present: number };
     if (schema.app !== SCHEMA_APP_ID || schema.version !== String(SQLITE_SCHEMA_VERSION)) return null;
     if (schema.present !== BATON_TABLES.length + INDEXES.length) return null;
-    if (db.prepare(ANYTHING_TO_DO).pluck().get({ now: Date.now() }) !== 0) return null;
+    const loud = options.quiet ? 0 : 1;
+    if (db.prepare(ANYTHING_TO_DO).pluck().get({ now: Date.now(), loud }) !== 0) return null;
   } catch {
     return null;
   } finally {

@@ -1,9 +1,10 @@
-import { blockedHints } from '../../runtime/format.js';
+import { blockedHints, waitingHints } from '../../runtime/format.js';
 import { databasePath, homeIsNamed, resolveHome } from '../../runtime/home.js';
 import { maskedReads } from '../../runtime/masked-reads.js';
 import { storeExists, storeWaitMs } from '../../runtime/open-store.js';
 import { parseDurationOption } from '../../runtime/parse-values.js';
 import { engineSettings } from '../../runtime/settings.js';
+import type { Store } from '../../store/store.js';
 import { type EngineCliOptions, engineFromCli } from '../engine-setup.js';
 import { EXIT } from '../exit-codes.js';
 import { printJson } from '../format.js';
@@ -55,7 +56,11 @@ export async function checkCommand(options: CheckOptions): Promise<number> {
     const blocked = await reads.listRuns({ status: 'blocked', limit: 100 });
     const details = await Promise.all(blocked.map((run) => reads.getRun(run.id)));
     if (options.json) {
-      printJson({ ...report, blocked: details.map((run) => ({ id: run!.id, reason: run!.blockedReason })) });
+      printJson({
+        ...report,
+        blocked: details.map((run) => ({ id: run!.id, reason: run!.blockedReason })),
+        waiting: (await reads.listWaitingSteps(100)).steps,
+      });
     } else {
       if (report.attemptsStarted === 0 && !options.quiet) process.stdout.write('nothing due\n');
       for (const run of details) {
@@ -64,9 +69,30 @@ export async function checkCommand(options: CheckOptions): Promise<number> {
         for (const step of run.steps.filter((s) => s.status === 'blocked'))
           process.stdout.write(`  ${blockedHints(run.id, step.stepId)}\n`);
       }
+      // Waiting is not a failure: the exit code stays 0 while only waiting.
+      if (!options.quiet) process.stdout.write(await waitingLines(reads));
     }
     return blocked.length > 0 ? EXIT.workFailed : EXIT.ok;
   } finally {
     await store.close();
   }
+}
+
+/** WAITING lines shown at most; the rest are counted (baton status <run> shows each). */
+const WAITING_SHOWN = 20;
+
+/** One WAITING line per waiting step (up to WAITING_SHOWN), each with the exact commands that end it. */
+async function waitingLines(reads: Store): Promise<string> {
+  const { steps, total } = await reads.listWaitingSteps(WAITING_SHOWN);
+  const lines: string[] = [];
+  for (const waiting of steps) {
+    const run = await reads.getRunSteps(waiting.runId, { statuses: ['waiting'], everyStepUpTo: 0 });
+    const step = run?.plan.steps.find((s) => s.id === waiting.stepId);
+    if (!step) continue;
+    const [what, ...commands] = waitingHints(waiting.runId, step, waiting.waitingFor);
+    lines.push(`WAITING run ${waiting.runId} (${waiting.planName}): ${what}`, ...commands);
+  }
+  if (total > steps.length)
+    lines.push(`... and ${total - steps.length} more waiting steps (baton status lists the runs)`);
+  return lines.map((line) => `${line}\n`).join('');
 }

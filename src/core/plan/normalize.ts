@@ -2,6 +2,7 @@ import { checkWhens } from './check-when.js';
 import { parseDurationMs } from './duration.js';
 import { checkDependsOn, findCycles, SuggestionBudget } from './graph.js';
 import { formatIssuePath, PlanInvalidError, type PlanIssue, stepPathNames } from './issues.js';
+import { normalizeWait } from './normalize-wait.js';
 import { checkPlanTemplates } from './plan-templates.js';
 import { normalizeResultFields } from './result-fields.js';
 import type { PlanFile, PlanFileStep } from './schema.js';
@@ -112,8 +113,12 @@ function normalizeStep(
     step.fn === undefined ? null : 'fn',
     step.model === undefined ? null : 'model',
   ].filter((name): name is string => name !== null);
-  const kind: PlanStep['kind'] = step.fn !== undefined ? 'fn' : step.model !== undefined ? 'model' : 'agent';
-  if (executors.length > 1) {
+  const wait = normalizeWait(step, path, issues);
+  const kind: PlanStep['kind'] =
+    wait !== undefined ? 'wait' : step.fn !== undefined ? 'fn' : step.model !== undefined ? 'model' : 'agent';
+  if (wait !== undefined) {
+    // normalizeWait reported a body next to the wait.
+  } else if (executors.length > 1) {
     issues.push({
       path,
       problem: `has ${executors.map((name) => `"${name}"`).join(' and ')}: a step is either an agent step (instruction), a function step (fn) or a model step (model)`,
@@ -122,7 +127,7 @@ function normalizeStep(
     issues.push({
       path,
       problem:
-        'needs "instruction" (run by an agent), "fn" (a registered function) or "model" (a model call)',
+        'needs "instruction" (run by an agent), "fn" (a registered function), "model" (a model call) or "wait" (a person or an event)',
     });
   }
   if (step.args !== undefined && step.fn === undefined) {
@@ -166,6 +171,7 @@ function normalizeStep(
     ...(step.args === undefined ? {} : { args: structuredClone(step.args) }),
     ...(step.model === undefined ? {} : { model: normalizeModel(step.model, `${path}.model`) }),
     ...(agent === undefined ? {} : { agent: normalizeAgent(agent) }),
+    ...(wait === undefined ? {} : { wait }),
     dependsOn: [...(step.dependsOn ?? [])],
     ...(step.when === undefined ? {} : { when: step.when }),
     requiredOutputs: [...(step.requiredOutputs ?? [])],

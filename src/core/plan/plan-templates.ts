@@ -21,6 +21,8 @@ function templateTexts(step: PlanStep): { refs: TemplateRefs; fields: string[] }
   if (step.fallback?.model !== undefined) {
     texts.push({ text: step.fallback.model.prompt, fields: ['fallback', 'model', 'prompt'] });
   }
+  if (step.wait?.prompt !== undefined) texts.push({ text: step.wait.prompt, fields: ['wait', 'prompt'] });
+  if (step.wait?.event !== undefined) texts.push({ text: step.wait.event, fields: ['wait', 'event'] });
   if (step.model !== undefined) {
     texts.push({ text: step.model.prompt, fields: ['model', 'prompt'] });
     if (step.model.system !== undefined) texts.push({ text: step.model.system, fields: ['model', 'system'] });

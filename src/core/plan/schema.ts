@@ -14,6 +14,7 @@ import {
 } from './schema-fields.js';
 import { modelSchema } from './schema-model.js';
 import { resultFileSchema, resultSchemaSchema } from './schema-result.js';
+import { waitSchema } from './schema-wait.js';
 import { AGENT_PROFILE_NAMES, ENV_NAME_PATTERN, PLAN_NAME_PATTERN, SANDBOX_MODES } from './types.js';
 import { describeValue } from './zod-issues.js';
 
@@ -233,6 +234,7 @@ const stepSchema = strictObject(
     args: jsonValueSchema.optional().describe('Any JSON value, passed to the function of a fn step.'),
     model: modelSchema.optional(),
     agent: agentSchema.optional(),
+    wait: waitSchema.optional(),
     dependsOn: z
       .array(z.string(), {
         error: (issue) => `expected a list of step ids, e.g. [fetch], got ${describeValue(issue.input)}`,
@@ -288,9 +290,15 @@ const stepSchema = strictObject(
   },
   'a step: { id, instruction, fn or model, ... }',
 ).meta({
-  description: 'One step: exactly one of instruction (agent step), fn (function step) or model (model step).',
+  description:
+    'One step: exactly one of instruction (agent step), fn (function step), model (model step) or wait (a step that waits for a person or an event).',
   // For editors; Baton itself checks this in normalize.ts with a clearer message.
-  oneOf: [{ required: ['instruction'] }, { required: ['fn'] }, { required: ['model'] }],
+  oneOf: [
+    { required: ['instruction'] },
+    { required: ['fn'] },
+    { required: ['model'] },
+    { required: ['wait'] },
+  ],
 });
 
 const inputSchema = strictObject(

@@ -124,8 +124,11 @@ export interface PlanStep {
   id: string;
   /** Human title; defaults to the id. */
   title: string;
-  /** `agent`: an instruction run by an agent CLI; `fn`: a registered TypeScript function; `model`: a model call. */
-  kind: 'agent' | 'fn' | 'model';
+  /**
+   * `agent`: an instruction run by an agent CLI; `fn`: a registered TypeScript function; `model`: a
+   * model call; `wait`: no body, it waits for a person or an event (`wait`).
+   */
+  kind: 'agent' | 'fn' | 'model' | 'wait';
   /** Kind `agent`: the prompt, with `{{...}}` references still unrendered. */
   instruction?: string;
   /** Kind `fn`: the registered function name. */
@@ -136,6 +139,8 @@ export interface PlanStep {
   model?: ModelStepSpec;
   /** Kind `agent`: from the step or from `defaults.agent`; undefined when neither sets it. */
   agent?: AgentSpec;
+  /** Kind `wait`: what it waits for (core/waits.ts). */
+  wait?: WaitSpec;
   /** Ids of steps that must succeed first (a DAG, checked). */
   dependsOn: string[];
   /**
@@ -179,6 +184,29 @@ export interface PlanStep {
   timeoutMs: number;
   /** Durable delay before the step's first attempt, in ms. */
   delayBeforeMs: number;
+}
+
+/** What a wait step's timeout does: block it for a human, skip it, or count as a rejection. */
+export type WaitTimeoutAction = 'block' | 'skip' | 'reject';
+
+/**
+ * A wait step: it holds no lease and no process while it waits for `baton approve`/`reject` (an
+ * approval) or `baton send <event>` (an event). Texts keep their `{{...}}` unrendered.
+ */
+export interface WaitSpec {
+  for: 'approval' | 'event';
+  /** Kind approval: what the person is asked (templated). */
+  prompt?: string;
+  /** Kind event: the event's name (templated). */
+  event?: string;
+  /** The timeout as a duration from when the step starts waiting, in ms. */
+  timeoutMs?: number;
+  /** The timeout as an absolute time, ms since the epoch (from an ISO 8601 date-time with offset). */
+  deadlineAt?: number;
+  /** What the timeout does; default `block`. */
+  onTimeout: WaitTimeoutAction;
+  /** Kind event: a JSON Schema the payload must match (checked by `send`, before anything is stored). */
+  schema?: Record<string, unknown>;
 }
 
 /** A run input; without `default` it is required when a run starts. */

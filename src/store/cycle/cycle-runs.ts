@@ -12,6 +12,7 @@ import {
   settleReport,
 } from '../../core/settle-report.js';
 import { claimStep, expireLease, type Transition } from '../../core/transitions.js';
+import { type KeptEvent, renderWaitText, startWaiting, timeOutWait, waitStepDue } from '../../core/waits.js';
 import { flowAllows, flowStarted, type HeldRun } from '../flow-accounting.js';
 import type { LoadedRun } from '../loaded-run.js';
 import type {
@@ -39,6 +40,11 @@ export interface CycleSink {
   event(runId: string, at: number, event: BatonEvent, hooks?: readonly HookSpec[]): boolean;
   attempt(row: AttemptRow): void;
   artifact(key: AttemptKey, output: OutputArtifact): void;
+  /**
+   * The event named `event` kept for the run (sent before its step waited), deleted as it is taken,
+   * in the cycle's transaction; null: none was sent.
+   */
+  takeKeptEvent(runId: string, event: string): KeptEvent | null;
 }
 
 /** A run a cycle holds: as loaded, as its transitions left it, and what they changed. */
@@ -68,6 +74,7 @@ export class CycleRuns<E extends LoadedRun> {
   private readonly reported = new Set<string>();
   private hooksOwed = false;
   private settledUnclaimed = false;
+  private waitsMoved = 0;
   /** The flow limits claims obey; null: none is set (or none is locked yet). */
   gate: FlowGate | null = null;
 
@@ -202,6 +209,10 @@ export class CycleRuns<E extends LoadedRun> {
     const state = slot.entry.state;
     const position = planIndex(state.plan).position.get(stepId);
     if (position === undefined) return false;
+    if (state.plan.steps[position]!.kind === 'wait') {
+      this.moveWait(slot, position);
+      return false;
+    }
     // What this attempt runs: the step's own executor, or its fallback once that took over.
     const planStep = claimableStep(state, position, request, this.flowAdmits);
     if (!planStep) return false;
@@ -234,6 +245,26 @@ export class CycleRuns<E extends LoadedRun> {
     return true;
   }
 
+  /**
+   * A due wait step of a held run: a ready one starts waiting (taking an event kept for it), a
+   * waiting one has timed out. Neither is a claim: no lease, no slot.
+   */
+  private moveWait(slot: HeldSlot<E>, position: number): void {
+    const { request } = this;
+    const state = slot.entry.state;
+    if (!waitStepDue(state, position, request)) return;
+    const step = state.steps[position]!;
+    const declared = state.plan.steps[position]!;
+    this.waitsMoved++;
+    if (step.status === 'waiting') {
+      this.apply(slot, timeOutWait(state, step.stepId, request.now));
+      return;
+    }
+    const waitingFor = renderWaitText(state, declared, slot.entry);
+    const kept = declared.wait?.for === 'event' ? this.sink.takeKeptEvent(state.id, waitingFor) : null;
+    this.apply(slot, startWaiting(state, step.stepId, waitingFor, kept, request.now));
+  }
+
   result(): CycleResult {
     return {
       claimed: this.claimed,
@@ -241,6 +272,7 @@ export class CycleRuns<E extends LoadedRun> {
       reclaimed: this.reclaimed,
       ...(this.hooksOwed ? { hooksOwed: true } : {}),
       ...(this.settledUnclaimed ? { settledUnclaimed: true } : {}),
+      ...(this.waitsMoved > 0 ? { waitsMoved: this.waitsMoved } : {}),
     };
   }
 }

@@ -9,15 +9,24 @@ import {
 } from '../../core/run-commands.js';
 import type { RunState, StepResult } from '../../core/run-state.js';
 import type { Transition } from '../../core/transitions.js';
+import { approveWaitStep, rejectWaitStep, type WaitDecision } from '../../core/waits.js';
 import type { RunSummary, Store } from '../store.js';
 
 /** What a human command does to a run, as the core decides it (core/run-commands.ts). */
 export type RunChange = (run: RunState) => Transition;
 
-/** The seven human commands of the Store contract. */
+/** The nine human commands of the Store contract. */
 type HumanCommandMethods = Pick<
   Store,
-  'retryStep' | 'skipStep' | 'cancelRun' | 'approveRun' | 'rejectRun' | 'resolveStep' | 'resumeRun'
+  | 'retryStep'
+  | 'skipStep'
+  | 'cancelRun'
+  | 'approveRun'
+  | 'rejectRun'
+  | 'resolveStep'
+  | 'resumeRun'
+  | 'approveStep'
+  | 'rejectStep'
 >;
 
 // biome-ignore lint/suspicious/noExplicitAny: a mixin's base must be constructible with any[] (TS2545).
@@ -62,6 +71,14 @@ export function withHumanCommands<B extends StoreBase>(Base: B) {
 
     resumeRun(runId: string, now: number): Promise<RunSummary> {
       return this.applyCommand(runId, (run) => resumeRun(run, now), now);
+    }
+
+    approveStep(runId: string, stepId: string, decision: WaitDecision, now: number): Promise<RunSummary> {
+      return this.applyCommand(runId, (run) => approveWaitStep(run, stepId, decision, now), now);
+    }
+
+    rejectStep(runId: string, stepId: string, decision: WaitDecision, now: number): Promise<RunSummary> {
+      return this.applyCommand(runId, (run) => rejectWaitStep(run, stepId, decision, now), now);
     }
   }
   return WithHumanCommands;

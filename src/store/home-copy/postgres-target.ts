@@ -119,16 +119,17 @@ export class PostgresCopyTarget {
       `INSERT INTO ${s}.steps (run_id, step_id, position, fn, status, attempt, tries, due_at, lease_owner,
          lease_expires_at, started_at, last_error, last_failure_class, fingerprint, fingerprint_repeats, result,
          blocked_reason, pid, host, updated_at, input_tokens, output_tokens, cost_usd, first_started_at, on_fallback,
-         interruptions, flow_key)
+         interruptions, flow_key, waiting_for)
        SELECT run_id, step_id, position, fn, status, attempt, tries, due_at, lease_owner, lease_expires_at,
          started_at, last_error, last_failure_class, fingerprint, fingerprint_repeats, result_json::json,
          blocked_reason, pid, host, updated_at, input_tokens, output_tokens, cost_usd, first_started_at, on_fallback,
-         interruptions, flow_key
+         interruptions, flow_key, waiting_for
        FROM json_to_recordset($1::json) AS x (run_id text, step_id text, position integer, fn text, status text,
          attempt integer, tries integer, due_at bigint, lease_owner text, lease_expires_at bigint, started_at bigint,
          last_error text, last_failure_class text, fingerprint text, fingerprint_repeats integer, result_json text,
          blocked_reason text, pid integer, host text, updated_at bigint, input_tokens bigint, output_tokens bigint,
-         cost_usd double precision, first_started_at bigint, on_fallback boolean, interruptions integer, flow_key text)`,
+         cost_usd double precision, first_started_at bigint, on_fallback boolean, interruptions integer, flow_key text,
+         waiting_for text)`,
       stepRows,
     );
   }

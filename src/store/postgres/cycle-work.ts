@@ -3,6 +3,7 @@ import { compareDueSteps, type DueStep, pushDueSteps } from '../../core/due-orde
 import { FlowGate, type FlowKeyState } from '../../core/flow.js';
 import type { Plan } from '../../core/plan/types.js';
 import { type StoredAttempt, storedAttemptSays } from '../../core/settle-report.js';
+import { waitStepDue } from '../../core/waits.js';
 import { CycleRuns } from '../cycle/cycle-runs.js';
 import { freedLimitedKeys, runningDelta, stepFlowKey } from '../flow-accounting.js';
 import type { AttemptKey, CycleRequest, CycleResult } from '../store.js';
@@ -127,6 +128,26 @@ export class CycleWork {
       if (this.claimsLeft <= 0) break;
       this.runs.tryClaim(candidate.runId, candidate.stepId);
     }
+  }
+
+  /**
+   * Held runs (of `runIds`, all when omitted) with an event wait step due to start waiting: the
+   * events kept for them are looked up before the claims (takeKeptEvent is synchronous).
+   */
+  runsStartingEventWaits(runIds: Iterable<string> = this.runs.heldRunIds): string[] {
+    const found: string[] = [];
+    for (const runId of runIds) {
+      const state = this.runs.entry(runId)?.state;
+      if (!state) continue;
+      const starts = state.steps.some(
+        (step, position) =>
+          step.status === 'ready' &&
+          state.plan.steps[position]!.wait?.for === 'event' &&
+          waitStepDue(state, position, this.request),
+      );
+      if (starts) found.push(runId);
+    }
+    return found;
   }
 
   /** Puts every changed run and step into the batch; returns the result and the plans that changed. */

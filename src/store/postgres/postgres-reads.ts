@@ -12,6 +12,7 @@ import type {
   RunSummary,
   RunWithSteps,
   StepSelection,
+  WaitingStep,
 } from '../store.js';
 import {
   type AttemptRow,
@@ -24,6 +25,8 @@ import {
   type SummaryRow,
   summaryFromRow,
   summaryOf,
+  type WaitingStepRow,
+  waitingStepFromRow,
 } from '../store-rows.js';
 import type { PgPool } from './open-pool.js';
 import { RunLoader } from './run-loader.js';
@@ -156,6 +159,19 @@ export class PostgresReads {
       [limit],
     );
     return rows.map(blockedStepFromRow);
+  }
+
+  async listWaitingSteps(limit = 100): Promise<{ steps: WaitingStep[]; total: number }> {
+    const s = this.schema;
+    const { rows } = await this.pool.query<WaitingStepRow & { total: string }>(
+      `SELECT st.run_id, r.plan_name, st.step_id, st.waiting_for, st.due_at, st.updated_at,
+         count(*) OVER () AS total
+       FROM ${s}.steps st JOIN ${s}.runs r ON r.id = st.run_id
+       WHERE st.status = 'waiting' ORDER BY st.updated_at, st.run_id, st.step_id LIMIT $1`,
+      [limit],
+    );
+    const total = rows.length < limit ? rows.length : Number(rows[0]?.total ?? 0);
+    return { steps: rows.map(waitingStepFromRow), total };
   }
 
   async listLeases(): Promise<LiveLease[]> {

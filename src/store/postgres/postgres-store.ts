@@ -3,8 +3,10 @@ import { runNotFound } from '../../core/errors.js';
 import type { BatonEvent } from '../../core/events.js';
 import { type FlowLimit, validateFlowLimit } from '../../core/flow.js';
 import type { StoredAttempt } from '../../core/settle-report.js';
+import type { Transition } from '../../core/transitions.js';
 import { type RunChange, withHumanCommands } from '../cycle/human-commands.js';
 import { RECLAIM_BATCH, ReclaimSchedule } from '../cycle/reclaim-schedule.js';
+import type { EventDelivery, SentEvent } from '../cycle/send-event.js';
 import type {
   AttemptKey,
   CycleRequest,
@@ -40,11 +42,14 @@ import type { OpenPostgresOptions } from './open-postgres-options.js';
 import { parsePgUrl, serverAddress } from './pg-url.js';
 import { PostgresReads } from './postgres-reads.js';
 import { PostgresRetention } from './postgres-retention.js';
+import { sendEventPostgres } from './postgres-send-event.js';
 import { type PreparedSql, prepared } from './prepared.js';
 import { renewLeaseRows } from './renew-leases.js';
+import type { PgLoadedRun } from './run-loader.js';
 import { migrateSchema } from './schema-migrations.js';
 import { DEFAULT_SCHEMA, notifyChannel, quoteSchema, validateSchemaName } from './schema-name.js';
 import { inTransaction } from './transaction.js';
+import { keptEventsOf, takeKeptEvents } from './wait-events.js';
 import { WorkListener } from './work-listener.js';
 import { nextDueAt, WriteBatch, writeBatchSql } from './write-batch.js';
 
@@ -173,6 +178,9 @@ export class PostgresStore extends withHumanCommands(PostgresReads) implements S
         const keys = work.flowKeysToLock(round === 0 ? undefined : locked.newRunIds);
         if (keys.length > 0)
           work.addFlowKeys(await this.flow.lock(client, keys, round > 0, request.now), keys);
+        const starting = work.runsStartingEventWaits(round === 0 ? undefined : locked.newRunIds);
+        if (starting.length > 0)
+          work.batch.offerKeptEvents(await keptEventsOf(client, this.schema, starting));
         if (round === 0) work.claimDue();
         else work.claimDue(locked.newRunIds);
         // Fewer runs than asked: every run with visible due work was locked (or is another worker's).
@@ -188,6 +196,7 @@ export class PostgresStore extends withHumanCommands(PostgresReads) implements S
       }
       const finished = work.finish();
       if (!work.batch.empty) await client.query({ ...this.writeSql, values: work.batch.params() });
+      await takeKeptEvents(client, this.schema, work.batch.takenEvents);
       return finished;
     });
     for (const changed of changedPlans) this.loader.rememberPlan(changed.runId, changed.hash, changed.plan);
@@ -269,24 +278,48 @@ export class PostgresStore extends withHumanCommands(PostgresReads) implements S
   /** A human command: lock the run, load it, apply the core's transition, write it, all in one transaction. */
   override async applyCommand(runId: string, change: RunChange, now: number): Promise<RunSummary> {
     const run = await inTransaction(this.pool, async (client) => {
-      const { rowCount } = await client.query(
-        `SELECT id FROM ${this.schema}.runs WHERE id = $1 FOR NO KEY UPDATE`,
-        [runId],
-      );
-      const entry = rowCount ? (await this.loader.load(client, [runId])).get(runId) : undefined;
+      const entry = await this.lockRun(client, runId);
       if (!entry) throw runNotFound(runId);
-      const transition = change(entry.state);
-      const batch = new WriteBatch();
-      for (const event of transition.events) batch.event(runId, now, event, transition.run.plan.hooks);
-      const hash = batch.runState(transition.run, transition.changedSteps, transition.planChanged ?? false);
-      // A run that starts or goes on (approve, resume) makes its waiting steps due without changing them.
-      if (entry.state.status !== 'running' && transition.run.status === 'running')
-        batch.noteDue(nextDueAt(transition.run));
-      await client.query({ ...this.writeSql, values: batch.params() });
-      return { state: transition.run, hash, usage: entry.usage };
+      return this.writeCommand(client, entry, change(entry.state), now);
     });
     if (run.hash) this.loader.rememberPlan(runId, run.hash, run.state.plan);
     return summaryOf(run.state, run.usage);
+  }
+
+  async sendEvent(sent: SentEvent, now: number): Promise<EventDelivery[]> {
+    return sendEventPostgres(
+      {
+        pool: this.pool,
+        schema: this.schema,
+        loader: this.loader,
+        lockRun: (client, runId) => this.lockRun(client, runId),
+        writeCommand: (client, entry, transition) => this.writeCommand(client, entry, transition, now),
+      },
+      sent,
+      now,
+    );
+  }
+
+  /** Locks a run's row for a human command and loads it; undefined: no such run. */
+  private async lockRun(client: PgClient, runId: string): Promise<PgLoadedRun | undefined> {
+    const { rowCount } = await client.query(
+      `SELECT id FROM ${this.schema}.runs WHERE id = $1 FOR NO KEY UPDATE`,
+      [runId],
+    );
+    return rowCount ? (await this.loader.load(client, [runId])).get(runId) : undefined;
+  }
+
+  /** Writes a human command's transition of a locked run, in the caller's transaction. */
+  private async writeCommand(client: PgClient, entry: PgLoadedRun, transition: Transition, now: number) {
+    const runId = entry.state.id;
+    const batch = new WriteBatch();
+    for (const event of transition.events) batch.event(runId, now, event, transition.run.plan.hooks);
+    const hash = batch.runState(transition.run, transition.changedSteps, transition.planChanged ?? false);
+    // A run that starts or goes on (approve, resume) makes its waiting steps due without changing them.
+    if (entry.state.status !== 'running' && transition.run.status === 'running')
+      batch.noteDue(nextDueAt(transition.run));
+    await client.query({ ...this.writeSql, values: batch.params() });
+    return { state: transition.run, hash, usage: entry.usage };
   }
 
   async appendEvents(runId: string, events: readonly BatonEvent[], now: number): Promise<void> {

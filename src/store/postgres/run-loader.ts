@@ -36,7 +36,7 @@ type StepTuple = [...StepValues, pid: number | null, host: string | null];
 const STEP_TUPLE = `s.step_id, s.status, s.attempt, s.tries, s.due_at, s.lease_owner, s.lease_expires_at,
   s.started_at, s.last_error, s.last_failure_class, s.fingerprint, s.fingerprint_repeats, s.result::text,
   s.blocked_reason, s.updated_at, s.input_tokens, s.output_tokens, s.cost_usd, s.first_started_at,
-  s.on_fallback, s.interruptions, s.pid, s.host`;
+  s.on_fallback, s.interruptions, s.waiting_for, s.pid, s.host`;
 
 /** The row of `loadSelected`: a run's summary columns, its plan unless known, its counts and chosen steps. */
 interface SelectedRow extends SummaryRow {
@@ -102,7 +102,7 @@ export class RunLoader {
       ...summaryFromRow(row, (row.step_counts ?? {}) as RunSummary['stepCounts']),
       plan,
       workspace: row.workspace,
-      steps: (row.steps ?? []).map((tuple) => runStep(stepFromValues(tuple), plan.steps[tuple[23]]!)),
+      steps: (row.steps ?? []).map((tuple) => runStep(stepFromValues(tuple), plan.steps[tuple[24]]!)),
     };
   }
 
@@ -127,8 +127,8 @@ export class RunLoader {
     if (row.plan) this.rememberPlan(row.id, row.plan_hash, row.plan);
     const processes: PgLoadedRun['processes'] = new Map();
     const steps = (row.steps ?? []).map((tuple) => {
-      if (tuple[21] !== null || tuple[22] !== null)
-        processes.set(tuple[0], { pid: tuple[21], host: tuple[22] });
+      if (tuple[22] !== null || tuple[23] !== null)
+        processes.set(tuple[0], { pid: tuple[22], host: tuple[23] });
       return stepFromValues(tuple);
     });
     const state = runStateFromRow(row, plan, steps, row.inputs);

@@ -5,18 +5,19 @@ import type { OutputArtifact } from '../../core/failure.js';
 import { fallbackPlanStep } from '../../core/fallback.js';
 import { hooksFor } from '../../core/hooks.js';
 import type { HookSpec, PlanStep } from '../../core/plan/types.js';
-import { DUE_STEP_STATUSES, planIndex, type RunState } from '../../core/run-state.js';
+import { planIndex, type RunState, TIMED_STEP_STATUSES } from '../../core/run-state.js';
+import type { KeptEvent } from '../../core/waits.js';
 import { stepFlowKey } from '../flow-accounting.js';
 import type { AttemptKey } from '../store.js';
 import { ATTEMPT_USAGE_ONCE, type AttemptRow, attemptKeyText } from '../store-rows.js';
 import { toPgJson } from './pg-json.js';
 
-/** The earliest due time of a run's ready and retry_wait steps (`runs.next_due_at`); null: none. */
+/** The earliest due time of a run's ready, retry_wait and waiting steps (`runs.next_due_at`); null: none. */
 export function nextDueAt(run: Pick<RunState, 'steps'>): number | null {
   let earliest: number | null = null;
   for (const step of run.steps) {
     if (
-      DUE_STEP_STATUSES.has(step.status) &&
+      TIMED_STEP_STATUSES.has(step.status) &&
       step.dueAt !== null &&
       (earliest === null || step.dueAt < earliest)
     )
@@ -52,6 +53,25 @@ export class WriteBatch {
   private dueAt: number | null = null;
   /** Events in this batch owe hook calls. */
   hooksOwed = false;
+  /** Events kept for the runs held (looked up before their wait steps start), by run and event name. */
+  private readonly keptEvents = new Map<string, KeptEvent>();
+  /** Kept events taken by steps that started waiting: deleted after the batch, in its transaction. */
+  readonly takenEvents: { runId: string; event: string }[] = [];
+
+  /** Events kept for runs whose wait steps may start waiting in this cycle. */
+  offerKeptEvents(rows: readonly { runId: string; event: string; kept: KeptEvent }[]): void {
+    for (const row of rows) this.keptEvents.set(`${row.runId}\u0000${row.event}`, row.kept);
+  }
+
+  takeKeptEvent(runId: string, event: string): KeptEvent | null {
+    const key = `${runId}\u0000${event}`;
+    const kept = this.keptEvents.get(key) ?? null;
+    if (kept) {
+      this.keptEvents.delete(key);
+      this.takenEvents.push({ runId, event });
+    }
+    return kept;
+  }
 
   get empty(): boolean {
     return (
@@ -130,10 +150,11 @@ export class WriteBatch {
         first_started_at: step.firstStartedAt ?? null,
         on_fallback: step.onFallback === true,
         interruptions: step.interruptions ?? 0,
+        waiting_for: step.waitingFor ?? null,
         flow_key: stepFlowKey(run, index),
         fn: functionOf(run.plan.steps[index]!, step.onFallback === true),
       });
-      if (run.status === 'running' && DUE_STEP_STATUSES.has(step.status)) this.noteDue(step.dueAt);
+      if (run.status === 'running' && TIMED_STEP_STATUSES.has(step.status)) this.noteDue(step.dueAt);
     }
     return planHash;
   }
@@ -208,7 +229,7 @@ export function writeBatchSql(schema: string, channel: string): string {
       fingerprint_repeats = x.fingerprint_repeats, result = x.result::json, blocked_reason = x.blocked_reason,
       updated_at = x.updated_at, input_tokens = x.input_tokens, output_tokens = x.output_tokens,
       cost_usd = x.cost_usd, first_started_at = x.first_started_at, on_fallback = x.on_fallback, interruptions = x.interruptions,
-      flow_key = x.flow_key, fn = x.fn,
+      waiting_for = x.waiting_for, flow_key = x.flow_key, fn = x.fn,
       -- The process noted for an attempt belongs to that attempt only.
       pid = CASE WHEN x.status = 'running' AND x.attempt = s.attempt THEN s.pid END,
       host = CASE WHEN x.status = 'running' AND x.attempt = s.attempt THEN s.host END
@@ -216,7 +237,7 @@ export function writeBatchSql(schema: string, channel: string): string {
       tries integer, due_at bigint, lease_owner text, lease_expires_at bigint, started_at bigint, last_error text,
       last_failure_class text, fingerprint text, fingerprint_repeats integer, result text, blocked_reason text,
       updated_at bigint, input_tokens bigint, output_tokens bigint, cost_usd double precision, first_started_at bigint,
-      on_fallback boolean, interruptions integer, flow_key text, fn text)
+      on_fallback boolean, interruptions integer, waiting_for text, flow_key text, fn text)
     WHERE s.run_id = x.run_id AND s.step_id = x.step_id),
   att AS (
     INSERT INTO ${schema}.attempts (run_id, step_id, attempt, owner, started_at, ended_at, outcome, failure_class,

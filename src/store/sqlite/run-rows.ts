@@ -49,11 +49,12 @@ interface StepRow {
   first_started_at: number | null;
   on_fallback: number;
   interruptions: number;
+  waiting_for: string | null;
 }
 
 const STEP_COLUMNS = `step_id, status, attempt, tries, due_at, lease_owner, lease_expires_at, started_at, last_error,
   last_failure_class, fingerprint, fingerprint_repeats, result_json, blocked_reason, updated_at, input_tokens,
-  output_tokens, cost_usd, first_started_at, on_fallback, interruptions`;
+  output_tokens, cost_usd, first_started_at, on_fallback, interruptions, waiting_for`;
 
 /** `STEP_COLUMNS` (a step's `StepValues`) and then the step's position, for reads that skip steps. */
 type PositionedStepValues = [...StepValues, position: number];
@@ -82,6 +83,7 @@ export function stepFromRow(row: StepRow): StepState {
     row.first_started_at,
     row.on_fallback,
     row.interruptions,
+    row.waiting_for ?? null,
   ]);
 }
 
@@ -166,7 +168,7 @@ export class RunRows {
       `UPDATE steps SET status = ?, attempt = ?, tries = ?, due_at = ?, lease_owner = ?, lease_expires_at = ?,
          started_at = ?, last_error = ?, last_failure_class = ?, fingerprint = ?, fingerprint_repeats = ?,
          result_json = ?, blocked_reason = ?, updated_at = ?, input_tokens = ?, output_tokens = ?, cost_usd = ?,
-         first_started_at = ?, on_fallback = ?, interruptions = ?, flow_key = ?,
+         first_started_at = ?, on_fallback = ?, interruptions = ?, waiting_for = ?, flow_key = ?,
          pid = CASE WHEN ? = 'running' THEN pid ELSE NULL END,
          host = CASE WHEN ? = 'running' THEN host ELSE NULL END
        WHERE run_id = ? AND step_id = ?`,
@@ -238,7 +240,7 @@ export class RunRows {
     }
     return this.selectStepsWithStatus
       .all(runId, JSON.stringify(statuses))
-      .map((values) => runStep(stepFromValues(values), plan.steps[values[21]]!));
+      .map((values) => runStep(stepFromValues(values), plan.steps[values[22]]!));
   }
 
   /**
@@ -404,6 +406,7 @@ export class RunRows {
         step.firstStartedAt ?? null,
         step.onFallback ? 1 : 0,
         step.interruptions ?? 0,
+        step.waitingFor ?? null,
         stepFlowKey(run, index),
         step.status,
         step.status,

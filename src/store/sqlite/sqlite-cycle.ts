@@ -42,6 +42,10 @@ export class SqliteCycle {
           output.size,
           output.sha256,
         ),
+      takeKeptEvent: (runId, event) => {
+        const row = this.statements.takeKeptEvent.get(runId, event);
+        return row ? { dataJson: row.data_json, at: row.sent_at } : null;
+      },
     };
   }
 

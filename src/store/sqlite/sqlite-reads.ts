@@ -16,6 +16,7 @@ import type {
   RunSummary,
   RunWithSteps,
   StepSelection,
+  WaitingStep,
 } from '../store.js';
 import {
   type AttemptRow,
@@ -27,6 +28,8 @@ import {
   leaseFromRow,
   type SummaryRow,
   summaryFromRow,
+  type WaitingStepRow,
+  waitingStepFromRow,
 } from '../store-rows.js';
 import type { SqliteDatabase } from './open-database.js';
 import { RunRows } from './run-rows.js';
@@ -101,7 +104,7 @@ export class SqliteReads {
     >(
       `SELECT
            (SELECT min(s.due_at) FROM steps s JOIN runs r ON r.id = s.run_id
-             WHERE s.status IN ('ready', 'retry_wait') AND r.status = 'running' AND (? IS NULL OR s.run_id = ?)) AS due,
+             WHERE s.status IN ('ready', 'retry_wait', 'waiting') AND r.status = 'running' AND (? IS NULL OR s.run_id = ?)) AS due,
            (SELECT min(lease_expires_at) FROM steps WHERE status = 'running' AND (? IS NULL OR run_id = ?)) AS lease`,
     ).get(runId, runId, runId, runId);
     const times = [row?.due, row?.lease].filter((t): t is number => typeof t === 'number');
@@ -193,6 +196,18 @@ export class SqliteReads {
        ORDER BY s.updated_at DESC, s.run_id, s.step_id LIMIT ?`,
     ).all(limit);
     return rows.map(blockedStepFromRow);
+  }
+
+  async listWaitingSteps(limit = 100): Promise<{ steps: WaitingStep[]; total: number }> {
+    const rows = this.sql<[number], WaitingStepRow>(
+      `SELECT s.run_id, r.plan_name, s.step_id, s.waiting_for, s.due_at, s.updated_at
+       FROM steps s INDEXED BY steps_waiting_for JOIN runs r ON r.id = s.run_id
+       WHERE s.status = 'waiting' ORDER BY s.updated_at, s.run_id, s.step_id LIMIT ?`,
+    ).all(limit);
+    const total = this.sql<[], { n: number }>(
+      "SELECT count(*) AS n FROM steps INDEXED BY steps_waiting_for WHERE status = 'waiting'",
+    ).get()!.n;
+    return { steps: rows.map(waitingStepFromRow), total };
   }
 
   async listLeases(): Promise<LiveLease[]> {

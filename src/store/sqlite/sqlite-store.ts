@@ -6,6 +6,7 @@ import { type FlowLimit, validateFlowLimit } from '../../core/flow.js';
 import type { RunState } from '../../core/run-state.js';
 import { type RunChange, withHumanCommands } from '../cycle/human-commands.js';
 import { newRunState } from '../cycle/new-run.js';
+import type { EventDelivery, SentEvent } from '../cycle/send-event.js';
 import { stepFlowKey } from '../flow-accounting.js';
 import type {
   AttemptKey,
@@ -35,6 +36,7 @@ import { SqliteEffects } from './sqlite-effects.js';
 import { SqliteFlow } from './sqlite-flow.js';
 import { SqliteReads } from './sqlite-reads.js';
 import { SqliteRetention } from './sqlite-retention.js';
+import { sendEventSqlite } from './sqlite-send-event.js';
 import { prepareStoreStatements } from './store-statements.js';
 
 /** Pages `vacuum()` gives back per transaction (4 MB of 4 KB pages). */
@@ -326,6 +328,19 @@ export class SqliteStore extends withHumanCommands(SqliteReads) implements Store
       this.rows.persist(change(entry.state), now);
     });
     return this.summary(runId);
+  }
+
+  async sendEvent(sent: SentEvent, now: number): Promise<EventDelivery[]> {
+    return sendEventSqlite(
+      {
+        db: this.db,
+        rows: this.rows,
+        write: (fn) => this.write(fn),
+        requireRun: (runId) => this.requireRun(runId),
+      },
+      sent,
+      now,
+    );
   }
 
   async close(): Promise<void> {

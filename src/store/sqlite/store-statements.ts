@@ -32,11 +32,16 @@ export interface StoreStatements {
   renew: Statement;
   bumpVersion: Statement;
   recordProcess: Statement;
+  /** The event kept for (run, event), deleted as it is read (a wait step taking it). */
+  takeKeptEvent: Statement<[string, string], { data_json: string; sent_at: number }>;
 }
 
 /** Prepares the store's statements once per connection. */
 export function prepareStoreStatements(db: SqliteDatabase): StoreStatements {
   return {
+    takeKeptEvent: db.prepare(
+      'DELETE FROM wait_events WHERE run_id = ? AND event = ? RETURNING data_json, sent_at',
+    ),
     insertRun: db.prepare(
       `INSERT INTO runs (id, plan_name, plan_hash, inputs_json, workspace, status, created_at, updated_at)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,

@@ -1,0 +1,107 @@
+import { BatonError } from '../../core/errors.js';
+import { RunSecretsCache } from '../../engine/run-secrets-cache.js';
+import { openStore } from '../../runtime/open-store.js';
+import { engineSettings } from '../../runtime/settings.js';
+import { decidedBy, payloadCheck, payloadMask, readEventData } from '../../runtime/wait-inputs.js';
+import { EXIT } from '../exit-codes.js';
+import { printJson } from '../format.js';
+import type { GlobalOptions } from '../global-options.js';
+
+/** Options of `baton approve <run> <step>` and `baton reject <run> <step>`. */
+interface DecideStepOptions extends GlobalOptions {
+  comment?: string;
+  by?: string;
+  delay?: string;
+}
+
+/**
+ * `baton approve <run> <step>` / `baton reject <run> <step>`: a person ends a step waiting for
+ * approval; its result is `{ approved, by, comment, at }`.
+ */
+export async function decideStepCommand(
+  decision: 'approve' | 'reject',
+  runId: string,
+  stepId: string,
+  options: DecideStepOptions,
+): Promise<number> {
+  if (options.delay !== undefined)
+    throw new BatonError(
+      'INVALID_ARGUMENT',
+      `--delay is for approving a proposed run (baton approve ${runId}), not a step: remove it`,
+    );
+  const by = decidedBy(options.by);
+  const store = await openStore(options, 'read');
+  try {
+    const now = Date.now();
+    const choice = { by, comment: options.comment ?? null };
+    const summary =
+      decision === 'approve'
+        ? await store.approveStep(runId, stepId, choice, now)
+        : await store.rejectStep(runId, stepId, choice, now);
+    if (options.json) printJson(summary);
+    else {
+      const next =
+        decision === 'approve'
+          ? 'the steps after it may start (baton check or baton worker drives them)'
+          : 'the steps after it are skipped';
+      process.stdout.write(
+        `step ${stepId} of run ${runId} ${decision}d by ${by}; ${next}; run is ${summary.status}\n`,
+      );
+    }
+    return EXIT.ok;
+  } finally {
+    await store.close();
+  }
+}
+
+/** `--comment` and `--by` are for a step: approving or rejecting a whole proposed run takes neither. */
+export function refuseStepOptions(runId: string, options: DecideStepOptions): void {
+  for (const [flag, value] of [
+    ['--comment', options.comment],
+    ['--by', options.by],
+  ] as const) {
+    if (value !== undefined)
+      throw new BatonError(
+        'INVALID_ARGUMENT',
+        `${flag} is for a step that waits for approval (baton approve ${runId} <step> ${flag} ...): add the step, or remove ${flag}`,
+      );
+  }
+}
+
+/** `baton send <event> [--run <run>] [--data <json|@file>]`: the event ends the steps waiting for it. */
+export async function sendCommand(
+  event: string,
+  options: GlobalOptions & { run?: string; data?: string },
+): Promise<number> {
+  if (event.trim() === '')
+    throw new BatonError('INVALID_ARGUMENT', 'the event name is empty: give the name a step waits for');
+  const dataJson = readEventData(options.data);
+  const store = await openStore(options, 'read');
+  try {
+    const deliveries = await store.sendEvent(
+      {
+        event,
+        dataJson,
+        ...(options.run === undefined ? {} : { runId: options.run }),
+        checkPayload: payloadCheck(dataJson),
+        maskPayload: payloadMask(dataJson, new RunSecretsCache(process.env, engineSettings(options).secrets)),
+      },
+      Date.now(),
+    );
+    if (options.json) printJson(deliveries);
+    else {
+      for (const d of deliveries) {
+        const line =
+          d.outcome === 'received'
+            ? `step ${d.stepId} of run ${d.runId} received ${event}`
+            : d.outcome === 'kept'
+              ? `run ${d.runId}: kept ${event} for its step that will wait for it`
+              : `run ${d.runId}: ${event} was kept already (the first one wins): this one is dropped`;
+        process.stdout.write(`${line}\n`);
+      }
+    }
+    return EXIT.ok;
+  } finally {
+    await store.close();
+  }
+}

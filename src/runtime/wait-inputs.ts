@@ -1,0 +1,106 @@
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { userInfo } from 'node:os';
+import type { Ajv, ValidateFunction } from 'ajv';
+import { BatonError } from '../core/errors.js';
+import { parseJsonWithLimits } from '../core/json-text.js';
+import type { Plan, PlanStep } from '../core/plan/types.js';
+import { redactValue } from '../core/redact.js';
+import { planSecretEnv } from '../core/run-secrets.js';
+import type { RunSecretsCache } from '../engine/run-secrets-cache.js';
+
+/**
+ * What every front door (the CLI, the TypeScript API, later the console) hands the store for a
+ * step that waits: who decided, an event's payload as JSON text, and the payload's check against
+ * the step's `wait.schema`.
+ */
+
+/** Who approves or rejects: `by` when given, else the OS user running the command. */
+export function decidedBy(by?: string): string {
+  if (by !== undefined && by.trim() !== '') return by.trim();
+  try {
+    return userInfo().username;
+  } catch {
+    return process.env.USER ?? 'unknown';
+  }
+}
+
+/** An event's payload from `--data`: JSON, or `@file` holding JSON; absent: null. Returns JSON text. */
+export function readEventData(data: string | undefined): string {
+  if (data === undefined) return 'null';
+  const fromFile = data.startsWith('@');
+  const where = fromFile ? data.slice(1) : '--data';
+  let text = data;
+  if (fromFile) {
+    try {
+      text = readFileSync(data.slice(1), 'utf8');
+    } catch (error) {
+      throw new BatonError(
+        'INVALID_ARGUMENT',
+        `--data ${data}: cannot read ${where}: ${(error as Error).message}`,
+      );
+    }
+  }
+  return eventDataJson(text, where);
+}
+
+/** A payload given as JSON text, checked and normalised (the same value, compact). */
+export function eventDataJson(text: string, where: string): string {
+  let parsed: ReturnType<typeof parseJsonWithLimits>;
+  try {
+    parsed = parseJsonWithLimits(text);
+  } catch (error) {
+    throw new BatonError(
+      'INVALID_ARGUMENT',
+      `${where}: not JSON (${(error as Error).message}): give JSON, e.g. --data '{"version":"1.2"}', or @file`,
+    );
+  }
+  if (!('value' in parsed))
+    throw new BatonError(
+      'INVALID_ARGUMENT',
+      `${where}:${parsed.line}:${parsed.column}: ${parsed.problem}: give JSON, e.g. --data '{"version":"1.2"}', or @file`,
+    );
+  return JSON.stringify(parsed.value);
+}
+
+/**
+ * The check of a payload against the `wait.schema` of the step it would end (ajv, loaded the first
+ * time a schema is met): throws a BatonError naming the run, the schema's field and what fails.
+ */
+export function payloadCheck(dataJson: string): (step: PlanStep, runId: string) => void {
+  const validators = new Map<PlanStep, ValidateFunction>();
+  let ajv: Ajv | undefined;
+  return (step, runId) => {
+    const schema = step.wait?.schema;
+    if (!schema) return;
+    let validate = validators.get(step);
+    if (!validate) {
+      ajv ??= newAjv();
+      validate = ajv.compile(schema);
+      validators.set(step, validate);
+    }
+    if (validate(JSON.parse(dataJson))) return;
+    const problems = (validate.errors ?? [])
+      .slice(0, 5)
+      .map((e) => `${e.instancePath || '(the payload)'} ${e.message ?? 'is invalid'}`)
+      .join('; ');
+    throw new BatonError(
+      'INVALID_ARGUMENT',
+      `--data: the payload does not match steps.${step.id}.wait.schema of run ${runId}: ${problems}; send a payload that does (nothing was stored)`,
+    );
+  };
+}
+
+/**
+ * The payload as stored for a run's plan: its secrets (the sender's environment and settings, the
+ * plan's secret variables) masked, as an attempt's result is (core/redact.ts).
+ */
+export function payloadMask(dataJson: string, secrets: RunSecretsCache): (plan: Plan) => string {
+  const value = JSON.parse(dataJson) as unknown;
+  return (plan) => JSON.stringify(redactValue(value, secrets.secretsFor(planSecretEnv(plan))));
+}
+
+function newAjv(): Ajv {
+  const { Ajv: AjvClass } = createRequire(import.meta.url)('ajv') as typeof import('ajv');
+  return new AjvClass({ allErrors: true, strict: false });
+}
