@@ -12,6 +12,7 @@ import { walCommits } from './helpers/sqlite-wal.js';
 import { describeConsoleReadsContract } from './store-console-contract.js';
 import { chainPlan, describeStoreContract } from './store-contract.js';
 import { describeFlowContract } from './store-flow-contract.js';
+import { describeForEachContract } from './store-for-each-contract.js';
 import { describeWhenContract } from './store-when-contract.js';
 
 /** A contract suite's store: a database file in a fresh folder per test, removed afterwards. */
@@ -29,6 +30,7 @@ describeStoreContract('sqlite', fileHarness('baton-store-'));
 describeFlowContract('sqlite', fileHarness('baton-flow-'));
 describeConsoleReadsContract('sqlite', fileHarness('baton-console-'));
 describeWhenContract('sqlite', fileHarness('baton-when-'));
+describeForEachContract('sqlite', fileHarness('baton-foreach-'));
 
 describe('SQLite store specifics', () => {
   const dirs: string[] = [];

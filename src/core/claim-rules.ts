@@ -1,4 +1,5 @@
 import { fallbackPlanStep } from './fallback.js';
+import { itemAdmitted } from './for-each.js';
 import { stepReads } from './plan/template.js';
 import type { PlanStep } from './plan/types.js';
 import { isDueStep, type RunState, type StepResult, stepOf, stepTally } from './run-state.js';
@@ -47,7 +48,7 @@ export function claimableStep(
   const step = run.steps[position];
   if (!step || !isDueStep(step, scope.now) || !runTakesClaims(run, scope)) return null;
   const planStep = stepToRun(run, position, scope.functions);
-  if (!planStep || (admits && !admits(run, position))) return null;
+  if (!planStep || !itemAdmitted(run, position) || (admits && !admits(run, position))) return null;
   return planStep;
 }
 

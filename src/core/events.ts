@@ -50,6 +50,8 @@ export type BatonEvent =
   | { type: 'step.retry_requested'; stepId: string }
   /** A human's `baton skip`, or the step's `when` was false (`reason`: `when <expression> was false`). */
   | { type: 'step.skipped'; stepId: string; reason?: string }
+  /** A fan-out (`forEach`) expanded into `items` item steps `<stepId>[i]`, in the same transaction. */
+  | { type: 'step.expanded'; stepId: string; items: number }
   /**
    * A shadow run did not execute this step (it has a side effect): what it would have run, fully
    * rendered, and the result passed on instead. With `effect`: the step ran, but its `ctx.effect`

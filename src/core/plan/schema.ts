@@ -12,6 +12,7 @@ import {
   strictObject,
   timeoutSchema,
 } from './schema-fields.js';
+import { forEachSchema } from './schema-for-each.js';
 import { modelSchema } from './schema-model.js';
 import { resultFileSchema, resultSchemaSchema } from './schema-result.js';
 import { AGENT_PROFILE_NAMES, ENV_NAME_PATTERN, PLAN_NAME_PATTERN, SANDBOX_MODES } from './types.js';
@@ -285,6 +286,7 @@ const stepSchema = strictObject(
     delayBeforeMs: durationSchema(
       'Durable delay before the first attempt of this step. Default: defaults.delayBeforeMs, else 0.',
     ).optional(),
+    forEach: forEachSchema.optional(),
   },
   'a step: { id, instruction, fn or model, ... }',
 ).meta({

@@ -48,6 +48,8 @@ interface HeldSlot<E extends LoadedRun> {
   loaded: RunState;
   changed: Set<string>;
   planChanged: boolean;
+  /** Steps the cycle's transitions appended to the plan (a fan-out's items): rows to insert. */
+  added: Set<string>;
   dirty: boolean;
 }
 
@@ -81,7 +83,14 @@ export class CycleRuns<E extends LoadedRun> {
     if (this.slots.has(runId)) return;
     this.slots.set(
       runId,
-      entry && { entry, loaded: entry.state, changed: new Set(), planChanged: false, dirty: false },
+      entry && {
+        entry,
+        loaded: entry.state,
+        changed: new Set(),
+        planChanged: false,
+        added: new Set(),
+        dirty: false,
+      },
     );
   }
 
@@ -120,6 +129,7 @@ export class CycleRuns<E extends LoadedRun> {
     }
     for (const stepId of transition.changedSteps) slot.changed.add(stepId);
     slot.planChanged ||= transition.planChanged ?? false;
+    for (const stepId of transition.addedSteps ?? []) slot.added.add(stepId);
     slot.dirty = true;
     slot.entry.state = transition.run;
   }
