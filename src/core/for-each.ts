@@ -162,7 +162,7 @@ function itemStep(group: PlanStep, index: number, value: unknown): PlanStep | st
   const step: PlanStep = {
     ...rest,
     id: itemStepId(group.id, index),
-    title: `${group.title} [${index}]`,
+    title: `${group.title}[${index}]`,
     ...(rest.instruction === undefined ? {} : { instruction: fill(rest.instruction) }),
     ...(rest.model === undefined
       ? {}

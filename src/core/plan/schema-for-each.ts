@@ -11,6 +11,9 @@ import { describeValue } from './zod-issues.js';
 const countProblem = (example: string) => (issue: { input?: unknown }) =>
   `expected a whole number >= 1, e.g. ${example}, got ${describeValue(issue.input)}`;
 
+const toleratedProblem = (issue: { input?: unknown }) =>
+  `expected a number of items >= 0 or a percentage of them, e.g. 5 or "10%", got ${describeValue(issue.input)}`;
+
 export const forEachSchema = strictObject(
   {
     items: z
@@ -52,10 +55,15 @@ export const forEachSchema = strictObject(
         "The most items running at once (within the run's limits.concurrency). Default: no cap of its own.",
       ),
     toleratedFailures: z
-      .union([z.number().int().min(0), z.string().regex(/^(100|[1-9]?[0-9])(\.[0-9]+)?%$/)], {
-        error: (issue) =>
-          `expected a number of items >= 0 or a percentage of them, e.g. 5 or "10%", got ${describeValue(issue.input)}`,
-      })
+      .union(
+        [
+          z.number().int({ error: toleratedProblem }).min(0, { error: toleratedProblem }),
+          z.string().regex(/^(100|[1-9]?[0-9])(\.[0-9]+)?%$/, { error: toleratedProblem }),
+        ],
+        {
+          error: toleratedProblem,
+        },
+      )
       .optional()
       .describe(
         'How many items may end blocked (a number, or a percentage of the items, e.g. "10%") with the step still succeeding: their errors are kept in its result. Default 0.',
