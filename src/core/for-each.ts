@@ -26,13 +26,27 @@ export function isExpanded(run: Pick<RunState, 'plan' | 'steps'>, groupId: strin
   return stepOf(run, itemStepId(groupId, 0)) !== undefined;
 }
 
+type ItemRange = { start: number; end: number };
+
+/** Item ranges by group, found once per plan object (a plan never changes once a run holds it). */
+const itemRanges = new WeakMap<Plan, Map<string, ItemRange | null>>();
+
 /** Positions of the items of `groupId`: contiguous, appended together by the expansion. */
-export function itemPositions(plan: Plan, groupId: string): { start: number; end: number } | null {
-  const start = planIndex(plan).position.get(itemStepId(groupId, 0));
-  if (start === undefined) return null;
-  let end = start;
-  while (plan.steps[end]?.forEachItem?.group === groupId) end += 1;
-  return { start, end };
+export function itemPositions(plan: Plan, groupId: string): ItemRange | null {
+  let ranges = itemRanges.get(plan);
+  if (!ranges) {
+    ranges = new Map();
+    itemRanges.set(plan, ranges);
+  }
+  let range = ranges.get(groupId);
+  if (range === undefined) {
+    const start = planIndex(plan).position.get(itemStepId(groupId, 0));
+    let end = start ?? 0;
+    while (plan.steps[end]?.forEachItem?.group === groupId) end += 1;
+    range = start === undefined ? null : { start, end };
+    ranges.set(groupId, range);
+  }
+  return range;
 }
 
 /**
