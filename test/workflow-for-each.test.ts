@@ -71,5 +71,9 @@ describe('forEach on a workflow step', () => {
     ).stdout;
     expect(status).toContain('summarise 4/4 done, 0 running');
     expect(status).toMatch(/summarise\[3\]\s+succeeded/);
+    const timeline = (
+      await run(process.execPath, [join(repoRoot, 'dist/cli/main.js'), '--home', home, 'timeline', 'digest'])
+    ).stdout;
+    expect(timeline).toMatch(/summarise.*fan-out: expanded into 4 items/);
   });
 });
