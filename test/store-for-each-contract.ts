@@ -56,9 +56,13 @@ export function describeForEachContract(name: string, makeHarness: () => StoreHa
      * unless `fails` has its index; report records what it read. Claims finish one cycle later, so
      * several items run at once.
      */
-    async function runToEnd(pages: unknown[], fails: ReadonlySet<number> = new Set()): Promise<Ran[]> {
+    async function runToEnd(
+      pages: unknown[],
+      fails: ReadonlySet<number> = new Set(),
+      startAt = 2000,
+    ): Promise<Ran[]> {
       const ran: Ran[] = [];
-      let now = 2000;
+      let now = startAt;
       let running: ClaimedStep[] = [];
       for (let cycle = 0; cycle < 400; cycle++) {
         const completions: Completion[] = running.slice(0, 3).map((claim) => {
@@ -162,6 +166,47 @@ export function describeForEachContract(name: string, makeHarness: () => StoreHa
       expect(group?.blockedReason).toContain('2 of 10 items failed');
       expect(group?.blockedReason).toContain('[2] ');
       expect(group?.blockedReason).toContain('[7] ');
+    });
+
+    it('runs the failed items again when a human retries the blocked group; then the steps after it go on', async () => {
+      const pages = ['a', 'b', 'c', 'd'];
+      await create(summarisePlan({ maxItems: 10 }));
+      await runToEnd(pages, new Set([1]));
+      expect((await store.getRun('run1'))?.status).toBe('blocked');
+      await store.retryStep('run1', 'summarise', 100_000);
+      const ran = await runToEnd(pages, new Set(), 100_000);
+      // Only the failed item ran again, then report.
+      expect(ran.map((r) => r.stepId)).toEqual(['summarise[1]', 'report']);
+      expect((await store.getRun('run1'))?.status).toBe('succeeded');
+      expect((await groupResult())?.value).toEqual(['A', 'B', 'C', 'D']);
+    });
+
+    it('tells the worker that an expansion made work due (settledUnclaimed), so it cycles again at once', async () => {
+      await create(summarisePlan({ maxItems: 10 }));
+      const cycle = (now: number, completions: Completion[], claimLimit: number) =>
+        store.cycle({ owner: 'w1', now, leaseMs: 10_000, completions, claimLimit, random: () => 0 });
+      const [research] = (await cycle(2000, [], 1)).claimed;
+      const done: Completion = {
+        runId: 'run1',
+        stepId: 'research',
+        attempt: research!.attempt,
+        owner: 'w1',
+        outcome: { ok: true, summary: 'found', outputs: [], value: { pages: ['a', 'b'] } },
+        startedAt: 2001,
+        endedAt: 2002,
+        logPath: null,
+      };
+      expect((await cycle(2010, [done], 0)).claimed).toEqual([]);
+      const expansion = await cycle(2020, [], 1);
+      expect(expansion.settledUnclaimed).toBe(true);
+      const run = await store.getRun('run1');
+      expect(run?.steps.map((s) => [s.stepId, s.status])).toEqual([
+        ['research', 'succeeded'],
+        ['summarise', 'pending'],
+        ['report', 'pending'],
+        ['summarise[0]', expansion.claimed.length > 0 ? 'running' : 'ready'],
+        ['summarise[1]', 'ready'],
+      ]);
     });
 
     it('blocks the group invalid with the count when the list has more than maxItems, creating no item', async () => {

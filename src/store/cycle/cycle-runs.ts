@@ -218,9 +218,11 @@ export class CycleRuns<E extends LoadedRun> {
     const transition = claimStep(state, stepId, request.owner, request.now, request.leaseMs);
     this.apply(slot, transition);
     const step = stepOf(transition.run, stepId)!;
-    // A budget may stop the run (or the step) instead, or its `when` skip it (or block it).
+    // A budget may stop the run (or the step) instead, or its `when` skip it (or block it), or a
+    // fan-out expand (its items are due now) or, with no item, succeed.
     if (step.status !== 'running') {
-      if (step.status === 'skipped') this.settledUnclaimed = true;
+      if (step.status === 'skipped' || step.status === 'succeeded' || transition.addedSteps)
+        this.settledUnclaimed = true;
       return false;
     }
     flowStarted(this.gate, transition.run, position);
