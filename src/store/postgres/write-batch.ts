@@ -114,8 +114,7 @@ export class WriteBatch {
     for (const stepId of changedSteps) {
       const index = position.get(stepId)!;
       const step = run.steps[index]!;
-      (addedSteps.has(stepId) ? this.newSteps : this.steps).push({
-        position: index,
+      const row = {
         run_id: run.id,
         step_id: step.stepId,
         status: step.status,
@@ -140,7 +139,10 @@ export class WriteBatch {
         interruptions: step.interruptions ?? 0,
         flow_key: stepFlowKey(run, index),
         fn: functionOf(run.plan.steps[index]!, step.onFallback === true),
-      });
+      };
+      // A fan-out's new item (core/for-each.ts) is inserted at its plan position, not updated.
+      if (addedSteps.has(stepId)) this.newSteps.push({ ...row, position: index });
+      else this.steps.push(row);
       if (run.status === 'running' && DUE_STEP_STATUSES.has(step.status)) this.noteDue(step.dueAt);
     }
     return planHash;
