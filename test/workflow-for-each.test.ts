@@ -52,7 +52,11 @@ describe('forEach on a workflow step', () => {
           return `summary of ${String(ctx.item)}`;
         },
       )
-      .step('report', { dependsOn: ['summarise'] }, (ctx) => ctx.results.summarise);
+      .step('report', { dependsOn: ['summarise'] }, (ctx) => {
+        // Typed as the list of the items' values.
+        const summaries: string[] = ctx.results.summarise;
+        return summaries;
+      });
     const baton = Baton.open({ home, pollMs: 10 });
     let result: Record<string, unknown>;
     try {

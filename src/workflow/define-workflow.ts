@@ -163,6 +163,12 @@ export class Workflow<Inputs extends Record<string, string>, Results extends Rec
     id: Id,
     run: StepFunction<Inputs, Record<string, never>, R>,
   ): Workflow<Inputs, Simplify<Results & { [K in Id]: Awaited<R> }>>;
+  /** A fan-out (`forEach`): the step's value is the list of its items' values. */
+  step<Id extends string, Deps extends keyof Results & string, R>(
+    id: Id,
+    policy: StepPolicy<Inputs, Deps> & { forEach: NonNullable<StepPolicy<Inputs, Deps>['forEach']> },
+    run: StepFunction<Inputs, Pick<Results, Deps>, R>,
+  ): Workflow<Inputs, Simplify<Results & { [K in Id]: Awaited<R>[] }>>;
   step<Id extends string, Deps extends keyof Results & string, R>(
     id: Id,
     policy: StepPolicy<Inputs, Deps>,
