@@ -350,6 +350,27 @@ const BENCHMARKS = [
     ],
   },
   {
+    name: 'fanout',
+    script: 'fanout.mjs',
+    figures: [
+      {
+        key: 'itemsPerSec',
+        label: '10k-item fan-out of fn steps, drain',
+        unit: 'st/s',
+        higher: true,
+        vsFloor: 'rate',
+      },
+      { key: 'vsW', label: '  vs W of the same process', unit: 'x', higher: true, goal: 0.5 },
+      {
+        key: 'expansionMs',
+        label: '  its expansion (one cycle, committed)',
+        unit: 'ms',
+        higher: false,
+        goal: 1000,
+      },
+    ],
+  },
+  {
     name: 'crash',
     script: 'crash-restart.mjs',
     figures: [

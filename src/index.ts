@@ -34,6 +34,8 @@ export type {
   AgentSpec,
   Budget,
   FallbackSpec,
+  ForEachItem,
+  ForEachSpec,
   HookSpec,
   HookTrigger,
   ModelStepSpec,

@@ -9,6 +9,7 @@ import { freshSchemaName, startPostgres, type TestPostgres } from './helpers/pos
 import { describeConsoleReadsContract } from './store-console-contract.js';
 import { chainPlan, describeStoreContract } from './store-contract.js';
 import { describeFlowContract } from './store-flow-contract.js';
+import { describeForEachContract } from './store-for-each-contract.js';
 import { describeWaitsContract } from './store-waits-contract.js';
 import { describeWhenContract } from './store-when-contract.js';
 
@@ -45,6 +46,7 @@ describeFlowContract('postgres', schemaHarness('flow'));
 describeWaitsContract('postgres', schemaHarness('waits'));
 describeConsoleReadsContract('postgres', schemaHarness('console'));
 describeWhenContract('postgres', schemaHarness('when'));
+describeForEachContract('postgres', schemaHarness('foreach'));
 
 const random = () => 0;
 const ok = (claim: ClaimedStep, now: number): Completion => ({

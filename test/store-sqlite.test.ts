@@ -12,6 +12,7 @@ import { walCommits } from './helpers/sqlite-wal.js';
 import { describeConsoleReadsContract } from './store-console-contract.js';
 import { chainPlan, describeStoreContract } from './store-contract.js';
 import { describeFlowContract } from './store-flow-contract.js';
+import { describeForEachContract } from './store-for-each-contract.js';
 import { describeWaitsContract } from './store-waits-contract.js';
 import { describeWhenContract } from './store-when-contract.js';
 
@@ -31,6 +32,7 @@ describeFlowContract('sqlite', fileHarness('baton-flow-'));
 describeWaitsContract('sqlite', fileHarness('baton-waits-'));
 describeConsoleReadsContract('sqlite', fileHarness('baton-console-'));
 describeWhenContract('sqlite', fileHarness('baton-when-'));
+describeForEachContract('sqlite', fileHarness('baton-foreach-'));
 
 describe('SQLite store specifics', () => {
   const dirs: string[] = [];

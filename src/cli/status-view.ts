@@ -1,6 +1,7 @@
 import { runNotFound } from '../core/errors.js';
 import { flowKeyOf, formatFlowRate } from '../core/flow.js';
 import { planIndex, type RunStatus, STEP_STATUSES, type StepStatus } from '../core/run-state.js';
+import { fanOutLine, fanOutProgress } from '../runtime/fan-out-progress.js';
 import { blockedHints, formatTime, stepProgress, waitingHints } from '../runtime/format.js';
 import type { RunDetail, RunSummary, RunWithSteps, StepSelection, Store } from '../store/store.js';
 import { type Painter, paintStatus } from './colour.js';
@@ -86,6 +87,8 @@ export function runStatusLines(run: RunWithSteps, waits: readonly FlowWait[], pa
     `workspace ${run.workspace}`,
   ];
   if (run.blockedReason) lines.push(`blocked: ${run.blockedReason}`);
+  // A fan-out's progress: its items may be thousands, most not listed.
+  for (const progress of fanOutProgress(run.plan, run.steps)) lines.push(fanOutLine(progress));
   const counts = STEP_STATUSES.filter((status) => (run.stepCounts[status] ?? 0) > 0);
   const total = counts.reduce((sum, status) => sum + run.stepCounts[status]!, 0);
   const unlisted = total - run.steps.length;

@@ -89,6 +89,8 @@ function describeEvent(event: StoredEvent, starts: Map<string, number>): { what:
       };
     case 'step.skipped':
       return { what: event.reason ? `skipped: ${event.reason.slice(0, 100)}` : 'step skipped', took: '' };
+    case 'step.expanded':
+      return { what: `fan-out: expanded into ${event.items} items`, took: '' };
     case 'run.blocked':
       return { what: `run blocked: ${event.reason.split('\n')[0]!.slice(0, 100)}`, took: '' };
     case 'run.created':

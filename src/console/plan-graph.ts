@@ -16,6 +16,8 @@ interface GraphNode {
   title: string;
   status: StepStatus;
   dependsOn: readonly string[];
+  /** Shown after the status: a fan-out's progress over its items (`12/40 done, 2 running`). */
+  note?: string;
 }
 
 /**
@@ -69,7 +71,7 @@ export function planGraphSvg(runId: string, nodes: readonly GraphNode[]): SafeHt
   const boxes = nodes.map((node) => {
     const { x, y } = place.get(node.stepId)!;
     const title = node.title.length > TITLE_CHARS ? `${node.title.slice(0, TITLE_CHARS - 1)}…` : node.title;
-    return html`<a href="${consolePath('runs', runId, 'steps', node.stepId)}" class="node status-${node.status}" data-step="${node.stepId}"><title>${node.stepId}: ${node.title} (${node.status})</title><rect x="${x}" y="${y}" width="${NODE_W}" height="${NODE_H}" rx="5"/><text x="${x + 8}" y="${y + 14}">${title}</text><text class="sub" x="${x + 8}" y="${y + 28}">${node.status}</text></a>`;
+    return html`<a href="${consolePath('runs', runId, 'steps', node.stepId)}" class="node status-${node.status}" data-step="${node.stepId}"><title>${node.stepId}: ${node.title} (${node.status}${node.note === undefined ? '' : `, ${node.note}`})</title><rect x="${x}" y="${y}" width="${NODE_W}" height="${NODE_H}" rx="5"/><text x="${x + 8}" y="${y + 14}">${title}</text><text class="sub" x="${x + 8}" y="${y + 28}">${node.note === undefined ? node.status : `${node.status} · ${node.note}`}</text></a>`;
   });
   return html`<svg class="graph" xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" role="img" aria-label="plan graph">${edges}${boxes}</svg>`;
 }

@@ -1,7 +1,9 @@
+import { deepFreeze } from './deep-freeze.js';
 import { fallbackPlanStep } from './fallback.js';
+import { itemAdmitted } from './for-each.js';
 import { stepReads } from './plan/template.js';
 import type { PlanStep } from './plan/types.js';
-import { isDueStep, type RunState, type StepResult, stepOf, stepTally } from './run-state.js';
+import { isDueStep, type RunState, type StepResult, type StepState, stepOf, stepTally } from './run-state.js';
 
 /** What every claim decision reads of the claiming process and its request. */
 interface ClaimScope {
@@ -49,7 +51,7 @@ export function claimableStep(
   if (!step || run.plan.steps[position]?.kind === 'wait') return null;
   if (!isDueStep(step, scope.now) || !runTakesClaims(run, scope)) return null;
   const planStep = stepToRun(run, position, scope.functions);
-  if (!planStep || (admits && !admits(run, position))) return null;
+  if (!planStep || !itemAdmitted(run, position) || (admits && !admits(run, position))) return null;
   return planStep;
 }
 
@@ -72,8 +74,25 @@ function stepToRun(run: RunState, position: number, functions?: readonly string[
 export function claimResults(run: RunState, step: PlanStep): Record<string, StepResult> {
   const results: Record<string, StepResult> = {};
   for (const stepId of stepReads(step)) {
-    const json = stepOf(run, stepId)?.resultJson;
-    if (json) results[stepId] = JSON.parse(json) as StepResult;
+    const state = stepOf(run, stepId);
+    if (!state?.resultJson) continue;
+    results[stepId] = step.forEachItem ? sharedResult(state) : (JSON.parse(state.resultJson) as StepResult);
   }
   return results;
+}
+
+/**
+ * The items of a fan-out read the same results (their group's dependencies, often the very list
+ * they came from): parsed once per step state and frozen, not once per item; 10,000 items each
+ * parsing a 10,000-element list would cost more than running them.
+ */
+const sharedResults = new WeakMap<StepState, StepResult>();
+
+function sharedResult(state: StepState): StepResult {
+  let result = sharedResults.get(state);
+  if (!result) {
+    result = deepFreeze(JSON.parse(state.resultJson!) as StepResult);
+    sharedResults.set(state, result);
+  }
+  return result;
 }

@@ -2,6 +2,7 @@ import { addUsage } from './budget.js';
 import { BatonError } from './errors.js';
 import type { BatonEvent } from './events.js';
 import type { StepUsage } from './failure.js';
+import { settleChangedGroups } from './for-each.js';
 import type { Plan, PlanStep } from './plan/types.js';
 import {
   countStep,
@@ -28,8 +29,10 @@ export interface Transition {
   run: RunState;
   changedSteps: string[];
   events: BatonEvent[];
-  /** Set when the plan snapshot itself changed (only before any step ran: approval with a delay). */
+  /** Set when the plan snapshot itself changed (approval with a delay; a fan-out's expansion). */
   planChanged?: boolean;
+  /** Steps the transition added to the plan (a fan-out's items): their rows are inserted. */
+  addedSteps?: string[];
 }
 
 export function planStep(plan: Plan, stepId: string): PlanStep {
@@ -60,6 +63,8 @@ export class Draft {
   /** The steps as the draft found them: its tally is the base of the new one. */
   private readonly base: readonly StepState[];
   readonly changed = new Set<string>();
+  /** Steps appended to the plan by this draft (appendSteps). */
+  private readonly added: string[] = [];
   readonly events: BatonEvent[] = [];
   run: RunState;
 
@@ -70,6 +75,17 @@ export class Draft {
     this.run = run;
     this.base = run.steps;
     this.steps = [...run.steps];
+  }
+
+  /** Appends steps (a fan-out's items) to the plan snapshot, `plan` being the old one with them at its end. */
+  appendSteps(plan: Plan, states: readonly StepState[]): void {
+    forgetTally(this.steps);
+    this.run = { ...this.run, plan };
+    for (const state of states) {
+      this.steps.push(state);
+      this.changed.add(state.stepId);
+      this.added.push(state.stepId);
+    }
   }
 
   setStep(stepId: string, patch: Partial<StepState>): StepState {
@@ -126,6 +142,7 @@ export class Draft {
   }
 
   finish(): Transition {
+    settleChangedGroups(this);
     const before = this.run.status;
     let status: RunStatus = before;
     let blockedReason = this.run.blockedReason;
@@ -145,7 +162,10 @@ export class Draft {
       updatedAt: this.now,
       finishedAt: FINAL_RUN_STATUSES.has(status) ? (this.run.finishedAt ?? this.now) : null,
     };
-    return { run, changedSteps: [...this.changed], events: this.events };
+    const transition: Transition = { run, changedSteps: [...this.changed], events: this.events };
+    return this.added.length === 0
+      ? transition
+      : { ...transition, planChanged: true, addedSteps: this.added };
   }
 
   /** The tally of the draft's steps: the base's, with each changed step moved, not a count of all. */
@@ -154,7 +174,8 @@ export class Draft {
     const { position } = planIndex(this.run.plan);
     for (const stepId of this.changed) {
       const index = position.get(stepId)!;
-      countStep(tally, this.base[index]!.status, -1);
+      // A step this draft appended was not in the base.
+      if (index < this.base.length) countStep(tally, this.base[index]!.status, -1);
       countStep(tally, this.steps[index]!.status, 1);
     }
     rememberTally(this.steps, tally);

@@ -53,6 +53,8 @@ export type BatonEvent =
    * `when <expression> was false`; a rejection before it; a wait's timeout).
    */
   | { type: 'step.skipped'; stepId: string; reason?: string }
+  /** A fan-out (`forEach`) expanded into `items` item steps `<stepId>[i]`, in the same transaction. */
+  | { type: 'step.expanded'; stepId: string; items: number }
   /**
    * A wait step started waiting, holding no lease: for `approval` (`waitingFor`: its prompt) or an
    * `event` (`waitingFor`: its name); `timeoutAt`: when its timeout fires (null: never).

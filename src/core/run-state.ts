@@ -94,6 +94,8 @@ export interface StepResult {
   value?: unknown;
   /** Set when the full summary and value are in the artifact store; `summary` is then cut. */
   ref?: ResultRef;
+  /** A fan-out's items that failed within `toleratedFailures`: their index and error. */
+  failedItems?: { item: number; error: string }[];
 }
 
 export interface RunState {

@@ -5,6 +5,7 @@ import { BatonError } from './errors.js';
 import type { BatonEvent } from './events.js';
 import { isRetryable, type StepOutcome } from './failure.js';
 import { failureFingerprint } from './fingerprint.js';
+import { expandForEach } from './for-each.js';
 import { DEFAULT_RETRY, type Plan } from './plan/types.js';
 import { DUE_STEP_STATUSES, type RunState, type StepState } from './run-state.js';
 import { unknownIfUnsafe } from './unsafe-outcome.js';
@@ -73,6 +74,12 @@ export function claimStep(
   const decision = step.attempt === 0 ? decideWhen(run, planStep(run.plan, stepId), run.inputs ?? {}) : null;
   if (decision && !decision.run) {
     if (settleUnrunStep(draft, stepId, decision)) draft.releaseDependents(stepId);
+    return draft.finish();
+  }
+  // A fan-out is not run itself: claiming it expands it into its items (core/for-each.ts).
+  const declared = planStep(run.plan, stepId);
+  if (declared.forEach) {
+    expandForEach(draft, declared);
     return draft.finish();
   }
   const max = run.plan.limits.maxSteps;

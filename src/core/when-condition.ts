@@ -1,6 +1,6 @@
 import type { Draft } from './draft.js';
 import type { PlanStep } from './plan/types.js';
-import { type RunState, type StepResult, stepOf } from './run-state.js';
+import { type RunState, type StepResult, type StepState, stepOf } from './run-state.js';
 import { firstLineOf, parseWhen } from './when-language.js';
 
 /** What a step's `when` decided: run it, skip it (with the reason), or block it (it could not be decided). */
@@ -84,6 +84,13 @@ export function settleUnrunStep(
   });
   draft.events.push({ type: 'step.blocked', stepId, failureClass: 'invalid', reason });
   return false;
+}
+
+/** A settled dependency's result as a condition (or a fan-out's items) reads it: null for a skipped step. */
+export function conditionResult(
+  state: Pick<StepState, 'status' | 'resultJson'>,
+): { value: unknown } | { tooLarge: number } {
+  return state.status === 'skipped' ? { value: null } : resultOf(state.resultJson);
 }
 
 function resultOf(resultJson: string | null): { value: unknown } | { tooLarge: number } {

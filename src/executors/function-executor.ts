@@ -20,6 +20,9 @@ export interface FunctionStepContext {
   attempt: number;
   /** The step's `args`: this attempt's own copy. */
   args: unknown;
+  /** An item of a fan-out (`forEach`): its element of the list (own copy) and its index; absent otherwise. */
+  item?: unknown;
+  itemIndex?: number;
   inputs: Record<string, string>;
   workspace: string;
   /** Results of the steps this one depends on. */
@@ -125,6 +128,9 @@ export class FunctionExecutor implements StepExecutor {
         // Copies: the plan's step is shared by every run of the plan (and every attempt), and a
         // function may change what it is given.
         args: copyOf(claim.step.args),
+        ...(claim.step.forEachItem === undefined
+          ? {}
+          : { item: copyOf(claim.step.forEachItem.value), itemIndex: claim.step.forEachItem.index }),
         inputs: claim.inputs,
         workspace: claim.workspace,
         results: context.results,

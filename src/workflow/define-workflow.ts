@@ -18,6 +18,9 @@ export interface StepContext<Inputs, Results> {
   signal: AbortSignal;
   /** A shadow run: `effect` performs nothing (see `shadow` on `Baton.start`). */
   shadow: boolean;
+  /** In an item of a fan-out (`forEach`): its element of the list and its index; absent otherwise. */
+  item?: unknown;
+  itemIndex?: number;
   /** Run id + step id: the same in every attempt, for keying side effects outside Baton. */
   idempotencyKey: string;
   /** Records progress in the run's timeline (`step.heartbeat`, at most one every 5 s). */
@@ -49,6 +52,18 @@ export interface StepPolicy<Inputs, Deps extends string> {
    * result is then null) and the steps after it go on. Checked with the plan: PLAN_INVALID.
    */
   when?: string;
+  /**
+   * Runs the step once per element of a list (`ctx.item`), e.g. `{ items: 'steps.research.result.pages',
+   * maxItems: 100 }`: its value is then the list of the items' values, in item order (see the
+   * `forEach` of a plan step).
+   */
+  forEach?: {
+    items: string;
+    as?: string;
+    maxItems: number;
+    concurrency?: number;
+    toleratedFailures?: number | string;
+  };
   /**
    * Attempts in total (default 3) and the backoff between them (milliseconds or "30s");
    * `maxInterruptions` (default 10): attempts ended by a dead worker or a lost lease, which do not
@@ -181,6 +196,12 @@ export class Workflow<Inputs extends Record<string, string>, Results extends Rec
     id: Id,
     run: StepFunction<Inputs, Record<string, never>, R>,
   ): Workflow<Inputs, Simplify<Results & { [K in Id]: Awaited<R> }>>;
+  /** A fan-out (`forEach`): the step's value is the list of its items' values. */
+  step<Id extends string, Deps extends keyof Results & string, R>(
+    id: Id,
+    policy: StepPolicy<Inputs, Deps> & { forEach: NonNullable<StepPolicy<Inputs, Deps>['forEach']> },
+    run: StepFunction<Inputs, Pick<Results, Deps>, R>,
+  ): Workflow<Inputs, Simplify<Results & { [K in Id]: Awaited<R>[] }>>;
   step<Id extends string, Deps extends keyof Results & string, R>(
     id: Id,
     policy: StepPolicy<Inputs, Deps>,
@@ -240,6 +261,7 @@ export class Workflow<Inputs extends Record<string, string>, Results extends Rec
           ...(policy.title === undefined ? {} : { title: policy.title }),
           ...(policy.dependsOn === undefined ? {} : { dependsOn: [...policy.dependsOn] }),
           ...(policy.when === undefined ? {} : { when: policy.when }),
+          ...(policy.forEach === undefined ? {} : { forEach: { ...policy.forEach } }),
           ...(policy.retry === undefined ? {} : { retry: policy.retry }),
           ...(policy.timeoutMs === undefined ? {} : { timeoutMs: policy.timeoutMs }),
           ...(policy.sideEffect === undefined ? {} : { sideEffect: policy.sideEffect }),

@@ -32,6 +32,7 @@ export function stepContext(
     results: resultValues(base.results),
     signal: base.signal,
     shadow: base.shadow,
+    ...(base.item === undefined ? {} : { item: base.item, itemIndex: base.itemIndex }),
     idempotencyKey,
     heartbeat(note) {
       const at = now();

@@ -1,4 +1,5 @@
 import { FINAL_RUN_STATUSES } from '../../core/run-state.js';
+import { fanOutProgress } from '../../runtime/fan-out-progress.js';
 import { stepProgress } from '../../runtime/format.js';
 import type { RunDetail } from '../../store/store.js';
 import { consolePath, html, type SafeHtml } from '../html.js';
@@ -48,10 +49,20 @@ export function runPage(run: RunDetail, csrf: string, now: number): SafeHtml {
   const inputs = Object.entries(run.inputs).map(
     ([name, value]) => html`<dt>${name}</dt><dd><pre>${value}</pre></dd>`,
   );
+  // A fan-out is drawn as its one group node with its items' progress, not as its items.
+  const groups = new Map(
+    fanOutProgress(run.plan, run.steps).map((p) => [
+      p.groupId,
+      `${p.done}/${p.total} done, ${p.running} running${p.blocked > 0 ? `, ${p.blocked} blocked` : ''}`,
+    ]),
+  );
+  const drawn = run.steps
+    .filter((_, position) => run.plan.steps[position]?.forEachItem === undefined)
+    .map((step) => (groups.has(step.stepId) ? { ...step, note: groups.get(step.stepId)! } : step));
   const graph =
-    run.steps.length <= GRAPH_MAX_STEPS
-      ? planGraphSvg(run.id, run.steps)
-      : html`<p class="note">${run.steps.length} steps: too many to draw; see the table below.</p>`;
+    drawn.length <= GRAPH_MAX_STEPS
+      ? planGraphSvg(run.id, drawn)
+      : html`<p class="note">${drawn.length} steps: too many to draw; see the table below.</p>`;
   return html`<h1>Run <span class="id">${run.id}</span> ${statusBadge(run.status)}</h1>
 <p class="plan-name">plan <a href="/?plan=${encodeURIComponent(run.planName)}">${run.planName}</a>${run.plan.description ? html` — ${run.plan.description}` : ''}${run.plan.shadow ? ' · shadow run' : ''}</p>
 ${run.blockedReason ? html`<p class="blocked-reason">${run.blockedReason}</p>` : ''}

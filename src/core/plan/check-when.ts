@@ -45,13 +45,13 @@ export function whenProblems(expression: string, context: WhenContext): string[]
   return [];
 }
 
-function positioned(error: unknown): string {
+export function positioned(error: unknown): string {
   const start = (error as { range?: { start?: number } } | undefined)?.range?.start;
   return start === undefined ? firstLineOf(error) : `${firstLineOf(error)} at character ${start + 1}`;
 }
 
 /** Every `steps.<id>` and `inputs.<name>` the expression names, checked. */
-function referenceProblems(root: WhenNode, context: WhenContext): string[] {
+export function referenceProblems(root: WhenNode, context: WhenContext): string[] {
   const problems: string[] = [];
   const visit = (node: WhenNode, parent: WhenNode | undefined): void => {
     if (node.op === 'id' && (node.args === 'steps' || node.args === 'inputs')) {

@@ -1,3 +1,4 @@
+import { checkForEachSteps } from './check-for-each.js';
 import { checkWhens } from './check-when.js';
 import { parseDurationMs } from './duration.js';
 import { checkDependsOn, findCycles, SuggestionBudget } from './graph.js';
@@ -78,6 +79,7 @@ export function normalizePlan(file: PlanFile, fileName: string): Plan {
   }
   issues.push(...checkPlanTemplates(steps, graph, Object.keys(inputs), pathOf, budget));
   issues.push(...checkWhens(steps, Object.keys(inputs), pathOf));
+  issues.push(...checkForEachSteps(steps, Object.keys(inputs), pathOf));
 
   // Before the verdict: a hook's problems are the plan's problems too.
   const hooks = file.hooks === undefined ? undefined : normalizeHooks(file.hooks, issues);
@@ -187,6 +189,17 @@ function normalizeStep(
     retry: mergeRetry(defaults.retry, step.retry, `${path}.retry`, issues),
     timeoutMs: parseDurationMs(timeout, `${path}.timeoutMs`),
     delayBeforeMs: parseDurationMs(delayBefore, `${path}.delayBeforeMs`),
+    ...(step.forEach === undefined
+      ? {}
+      : {
+          forEach: {
+            items: step.forEach.items,
+            as: step.forEach.as ?? 'item',
+            maxItems: step.forEach.maxItems,
+            ...(step.forEach.concurrency === undefined ? {} : { concurrency: step.forEach.concurrency }),
+            toleratedFailures: step.forEach.toleratedFailures ?? 0,
+          },
+        }),
   };
   return normalized;
 }

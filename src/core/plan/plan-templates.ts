@@ -27,9 +27,14 @@ function templateTexts(step: PlanStep): { refs: TemplateRefs; fields: string[] }
     texts.push({ text: step.model.prompt, fields: ['model', 'prompt'] });
     if (step.model.system !== undefined) texts.push({ text: step.model.system, fields: ['model', 'system'] });
   }
+  // A fan-out's `{{<as>}}` is filled in by its expansion (core/for-each.ts), not by these rules.
+  const itemName = step.forEach?.as;
   return texts
     .filter(({ text }) => text.includes('{{'))
-    .map(({ text, fields }) => ({ refs: listTemplateRefs(text), fields }));
+    .map(({ text, fields }) => ({
+      refs: listTemplateRefs(text).filter(({ path }) => itemName === undefined || path[0] !== itemName),
+      fields,
+    }));
 }
 
 /**

@@ -12,6 +12,7 @@ import {
   strictObject,
   timeoutSchema,
 } from './schema-fields.js';
+import { forEachSchema } from './schema-for-each.js';
 import { modelSchema } from './schema-model.js';
 import { resultFileSchema, resultSchemaSchema } from './schema-result.js';
 import { waitSchema } from './schema-wait.js';
@@ -287,6 +288,7 @@ const stepSchema = strictObject(
     delayBeforeMs: durationSchema(
       'Durable delay before the first attempt of this step. Default: defaults.delayBeforeMs, else 0.',
     ).optional(),
+    forEach: forEachSchema.optional(),
   },
   'a step: { id, instruction, fn or model, ... }',
 ).meta({

@@ -184,6 +184,33 @@ export interface PlanStep {
   timeoutMs: number;
   /** Durable delay before the step's first attempt, in ms. */
   delayBeforeMs: number;
+  /** The step runs once per element of a list (core/for-each.ts): it is a group of item steps. */
+  forEach?: ForEachSpec;
+  /** Set on an item step, which a group's expansion appended to the run's plan snapshot. */
+  forEachItem?: ForEachItem;
+}
+
+/** The most items one `forEach` may expand into. */
+export const MAX_FOR_EACH_ITEMS = 10_000;
+
+export interface ForEachSpec {
+  /** A CEL expression over `inputs` and `steps.<dep>.result` that gives a list. */
+  items: string;
+  /** The item's name in templates (`{{item}}`). */
+  as: string;
+  maxItems: number;
+  /** The most items running at once; absent: no cap of its own. */
+  concurrency?: number;
+  /** Items that may end blocked with the group still succeeding: a count, or a percentage ("10%"). */
+  toleratedFailures: number | string;
+}
+
+/** What an item step knows of its group. */
+export interface ForEachItem {
+  group: string;
+  index: number;
+  /** The element of the list, as JSON (the fn step's `ctx.item`). */
+  value: unknown;
 }
 
 /** What a wait step's timeout does: block it for a human, skip it, or count as a rejection. */

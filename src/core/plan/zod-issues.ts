@@ -54,7 +54,8 @@ export function planIssuesFromZod(issues: readonly z.core.$ZodIssue[], raw: unkn
   return issues.map((issue) => {
     const path = formatIssuePath(issue.path, stepNames);
     if (issue.code === 'invalid_type' && issue.path.length > 0 && valueAt(raw, issue.path) === undefined) {
-      return { path, problem: 'required' };
+      // A schema may say what a missing field is for (forEach.maxItems): its own words then.
+      return { path, problem: issue.message.startsWith('is required') ? issue.message : 'required' };
     }
     if (issue.code === 'invalid_key') {
       return { path, problem: issue.issues.map((inner) => inner.message).join('; ') };

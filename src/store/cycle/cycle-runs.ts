@@ -54,6 +54,8 @@ interface HeldSlot<E extends LoadedRun> {
   loaded: RunState;
   changed: Set<string>;
   planChanged: boolean;
+  /** Steps the cycle's transitions appended to the plan (a fan-out's items): rows to insert. */
+  added: Set<string>;
   dirty: boolean;
 }
 
@@ -88,7 +90,14 @@ export class CycleRuns<E extends LoadedRun> {
     if (this.slots.has(runId)) return;
     this.slots.set(
       runId,
-      entry && { entry, loaded: entry.state, changed: new Set(), planChanged: false, dirty: false },
+      entry && {
+        entry,
+        loaded: entry.state,
+        changed: new Set(),
+        planChanged: false,
+        added: new Set(),
+        dirty: false,
+      },
     );
   }
 
@@ -127,6 +136,7 @@ export class CycleRuns<E extends LoadedRun> {
     }
     for (const stepId of transition.changedSteps) slot.changed.add(stepId);
     slot.planChanged ||= transition.planChanged ?? false;
+    for (const stepId of transition.addedSteps ?? []) slot.added.add(stepId);
     slot.dirty = true;
     slot.entry.state = transition.run;
   }
@@ -219,9 +229,11 @@ export class CycleRuns<E extends LoadedRun> {
     const transition = claimStep(state, stepId, request.owner, request.now, request.leaseMs);
     this.apply(slot, transition);
     const step = stepOf(transition.run, stepId)!;
-    // A budget may stop the run (or the step) instead, or its `when` skip it (or block it).
+    // A budget may stop the run (or the step) instead, or its `when` skip it (or block it), or a
+    // fan-out expand (its items are due now) or, with no item, succeed.
     if (step.status !== 'running') {
-      if (step.status === 'skipped') this.settledUnclaimed = true;
+      if (step.status === 'skipped' || step.status === 'succeeded' || transition.addedSteps)
+        this.settledUnclaimed = true;
       return false;
     }
     flowStarted(this.gate, transition.run, position);

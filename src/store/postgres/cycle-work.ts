@@ -162,7 +162,7 @@ export class CycleWork {
         if (!gate?.holds(key) || gate.allows(key, runningDelta(key, this.runs.held())))
           this.batch.noteDue(this.request.now);
       }
-      const hash = this.batch.runState(state, slot.changed, slot.planChanged);
+      const hash = this.batch.runState(state, slot.changed, slot.planChanged, slot.added);
       if (hash) changedPlans.push({ runId: state.id, hash, plan: state.plan });
     }
     this.batch.flowStarts(gate?.changedStarts() ?? []);

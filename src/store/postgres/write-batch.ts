@@ -45,6 +45,8 @@ export class WriteBatch {
   private readonly runs: object[] = [];
   private readonly plans: object[] = [];
   private readonly steps: object[] = [];
+  /** Steps a fan-out added (core/for-each.ts): inserted, with their position, instead of updated. */
+  private readonly newSteps: object[] = [];
   /** One row per attempt (by attemptKeyText): an upsert may not touch the same row twice in one statement. */
   private readonly attempts = new Map<string, AttemptRow>();
   private readonly artifacts: object[] = [];
@@ -101,7 +103,12 @@ export class WriteBatch {
    * The run row (its version bumped, its usage as the core added it up) and the given steps as they
    * are in `run`; the plan too when it changed, whose new hash is returned.
    */
-  runState(run: RunState, changedSteps: Iterable<string>, planChanged: boolean): string | null {
+  runState(
+    run: RunState,
+    changedSteps: Iterable<string>,
+    planChanged: boolean,
+    addedSteps: ReadonlySet<string> = new Set(),
+  ): string | null {
     let planHash: string | null = null;
     if (planChanged) {
       const planJson = JSON.stringify(run.plan);
@@ -127,7 +134,7 @@ export class WriteBatch {
     for (const stepId of changedSteps) {
       const index = position.get(stepId)!;
       const step = run.steps[index]!;
-      this.steps.push({
+      const row = {
         run_id: run.id,
         step_id: step.stepId,
         status: step.status,
@@ -153,7 +160,10 @@ export class WriteBatch {
         waiting_for: step.waitingFor ?? null,
         flow_key: stepFlowKey(run, index),
         fn: functionOf(run.plan.steps[index]!, step.onFallback === true),
-      });
+      };
+      // A fan-out's new item (core/for-each.ts) is inserted at its plan position, not updated.
+      if (addedSteps.has(stepId)) this.newSteps.push({ ...row, position: index });
+      else this.steps.push(row);
       if (run.status === 'running' && TIMED_STEP_STATUSES.has(step.status)) this.noteDue(step.dueAt);
     }
     return planHash;
@@ -191,6 +201,7 @@ export class WriteBatch {
       toPgJson(this.artifacts),
       this.dueAt === null ? null : String(this.dueAt),
       toPgJson(this.flow),
+      toPgJson(this.newSteps),
     ];
   }
 }
@@ -239,6 +250,17 @@ export function writeBatchSql(schema: string, channel: string): string {
       updated_at bigint, input_tokens bigint, output_tokens bigint, cost_usd double precision, first_started_at bigint,
       on_fallback boolean, interruptions integer, waiting_for text, flow_key text, fn text)
     WHERE s.run_id = x.run_id AND s.step_id = x.step_id),
+  ns AS (
+    INSERT INTO ${schema}.steps (run_id, step_id, position, fn, status, attempt, tries, due_at, lease_owner,
+      lease_expires_at, started_at, last_error, last_failure_class, fingerprint, fingerprint_repeats, result,
+      blocked_reason, updated_at, flow_key)
+    SELECT x.run_id, x.step_id, x.position, x.fn, x.status, x.attempt, x.tries, x.due_at, x.lease_owner,
+      x.lease_expires_at, x.started_at, x.last_error, x.last_failure_class, x.fingerprint, x.fingerprint_repeats,
+      x.result::json, x.blocked_reason, x.updated_at, x.flow_key
+    FROM json_to_recordset($9::json) AS x (run_id text, step_id text, position integer, fn text, status text,
+      attempt integer, tries integer, due_at bigint, lease_owner text, lease_expires_at bigint, started_at bigint,
+      last_error text, last_failure_class text, fingerprint text, fingerprint_repeats integer, result text,
+      blocked_reason text, updated_at bigint, flow_key text)),
   att AS (
     INSERT INTO ${schema}.attempts (run_id, step_id, attempt, owner, started_at, ended_at, outcome, failure_class,
       exit_code, fingerprint, message, summary, log_path, outputs, input_tokens, output_tokens, cost_usd)

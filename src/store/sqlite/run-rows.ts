@@ -19,6 +19,8 @@ import type { RunStep } from '../store.js';
 import { runStateFromRow, runStep, type StepValues, type SummaryRow, stepFromValues } from '../store-rows.js';
 import type { SqliteDatabase } from './open-database.js';
 
+const NO_STEPS: ReadonlySet<string> = new Set();
+
 /** A `runs` row as the store reads it. */
 export interface RunRow extends SummaryRow {
   plan_hash: string;
@@ -131,6 +133,7 @@ export class RunRows {
   private readonly updateStep;
   private readonly insertEvent;
   private readonly updatePlan;
+  private readonly insertStep;
   private readonly updatePlanHash;
   private readonly insertDelivery;
 
@@ -174,6 +177,9 @@ export class RunRows {
        WHERE run_id = ? AND step_id = ?`,
     );
     this.updatePlan = db.prepare('UPDATE run_plans SET plan_json = ? WHERE run_id = ?');
+    this.insertStep = db.prepare(
+      'INSERT INTO steps (run_id, step_id, position, status, updated_at) VALUES (?, ?, ?, ?, ?)',
+    );
     this.updatePlanHash = db.prepare('UPDATE runs SET plan_hash = ? WHERE id = ?');
     this.insertDelivery = db.prepare(
       "INSERT INTO hook_deliveries (run_id, event_seq, hook, state, due_at) VALUES (?, ?, ?, 'pending', ?)",
@@ -357,6 +363,7 @@ export class RunRows {
     changedSteps: Iterable<string>,
     planChanged: boolean,
     storedStatus: RunStatus | null = null,
+    addedSteps: ReadonlySet<string> = NO_STEPS,
   ): void {
     const { attemptsTotal, blockedReason, updatedAt, finishedAt } = run;
     // The core adds up a run's usage (every outcome's, discarded ones too): written as it holds it.
@@ -382,6 +389,10 @@ export class RunRows {
       if (cached) cached.planHash = hash;
     }
     const { position } = planIndex(run.plan);
+    // A fan-out's items (core/for-each.ts): their rows are inserted here, then written like any step.
+    for (const stepId of addedSteps) {
+      this.insertStep.run(run.id, stepId, position.get(stepId)!, 'pending', run.updatedAt);
+    }
     for (const stepId of changedSteps) {
       const index = position.get(stepId)!;
       const step = run.steps[index]!;

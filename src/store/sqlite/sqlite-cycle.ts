@@ -75,7 +75,7 @@ export class SqliteCycle {
     }
 
     for (const slot of runs.changedRuns())
-      this.rows.writeState(slot.entry.state, slot.changed, slot.planChanged, slot.loaded.status);
+      this.rows.writeState(slot.entry.state, slot.changed, slot.planChanged, slot.loaded.status, slot.added);
     this.flow.saveStarts(runs.gate);
     return runs.result();
   }

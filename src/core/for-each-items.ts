@@ -1,0 +1,123 @@
+import type { Draft } from './draft.js';
+import type { PlanStep } from './plan/types.js';
+import { type StepState, stepOf } from './run-state.js';
+import { conditionResult } from './when-condition.js';
+import { firstLineOf, parseWhen } from './when-language.js';
+
+/**
+ * A fan-out's items as its expansion makes them (see for-each.ts): the list `forEach.items` gives,
+ * and one item step per element, its `{{<as>}}` templates filled in.
+ */
+
+/** The id of item `index` of group `groupId`. */
+export function itemStepId(groupId: string, index: number): string {
+  return `${groupId}[${index}]`;
+}
+
+export function readyItemState(stepId: string, now: number): StepState {
+  return {
+    stepId,
+    status: 'ready',
+    attempt: 0,
+    tries: 0,
+    dueAt: now,
+    leaseOwner: null,
+    leaseExpiresAt: null,
+    startedAt: null,
+    lastError: null,
+    lastFailureClass: null,
+    fingerprint: null,
+    fingerprintRepeats: 0,
+    resultJson: null,
+    blockedReason: null,
+    updatedAt: now,
+  };
+}
+
+/** The list `forEach.items` gives, over the same variables as a `when`, its values made JSON. */
+export function evaluateItems(draft: Draft, group: PlanStep): { items: unknown[] } | { invalid: string } {
+  const expression = group.forEach!.items;
+  const steps: Record<string, { result: unknown; status: string }> = {};
+  for (const dep of group.dependsOn) {
+    const state = stepOf(draft.run, dep);
+    if (!state) continue;
+    const result = conditionResult(state);
+    if ('tooLarge' in result) {
+      return {
+        invalid: `forEach.items ${expression}: the result of step "${dep}" (${result.tooLarge} bytes) is kept as an artifact, too large to expand over: have "${dep}" return a smaller list`,
+      };
+    }
+    steps[dep] = { result: result.value, status: state.status };
+  }
+  let value: unknown;
+  try {
+    value = parseWhen(expression)({ inputs: { ...(draft.run.inputs ?? {}) }, steps });
+  } catch (error) {
+    return { invalid: `forEach.items ${expression}: ${firstLineOf(error)}` };
+  }
+  if (!Array.isArray(value)) {
+    return { invalid: `forEach.items ${expression}: gave ${typeof value}, not a list` };
+  }
+  return { items: value.map(toJson) };
+}
+
+/** A CEL value as JSON: ints are bigints, map literals Maps. */
+function toJson(value: unknown): unknown {
+  if (typeof value === 'bigint') return Number(value);
+  if (Array.isArray(value)) return value.map(toJson);
+  if (value instanceof Map) return Object.fromEntries([...value].map(([k, v]) => [String(k), toJson(v)]));
+  if (value !== null && typeof value === 'object') {
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, toJson(v)]));
+  }
+  return value;
+}
+
+/** Item `index` of the group: the group's step, its `{{<as>}}` filled in, without forEach or when. */
+export function itemStep(group: PlanStep, index: number, value: unknown): PlanStep | string {
+  const { forEach, when: _when, ...rest } = group;
+  const name = forEach!.as;
+  let problem: string | undefined;
+  const fill = (text: string): string =>
+    text.replace(/\{\{\s*([^{}]*?)\s*\}\}/g, (raw, inner: string) => {
+      const [head, ...path] = inner.split('.');
+      if (head !== name) return raw;
+      const found = valueAt(value, path);
+      if (found === undefined) {
+        problem ??= `item ${index} has no ${path.join('.')} for ${raw} (item: ${JSON.stringify(value).slice(0, 100)}): fix steps.${group.id}.forEach.items or the template`;
+        return raw;
+      }
+      return typeof found === 'string' ? found : JSON.stringify(found);
+    });
+  const step: PlanStep = {
+    ...rest,
+    id: itemStepId(group.id, index),
+    title: `${group.title}[${index}]`,
+    ...(rest.instruction === undefined ? {} : { instruction: fill(rest.instruction) }),
+    ...(rest.model === undefined
+      ? {}
+      : {
+          model: {
+            ...rest.model,
+            prompt: fill(rest.model.prompt),
+            ...(rest.model.system === undefined ? {} : { system: fill(rest.model.system) }),
+          },
+        }),
+    ...(rest.fallback?.instruction === undefined
+      ? {}
+      : { fallback: { ...rest.fallback, instruction: fill(rest.fallback.instruction) } }),
+    ...(rest.resultFile === undefined ? {} : { resultFile: fill(rest.resultFile) }),
+    requiredOutputs: rest.requiredOutputs.map(fill),
+    delayBeforeMs: 0,
+    forEachItem: { group: group.id, index, value },
+  };
+  return problem ?? step;
+}
+
+function valueAt(value: unknown, path: readonly string[]): unknown {
+  let current = value;
+  for (const key of path) {
+    if (current === null || typeof current !== 'object' || !Object.hasOwn(current, key)) return undefined;
+    current = (current as Record<string, unknown>)[key];
+  }
+  return current;
+}
