@@ -371,6 +371,41 @@ const BENCHMARKS = [
     ],
   },
   {
+    name: 'waiting',
+    script: 'waiting.mjs',
+    figures: [
+      ...[
+        ['claim', 'claiming cycle (1 step, fsynced)', 1.1],
+        ['list', 'listRuns', 1.2],
+        ['page', "console's listRunPage", 1.2],
+        ['status', '`baton status` (process)', 1.2],
+        ['wake', 'nextWakeAt (idle poll)', null],
+      ].flatMap(([p, label, goal]) => [
+        {
+          key: `${p}MsRatio`,
+          label: `${label}: 10k waiting / none`,
+          unit: 'x',
+          higher: false,
+          ...(goal === null ? { goalText: 'not a goal' } : { goal }),
+        },
+        {
+          key: `${p}MsWaiting`,
+          label: '  with 10k waiting runs',
+          unit: 'ms',
+          higher: false,
+          vsFloor: 'time',
+        },
+        {
+          key: `${p}MsEmpty`,
+          label: '  (floor: no waiting run)',
+          unit: 'ms',
+          higher: false,
+          vsFloor: 'time',
+        },
+      ]),
+    ],
+  },
+  {
     name: 'crash',
     script: 'crash-restart.mjs',
     figures: [
