@@ -98,15 +98,20 @@ export class SqliteReads {
 
   async nextWakeAt(filter: RunFilter = {}): Promise<number | null> {
     const runId = filter.runId ?? null;
-    const row = this.sql<
-      [string | null, string | null, string | null, string | null],
-      { due: number | null; lease: number | null }
-    >(
-      `SELECT
-           (SELECT min(s.due_at) FROM steps s JOIN runs r ON r.id = s.run_id
-             WHERE s.status IN ('ready', 'retry_wait', 'waiting') AND r.status = 'running' AND (? IS NULL OR s.run_id = ?)) AS due,
-           (SELECT min(lease_expires_at) FROM steps WHERE status = 'running' AND (? IS NULL OR run_id = ?)) AS lease`,
-    ).get(runId, runId, runId, runId);
+    // Every run: the first entry of the steps_due index whose run is running (a seek, however many
+    // runs wait with no timeout). One run: its own steps, by the primary key.
+    const due =
+      runId === null
+        ? `SELECT s.due_at FROM steps s INDEXED BY steps_due
+             WHERE s.status IN ('ready', 'retry_wait', 'waiting') AND s.due_at IS NOT NULL
+               AND EXISTS (SELECT 1 FROM runs r WHERE r.id = s.run_id AND r.status = 'running')
+             ORDER BY s.due_at LIMIT 1`
+        : `SELECT min(s.due_at) FROM steps s JOIN runs r ON r.id = s.run_id
+             WHERE s.run_id = @run AND s.status IN ('ready', 'retry_wait', 'waiting') AND r.status = 'running'`;
+    const row = this.sql<[{ run: string | null }], { due: number | null; lease: number | null }>(
+      `SELECT (${due}) AS due,
+           (SELECT min(lease_expires_at) FROM steps WHERE status = 'running' AND (@run IS NULL OR run_id = @run)) AS lease`,
+    ).get({ run: runId });
     const times = [row?.due, row?.lease].filter((t): t is number => typeof t === 'number');
     return times.length === 0 ? null : Math.min(...times);
   }
