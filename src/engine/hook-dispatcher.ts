@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
 import { childEnvironment } from '../core/child-env.js';
+import type { StoredEvent } from '../core/events.js';
 import { hookRetryDelayMs, hookTrigger, hookUrlProblem } from '../core/hooks.js';
 import type { HookSpec } from '../core/plan/types.js';
 import { redactSecrets, redactValue } from '../core/redact.js';
@@ -7,6 +8,7 @@ import { type PlanSecretEnv, runSecrets } from '../core/run-secrets.js';
 import { type CommandVerdict, checkAgentCommand } from '../executors/command-policy.js';
 import { trustedPrograms } from '../executors/trusted-programs.js';
 import type { HookDelivery, Store } from '../store/store.js';
+import { publicUrlOf, waitAnswers } from './wait-urls.js';
 
 interface HookDispatcherOptions {
   owner: string;
@@ -28,8 +30,9 @@ interface HookDispatcherOptions {
 }
 
 /** What a hook receives: stable `id` (the same on a repeated call), the event, the run's state, what to do. */
-function hookPayload(delivery: HookDelivery): Record<string, unknown> {
+function hookPayload(delivery: HookDelivery, answers: WaitAnswerSource): Record<string, unknown> {
   const { runId } = delivery;
+  if (delivery.event.type === 'step.waiting') return waitingPayload(delivery, delivery.event, answers);
   return {
     id: `${runId}:${delivery.eventSeq}:${delivery.hook}`,
     hook: hookTrigger(delivery.event),
@@ -96,7 +99,8 @@ export class HookDispatcher {
     const plan = planSecretsOf(delivery);
     const secrets = this.options.secretsFor?.(plan) ?? runSecrets({ env, plan });
     // Events are masked when recorded; this also covers what was recorded by a process without the secret.
-    const body = JSON.stringify(redactValue(hookPayload(delivery), secrets));
+    const answers = { publicUrl: publicUrlOrNull(env), home: this.options.home };
+    const body = JSON.stringify(redactValue(hookPayload(delivery, answers), secrets));
     const { spec } = delivery;
     const verdict = spec.command ? this.check(spec.command) : null;
     const failure =
@@ -127,6 +131,47 @@ export class HookDispatcher {
     return checkAgentCommand(command, {
       trust: trustedPrograms(this.options.home ?? null, this.options.env ?? process.env),
     });
+  }
+}
+
+type WaitAnswerSource = Parameters<typeof waitAnswers>[0];
+
+/**
+ * A step started waiting: its prompt or event, and how to answer it: the capability URLs under
+ * BATON_PUBLIC_URL (never recorded anywhere but this payload), else the exact commands.
+ */
+function waitingPayload(
+  delivery: HookDelivery,
+  event: Extract<StoredEvent, { type: 'step.waiting' }>,
+  answers: WaitAnswerSource,
+): Record<string, unknown> {
+  const { runId } = delivery;
+  const wait = { runId, stepId: event.stepId, waitSeq: delivery.eventSeq };
+  const spec = { for: event.for, event: event.waitingFor, onTimeout: 'block' as const };
+  return {
+    id: `${runId}:${delivery.eventSeq}:${delivery.hook}`,
+    hook: 'waiting',
+    runId,
+    planName: delivery.planName,
+    event,
+    run: { status: delivery.runStatus, blockedReason: delivery.blockedReason },
+    waiting: {
+      stepId: event.stepId,
+      for: event.for,
+      ...(event.for === 'approval' ? { prompt: event.waitingFor } : { eventName: event.waitingFor }),
+      timeoutAt: event.timeoutAt,
+      ...waitAnswers(answers, wait, spec, event.waitingFor),
+    },
+    hint: `baton status ${runId} shows what step ${event.stepId} waits for`,
+  };
+}
+
+/** BATON_PUBLIC_URL of the sending process; a bad one gives the commands instead of URLs. */
+function publicUrlOrNull(env: NodeJS.ProcessEnv): string | null {
+  try {
+    return publicUrlOf(env.BATON_PUBLIC_URL, 'BATON_PUBLIC_URL');
+  } catch {
+    return null;
   }
 }
 
