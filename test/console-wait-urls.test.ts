@@ -135,9 +135,16 @@ describe('capability URLs of waiting steps (baton serve)', () => {
   });
 });
 
+/** What a hook about a waiting step receives (the fields these tests read). */
+interface WaitingHookCall {
+  hook: string;
+  runId: string;
+  waiting: { stepId: string; urls?: Record<string, string>; commands?: string[] };
+}
+
 /** A hook endpoint that records every POST body. */
-async function hookReceiver(): Promise<{ url: string; calls: Record<string, any>[] }> {
-  const calls: Record<string, any>[] = [];
+async function hookReceiver(): Promise<{ url: string; calls: WaitingHookCall[] }> {
+  const calls: WaitingHookCall[] = [];
   const server = createServer((request, response) => {
     let body = '';
     request.on('data', (chunk) => {
@@ -198,6 +205,7 @@ describe('hooks on: waiting', () => {
     expect(hook.calls).toHaveLength(1);
     const { urls, commands } = hook.calls[0]!.waiting;
     expect(commands).toBeUndefined();
+    if (!urls) throw new Error('the payload carries no URLs');
     expect(Object.keys(urls)).toEqual(['approve', 'reject']);
     expect(urls.approve.startsWith(`${console.origin}/wait/h2/gate/`)).toBe(true);
     // Never printed or logged by the process that sent it.
