@@ -12,7 +12,7 @@ import type { RunningConsole } from '../src/console/console-server.js';
 import { validatePlanObject } from '../src/core/plan/parse.js';
 import { SqliteStore } from '../src/store/sqlite/sqlite-store.js';
 import { expectExit, removeTempDirs, runBaton, stopProcesses, tempDir, writePlan } from './helpers/cli.js';
-import { startTestConsole, withSession } from './helpers/console.js';
+import { csrfOf, startTestConsole, withSession } from './helpers/console.js';
 import { fixturePlan, planDir } from './helpers/plans.js';
 
 const opened: { console?: RunningConsole; store?: SqliteStore; server?: Server }[] = [];
@@ -132,6 +132,27 @@ describe('capability URLs of waiting steps (baton serve)', () => {
     expect(good.status).toBe(200);
     expect(await status('deployed')).toBe('succeeded');
     expect((await post(url('event'), JSON.stringify({ version: '1.3' }))).status).toBe(404);
+  });
+
+  it("a waiting step's page answers it: the event's payload sent with the session and CSRF token", async () => {
+    const { console, status, store } = await waitingConsole();
+    const page = await (
+      await fetch(`${console.origin}/runs/r1/steps/deployed`, { headers: withSession() })
+    ).text();
+    expect(page).toContain('Waits for event');
+    expect(page).toContain('data-action="send"');
+    const csrf = await csrfOf(console.origin, '/runs/r1/steps/deployed');
+    const sent = await fetch(`${console.origin}/runs/r1/steps/deployed/send`, {
+      method: 'POST',
+      redirect: 'manual',
+      headers: withSession({ 'content-type': 'application/x-www-form-urlencoded' }),
+      body: new URLSearchParams({ csrf, back: 'step', payload: '{"version":"2.0"}' }).toString(),
+    });
+    expect(sent.status).toBe(303);
+    expect(sent.headers.get('location')).toBe('/runs/r1/steps/deployed');
+    expect(await status('deployed')).toBe('succeeded');
+    const result = (await store.getRun('r1'))!.steps.find((s) => s.stepId === 'deployed')!.resultJson;
+    expect(JSON.parse(result!).value).toEqual({ version: '2.0' });
   });
 });
 

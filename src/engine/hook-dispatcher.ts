@@ -100,7 +100,9 @@ export class HookDispatcher {
     const secrets = this.options.secretsFor?.(plan) ?? runSecrets({ env, plan });
     // Events are masked when recorded; this also covers what was recorded by a process without the secret.
     const answers = { publicUrl: publicUrlOrNull(env), home: this.options.home };
-    const body = JSON.stringify(redactValue(hookPayload(delivery, answers), secrets));
+    const body = JSON.stringify(
+      withWaitUrls(redactValue(hookPayload(delivery, answers), secrets), delivery, answers),
+    );
     const { spec } = delivery;
     const verdict = spec.command ? this.check(spec.command) : null;
     const failure =
@@ -160,10 +162,25 @@ function waitingPayload(
       for: event.for,
       ...(event.for === 'approval' ? { prompt: event.waitingFor } : { eventName: event.waitingFor }),
       timeoutAt: event.timeoutAt,
-      ...waitAnswers(answers, wait, spec, event.waitingFor),
+      // The URLs are added after masking (withWaitUrls): a token that happened to look like a key must reach the hook whole.
+      ...(answers.publicUrl === null ? waitAnswers(answers, wait, spec, event.waitingFor) : {}),
     },
     hint: `baton status ${runId} shows what step ${event.stepId} waits for`,
   };
+}
+
+/** The payload of a `waiting` hook with its capability URLs, when a public address is known. */
+function withWaitUrls(
+  payload: Record<string, unknown>,
+  delivery: HookDelivery,
+  answers: WaitAnswerSource,
+): Record<string, unknown> {
+  const { event } = delivery;
+  if (event.type !== 'step.waiting' || answers.publicUrl === null) return payload;
+  const wait = { runId: delivery.runId, stepId: event.stepId, waitSeq: delivery.eventSeq };
+  const spec = { for: event.for, onTimeout: 'block' as const };
+  const found = waitAnswers(answers, wait, spec, event.waitingFor);
+  return { ...payload, waiting: { ...(payload.waiting as object), ...found } };
 }
 
 /** BATON_PUBLIC_URL of the sending process; a bad one gives the commands instead of URLs. */
