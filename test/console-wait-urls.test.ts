@@ -11,7 +11,16 @@ import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import type { RunningConsole } from '../src/console/console-server.js';
 import { validatePlanObject } from '../src/core/plan/parse.js';
 import { SqliteStore } from '../src/store/sqlite/sqlite-store.js';
-import { expectExit, removeTempDirs, runBaton, stopProcesses, tempDir, writePlan } from './helpers/cli.js';
+import {
+  expectExit,
+  removeTempDirs,
+  runBaton,
+  spawnBaton,
+  stopProcesses,
+  tempDir,
+  waitFor,
+  writePlan,
+} from './helpers/cli.js';
 import { csrfOf, startTestConsole, withSession } from './helpers/console.js';
 import { fixturePlan, planDir } from './helpers/plans.js';
 
@@ -153,6 +162,25 @@ describe('capability URLs of waiting steps (baton serve)', () => {
     expect(await status('deployed')).toBe('succeeded');
     const result = (await store.getRun('r1'))!.steps.find((s) => s.stepId === 'deployed')!.resultJson;
     expect(JSON.parse(result!).value).toEqual({ version: '2.0' });
+  });
+
+  it('baton serve --public-url: refuses one that is not an http(s) address (exit 2); says where the URLs start', async () => {
+    const home = tempDir('baton-serve-public-');
+    expectExit(await runBaton(['flow', 'set', 'k', '--concurrency', '1'], { home }), 0);
+    const refused = expectExit(
+      await runBaton(['serve', '--public-url', 'ftp://baton.example.com'], { home }),
+      2,
+    );
+    expect(refused.stderr).toContain('--public-url: expected an http(s) address');
+    const serving = spawnBaton(['serve', '--public-url', 'https://baton.example.com/'], { home });
+    const line = await waitFor(
+      () => /capability URLs start with (\S+)/.exec(serving.stdout())?.[1],
+      20_000,
+      'the line',
+    );
+    expect(line).toBe('https://baton.example.com/wait/');
+    serving.child.kill('SIGTERM');
+    expect((await serving.exited).code).toBe(0);
   });
 });
 

@@ -54,7 +54,11 @@ export async function serveCommand(options: ServeOptions): Promise<number> {
       options.tokenFile === undefined
         ? `${running.origin}/?token=${token}`
         : `${running.origin}/  (session token: the content of ${options.tokenFile})`;
-    process.stdout.write(`baton serve: the console of ${where}\n  open ${address}\n  Ctrl-C stops it\n`);
+    const capability =
+      publicUrl === null ? '' : `  waiting steps' capability URLs start with ${publicUrl}/wait/\n`;
+    process.stdout.write(
+      `baton serve: the console of ${where}\n  open ${address}\n${capability}  Ctrl-C stops it\n`,
+    );
     const stop = watchStopSignals();
     await stop.received;
     stop.remove();
