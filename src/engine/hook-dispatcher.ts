@@ -1,6 +1,5 @@
 import { spawn } from 'node:child_process';
 import { childEnvironment } from '../core/child-env.js';
-import type { StoredEvent } from '../core/events.js';
 import { hookRetryDelayMs, hookTrigger, hookUrlProblem } from '../core/hooks.js';
 import type { HookSpec } from '../core/plan/types.js';
 import { redactSecrets, redactValue } from '../core/redact.js';
@@ -8,7 +7,12 @@ import { type PlanSecretEnv, runSecrets } from '../core/run-secrets.js';
 import { type CommandVerdict, checkAgentCommand } from '../executors/command-policy.js';
 import { trustedPrograms } from '../executors/trusted-programs.js';
 import type { HookDelivery, Store } from '../store/store.js';
-import { publicUrlOf, waitAnswers } from './wait-urls.js';
+import {
+  type WaitAnswerSource,
+  waitAnswerSource,
+  waitingPayload,
+  withWaitUrls,
+} from './waiting-hook-payload.js';
 
 interface HookDispatcherOptions {
   owner: string;
@@ -99,7 +103,7 @@ export class HookDispatcher {
     const plan = planSecretsOf(delivery);
     const secrets = this.options.secretsFor?.(plan) ?? runSecrets({ env, plan });
     // Events are masked when recorded; this also covers what was recorded by a process without the secret.
-    const answers = { publicUrl: publicUrlOrNull(env), home: this.options.home };
+    const answers = waitAnswerSource(delivery, env, this.options.home);
     const body = JSON.stringify(
       withWaitUrls(redactValue(hookPayload(delivery, answers), secrets), delivery, answers),
     );
@@ -133,62 +137,6 @@ export class HookDispatcher {
     return checkAgentCommand(command, {
       trust: trustedPrograms(this.options.home ?? null, this.options.env ?? process.env),
     });
-  }
-}
-
-type WaitAnswerSource = Parameters<typeof waitAnswers>[0];
-
-/**
- * A step started waiting: its prompt or event, and how to answer it: the capability URLs under
- * BATON_PUBLIC_URL (never recorded anywhere but this payload), else the exact commands.
- */
-function waitingPayload(
-  delivery: HookDelivery,
-  event: Extract<StoredEvent, { type: 'step.waiting' }>,
-  answers: WaitAnswerSource,
-): Record<string, unknown> {
-  const { runId } = delivery;
-  const wait = { runId, stepId: event.stepId, waitSeq: delivery.eventSeq };
-  const spec = { for: event.for, event: event.waitingFor, onTimeout: 'block' as const };
-  return {
-    id: `${runId}:${delivery.eventSeq}:${delivery.hook}`,
-    hook: 'waiting',
-    runId,
-    planName: delivery.planName,
-    event,
-    run: { status: delivery.runStatus, blockedReason: delivery.blockedReason },
-    waiting: {
-      stepId: event.stepId,
-      for: event.for,
-      ...(event.for === 'approval' ? { prompt: event.waitingFor } : { eventName: event.waitingFor }),
-      timeoutAt: event.timeoutAt,
-      // The URLs are added after masking (withWaitUrls): a token that happened to look like a key must reach the hook whole.
-      ...(answers.publicUrl === null ? waitAnswers(answers, wait, spec, event.waitingFor) : {}),
-    },
-    hint: `baton status ${runId} shows what step ${event.stepId} waits for`,
-  };
-}
-
-/** The payload of a `waiting` hook with its capability URLs, when a public address is known. */
-function withWaitUrls(
-  payload: Record<string, unknown>,
-  delivery: HookDelivery,
-  answers: WaitAnswerSource,
-): Record<string, unknown> {
-  const { event } = delivery;
-  if (event.type !== 'step.waiting' || answers.publicUrl === null) return payload;
-  const wait = { runId: delivery.runId, stepId: event.stepId, waitSeq: delivery.eventSeq };
-  const spec = { for: event.for, onTimeout: 'block' as const };
-  const found = waitAnswers(answers, wait, spec, event.waitingFor);
-  return { ...payload, waiting: { ...(payload.waiting as object), ...found } };
-}
-
-/** BATON_PUBLIC_URL of the sending process; a bad one gives the commands instead of URLs. */
-function publicUrlOrNull(env: NodeJS.ProcessEnv): string | null {
-  try {
-    return publicUrlOf(env.BATON_PUBLIC_URL, 'BATON_PUBLIC_URL');
-  } catch {
-    return null;
   }
 }
 
