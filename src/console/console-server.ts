@@ -88,10 +88,15 @@ export async function startConsole(options: ConsoleOptions): Promise<RunningCons
     secretsOf: (plan) => secrets.secretsFor(planSecretEnv(plan)),
     now: options.now ?? Date.now,
     logPollMs: options.logPollMs ?? 300,
-    waitUrls: (wait, kind) => waitUrls(publicBase(), waitKey, wait, kind),
+    waitUrls: (wait, kind) => waitUrls(publicBase(), waitKey(), wait, kind),
   };
   const assets = loadAssets();
-  const waitKey = waitUrlKey(options.home);
+  // Read (or made) when a waiting step is first shown or answered: a console over a home it may not write still starts.
+  let key: Buffer | undefined;
+  const waitKey = () => {
+    key ??= waitUrlKey(options.home);
+    return key;
+  };
   const loopback = isLoopbackHost(options.host);
   let port = options.port;
   let publicBase = () => options.publicUrl ?? '';
@@ -155,7 +160,7 @@ export async function startConsole(options: ConsoleOptions): Promise<RunningCons
 interface ServerState {
   assets: Map<string, { type: string; body: Buffer }>;
   /** The key of waiting steps' capability URLs (engine/wait-urls.ts). */
-  waitKey: Buffer;
+  waitKey: () => Buffer;
   loopback: boolean;
   port: () => number;
 }
@@ -169,7 +174,7 @@ async function handle(
   const path = (request.url ?? '/').split('?')[0]!;
   // The token in the path is the credential; it may come through a proxy under another Host.
   if (isWaitCapabilityPath(path)) {
-    await answerWaitCapability(ctx, state.waitKey, request, res, path);
+    await answerWaitCapability(ctx, state.waitKey(), request, res, path);
     return;
   }
   // A page on another site that resolves its own name to 127.0.0.1 (DNS rebinding) is not us.
