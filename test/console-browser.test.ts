@@ -130,6 +130,33 @@ describe.skipIf(skip)('console in a browser (sqlite)', () => {
     expect(await page.textContent('section.attempt[data-attempt="1"] h3')).toContain('failed');
   });
 
+  it('approves a waiting step from the inbox with a comment: the step after it runs', async () => {
+    const file = plan('gated', {
+      name: 'gated',
+      defaults: { agent: { command: agentCommand('agent-succeed') } },
+      steps: [
+        { id: 'gate', wait: { for: 'approval', prompt: 'Ship release 1.2?' } },
+        { id: 'ship', instruction: 'ship it', dependsOn: ['gate'] },
+      ],
+    });
+    await baton('run', file, '--detach', '--id', 'gated-1');
+    await baton('check');
+    await open('/inbox');
+    const item = page.locator('#waiting .inbox-item[data-run="gated-1"][data-step="gate"]');
+    expect(await item.locator('.prompt').textContent()).toBe('Ship release 1.2?');
+    expect(await item.locator('code.capability-url').count()).toBe(2);
+    const approve = item.locator('form:has(button[data-action="approve"])');
+    await approve.locator('input[name="comment"]').fill('checked the changelog');
+    await approve.locator('button[data-action="approve"]').click();
+    await page.waitForURL(`${console.origin}/inbox`);
+    expect(await page.locator('.inbox-item[data-run="gated-1"]').count()).toBe(0);
+    await baton('check');
+    await open('/runs/gated-1/steps/ship');
+    expect(await page.textContent('h1 .status')).toBe('succeeded');
+    const approved = (await store.getEvents('gated-1')).find((e) => e.type === 'step.approved');
+    expect(approved).toMatchObject({ comment: 'checked the changelog' });
+  });
+
   it('approves a proposed plan from the inbox with the delay question answered: it starts', async () => {
     const file = plan('proposal', {
       name: 'proposal',

@@ -68,17 +68,24 @@ Ctrl-C (SIGINT) ends a watch with exit 130 (SIGTERM: 143).${colours}`,
       '--token-file <file>',
       'read the session token from this file instead of making one (needed beyond loopback)',
     )
+    .option(
+      '--public-url <url>',
+      "the address outsiders reach this console at: the base of waiting steps' capability URLs (default: BATON_PUBLIC_URL, else the address it listens on)",
+    )
     .addHelpText(
       'after',
       `
 It reads and acts on the same store as every command (--home, --store). The session token is
 printed once, in the address to open; the browser keeps it in an HttpOnly, SameSite=Strict
 cookie. Every page, stream and action needs it; actions also need the page's CSRF token.
+The one exception: a waiting step's capability URL (POST /wait/<run>/<step>/<token>/<action>,
+shown in the inbox and sent by hooks with on: waiting) answers it once without a session.
 
 Examples:
   baton serve                                            http://127.0.0.1:<free port>/?token=...
   baton serve --port 8080
-  baton serve --host 0.0.0.0 --port 8080 --token-file ~/.baton-console-token`,
+  baton serve --host 0.0.0.0 --port 8080 --token-file ~/.baton-console-token
+  baton serve --port 8080 --public-url https://baton.example.com`,
     )
     .action(act(async () => (await import('./commands/serve.js')).serveCommand));
 }

@@ -1,14 +1,15 @@
 import { BatonError } from '../core/errors.js';
 import { parseDurationOption } from '../runtime/parse-values.js';
 import { resultOfText } from '../runtime/step-result-text.js';
-import type { RunSummary, Store } from '../store/store.js';
+import type { RunDetail, RunSummary, Store } from '../store/store.js';
 import type { ConsoleContext } from './context.js';
 import { consolePath } from './html.js';
 import { requireRun, requireStep } from './lookups.js';
+import { currentWait, decideWait, sendWaitEvent } from './wait-answers.js';
 
 /**
  * The console's actions: the same Store methods the CLI commands call (retry, skip, resolve,
- * cancel, resume, approve, reject), one transaction each.
+ * cancel, resume, approve, reject; a waiting step's approve, reject and send), one transaction each.
  */
 type RunAction = (store: Store, runId: string, form: URLSearchParams, now: number) => Promise<RunSummary>;
 type StepAction = (
@@ -43,6 +44,31 @@ const STEP_ACTIONS: Record<string, StepAction> = {
   },
 };
 
+/** The inbox's answers to a waiting step: approve or reject with a comment, or its event with a payload. */
+async function answerWait(
+  ctx: ConsoleContext,
+  run: RunDetail,
+  stepId: string,
+  action: 'approve' | 'reject' | 'send',
+  form: URLSearchParams,
+): Promise<void> {
+  if (action !== 'send') {
+    await decideWait(ctx.store, run.id, stepId, action, { comment: form.get('comment') }, ctx.now());
+    return;
+  }
+  const wait = await currentWait(ctx.unmasked, run, stepId);
+  if (!wait || wait.kind !== 'event')
+    throw new BatonError('INVALID_TRANSITION', `step ${stepId} of run ${run.id} does not wait for an event`);
+  await sendWaitEvent(
+    ctx.store,
+    run.id,
+    wait.waitingFor,
+    form.get('payload') ?? '',
+    ctx.secretsOf,
+    ctx.now(),
+  );
+}
+
 /** Runs one action; returns where the browser goes next (the page it came from). */
 export async function runAction(
   ctx: ConsoleContext,
@@ -55,6 +81,9 @@ export async function runAction(
     const apply = RUN_ACTIONS[action];
     if (!apply) throw new BatonError('INVALID_ARGUMENT', `unknown action "${action}"`);
     await apply(ctx.store, runId, form, ctx.now());
+  } else if (action === 'approve' || action === 'reject' || action === 'send') {
+    requireStep(run, stepId);
+    await answerWait(ctx, run, stepId, action, form);
   } else {
     const apply = STEP_ACTIONS[action];
     if (!apply) throw new BatonError('INVALID_ARGUMENT', `unknown action "${action}"`);

@@ -5,6 +5,7 @@ import { BatonError } from '../core/errors.js';
 import { redactSecrets } from '../core/redact.js';
 import { planSecretEnv } from '../core/run-secrets.js';
 import { RunSecretsCache } from '../engine/run-secrets-cache.js';
+import { waitUrlKey, waitUrls } from '../engine/wait-urls.js';
 import { maskedReads } from '../runtime/masked-reads.js';
 import type { Store } from '../store/store.js';
 import { runAction } from './actions.js';
@@ -16,6 +17,7 @@ import { errorPage, statusOfError } from './pages/error-page.js';
 import { layout } from './pages/layout.js';
 import { redirect, sendBody, sendHtml, sendText } from './respond.js';
 import { ConsoleSession, CSRF_FIELD } from './session.js';
+import { answerWaitCapability, isWaitCapabilityPath } from './wait-capability.js';
 
 interface ConsoleOptions {
   store: Store;
@@ -33,6 +35,11 @@ interface ConsoleOptions {
   /** How often a live attempt log is read (ms). Default 300. */
   logPollMs?: number;
   now?: () => number;
+  /**
+   * The address outsiders reach this console at (`--public-url`): the base of the capability URLs
+   * the inbox shows. Default: the address it listens on.
+   */
+  publicUrl?: string | null;
 }
 
 export interface RunningConsole {
@@ -81,13 +88,21 @@ export async function startConsole(options: ConsoleOptions): Promise<RunningCons
     secretsOf: (plan) => secrets.secretsFor(planSecretEnv(plan)),
     now: options.now ?? Date.now,
     logPollMs: options.logPollMs ?? 300,
+    waitUrls: (wait, kind) => waitUrls(publicBase(), waitKey(), wait, kind),
   };
   const assets = loadAssets();
+  // Read (or made) when a waiting step is first shown or answered: a console over a home it may not write still starts.
+  let key: Buffer | undefined;
+  const waitKey = () => {
+    key ??= waitUrlKey(options.home);
+    return key;
+  };
   const loopback = isLoopbackHost(options.host);
   let port = options.port;
+  let publicBase = () => options.publicUrl ?? '';
   const maskError = (text: string) => redactSecrets(text, secrets.secretsFor(undefined));
   const server: Server = createServer((request, res) => {
-    handle(ctx, request, res, { assets, loopback, port: () => port }).catch((error: unknown) => {
+    handle(ctx, request, res, { assets, loopback, port: () => port, waitKey }).catch((error: unknown) => {
       const status = statusOfError(error);
       const message = error instanceof Error ? error.message : String(error);
       if (status >= 500)
@@ -129,8 +144,10 @@ export async function startConsole(options: ConsoleOptions): Promise<RunningCons
   });
   port = (server.address() as AddressInfo).port;
   const hostText = options.host.includes(':') ? `[${options.host}]` : options.host;
+  const origin = `http://${hostText}:${port}`;
+  publicBase = () => options.publicUrl ?? origin;
   return {
-    origin: `http://${hostText}:${port}`,
+    origin,
     port,
     close: async () => {
       hub.stop();
@@ -142,6 +159,8 @@ export async function startConsole(options: ConsoleOptions): Promise<RunningCons
 
 interface ServerState {
   assets: Map<string, { type: string; body: Buffer }>;
+  /** The key of waiting steps' capability URLs (engine/wait-urls.ts). */
+  waitKey: () => Buffer;
   loopback: boolean;
   port: () => number;
 }
@@ -152,6 +171,12 @@ async function handle(
   res: ServerResponse,
   state: ServerState,
 ): Promise<void> {
+  const path = (request.url ?? '/').split('?')[0]!;
+  // The token in the path is the credential; it may come through a proxy under another Host.
+  if (isWaitCapabilityPath(path)) {
+    await answerWaitCapability(ctx, state.waitKey(), request, res, path);
+    return;
+  }
   // A page on another site that resolves its own name to 127.0.0.1 (DNS rebinding) is not us.
   if (state.loopback && !loopbackHostHeader(request.headers.host, state.port())) {
     sendText(res, 403, 'refused: unexpected Host header\n');

@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Plan } from '../core/plan/types.js';
+import type { WaitAction, WaitIdentity } from '../engine/wait-urls.js';
 import type { Store } from '../store/store.js';
 import type { EventHub } from './event-hub.js';
 import type { ConsoleSession } from './session.js';
@@ -22,6 +23,8 @@ export interface ConsoleContext {
   now(): number;
   /** How often a live log is read again (ms). */
   logPollMs: number;
+  /** The capability URLs of a wait, under the console's public address (shown to the operator only). */
+  waitUrls(wait: WaitIdentity, kind: 'approval' | 'event'): Partial<Record<WaitAction, string>>;
 }
 
 export interface Request {

@@ -12,12 +12,14 @@ import { layout, type PageOptions } from './pages/layout.js';
 import { runPage } from './pages/run-page.js';
 import { runsPage, runsQueryOf } from './pages/runs-page.js';
 import { stepPage } from './pages/step-page.js';
+import type { WaitingItem } from './pages/waiting-items.js';
 import { workersPage } from './pages/workers-page.js';
 import { sendHtml, sendJson, sendText } from './respond.js';
 import { openEventStream } from './sse.js';
 import { timelineOf } from './timeline-data.js';
+import { currentWait } from './wait-answers.js';
 
-/** Blocked steps and proposals an inbox shows at most. */
+/** Blocked steps, waiting steps and proposals an inbox shows at most. */
 const INBOX_MAX = 200;
 
 function attemptNumber(text: string | null | undefined): number {
@@ -171,18 +173,37 @@ const artifact: Handler = async (ctx, req) => {
   sendDownload(req.res, found.file, found.size);
 };
 
+/** The waiting steps with their capability URLs (the current wait's, so a used one is never shown). */
+async function waitingItems(ctx: ConsoleContext): Promise<WaitingItem[]> {
+  const { steps } = await ctx.store.listWaitingSteps(INBOX_MAX);
+  const runs = new Map<string, Promise<RunDetail | null>>();
+  const items = await Promise.all(
+    steps.map(async (step) => {
+      if (!runs.has(step.runId)) runs.set(step.runId, ctx.unmasked.getRun(step.runId));
+      const run = await runs.get(step.runId)!;
+      const wait = run ? await currentWait(ctx.unmasked, run, step.stepId) : null;
+      if (!wait) return null;
+      const urls = ctx.waitUrls({ runId: step.runId, stepId: step.stepId, waitSeq: wait.waitSeq }, wait.kind);
+      return { step, kind: wait.kind, urls };
+    }),
+  );
+  return items.filter((item): item is WaitingItem => item !== null);
+}
+
 const inbox: Handler = async (ctx, req) => {
   await page(ctx, req, { title: 'Blockers', section: 'inbox' }, undefined, async () => {
-    const [blocked, budget, proposed] = await Promise.all([
+    const [blocked, budget, proposed, waiting] = await Promise.all([
       ctx.store.listBlockedSteps(INBOX_MAX),
       ctx.store.listRunPage({ status: 'blocked', limit: INBOX_MAX }),
       ctx.store.listRunPage({ status: 'awaiting_approval', limit: INBOX_MAX }),
+      waitingItems(ctx),
     ]);
     const details = await Promise.all(proposed.runs.map((run) => ctx.store.getRun(run.id)));
     return inboxPage({
       blocked,
       budgetBlocked: budget.runs.filter((run) => run.blockedReason?.startsWith('budget:')),
       proposed: details.filter((run): run is RunDetail => run !== null),
+      waiting,
       csrf: ctx.session.csrfToken,
     });
   });

@@ -1,7 +1,7 @@
 import type { BatonEvent } from './events.js';
 import type { HookSpec, HookTrigger } from './plan/types.js';
 
-/** The hook trigger an event is, or null: run.blocked, step.failed, run.succeeded, budget.exceeded. */
+/** The hook trigger an event is, or null: run.blocked, step.failed, run.succeeded, budget.exceeded, step.waiting. */
 export function hookTrigger(event: BatonEvent): HookTrigger | null {
   switch (event.type) {
     case 'run.blocked':
@@ -12,6 +12,8 @@ export function hookTrigger(event: BatonEvent): HookTrigger | null {
       return 'succeeded';
     case 'budget.exceeded':
       return 'budget';
+    case 'step.waiting':
+      return 'waiting';
     default:
       return null;
   }

@@ -7,6 +7,12 @@ import { type PlanSecretEnv, runSecrets } from '../core/run-secrets.js';
 import { type CommandVerdict, checkAgentCommand } from '../executors/command-policy.js';
 import { trustedPrograms } from '../executors/trusted-programs.js';
 import type { HookDelivery, Store } from '../store/store.js';
+import {
+  type WaitAnswerSource,
+  waitAnswerSource,
+  waitingPayload,
+  withWaitUrls,
+} from './waiting-hook-payload.js';
 
 interface HookDispatcherOptions {
   owner: string;
@@ -28,8 +34,9 @@ interface HookDispatcherOptions {
 }
 
 /** What a hook receives: stable `id` (the same on a repeated call), the event, the run's state, what to do. */
-function hookPayload(delivery: HookDelivery): Record<string, unknown> {
+function hookPayload(delivery: HookDelivery, answers: WaitAnswerSource): Record<string, unknown> {
   const { runId } = delivery;
+  if (delivery.event.type === 'step.waiting') return waitingPayload(delivery, delivery.event, answers);
   return {
     id: `${runId}:${delivery.eventSeq}:${delivery.hook}`,
     hook: hookTrigger(delivery.event),
@@ -96,7 +103,10 @@ export class HookDispatcher {
     const plan = planSecretsOf(delivery);
     const secrets = this.options.secretsFor?.(plan) ?? runSecrets({ env, plan });
     // Events are masked when recorded; this also covers what was recorded by a process without the secret.
-    const body = JSON.stringify(redactValue(hookPayload(delivery), secrets));
+    const answers = waitAnswerSource(delivery, env, this.options.home);
+    const body = JSON.stringify(
+      withWaitUrls(redactValue(hookPayload(delivery, answers), secrets), delivery, answers),
+    );
     const { spec } = delivery;
     const verdict = spec.command ? this.check(spec.command) : null;
     const failure =

@@ -150,6 +150,14 @@ export const SETTINGS: readonly Setting[] = [
     meaning: 'state.json: tries cut short by a check that died, allowed before a step is blocked',
   },
   {
+    option: '--public-url',
+    variable: 'BATON_PUBLIC_URL',
+    api: null,
+    default: 'unset: hooks carry the commands; `baton serve` shows its own address',
+    meaning:
+      "`baton serve`'s address as outsiders reach it: the base of waiting steps' capability URLs in the inbox and in `on: waiting` hooks (set it for the processes that send hooks)",
+  },
+  {
     option: null,
     variable: 'NO_COLOR',
     api: null,

@@ -10,6 +10,7 @@ interface ServeOptions extends GlobalOptions {
   host?: string;
   port?: string;
   tokenFile?: string;
+  publicUrl?: string;
 }
 
 /**
@@ -29,6 +30,11 @@ export async function serveCommand(options: ServeOptions): Promise<number> {
     );
   }
   const port = parsePort(options.port);
+  const { publicUrlOf } = await import('../../engine/wait-urls.js');
+  const publicUrl =
+    options.publicUrl !== undefined
+      ? publicUrlOf(options.publicUrl, '--public-url')
+      : publicUrlOf(process.env.BATON_PUBLIC_URL, 'BATON_PUBLIC_URL');
   const token =
     options.tokenFile === undefined ? newSessionToken() : readToken(options.tokenFile, MIN_TOKEN_CHARS);
   const target = storeTarget(options);
@@ -41,13 +47,18 @@ export async function serveCommand(options: ServeOptions): Promise<number> {
       port,
       token,
       secretValues: storeSecrets(options),
+      publicUrl,
     });
     const where = target.kind === 'sqlite' ? target.path : `PostgreSQL ${target.label}`;
     const address =
       options.tokenFile === undefined
         ? `${running.origin}/?token=${token}`
         : `${running.origin}/  (session token: the content of ${options.tokenFile})`;
-    process.stdout.write(`baton serve: the console of ${where}\n  open ${address}\n  Ctrl-C stops it\n`);
+    const capability =
+      publicUrl === null ? '' : `  waiting steps' capability URLs start with ${publicUrl}/wait/\n`;
+    process.stdout.write(
+      `baton serve: the console of ${where}\n  open ${address}\n${capability}  Ctrl-C stops it\n`,
+    );
     const stop = watchStopSignals();
     await stop.received;
     stop.remove();

@@ -4,6 +4,7 @@ import { consolePath, html, type SafeHtml } from '../html.js';
 import { actionForm, formatTime, statusBadge } from './parts.js';
 import { approveForm } from './run-page.js';
 import { resolveForm } from './step-page.js';
+import { type WaitingItem, waitingItem } from './waiting-items.js';
 
 /** What the operator should do about a step blocked with this class. */
 function nextActionFor(failureClass: FailureClass | null): string {
@@ -28,6 +29,8 @@ interface InboxView {
   /** Runs stopped by a run budget: resume gives them as many attempts again. */
   budgetBlocked: RunSummary[];
   proposed: RunDetail[];
+  /** Steps waiting for a person or an event. */
+  waiting: WaitingItem[];
   csrf: string;
 }
 
@@ -54,7 +57,9 @@ ${run.plan.description ? html`<p>${run.plan.description}</p>` : ''}<ol class="pr
 <div class="actions">${approveForm(run.id, csrf, 'inbox')}</div></li>`,
   );
   const none = (text: string) => html`<p class="note empty">${text}</p>`;
+  const waiting = view.waiting.map((item) => waitingItem(item, csrf));
   return html`<h1>Blockers</h1>
+<h2>Waiting steps <b class="count" id="waiting-count">${view.waiting.length}</b></h2>${waiting.length > 0 ? html`<ul class="inbox" id="waiting">${waiting}</ul>` : none('no step waits for a person or an event')}
 <h2>Blocked steps <b class="count" id="blocked-count">${view.blocked.length}</b></h2>${blocked.length > 0 ? html`<ul class="inbox" id="blocked">${blocked}</ul>` : none('nothing is blocked')}
 ${budget.length > 0 ? html`<h2>Runs stopped by their budget</h2><ul class="inbox" id="budget">${budget}</ul>` : ''}
 <h2>Proposed plans <b class="count" id="proposed-count">${view.proposed.length}</b></h2>${proposed.length > 0 ? html`<ul class="inbox" id="proposed">${proposed}</ul>` : none('no plan waits for approval')}`;

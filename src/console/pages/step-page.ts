@@ -3,6 +3,7 @@ import { renderStepText } from '../../executors/render-step-text.js';
 import type { AttemptRecord, ClaimedStep, RunDetail } from '../../store/store.js';
 import { consolePath, html, type SafeHtml } from '../html.js';
 import { actionForm, formatDuration, formatTime, statusBadge, usageText } from './parts.js';
+import { waitAnswerForms } from './waiting-items.js';
 
 export interface StepView {
   run: RunDetail;
@@ -23,7 +24,11 @@ function renderedText(view: StepView): { label: string; text: string; note: stri
       ? { label: 'Instruction', text: step.instruction ?? '' }
       : step.kind === 'model' && step.model
         ? { label: `Prompt (${step.model.provider} ${step.model.model})`, text: step.model.prompt }
-        : { label: 'Function', text: `${step.fn ?? ''}(${JSON.stringify(step.args ?? null)})` };
+        : step.kind === 'wait' && step.wait
+          ? step.wait.for === 'approval'
+            ? { label: 'Waits for approval', text: step.wait.prompt ?? `Approve step ${step.id}?` }
+            : { label: 'Waits for event', text: step.wait.event ?? '' }
+          : { label: 'Function', text: `${step.fn ?? ''}(${JSON.stringify(step.args ?? null)})` };
   if (step.kind === 'fn') return { ...raw, note: null };
   const claim = { runId: view.run.id, workspace: view.run.workspace, inputs: view.run.inputs } as ClaimedStep;
   const rendered = renderStepText(raw.text, { claim, results: view.results });
@@ -37,10 +42,13 @@ export function stepPage(view: StepView): SafeHtml {
   const state = run.steps.find((s) => s.stepId === stepId)!;
   const stepPath = consolePath('runs', run.id, 'steps', stepId);
   const text = renderedText(view);
+  const wait = run.plan.steps.find((s) => s.id === stepId)?.wait;
   const actions =
-    state.status === 'blocked' || state.status === 'retry_wait'
-      ? html`${actionForm(`${stepPath}/retry`, 'Retry', view.csrf, 'step', { kind: 'primary' })}${state.status === 'blocked' ? html`${actionForm(`${stepPath}/skip`, 'Skip', view.csrf, 'step')}${resolveForm(stepPath, view.csrf, 'step')}` : ''}`
-      : html``;
+    state.status === 'waiting' && wait
+      ? waitAnswerForms(stepPath, wait.for, view.csrf, 'step')
+      : state.status === 'blocked' || state.status === 'retry_wait'
+        ? html`${actionForm(`${stepPath}/retry`, 'Retry', view.csrf, 'step', { kind: 'primary' })}${state.status === 'blocked' ? html`${actionForm(`${stepPath}/skip`, 'Skip', view.csrf, 'step')}${resolveForm(stepPath, view.csrf, 'step')}` : ''}`
+        : html``;
   const attempts = [...view.attempts]
     .sort((a, b) => b.attempt - a.attempt)
     .map((a) => attemptBlock(stepPath, a));

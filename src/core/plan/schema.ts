@@ -363,14 +363,14 @@ const hookSchema = strictObject(
   {
     on: z
       .array(
-        z.enum(['blocked', 'failed', 'succeeded', 'budget'], {
+        z.enum(['blocked', 'failed', 'succeeded', 'budget', 'waiting'], {
           error: (issue) =>
-            `expected blocked, failed, succeeded or budget, got ${describeValue(issue.input)}`,
+            `expected blocked, failed, succeeded, budget or waiting, got ${describeValue(issue.input)}`,
         }),
       )
       .min(1)
       .describe(
-        'Events that call the hook: blocked (run blocked), failed (an attempt failed), succeeded (run done), budget (a budget reached).',
+        'Events that call the hook: blocked (run blocked), failed (an attempt failed), succeeded (run done), budget (a budget reached), waiting (a step started waiting: the payload carries its prompt or event and the URLs or commands that answer it).',
       ),
     command: z
       .array(argvElementSchema)

@@ -1,0 +1,140 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { isBatonError } from '../core/errors.js';
+import { isWaitToken, WAIT_ACTIONS, type WaitAction } from '../engine/wait-urls.js';
+import type { ConsoleContext } from './context.js';
+import { sendJson } from './respond.js';
+import { currentWait, decideWait, sendWaitEvent, waitIsOver } from './wait-answers.js';
+
+/**
+ * `POST /wait/<run>/<step>/<token>/<action>`: a capability URL answers a waiting step without a
+ * session (a Slack button, a webhook, a mail link); the token is the credential, so neither the
+ * session cookie nor the CSRF token is asked. An unknown run or step, a step that no longer waits
+ * (the URL was used), a wrong action and a wrong token all get the same 404, so the answer says
+ * nothing about what exists.
+ */
+
+/** Bodies larger than this are refused: a comment or an event's payload. */
+const MAX_ANSWER_BYTES = 64 * 1024;
+
+const REFUSED = {
+  error: 'no waiting step answers to this URL (it is wrong, was used, or its wait ended)',
+};
+
+export function isWaitCapabilityPath(pathname: string): boolean {
+  return pathname.startsWith('/wait/');
+}
+
+export async function answerWaitCapability(
+  ctx: ConsoleContext,
+  key: Buffer,
+  request: IncomingMessage,
+  res: ServerResponse,
+  pathname: string,
+): Promise<void> {
+  if (request.method !== 'POST') {
+    res.writeHead(405, { Allow: 'POST' }).end();
+    return;
+  }
+  const body = await readBody(request);
+  if (body === null) {
+    sendJson(res, 413, { error: `the body is larger than ${MAX_ANSWER_BYTES} bytes` });
+    return;
+  }
+  const target = targetOf(pathname);
+  const wait = target ? await waitOfTarget(ctx, target) : null;
+  // Without a wait the token is still checked (against nothing that exists): the same work either way.
+  const offered = { runId: target?.runId ?? '', stepId: target?.stepId ?? '', waitSeq: wait?.waitSeq ?? -1 };
+  const tokenFits = isWaitToken(key, offered, target?.action ?? 'approve', target?.token ?? '');
+  if (!target || !wait || !tokenFits) {
+    sendJson(res, 404, REFUSED);
+    return;
+  }
+  const type = String(request.headers['content-type'] ?? '');
+  try {
+    if (target.action === 'event') {
+      await sendWaitEvent(ctx.store, target.runId, wait.waitingFor, body, ctx.secretsOf, ctx.now());
+    } else {
+      const comment = commentOf(body, type);
+      await decideWait(
+        ctx.store,
+        target.runId,
+        target.stepId,
+        target.action,
+        { by: 'capability URL', comment },
+        ctx.now(),
+      );
+    }
+  } catch (error) {
+    if (waitIsOver(error)) {
+      sendJson(res, 404, REFUSED);
+      return;
+    }
+    if (isBatonError(error, 'INVALID_ARGUMENT')) {
+      sendJson(res, 400, { error: error.message });
+      return;
+    }
+    throw error;
+  }
+  const done = { approve: 'approved', reject: 'rejected', event: 'received' }[target.action];
+  sendJson(res, 200, { ok: true, runId: target.runId, stepId: target.stepId, outcome: done });
+}
+
+interface Target {
+  runId: string;
+  stepId: string;
+  token: string;
+  action: WaitAction;
+}
+
+function targetOf(pathname: string): Target | null {
+  const parts = pathname.split('/').slice(1);
+  if (parts.length !== 5 || parts[0] !== 'wait') return null;
+  const action = parts[4] as WaitAction;
+  if (!WAIT_ACTIONS.includes(action)) return null;
+  try {
+    return {
+      runId: decodeURIComponent(parts[1]!),
+      stepId: decodeURIComponent(parts[2]!),
+      token: parts[3]!,
+      action,
+    };
+  } catch {
+    return null;
+  }
+}
+
+/** The wait the URL names, if its step waits now and the action fits its kind. */
+async function waitOfTarget(ctx: ConsoleContext, target: Target) {
+  const run = await ctx.unmasked.getRun(target.runId);
+  if (!run) return null;
+  const wait = await currentWait(ctx.unmasked, run, target.stepId);
+  if (!wait) return null;
+  const fits = wait.kind === 'event' ? target.action === 'event' : target.action !== 'event';
+  return fits ? wait : null;
+}
+
+/** The comment of an approval: `{"comment": ...}`, a form's `comment`, or plain text; empty: none. */
+function commentOf(body: string, type: string): string | null {
+  if (body.trim() === '') return null;
+  if (type.startsWith('application/json')) {
+    try {
+      const value = JSON.parse(body) as { comment?: unknown };
+      return typeof value?.comment === 'string' ? value.comment : null;
+    } catch {
+      return null;
+    }
+  }
+  if (type.startsWith('application/x-www-form-urlencoded')) return new URLSearchParams(body).get('comment');
+  return body.slice(0, 4000);
+}
+
+async function readBody(request: IncomingMessage): Promise<string | null> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of request) {
+    size += (chunk as Buffer).length;
+    if (size > MAX_ANSWER_BYTES) return null;
+    chunks.push(chunk as Buffer);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}

@@ -1,0 +1,75 @@
+import type { StoredEvent } from '../core/events.js';
+import type { HookDelivery } from '../store/store.js';
+import { publicUrlOf, waitAnswers, waitUrlKey } from './wait-urls.js';
+
+/**
+ * The payload of a hook with `on: waiting`: the step's prompt or event and how to answer it, by
+ * capability URL (engine/wait-urls.ts) or by command.
+ */
+
+export type WaitAnswerSource = Parameters<typeof waitAnswers>[0];
+
+/**
+ * A step started waiting: its prompt or event, and how to answer it: the capability URLs under
+ * BATON_PUBLIC_URL (never recorded anywhere but this payload), else the exact commands.
+ */
+export function waitingPayload(
+  delivery: HookDelivery,
+  event: Extract<StoredEvent, { type: 'step.waiting' }>,
+  answers: WaitAnswerSource,
+): Record<string, unknown> {
+  const { runId } = delivery;
+  const wait = { runId, stepId: event.stepId, waitSeq: delivery.eventSeq };
+  const spec = { for: event.for, event: event.waitingFor, onTimeout: 'block' as const };
+  return {
+    id: `${runId}:${delivery.eventSeq}:${delivery.hook}`,
+    hook: 'waiting',
+    runId,
+    planName: delivery.planName,
+    event,
+    run: { status: delivery.runStatus, blockedReason: delivery.blockedReason },
+    waiting: {
+      stepId: event.stepId,
+      for: event.for,
+      ...(event.for === 'approval' ? { prompt: event.waitingFor } : { eventName: event.waitingFor }),
+      timeoutAt: event.timeoutAt,
+      // The URLs are added after masking (withWaitUrls): a token that happened to look like a key must reach the hook whole.
+      ...(answers.publicUrl === null ? waitAnswers(answers, wait, spec, event.waitingFor) : {}),
+    },
+    hint: `baton status ${runId} shows what step ${event.stepId} waits for`,
+  };
+}
+
+/** The payload of a `waiting` hook with its capability URLs, when a public address is known. */
+export function withWaitUrls(
+  payload: Record<string, unknown>,
+  delivery: HookDelivery,
+  answers: WaitAnswerSource,
+): Record<string, unknown> {
+  const { event } = delivery;
+  if (event.type !== 'step.waiting' || answers.publicUrl === null) return payload;
+  const wait = { runId: delivery.runId, stepId: event.stepId, waitSeq: delivery.eventSeq };
+  const spec = { for: event.for, onTimeout: 'block' as const };
+  const found = waitAnswers(answers, wait, spec, event.waitingFor);
+  return { ...payload, waiting: { ...(payload.waiting as object), ...found } };
+}
+
+/**
+ * Where a `waiting` hook's URLs come from: BATON_PUBLIC_URL of the sending process and the key of
+ * its home. A bad address, no home or a key that cannot be read or made gives the commands instead:
+ * the hook is still sent, and says how to answer.
+ */
+export function waitAnswerSource(
+  delivery: HookDelivery,
+  env: NodeJS.ProcessEnv,
+  home: string | undefined,
+): WaitAnswerSource {
+  if (delivery.event.type !== 'step.waiting' || home === undefined) return { publicUrl: null, home };
+  try {
+    const publicUrl = publicUrlOf(env.BATON_PUBLIC_URL, 'BATON_PUBLIC_URL');
+    if (publicUrl !== null) waitUrlKey(home);
+    return { publicUrl, home };
+  } catch {
+    return { publicUrl: null, home };
+  }
+}
