@@ -109,3 +109,39 @@ export async function profiled(label, fn) {
     writeFileSync(join(dir, `${label}-${process.pid}.cpuprofile`), JSON.stringify(profile));
   }
 }
+
+/** A worker's loop on one store: each call commits the last claim and claims the next due step. */
+export function claimer(store) {
+  let pending = [];
+  return async () => {
+    const at = Date.now();
+    const started = now();
+    const { claimed } = await store.cycle({
+      owner: 'bench',
+      now: at,
+      leaseMs: 30_000,
+      completions: pending,
+      claimLimit: 1,
+      random: Math.random,
+    });
+    const ms = now() - started;
+    assert(claimed.length === 1, `expected one claim, got ${claimed.length}`);
+    pending = claimed.map((c) => ({
+      runId: c.runId,
+      stepId: c.stepId,
+      attempt: c.attempt,
+      owner: c.owner,
+      outcome: { ok: true, summary: 'done', outputs: [] },
+      startedAt: at,
+      endedAt: Date.now(),
+      logPath: null,
+    }));
+    return ms;
+  };
+}
+
+export async function timed(fn) {
+  const started = now();
+  await fn();
+  return now() - started;
+}

@@ -15,7 +15,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
 import { startRun } from '../../dist/engine/start-run.js';
-import { assert, chainPlan, emit, median, now, openStore, tempHome } from '../lib.mjs';
+import { assert, chainPlan, claimer, emit, median, now, openStore, tempHome, timed } from '../lib.mjs';
 
 const HISTORY = Number(process.env.BENCH_HISTORY_RUNS ?? 100_000);
 const SAMPLES = Number(process.env.BENCH_HISTORY_SAMPLES ?? 30);
@@ -47,42 +47,6 @@ function insertHistory(db, count) {
     ${g} INSERT INTO events (run_id, at, type, step_id, data_json)
       SELECT ${id}, ${at}, t, NULL, '{}' FROM g, (SELECT 'run.created' AS t UNION ALL SELECT 'run.succeeded');
     COMMIT;`);
-  return now() - started;
-}
-
-/** A worker's loop on one store: each call commits the last claim and claims the next due step. */
-function claimer(store) {
-  let pending = [];
-  return async () => {
-    const at = Date.now();
-    const started = now();
-    const { claimed } = await store.cycle({
-      owner: 'bench',
-      now: at,
-      leaseMs: 30_000,
-      completions: pending,
-      claimLimit: 1,
-      random: Math.random,
-    });
-    const ms = now() - started;
-    assert(claimed.length === 1, `expected one claim, got ${claimed.length}`);
-    pending = claimed.map((c) => ({
-      runId: c.runId,
-      stepId: c.stepId,
-      attempt: c.attempt,
-      owner: c.owner,
-      outcome: { ok: true, summary: 'done', outputs: [] },
-      startedAt: at,
-      endedAt: Date.now(),
-      logPath: null,
-    }));
-    return ms;
-  };
-}
-
-async function timed(fn) {
-  const started = now();
-  await fn();
   return now() - started;
 }
 

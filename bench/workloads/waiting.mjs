@@ -11,7 +11,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { validatePlanObject } from '../../dist/core/plan/parse.js';
 import { startRun } from '../../dist/engine/start-run.js';
-import { assert, chainPlan, emit, median, now, openStore, tempHome } from '../lib.mjs';
+import { assert, chainPlan, claimer, emit, median, now, openStore, tempHome, timed } from '../lib.mjs';
 
 const WAITING = Number(process.env.BENCH_WAITING_RUNS ?? 10_000);
 const SAMPLES = Number(process.env.BENCH_WAITING_SAMPLES ?? 30);
@@ -55,42 +55,6 @@ async function makeWaiting(store, count) {
     assert(result.claimed.length === 0, 'a wait step was claimed');
     if (!result.waitsMoved) break;
   }
-  return now() - started;
-}
-
-/** A worker's loop on one store: each call commits the last claim and claims the next due step. */
-function claimer(store) {
-  let pending = [];
-  return async () => {
-    const at = Date.now();
-    const started = now();
-    const { claimed } = await store.cycle({
-      owner: 'bench',
-      now: at,
-      leaseMs: 30_000,
-      completions: pending,
-      claimLimit: 1,
-      random: Math.random,
-    });
-    const ms = now() - started;
-    assert(claimed.length === 1, `expected one claim, got ${claimed.length}`);
-    pending = claimed.map((c) => ({
-      runId: c.runId,
-      stepId: c.stepId,
-      attempt: c.attempt,
-      owner: c.owner,
-      outcome: { ok: true, summary: 'done', outputs: [] },
-      startedAt: at,
-      endedAt: Date.now(),
-      logPath: null,
-    }));
-    return ms;
-  };
-}
-
-async function timed(fn) {
-  const started = now();
-  await fn();
   return now() - started;
 }
 
