@@ -6,6 +6,7 @@ import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { loadPlanFile } from '../src/workflow/load-plan-file.js';
+import { parsePlanText } from '../src/workflow/parse-plan-text.js';
 import {
   agentCommand,
   expectExit,
@@ -249,6 +250,19 @@ describe('baton retry, skip, cancel, check, init', () => {
       expect(first.stdout).toContain(`wrote ${planFile}`);
       const { plan: starter } = await loadPlanFile(planFile);
       expect(starter.steps.map((s) => s.id)).toEqual(['research', 'summarise', 'report']);
+      // Its commented examples (a result file, a condition, a wait) are a valid plan once uncommented.
+      const uncommented = readFileSync(planFile, 'utf8').replace(/^ {2}# (- | {2})/gm, '  $1');
+      const more = parsePlanText(uncommented, 'baton.plan.yaml');
+      expect(more.steps.map((s) => s.id)).toEqual([
+        'research',
+        'summarise',
+        'report',
+        'check',
+        'fix',
+        'approve-send',
+        'send',
+      ]);
+      expect(more.steps.find((s) => s.id === 'approve-send')?.kind).toBe('wait');
 
       const before = readFileSync(planFile);
       const second = await runBaton(['init', target]);

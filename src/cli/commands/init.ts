@@ -31,6 +31,21 @@ steps:
     delayBeforeMs: 2m   # a pause between steps, e.g. for rate-limited APIs
     instruction: Using study/summary.md, write the final report to report.md
     requiredOutputs: [report.md]
+  # More a plan can say (remove the leading "# " of a block to use it; docs/plans.md has them all):
+  # - id: check                      # a structured result: the agent writes JSON, later steps read it
+  #   dependsOn: [report]
+  #   instruction: "Check report.md for broken links; write check.json: {passed: true or false}"
+  #   resultFile: check.json
+  # - id: fix                        # runs only when its condition holds (CEL), else is skipped
+  #   dependsOn: [check]
+  #   when: steps.check.result.passed == false
+  #   instruction: Fix the broken links in report.md
+  # - id: approve-send               # waits for your yes: baton approve <run> approve-send
+  #   dependsOn: [fix]
+  #   wait: { for: approval, prompt: "Send report.md?", timeout: 24h, onTimeout: reject }
+  # - id: send
+  #   dependsOn: [approve-send]
+  #   instruction: Send report.md to the team
 `;
 
 /** `baton init [dir]`: a starter plan and the heartbeat line that drives it. */
