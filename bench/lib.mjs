@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { validatePlanObject } from '../dist/core/plan/parse.js';
+import { Engine } from '../dist/engine/engine.js';
 import { startRun } from '../dist/engine/start-run.js';
 import { FunctionExecutor, FunctionRegistry } from '../dist/executors/function-executor.js';
 import { SqliteStore } from '../dist/store/sqlite/sqlite-store.js';
@@ -144,4 +145,35 @@ export async function timed(fn) {
   const started = now();
   await fn();
   return now() - started;
+}
+
+/** An engine of no-op `fn` steps on `store`, as the rate workloads run it. */
+export function noopEngine(store, dir, concurrency = 256) {
+  return new Engine({
+    store,
+    executors: noopExecutors(),
+    home: dir,
+    owner: `bench:${process.pid}`,
+    concurrency,
+  });
+}
+
+/**
+ * W in this process: 200 runs x 10 no-op steps (the parallel workload) at concurrency 256, in a home
+ * of its own; steps per second of the engine phase. The yardstick other rates are compared with.
+ */
+export async function wRate(label) {
+  const home = tempHome(label);
+  const store = openStore(home.dbPath);
+  try {
+    await createRuns(store, chainPlan('bench-w', 10), 200, home.dir);
+    const start = now();
+    const report = await noopEngine(store, home.dir).run({ kind: 'drain' });
+    const seconds = (now() - start) / 1000;
+    assert(report.attemptsCommitted === 2000, `W committed ${report.attemptsCommitted} of 2000`);
+    return 2000 / seconds;
+  } finally {
+    await store.close();
+    home.dispose();
+  }
 }

@@ -15,21 +15,9 @@ import { spawnSync } from 'node:child_process';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { validatePlanObject } from '../../dist/core/plan/parse.js';
-import { Engine } from '../../dist/engine/engine.js';
 import { startRun } from '../../dist/engine/start-run.js';
 import { blockSteps } from '../big-plan-shapes.mjs';
-import {
-  assert,
-  chainPlan,
-  createRuns,
-  emit,
-  median,
-  noopExecutors,
-  now,
-  openStore,
-  profiled,
-  tempHome,
-} from '../lib.mjs';
+import { assert, emit, median, noopEngine, now, openStore, profiled, tempHome, wRate } from '../lib.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const CLI = join(here, '..', '..', 'dist', 'cli', 'baton.cjs');
@@ -53,33 +41,6 @@ function blockPlan(name, blocks) {
   );
 }
 
-function engineFor(store, dir) {
-  return new Engine({
-    store,
-    executors: noopExecutors(),
-    home: dir,
-    owner: `bench:${process.pid}`,
-    concurrency: CONCURRENCY,
-  });
-}
-
-/** W: 200 runs x 10 steps, the parallel workload; steps per second of the engine phase. */
-async function wRate() {
-  const home = tempHome('big-run-w');
-  const store = openStore(home.dbPath);
-  try {
-    await createRuns(store, chainPlan('bench-w', 10), 200, home.dir);
-    const start = now();
-    const report = await engineFor(store, home.dir).run({ kind: 'drain' });
-    const seconds = (now() - start) / 1000;
-    assert(report.attemptsCommitted === 2000, `W committed ${report.attemptsCommitted} of 2000`);
-    return 2000 / seconds;
-  } finally {
-    await store.close();
-    home.dispose();
-  }
-}
-
 /**
  * Runs a block plan to its end, with the engine in `drain` mode (as W) or `until-settled` of this
  * run (as `baton run` and `Baton.result` drive one run); returns the creation and engine times.
@@ -91,7 +52,7 @@ async function runBlocks(store, dir, runId, blocks, label, mode = 'drain') {
   const createMs = now() - start;
   start = now();
   const kind = mode === 'drain' ? { kind: 'drain' } : { kind: 'until-settled', runId };
-  const report = await profiled(label, () => engineFor(store, dir).run(kind));
+  const report = await profiled(label, () => noopEngine(store, dir, CONCURRENCY).run(kind));
   const seconds = (now() - start) / 1000;
   const steps = plan.steps.length;
   const run = await store.getRun(runId);
@@ -116,7 +77,7 @@ function timeCommand(args, check) {
 
 const home = tempHome('big-run');
 try {
-  const w = await wRate();
+  const w = await wRate('big-run-w');
   const store = openStore(home.dbPath);
   let big;
   let settled;

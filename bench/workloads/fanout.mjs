@@ -4,39 +4,11 @@
 // The expansion is timed apart: the one cycle that claims the group, evaluates its items, appends
 // 10,000 item steps to the plan snapshot and inserts their rows, and commits (goal <= 1 s).
 import { validatePlanObject } from '../../dist/core/plan/parse.js';
-import { Engine } from '../../dist/engine/engine.js';
 import { startRun } from '../../dist/engine/start-run.js';
-import { assert, chainPlan, createRuns, emit, noopExecutors, now, openStore, tempHome } from '../lib.mjs';
+import { assert, emit, noopEngine, now, openStore, tempHome, wRate } from '../lib.mjs';
 
 const ITEMS = Number(process.env.BENCH_FANOUT_ITEMS ?? 10_000);
 const CONCURRENCY = 256;
-
-function engineFor(store, dir) {
-  return new Engine({
-    store,
-    executors: noopExecutors(),
-    home: dir,
-    owner: `bench:${process.pid}`,
-    concurrency: CONCURRENCY,
-  });
-}
-
-/** W: 200 runs x 10 steps, the parallel workload; steps per second of the engine phase. */
-async function wRate() {
-  const home = tempHome('fanout-w');
-  const store = openStore(home.dbPath);
-  try {
-    await createRuns(store, chainPlan('bench-w', 10), 200, home.dir);
-    const start = now();
-    const report = await engineFor(store, home.dir).run({ kind: 'drain' });
-    const seconds = (now() - start) / 1000;
-    assert(report.attemptsCommitted === 2000, `W committed ${report.attemptsCommitted} of 2000`);
-    return 2000 / seconds;
-  } finally {
-    await store.close();
-    home.dispose();
-  }
-}
 
 const plan = validatePlanObject(
   {
@@ -56,7 +28,7 @@ const plan = validatePlanObject(
 );
 
 const random = () => 0;
-const wStepsPerSec = await wRate();
+const wStepsPerSec = await wRate('fanout-w');
 const home = tempHome('fanout');
 const store = openStore(home.dbPath);
 try {
@@ -96,7 +68,7 @@ try {
   assert(expanded?.items === ITEMS, `expanded into ${expanded?.items} items, expected ${ITEMS}`);
 
   const start = now();
-  const report = await engineFor(store, home.dir).run({ kind: 'drain' });
+  const report = await noopEngine(store, home.dir, CONCURRENCY).run({ kind: 'drain' });
   const seconds = (now() - start) / 1000;
   const run = await store.getRun('fan');
   assert(run?.status === 'succeeded', `the fan-out run ended ${run?.status}: ${run?.blockedReason}`);
