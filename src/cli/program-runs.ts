@@ -47,46 +47,36 @@ baton agents says whether it works here.`,
   )
     .addOption(json())
     .action(act(async () => (await import('./commands/propose.js')).proposeCommand));
-  program
-    .command('approve <run> [step]')
-    .description('start a proposed run; with a step: approve that step, which waits for approval')
-    .option(
-      '--delay <duration>',
-      'wait this long before each step that follows another (e.g. 2m for rate-limited APIs)',
-    )
-    .option('--comment <text>', "with a step: why (kept in the step's result)")
-    .option('--by <name>', 'with a step: who decides (default: the OS user)')
-    .addOption(json())
-    .action(
-      act(async () => {
-        const { decideCommand } = await import('./commands/propose.js');
-        const { decideStepCommand, refuseStepOptions } = await import('./commands/waits.js');
-        return async (runId: string, stepId: string | undefined, options: object) => {
-          if (stepId !== undefined) return decideStepCommand('approve', runId, stepId, options);
-          refuseStepOptions(runId, options);
-          return decideCommand('approve', runId, options);
-        };
-      }),
-    );
-  program
-    .command('reject <run> [step]')
-    .description(
+  // A proposed run, or with a step, a step waiting for approval: one registration for both verbs.
+  for (const [verb, description] of [
+    ['approve', 'start a proposed run; with a step: approve that step, which waits for approval'],
+    [
+      'reject',
       'drop a proposed run; nothing of it runs. With a step: reject that step, which waits for approval; the steps after it are skipped',
-    )
-    .option('--comment <text>', "with a step: why (kept in the step's result)")
-    .option('--by <name>', 'with a step: who decides (default: the OS user)')
-    .addOption(json())
-    .action(
-      act(async () => {
-        const { decideCommand } = await import('./commands/propose.js');
-        const { decideStepCommand, refuseStepOptions } = await import('./commands/waits.js');
-        return async (runId: string, stepId: string | undefined, options: object) => {
-          if (stepId !== undefined) return decideStepCommand('reject', runId, stepId, options);
-          refuseStepOptions(runId, options);
-          return decideCommand('reject', runId, options);
-        };
-      }),
-    );
+    ],
+  ] as const) {
+    const command = program.command(`${verb} <run> [step]`).description(description);
+    if (verb === 'approve')
+      command.option(
+        '--delay <duration>',
+        'wait this long before each step that follows another (e.g. 2m for rate-limited APIs)',
+      );
+    command
+      .option('--comment <text>', "with a step: why (kept in the step's result)")
+      .option('--by <name>', 'with a step: who decides (default: the OS user)')
+      .addOption(json())
+      .action(
+        act(async () => {
+          const { decideCommand } = await import('./commands/propose.js');
+          const { decideStepCommand, refuseStepOptions } = await import('./commands/waits.js');
+          return async (runId: string, stepId: string | undefined, options: object) => {
+            if (stepId !== undefined) return decideStepCommand(verb, runId, stepId, options);
+            refuseStepOptions(runId, options);
+            return decideCommand(verb, runId, options);
+          };
+        }),
+      );
+  }
   program
     .command('send <event>')
     .description(
