@@ -53,7 +53,7 @@ async function makeWaiting(store, count) {
       random: Math.random,
     });
     assert(result.claimed.length === 0, 'a wait step was claimed');
-    if (!result.waitsMoved) break;
+    if (!result.settledUnclaimed) break;
   }
   return now() - started;
 }

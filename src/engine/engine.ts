@@ -157,10 +157,7 @@ export class Engine {
           for (const claim of result.claimed) this.start(claim);
           this.kickHooks(result.hooksOwed === true);
           progressed =
-            result.claimed.length > 0 ||
-            result.reclaimed.length > 0 ||
-            result.settledUnclaimed === true ||
-            (result.waitsMoved ?? 0) > 0;
+            result.claimed.length > 0 || result.reclaimed.length > 0 || result.settledUnclaimed === true;
         }
         if (this.inFlight.size > 0 || this.completions.length > 0) {
           await this.sleep(this.completions.length > 0 ? 0 : this.pollMs);

@@ -333,15 +333,11 @@ export interface CycleResult {
   /** The cycle wrote hook calls (its events matched a plan's hooks): the engine delivers them now. */
   hooksOwed?: boolean;
   /**
-   * The cycle skipped a due step instead of claiming it (its `when` was false): the steps after it
-   * may be due now, so the engine looks again at once.
+   * The cycle moved a due step without claiming it: skipped it (its `when` was false), expanded a
+   * fan-out, started a wait or fired its timeout. What that released may be due now, so the engine
+   * looks again at once (a `check` does not end on it).
    */
   settledUnclaimed?: boolean;
-  /**
-   * Wait steps that started waiting or timed out in this cycle: not claims, but what they released
-   * may be due now (a `check` looks again instead of ending).
-   */
-  waitsMoved?: number;
 }
 
 export interface RunSummary {

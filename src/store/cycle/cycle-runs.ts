@@ -76,7 +76,6 @@ export class CycleRuns<E extends LoadedRun> {
   private readonly reported = new Set<string>();
   private hooksOwed = false;
   private settledUnclaimed = false;
-  private waitsMoved = 0;
   /** The flow limits claims obey; null: none is set (or none is locked yet). */
   gate: FlowGate | null = null;
 
@@ -267,7 +266,7 @@ export class CycleRuns<E extends LoadedRun> {
     if (!waitStepDue(state, position, request)) return;
     const step = state.steps[position]!;
     const declared = state.plan.steps[position]!;
-    this.waitsMoved++;
+    this.settledUnclaimed = true;
     if (step.status === 'waiting') {
       this.apply(slot, timeOutWait(state, step.stepId, request.now));
       return;
@@ -284,7 +283,6 @@ export class CycleRuns<E extends LoadedRun> {
       reclaimed: this.reclaimed,
       ...(this.hooksOwed ? { hooksOwed: true } : {}),
       ...(this.settledUnclaimed ? { settledUnclaimed: true } : {}),
-      ...(this.waitsMoved > 0 ? { waitsMoved: this.waitsMoved } : {}),
     };
   }
 }
