@@ -4,7 +4,8 @@ import { validatePlanObject } from '../src/core/plan/parse.js';
 import type { Plan } from '../src/core/plan/types.js';
 import { resolveStep, resumeRun } from '../src/core/run-commands.js';
 import { type RunState, stepOf } from '../src/core/run-state.js';
-import { claimStep, completeStep, expireLease, initialStepStates } from '../src/core/transitions.js';
+import { claimStep, completeStep, expireLease } from '../src/core/transitions.js';
+import { runStateOf } from './helpers/run-state.js';
 
 function plan(extra: Record<string, unknown> = {}, steps?: object[]): Plan {
   return validatePlanObject(
@@ -23,17 +24,7 @@ function plan(extra: Record<string, unknown> = {}, steps?: object[]): Plan {
 }
 
 function newRun(p: Plan, now = 0): RunState {
-  return {
-    id: 'r1',
-    status: 'running',
-    plan: p,
-    attemptsTotal: 0,
-    blockedReason: null,
-    createdAt: now,
-    updatedAt: now,
-    finishedAt: null,
-    steps: initialStepStates(p, now),
-  };
+  return runStateOf(p, { now });
 }
 
 const spent = (tokens: number, costUsd = 0) => ({ inputTokens: tokens, outputTokens: 0, costUsd });

@@ -3,7 +3,8 @@ import { claimableStep } from '../src/core/claim-rules.js';
 import { compareDueSteps, type DueStep, pushDueSteps } from '../src/core/due-order.js';
 import { validatePlanObject } from '../src/core/plan/parse.js';
 import type { RunState } from '../src/core/run-state.js';
-import { claimStep, initialStepStates } from '../src/core/transitions.js';
+import { claimStep } from '../src/core/transitions.js';
+import { runStateOf } from './helpers/run-state.js';
 
 /** Three independent steps declared out of alphabetical order, due at `now`. */
 function wideRun(id = 'r1', now = 0): RunState {
@@ -20,17 +21,7 @@ function wideRun(id = 'r1', now = 0): RunState {
     },
     'test',
   );
-  return {
-    id,
-    status: 'running',
-    plan,
-    attemptsTotal: 0,
-    blockedReason: null,
-    createdAt: now,
-    updatedAt: now,
-    finishedAt: null,
-    steps: initialStepStates(plan, now),
-  };
+  return runStateOf(plan, { id, now });
 }
 
 const ids = (due: DueStep[]) => due.map((step) => `${step.runId}:${step.stepId}`);

@@ -4,11 +4,13 @@
  * filled in (instruction, requiredOutputs, resultFile); an element without a field a template
  * names, or items that are not a list, block the group `invalid` and create no item.
  */
+
 import { describe, expect, it } from 'vitest';
 import type { StepOutcome } from '../src/core/failure.js';
 import { validatePlanObject } from '../src/core/plan/parse.js';
 import type { RunState } from '../src/core/run-state.js';
-import { claimStep, completeStep, initialStepStates } from '../src/core/transitions.js';
+import { claimStep, completeStep } from '../src/core/transitions.js';
+import { runStateOf } from './helpers/run-state.js';
 
 function runOf(forEach: Record<string, unknown>): RunState {
   const plan = validatePlanObject(
@@ -29,18 +31,7 @@ function runOf(forEach: Record<string, unknown>): RunState {
     },
     'p',
   );
-  return {
-    id: 'r1',
-    status: 'running',
-    plan,
-    attemptsTotal: 0,
-    blockedReason: null,
-    createdAt: 0,
-    updatedAt: 0,
-    finishedAt: null,
-    steps: initialStepStates(plan, 0),
-    inputs: { prefix: 'notes' },
-  };
+  return runStateOf(plan, { inputs: { prefix: 'notes' } });
 }
 
 /** research succeeds with `value`; then the group is claimed. */

@@ -4,7 +4,8 @@ import { validatePlanObject } from '../src/core/plan/parse.js';
 import { cancelRun } from '../src/core/run-commands.js';
 import { type RunState, stepOf } from '../src/core/run-state.js';
 import { settleReport } from '../src/core/settle-report.js';
-import { claimStep, expireLease, initialStepStates } from '../src/core/transitions.js';
+import { claimStep, expireLease } from '../src/core/transitions.js';
+import { runStateOf } from './helpers/run-state.js';
 
 const plan = validatePlanObject(
   {
@@ -23,17 +24,7 @@ const ok: StepOutcome = { ok: true, summary: 'done', outputs: [], value: { n: 1 
 
 /** A run whose step `a` is claimed by w1 at 10 (attempt 1). */
 function claimedRun(): RunState {
-  const run: RunState = {
-    id: 'r1',
-    status: 'running',
-    plan,
-    attemptsTotal: 0,
-    blockedReason: null,
-    createdAt: 0,
-    updatedAt: 0,
-    finishedAt: null,
-    steps: initialStepStates(plan, 0),
-  };
+  const run: RunState = runStateOf(plan);
   return claimStep(run, 'a', 'w1', 10, 1000).run;
 }
 const report = { stepId: 'a', attempt: 1, owner: 'w1', startedAt: 10, outcome: ok };

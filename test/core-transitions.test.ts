@@ -22,6 +22,7 @@ import {
   initialStepStates,
   type Transition,
 } from '../src/core/transitions.js';
+import { runStateOf } from './helpers/run-state.js';
 
 function plan(overrides: Record<string, unknown> = {}): Plan {
   return validatePlanObject(
@@ -41,17 +42,7 @@ function plan(overrides: Record<string, unknown> = {}): Plan {
 }
 
 function newRun(p: Plan = plan(), now = 0): RunState {
-  return {
-    id: 'r1',
-    status: 'running',
-    plan: p,
-    attemptsTotal: 0,
-    blockedReason: null,
-    createdAt: now,
-    updatedAt: now,
-    finishedAt: null,
-    steps: initialStepStates(p, now),
-  };
+  return runStateOf(p, { now });
 }
 
 const ok: StepOutcome = { ok: true, summary: 'done', outputs: [] };

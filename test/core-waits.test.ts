@@ -1,22 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { validatePlanObject } from '../src/core/plan/parse.js';
 import type { RunState } from '../src/core/run-state.js';
-import { deriveRunStatus, initialStepStates } from '../src/core/transitions.js';
+import { deriveRunStatus } from '../src/core/transitions.js';
 import { approveWaitStep, rejectWaitStep, startWaiting, timeOutWait } from '../src/core/waits.js';
+import { runStateOf } from './helpers/run-state.js';
 
 function runOf(steps: unknown[]): RunState {
   const plan = validatePlanObject({ name: 'w', steps }, 'w');
-  return {
-    id: 'r',
-    status: 'running',
-    plan,
-    attemptsTotal: 0,
-    blockedReason: null,
-    createdAt: 0,
-    updatedAt: 0,
-    finishedAt: null,
-    steps: initialStepStates(plan, 0),
-  };
+  return runStateOf(plan, { id: 'r' });
 }
 
 describe('wait steps (core)', () => {

@@ -3,27 +3,18 @@
  * a false condition skips the step and releases the steps after it, each deciding its own `when`
  * (a chain of skips included); `baton skip` releases the same way.
  */
+
 import { describe, expect, it } from 'vitest';
 import type { StepOutcome } from '../src/core/failure.js';
 import { validatePlanObject } from '../src/core/plan/parse.js';
 import { skipStep } from '../src/core/run-commands.js';
 import type { RunState } from '../src/core/run-state.js';
-import { claimStep, completeStep, initialStepStates } from '../src/core/transitions.js';
+import { claimStep, completeStep } from '../src/core/transitions.js';
+import { runStateOf } from './helpers/run-state.js';
 
 function runOf(steps: Record<string, unknown>[], inputs: Record<string, string> = {}): RunState {
   const plan = validatePlanObject({ name: 'p', inputs: { mode: { default: 'x' } }, steps }, 'p');
-  return {
-    id: 'r1',
-    status: 'running',
-    plan,
-    attemptsTotal: 0,
-    blockedReason: null,
-    createdAt: 0,
-    updatedAt: 0,
-    finishedAt: null,
-    steps: initialStepStates(plan, 0),
-    inputs,
-  };
+  return runStateOf(plan, { inputs });
 }
 
 const done = (value: unknown): StepOutcome => ({
