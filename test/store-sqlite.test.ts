@@ -13,6 +13,7 @@ import { describeConsoleReadsContract } from './store-console-contract.js';
 import { chainPlan, describeStoreContract } from './store-contract.js';
 import { describeFlowContract } from './store-flow-contract.js';
 import { describeForEachContract } from './store-for-each-contract.js';
+import { describeSchedulesContract } from './store-schedules-contract.js';
 import { describeWaitsContract } from './store-waits-contract.js';
 import { describeWhenContract } from './store-when-contract.js';
 
@@ -33,6 +34,7 @@ describeWaitsContract('sqlite', fileHarness('baton-waits-'));
 describeConsoleReadsContract('sqlite', fileHarness('baton-console-'));
 describeWhenContract('sqlite', fileHarness('baton-when-'));
 describeForEachContract('sqlite', fileHarness('baton-foreach-'));
+describeSchedulesContract('sqlite', fileHarness('baton-schedules-'));
 
 describe('SQLite store specifics', () => {
   const dirs: string[] = [];
@@ -171,7 +173,8 @@ describe('SQLite store specifics', () => {
       DROP TRIGGER run_counts_insert; DROP TRIGGER run_counts_update; DROP TRIGGER run_counts_delete; ALTER TABLE steps DROP COLUMN flow_key;
       ALTER TABLE steps DROP COLUMN interruptions;
       DROP INDEX steps_waiting_for; ALTER TABLE steps DROP COLUMN waiting_for; DROP TABLE wait_events;
-      DROP TABLE flow_limits; UPDATE baton_meta SET value = '3' WHERE key = 'schema_version';`);
+      DROP TABLE flow_limits; DROP TABLE schedule_slots; DROP TABLE schedules;
+      UPDATE baton_meta SET value = '3' WHERE key = 'schema_version';`);
     db.close();
     const migrated = SqliteStore.open(path);
     try {
@@ -191,6 +194,7 @@ describe('SQLite store specifics', () => {
     old.exec(`DROP INDEX steps_due;
       CREATE INDEX steps_due ON steps (due_at) WHERE status IN ('ready', 'retry_wait');
       DROP INDEX steps_waiting_for; ALTER TABLE steps DROP COLUMN waiting_for; DROP TABLE wait_events;
+      DROP TABLE schedule_slots; DROP TABLE schedules;
       UPDATE baton_meta SET value = '6' WHERE key = 'schema_version';`);
     old.close();
     const db = openSqliteDatabase(path);

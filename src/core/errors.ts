@@ -21,6 +21,10 @@ const ERROR_CODES = [
   'CONFIG_INVALID',
   /** A plan asks for `sandbox: workspace` where bubblewrap cannot confine its agents. */
   'SANDBOX_UNAVAILABLE',
+  /** `baton schedule pause|resume|rm|trigger|update` of a name no schedule has. */
+  'SCHEDULE_NOT_FOUND',
+  /** `baton schedule add` of a name a schedule has: `schedule update` changes one. */
+  'SCHEDULE_EXISTS',
 ] as const;
 
 export type BatonErrorCode = (typeof ERROR_CODES)[number];

@@ -11,7 +11,7 @@ export const SCHEMA_APP_ID = 'baton';
  * sqlite/migrations (a test holds the two equal). The idle check answers only for a database at
  * this version, without reading the migrations folder (it runs bundled, away from that folder).
  */
-export const SQLITE_SCHEMA_VERSION = 8;
+export const SQLITE_SCHEMA_VERSION = 9;
 
 /** Tables holding a run's rows (what `baton migrate` copies per run, in the order it reports them). */
 export const RUN_TABLES = [
@@ -25,5 +25,12 @@ export const RUN_TABLES = [
   'hook_deliveries',
 ] as const;
 
-/** Every table a store reads: the metadata, the run tables and the flow limits. */
-export const BATON_TABLES: readonly string[] = ['baton_meta', ...RUN_TABLES, 'flow_limits', 'wait_events'];
+/** Every table a store reads: the metadata, the run tables, the flow limits and the schedules. */
+export const BATON_TABLES: readonly string[] = [
+  'baton_meta',
+  ...RUN_TABLES,
+  'flow_limits',
+  'wait_events',
+  'schedules',
+  'schedule_slots',
+];

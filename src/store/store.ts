@@ -7,6 +7,19 @@ import type { PlanSecretEnv } from '../core/run-secrets.js';
 import type { RunStatus, StepResult, StepState, StepStatus } from '../core/run-state.js';
 import type { WaitDecision } from '../core/waits.js';
 import type { EventDelivery, SentEvent } from './cycle/send-event.js';
+import type {
+  NewSchedule,
+  ScheduleDetail,
+  ScheduleSlot,
+  ScheduleSummary,
+} from './schedules/schedule-types.js';
+
+export type {
+  NewSchedule,
+  ScheduleDetail,
+  ScheduleSlot,
+  ScheduleSummary,
+} from './schedules/schedule-types.js';
 
 /**
  * The one storage contract: SQLite (sqlite/, the embedded default) and PostgreSQL (postgres/)
@@ -40,7 +53,7 @@ export interface Store {
   ): Promise<AttemptKey[]>;
   /** Notes the OS process running an attempt so that whoever reclaims its lease can stop an orphan. */
   recordAttemptProcess(key: AttemptKey, proc: { pid: number; host: string }): Promise<void>;
-  /** The earliest time anything becomes due or a lease runs out; null when nothing is pending. */
+  /** The earliest time anything becomes due, a lease runs out or a schedule fires (without a run filter); null when nothing is pending. */
   nextWakeAt(filter?: RunFilter): Promise<number | null>;
   /** A run with every step; its `plan` (and the steps' `dependsOn`) may be shared with other runs of the same plan: read-only. */
   getRun(runId: string): Promise<RunDetail | null>;
@@ -140,6 +153,29 @@ export interface Store {
    * which also caps the wait. Only stores that can notify have it; the engine polls the others.
    */
   waitForWork?(untilMs: number, signal: AbortSignal): Promise<void>;
+  /**
+   * Schedules (core/schedule/). Their due slots are ticked by `cycle` (a cycle of every run, not
+   * one driven run), in its transaction: each slot is decided once, however many processes cycle.
+   * `addSchedule` throws SCHEDULE_EXISTS for a name in use; the others SCHEDULE_NOT_FOUND for an
+   * unknown one.
+   */
+  addSchedule(spec: NewSchedule): Promise<ScheduleSummary>;
+  /** `baton schedule update`: a new plan snapshot and rules; slots already decided stay decided. */
+  replaceSchedule(spec: NewSchedule): Promise<ScheduleSummary>;
+  getSchedule(name: string): Promise<ScheduleDetail | null>;
+  /** Every schedule, by name. */
+  listSchedules(): Promise<ScheduleSummary[]>;
+  /** A paused schedule decides no slot; resumed, it goes on from the first slot after `now`. */
+  pauseSchedule(name: string, now: number): Promise<ScheduleSummary>;
+  resumeSchedule(name: string, now: number): Promise<ScheduleSummary>;
+  /** Removes a schedule and its slot history (its runs stay); false when there was none. */
+  removeSchedule(name: string): Promise<boolean>;
+  /** Starts a run of the schedule now (`<name>-<time>-manual`), whatever its timing and overlap. */
+  triggerSchedule(name: string, now: number): Promise<RunSummary>;
+  /** A schedule's slot history, newest slot first, at most `limit` (default 20). */
+  listScheduleSlots(name: string, limit?: number): Promise<ScheduleSlot[]>;
+  /** The slot that started a run (`baton status` names it); null for a run no schedule started. */
+  scheduleSlotOfRun(runId: string): Promise<ScheduleSlot | null>;
   close(): Promise<void>;
 }
 

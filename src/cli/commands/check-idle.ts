@@ -4,6 +4,7 @@ import type { EngineReport } from '../../engine/engine.js';
 import { databasePath, resolveHome } from '../../runtime/home.js';
 import { engineSettings } from '../../runtime/settings.js';
 import { dueStepOfRunningRunSql } from '../../store/due-steps.js';
+import { UNFINISHED_RUN_SQL } from '../../store/schedules/unfinished-runs.js';
 import { BATON_TABLES, SCHEMA_APP_ID, SQLITE_SCHEMA_VERSION } from '../../store/schema-tables.js';
 import { openSqliteFile } from '../../store/sqlite/sqlite-driver.js';
 import { EXIT } from '../exit-codes.js';
@@ -18,6 +19,8 @@ const INDEXES = [
   'events_by_run',
   'hook_deliveries_due',
   'steps_waiting_for',
+  'schedules_due',
+  'schedules_queued',
 ];
 
 function quoted(names: readonly string[]): string {
@@ -47,7 +50,8 @@ function notPrivate(path: string): boolean {
  * One read of what `baton check` would act on: a due step of a running run (the claim's own
  * condition, store/due-steps.ts; a waiting step's timeout too), a lease that ran out,
  * a hook call owed, a blocked run (reported, exit 1), a step waiting for a person or an event
- * (reported, unless --quiet). Each is answered from a partial index.
+ * (reported, unless --quiet), a schedule's slot come (store/schedules/), a queued slot whose run
+ * ended. Each is answered from a partial index.
  */
 const ANYTHING_TO_DO = `SELECT
   EXISTS (SELECT 1 FROM steps s INDEXED BY steps_due WHERE ${dueStepOfRunningRunSql('@now')})
@@ -55,7 +59,10 @@ const ANYTHING_TO_DO = `SELECT
   OR EXISTS (SELECT 1 FROM hook_deliveries INDEXED BY hook_deliveries_due
     WHERE state = 'pending' AND due_at <= @now AND (lease_expires_at IS NULL OR lease_expires_at <= @now))
   OR EXISTS (SELECT 1 FROM runs INDEXED BY runs_by_status WHERE status = 'blocked')
-  OR (@loud AND EXISTS (SELECT 1 FROM steps INDEXED BY steps_waiting_for WHERE status = 'waiting'))`;
+  OR (@loud AND EXISTS (SELECT 1 FROM steps INDEXED BY steps_waiting_for WHERE status = 'waiting'))
+  OR EXISTS (SELECT 1 FROM schedules INDEXED BY schedules_due WHERE next_fire_at IS NOT NULL AND next_fire_at <= @now)
+  OR EXISTS (SELECT 1 FROM schedules s INDEXED BY schedules_queued WHERE s.queued_slot_at IS NOT NULL AND s.paused = 0
+    AND NOT EXISTS (SELECT 1 FROM runs r WHERE r.id = s.last_run_id AND r.status IN ${UNFINISHED_RUN_SQL}))`;
 
 /** Straight to fd 1: process.stdout would first build its stream (about 6 ms on a pipe). */
 function writeOut(text: string): void {

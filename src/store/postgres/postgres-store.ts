@@ -7,6 +7,8 @@ import type { Transition } from '../../core/transitions.js';
 import { type RunChange, withHumanCommands } from '../cycle/human-commands.js';
 import { RECLAIM_BATCH, ReclaimSchedule } from '../cycle/reclaim-schedule.js';
 import type { EventDelivery, SentEvent } from '../cycle/send-event.js';
+import { ScheduleLook } from '../schedules/schedule-look.js';
+import { triggerTaken } from '../schedules/schedule-rows.js';
 import type {
   AttemptKey,
   CycleRequest,
@@ -18,7 +20,12 @@ import type {
   HookDelivery,
   HookDeliveryKey,
   NewRun,
+  NewSchedule,
+  RunFilter,
   RunSummary,
+  ScheduleDetail,
+  ScheduleSlot,
+  ScheduleSummary,
   Store,
 } from '../store.js';
 import { storeId } from '../store-id.js';
@@ -42,6 +49,7 @@ import type { OpenPostgresOptions } from './open-postgres-options.js';
 import { parsePgUrl, serverAddress } from './pg-url.js';
 import { PostgresReads } from './postgres-reads.js';
 import { PostgresRetention } from './postgres-retention.js';
+import { PostgresSchedules } from './postgres-schedules.js';
 import { sendEventPostgres } from './postgres-send-event.js';
 import { type PreparedSql, prepared } from './prepared.js';
 import { renewLeaseRows } from './renew-leases.js';
@@ -83,6 +91,8 @@ export class PostgresStore extends withHumanCommands(PostgresReads) implements S
   private readonly flow: PostgresFlow;
   private readonly listener: WorkListener;
   private readonly reclaims = new ReclaimSchedule();
+  private readonly schedules: PostgresSchedules;
+  private readonly scheduleLook = new ScheduleLook();
   private closed = false;
 
   static async open(url: string, options: OpenPostgresOptions = {}): Promise<PostgresStore> {
@@ -135,6 +145,7 @@ export class PostgresStore extends withHumanCommands(PostgresReads) implements S
     this.retention = new PostgresRetention(pool, schema);
     this.flow = new PostgresFlow(pool, schema);
     this.listener = listener;
+    this.schedules = new PostgresSchedules(pool, schema);
   }
 
   async createRun(spec: NewRun): Promise<RunSummary> {
@@ -149,7 +160,10 @@ export class PostgresStore extends withHumanCommands(PostgresReads) implements S
     // What was notified before this point is visible to the claim below.
     if (request.claimLimit > 0) this.listener.cycleStarted();
     const reclaim = this.reclaims.take(request.now);
-    if (!reclaim && request.completions.length === 0 && request.claimLimit <= 0)
+    // Schedules are ticked by cycles of every run (see ScheduleLook for when they look).
+    const tickSchedules =
+      request.runId === undefined && this.scheduleLook.due(request.now, request.completions.length);
+    if (!reclaim && !tickSchedules && request.completions.length === 0 && request.claimLimit <= 0)
       return { claimed: [], accepted: [], reclaimed: [] };
     const work = new CycleWork(request);
     const completionRunIds = [...new Set(request.completions.map((c) => c.runId))].sort();
@@ -197,7 +211,15 @@ export class PostgresStore extends withHumanCommands(PostgresReads) implements S
       const finished = work.finish();
       if (!work.batch.empty) await client.query({ ...this.writeSql, values: work.batch.params() });
       await takeKeptEvents(client, this.schema, work.batch.takenEvents);
-      return finished;
+      if (!tickSchedules) return finished;
+      // In the same transaction: the due slots of schedules start their runs; a run started makes
+      // the engine look again at once (settledUnclaimed), which claims its first steps.
+      const tick = await this.schedules.tick(client, request.now, async (spec) => {
+        await client.query({ ...this.createSql, values: createRunValues(spec).values });
+      });
+      this.scheduleLook.looked(request.now, tick.more ? { ...tick.next, at: request.now } : tick.next);
+      if (tick.started === 0 && !tick.more) return finished;
+      return { ...finished, result: { ...finished.result, settledUnclaimed: true } };
     });
     for (const changed of changedPlans) this.loader.rememberPlan(changed.runId, changed.hash, changed.plan);
     return result;
@@ -375,6 +397,68 @@ export class PostgresStore extends withHumanCommands(PostgresReads) implements S
   async vacuum(options: { full?: boolean } = {}): Promise<void> {
     // Without `full`, autovacuum makes the space reusable in its own time.
     if (options.full) await this.retention.vacuum();
+  }
+
+  override async nextWakeAt(filter: RunFilter = {}): Promise<number | null> {
+    const runs = await super.nextWakeAt(filter);
+    if (filter.runId !== undefined) return runs;
+    const fire = await this.schedules.nextFireAt();
+    return runs === null ? fire : fire === null ? runs : Math.min(runs, fire);
+  }
+
+  async addSchedule(spec: NewSchedule): Promise<ScheduleSummary> {
+    await this.schedules.add(spec);
+    this.scheduleLook.changed();
+    return this.schedules.summary(spec.name);
+  }
+
+  async replaceSchedule(spec: NewSchedule): Promise<ScheduleSummary> {
+    await this.schedules.replace(spec);
+    this.scheduleLook.changed();
+    return this.schedules.summary(spec.name);
+  }
+
+  getSchedule(name: string): Promise<ScheduleDetail | null> {
+    return this.schedules.get(name);
+  }
+
+  listSchedules(): Promise<ScheduleSummary[]> {
+    return this.schedules.list();
+  }
+
+  async pauseSchedule(name: string, now: number): Promise<ScheduleSummary> {
+    await this.schedules.setPaused(name, true, now);
+    return this.schedules.summary(name);
+  }
+
+  async resumeSchedule(name: string, now: number): Promise<ScheduleSummary> {
+    await this.schedules.setPaused(name, false, now);
+    this.scheduleLook.changed();
+    return this.schedules.summary(name);
+  }
+
+  removeSchedule(name: string): Promise<boolean> {
+    return this.schedules.remove(name);
+  }
+
+  async triggerSchedule(name: string, now: number): Promise<RunSummary> {
+    const { state } = await inTransaction(this.pool, async (client) => {
+      const spec = await this.schedules.trigger(client, name, now);
+      const taken = await client.query(`SELECT 1 FROM ${this.schema}.runs WHERE id = $1`, [spec.id]);
+      if (taken.rowCount) throw triggerTaken(spec.id);
+      const created = createRunValues(spec);
+      await client.query({ ...this.createSql, values: created.values });
+      return created;
+    });
+    return summaryOf(state, NO_USAGE);
+  }
+
+  listScheduleSlots(name: string, limit = 20): Promise<ScheduleSlot[]> {
+    return this.schedules.slots(name, limit);
+  }
+
+  scheduleSlotOfRun(runId: string): Promise<ScheduleSlot | null> {
+    return this.schedules.slotOfRun(runId);
   }
 
   /** Sleeps until a commit notifies due work, `untilMs`, or the safety poll (see OpenPostgresOptions.pollMs). */

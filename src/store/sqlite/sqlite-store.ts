@@ -8,6 +8,8 @@ import { type RunChange, withHumanCommands } from '../cycle/human-commands.js';
 import { newRunState } from '../cycle/new-run.js';
 import type { EventDelivery, SentEvent } from '../cycle/send-event.js';
 import { stepFlowKey } from '../flow-accounting.js';
+import { ScheduleLook } from '../schedules/schedule-look.js';
+import { triggerTaken } from '../schedules/schedule-rows.js';
 import type {
   AttemptKey,
   CycleRequest,
@@ -19,7 +21,12 @@ import type {
   HookDelivery,
   HookDeliveryKey,
   NewRun,
+  NewSchedule,
+  RunFilter,
   RunSummary,
+  ScheduleDetail,
+  ScheduleSlot,
+  ScheduleSummary,
   Store,
 } from '../store.js';
 import { storeId } from '../store-id.js';
@@ -36,6 +43,7 @@ import { SqliteEffects } from './sqlite-effects.js';
 import { SqliteFlow } from './sqlite-flow.js';
 import { SqliteReads } from './sqlite-reads.js';
 import { SqliteRetention } from './sqlite-retention.js';
+import { SqliteSchedules } from './sqlite-schedules.js';
 import { sendEventSqlite } from './sqlite-send-event.js';
 import { prepareStoreStatements } from './store-statements.js';
 
@@ -52,6 +60,8 @@ export class SqliteStore extends withHumanCommands(SqliteReads) implements Store
   private readonly retention: SqliteRetention;
   private readonly flow: SqliteFlow;
   private readonly cycles: SqliteCycle;
+  private readonly schedules: SqliteSchedules;
+  private readonly scheduleLook = new ScheduleLook();
 
   static open(path: string, options?: OpenSqliteOptions): SqliteStore {
     const db = openSqliteDatabase(path, options);
@@ -78,6 +88,7 @@ export class SqliteStore extends withHumanCommands(SqliteReads) implements Store
     this.retention = new SqliteRetention(db);
     this.flow = new SqliteFlow(db);
     this.cycles = new SqliteCycle(this.rows, this.statements, this.flow);
+    this.schedules = new SqliteSchedules(db);
   }
 
   /**
@@ -184,12 +195,19 @@ export class SqliteStore extends withHumanCommands(SqliteReads) implements Store
    */
   async cycle(request: CycleRequest): Promise<CycleResult> {
     const queued = this.takeQueuedRuns();
-    if (queued.length === 0) return this.write(() => this.rows.inCycle(() => this.cycles.run(request)));
+    if (queued.length === 0)
+      return this.write(() =>
+        this.tickSchedules(
+          request,
+          this.rows.inCycle(() => this.cycles.run(request)),
+        ),
+      );
     let outcome: { stored: StoredRuns; result: CycleResult };
     try {
       outcome = this.write(() => {
         const stored = this.insertQueuedRuns(queued);
-        return { stored, result: this.rows.inCycle(() => this.cycles.run(request)) };
+        const result = this.rows.inCycle(() => this.cycles.run(request));
+        return { stored, result: this.tickSchedules(request, result) };
       });
     } catch (error) {
       // The cycle failed, not the runs: they go back to the queue for a transaction of their own.
@@ -199,6 +217,79 @@ export class SqliteStore extends withHumanCommands(SqliteReads) implements Store
     }
     this.settleQueuedRuns(outcome.stored);
     return outcome.result;
+  }
+
+  /**
+   * After the cycle, in its transaction: the due slots of schedules start their runs (a cycle of
+   * every run only; see ScheduleLook for when it looks). A run started makes the engine look again
+   * at once (settledUnclaimed), which claims its first steps.
+   */
+  private tickSchedules(request: CycleRequest, result: CycleResult): CycleResult {
+    if (request.runId !== undefined || !this.scheduleLook.due(request.now, request.completions.length))
+      return result;
+    const tick = this.schedules.tick(request.now, (spec) => this.insertRun(spec));
+    const next = this.schedules.nextFire();
+    this.scheduleLook.looked(request.now, tick.more ? { ...next, at: request.now } : next);
+    return tick.started > 0 || tick.more ? { ...result, settledUnclaimed: true } : result;
+  }
+
+  override async nextWakeAt(filter: RunFilter = {}): Promise<number | null> {
+    const runs = await super.nextWakeAt(filter);
+    if (filter.runId !== undefined) return runs;
+    const fire = this.schedules.nextFireAt();
+    return runs === null ? fire : fire === null ? runs : Math.min(runs, fire);
+  }
+
+  async addSchedule(spec: NewSchedule): Promise<ScheduleSummary> {
+    this.write(() => this.schedules.add(spec));
+    this.scheduleLook.changed();
+    return this.schedules.summary(spec.name);
+  }
+
+  async replaceSchedule(spec: NewSchedule): Promise<ScheduleSummary> {
+    this.write(() => this.schedules.replace(spec));
+    this.scheduleLook.changed();
+    return this.schedules.summary(spec.name);
+  }
+
+  async getSchedule(name: string): Promise<ScheduleDetail | null> {
+    return this.schedules.get(name);
+  }
+
+  async listSchedules(): Promise<ScheduleSummary[]> {
+    return this.schedules.list();
+  }
+
+  async pauseSchedule(name: string, now: number): Promise<ScheduleSummary> {
+    this.write(() => this.schedules.setPaused(name, true, now));
+    return this.schedules.summary(name);
+  }
+
+  async resumeSchedule(name: string, now: number): Promise<ScheduleSummary> {
+    this.write(() => this.schedules.setPaused(name, false, now));
+    this.scheduleLook.changed();
+    return this.schedules.summary(name);
+  }
+
+  async removeSchedule(name: string): Promise<boolean> {
+    return this.write(() => this.schedules.remove(name));
+  }
+
+  async triggerSchedule(name: string, now: number): Promise<RunSummary> {
+    const created = this.write(() => {
+      const spec = this.schedules.trigger(name, now);
+      if (this.rows.runRow(spec.id)) throw triggerTaken(spec.id);
+      return this.insertRun(spec);
+    });
+    return summaryOf(created, created.usage ?? NO_USAGE);
+  }
+
+  async listScheduleSlots(name: string, limit = 20): Promise<ScheduleSlot[]> {
+    return this.schedules.slots(name, limit);
+  }
+
+  async scheduleSlotOfRun(runId: string): Promise<ScheduleSlot | null> {
+    return this.schedules.slotOfRun(runId);
   }
 
   /**

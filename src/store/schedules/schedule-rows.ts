@@ -1,0 +1,153 @@
+import { BatonError } from '../../core/errors.js';
+import type { Plan } from '../../core/plan/types.js';
+import type { RunStatus } from '../../core/run-state.js';
+import type { ScheduleRules } from '../../core/schedule/schedule-rules.js';
+import type { ScheduleTickState, SlotOutcome } from '../../core/schedule/schedule-tick.js';
+import { SlotClock } from '../../core/schedule/slot-clock.js';
+import type { NewRun } from '../store.js';
+import type { NewSchedule, ScheduleDetail, ScheduleSlot, ScheduleSummary } from './schedule-types.js';
+
+/** A `schedules` row, the same columns in both dialects (SQLite answers 0/1 for `paused`). */
+export interface ScheduleRow {
+  name: string;
+  plan_name: string;
+  plan_json?: string;
+  plan_hash: string;
+  inputs_json: string;
+  workspace: string;
+  rules_json: string;
+  paused: number | boolean;
+  cursor_at: number;
+  next_fire_at: number | null;
+  queued_slot_at: number | null;
+  last_run_id: string | null;
+  /** The status of `last_run_id` now (a join): null when none or no longer stored. */
+  last_status: RunStatus | null;
+  created_at: number;
+  updated_at: number;
+}
+
+/** A `schedule_slots` row, with its run's status now (a join). */
+export interface SlotRow {
+  schedule: string;
+  manual: number | boolean;
+  slot_at: number;
+  outcome: SlotOutcome;
+  run_id: string | null;
+  reason: string | null;
+  slot_count: number;
+  last_slot_at: number;
+  recorded_at: number;
+  run_status: RunStatus | null;
+}
+
+/** The columns every schedule read selects (`s` the schedule, its last run's status joined). */
+export function scheduleColumns(schema = ''): string {
+  return `s.name, s.plan_name, s.plan_hash, s.inputs_json, s.workspace, s.rules_json, s.paused, s.cursor_at,
+    s.next_fire_at, s.queued_slot_at, s.last_run_id, s.created_at, s.updated_at,
+    (SELECT r.status FROM ${schema}runs r WHERE r.id = s.last_run_id) AS last_status`;
+}
+
+export function scheduleFromRow(row: ScheduleRow): ScheduleSummary {
+  return {
+    name: row.name,
+    planName: row.plan_name,
+    planHash: row.plan_hash,
+    inputs: JSON.parse(row.inputs_json) as Record<string, string>,
+    workspace: row.workspace,
+    rules: JSON.parse(row.rules_json) as ScheduleRules,
+    paused: row.paused === true || row.paused === 1,
+    nextFireAt: row.next_fire_at,
+    queuedSlotAt: row.queued_slot_at,
+    lastRun: row.last_run_id === null ? null : { id: row.last_run_id, status: row.last_status },
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+  };
+}
+
+export function scheduleDetailFromRow(row: ScheduleRow & { plan_json: string }): ScheduleDetail {
+  return { ...scheduleFromRow(row), plan: JSON.parse(row.plan_json) as Plan };
+}
+
+export function slotFromRow(row: SlotRow): ScheduleSlot {
+  return {
+    schedule: row.schedule,
+    manual: row.manual === true || row.manual === 1,
+    slotAt: row.slot_at,
+    outcome: row.outcome,
+    runId: row.run_id,
+    reason: row.reason,
+    count: row.slot_count,
+    lastSlotAt: row.last_slot_at,
+    recordedAt: row.recorded_at,
+    runStatus: row.run_status,
+  };
+}
+
+/** What a tick reads of a due schedule. */
+export function tickStateOf(row: ScheduleRow): ScheduleTickState {
+  return {
+    name: row.name,
+    rules: JSON.parse(row.rules_json) as ScheduleRules,
+    cursorAt: row.cursor_at,
+    queuedSlotAt: row.queued_slot_at,
+    lastRun: row.last_run_id === null ? null : { id: row.last_run_id, status: row.last_status },
+  };
+}
+
+/** The run a slot starts: the schedule's plan snapshot, inputs and workspace under the slot's run id. */
+export function slotRun(row: ScheduleRow & { plan_json: string }, runId: string, now: number): NewRun {
+  return {
+    id: runId,
+    plan: JSON.parse(row.plan_json) as Plan,
+    planHash: row.plan_hash,
+    inputs: JSON.parse(row.inputs_json) as Record<string, string>,
+    workspace: row.workspace,
+    now,
+  };
+}
+
+/** The stored values of a new (or replaced) schedule: its first slot is the first after `now`. */
+export function scheduleValues(spec: NewSchedule, cursorAt = spec.now) {
+  return {
+    name: spec.name,
+    planName: spec.plan.name,
+    planJson: JSON.stringify(spec.plan),
+    planHash: spec.planHash,
+    inputsJson: JSON.stringify(spec.inputs),
+    workspace: spec.workspace,
+    rulesJson: JSON.stringify(spec.rules),
+    cursorAt,
+    nextFireAt: new SlotClock(spec.rules).next(cursorAt),
+    now: spec.now,
+  };
+}
+
+/** The next slot of stored rules after `after` (resume). */
+export function nextFireOf(rulesJson: string, after: number): number | null {
+  return new SlotClock(JSON.parse(rulesJson) as ScheduleRules).next(after);
+}
+
+export function scheduleNotFound(name: string): BatonError {
+  return new BatonError(
+    'SCHEDULE_NOT_FOUND',
+    `no schedule named "${name}" (list them with: baton schedule list)`,
+  );
+}
+
+export function scheduleExists(name: string): BatonError {
+  return new BatonError(
+    'SCHEDULE_EXISTS',
+    `a schedule named "${name}" exists already: change it with baton schedule update ${name} (--plan <file>, --cron, --every, …), or remove it with baton schedule rm ${name}`,
+  );
+}
+
+/** `baton schedule trigger` twice within one second: the run id of the first is taken. */
+export function triggerTaken(runId: string): BatonError {
+  return new BatonError(
+    'INVALID_ARGUMENT',
+    `a run with id "${runId}" exists already (triggered within the same second): trigger again in a second`,
+  );
+}
+
+export { UNFINISHED_RUN_SQL } from './unfinished-runs.js';
