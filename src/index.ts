@@ -90,6 +90,7 @@ export {
   type ModelResponse,
   type ToolCall,
 } from './model-call/types.js';
+export type { ScheduleView } from './runtime/schedule-view.js';
 export type { EventDelivery, SentEvent } from './store/cycle/send-event.js';
 export { Baton, type BatonOptions, RunNotSucceededError } from './workflow/baton.js';
 export {
@@ -105,4 +106,5 @@ export {
 } from './workflow/define-workflow.js';
 export { loadPlanFile } from './workflow/load-plan-file.js';
 export { parsePlanText } from './workflow/parse-plan-text.js';
+export type { ScheduleApiOptions, ScheduleControls } from './workflow/schedule-plan.js';
 export type { StartPlanOptions } from './workflow/start-plan-run.js';

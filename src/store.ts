@@ -38,6 +38,8 @@ export type { RandomSource } from './core/backoff.js';
 export type { FlowLimit, FlowRate } from './core/flow.js';
 export type { PlanSecretEnv } from './core/run-secrets.js';
 export type { StepState } from './core/run-state.js';
+export type { OverlapPolicy, ScheduleRules, ScheduleTiming } from './core/schedule/schedule-rules.js';
+export type { SlotOutcome, SlotRecord } from './core/schedule/schedule-tick.js';
 export type { OpenPostgresOptions } from './store/postgres/open-postgres-options.js';
 export type { OpenSqliteOptions } from './store/sqlite/open-sqlite-options.js';
 export type {
@@ -56,6 +58,7 @@ export type {
   HookDeliveryKey,
   LiveLease,
   NewRun,
+  NewSchedule,
   ReclaimedAttempt,
   RunDetail,
   RunFilter,
@@ -64,6 +67,9 @@ export type {
   RunStep,
   RunSummary,
   RunWithSteps,
+  ScheduleDetail,
+  ScheduleSlot,
+  ScheduleSummary,
   StepSelection,
   Store,
   WaitingStep,

@@ -5,6 +5,7 @@ import { registerAdminCommands } from './program-admin.js';
 import type { Act } from './program-options.js';
 import { registerReadCommands } from './program-reads.js';
 import { registerRunCommands } from './program-runs.js';
+import { registerScheduleCommands } from './program-schedules.js';
 import { registerSetupCommands } from './program-setup.js';
 
 const program = new Command()
@@ -55,6 +56,7 @@ const act: Act =
 registerRunCommands(program, act);
 registerReadCommands(program, act);
 registerActionCommands(program, act);
+registerScheduleCommands(program, act);
 registerSetupCommands(program, act);
 registerAdminCommands(program, act);
 

@@ -11,12 +11,19 @@ import type { ModelExecutorOptions } from '../executors/model-executor.js';
 import { createEngine } from '../runtime/create-engine.js';
 import { resolveHome } from '../runtime/home.js';
 import { openStoreTarget, type StoreAsker, type StoreTarget, storeTarget } from '../runtime/open-store.js';
+import type { ScheduleView } from '../runtime/schedule-view.js';
 import { type EngineSettings, engineSettings } from '../runtime/settings.js';
 import { decidedBy, eventDataJson, payloadCheck, payloadMask } from '../runtime/wait-inputs.js';
 import type { EventDelivery } from '../store/cycle/send-event.js';
 import { SqliteStore } from '../store/sqlite/sqlite-store.js';
 import { NO_STEPS, type RunSummary, type Store } from '../store/store.js';
 import type { Workflow, WorkflowResults } from './define-workflow.js';
+import {
+  ensureSchedule,
+  type ScheduleApiOptions,
+  type ScheduleControls,
+  scheduleControls,
+} from './schedule-plan.js';
 import { type StartPlanOptions, startPlanRun, startPlanRuns } from './start-plan-run.js';
 import { resultValue, stepContext } from './step-context.js';
 
@@ -312,6 +319,32 @@ export class Baton {
     const { runId } = await this.start(workflow, inputs, options);
     return this.result(workflow, runId);
   }
+
+  /**
+   * Runs a workflow (or a plan) on a schedule: `{ cron: '0 8 * * *', tz: 'Asia/Shanghai' }` or
+   * `{ every: '15m' }`, with `inputs`, `overlap` and `catchUp`. Each slot starts one run,
+   * `<name>-<slot in UTC>`, started by whichever worker or `baton check` ticks first. Idempotent by
+   * name: calling it at every start of the program changes nothing unless an argument changed.
+   */
+  async schedule(
+    name: string,
+    workflowOrPlan: TypedWorkflow | Plan,
+    options: ScheduleApiOptions,
+  ): Promise<ScheduleView> {
+    const isWorkflow = 'toPlan' in workflowOrPlan;
+    if (isWorkflow) this.register(workflowOrPlan);
+    const plan = isWorkflow ? workflowOrPlan.toPlan() : workflowOrPlan;
+    const starting = { home: this.home, functions: this.functions.names() };
+    const view = await ensureSchedule(await this.opening, starting, name, plan, options);
+    this.nudgeWorkers();
+    return view;
+  }
+
+  /** The schedules of the store: `list`, `pause`, `resume`, `remove`, `trigger` (by name). */
+  readonly schedules: ScheduleControls = scheduleControls(
+    () => this.opening,
+    () => this.nudgeWorkers(),
+  );
 
   /**
    * Limits a flow key across every run and every worker on this store, from their next claim on:

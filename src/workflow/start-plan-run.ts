@@ -35,7 +35,7 @@ export interface StartPlanOptions {
 }
 
 /** What the starting process offers the run: its home, and the functions its workers can run. */
-interface StartingBaton {
+export interface StartingBaton {
   home: string;
   /** Names registered for `fn: <name>` steps (`FunctionRegistry.names()`). */
   functions: readonly string[];
@@ -93,19 +93,32 @@ async function planStart(
     const existing = await existingRun(store, plan, options.runId);
     if (existing) return { existing };
   }
+  return { run: prepareApiRun(baton, plan, inputs, options) };
+}
+
+/**
+ * A run of `plan` as the API stores it, checked (inputs, workspace, commands) but not stored: the
+ * workspace defaults to the plan's own, else the Baton home. `baton.schedule` stores it as the
+ * schedule's snapshot.
+ */
+export function prepareApiRun(
+  baton: StartingBaton,
+  plan: Plan,
+  inputs: Record<string, string>,
+  options: StartPlanOptions,
+): NewRun {
+  refuseUnregisteredFunctions(plan, baton.functions);
   const workspace = options.workspace ?? (plan.workspace === undefined ? baton.home : undefined);
-  return {
-    run: prepareRun({
-      plan: options.shadow ? { ...plan, shadow: true } : plan,
-      inputs,
-      batonHome: baton.home,
-      trust: () => trustedPrograms(baton.home, process.env),
-      ...(workspace === undefined ? {} : { workspace }),
-      ...(options.planPath === undefined ? {} : { planPath: options.planPath }),
-      ...(options.allowWorkspace === undefined ? {} : { allowWorkspace: options.allowWorkspace }),
-      ...(options.runId === undefined ? {} : { runId: options.runId }),
-    }),
-  };
+  return prepareRun({
+    plan: options.shadow ? { ...plan, shadow: true } : plan,
+    inputs,
+    batonHome: baton.home,
+    trust: () => trustedPrograms(baton.home, process.env),
+    ...(workspace === undefined ? {} : { workspace }),
+    ...(options.planPath === undefined ? {} : { planPath: options.planPath }),
+    ...(options.allowWorkspace === undefined ? {} : { allowWorkspace: options.allowWorkspace }),
+    ...(options.runId === undefined ? {} : { runId: options.runId }),
+  });
 }
 
 async function storeStart(

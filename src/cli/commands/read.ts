@@ -4,6 +4,7 @@ import { pipeline } from 'node:stream/promises';
 import { BatonError } from '../../core/errors.js';
 import { withExistingStore } from '../../runtime/open-store.js';
 import { parsePositiveInt } from '../../runtime/parse-values.js';
+import type { ScheduleSlot } from '../../store/store.js';
 import { painter, useColour } from '../colour.js';
 import { EXIT } from '../exit-codes.js';
 import { attemptLine, printJson } from '../format.js';
@@ -18,6 +19,18 @@ import {
   runStatusLines,
 } from '../status-view.js';
 import { timelineTable } from '../timeline-view.js';
+
+/** The schedule and slot that started a run (`baton status <run>`); null: none did. */
+function scheduleOfRun(slot: ScheduleSlot | null) {
+  if (!slot) return null;
+  return { name: slot.schedule, slotAt: new Date(slot.slotAt).toISOString(), manual: slot.manual };
+}
+
+function scheduleLine(schedule: NonNullable<ReturnType<typeof scheduleOfRun>>): string {
+  return schedule.manual
+    ? `schedule: ${schedule.name}, triggered by hand at ${schedule.slotAt} (baton schedule show ${schedule.name})`
+    : `schedule: ${schedule.name}, slot ${schedule.slotAt} (baton schedule show ${schedule.name})`;
+}
 
 /** Colours for this command's stdout: on a TTY (or FORCE_COLOR), never in --json or with NO_COLOR. */
 function paintFor(options: GlobalOptions) {
@@ -56,12 +69,19 @@ export async function statusCommand(
     }
     if (options.json) {
       const run = await requireRun(store, runId);
-      printJson({ ...run, flowWaits: await flowWaits(store, run, Date.now()) });
+      const schedule = scheduleOfRun(await store.scheduleSlotOfRun(runId));
+      printJson({
+        ...run,
+        flowWaits: await flowWaits(store, run, Date.now()),
+        ...(schedule ? { schedule } : {}),
+      });
       return runExitCode(run);
     }
     const run = await requireRunSteps(store, runId, options.all === true);
     const waits = await flowWaits(store, run, Date.now());
     process.stdout.write(`${runStatusLines(run, waits, paintFor(options)).join('\n')}\n`);
+    const schedule = scheduleOfRun(await store.scheduleSlotOfRun(runId));
+    if (schedule) process.stdout.write(`${scheduleLine(schedule)}\n`);
     return runExitCode(run);
   });
 }

@@ -1,0 +1,267 @@
+import { BatonError } from '../../core/errors.js';
+import { validateScheduleName } from '../../core/schedule/schedule-rules.js';
+import { formatTime } from '../../runtime/format.js';
+import { openStore, storeExists, withExistingStore } from '../../runtime/open-store.js';
+import { parsePositiveInt } from '../../runtime/parse-values.js';
+import { parseTimeOption, type ScheduleOptions, scheduleRules } from '../../runtime/schedule-options.js';
+import { listScheduleViews, nextFireTimes, type ScheduleView } from '../../runtime/schedule-view.js';
+import { scheduleNotFound as noSchedule } from '../../store/schedules/schedule-rows.js';
+import type { NewSchedule, ScheduleSlot, Store } from '../../store/store.js';
+import { EXIT } from '../exit-codes.js';
+import { printJson, table } from '../format.js';
+import type { GlobalOptions } from '../global-options.js';
+import { prepareRunFromCli } from '../prepare-run.js';
+
+interface ScheduleCliOptions extends GlobalOptions, ScheduleOptions {
+  input?: string[];
+  workspace?: string;
+  allowWorkspace?: string;
+  agent?: string;
+  plan?: string;
+}
+
+/** The plan snapshot and rules of `schedule add` / `update`, every one checked before a store is opened. */
+async function newSchedule(
+  name: string,
+  planPath: string,
+  options: ScheduleCliOptions,
+  rules: NewSchedule['rules'],
+) {
+  const { prepared } = await prepareRunFromCli(planPath, { ...options, id: undefined, shadow: false });
+  return {
+    name,
+    plan: prepared.plan,
+    planHash: prepared.planHash,
+    inputs: prepared.inputs,
+    workspace: prepared.workspace,
+    rules,
+    now: Date.now(),
+  } satisfies NewSchedule;
+}
+
+/** `baton schedule add <name> <plan> (--cron … | --every …)`: stores the schedule with its plan snapshot. */
+export async function scheduleAddCommand(name: string, planPath: string, options: ScheduleCliOptions) {
+  validateScheduleName(name);
+  const rules = scheduleRules(options, Date.now());
+  const spec = await newSchedule(name, planPath, options, rules);
+  const store = await openStore(options);
+  try {
+    const added = await store.addSchedule(spec);
+    const [view] = await viewsOf(store, [added.name]);
+    return printAdded(view!, 'added', options.json);
+  } finally {
+    await store.close();
+  }
+}
+
+/**
+ * `baton schedule update <name> [--plan <file>] [timing and options]`: a new plan snapshot, or new
+ * rules (the options given replace theirs; the others stay). Slots already decided stay decided.
+ */
+export async function scheduleUpdateCommand(name: string, options: ScheduleCliOptions) {
+  validateScheduleName(name);
+  if (!storeExists(options)) throw noSchedule(name);
+  const store = await openStore(options);
+  try {
+    const current = await store.getSchedule(name);
+    if (!current) throw noSchedule(name);
+    const timingGiven = options.cron !== undefined || options.every !== undefined;
+    const old = current.rules;
+    const merged: ScheduleOptions = {
+      ...(timingGiven
+        ? { cron: options.cron, every: options.every, tz: options.tz }
+        : 'cron' in old.timing
+          ? { cron: old.timing.cron, tz: options.tz ?? old.timing.tz }
+          : { every: old.timing.everyMs }),
+      overlap: options.overlap ?? old.overlap,
+      catchUp: options.catchUp ?? (old.catchUpMs === null ? 'none' : old.catchUpMs),
+      ...(options.startAt !== undefined
+        ? { startAt: options.startAt }
+        : old.startAt === null
+          ? {}
+          : { startAt: old.startAt }),
+      ...(options.endAt !== undefined
+        ? { endAt: options.endAt }
+        : old.endAt === null
+          ? {}
+          : { endAt: old.endAt }),
+    };
+    const rules = scheduleRules(merged, Date.now());
+    const spec: NewSchedule = options.plan
+      ? await newSchedule(name, options.plan, options, rules)
+      : { ...current, rules, now: Date.now() };
+    if (!options.plan && (options.input || options.workspace))
+      throw new BatonError(
+        'INVALID_ARGUMENT',
+        '--input and --workspace go with --plan <file>: give the plan again',
+      );
+    await store.replaceSchedule(spec);
+    const [view] = await viewsOf(store, [name]);
+    return printAdded(view!, 'updated', options.json);
+  } finally {
+    await store.close();
+  }
+}
+
+/** `baton schedule list`: each schedule with its next three slots, last run and outcome, missed slots. */
+export async function scheduleListCommand(options: GlobalOptions) {
+  if (!storeExists(options)) {
+    if (options.json) printJson([]);
+    else
+      process.stdout.write(
+        'no schedules yet: add one with baton schedule add <name> <plan> --cron "<expr>"\n',
+      );
+    return EXIT.ok;
+  }
+  return withExistingStore(options, async (store) => {
+    const views = await listScheduleViews(store, Date.now());
+    if (options.json) printJson(views);
+    else if (views.length === 0)
+      process.stdout.write(
+        'no schedules yet: add one with baton schedule add <name> <plan> --cron "<expr>"\n',
+      );
+    else process.stdout.write(`${scheduleTable(views)}\n`);
+    return EXIT.ok;
+  });
+}
+
+/** `baton schedule show <name>`: one schedule with its slot history and their runs. */
+export async function scheduleShowCommand(name: string, options: GlobalOptions & { limit?: string }) {
+  if (!storeExists(options)) throw noSchedule(name);
+  return withExistingStore(options, async (store) => {
+    const [view] = await viewsOf(store, [name]);
+    const slots = await store.listScheduleSlots(
+      name,
+      options.limit ? parsePositiveInt(options.limit, '--limit') : 20,
+    );
+    if (options.json) printJson({ ...view, slots });
+    else process.stdout.write(`${scheduleTable([view!])}\n\n${slotTable(slots)}\n`);
+    return EXIT.ok;
+  });
+}
+
+export async function schedulePauseCommand(name: string, options: GlobalOptions) {
+  return onSchedule(name, options, (store) => store.pauseSchedule(name, Date.now()), 'paused');
+}
+
+export async function scheduleResumeCommand(name: string, options: GlobalOptions) {
+  return onSchedule(name, options, (store) => store.resumeSchedule(name, Date.now()), 'resumed');
+}
+
+/** `baton schedule rm <name>`: the schedule and its slot history go; its runs stay. */
+export async function scheduleRemoveCommand(name: string, options: GlobalOptions) {
+  if (!storeExists(options)) throw noSchedule(name);
+  const store = await openStore(options);
+  try {
+    if (!(await store.removeSchedule(name))) throw noSchedule(name);
+  } finally {
+    await store.close();
+  }
+  if (options.json) printJson({ name, removed: true });
+  else process.stdout.write(`schedule ${name}: removed (its runs stay)\n`);
+  return EXIT.ok;
+}
+
+/** `baton schedule trigger <name>`: starts a run of it now, whatever its timing and overlap. */
+export async function scheduleTriggerCommand(name: string, options: GlobalOptions) {
+  if (!storeExists(options)) throw noSchedule(name);
+  const store = await openStore(options);
+  try {
+    const run = await store.triggerSchedule(name, Date.now());
+    if (options.json) printJson(run);
+    else process.stdout.write(`schedule ${name}: started run ${run.id}; baton check (or a worker) runs it\n`);
+    return EXIT.ok;
+  } finally {
+    await store.close();
+  }
+}
+
+/** `baton schedule preview --cron "<expr>" [--tz] [--from] [--count]`: when an expression fires. Opens no store. */
+export async function schedulePreviewCommand(
+  options: ScheduleCliOptions & { from?: string; count?: string },
+) {
+  const from = options.from === undefined ? Date.now() : parseTimeOption(options.from, '--from');
+  const count = options.count === undefined ? 5 : parsePositiveInt(options.count, '--count', 1000);
+  const rules = scheduleRules({ ...options, overlap: 'skip' }, from);
+  const times = nextFireTimes(rules, from, count);
+  const tz = 'cron' in rules.timing ? rules.timing.tz : 'UTC';
+  if (options.json) {
+    printJson(times.map((at) => ({ at: new Date(at).toISOString(), local: localTime(at, tz), tz })));
+    return EXIT.ok;
+  }
+  process.stdout.write(`${table(times.map((at) => [formatTime(at), `${localTime(at, tz)} ${tz}`]))}\n`);
+  return EXIT.ok;
+}
+
+async function onSchedule(
+  name: string,
+  options: GlobalOptions,
+  change: (store: Store) => Promise<unknown>,
+  verb: string,
+): Promise<number> {
+  if (!storeExists(options)) throw noSchedule(name);
+  const store = await openStore(options);
+  try {
+    await change(store);
+    const [view] = await viewsOf(store, [name]);
+    return printAdded(view!, verb, options.json);
+  } finally {
+    await store.close();
+  }
+}
+
+async function viewsOf(store: Store, names: readonly string[]): Promise<ScheduleView[]> {
+  const views = await listScheduleViews(store, Date.now());
+  return names.map((name) => views.find((view) => view.name === name)!);
+}
+
+function printAdded(view: ScheduleView, verb: string, json: boolean | undefined): number {
+  if (json) printJson(view);
+  else {
+    const next = view.nextFireTimes.map(formatTime).join(', ') || 'none';
+    process.stdout.write(
+      `schedule ${view.name} ${verb}: ${view.timing}, plan ${view.planName}; next: ${next}\n`,
+    );
+  }
+  return EXIT.ok;
+}
+
+function scheduleTable(views: readonly ScheduleView[]): string {
+  const rows = [['NAME', 'PLAN', 'WHEN', 'NEXT', 'LAST RUN', 'MISSED']];
+  for (const v of views) {
+    const next = v.paused ? 'paused' : v.nextFireTimes.map(formatTime).join(', ') || 'ended';
+    const last = v.lastRun ? `${v.lastRun.id} (${v.lastRun.status ?? 'removed'})` : '-';
+    rows.push([v.name, v.planName, `${v.timing}, ${v.rules.overlap}`, next, last, String(v.missedSlots)]);
+  }
+  return table(rows);
+}
+
+function slotTable(slots: readonly ScheduleSlot[]): string {
+  if (slots.length === 0) return 'no slots yet';
+  const rows = [['SLOT', 'OUTCOME', 'RUN', 'WHY']];
+  for (const s of slots) {
+    const when =
+      s.count > 1
+        ? `${formatTime(s.slotAt)} .. ${formatTime(s.lastSlotAt)} (${s.count})`
+        : formatTime(s.slotAt);
+    const run = s.runId ? `${s.runId} (${s.runStatus ?? 'removed'})` : '-';
+    rows.push([when, s.manual ? 'triggered' : s.outcome, run, s.reason ?? '']);
+  }
+  return table(rows);
+}
+
+/** A time as a wall clock in `tz`: 2026-12-03 08:00:00. */
+function localTime(at: number, tz: string): string {
+  const parts = new Intl.DateTimeFormat('en-CA', {
+    timeZone: tz,
+    year: 'numeric',
+    month: '2-digit',
+    day: '2-digit',
+    hour: '2-digit',
+    minute: '2-digit',
+    second: '2-digit',
+    hourCycle: 'h23',
+  }).formatToParts(at);
+  const get = (type: string) => parts.find((p) => p.type === type)?.value ?? '';
+  return `${get('year')}-${get('month')}-${get('day')} ${get('hour')}:${get('minute')}:${get('second')}`;
+}

@@ -1,0 +1,50 @@
+import type { RunStatus } from '../core/run-state.js';
+import type { ScheduleRules } from '../core/schedule/schedule-rules.js';
+import { SlotClock, timingText } from '../core/schedule/slot-clock.js';
+import type { ScheduleSlot, ScheduleSummary, Store } from '../store/store.js';
+
+/** How many slots of its history `schedule list` reads per schedule (for the missed ones). */
+const HISTORY_READ = 50;
+
+/** A schedule as `baton schedule list`, the console and `baton.schedules.list()` show it. */
+export interface ScheduleView extends ScheduleSummary {
+  /** In words: `cron "0 8 * * *" (Asia/Shanghai)` or `every 30s`. */
+  timing: string;
+  /** Its next three slots (none while paused). */
+  nextFireTimes: number[];
+  /** Its newest run and that run's status now; null: none yet. */
+  lastRun: { id: string; status: RunStatus | null } | null;
+  /** Slots recorded as missed in its recent history (a range counts each slot). */
+  missedSlots: number;
+  /** Slots recorded as skipped in its recent history. */
+  skippedSlots: number;
+}
+
+/** The next `count` slots of rules after `from`. */
+export function nextFireTimes(rules: ScheduleRules, from: number, count: number): number[] {
+  return new SlotClock(rules).nextSlots(from, count);
+}
+
+export function scheduleView(
+  summary: ScheduleSummary,
+  history: readonly ScheduleSlot[],
+  now: number,
+): ScheduleView {
+  // From the next slot stored, which a tick may not have reached yet.
+  const from = summary.nextFireAt === null ? now : summary.nextFireAt - 1;
+  return {
+    ...summary,
+    timing: timingText(summary.rules.timing),
+    nextFireTimes: summary.paused || summary.nextFireAt === null ? [] : nextFireTimes(summary.rules, from, 3),
+    missedSlots: history.filter((s) => s.outcome === 'missed').reduce((n, s) => n + Math.max(s.count, 1), 0),
+    skippedSlots: history.filter((s) => s.outcome === 'skipped').length,
+  };
+}
+
+/** Every schedule with its next slots and recent history: `schedule list`, the console, the API. */
+export async function listScheduleViews(store: Store, now: number): Promise<ScheduleView[]> {
+  const schedules = await store.listSchedules();
+  return Promise.all(
+    schedules.map(async (s) => scheduleView(s, await store.listScheduleSlots(s.name, HISTORY_READ), now)),
+  );
+}
