@@ -1,0 +1,148 @@
+/**
+ * `baton schedule …` end to end with the built command: adding a schedule stores its plan
+ * snapshot (the file may go), `list` shows the next three slots, `preview` shows when an
+ * expression fires across daylight saving, `baton check` starts the due slot's run and `status`
+ * names its schedule and slot; bad input is refused with exit 2, one message naming the field, and
+ * nothing stored.
+ */
+import { existsSync, rmSync } from 'node:fs';
+import { afterAll, describe, expect, it } from 'vitest';
+import { expectExit, removeTempDirs, runBaton, waitFor, writePlan } from './helpers/cli.js';
+import { fixturePlan, planDir } from './helpers/plans.js';
+
+afterAll(() => removeTempDirs());
+
+const oneStep = () =>
+  fixturePlan([{ id: 'fetch', instruction: 'fetch {{inputs.topic}}' }], {
+    name: 'report',
+    inputs: { topic: { default: 'rivals' } },
+  });
+
+describe('baton schedule', () => {
+  it('refuses bad input with exit 2 and one message naming the field, storing nothing', async () => {
+    const { dir, home } = planDir('baton-sched-bad-');
+    const plan = writePlan(dir, oneStep());
+    const add = (...args: string[]) =>
+      runBaton(['schedule', 'add', 'daily', plan, ...args], { home, cwd: dir });
+    const cases: [string[], RegExp][] = [
+      [['--cron', '0 25 * * *'], /--cron "0 25 \* \* \*": Invalid value for hour: 25/],
+      [['--cron', '0 8 * *'], /--cron "0 8 \* \*":/],
+      [['--cron', '0 8 * * *', '--tz', 'Asia/Shangai'], /--tz "Asia\/Shangai": unknown time zone/],
+      [['--every', '500ms'], /--every: a schedule fires at most once a second: give 1s or more/],
+      [['--every', '1s', '--cron', '* * * * *'], /give either --cron .* or --every .*not both/],
+      [[], /give either --cron .* or --every/],
+      [['--every', '1m', '--catch-up', 'soon'], /--catch-up/],
+      [['--every', '1m', '--start-at', 'tomorrowish'], /--start-at "tomorrowish": expected a time/],
+      [['--cron', '0 0 31 2 *'], /never fires/],
+    ];
+    for (const [args, message] of cases) {
+      const result = expectExit(await add(...args), 2);
+      expect(result.stderr.trim().split('\n')).toHaveLength(1);
+      expect(result.stderr).toMatch(message);
+    }
+    const badName = expectExit(
+      await runBaton(['schedule', 'add', 'bad name', plan, '--every', '1m'], { home }),
+      2,
+    );
+    expect(badName.stderr).toContain('schedule name "bad name" must match');
+    const badPlan = writePlan(
+      dir,
+      { name: 'x', steps: [{ id: 'a', instruction: 'x', dependsOn: ['b'] }] },
+      { name: 'bad.yaml' },
+    );
+    expect(
+      expectExit(await runBaton(['schedule', 'add', 'daily', badPlan, '--every', '1m'], { home }), 2).stderr,
+    ).toContain('unknown step "b"');
+    // Nothing was stored: no store was even made.
+    expect(existsSync(home)).toBe(false);
+    expectExit(await add('--every', '1h'), 0);
+    const again = expectExit(await add('--every', '2h'), 2);
+    expect(again.stderr).toContain(
+      'a schedule named "daily" exists already: change it with baton schedule update daily',
+    );
+    const listed = JSON.parse(expectExit(await runBaton(['schedule', 'list', '--json'], { home }), 0).stdout);
+    expect(listed).toHaveLength(1);
+    expect(listed[0].timing).toBe('every 1h');
+    const unknown = expectExit(await runBaton(['schedule', 'pause', 'nope'], { home }), 2);
+    expect(unknown.stderr).toContain('no schedule named "nope"');
+  });
+
+  it('previews a cron expression in a time zone across daylight saving', async () => {
+    const result = expectExit(
+      await runBaton([
+        'schedule',
+        'preview',
+        '--cron',
+        '30 2 * * *',
+        '--tz',
+        'Europe/Berlin',
+        '--from',
+        '2026-10-24T12:00:00Z',
+        '--count',
+        '3',
+        '--json',
+      ]),
+      0,
+    );
+    expect(JSON.parse(result.stdout)).toEqual([
+      { at: '2026-10-25T00:30:00.000Z', local: '2026-10-25 02:30:00', tz: 'Europe/Berlin' },
+      { at: '2026-10-26T01:30:00.000Z', local: '2026-10-26 02:30:00', tz: 'Europe/Berlin' },
+      { at: '2026-10-27T01:30:00.000Z', local: '2026-10-27 02:30:00', tz: 'Europe/Berlin' },
+    ]);
+  });
+
+  it('stores the plan snapshot; check starts the due slot, status names its schedule and slot', async () => {
+    const { dir, home } = planDir('baton-sched-run-');
+    const plan = writePlan(dir, oneStep());
+    const added = expectExit(
+      await runBaton(['schedule', 'add', 'often', plan, '--every', '1s', '-i', 'topic=prices', '--json'], {
+        home,
+        cwd: dir,
+      }),
+      0,
+    );
+    const view = JSON.parse(added.stdout);
+    expect(view.nextFireTimes).toHaveLength(3);
+    expect(view.inputs).toEqual({ topic: 'prices' });
+    // The file may go: the schedule runs its snapshot.
+    rmSync(plan);
+    const runId = await waitFor(
+      async () => {
+        await runBaton(['check', '--quiet'], { home, cwd: dir });
+        const list = JSON.parse((await runBaton(['schedule', 'list', '--json'], { home })).stdout);
+        return list[0].lastRun?.id as string | undefined;
+      },
+      30_000,
+      'a run of the schedule',
+      100,
+    );
+    expect(runId).toMatch(/^often-\d{8}T\d{6}Z$/);
+    await runBaton(['schedule', 'pause', 'often'], { home });
+    await waitFor(
+      async () => {
+        await runBaton(['check', '--quiet'], { home, cwd: dir });
+        const run = JSON.parse((await runBaton(['status', runId, '--json'], { home })).stdout);
+        return run.status === 'succeeded' ? run : null;
+      },
+      30_000,
+      'the run succeeded',
+      100,
+    );
+    const status = JSON.parse(expectExit(await runBaton(['status', runId, '--json'], { home }), 0).stdout);
+    expect(status.schedule).toMatchObject({ name: 'often', manual: false });
+    expect(status.inputs).toEqual({ topic: 'prices' });
+    const text = expectExit(await runBaton(['status', runId], { home }), 0).stdout;
+    expect(text).toContain(`schedule: often, slot ${status.schedule.slotAt}`);
+    const shown = JSON.parse(
+      expectExit(await runBaton(['schedule', 'show', 'often', '--json'], { home }), 0).stdout,
+    );
+    expect(shown.paused).toBe(true);
+    expect(shown.slots.some((s: { runId: string | null }) => s.runId === runId)).toBe(true);
+    const triggered = JSON.parse(
+      expectExit(await runBaton(['schedule', 'trigger', 'often', '--json'], { home }), 0).stdout,
+    );
+    expect(triggered.id).toMatch(/^often-\d{8}T\d{6}Z-manual$/);
+    expectExit(await runBaton(['schedule', 'rm', 'often'], { home }), 0);
+    expect(JSON.parse((await runBaton(['schedule', 'list', '--json'], { home })).stdout)).toEqual([]);
+  });
+});
