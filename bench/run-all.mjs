@@ -514,6 +514,44 @@ const BENCHMARKS = [
       { key: 'dbMbAfter', label: '  database after gc', unit: 'MB', higher: false },
     ],
   },
+  {
+    name: 'schedules',
+    script: 'schedules.mjs',
+    figures: [
+      {
+        key: 'checkExtraMs',
+        label: '`baton check`, nothing due: 1,000 schedules minus none',
+        unit: 'ms',
+        higher: false,
+        goal: 10,
+      },
+      { key: 'checkSchedulesMs', label: '  with 1,000 schedules', unit: 'ms', higher: false },
+      { key: 'checkNoSchedulesMs', label: '  (floor: no schedule)', unit: 'ms', higher: false },
+      {
+        key: 'fullCheckExtraMs',
+        label: '  full check (engine cycle): 1,000 minus none',
+        unit: 'ms',
+        higher: false,
+        goal: 10,
+      },
+      {
+        key: 'sqliteTickMs',
+        label: 'tick of 1,000 due slots (1,000 runs), SQLite',
+        unit: 'ms',
+        higher: false,
+        goal: 1000,
+      },
+      { key: 'sqliteTickFloorMs', label: '  (floor: 1,000 createRun at once)', unit: 'ms', higher: false },
+      {
+        key: 'pgTickMs',
+        label: 'tick of 1,000 due slots, PostgreSQL',
+        unit: 'ms',
+        higher: false,
+        goal: 1000,
+      },
+      { key: 'pgTickFloorMs', label: '  (floor: 1,000 createRun at once)', unit: 'ms', higher: false },
+    ],
+  },
 ];
 
 function runWorkload(bench) {

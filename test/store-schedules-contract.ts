@@ -204,6 +204,23 @@ export function describeSchedulesContract(name: string, makeHarness: () => Store
       expect(many.find((s) => s.outcome === 'missed')).toMatchObject({ count: 590 });
     });
 
+    it('skips a slot whose run id a run made by hand took, and goes on', async () => {
+      await add('x', { overlap: 'allow' });
+      await store.createRun({
+        id: 'x-20261203T000100Z',
+        plan,
+        planHash: 'h',
+        inputs: {},
+        workspace: '/ws',
+        now: T0,
+      });
+      await cycle(T0 + 2 * MIN);
+      expect(await runIds()).toEqual(['x-20261203T000100Z', 'x-20261203T000200Z']);
+      const [, first] = await store.listScheduleSlots('x', 10);
+      expect(first).toMatchObject({ outcome: 'skipped', slotAt: T0 + MIN, runId: null });
+      expect(first?.reason).toContain('already exists');
+    });
+
     it('pauses, resumes from now, triggers by hand and removes', async () => {
       await add('p', {});
       await store.pauseSchedule('p', T0);

@@ -58,13 +58,13 @@ export class PostgresSchedules {
   }
 
   /**
-   * Decides the due slots of the schedules it can lock, in the caller's transaction; `insertRun`
-   * stores a run on the same connection. Returns the runs started and the next slot of any schedule.
+   * Decides the due slots of the schedules it can lock, in the caller's transaction; `insertRuns`
+   * stores the runs on the same connection, in one statement. Returns the runs started and the next slot of any schedule.
    */
   async tick(
     client: PgClient,
     now: number,
-    insertRun: (spec: NewRun) => Promise<void>,
+    insertRuns: (specs: readonly NewRun[]) => Promise<void>,
   ): Promise<{ started: number; more: boolean; next: NextFire }> {
     const s = this.schema;
     const { rows } = await client.query<FullRow>(
@@ -75,12 +75,11 @@ export class PostgresSchedules {
        ORDER BY s.next_fire_at LIMIT $2 FOR UPDATE OF s SKIP LOCKED`,
       [now, SCHEDULE_TICK_BATCH],
     );
-    let started = 0;
+    const runs: NewRun[] = [];
     const slots: unknown[] = [];
     const updates: unknown[] = [];
-    for (const row of rows) {
-      const tick = await this.decide(client, row, now);
-      for (const start of tick.starts) await insertRun(slotRun(row, start.runId, now));
+    for (const { row, tick } of await this.decideAll(client, rows, now)) {
+      for (const start of tick.starts) runs.push(slotRun(row, start.runId, now));
       slots.push(...slotRows(row.name, false, tick.records, now));
       updates.push({
         name: row.name,
@@ -89,8 +88,8 @@ export class PostgresSchedules {
         queued_slot_at: tick.queuedSlotAt,
         last_run_id: tick.lastRunId,
       });
-      started += tick.starts.length;
     }
+    if (runs.length > 0) await insertRuns(runs);
     if (rows.length > 0) {
       await this.insertSlots(client, slots);
       await client.query(
@@ -107,22 +106,35 @@ export class PostgresSchedules {
          EXISTS (SELECT 1 FROM ${s}.schedules WHERE queued_slot_at IS NOT NULL) AS queued`,
     );
     return {
-      started,
+      started: runs.length,
       more: rows.length >= SCHEDULE_TICK_BATCH,
       next: { at: next.rows[0]?.at ?? null, queued: next.rows[0]?.queued === true },
     };
   }
 
-  /** The tick's decision, again without the run ids that exist already (made by hand). */
-  private async decide(client: PgClient, row: FullRow, now: number): Promise<ScheduleTick> {
-    const state = tickStateOf(row);
-    const tick = decideTick(state, now);
-    if (tick.starts.length === 0) return tick;
-    const { rows } = await client.query<{ id: string }>(
+  /**
+   * Each schedule's decision; a schedule whose slot would take a run id that exists already (made by
+   * hand) is decided again without it. One query looks the ids up for every schedule at once.
+   */
+  private async decideAll(
+    client: PgClient,
+    rows: readonly FullRow[],
+    now: number,
+  ): Promise<{ row: FullRow; tick: ScheduleTick }[]> {
+    const decided = rows.map((row) => ({ row, tick: decideTick(tickStateOf(row), now) }));
+    const ids = decided.flatMap(({ tick }) => tick.starts.map((start) => start.runId));
+    if (ids.length === 0) return decided;
+    const { rows: found } = await client.query<{ id: string }>(
       `SELECT id FROM ${this.schema}.runs WHERE id = ANY($1)`,
-      [tick.starts.map((start) => start.runId)],
+      [ids],
     );
-    return rows.length === 0 ? tick : decideTick(state, now, new Set(rows.map((r) => r.id)));
+    if (found.length === 0) return decided;
+    const taken = new Set(found.map((r) => r.id));
+    return decided.map(({ row, tick }) =>
+      tick.starts.some((start) => taken.has(start.runId))
+        ? { row, tick: decideTick(tickStateOf(row), now, taken) }
+        : { row, tick },
+    );
   }
 
   private async insertSlots(client: PgClient, slots: readonly unknown[]): Promise<void> {

@@ -31,7 +31,7 @@ import type {
 import { storeId } from '../store-id.js';
 import { attemptKeyText, NO_USAGE_YET, summaryOf } from '../store-rows.js';
 import { appendRunEvents } from './append-events.js';
-import { createRunSql, createRunValues } from './create-run.js';
+import { createRunSql, createRunsSql, createRunsValues, createRunValues } from './create-run.js';
 import { type CycleLockParams, cycleLockSql, cycleLockValues, type LockPhase } from './cycle-locks.js';
 import { CycleWork } from './cycle-work.js';
 import { PostgresEffects } from './effects.js';
@@ -83,6 +83,7 @@ export class PostgresStore extends withHumanCommands(PostgresReads) implements S
   private readonly writeSql: PreparedSql;
   private readonly lockSql: PreparedSql;
   private readonly createSql: PreparedSql;
+  private readonly createManySql: PreparedSql;
   private readonly storedAttemptsSql: PreparedSql;
   private readonly attemptProcessSql: PreparedSql;
   private readonly effects: PostgresEffects;
@@ -129,6 +130,7 @@ export class PostgresStore extends withHumanCommands(PostgresReads) implements S
     this.writeSql = prepared(writeBatchSql(schema, channel));
     this.lockSql = prepared(cycleLockSql(schema));
     this.createSql = prepared(createRunSql(schema, channel));
+    this.createManySql = prepared(createRunsSql(schema, channel));
     this.storedAttemptsSql = prepared(
       `SELECT attempts.run_id, attempts.step_id, attempts.attempt, attempts.owner,
          NOT (${NO_USAGE_YET}) AS has_usage FROM ${schema}.attempts
@@ -214,8 +216,8 @@ export class PostgresStore extends withHumanCommands(PostgresReads) implements S
       if (!tickSchedules) return finished;
       // In the same transaction: the due slots of schedules start their runs; a run started makes
       // the engine look again at once (settledUnclaimed), which claims its first steps.
-      const tick = await this.schedules.tick(client, request.now, async (spec) => {
-        await client.query({ ...this.createSql, values: createRunValues(spec).values });
+      const tick = await this.schedules.tick(client, request.now, async (specs) => {
+        await client.query({ ...this.createManySql, values: createRunsValues(specs) });
       });
       this.scheduleLook.looked(request.now, tick.more ? { ...tick.next, at: request.now } : tick.next);
       if (tick.started === 0 && !tick.more) return finished;
