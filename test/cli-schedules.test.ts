@@ -5,9 +5,11 @@
  * names its schedule and slot; bad input is refused with exit 2, one message naming the field, and
  * nothing stored.
  */
-import { existsSync, rmSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { expectExit, removeTempDirs, runBaton, waitFor, writePlan } from './helpers/cli.js';
+import { slotRunId } from '../src/core/schedule/schedule-rules.js';
+import { expectExit, removeTempDirs, repoRoot, runBaton, waitFor, writePlan } from './helpers/cli.js';
 import { fixturePlan, planDir } from './helpers/plans.js';
 
 afterAll(() => removeTempDirs());
@@ -65,6 +67,18 @@ describe('baton schedule', () => {
     expect(listed[0].timing).toBe('every 1h');
     const unknown = expectExit(await runBaton(['schedule', 'pause', 'nope'], { home }), 2);
     expect(unknown.stderr).toContain('no schedule named "nope"');
+  });
+
+  it("docs/schedules.md: the daily report's preview prints what the page shows, and its first run id", async () => {
+    const page = readFileSync(join(repoRoot, 'docs', 'schedules.md'), 'utf8');
+    const line = page.split('\n').find((l) => l.startsWith('baton schedule preview '))!;
+    const args = [...line.slice('baton '.length).matchAll(/"([^"]*)"|(\S+)/g)].map((m) => m[1] ?? m[2]!);
+    const shown = /<!-- schedule-preview-output -->\n```text\n([\s\S]*?)```/.exec(page)![1]!;
+    expect(expectExit(await runBaton(args), 0).stdout).toBe(shown);
+    const first = Date.parse(`${shown.slice(0, 19).replace(' ', 'T')}Z`);
+    const runId = slotRunId('daily-report', first);
+    expect(runId).toBe('daily-report-20261203T000000Z');
+    expect(page).toContain(`run \`${runId}\``);
   });
 
   it('previews a cron expression in a time zone across daylight saving', async () => {
