@@ -95,3 +95,17 @@ export async function runAction(
   if (back === 'step' && stepId !== undefined) return consolePath('runs', runId, 'steps', stepId);
   return consolePath('runs', runId);
 }
+
+const SCHEDULE_ACTIONS: Record<string, (store: Store, name: string, now: number) => Promise<unknown>> = {
+  pause: (store, name, now) => store.pauseSchedule(name, now),
+  resume: (store, name, now) => store.resumeSchedule(name, now),
+  trigger: (store, name, now) => store.triggerSchedule(name, now),
+};
+
+/** A schedule's action (pause, resume, trigger: the CLI's `baton schedule <action>`); back to the schedules. */
+export async function scheduleAction(ctx: ConsoleContext, name: string, action: string): Promise<string> {
+  const apply = SCHEDULE_ACTIONS[action];
+  if (!apply) throw new BatonError('INVALID_ARGUMENT', `unknown action "${action}"`);
+  await apply(ctx.store, name, ctx.now());
+  return '/schedules';
+}

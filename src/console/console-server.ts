@@ -8,7 +8,7 @@ import { RunSecretsCache } from '../engine/run-secrets-cache.js';
 import { waitUrlKey, waitUrls } from '../engine/wait-urls.js';
 import { maskedReads } from '../runtime/masked-reads.js';
 import type { Store } from '../store/store.js';
-import { runAction } from './actions.js';
+import { runAction, scheduleAction } from './actions.js';
 import type { ConsoleContext, Handler } from './context.js';
 import { EventHub } from './event-hub.js';
 import { html } from './html.js';
@@ -248,6 +248,11 @@ async function handle(
     );
     return;
   }
+  const schedule = scheduleTarget(url.pathname);
+  if (schedule) {
+    redirect(res, await scheduleAction(ctx, schedule.name, schedule.action));
+    return;
+  }
   const target = actionTarget(url.pathname);
   if (!target) {
     sendText(res, 404, `no action ${url.pathname}\n`);
@@ -302,6 +307,17 @@ function matchRoute(pathname: string): { handler: Handler; params: string[] } | 
 }
 
 /** `/runs/<id>/<action>` or `/runs/<id>/steps/<step>/<action>`. */
+/** `/schedules/<name>/<action>`: a schedule's pause, resume or trigger. */
+function scheduleTarget(pathname: string): { name: string; action: string } | null {
+  const parts = pathname.split('/').slice(1);
+  if (parts.length !== 3 || parts[0] !== 'schedules') return null;
+  try {
+    return { name: decodeURIComponent(parts[1]!), action: parts[2]! };
+  } catch {
+    return null;
+  }
+}
+
 function actionTarget(pathname: string): { runId: string; stepId?: string; action: string } | null {
   const parts = pathname.split('/').slice(1);
   try {

@@ -1,5 +1,6 @@
 import { BatonError } from '../core/errors.js';
 import { redactSecrets } from '../core/redact.js';
+import { listScheduleViews } from '../runtime/schedule-view.js';
 import type { RunDetail } from '../store/store.js';
 import { artifactFile, sendDownload } from './artifact-download.js';
 import { attemptLogFile, LogFollower, readLogTail } from './attempt-logs.js';
@@ -11,6 +12,7 @@ import { inboxPage } from './pages/inbox-page.js';
 import { layout, type PageOptions } from './pages/layout.js';
 import { runPage } from './pages/run-page.js';
 import { runsPage, runsQueryOf } from './pages/runs-page.js';
+import { schedulesPage } from './pages/schedules-page.js';
 import { stepPage } from './pages/step-page.js';
 import type { WaitingItem } from './pages/waiting-items.js';
 import { workersPage } from './pages/workers-page.js';
@@ -217,6 +219,19 @@ const workers: Handler = async (ctx, req) => {
   });
 };
 
+/** Slots of its history each schedule shows. */
+const SLOTS_SHOWN = 10;
+
+const schedules: Handler = async (ctx, req) => {
+  await page(ctx, req, { title: 'Schedules', section: 'schedules' }, undefined, async () => {
+    const views = await listScheduleViews(ctx.store, ctx.now());
+    const withSlots = await Promise.all(
+      views.map(async (view) => ({ view, slots: await ctx.store.listScheduleSlots(view.name, SLOTS_SHOWN) })),
+    );
+    return schedulesPage(withSlots, ctx.session.csrfToken);
+  });
+};
+
 /** `/live?after=<seq>[&run=<id>]`: a notice per new event (of the run, or of every run). */
 const live: Handler = async (ctx, req) => {
   // A stream the browser opens again says what it had last (Last-Event-ID): it misses nothing.
@@ -238,6 +253,7 @@ const live: Handler = async (ctx, req) => {
 export const PAGE_ROUTES: [string, Handler][] = [
   ['', runsList],
   ['inbox', inbox],
+  ['schedules', schedules],
   ['workers', workers],
   ['live', live],
   ['runs/*', runDetail],

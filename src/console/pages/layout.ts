@@ -1,6 +1,6 @@
 import { html, type SafeHtml } from '../html.js';
 
-type Section = 'runs' | 'inbox' | 'workers';
+type Section = 'runs' | 'inbox' | 'schedules' | 'workers';
 
 export interface PageOptions {
   title: string;
@@ -12,6 +12,7 @@ export interface PageOptions {
 const NAV: [Section, string, string][] = [
   ['runs', '/', 'Runs'],
   ['inbox', '/inbox', 'Blockers'],
+  ['schedules', '/schedules', 'Schedules'],
   ['workers', '/workers', 'Flow & workers'],
 ];
 
