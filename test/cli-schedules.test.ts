@@ -156,6 +156,27 @@ describe('baton schedule', () => {
       expectExit(await runBaton(['schedule', 'trigger', 'often', '--json'], { home }), 0).stdout,
     );
     expect(triggered.id).toMatch(/^often-\d{8}T\d{6}Z-manual$/);
+    // A new version of the plan, and a new timing: the options given replace theirs.
+    writePlan(
+      dir,
+      { ...oneStep(), steps: [{ id: 'fetch', instruction: 'fetch it again' }] },
+      { name: 'v2.yaml' },
+    );
+    const updated = JSON.parse(
+      expectExit(
+        await runBaton(
+          ['schedule', 'update', 'often', '--plan', join(dir, 'v2.yaml'), '--every', '1h', '--json'],
+          {
+            home,
+            cwd: dir,
+          },
+        ),
+        0,
+      ).stdout,
+    );
+    expect(updated.planHash).not.toBe(view.planHash);
+    expect(updated.timing).toBe('every 1h');
+    expect(updated.paused).toBe(true);
     expectExit(await runBaton(['schedule', 'rm', 'often'], { home }), 0);
     expect(JSON.parse((await runBaton(['schedule', 'list', '--json'], { home })).stdout)).toEqual([]);
   });
