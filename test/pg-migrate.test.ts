@@ -141,6 +141,18 @@ beforeAll(async () => {
   await sqlite.completeEffect(key, { sent: true }, Date.now());
   // A flow limit (configuration, copied along).
   await sqlite.setFlowLimit({ key: 'node', concurrency: 3, rate: { count: 20, windowMs: 60_000 } }, 7);
+  // A schedule (configuration, copied along; it goes on from its cursor).
+  const scheduled = (await sqlite.getRun('ok1'))!;
+  await sqlite.addSchedule({
+    name: 'daily',
+    plan: scheduled.plan,
+    planHash: scheduled.planHash,
+    inputs: {},
+    workspace: scheduled.workspace,
+    rules: { timing: { everyMs: 86_400_000 }, overlap: 'skip', catchUpMs: null, startAt: null, endAt: null },
+    now: 1000,
+  });
+  await sqlite.pauseSchedule('daily', 3000);
   await sqlite.close();
   server = await started;
   admin = new pg.Pool({ connectionString: server.url, max: 2 });
@@ -221,6 +233,13 @@ describe('baton migrate', () => {
     expect(flow).toMatchObject([{ key: 'node', concurrency: 3, rate: { count: 20, windowMs: 60_000 } }]);
     const keys = await admin.query(`SELECT DISTINCT flow_key FROM "${schema}".steps`);
     expect(keys.rows).toEqual([{ flow_key: 'node' }]);
+    // The schedule comes along, paused.
+    const schedules = await json<{ name: string; paused: boolean; timing: string }[]>([
+      ...store,
+      'schedule',
+      'list',
+    ]);
+    expect(schedules).toMatchObject([{ name: 'daily', paused: true, timing: 'every 1d' }]);
 
     // Again: refused before anything is written, in either database.
     const countsBefore = await pgCounts(schema);

@@ -155,6 +155,7 @@ async function copyRuns(
     await target.insertDeliveries(source.deliveriesOf(first, after, eventFilter), seqMap);
   }
   await target.insertFlowLimits(source.flowLimits());
+  await target.insertSchedules(source.schedules());
   await options.beforeVerify?.(client, schema);
   const targetCounts = await target.counts(runIds);
   if (!sameCounts(sourceCounts, targetCounts)) throw new CountMismatch(targetCounts);

@@ -261,6 +261,40 @@ export class PostgresCopyTarget {
     return inserted.map((row) => row.key);
   }
 
+  /**
+   * Schedules the target does not have yet (one of the same name there wins), with their slot
+   * history: a migrated schedule goes on from its cursor, so no slot is decided twice.
+   */
+  async insertSchedules(source: {
+    schedules: readonly SourceRow[];
+    slots: readonly SourceRow[];
+  }): Promise<void> {
+    if (source.schedules.length === 0) return;
+    const { rows: inserted } = await this.client.query<{ name: string }>(
+      `INSERT INTO ${this.schema}.schedules (name, plan_name, plan_json, plan_hash, inputs_json, workspace, rules_json,
+         paused, cursor_at, next_fire_at, queued_slot_at, last_run_id, created_at, updated_at)
+       SELECT x.name, x.plan_name, x.plan_json, x.plan_hash, x.inputs_json, x.workspace, x.rules_json, x.paused <> 0,
+         x.cursor_at, x.next_fire_at, x.queued_slot_at, x.last_run_id, x.created_at, x.updated_at
+       FROM json_to_recordset($1::json) AS x (name text, plan_name text, plan_json text, plan_hash text,
+         inputs_json text, workspace text, rules_json text, paused integer, cursor_at bigint, next_fire_at bigint,
+         queued_slot_at bigint, last_run_id text, created_at bigint, updated_at bigint)
+       ON CONFLICT (name) DO NOTHING RETURNING name`,
+      [toPgJson(source.schedules)],
+    );
+    const names = new Set(inserted.map((row) => row.name));
+    const slots = source.slots.filter((slot) => names.has(slot.schedule as string));
+    if (slots.length === 0) return;
+    await this.client.query(
+      `INSERT INTO ${this.schema}.schedule_slots (schedule, manual, slot_at, outcome, run_id, reason, slot_count,
+         last_slot_at, recorded_at)
+       SELECT x.schedule, x.manual <> 0, x.slot_at, x.outcome, x.run_id, x.reason, x.slot_count, x.last_slot_at,
+         x.recorded_at
+       FROM json_to_recordset($1::json) AS x (schedule text, manual integer, slot_at bigint, outcome text,
+         run_id text, reason text, slot_count integer, last_slot_at bigint, recorded_at bigint)`,
+      [toPgJson(slots)],
+    );
+  }
+
   /** Wakes workers (at commit) when a migrated running run has a step due at `dueAt`. */
   async notifyDue(channel: string, dueAt: number): Promise<void> {
     await this.client.query('SELECT pg_notify($1, $2::text)', [channel, String(dueAt)]);

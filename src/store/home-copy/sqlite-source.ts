@@ -178,6 +178,16 @@ export class SqliteCopySource {
       .all() as SourceRow[];
   }
 
+  /** The schedules and their slot history (configuration and its record, not per run; `baton schedule add`). */
+  schedules(): { schedules: SourceRow[]; slots: SourceRow[] } {
+    return {
+      schedules: this.db.prepare('SELECT * FROM schedules ORDER BY name').all() as SourceRow[],
+      slots: this.db
+        .prepare('SELECT * FROM schedule_slots ORDER BY schedule, manual, slot_at')
+        .all() as SourceRow[],
+    };
+  }
+
   /** Up to `limit` events after `afterSeq`, in seq order, of these runs (null: of every run). */
   eventsAfter(afterSeq: number, runIds: readonly string[] | null, limit: number): SourceEventRow[] {
     const filter = runIds === null ? '' : `AND e.${IN_RUNS}`;
