@@ -3,7 +3,8 @@
 // - idle check: two homes with 5 finished runs each, one also holding 1,000 schedules none of which
 //   is due (a yearly cron); `baton check` (dist/cli/baton.cjs, its idle path) and the full check
 //   (dist/cli/main.js, the engine's cycle and nextWakeAt) timed alternately, medians. Goal: the
-//   schedules add <= 10 ms.
+//   schedules add <= 10 ms. Process times on a loaded machine vary by more than that, so the same
+//   store work (open, a cycle, nextWakeAt, close) is also timed in this process, paired.
 // - tick: 1,000 every-minute schedules (overlap allow), then one cycle at the minute: it decides
 //   every slot and stores 1,000 runs in its transaction. Floor of the same run: 1,000 runs of the
 //   same plan stored at once by createRun (one group commit on SQLite; one statement each on
@@ -29,6 +30,7 @@ import {
 
 const SCHEDULES = Number(process.env.BENCH_SCHEDULES ?? 1000);
 const INVOCATIONS = Number(process.env.BENCH_CHECK_INVOCATIONS ?? 10);
+const STORE_SAMPLES = Number(process.env.BENCH_SCHEDULE_SAMPLES ?? 50);
 const here = dirname(fileURLToPath(import.meta.url));
 const CLI = join(here, '..', '..', 'dist', 'cli', 'baton.cjs');
 const ESM_CLI = join(here, '..', '..', 'dist', 'cli', 'main.js');
@@ -86,7 +88,32 @@ async function idleFigures() {
       samples.fullNone.push(timeCheck(ESM_CLI, none));
       samples.fullMany.push(timeCheck(ESM_CLI, many));
     }
+    // The same store work in this process, where process start-up noise does not drown it: what a
+    // check does with its store (open, one cycle, nextWakeAt, close), median of STORE_SAMPLES each.
+    const storeWork = async (home) => {
+      const start = now();
+      const store = openStore(home.dbPath);
+      await store.cycle({
+        owner: 'bench',
+        now: Date.now(),
+        leaseMs: 30_000,
+        completions: [],
+        claimLimit: 8,
+        random: () => 0,
+      });
+      await store.nextWakeAt();
+      await store.close();
+      return now() - start;
+    };
+    const work = { none: [], many: [] };
+    for (let i = 0; i < STORE_SAMPLES; i++) {
+      work.none.push(await storeWork(none));
+      work.many.push(await storeWork(many));
+    }
     return {
+      storeWorkNoSchedulesMs: median(work.none),
+      storeWorkSchedulesMs: median(work.many),
+      storeWorkExtraMs: median(work.many.map((ms, i) => ms - work.none[i])),
       checkNoSchedulesMs: median(samples.none),
       checkSchedulesMs: median(samples.many),
       checkExtraMs: median(samples.many.map((ms, i) => ms - samples.none[i])),
