@@ -20,6 +20,20 @@ export type BatonEvent =
   | { type: 'run.approved'; delayMs: number }
   /** A human rejected a proposed run (`baton reject`). */
   | { type: 'run.rejected' }
+  /**
+   * A person asked for `stepId` to run again (`baton rerun --from`), with `steps` steps in all (it
+   * and its dependents, or it alone with `only`); `stale`: the steps after it that keep a result
+   * resting on an older one (`only`); `redoEffects`: its recorded effects are forgotten.
+   */
+  | {
+      type: 'run.rerun_requested';
+      stepId: string;
+      by: string;
+      only: boolean;
+      redoEffects: boolean;
+      steps: number;
+      stale?: string[];
+    }
   /** A worker claimed the step and leased it until `leaseExpiresAt`. */
   | { type: 'step.started'; stepId: string; attempt: number; owner: string; leaseExpiresAt: number }
   | { type: 'step.succeeded'; stepId: string; attempt: number; durationMs: number | null; summary: string }

@@ -3,6 +3,7 @@ import type { BatonEvent, StoredEvent } from '../core/events.js';
 import type { FailureClass, OutputArtifact, StepOutcome, StepUsage } from '../core/failure.js';
 import type { FlowLimit } from '../core/flow.js';
 import type { HookSpec, Plan, PlanStep } from '../core/plan/types.js';
+import type { RerunRequest } from '../core/rerun.js';
 import type { PlanSecretEnv } from '../core/run-secrets.js';
 import type { RunStatus, StepResult, StepState, StepStatus } from '../core/run-state.js';
 import type { WaitDecision } from '../core/waits.js';
@@ -85,6 +86,13 @@ export interface Store {
   approveStep(runId: string, stepId: string, decision: WaitDecision, now: number): Promise<RunSummary>;
   /** `baton reject <run> <step>`: a waiting approval is rejected; the steps after it are skipped. */
   rejectStep(runId: string, stepId: string, decision: WaitDecision, now: number): Promise<RunSummary>;
+  /**
+   * `baton rerun <run> --from <step>`: the step and the steps that depend on it run again with fresh
+   * tries (core/rerun.ts), recorded as `run.rerun_requested`; with `redoEffects` their recorded
+   * effects are forgotten in the same transaction. Refuses a cancelled run, a step that has not run,
+   * an unsafe step without `redoEffects`.
+   */
+  rerunFrom(runId: string, request: RerunRequest, now: number): Promise<RunSummary>;
   /**
    * `baton send`: the event ends the steps waiting for it (in `sent.runId`, else in every run), each
    * run in one transaction, exactly once under races; sent to a run whose step does not wait yet, it

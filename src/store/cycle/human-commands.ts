@@ -1,3 +1,4 @@
+import { type RerunRequest, rerunFrom } from '../../core/rerun.js';
 import {
   approveRun,
   cancelRun,
@@ -15,7 +16,7 @@ import type { RunSummary, Store } from '../store.js';
 /** What a human command does to a run, as the core decides it (core/run-commands.ts). */
 export type RunChange = (run: RunState) => Transition;
 
-/** The nine human commands of the Store contract. */
+/** The human commands of the Store contract. */
 type HumanCommandMethods = Pick<
   Store,
   | 'retryStep'
@@ -27,6 +28,7 @@ type HumanCommandMethods = Pick<
   | 'resumeRun'
   | 'approveStep'
   | 'rejectStep'
+  | 'rerunFrom'
 >;
 
 // biome-ignore lint/suspicious/noExplicitAny: a mixin's base must be constructible with any[] (TS2545).
@@ -79,6 +81,10 @@ export function withHumanCommands<B extends StoreBase>(Base: B) {
 
     rejectStep(runId: string, stepId: string, decision: WaitDecision, now: number): Promise<RunSummary> {
       return this.applyCommand(runId, (run) => rejectWaitStep(run, stepId, decision, now), now);
+    }
+
+    rerunFrom(runId: string, request: RerunRequest, now: number): Promise<RunSummary> {
+      return this.applyCommand(runId, (run) => rerunFrom(run, request, now), now);
     }
   }
   return WithHumanCommands;
