@@ -7,8 +7,15 @@ import type { RunStatus } from './run-state.js';
  * Each event is written in the same transaction as the state it describes.
  */
 export type BatonEvent =
-  /** A run was stored with its plan snapshot. */
-  | { type: 'run.created'; planName: string; planHash: string; steps: number; status: RunStatus }
+  /** A run was stored with its plan snapshot; `forkedFrom`: the run and step `baton fork` made it from. */
+  | {
+      type: 'run.created';
+      planName: string;
+      planHash: string;
+      steps: number;
+      status: RunStatus;
+      forkedFrom?: { runId: string; stepId: string };
+    }
   /** A human approved a proposed run, or retried a step of a blocked run: work goes on. */
   | { type: 'run.resumed'; reason: string }
   /** Every step succeeded, was skipped or degraded. */

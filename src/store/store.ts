@@ -2,6 +2,7 @@ import type { RandomSource } from '../core/backoff.js';
 import type { BatonEvent, StoredEvent } from '../core/events.js';
 import type { FailureClass, OutputArtifact, StepOutcome, StepUsage } from '../core/failure.js';
 import type { FlowLimit } from '../core/flow.js';
+import type { KeptStep } from '../core/fork.js';
 import type { HookSpec, Plan, PlanStep } from '../core/plan/types.js';
 import type { RerunRequest } from '../core/rerun.js';
 import type { PlanSecretEnv } from '../core/run-secrets.js';
@@ -242,6 +243,8 @@ export interface NewRun {
   awaitingApproval?: boolean;
   /** Steps already done elsewhere (`baton import` of a half-done state.json): they start succeeded. */
   completedSteps?: readonly string[];
+  /** `baton fork`: steps that start settled with the old run's status and result (core/fork.ts). */
+  keptSteps?: readonly KeptStep[];
 }
 
 export interface EffectKey {

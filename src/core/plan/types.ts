@@ -295,6 +295,11 @@ export interface Plan {
    * (`step.would_execute`) and their `shadowResult` (or null) flows on.
    */
   shadow?: boolean;
+  /**
+   * Set by `baton fork` on the new run's snapshot (never read from a plan file): the run and step it
+   * was forked from (core/fork.ts).
+   */
+  forkedFrom?: { runId: string; stepId: string };
   /** In the order of the plan file. */
   steps: PlanStep[];
 }
