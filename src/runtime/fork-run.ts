@@ -109,13 +109,17 @@ function declaredInputs(plan: Plan, inputs: Record<string, string>): Record<stri
 
 /**
  * The old workspace copied into the new one (symlinks as links), without the Baton home when it
- * lies inside (a project folder holding `.baton`). Null when the old folder is gone.
+ * lies inside (a project folder holding `.baton`). Null when nothing was copied: the old folder is
+ * gone, or it is the home itself.
  */
 function copyWorkspace(source: string, target: string, batonHome: string): string | null {
   if (!existsSync(source)) return null;
   const home = realOr(resolve(batonHome));
+  const from = realOr(source);
+  // A run that worked in the home itself (a workflow's default) leaves nothing of its own to copy.
+  if (from === home) return null;
   // Only a home inside the old workspace is left out (a fork of a fork works inside the home).
-  copyEntries(realOr(source), target, isInside(home, realOr(source)) ? home : null);
+  copyEntries(from, target, isInside(home, from) ? home : null);
   return source;
 }
 
