@@ -2,11 +2,13 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
+  agentCommand,
   batonJson,
   expectExit,
   expectRefused,
   readCounts,
   removeTempDirs,
+  repoRoot,
   runBaton,
   runStatus,
   timeline,
@@ -156,5 +158,27 @@ describe('baton fork', () => {
     );
     expect(await batonJson<unknown[]>(['status'], { home })).toHaveLength(1);
     expect(existsSync(join(home, 'workspaces', 'v2'))).toBe(false);
+  });
+});
+
+describe('the rerun example of docs/operating.md', () => {
+  it('runs as written: a rerun of analyze brings a fresh report, fetch and notes run once', async () => {
+    const page = readFileSync(join(repoRoot, 'docs', 'operating.md'), 'utf8');
+    const section = page.split('## Doing part of a run again: rerun and fork')[1]!.split('\n## ')[0]!;
+    const plan = /```yaml\n([\s\S]*?)```/.exec(section)![1]!;
+    const commands = /```sh\n([\s\S]*?)```/
+      .exec(section)![1]!
+      .split('\n')
+      .map((line) => line.replace(/#.*$/, '').trim())
+      .filter((line) => line.startsWith('baton '));
+    expect(commands[1]).toBe('baton rerun daily-20261012 --from analyze --by ana');
+    const { dir, home } = planDir('baton-rerun-doc-');
+    writeFileSync(join(dir, 'daily-report.yaml'), plan);
+    const ledger = join(dir, 'ledger');
+    const env = { COUNT_FILE: ledger, BATON_AGENT_CMD: JSON.stringify(agentCommand('agent-count')) };
+    for (const command of commands)
+      expectExit(await runBaton(command.split(' ').slice(1), { home, env, cwd: dir }), 0);
+    const ran = readCounts(ledger).map((line) => `${line.step} ${line.attempt}`);
+    expect(ran.sort()).toEqual(['analyze 1', 'analyze 2', 'fetch 1', 'notes 1', 'report 1', 'report 2']);
   });
 });
