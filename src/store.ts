@@ -59,6 +59,7 @@ export type {
   LiveLease,
   NewRun,
   ReclaimedAttempt,
+  RerunSummary,
   RunDetail,
   RunFilter,
   RunPage,

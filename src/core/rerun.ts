@@ -86,8 +86,15 @@ export function rerunSteps(
   return { steps: [...selected].sort((a, b) => a - b).map((at) => plan.steps[at]!.id), stale };
 }
 
-/** The core of `Store.rerunFrom`: see RerunRequest. Refuses (BatonError) what cannot be rerun. */
-export function rerunFrom(run: RunState, request: RerunRequest, now: number): Transition {
+/**
+ * The core of `Store.rerunFrom`: see RerunRequest. Refuses (BatonError) what cannot be rerun. The
+ * transition carries what it selected, for the caller to report.
+ */
+export function rerunFrom(
+  run: RunState,
+  request: RerunRequest,
+  now: number,
+): Transition & { selection: RerunSelection } {
   const { from } = request;
   const state = stepState(run, from);
   if (run.status === 'cancelled') {
@@ -136,7 +143,7 @@ export function rerunFrom(run: RunState, request: RerunRequest, now: number): Tr
   });
   startAgain(draft, from);
   const transition = draft.finish();
-  return redoEffects ? { ...transition, clearEffects: selection.steps } : transition;
+  return { ...transition, selection, ...(redoEffects ? { clearEffects: selection.steps } : {}) };
 }
 
 /** An unsafe step that ran is rerun only when its effects are to be redone: say so. */

@@ -4,7 +4,7 @@ import type { FailureClass, OutputArtifact, StepOutcome, StepUsage } from '../co
 import type { FlowLimit } from '../core/flow.js';
 import type { KeptStep } from '../core/fork.js';
 import type { HookSpec, Plan, PlanStep } from '../core/plan/types.js';
-import type { RerunRequest } from '../core/rerun.js';
+import type { RerunRequest, RerunSelection } from '../core/rerun.js';
 import type { PlanSecretEnv } from '../core/run-secrets.js';
 import type { RunStatus, StepResult, StepState, StepStatus } from '../core/run-state.js';
 import type { WaitDecision } from '../core/waits.js';
@@ -93,7 +93,7 @@ export interface Store {
    * effects are forgotten in the same transaction. Refuses a cancelled run, a step that has not run,
    * an unsafe step without `redoEffects`.
    */
-  rerunFrom(runId: string, request: RerunRequest, now: number): Promise<RunSummary>;
+  rerunFrom(runId: string, request: RerunRequest, now: number): Promise<RerunSummary>;
   /**
    * `baton send`: the event ends the steps waiting for it (in `sent.runId`, else in every run), each
    * run in one transaction, exactly once under races; sent to a run whose step does not wait yet, it
@@ -364,6 +364,9 @@ export interface RunSummary {
   usage: StepUsage;
   stepCounts: Partial<Record<StepState['status'], number>>;
 }
+
+/** A run after `rerunFrom`, with the steps it runs again and those it left stale (`only`). */
+export type RerunSummary = RunSummary & { rerun: RerunSelection };
 
 /** A step of a run as the reads return it: its state, with its title and dependencies from the plan. */
 export type RunStep = StepState & { title: string; dependsOn: string[] };

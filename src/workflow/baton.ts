@@ -17,7 +17,7 @@ import { type EngineSettings, engineSettings } from '../runtime/settings.js';
 import { decidedBy, eventDataJson, payloadCheck, payloadMask } from '../runtime/wait-inputs.js';
 import type { EventDelivery } from '../store/cycle/send-event.js';
 import { SqliteStore } from '../store/sqlite/sqlite-store.js';
-import { NO_STEPS, type RunSummary, type Store } from '../store/store.js';
+import { NO_STEPS, type RerunSummary, type RunSummary, type Store } from '../store/store.js';
 import type { Workflow, WorkflowResults } from './define-workflow.js';
 import { type StartPlanOptions, startPlanRun, startPlanRuns } from './start-plan-run.js';
 import { resultValue, stepContext } from './step-context.js';
@@ -362,7 +362,7 @@ export class Baton {
    * run that succeeded, is blocked or running; throws a BatonError for an unknown run or step, a
    * cancelled run (fork it) and a step that has not run yet. This process's workers drive it.
    */
-  async rerun(runId: string, options: RerunOptions): Promise<RunSummary> {
+  async rerun(runId: string, options: RerunOptions): Promise<RerunSummary> {
     const store = await this.opening;
     const summary = await store.rerunFrom(
       runId,

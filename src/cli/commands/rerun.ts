@@ -1,10 +1,8 @@
-import { rerunSteps } from '../../core/rerun.js';
 import { withExistingStore } from '../../runtime/open-store.js';
 import { decidedBy } from '../../runtime/wait-inputs.js';
 import { EXIT } from '../exit-codes.js';
 import { printJson } from '../format.js';
 import type { GlobalOptions } from '../global-options.js';
-import { requireRun } from '../status-view.js';
 
 interface RerunOptions extends GlobalOptions {
   from: string;
@@ -19,17 +17,15 @@ interface RerunOptions extends GlobalOptions {
  */
 export async function rerunCommand(runId: string, options: RerunOptions): Promise<number> {
   return withExistingStore(options, async (store) => {
-    const run = await requireRun(store, runId);
     const only = options.only === true;
     const summary = await store.rerunFrom(
       runId,
       { from: options.from, only, redoEffects: options.redoEffects === true, by: decidedBy(options.by) },
       Date.now(),
     );
-    // What the store just did, decided again over the run as read before it (for the message).
-    const { steps, stale } = rerunSteps(run, options.from, only);
+    const { steps, stale } = summary.rerun;
     if (options.json) {
-      printJson({ ...summary, rerun: { from: options.from, steps, stale } });
+      printJson({ ...summary, rerun: { from: options.from, ...summary.rerun } });
       return EXIT.ok;
     }
     const listed = steps.length > 10 ? `${steps.slice(0, 10).join(', ')}, …` : steps.join(', ');

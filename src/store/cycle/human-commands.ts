@@ -1,4 +1,4 @@
-import { type RerunRequest, rerunFrom } from '../../core/rerun.js';
+import { type RerunRequest, type RerunSelection, rerunFrom } from '../../core/rerun.js';
 import {
   approveRun,
   cancelRun,
@@ -11,7 +11,7 @@ import {
 import type { RunState, StepResult } from '../../core/run-state.js';
 import type { Transition } from '../../core/transitions.js';
 import { approveWaitStep, rejectWaitStep, type WaitDecision } from '../../core/waits.js';
-import type { RunSummary, Store } from '../store.js';
+import type { RerunSummary, RunSummary, Store } from '../store.js';
 
 /** What a human command does to a run, as the core decides it (core/run-commands.ts). */
 export type RunChange = (run: RunState) => Transition;
@@ -83,8 +83,18 @@ export function withHumanCommands<B extends StoreBase>(Base: B) {
       return this.applyCommand(runId, (run) => rejectWaitStep(run, stepId, decision, now), now);
     }
 
-    rerunFrom(runId: string, request: RerunRequest, now: number): Promise<RunSummary> {
-      return this.applyCommand(runId, (run) => rerunFrom(run, request, now), now);
+    async rerunFrom(runId: string, request: RerunRequest, now: number): Promise<RerunSummary> {
+      let rerun: RerunSelection = { steps: [], stale: [] };
+      const summary = await this.applyCommand(
+        runId,
+        (run) => {
+          const transition = rerunFrom(run, request, now);
+          rerun = transition.selection;
+          return transition;
+        },
+        now,
+      );
+      return { ...summary, rerun };
     }
   }
   return WithHumanCommands;
