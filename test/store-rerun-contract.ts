@@ -220,6 +220,73 @@ export function describeRerunContract(name: string, makeHarness: () => StoreHarn
       expect(after.claimed.map((c) => `${c.stepId}#${c.attempt}`)).toEqual(['fetch#2']);
     });
 
+    it('a running step after the rerun step does not start again while its old attempt holds its lease', async () => {
+      await create(dailyPlan());
+      let claimed = (await cycle()).claimed;
+      now += 10;
+      claimed = (await cycle(claimed.map((c) => done(c)))).claimed;
+      const analyze = claimed.find((c) => c.stepId === 'analyze')!;
+      expect(analyze).toBeDefined();
+      now += 10;
+      await store.rerunFrom('run1', { from: 'fetch', by: 'ana' }, now);
+      const [fetch] = (await cycle()).claimed;
+      expect(fetch?.stepId).toBe('fetch');
+      now += 10;
+      // fetch is done again: analyze is due, but its old attempt (lease until +1000 ms) has not ended.
+      expect((await cycle([done(fetch!)])).claimed).toEqual([]);
+      now += 10;
+      const stopped: Completion = {
+        ...done(analyze),
+        outcome: { ok: false, failureClass: 'interrupted', message: 'aborted' },
+      };
+      const after = await cycle([stopped]);
+      expect(after.claimed.map((c) => `${c.stepId}#${c.attempt}`)).toEqual(['analyze#2']);
+    });
+
+    it('stores a fork with its kept steps settled as the old run left them, and claims only the rest', async () => {
+      await create(dailyPlan());
+      await runToEnd();
+      const old = await store.getRun('run1');
+      const kept = ['fetch', 'analyze', 'notes'].map((stepId) => ({
+        stepId,
+        status: 'succeeded' as const,
+        resultJson: old!.steps.find((s) => s.stepId === stepId)!.resultJson,
+      }));
+      const plan = { ...dailyPlan(), forkedFrom: { runId: 'run1', stepId: 'report' } };
+      await store.createRun({
+        id: 'run2',
+        plan,
+        planHash: 'h2',
+        inputs: {},
+        workspace: '/ws2',
+        now,
+        keptSteps: kept,
+      });
+      expect(await statuses('run2')).toEqual({
+        fetch: 'succeeded',
+        analyze: 'succeeded',
+        report: 'ready',
+        send: 'pending',
+        notes: 'succeeded',
+      });
+      expect((await store.getRun('run2'))?.plan.forkedFrom).toEqual({ runId: 'run1', stepId: 'report' });
+      expect((await store.getEvents('run2'))[0]).toMatchObject({
+        type: 'run.created',
+        forkedFrom: { runId: 'run1', stepId: 'report' },
+      });
+      const ran: string[] = [];
+      let claimed = (await cycle()).claimed;
+      while (claimed.length > 0) {
+        ran.push(...claimed.map((c) => `${c.runId} ${c.stepId}`));
+        // What the forked report reads is the old run's analysis.
+        if (claimed[0]?.stepId === 'report') expect(claimed[0].results.analyze?.value).toBe('analyze');
+        now += 10;
+        claimed = (await cycle(claimed.map((c) => done(c)))).claimed;
+      }
+      expect(ran).toEqual(['run2 report', 'run2 send']);
+      expect((await store.getRun('run2'))?.status).toBe('succeeded');
+    });
+
     it('a rerun of a fan-out runs its items again; a rerun from an item settles its group again', async () => {
       await create(pagesPlan());
       const pages = (claim: ClaimedStep) =>
