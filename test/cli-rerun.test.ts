@@ -11,6 +11,8 @@ import {
   repoRoot,
   runBaton,
   runStatus,
+  spawnBaton,
+  stopProcesses,
   timeline,
   writePlan,
 } from './helpers/cli.js';
@@ -21,7 +23,10 @@ import { fixturePlan, planDir, stepOf } from './helpers/plans.js';
  * `<run> <step> <attempt> <pid>` to a ledger for every time it runs (agent-count).
  */
 
-afterEach(removeTempDirs);
+afterEach(async () => {
+  await stopProcesses('SIGKILL');
+  removeTempDirs();
+});
 
 /** The daily report: fetch, analyze, report, send; `notes` beside it. */
 function dailyPlan(reportInstruction = 'write the report from the analysis') {
@@ -111,6 +116,42 @@ describe('baton rerun', () => {
     expect((await timeline(home, 'daily')).length).toBe(cancelled);
     const runs = await batonJson<unknown[]>(['status'], { home });
     expect(runs).toHaveLength(1);
+  });
+
+  it('stops a running step first: its rerun starts only after the old agent process was stopped', async () => {
+    const { dir, home } = planDir('baton-rerun-running-');
+    const spans = join(dir, 'spans');
+    const plan = writePlan(
+      dir,
+      fixturePlan(
+        [
+          { id: 'fetch', instruction: 'fetch' },
+          { id: 'analyze', instruction: 'analyze for a long time', dependsOn: ['fetch'] },
+        ],
+        { name: 'slow' },
+        'agent-span',
+      ),
+    );
+    const env = { SPAN_FILE: spans, SPAN_MS: '600000', SPAN_STEP: 'analyze' };
+    expectExit(await runBaton(['run', plan, '--id', 'slow', '--detach'], { home, env }), 0);
+    spawnBaton(['worker', '--lease', '3s', '--quiet'], { home, env });
+    const lines = () => (existsSync(spans) ? readFileSync(spans, 'utf8').trim().split('\n') : []);
+    const until = async (what: string) => {
+      for (const deadline = Date.now() + 60_000; Date.now() < deadline; ) {
+        if (lines().some((line) => line.startsWith(what))) return;
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      throw new Error(`no "${what}" in ${spans}: ${lines().join(' | ')}`);
+    };
+    await until('start analyze 1');
+    expectExit(await runBaton(['rerun', 'slow', '--from', 'fetch'], { home, env }), 0);
+    await until('start analyze 2');
+    const order = lines().map((line) => line.split(' ').slice(0, 3).join(' '));
+    // The old analyze was stopped (never finished), and only then did the new one start.
+    expect(order).not.toContain('end analyze 1');
+    expect(order.indexOf('stop analyze 1')).toBeGreaterThan(-1);
+    expect(order.indexOf('stop analyze 1')).toBeLessThan(order.indexOf('start analyze 2'));
+    expect(order.indexOf('end fetch 2')).toBeLessThan(order.indexOf('start analyze 2'));
   });
 });
 
