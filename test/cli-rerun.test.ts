@@ -222,4 +222,34 @@ describe('the rerun example of docs/operating.md', () => {
     const ran = readCounts(ledger).map((line) => `${line.step} ${line.attempt}`);
     expect(ran.sort()).toEqual(['analyze 1', 'analyze 2', 'fetch 1', 'notes 1', 'report 1', 'report 2']);
   });
+
+  it('takes new inputs over the old ones, and refuses the old workspace while the old run is unfinished', async () => {
+    const { dir, home } = planDir('baton-fork-inputs-');
+    const plan = writePlan(
+      dir,
+      fixturePlan(
+        [
+          { id: 'fetch', instruction: 'fetch {{inputs.region}}' },
+          { id: 'report', instruction: 'report on {{inputs.region}}', dependsOn: ['fetch'] },
+        ],
+        { name: 'regional', inputs: { region: {}, lang: { default: 'en' } } },
+      ),
+    );
+    expectExit(await runBaton(['run', plan, '--id', 'eu', '--detach', '-i', 'region=eu'], { home }), 0);
+    expectRefused(
+      await runBaton(['fork', 'eu', '--from', 'fetch', '--workspace', dir], { home }),
+      `run eu works there and is running`,
+    );
+    expectRefused(
+      await runBaton(['fork', 'eu', '--from', 'fetch', '-i', 'zone=x'], { home }),
+      'input "zone"',
+    );
+    expect(await batonJson<unknown[]>(['status'], { home })).toHaveLength(1);
+    expectExit(
+      await runBaton(['fork', 'eu', '--from', 'fetch', '--id', 'us', '-i', 'region=us'], { home }),
+      0,
+    );
+    const run = await batonJson<{ inputs: Record<string, string> }>(['status', 'us'], { home });
+    expect(run.inputs).toEqual({ region: 'us', lang: 'en' });
+  });
 });

@@ -107,6 +107,21 @@ describe('rerun (core)', () => {
     expect(rerunFrom(run, { from: 'report', only: true, by: 'x' }, clock).clearEffects).toBeUndefined();
   });
 
+  it('takes a blocked run back to running: the blocked step runs again after the rerun step', () => {
+    let run = dailyRun();
+    run = succeed(run, 'fetch');
+    run = succeed(run, 'notes');
+    const claimed = claimStep(run, 'analyze', 'w', tick(), 1000).run;
+    const failure = { ok: false as const, failureClass: 'fatal' as const, message: 'no key' };
+    run = completeStep(claimed, 'analyze', failure, tick(), () => 0).run;
+    expect(run.status).toBe('blocked');
+    const rerun = rerunFrom(run, { from: 'fetch', by: 'ana' }, tick()).run;
+    expect(rerun.status).toBe('running');
+    expect(rerun.blockedReason).toBeNull();
+    expect(status(rerun)).toMatchObject({ fetch: 'ready', analyze: 'pending', notes: 'succeeded' });
+    expect(rerun.steps[1]).toMatchObject({ tries: 0, lastError: null, attempt: 1 });
+  });
+
   it('refuses a cancelled run (saying to fork) and a step that has not run', () => {
     const run = dailyRun();
     expect(() => rerunFrom(run, { from: 'fetch', by: 'x' }, 1)).toThrow(/has not run yet/);
