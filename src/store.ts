@@ -37,7 +37,7 @@ export const PostgresStore: {
 export type { RandomSource } from './core/backoff.js';
 export type { FlowLimit, FlowRate } from './core/flow.js';
 export type { KeptStep } from './core/fork.js';
-export type { RerunRequest } from './core/rerun.js';
+export type { RerunRequest, RerunSelection } from './core/rerun.js';
 export type { PlanSecretEnv } from './core/run-secrets.js';
 export type { StepState } from './core/run-state.js';
 export type { OpenPostgresOptions } from './store/postgres/open-postgres-options.js';
