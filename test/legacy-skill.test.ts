@@ -138,7 +138,9 @@ describe('the skill documented behaviour', () => {
       STEP_MAX_RETRIES: '1',
     };
     const result = expectExit(await runLegacy('check', file, env, { json: true }), 0);
-    expect(readState(file).stepRuns['step-1']?.error).toBe('posting to [redacted] failed; token [redacted] refused');
+    expect(readState(file).stepRuns['step-1']?.error).toBe(
+      'posting to [redacted] failed; token [redacted] refused',
+    );
     const written = readFileSync(file, 'utf8') + result.stdout + result.stderr;
     expect(written).not.toContain(token);
     expect(written).not.toContain('hooks.slack.com/services');
