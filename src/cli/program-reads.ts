@@ -70,7 +70,7 @@ Ctrl-C (SIGINT) ends a watch with exit 130 (SIGTERM: 143).${colours}`,
     )
     .option(
       '--public-url <url>',
-      "the address outsiders reach this console at: the base of the capability URLs of waiting and blocked steps (default: BATON_PUBLIC_URL, else the address it listens on)",
+      'the address outsiders reach this console at: the base of the capability URLs of waiting and blocked steps (default: BATON_PUBLIC_URL, else the address it listens on)',
     )
     .addHelpText(
       'after',
