@@ -8,7 +8,7 @@ import type { WaitAnswerSource } from './waiting-hook-payload.js';
  * The blocked steps a `blocked` or `budget` hook names, and how to answer each: capability URLs
  * under BATON_PUBLIC_URL (blocked-urls.ts), else `baton retry|skip`. Read when the call is made:
  * a step someone has already retried is left out, and a URL is only ever made for a block that is
- * still there.
+ * still there when the call is made.
  */
 
 /** At most this many blocked steps are listed (a chat message holds a few buttons, ntfy three actions). */
@@ -20,7 +20,10 @@ export interface BlockedStep {
   blockSeq: number;
 }
 
-/** The steps blocked now by an event at or before the hook's, first in plan order. */
+/**
+ * The steps blocked now, first in plan order, each with the event that blocked it (for a step's
+ * budget, the `step.blocked` right after the hook's `budget.exceeded`).
+ */
 export async function blockedStepsOf(store: Store, delivery: HookDelivery): Promise<BlockedStep[]> {
   const { type } = delivery.event;
   if (type !== 'run.blocked' && type !== 'budget.exceeded') return [];
@@ -31,7 +34,7 @@ export async function blockedStepsOf(store: Store, delivery: HookDelivery): Prom
   for (const step of run.steps) {
     if (step.status !== 'blocked') continue;
     const blockSeq = blockSeqOf(events, step.stepId);
-    if (blockSeq === null || blockSeq > delivery.eventSeq) continue;
+    if (blockSeq === null) continue;
     steps.push({ stepId: step.stepId, reason: step.blockedReason, blockSeq });
     if (steps.length === MAX_BLOCKED_STEPS) break;
   }
