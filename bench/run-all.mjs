@@ -381,7 +381,12 @@ const BENCHMARKS = [
         higher: false,
         goal: 200,
       },
-      { key: 'rerunFloorMs', label: '  (floor: getRun of that run, fresh handle)', unit: 'ms', higher: false },
+      {
+        key: 'rerunFloorMs',
+        label: '  (floor: getRun of that run, fresh handle)',
+        unit: 'ms',
+        higher: false,
+      },
       { key: 'cliMs', label: '  `baton rerun --json` (process)', unit: 'ms', higher: false },
       { key: 'cliNodeMs', label: '  (a bare node -e 0)', unit: 'ms', higher: false },
     ],
