@@ -1,3 +1,4 @@
+import '../when-language-loader.js';
 import {
   approveRun,
   cancelRun,
