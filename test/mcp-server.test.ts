@@ -7,6 +7,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { ResourceUpdatedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { afterEach, describe, expect, it } from 'vitest';
+import { MAX_STRING_CHARS, toolAnswer, toolError } from '../src/mcp/tool-output.js';
 import { agentCommand, removeTempDirs, waitFor, writePlan } from './helpers/cli.js';
 import { callOk, callRefused, closeClients, mcpClient } from './helpers/mcp.js';
 import { fixturePlan, planDir } from './helpers/plans.js';
@@ -47,6 +48,21 @@ interface StatusView extends Summary {
   steps: { stepId: string; status: string; actions: string[]; lastError: string | null }[];
 }
 
+describe('what every tool answers', () => {
+  it('is masked, each string cut to a bound, and an answer too large is refused with how to narrow it', () => {
+    const secret = 'sk-unit-secret-123456';
+    const answer = toolAnswer({ note: `key ${secret}`, log: 'x'.repeat(MAX_STRING_CHARS + 500) }, [secret]);
+    const value = answer.structuredContent as { note: string; log: string };
+    expect(value.note).not.toContain(secret);
+    expect(value.log.length).toBeLessThan(MAX_STRING_CHARS + 100);
+    expect(value.log).toMatch(/500 more characters/);
+    const many = toolAnswer({ items: Array.from({ length: 50 }, () => 'y'.repeat(MAX_STRING_CHARS)) }, []);
+    expect(many.isError).toBe(true);
+    expect((many.content[0] as { text: string }).text).toMatch(/^OUTPUT_TOO_LARGE: .*ask for less/);
+    expect(JSON.stringify(toolError(new Error(`failed with ${secret}`), [secret]))).not.toContain(secret);
+  });
+});
+
 describe('baton mcp over stdio', () => {
   it('lists its tools with JSON Schema inputs and outputs; run exists only with --allow-run', async () => {
     const { home } = planDir('baton-mcp-tools-');
@@ -60,10 +76,20 @@ describe('baton mcp over stdio', () => {
       expect(tool.description!.length).toBeLessThan(300);
     }
     expect(await callRefused(client, 'run', { plan: 'name: x' })).toMatch(/run not found/i);
-    const allowed = await mcpClient(home, { args: ['--allow-run'] });
-    expect((await allowed.listTools()).tools.map((tool) => tool.name)).toContain('run');
     // Listing touched no store.
     expect(existsSync(home)).toBe(false);
+  });
+
+  it('with --allow-run, run stores a running run at once, which check drives', async () => {
+    const { dir, home } = planDir('baton-mcp-allow-run-');
+    const client = await mcpClient(home, { args: ['--allow-run'], cwd: dir });
+    expect((await client.listTools()).tools.map((tool) => tool.name)).toContain('run');
+    const plan = writePlan(dir, fixturePlan([{ id: 'a', instruction: 'do a' }]));
+    const started = await callOk<Summary>(client, 'run', { path: plan });
+    expect(started.status).toBe('running');
+    await callOk(client, 'check', { maxSeconds: 60 });
+    expect((await callOk<Summary>(client, 'run_status', { runId: started.runId })).status).toBe('succeeded');
+    expect(await callRefused(client, 'run', { plan: 'name: x\nsteps: []\n' })).toMatch(/PLAN_INVALID/);
   });
 
   it('classify answers the skill rule; an empty request is refused', async () => {

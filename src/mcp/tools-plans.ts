@@ -3,13 +3,11 @@ import { classifyRequest } from '../core/classify-request.js';
 import { BatonError } from '../core/errors.js';
 import { PlanInvalidError } from '../core/plan/issues.js';
 import type { Plan } from '../core/plan/types.js';
-import { startRun } from '../engine/start-run.js';
-import { planRunProblems, preparePlanRun } from '../runtime/plan-run.js';
-import { DELAY_QUESTION, proposeRun } from '../runtime/proposal.js';
-import { loadPlanFile } from '../workflow/load-plan-file.js';
-import { parsePlanText } from '../workflow/parse-plan-text.js';
 import type { McpContext } from './mcp-context.js';
 import { defineTool } from './tool-kit.js';
+
+/** The runtime, loaded by the first call (see runtime-calls.ts). */
+const runtime = () => import('./runtime-calls.js');
 
 /** The tools that judge a request or a plan and store runs: classify, validate_plan, propose, run. */
 
@@ -38,6 +36,7 @@ async function loadPlan(args: { plan?: string | undefined; path?: string | undef
       'INVALID_ARGUMENT',
       'give the plan as text in "plan" or as a file in "path": one of them',
     );
+  const { loadPlanFile, parsePlanText } = await runtime();
   if (args.path !== undefined) return { plan: (await loadPlanFile(args.path)).plan, planPath: args.path };
   const text = args.plan!;
   return { plan: parsePlanText(text, text.trimStart().startsWith('{') ? 'plan.json' : 'plan.yaml') };
@@ -67,6 +66,7 @@ async function prepare(
   awaitingApproval: boolean,
 ) {
   const loaded = await loadPlan(args);
+  const { preparePlanRun } = await runtime();
   return preparePlanRun(loaded, {
     home: ctx.home,
     env: ctx.env,
@@ -115,6 +115,7 @@ export const planTools = [
         if (!(error instanceof PlanInvalidError)) throw error;
         return { valid: false, problems: error.issues };
       }
+      const { planRunProblems } = await runtime();
       const problems = planRunProblems(loaded, {
         home: ctx.home,
         env: ctx.env,
@@ -135,6 +136,7 @@ export const planTools = [
     output: { runId: z.string(), status: z.string(), summary: z.string(), question: z.string() },
     call: async (args, ctx) => {
       const { prepared } = await prepare(args, ctx, true);
+      const { DELAY_QUESTION, proposeRun } = await runtime();
       const { run, summary } = await proposeRun(await ctx.store(), prepared, {
         env: ctx.env,
         secretValues: ctx.secretValues,
@@ -165,6 +167,7 @@ export const runTool = defineTool({
   output: { runId: z.string(), status: z.string() },
   call: async (args, ctx) => {
     const { prepared } = await prepare(args, ctx, false);
+    const { startRun } = await runtime();
     const created = await startRun(await ctx.store(), prepared);
     return {
       runId: created.id,

@@ -2,17 +2,12 @@ import { z } from 'zod';
 import { BatonError } from '../core/errors.js';
 import { planSecretEnv } from '../core/run-secrets.js';
 import { planIndex, RUN_STATUSES } from '../core/run-state.js';
-import { RunSecretsCache } from '../engine/run-secrets-cache.js';
-import { attemptLogFile, readLogTail } from '../runtime/attempt-logs.js';
-import { createEngine } from '../runtime/create-engine.js';
-import { drainDueWork, needsAPerson } from '../runtime/due-work.js';
-import { parseDurationOption } from '../runtime/parse-values.js';
-import { applyRunCommand, decideRun } from '../runtime/run-actions.js';
-import { flowWaits, requireRun, requireRunSteps } from '../runtime/run-reads.js';
-import { engineSettings } from '../runtime/settings.js';
 import type { RunSummary, RunWithSteps } from '../store/store.js';
 import type { McpContext } from './mcp-context.js';
 import { defineTool, runIdField, runSummaryOutput, stepIdField } from './tool-kit.js';
+
+/** The runtime, loaded by the first call (see runtime-calls.ts). */
+const runtime = () => import('./runtime-calls.js');
 
 /** The tools on runs: approve_run, reject_run, list_runs, run_status, timeline, step_log, cancel_run, check. */
 
@@ -74,6 +69,7 @@ function stepView(run: RunWithSteps, step: RunWithSteps['steps'][number]) {
 /** `run_status`: `baton status <run> --json`'s read, in the form a model reads best. */
 export async function runStatusView(ctx: McpContext, runId: string) {
   const reads = await ctx.reads();
+  const { flowWaits, requireRunSteps } = await runtime();
   const run = await requireRunSteps(reads, runId, false);
   const total = Object.values(run.stepCounts).reduce((sum, count) => sum + (count ?? 0), 0);
   return {
@@ -107,6 +103,7 @@ export const runTools = [
     },
     output: runSummaryOutput,
     call: async ({ runId, delay }, ctx) => {
+      const { decideRun, parseDurationOption } = await runtime();
       const delayMs = delay && delay !== '0' ? parseDurationOption(delay, 'delay') : 0;
       return summaryOf(await decideRun(await ctx.existingStore(), 'approve', runId, delayMs, ctx.now()));
     },
@@ -118,6 +115,7 @@ export const runTools = [
     output: runSummaryOutput,
     destructive: true,
     call: async ({ runId }, ctx) => {
+      const { decideRun } = await runtime();
       return summaryOf(await decideRun(await ctx.existingStore(), 'reject', runId, 0, ctx.now()));
     },
   }),
@@ -167,6 +165,7 @@ export const runTools = [
     readOnly: true,
     call: async ({ runId, limit }, ctx) => {
       const reads = await ctx.reads();
+      const { requireRun } = await runtime();
       await requireRun(reads, runId);
       const events = await reads.getEvents(runId);
       const kept = events.slice(-(limit ?? 100));
@@ -193,6 +192,7 @@ export const runTools = [
     readOnly: true,
     call: async ({ runId, stepId, attempt, maxBytes }, ctx) => {
       const reads = await ctx.reads();
+      const { RunSecretsCache, attemptLogFile, readLogTail, requireRun } = await runtime();
       const run = await requireRun(reads, runId);
       const step = run.steps.find((s) => s.stepId === stepId);
       if (!step)
@@ -235,6 +235,7 @@ export const runTools = [
     output: runSummaryOutput,
     destructive: true,
     call: async ({ runId }, ctx) => {
+      const { applyRunCommand } = await runtime();
       return summaryOf(
         await applyRunCommand(await ctx.existingStore(), 'cancel', runId, undefined, ctx.now()),
       );
@@ -250,6 +251,7 @@ export const runTools = [
     output: { attemptsStarted: z.number(), blocked: z.array(z.unknown()), waiting: z.array(z.unknown()) },
     call: async ({ maxSeconds }, ctx) => {
       if (!ctx.hasStore()) return { attemptsStarted: 0, blocked: [], waiting: [], waitingTotal: 0 };
+      const { createEngine, drainDueWork, engineSettings, needsAPerson } = await runtime();
       const store = await ctx.store();
       const engine = createEngine({
         store,

@@ -1,9 +1,9 @@
 import { z } from 'zod';
-import { applyRunCommand, decideWait, resolveRunStep, sendEventToWaits } from '../runtime/run-actions.js';
-import { resultOfText } from '../runtime/step-result-text.js';
-import { eventDataJson } from '../runtime/wait-inputs.js';
 import { defineTool, runIdField, runSummaryOutput, stepIdField } from './tool-kit.js';
 import { summaryOf } from './tools-runs.js';
+
+/** The runtime, loaded by the first call (see runtime-calls.ts). */
+const runtime = () => import('./runtime-calls.js');
 
 /**
  * The tools on one step: a waiting step's answers (approve_step, reject_step, send_event) and a
@@ -31,17 +31,11 @@ export const stepTools = [
       input: decision,
       output: runSummaryOutput,
       destructive: verb === 'reject',
-      call: async ({ runId, stepId, comment, by }, ctx) =>
-        summaryOf(
-          await decideWait(
-            await ctx.existingStore(),
-            runId,
-            stepId,
-            verb,
-            { ...(by === undefined ? {} : { by }), comment: comment ?? null },
-            ctx.now(),
-          ),
-        ),
+      call: async ({ runId, stepId, comment, by }, ctx) => {
+        const { decideWait } = await runtime();
+        const answer = { ...(by === undefined ? {} : { by }), comment: comment ?? null };
+        return summaryOf(await decideWait(await ctx.existingStore(), runId, stepId, verb, answer, ctx.now()));
+      },
     }),
   ),
   defineTool({
@@ -57,6 +51,7 @@ export const stepTools = [
     },
     output: { deliveries: z.array(z.looseObject({ runId: z.string(), outcome: z.string() })) },
     call: async ({ event, runId, data }, ctx) => {
+      const { eventDataJson, sendEventToWaits } = await runtime();
       const dataJson = eventDataJson(JSON.stringify(data ?? null), 'data');
       const deliveries = await sendEventToWaits(
         await ctx.existingStore(),
@@ -77,8 +72,10 @@ export const stepTools = [
       input: { runId: runIdField, stepId: stepIdField },
       output: runSummaryOutput,
       destructive: command === 'skip',
-      call: async ({ runId, stepId }, ctx) =>
-        summaryOf(await applyRunCommand(await ctx.existingStore(), command, runId, stepId, ctx.now())),
+      call: async ({ runId, stepId }, ctx) => {
+        const { applyRunCommand } = await runtime();
+        return summaryOf(await applyRunCommand(await ctx.existingStore(), command, runId, stepId, ctx.now()));
+      },
     }),
   ),
   defineTool({
@@ -94,6 +91,7 @@ export const stepTools = [
     },
     output: runSummaryOutput,
     call: async ({ runId, stepId, result }, ctx) => {
+      const { resolveRunStep, resultOfText } = await runtime();
       const given = resultOfText(JSON.stringify(result), 'result');
       return summaryOf(await resolveRunStep(await ctx.existingStore(), runId, stepId, given, ctx.now()));
     },

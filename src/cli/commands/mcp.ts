@@ -28,7 +28,6 @@ export async function mcpCommand(options: McpOptions): Promise<number> {
   const port = parsePort(options.port);
   const token = options.tokenFile === undefined ? undefined : readToken(options.tokenFile);
   const { McpContext } = await import('../../mcp/mcp-context.js');
-  const transports = await import('../../mcp/mcp-transports.js');
   const ctx = new McpContext({
     ...(options.home === undefined ? {} : { home: options.home }),
     ...(options.store === undefined ? {} : { store: options.store }),
@@ -37,11 +36,13 @@ export async function mcpCommand(options: McpOptions): Promise<number> {
   const stop = watchStopSignals();
   try {
     if (!options.http) {
-      await transports.serveMcpOverStdio(ctx, VERSION, stop.received);
+      const { serveMcpOverStdio } = await import('../../mcp/mcp-stdio.js');
+      await serveMcpOverStdio(ctx, VERSION, stop.received);
       return EXIT.ok;
     }
-    const bearer = token ?? transports.newBearerToken();
-    const served = await transports.serveMcpOverHttp(ctx, { port, token: bearer, version: VERSION });
+    const { newBearerToken, serveMcpOverHttp } = await import('../../mcp/mcp-http.js');
+    const bearer = token ?? newBearerToken();
+    const served = await serveMcpOverHttp(ctx, { port, token: bearer, version: VERSION });
     const shown = token === undefined ? bearer : `the content of ${options.tokenFile}`;
     process.stdout.write(
       `baton mcp: streamable HTTP at ${served.url}\n  Authorization: Bearer ${shown}\n  Ctrl-C stops it\n`,

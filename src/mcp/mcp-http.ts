@@ -1,30 +1,15 @@
 import { randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { redactSecrets } from '../core/redact.js';
 import type { McpContext } from './mcp-context.js';
 import { createBatonMcpServer } from './mcp-server.js';
 
 /**
- * How `baton mcp` is reached: over stdio (the host starts it as a child process, the usual form),
- * or over streamable HTTP on 127.0.0.1 with a bearer token, one MCP session per client.
+ * `baton mcp --http`: streamable HTTP on 127.0.0.1 with a bearer token, one MCP session per client,
+ * for hosts that reach servers by URL (loaded only with --http: the HTTP transport and its server).
  */
-
-/** Serves one host over stdin/stdout until stdin closes or `stopped` resolves. */
-export async function serveMcpOverStdio(ctx: McpContext, version: string, stopped: Promise<unknown>) {
-  const { server, close } = createBatonMcpServer(ctx, version);
-  const transport = new StdioServerTransport();
-  const ended = new Promise<void>((resolve) => {
-    transport.onclose = resolve;
-    process.stdin.once('end', resolve);
-    process.stdin.once('close', resolve);
-  });
-  await server.connect(transport);
-  await Promise.race([ended, stopped]);
-  await close();
-}
 
 /** A token for the HTTP endpoint when the operator gave none: 256 random bits. */
 export function newBearerToken(): string {
