@@ -9,7 +9,7 @@ import { redactSecrets, redactValue } from '../core/redact.js';
  */
 
 /** A string longer than this is cut, saying how much was left out (a log, a result, a reason). */
-export const MAX_STRING_CHARS = 8_000;
+export const MAX_STRING_CHARS = 32_768;
 /** An answer longer than this (as JSON) is refused with how to narrow it. */
 export const MAX_ANSWER_CHARS = 100_000;
 
