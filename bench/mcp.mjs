@@ -81,6 +81,14 @@ try {
     await server.stop();
   }
 
+  // The floor of any start on this machine now: a bare node process, start to exit.
+  const nodeMs = [];
+  for (let i = 0; i < STARTS; i++) {
+    const t = performance.now();
+    spawnSync(process.execPath, ['-e', '0']);
+    nodeMs.push(performance.now() - t);
+  }
+
   // 2. run_status over stdio (round trip) against the CLI's own read, in-process.
   const server = startServer(home);
   await server.request('initialize', initialize);
@@ -113,6 +121,7 @@ try {
 
   const result = {
     initializeMs: { median: round(median(initMs)), min: round(Math.min(...initMs)), goal: '<= 300' },
+    bareNodeMs: { median: round(median(nodeMs)), min: round(Math.min(...nodeMs)) },
     runStatusMs: { median: round(median(callMs)), min: round(Math.min(...callMs)) },
     cliReadMs: { median: round(median(readMs)), min: round(Math.min(...readMs)) },
     runStatusOverCliReadMs: { median: round(median(callMs) - median(readMs)), goal: '<= 20' },
