@@ -4,7 +4,7 @@
  * `baton mcp` alone: `baton --help` and the other commands never load it.
  */
 import { spawnSync } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -12,6 +12,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import {
   cliPath,
   removeTempDirs,
+  runBaton,
   spawnBaton,
   stopProcesses,
   tempDir,
@@ -113,6 +114,24 @@ describe('baton mcp --http', () => {
       { encoding: 'utf8' },
     );
     if (rebound.status === 0) expect(rebound.stdout).toBe('403');
+  });
+});
+
+describe('baton mcp bad input', () => {
+  it('refuses --port or --token-file without --http, and a token file it cannot read, with exit 2', async () => {
+    const home = join(tempDir('baton-mcp-bad-'), 'home');
+    const port = await runBaton(['mcp', '--port', '5'], { home });
+    expect(port.code).toBe(2);
+    expect(port.stderr).toContain('--port and --token-file are for --http');
+    const missing = await runBaton(['mcp', '--http', '--token-file', join(home, 'nope')], { home });
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toContain('cannot read it (ENOENT)');
+    const short = join(tempDir('baton-mcp-bad-'), 'short');
+    writeFileSync(short, 'abc\n', { mode: 0o600 });
+    const weak = await runBaton(['mcp', '--http', '--token-file', short], { home });
+    expect(weak.code).toBe(2);
+    expect(weak.stderr).toContain('at least 16 characters');
+    expect(existsSync(home)).toBe(false);
   });
 });
 
