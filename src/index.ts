@@ -27,6 +27,7 @@ export {
   type StepOutcome,
   type StepUsage,
 } from './core/failure.js';
+export type { HookFormat } from './core/hook-format.js';
 export { validatePlanObject } from './core/plan/parse.js';
 export type {
   AgentEnvSpec,
@@ -92,7 +93,13 @@ export {
 } from './model-call/types.js';
 export type { ScheduleView } from './runtime/schedule-view.js';
 export type { EventDelivery, SentEvent } from './store/cycle/send-event.js';
-export { Baton, type BatonOptions, RunNotSucceededError } from './workflow/baton.js';
+export {
+  Baton,
+  type BatonOptions,
+  type ForkOptions,
+  type RerunOptions,
+  RunNotSucceededError,
+} from './workflow/baton.js';
 export {
   type ApprovalResult,
   defineWorkflow,

@@ -36,6 +36,8 @@ export const PostgresStore: {
 // step statuses): test/package-exports.test.ts walks `Store` to hold that.
 export type { RandomSource } from './core/backoff.js';
 export type { FlowLimit, FlowRate } from './core/flow.js';
+export type { KeptStep } from './core/fork.js';
+export type { RerunRequest, RerunSelection } from './core/rerun.js';
 export type { PlanSecretEnv } from './core/run-secrets.js';
 export type { StepState } from './core/run-state.js';
 export type { OverlapPolicy, ScheduleRules, ScheduleTiming } from './core/schedule/schedule-rules.js';
@@ -60,6 +62,7 @@ export type {
   NewRun,
   NewSchedule,
   ReclaimedAttempt,
+  RerunSummary,
   RunDetail,
   RunFilter,
   RunPage,

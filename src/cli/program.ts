@@ -2,8 +2,10 @@ import { Command, CommanderError } from 'commander';
 import { EXIT } from './exit-codes.js';
 import { registerActionCommands } from './program-actions.js';
 import { registerAdminCommands } from './program-admin.js';
+import { registerMcpCommands } from './program-mcp.js';
 import type { Act } from './program-options.js';
 import { registerReadCommands } from './program-reads.js';
+import { registerRerunCommands } from './program-rerun.js';
 import { registerRunCommands } from './program-runs.js';
 import { registerScheduleCommands } from './program-schedules.js';
 import { registerSetupCommands } from './program-setup.js';
@@ -57,7 +59,9 @@ registerRunCommands(program, act);
 registerReadCommands(program, act);
 registerActionCommands(program, act);
 registerScheduleCommands(program, act);
+registerRerunCommands(program, act);
 registerSetupCommands(program, act);
+registerMcpCommands(program, act);
 registerAdminCommands(program, act);
 
 /** Parses the command line with commander and runs the command; returns its exit code. */

@@ -9,6 +9,7 @@ import { waitUrlKey, waitUrls } from '../engine/wait-urls.js';
 import { maskedReads } from '../runtime/masked-reads.js';
 import type { Store } from '../store/store.js';
 import { runAction, scheduleAction } from './actions.js';
+import { answerBlockedCapability, isBlockedCapabilityPath } from './blocked-capability.js';
 import type { ConsoleContext, Handler } from './context.js';
 import { EventHub } from './event-hub.js';
 import { html } from './html.js';
@@ -159,7 +160,7 @@ export async function startConsole(options: ConsoleOptions): Promise<RunningCons
 
 interface ServerState {
   assets: Map<string, { type: string; body: Buffer }>;
-  /** The key of waiting steps' capability URLs (engine/wait-urls.ts). */
+  /** The key of waiting and blocked steps' capability URLs (engine/wait-urls.ts, engine/blocked-urls.ts). */
   waitKey: () => Buffer;
   loopback: boolean;
   port: () => number;
@@ -175,6 +176,10 @@ async function handle(
   // The token in the path is the credential; it may come through a proxy under another Host.
   if (isWaitCapabilityPath(path)) {
     await answerWaitCapability(ctx, state.waitKey(), request, res, path);
+    return;
+  }
+  if (isBlockedCapabilityPath(path)) {
+    await answerBlockedCapability(ctx, state.waitKey(), request, res, path);
     return;
   }
   // A page on another site that resolves its own name to 127.0.0.1 (DNS rebinding) is not us.

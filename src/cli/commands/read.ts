@@ -2,6 +2,7 @@ import { createReadStream, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { BatonError } from '../../core/errors.js';
+import { staleSteps } from '../../core/stale-steps.js';
 import { withExistingStore } from '../../runtime/open-store.js';
 import { parsePositiveInt } from '../../runtime/parse-values.js';
 import type { ScheduleSlot } from '../../store/store.js';
@@ -72,6 +73,7 @@ export async function statusCommand(
       const schedule = scheduleOfRun(await store.scheduleSlotOfRun(runId));
       printJson({
         ...run,
+        stale: staleSteps(run),
         flowWaits: await flowWaits(store, run, Date.now()),
         ...(schedule ? { schedule } : {}),
       });

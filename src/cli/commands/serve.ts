@@ -55,7 +55,9 @@ export async function serveCommand(options: ServeOptions): Promise<number> {
         ? `${running.origin}/?token=${token}`
         : `${running.origin}/  (session token: the content of ${options.tokenFile})`;
     const capability =
-      publicUrl === null ? '' : `  waiting steps' capability URLs start with ${publicUrl}/wait/\n`;
+      publicUrl === null
+        ? ''
+        : `  capability URLs start with ${publicUrl}/wait/ (waiting steps) and ${publicUrl}/blocked/ (blocked steps)\n`;
     process.stdout.write(
       `baton serve: the console of ${where}\n  open ${address}\n${capability}  Ctrl-C stops it\n`,
     );
