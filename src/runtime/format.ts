@@ -31,6 +31,18 @@ export function stepProgress(run: RunSummary): string {
   return `${done}/${total}`;
 }
 
+/**
+ * What skipped a step, from its `step.skipped` event, worded once for the CLI's `baton timeline`
+ * and the console's timeline: a person (`baton skip` records no reason), or the plan itself, with
+ * the reason it recorded (its `when` was false, a rejection or a wait's timeout before it, a
+ * tolerated fan-out failure).
+ */
+export function skipCause(event: { reason?: string }): { by: 'person' | 'plan'; text: string } {
+  return event.reason
+    ? { by: 'plan', text: `skipped: ${event.reason}` }
+    : { by: 'person', text: 'skipped by a person (baton skip)' };
+}
+
 /** What a human can do about a blocked step. */
 /**
  * What a step that waits (or timed out waiting) is waiting for, and the exact commands that end it:
