@@ -49,7 +49,7 @@ import type { PgLoadedRun } from './run-loader.js';
 import { migrateSchema } from './schema-migrations.js';
 import { DEFAULT_SCHEMA, notifyChannel, quoteSchema, validateSchemaName } from './schema-name.js';
 import { inTransaction } from './transaction.js';
-import { keptEventsOf, takeKeptEvents } from './wait-events.js';
+import { keptEventsOf, lockTimedOutWaits, takeKeptEvents } from './wait-events.js';
 import { WorkListener } from './work-listener.js';
 import { nextDueAt, WriteBatch, writeBatchSql } from './write-batch.js';
 
@@ -165,6 +165,8 @@ export class PostgresStore extends withHumanCommands(PostgresReads) implements S
       exclude: completionRunIds,
     };
     const { result, changedPlans } = await inTransaction(this.pool, async (client) => {
+      /** Runs whose kept events were offered to the batch (a second offer would give them again). */
+      const offered = new Set<string>();
       for (let round = 0; ; round++) {
         const locked = await this.lock(client, params, work);
         work.add(await this.loader.load(client, locked.newRunIds));
@@ -179,6 +181,7 @@ export class PostgresStore extends withHumanCommands(PostgresReads) implements S
         if (keys.length > 0)
           work.addFlowKeys(await this.flow.lock(client, keys, round > 0, request.now), keys);
         const starting = work.runsStartingEventWaits(round === 0 ? undefined : locked.newRunIds);
+        for (const runId of starting) offered.add(runId);
         if (starting.length > 0)
           work.batch.offerKeptEvents(await keptEventsOf(client, this.schema, starting));
         if (round === 0) work.claimDue();
@@ -194,6 +197,20 @@ export class PostgresStore extends withHumanCommands(PostgresReads) implements S
           exclude: work.lockedRunIds,
         };
       }
+      // Waits whose timeout came in runs the claims do not lock (blocked, at their concurrency, or
+      // no slot free), then the due waits of every run held, their kept events looked up first.
+      if (reclaim) {
+        const timedOut = await lockTimedOutWaits(client, this.schema, {
+          now: request.now,
+          runId: request.runId ?? null,
+          exclude: work.lockedRunIds,
+          limit: RECLAIM_BATCH,
+        });
+        if (timedOut.length > 0) work.add(await this.loader.load(client, timedOut));
+      }
+      const late = work.runsStartingEventWaits().filter((runId) => !offered.has(runId));
+      if (late.length > 0) work.batch.offerKeptEvents(await keptEventsOf(client, this.schema, late));
+      work.moveDueWaits();
       const finished = work.finish();
       if (!work.batch.empty) await client.query({ ...this.writeSql, values: work.batch.params() });
       await takeKeptEvents(client, this.schema, work.batch.takenEvents);

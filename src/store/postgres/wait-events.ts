@@ -18,6 +18,29 @@ export async function keptEventsOf(
   }));
 }
 
+/**
+ * Locks (SKIP LOCKED: another worker's runs are left to it) runs, running or blocked, with a waiting
+ * step whose timeout came, earliest first: found from runs.next_due_at, which counts timeouts, so
+ * nothing is read per waiting step. The cycle moves their waits (CycleRuns.moveDueWaits).
+ */
+export async function lockTimedOutWaits(
+  client: PgClient,
+  schema: string,
+  scope: { now: number; runId: string | null; exclude: readonly string[]; limit: number },
+): Promise<string[]> {
+  const { rows } = await client.query<{ id: string }>(
+    `SELECT r.id FROM ${schema}.runs r
+     WHERE (r.status = 'running' OR r.status = 'blocked') AND r.next_due_at <= $1::bigint
+       AND r.id <> ALL ($2::text[]) AND ($3::text IS NULL OR r.id = $3::text)
+       AND EXISTS (SELECT 1 FROM ${schema}.steps s
+         WHERE s.run_id = r.id AND s.status = 'waiting' AND s.due_at <= $1::bigint)
+     ORDER BY r.next_due_at, r.id LIMIT $4::integer
+     FOR NO KEY UPDATE OF r SKIP LOCKED`,
+    [scope.now, scope.exclude, scope.runId, scope.limit],
+  );
+  return rows.map((row) => row.id);
+}
+
 /** Deletes the kept events steps took in this transaction. */
 export async function takeKeptEvents(
   client: PgClient,

@@ -62,7 +62,8 @@ export class SqliteCycle {
       runs.complete(completion, runs.mayRepeatUsage(completion) ? this.storedAttempt(completion) : 'none');
     }
 
-    if (this.reclaims.take(request.now)) {
+    const looks = this.reclaims.take(request.now);
+    if (looks) {
       for (const row of this.statements.expired.all(request.now, RECLAIM_BATCH)) {
         if (load(row.run_id)) runs.reclaim(row.run_id, row.step_id, row.attempt, row);
       }
@@ -73,6 +74,13 @@ export class SqliteCycle {
       runs.gate = this.flow.gate(request.now);
       this.claim(runs, load);
     }
+    // Waits whose timeout came, in runs the claims do not reach (blocked, or no slot free): held
+    // here, then moved with the due waits of every run this cycle holds.
+    if (looks) {
+      for (const runId of this.statements.timedOutWaits.all(request.now, RECLAIM_BATCH))
+        if (request.runId === undefined || runId === request.runId) load(runId);
+    }
+    runs.moveDueWaits();
 
     for (const slot of runs.changedRuns())
       this.rows.writeState(slot.entry.state, slot.changed, slot.planChanged, slot.loaded.status, slot.added);

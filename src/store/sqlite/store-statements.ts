@@ -26,6 +26,8 @@ export interface StoreStatements {
   dueCandidatesUnsaturated: Statement<[number, number, number, string, number, string, number], DueStep>;
   dueCandidatesOfRun: Statement<[string, number, number, number, number], DueStep>;
   expired: Statement<[number, number], ExpiredRow>;
+  /** Runs (running or blocked) with a waiting step whose timeout came, earliest first. */
+  timedOutWaits: Statement<[number, number], string>;
   insertAttempt: Statement;
   storedAttempt: Statement;
   insertArtifact: Statement;
@@ -80,6 +82,15 @@ export function prepareStoreStatements(db: SqliteDatabase): StoreStatements {
       `SELECT run_id, step_id, attempt, pid, host FROM steps
        WHERE status = 'running' AND lease_expires_at <= ? ORDER BY lease_expires_at LIMIT ?`,
     ),
+    // From the index of due steps: what is looked at is what is due, never every waiting step.
+    timedOutWaits: db
+      .prepare<[number, number], string>(
+        `SELECT s.run_id FROM steps s INDEXED BY steps_due
+         WHERE ${dueStepSql('?')} AND s.status = 'waiting'
+           AND EXISTS (SELECT 1 FROM runs r WHERE r.id = s.run_id AND r.status IN ('running', 'blocked'))
+         ORDER BY s.due_at LIMIT ?`,
+      )
+      .pluck(),
     insertAttempt: db.prepare(
       `INSERT INTO attempts (run_id, step_id, attempt, owner, started_at, ended_at, outcome, failure_class, exit_code,
          fingerprint, message, summary, log_path, outputs_json, input_tokens, output_tokens, cost_usd)
