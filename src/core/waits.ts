@@ -3,6 +3,7 @@ import { BatonError } from './errors.js';
 import { renderTemplate } from './plan/template.js';
 import type { PlanStep, WaitSpec } from './plan/types.js';
 import { FINAL_RUN_STATUSES, planIndex, type RunState, type StepResult, stepOf } from './run-state.js';
+import { waitCommands } from './wait-commands.js';
 
 /**
  * Wait steps: a step with `wait` and no body becomes `waiting` when due, holding no lease and no
@@ -221,20 +222,6 @@ export function receiveWaitEvent(
  */
 export function decidesAfterRejection(step: PlanStep): boolean {
   return step.when !== undefined;
-}
-
-/** The commands that end a waiting step, exactly as a person types them. */
-export function waitCommands(runId: string, stepId: string, wait: WaitSpec, waitingFor?: string): string[] {
-  if (wait.for === 'event')
-    return [`baton send ${shellWord(waitingFor ?? wait.event ?? '')} --run ${runId} --data '<json>'`];
-  return [
-    `baton approve ${runId} ${stepId} --comment '...'`,
-    `baton reject ${runId} ${stepId} --comment '...'`,
-  ];
-}
-
-function shellWord(text: string): string {
-  return /^[A-Za-z0-9._:@/-]+$/.test(text) ? text : `'${text.replaceAll("'", `'\\''`)}'`;
 }
 
 /** A draft for a decision on a waiting step (or one blocked by its timeout) of this kind. */

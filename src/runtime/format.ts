@@ -1,5 +1,5 @@
 import type { PlanStep } from '../core/plan/types.js';
-import { waitCommands } from '../core/waits.js';
+import { waitCommands } from '../core/wait-commands.js';
 import type { RunSummary } from '../store/store.js';
 
 /** How every front door (the CLI, the console, the MCP server) writes times, durations and progress. */

@@ -25,9 +25,8 @@ import {
   type SummaryRow,
   summaryFromRow,
   summaryOf,
-  type WaitingStepRow,
-  waitingStepFromRow,
 } from '../store-rows.js';
+import { type WaitingStepRow, waitingStepFromRow } from '../waiting-steps.js';
 import type { PgPool } from './open-pool.js';
 import { RunLoader } from './run-loader.js';
 

@@ -29,9 +29,13 @@ import {
   leaseFromRow,
   type SummaryRow,
   summaryFromRow,
+} from '../store-rows.js';
+import {
+  SQLITE_WAITING_COUNT_SQL,
+  SQLITE_WAITING_STEPS_SQL,
   type WaitingStepRow,
   waitingStepFromRow,
-} from '../store-rows.js';
+} from '../waiting-steps.js';
 import type { SqliteDatabase } from './open-database.js';
 import { RunRows } from './run-rows.js';
 
@@ -205,14 +209,8 @@ export class SqliteReads {
   }
 
   async listWaitingSteps(limit = 100): Promise<{ steps: WaitingStep[]; total: number }> {
-    const rows = this.sql<[number], WaitingStepRow>(
-      `SELECT s.run_id, r.plan_name, s.step_id, s.waiting_for, s.due_at, s.updated_at
-       FROM steps s INDEXED BY steps_waiting_for JOIN runs r ON r.id = s.run_id
-       WHERE s.status = 'waiting' ORDER BY s.updated_at, s.run_id, s.step_id LIMIT ?`,
-    ).all(limit);
-    const total = this.sql<[], { n: number }>(
-      "SELECT count(*) AS n FROM steps INDEXED BY steps_waiting_for WHERE status = 'waiting'",
-    ).get()!.n;
+    const rows = this.sql<[number], WaitingStepRow>(SQLITE_WAITING_STEPS_SQL).all(limit);
+    const total = this.sql<[], { n: number }>(SQLITE_WAITING_COUNT_SQL).get()!.n;
     return { steps: rows.map(waitingStepFromRow), total };
   }
 
