@@ -307,6 +307,9 @@ export function describeWaitsContract(name: string, makeHarness: () => StoreHarn
       ]);
       expect((await store.getRun('run1'))!.status).toBe('blocked');
       expect((await stepOf('approve-send')).status).toBe('waiting');
+      // An idle worker wakes for it: its timeout is the next due time, blocked run or not.
+      expect(await store.nextWakeAt()).toBe(1010 + 1000);
+      expect(await store.nextWakeAt({ runId: 'run1' })).toBe(1010 + 1000);
       await cycle(1010 + 1000);
       expect((await stepOf('approve-send')).status).toBe('skipped');
       expect((await stepOf('send')).status).toBe('skipped');

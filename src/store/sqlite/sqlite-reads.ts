@@ -57,6 +57,10 @@ function eventFromRow(row: EventRow): StoredEvent {
   return { ...event, seq: row.seq, runId: row.run_id, at: row.at };
 }
 
+/** The first timeout of a step waiting in a blocked run (it fires there too): blocked runs are few. */
+const BLOCKED_RUN_TIMEOUT = `SELECT min(s.due_at) FROM runs r INDEXED BY runs_by_status JOIN steps s ON s.run_id = r.id
+  WHERE r.status = 'blocked' AND s.status = 'waiting' AND (@run IS NULL OR r.id = @run)`;
+
 /** Read-only queries of the SQLite store: status, timeline, logs. */
 export class SqliteReads {
   protected readonly rows: RunRows;
@@ -113,11 +117,15 @@ export class SqliteReads {
              ORDER BY s.due_at LIMIT 1`
         : `SELECT min(s.due_at) FROM steps s JOIN runs r ON r.id = s.run_id
              WHERE s.run_id = @run AND ${TIMED_STEP_SQL} AND r.status = 'running'`;
-    const row = this.sql<[{ run: string | null }], { due: number | null; lease: number | null }>(
+    const row = this.sql<
+      [{ run: string | null }],
+      { due: number | null; lease: number | null; timeout: number | null }
+    >(
       `SELECT (${due}) AS due,
-           (SELECT min(lease_expires_at) FROM steps WHERE status = 'running' AND (@run IS NULL OR run_id = @run)) AS lease`,
+           (SELECT min(lease_expires_at) FROM steps WHERE status = 'running' AND (@run IS NULL OR run_id = @run)) AS lease,
+           (${BLOCKED_RUN_TIMEOUT}) AS timeout`,
     ).get({ run: runId });
-    const times = [row?.due, row?.lease].filter((t): t is number => typeof t === 'number');
+    const times = [row?.due, row?.lease, row?.timeout].filter((t): t is number => typeof t === 'number');
     return times.length === 0 ? null : Math.min(...times);
   }
 
