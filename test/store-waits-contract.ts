@@ -332,6 +332,30 @@ export function describeWaitsContract(name: string, makeHarness: () => StoreHarn
       expect((await stepOf('announce')).status).toBe('ready');
     });
 
+    it('a wait a decision made due starts waiting in a cycle that claims nothing', async () => {
+      const plan = validatePlanObject(
+        {
+          name: 'two-approvals',
+          defaults: { flowKey: 'team' },
+          steps: [
+            { id: 'legal', wait: { for: 'approval', prompt: 'Legal?' } },
+            { id: 'boss', dependsOn: ['legal'], wait: { for: 'approval', prompt: 'Boss?' } },
+            { id: 'send', fn: 'noop', dependsOn: ['boss'] },
+          ],
+        },
+        'waits',
+      );
+      await create(plan);
+      await cycle(1000);
+      expect((await stepOf('legal')).status).toBe('waiting');
+      await store.approveStep('run1', 'legal', { by: 'ann' }, 2000);
+      expect((await stepOf('boss')).status).toBe('ready');
+      // A worker with every slot busy: its cycles claim nothing, and boss still starts waiting.
+      const result = await cycle(2001, [], 0);
+      expect(result.claimed).toEqual([]);
+      expect(await stepOf('boss')).toMatchObject({ status: 'waiting', waitingFor: 'Boss?' });
+    });
+
     it('a wait due in a cycle whose claims ran out starts waiting in it', async () => {
       const plan = validatePlanObject(
         {

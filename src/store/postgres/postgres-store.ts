@@ -49,7 +49,7 @@ import type { PgLoadedRun } from './run-loader.js';
 import { migrateSchema } from './schema-migrations.js';
 import { DEFAULT_SCHEMA, notifyChannel, quoteSchema, validateSchemaName } from './schema-name.js';
 import { inTransaction } from './transaction.js';
-import { keptEventsOf, lockTimedOutWaits, takeKeptEvents } from './wait-events.js';
+import { keptEventsOf, lockDueWaits, takeKeptEvents } from './wait-events.js';
 import { WorkListener } from './work-listener.js';
 import { nextDueAt, WriteBatch, writeBatchSql } from './write-batch.js';
 
@@ -197,16 +197,16 @@ export class PostgresStore extends withHumanCommands(PostgresReads) implements S
           exclude: work.lockedRunIds,
         };
       }
-      // Waits whose timeout came in runs the claims do not lock (blocked, at their concurrency, or
-      // no slot free), then the due waits of every run held, their kept events looked up first.
+      // Due waits in runs the claims do not lock (blocked, at their concurrency, or no slot free),
+      // then the due waits of every run held, their kept events looked up first.
       if (reclaim) {
-        const timedOut = await lockTimedOutWaits(client, this.schema, {
+        const dueWaits = await lockDueWaits(client, this.schema, {
           now: request.now,
           runId: request.runId ?? null,
           exclude: work.lockedRunIds,
           limit: RECLAIM_BATCH,
         });
-        if (timedOut.length > 0) work.add(await this.loader.load(client, timedOut));
+        if (dueWaits.length > 0) work.add(await this.loader.load(client, dueWaits));
       }
       const late = work.runsStartingEventWaits().filter((runId) => !offered.has(runId));
       if (late.length > 0) work.batch.offerKeptEvents(await keptEventsOf(client, this.schema, late));

@@ -74,10 +74,10 @@ export class SqliteCycle {
       runs.gate = this.flow.gate(request.now);
       this.claim(runs, load);
     }
-    // Waits whose timeout came, in runs the claims do not reach (blocked, or no slot free): held
-    // here, then moved with the due waits of every run this cycle holds.
+    // Due waits in runs the claims do not reach (blocked, or no slot free): their runs held here,
+    // then moved with the due waits of every run this cycle holds.
     if (looks) {
-      for (const runId of this.statements.timedOutWaits.all(request.now, RECLAIM_BATCH))
+      for (const runId of this.statements.dueWaits.all(request.now, RECLAIM_BATCH))
         if (request.runId === undefined || runId === request.runId) load(runId);
     }
     runs.moveDueWaits();
