@@ -5,7 +5,7 @@ import { type FlowLimit, validateFlowLimit } from '../../core/flow.js';
 import type { StoredAttempt } from '../../core/settle-report.js';
 import type { Transition } from '../../core/transitions.js';
 import { type RunChange, withHumanCommands } from '../cycle/human-commands.js';
-import { RECLAIM_BATCH, ReclaimSchedule } from '../cycle/reclaim-schedule.js';
+import { RECLAIM_BATCH, ReclaimSchedule, WAIT_LOOK_INTERVAL_MS } from '../cycle/reclaim-schedule.js';
 import type { EventDelivery, SentEvent } from '../cycle/send-event.js';
 import type {
   AttemptKey,
@@ -83,6 +83,7 @@ export class PostgresStore extends withHumanCommands(PostgresReads) implements S
   private readonly flow: PostgresFlow;
   private readonly listener: WorkListener;
   private readonly reclaims = new ReclaimSchedule();
+  private readonly waitLooks = new ReclaimSchedule(WAIT_LOOK_INTERVAL_MS);
   private closed = false;
 
   static async open(url: string, options: OpenPostgresOptions = {}): Promise<PostgresStore> {
@@ -149,7 +150,8 @@ export class PostgresStore extends withHumanCommands(PostgresReads) implements S
     // What was notified before this point is visible to the claim below.
     if (request.claimLimit > 0) this.listener.cycleStarted();
     const reclaim = this.reclaims.take(request.now);
-    if (!reclaim && request.completions.length === 0 && request.claimLimit <= 0)
+    const lookForWaits = this.waitLooks.take(request.now);
+    if (!reclaim && !lookForWaits && request.completions.length === 0 && request.claimLimit <= 0)
       return { claimed: [], accepted: [], reclaimed: [] };
     const work = new CycleWork(request);
     const completionRunIds = [...new Set(request.completions.map((c) => c.runId))].sort();
@@ -199,7 +201,7 @@ export class PostgresStore extends withHumanCommands(PostgresReads) implements S
       }
       // Due waits in runs the claims do not lock (blocked, at their concurrency, or no slot free),
       // then the due waits of every run held, their kept events looked up first.
-      if (reclaim) {
+      if (lookForWaits) {
         const dueWaits = await lockDueWaits(client, this.schema, {
           now: request.now,
           runId: request.runId ?? null,

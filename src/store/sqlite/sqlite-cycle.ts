@@ -1,7 +1,7 @@
 import type { DueStep } from '../../core/due-order.js';
 import { type StoredAttemptVerdict, storedAttemptSays } from '../../core/settle-report.js';
 import { CycleRuns, type CycleSink } from '../cycle/cycle-runs.js';
-import { RECLAIM_BATCH, ReclaimSchedule } from '../cycle/reclaim-schedule.js';
+import { RECLAIM_BATCH, ReclaimSchedule, WAIT_LOOK_INTERVAL_MS } from '../cycle/reclaim-schedule.js';
 import { runningDelta } from '../flow-accounting.js';
 import type { LoadedRun } from '../loaded-run.js';
 import type { Completion, CycleRequest, CycleResult } from '../store.js';
@@ -23,6 +23,7 @@ const CLAIM_MAX_PAGES = 20;
  */
 export class SqliteCycle {
   private readonly reclaims = new ReclaimSchedule();
+  private readonly waitLooks = new ReclaimSchedule(WAIT_LOOK_INTERVAL_MS);
   private readonly sink: CycleSink;
 
   constructor(
@@ -62,8 +63,7 @@ export class SqliteCycle {
       runs.complete(completion, runs.mayRepeatUsage(completion) ? this.storedAttempt(completion) : 'none');
     }
 
-    const looks = this.reclaims.take(request.now);
-    if (looks) {
+    if (this.reclaims.take(request.now)) {
       for (const row of this.statements.expired.all(request.now, RECLAIM_BATCH)) {
         if (load(row.run_id)) runs.reclaim(row.run_id, row.step_id, row.attempt, row);
       }
@@ -76,7 +76,7 @@ export class SqliteCycle {
     }
     // Due waits in runs the claims do not reach (blocked, or no slot free): their runs held here,
     // then moved with the due waits of every run this cycle holds.
-    if (looks) {
+    if (this.waitLooks.take(request.now)) {
       for (const runId of this.statements.dueWaits.all(request.now, RECLAIM_BATCH))
         if (request.runId === undefined || runId === request.runId) load(runId);
     }
