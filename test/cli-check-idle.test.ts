@@ -64,6 +64,7 @@ describe('baton check with nothing to do', () => {
       attemptsDiscarded: 0,
       reclaimed: 0,
       blocked: [],
+      waiting: [],
     });
     expect(expectExit(await runBaton(['check', '--home', home, '--quiet']), 0).stdout).toBe('');
     const bad = expectExit(await runBaton(['check', '--home', home], { env: { BATON_LEASE_MS: '5' } }), 2);
@@ -177,6 +178,51 @@ describe('the baton command and the ES module entry', () => {
     }
     expect(readFileSync(cliPath, 'utf8').startsWith('#!/usr/bin/env node\n')).toBe(true);
     expect(statSync(cliPath).mode & 0o111).not.toBe(0);
+  });
+
+  it('answers from the launcher alone while steps wait whose timeouts have not come, as the full check does', async () => {
+    const { dir, home } = planDir('baton-idle-');
+    const plan = writePlan(
+      dir,
+      fixturePlan(
+        [
+          { id: 'draft', instruction: 'write the report' },
+          {
+            id: 'ask',
+            dependsOn: ['draft'],
+            wait: { for: 'approval', prompt: 'Send the report for {{inputs.day}}?', timeout: '24h' },
+          },
+          { id: 'ci', wait: { for: 'event', event: 'ci green', timeout: '24h' } },
+        ],
+        { inputs: { day: {} } },
+      ),
+    );
+    // A secret of the operator's in the prompt: every answer masks it, the idle one too.
+    const env = { BATON_SECRET_ENV: 'REPORT_TOKEN', REPORT_TOKEN: 'tok-secret-4711' };
+    const run = ['run', plan, '--detach', '--id', 'r1', '--home', home, '--input', 'day=tok-secret-4711'];
+    expectExit(await runBaton(run, { env }), 0);
+    // The first check runs draft; both waits start waiting, their timeouts a day away.
+    expectExit(await runBaton(['check', '--home', home], { env }), 0);
+    const alone = mkdtempSync(join(repoRoot, 'dist', 'launcher-test-'));
+    try {
+      copyFileSync(cliPath, join(alone, 'baton.cjs'));
+      const cli = join(alone, 'baton.cjs');
+      // No CLI beside this copy: an answer at all means the idle read gave it.
+      for (const flags of [[], ['--json'], ['--quiet']]) {
+        const args = ['check', '--home', home, ...flags];
+        const idle = expectExit(await runBaton(args, { cli, env }), 0);
+        const full = expectExit(await runBaton(args, { cli: esmCliPath, env }), 0);
+        expect(idle.stdout).toBe(full.stdout);
+        expect(idle.stdout).not.toContain('tok-secret-4711');
+      }
+      const text = expectExit(await runBaton(['check', '--home', home], { cli, env }), 0).stdout;
+      expect(text).toContain(
+        'WAITING run r1 (cli-test): ask waits for approval: Send the report for [redacted]?',
+      );
+      expect(text).toContain("  baton send 'ci green' --run r1 --data '<json>'");
+    } finally {
+      rmSync(alone, { recursive: true, force: true });
+    }
   });
 
   it('gives the same answers through `node dist/cli/main.js`', async () => {

@@ -53,7 +53,7 @@ describe('baton approve/reject <run> <step>, send, and waiting steps in check an
       expect(check.stdout).toContain("  baton approve r1 approve-send --comment '...'");
       expect(check.stdout).toContain("  baton reject r1 approve-send --comment '...'");
       expect(stepOf(await runStatus(home, 'r1'), 'send').status).toBe('pending');
-      // Nothing is due now: the idle check still says what waits (it falls through to the full one).
+      // Nothing is due now: the idle check still says what waits (its one read lists it).
       const idle = expectExit(await runBaton(['check'], { home }), 0).stdout;
       expect(idle).toContain('WAITING run r1 (cli-test): approve-send waits for approval');
       expect(expectExit(await runBaton(['check', '--quiet'], { home }), 0).stdout).toBe('');

@@ -67,4 +67,57 @@ describe('a waiting step’s timeout in the engine', () => {
     expect(calls).toEqual(['next']);
     expect((await store.getRun(runId))!.status).toBe('succeeded');
   });
+
+  it('fires while a worker’s every slot is busy with a long attempt', async () => {
+    let release = () => {};
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    let holding = false;
+    registry.register('hold', async () => {
+      holding = true;
+      await held;
+      return 'held';
+    });
+    const waitPlan = validatePlanObject(
+      { name: 'ask', steps: [{ id: 'ok', wait: { for: 'approval', timeout: '1h', onTimeout: 'skip' } }] },
+      'ask',
+    );
+    const { id: waitRun } = await startRun(store, { plan: waitPlan, workspace: dir, now: clock });
+    await drain();
+    const stepOf = async (id: string) => (await store.getRun(waitRun))!.steps.find((s) => s.stepId === id)!;
+    expect((await stepOf('ok')).status).toBe('waiting');
+    const holdPlan = validatePlanObject({ name: 'hold', steps: [{ id: 'h', fn: 'hold' }] }, 'hold');
+    await startRun(store, { plan: holdPlan, workspace: dir, now: clock });
+    const worker = new Engine({
+      store,
+      home: dir,
+      owner: 'worker',
+      concurrency: 1,
+      leaseMs: 60_000,
+      pollMs: 10,
+      now: () => clock,
+      executors: { fn: new FunctionExecutor(registry) },
+    });
+    const running = worker.run({ kind: 'forever' });
+    try {
+      await until(() => holding);
+      clock += 3_600_000;
+      await until(async () => (await stepOf('ok')).status === 'skipped');
+      expect(holding).toBe(true);
+    } finally {
+      release();
+      worker.stop();
+      await running;
+    }
+  });
 });
+
+/** Polls `condition` until it holds (a generous deadline: CI is a loaded machine). */
+async function until(condition: () => boolean | Promise<boolean>, deadlineMs = 20_000): Promise<void> {
+  const end = Date.now() + deadlineMs;
+  while (!(await condition())) {
+    if (Date.now() > end) throw new Error('condition not met before the deadline');
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}

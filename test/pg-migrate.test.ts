@@ -1,8 +1,9 @@
 /**
  * `baton migrate --from <baton.db> --to postgres://...` end to end: runs made by the real CLI in a
  * SQLite home (a succeeded run with artifacts, an effect and hooks, a blocked run, a run with a
- * retry, a run stored with --detach) are copied into a real PostgreSQL 15 cluster and read back
- * through the CLI with --store; the detached run is then finished from PostgreSQL. Refusals (runs
+ * retry, a run stored with --detach, a run holding an event sent before its step waits) are copied into a real PostgreSQL 15 cluster and read back
+ * through the CLI with --store; the detached run and the one holding the kept event are then
+ * finished from PostgreSQL. Refusals (runs
  * already there, a file that is not Baton's, an old schema) exit 2 and change nothing, and the
  * password of the URL never appears in any output.
  */
@@ -35,7 +36,7 @@ import { fixturePlan, planDir } from './helpers/plans.js';
 import { freshSchemaName, startPostgres, type TestPostgres } from './helpers/postgres.js';
 
 const PASSWORD = 'Pw-not-for-eyes-93';
-const RUNS = ['ok1', 'blk', 'rty', 'det'];
+const RUNS = ['ok1', 'blk', 'rty', 'det', 'wev'];
 
 let server: TestPostgres;
 let admin: pg.Pool;
@@ -127,13 +128,28 @@ beforeAll(async () => {
     ],
     'agent-count',
   );
+  // Its wait step waits for ci-green once its run is driven; the event is sent before, and kept.
+  const waitPlan = plan(
+    'waits',
+    [
+      { id: 'ci', wait: { for: 'event', event: 'ci-green', timeout: '1h', onTimeout: 'block' } },
+      { id: 'deploy', instruction: 'deploy', dependsOn: ['ci'] },
+    ],
+    'agent-succeed',
+  );
   const made = await Promise.all([
     runBaton(['run', okPlan, '--id', 'ok1'], { home, env }),
     runBaton(['run', blockedPlan, '--id', 'blk'], { home, env }),
     runBaton(['run', retryPlan, '--id', 'rty'], { home, env }),
     runBaton(['run', detachedPlan, '--id', 'det', '--detach'], { home, env }),
+    runBaton(['run', waitPlan, '--id', 'wev', '--detach'], { home, env }),
   ]);
-  expect(made.map((result) => result.code)).toEqual([0, 1, 0, 0]);
+  expect(
+    made.map((result) => result.code),
+    made.map((r) => r.stderr).join('\n'),
+  ).toEqual([0, 1, 0, 0, 0]);
+  const sent = await runBaton(['send', 'ci-green', '--run', 'wev', '--data', '{"sha":"c0ffee"}'], { home });
+  expect(sent.code, sent.stderr).toBe(0);
   // A recorded effect (model write tools and ctx.effect record them while a step runs).
   const sqlite = await SqliteStore.open(dbPath);
   const key = { runId: 'ok1', stepId: 'write', key: 'send-mail' };
@@ -178,14 +194,15 @@ describe('baton migrate', () => {
       counts: Record<string, { source: number; target: number }>;
     }>(['migrate', '--from', dbPath, '--to', urlFor(schema)]);
     expect(sqliteDigest()).toBe(before);
-    expect(report).toMatchObject({ ok: true, runs: 4 });
+    expect(report).toMatchObject({ ok: true, runs: 5 });
     expect(report.to).toContain('postgres:***@');
     for (const table of COPIED_TABLES) {
       expect(report.counts[table]!.target, table).toBe(report.counts[table]!.source);
       if (table !== 'effects') expect(report.counts[table]!.source, table).toBeGreaterThan(0);
     }
     expect(report.counts.effects!.source).toBe(1);
-    expect(report.counts.runs!.source).toBe(4);
+    expect(report.counts.wait_events!.source).toBe(1);
+    expect(report.counts.runs!.source).toBe(5);
 
     const store = ['--store', urlFor(schema)];
     for (const runId of RUNS) {
@@ -224,7 +241,8 @@ describe('baton migrate', () => {
        ORDER BY e.seq`,
     );
     expect(rows.map((row) => row.type).sort()).toEqual(['run.blocked', 'run.succeeded', 'step.failed']);
-    // Flow limits come along, and every step row carries its flow key (the fixtures run `node`).
+    // Flow limits come along, and every step row carries its flow key (the fixtures run `node`; a
+    // wait step has its own).
     const flow = await json<{ key: string; concurrency: number; rate: unknown }[]>([
       ...store,
       'flow',
@@ -232,7 +250,7 @@ describe('baton migrate', () => {
     ]);
     expect(flow).toMatchObject([{ key: 'node', concurrency: 3, rate: { count: 20, windowMs: 60_000 } }]);
     const keys = await admin.query(`SELECT DISTINCT flow_key FROM "${schema}".steps`);
-    expect(keys.rows).toEqual([{ flow_key: 'node' }]);
+    expect(keys.rows.map((row) => row.flow_key).sort()).toEqual(['node', 'wait']);
     // The schedule comes along, paused.
     const schedules = await json<{ name: string; paused: boolean; timing: string }[]>([
       ...store,
@@ -244,13 +262,13 @@ describe('baton migrate', () => {
     // Again: refused before anything is written, in either database.
     const countsBefore = await pgCounts(schema);
     const again = expectExit(await baton(['migrate', '--from', dbPath, '--to', urlFor(schema)]), 2);
-    expect(again.stderr).toContain('4 of the 4 run(s) to copy are already in the target');
-    expect(again.stderr).toMatch(/blk, det, ok1, rty/);
+    expect(again.stderr).toContain('5 of the 5 run(s) to copy are already in the target');
+    expect(again.stderr).toMatch(/blk, det, ok1, rty, wev/);
     expect(await pgCounts(schema)).toEqual(countsBefore);
     expect(sqliteDigest()).toBe(before);
   }, 60_000);
 
-  it('lets baton check finish from PostgreSQL a run stored with --detach in SQLite', async () => {
+  it('lets baton check finish from PostgreSQL a run stored with --detach in SQLite, taking its kept event', async () => {
     const counts = join(dir, 'det-counts');
     const check = await baton(['--store', urlFor(schema), 'check'], { env: { COUNT_FILE: counts } });
     // Exit 1: the migrated run blk is still blocked.
@@ -259,8 +277,16 @@ describe('baton migrate', () => {
     expect(readCounts(counts).map((line) => `${line.run} ${line.step}`)).toEqual(['det one', 'det two']);
     const run = await json<RunJson>(['--store', urlFor(schema), 'status', 'det']);
     expect(run.status).toBe('succeeded');
+    // The event sent in SQLite before ci waited was copied: ci took it when it started waiting.
+    const waited = await json<RunJson>(['--store', urlFor(schema), 'status', 'wev']);
+    expect(waited.status).toBe('succeeded');
+    const ci = waited.steps.find((step) => step.stepId === 'ci') as { resultJson?: string | null };
+    expect(JSON.parse(ci.resultJson ?? 'null')).toMatchObject({ value: { sha: 'c0ffee' } });
+    const kept = await admin.query(`SELECT count(*)::int AS n FROM "${schema}".wait_events`);
+    expect(kept.rows[0].n).toBe(0);
     // The SQLite copy is left as it was.
     expect((await json<RunJson>(['status', 'det'])).status).toBe('running');
+    expect((await json<RunJson>(['status', 'wev'])).status).toBe('running');
   }, 30_000);
 
   it('copies only the runs named by --runs, and refuses unknown ones', async () => {

@@ -287,6 +287,91 @@ export function describeWaitsContract(name: string, makeHarness: () => StoreHarn
       expect((await cycle(deadline + 2)).claimed.map((c) => c.stepId)).toContain('send');
     });
 
+    it('a timeout fires in a cycle that claims nothing (a worker with no slot free)', async () => {
+      await create(approvalPlan({ timeout: '1s', onTimeout: 'reject' }));
+      await finishFirst('run1', 1000);
+      expect((await stepOf('approve-send')).status).toBe('waiting');
+      const result = await cycle(1010 + 1000, [], 0);
+      expect(result.claimed).toEqual([]);
+      expect(result.settledUnclaimed).toBe(true);
+      expect((await stepOf('approve-send')).status).toBe('skipped');
+      expect((await stepOf('send')).status).toBe('skipped');
+    });
+
+    it('a timeout fires in a run blocked by another step', async () => {
+      await create(approvalPlan({ timeout: '1s', onTimeout: 'reject' }));
+      const claimed = await finishFirst('run1', 1000);
+      const other = claimed.find((c) => c.stepId === 'other')!;
+      await cycle(1030, [
+        { ...done(other, 1030), outcome: { ok: false, failureClass: 'fatal', message: 'no access' } },
+      ]);
+      expect((await store.getRun('run1'))!.status).toBe('blocked');
+      expect((await stepOf('approve-send')).status).toBe('waiting');
+      // An idle worker wakes for it: its timeout is the next due time, blocked run or not.
+      expect(await store.nextWakeAt()).toBe(1010 + 1000);
+      expect(await store.nextWakeAt({ runId: 'run1' })).toBe(1010 + 1000);
+      await cycle(1010 + 1000);
+      expect((await stepOf('approve-send')).status).toBe('skipped');
+      expect((await stepOf('send')).status).toBe('skipped');
+      const timedOut = (await store.getEvents('run1')).find((e) => e.type === 'step.wait_timed_out');
+      expect(timedOut).toMatchObject({ stepId: 'approve-send', action: 'reject' });
+      // The step that blocked it still holds the run for a person.
+      expect((await store.getRun('run1'))!.status).toBe('blocked');
+    });
+
+    it('a wait made due by a completion starts waiting in a cycle that claims nothing', async () => {
+      await create(eventPlan());
+      await store.sendEvent({ event: 'deployed-1', dataJson: '{"n":1}', runId: 'run1' }, 1001);
+      const build = (await cycle(1000, [], 1)).claimed[0]!;
+      const result = await cycle(1010, [done(build, 1010)], 0);
+      expect(result.claimed).toEqual([]);
+      // It started waiting and took the event kept for it, in that same cycle.
+      const step = await stepOf('deployed');
+      expect(step.status).toBe('succeeded');
+      expect(JSON.parse(step.resultJson!).value).toEqual({ n: 1 });
+      expect((await stepOf('announce')).status).toBe('ready');
+    });
+
+    it('a wait a decision made due starts waiting in a cycle that claims nothing', async () => {
+      const plan = validatePlanObject(
+        {
+          name: 'two-approvals',
+          defaults: { flowKey: 'team' },
+          steps: [
+            { id: 'legal', wait: { for: 'approval', prompt: 'Legal?' } },
+            { id: 'boss', dependsOn: ['legal'], wait: { for: 'approval', prompt: 'Boss?' } },
+            { id: 'send', fn: 'noop', dependsOn: ['boss'] },
+          ],
+        },
+        'waits',
+      );
+      await create(plan);
+      await cycle(1000);
+      expect((await stepOf('legal')).status).toBe('waiting');
+      await store.approveStep('run1', 'legal', { by: 'ann' }, 2000);
+      expect((await stepOf('boss')).status).toBe('ready');
+      // A worker with every slot busy: its cycles claim nothing, and boss still starts waiting.
+      const result = await cycle(2001, [], 0);
+      expect(result.claimed).toEqual([]);
+      expect(await stepOf('boss')).toMatchObject({ status: 'waiting', waitingFor: 'Boss?' });
+    });
+
+    it('a wait due in a cycle whose claims ran out starts waiting in it', async () => {
+      const plan = validatePlanObject(
+        {
+          name: 'busy',
+          steps: [
+            { id: 'long', fn: 'noop' },
+            { id: 'ask', wait: { for: 'approval', prompt: 'Go?' } },
+          ],
+        },
+        'waits',
+      );
+      await create(plan);
+      expect((await cycle(1000, [], 1)).claimed.map((c) => c.stepId)).toEqual(['long']);
+      expect(await stepOf('ask')).toMatchObject({ status: 'waiting', waitingFor: 'Go?' });
+    });
+
     it('a timeout that rejects skips the steps after it', async () => {
       await create(approvalPlan({ timeout: '1s', onTimeout: 'reject' }));
       await finishFirst('run1', 1000);

@@ -1,5 +1,5 @@
 import type { StoredEvent } from '../core/events.js';
-import { clockTime, formatDuration } from '../runtime/format.js';
+import { clockTime, formatDuration, skipCause } from '../runtime/format.js';
 import type { Painter } from './colour.js';
 import { columnWidths, table } from './format.js';
 
@@ -88,7 +88,7 @@ function describeEvent(event: StoredEvent, starts: Map<string, number>): { what:
         took: '',
       };
     case 'step.skipped':
-      return { what: event.reason ? `skipped: ${event.reason.slice(0, 100)}` : 'step skipped', took: '' };
+      return { what: skipCause(event).text.slice(0, 109), took: '' };
     case 'step.expanded':
       return { what: `fan-out: expanded into ${event.items} items`, took: '' };
     case 'run.blocked':

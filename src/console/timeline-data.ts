@@ -1,11 +1,12 @@
 import type { StoredEvent } from '../core/events.js';
 import { FINAL_RUN_STATUSES } from '../core/run-state.js';
+import { skipCause } from '../runtime/format.js';
 import type { AttemptRecord, RunDetail } from '../store/store.js';
 
 /** How an attempt (or a wait) is drawn. */
 type SpanKind = 'running' | 'succeeded' | 'failed' | 'interrupted' | 'discarded' | 'wait';
-/** What a point on the timeline is. */
-type MarkKind = 'recovery' | 'fallback' | 'budget' | 'blocked' | 'human' | 'run';
+/** What a point on the timeline is (`skipped`: by the plan, e.g. its `when`; a person's skip is `human`). */
+type MarkKind = 'recovery' | 'fallback' | 'budget' | 'blocked' | 'human' | 'skipped' | 'run';
 
 /**
  * A run's timeline as the console's script draws it: compact tuples (a run with thousands of
@@ -108,8 +109,12 @@ export function timelineOf(
       case 'run.rerun_requested':
         mark(event.stepId, event.at, 'human', `rerun asked by ${event.by}${event.only ? ' (only)' : ''}`);
         break;
+      case 'step.skipped': {
+        const cause = skipCause(event);
+        mark(event.stepId, event.at, cause.by === 'person' ? 'human' : 'skipped', cause.text);
+        break;
+      }
       case 'step.retry_requested':
-      case 'step.skipped':
       case 'step.resolved':
         mark(event.stepId, event.at, 'human', event.type.slice('step.'.length).replace('_', ' '));
         break;

@@ -27,23 +27,26 @@ export interface FlowRate {
 /** The key an agent step falls under when the plan names no agent command (the process default runs it). */
 const DEFAULT_AGENT_FLOW_KEY = 'agent';
 
+/** The flow key of every wait step (steps.flow_key): what a cycle looks for to start due waits. */
+export const WAIT_FLOW_KEY = 'wait';
+
 /**
- * The flow key of what a step runs: its `flowKey` if set; otherwise, for an agent step, the base
+ * The flow key of what a step runs: `wait` for a wait step; its `flowKey` if set; otherwise, for an agent step, the base
  * name of its command (`/usr/local/bin/claude` -> `claude`), for a model step its provider
  * (`openai`, `anthropic`), for a function step `fn:<name>`. Once the step's fallback took over
  * (`onFallback`), the key of the fallback's executor.
  */
 export function flowKeyOf(step: PlanStep, onFallback = false): string {
   if (onFallback && step.fallback) return flowKeyOf(fallbackPlanStep(step));
+  // Never counted (a wait step holds no lease), but a key of its own, whatever `defaults.flowKey`
+  // says, keeps it out of the agents' and lets a cycle find a due wait by its row (WAIT_FLOW_KEY).
+  if (step.kind === 'wait') return WAIT_FLOW_KEY;
   if (step.flowKey !== undefined) return step.flowKey;
   switch (step.kind) {
     case 'model':
       return step.model?.provider ?? 'model';
     case 'fn':
       return `fn:${step.fn ?? ''}`;
-    // Never counted (a wait step holds no lease), but a key of its own keeps it out of the agents'.
-    case 'wait':
-      return 'wait';
     default: {
       const program = step.agent?.command[0];
       if (program === undefined) return DEFAULT_AGENT_FLOW_KEY;

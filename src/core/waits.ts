@@ -3,6 +3,7 @@ import { BatonError } from './errors.js';
 import { renderTemplate } from './plan/template.js';
 import type { PlanStep, WaitSpec } from './plan/types.js';
 import { FINAL_RUN_STATUSES, planIndex, type RunState, type StepResult, stepOf } from './run-state.js';
+import { waitCommands } from './wait-commands.js';
 
 /**
  * Wait steps: a step with `wait` and no body becomes `waiting` when due, holding no lease and no
@@ -40,23 +41,39 @@ export function waitOf(step: PlanStep): WaitSpec {
   return step.wait;
 }
 
-/** Whether the wait step at `position` is due for its next move: starting to wait, or timing out. */
+/**
+ * Whether the wait step at `position` is due for its next move: starting to wait (its run running),
+ * or timing out. A timeout fires in a blocked run too (another step is blocked, or a budget stopped
+ * it): the wait's deadline does not move because something else needs a person.
+ */
 export function waitStepDue(
   run: RunState,
   position: number,
   scope: { now: number; runId?: string },
 ): boolean {
   const step = run.steps[position];
-  const declared = run.plan.steps[position];
-  return (
-    declared?.kind === 'wait' &&
-    step !== undefined &&
-    (step.status === 'ready' || step.status === 'waiting') &&
-    step.dueAt !== null &&
-    step.dueAt <= scope.now &&
-    run.status === 'running' &&
-    (scope.runId === undefined || scope.runId === run.id)
-  );
+  if (
+    run.plan.steps[position]?.kind !== 'wait' ||
+    step === undefined ||
+    step.dueAt === null ||
+    step.dueAt > scope.now ||
+    (scope.runId !== undefined && scope.runId !== run.id)
+  )
+    return false;
+  if (step.status === 'waiting') return run.status === 'running' || run.status === 'blocked';
+  return step.status === 'ready' && run.status === 'running';
+}
+
+const waitPositionsByPlan = new WeakMap<RunState['plan'], readonly number[]>();
+
+/** The positions of a plan's wait steps (cached per plan: most plans have none). */
+export function waitPositions(plan: RunState['plan']): readonly number[] {
+  let positions = waitPositionsByPlan.get(plan);
+  if (!positions) {
+    positions = plan.steps.flatMap((step, position) => (step.kind === 'wait' ? [position] : []));
+    waitPositionsByPlan.set(plan, positions);
+  }
+  return positions;
 }
 
 /** The wait's prompt or event name, rendered from the run; a reference it cannot resolve stays as written. */
@@ -205,20 +222,6 @@ export function receiveWaitEvent(
  */
 export function decidesAfterRejection(step: PlanStep): boolean {
   return step.when !== undefined;
-}
-
-/** The commands that end a waiting step, exactly as a person types them. */
-export function waitCommands(runId: string, stepId: string, wait: WaitSpec, waitingFor?: string): string[] {
-  if (wait.for === 'event')
-    return [`baton send ${shellWord(waitingFor ?? wait.event ?? '')} --run ${runId} --data '<json>'`];
-  return [
-    `baton approve ${runId} ${stepId} --comment '...'`,
-    `baton reject ${runId} ${stepId} --comment '...'`,
-  ];
-}
-
-function shellWord(text: string): string {
-  return /^[A-Za-z0-9._:@/-]+$/.test(text) ? text : `'${text.replaceAll("'", `'\\''`)}'`;
 }
 
 /** A draft for a decision on a waiting step (or one blocked by its timeout) of this kind. */

@@ -96,6 +96,8 @@ export class Engine {
   private failedCycles = 0;
   /** When hook calls were last looked for (see run()). */
   private hooksLookedAt = Number.NEGATIVE_INFINITY;
+  /** When this engine last ran a cycle: with no slot free it still runs one per poll interval. */
+  private cycledAt = Number.NEGATIVE_INFINITY;
   /** New work was made due in this process (a run started, a function registered): look at once. */
   private nudged = false;
   private readonly hooks: HookDispatcher;
@@ -152,7 +154,11 @@ export class Engine {
         const claimLimit = this.stopping ? 0 : this.concurrency - this.inFlight.size;
         let progressed = false;
         this.nudged = false;
-        if (this.completions.length > 0 || claimLimit > 0) {
+        // With every slot busy, a cycle per poll interval still fires the timeouts of waits (and
+        // reclaims other workers' expired leases): they take no slot.
+        const noSlotLook = !this.stopping && this.now() - this.cycledAt >= this.pollMs;
+        if (this.completions.length > 0 || claimLimit > 0 || noSlotLook) {
+          this.cycledAt = this.now();
           const result = await this.cycle(claimLimit, mode);
           for (const claim of result.claimed) this.start(claim);
           this.kickHooks(result.hooksOwed === true);

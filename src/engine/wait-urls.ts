@@ -3,7 +3,7 @@ import { chmodSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { BatonError } from '../core/errors.js';
 import type { WaitSpec } from '../core/plan/types.js';
-import { waitCommands } from '../core/waits.js';
+import { waitCommands } from '../core/wait-commands.js';
 
 /**
  * Capability URLs of a waiting step: `POST <public url>/wait/<run>/<step>/<token>/<action>`

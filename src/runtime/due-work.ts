@@ -18,8 +18,8 @@ export async function drainDueWork(engine: Engine, maxTimeMs: number | null): Pr
   }
 }
 
-/** How many blocked runs and waiting steps a report names at most. */
-const NEEDS_A_PERSON_LIMIT = 100;
+/** How many blocked runs and waiting steps a report names at most (the idle check's too). */
+export const NEEDS_A_PERSON_LIMIT = 100;
 
 /** The blocked runs (with their reason) and the waiting steps, as `reads` (masked) return them. */
 export async function needsAPerson(reads: Store): Promise<{

@@ -1,5 +1,5 @@
 import type { PlanStep } from '../core/plan/types.js';
-import { waitCommands } from '../core/waits.js';
+import { waitCommands } from '../core/wait-commands.js';
 import type { RunSummary } from '../store/store.js';
 
 /** How every front door (the CLI, the console, the MCP server) writes times, durations and progress. */
@@ -29,6 +29,18 @@ export function stepProgress(run: RunSummary): string {
   const total = Object.values(counts).reduce((sum, n) => sum + (n ?? 0), 0);
   const done = (counts.succeeded ?? 0) + (counts.skipped ?? 0) + (counts.degraded ?? 0);
   return `${done}/${total}`;
+}
+
+/**
+ * What skipped a step, from its `step.skipped` event, worded once for the CLI's `baton timeline`
+ * and the console's timeline: a person (`baton skip` records no reason), or the plan itself, with
+ * the reason it recorded (its `when` was false, a rejection or a wait's timeout before it, a
+ * tolerated fan-out failure).
+ */
+export function skipCause(event: { reason?: string }): { by: 'person' | 'plan'; text: string } {
+  return event.reason
+    ? { by: 'plan', text: `skipped: ${event.reason}` }
+    : { by: 'person', text: 'skipped by a person (baton skip)' };
 }
 
 /** What a human can do about a blocked step. */

@@ -13,7 +13,10 @@ export const SCHEMA_APP_ID = 'baton';
  */
 export const SQLITE_SCHEMA_VERSION = 12;
 
-/** Tables holding a run's rows (what `baton migrate` copies per run, in the order it reports them). */
+/**
+ * Tables holding a run's rows (what `baton migrate` copies per run, in the order it reports them):
+ * `wait_events` holds the events sent to a run before its step waits, kept until taken.
+ */
 export const RUN_TABLES = [
   'runs',
   'run_plans',
@@ -23,6 +26,7 @@ export const RUN_TABLES = [
   'artifacts',
   'effects',
   'hook_deliveries',
+  'wait_events',
 ] as const;
 
 /** Every table a store reads: the metadata, the run tables, the flow limits and the schedules. */
@@ -30,7 +34,6 @@ export const BATON_TABLES: readonly string[] = [
   'baton_meta',
   ...RUN_TABLES,
   'flow_limits',
-  'wait_events',
   'schedules',
   'schedule_slots',
 ];

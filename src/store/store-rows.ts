@@ -15,7 +15,6 @@ import type {
   LiveLease,
   RunStep,
   RunSummary,
-  WaitingStep,
 } from './store.js';
 
 /** The `runs` columns a summary is made of, the same in every dialect. */
@@ -325,27 +324,6 @@ export const ATTEMPT_USAGE_ONCE = `ON CONFLICT (run_id, step_id, attempt) DO UPD
 /** One attempt as a map key. */
 export function attemptKeyText(key: { runId: string; stepId: string; attempt: number }): string {
   return `${key.runId}\u0000${key.stepId}\u0000${key.attempt}`;
-}
-
-/** A blocked step joined with its run, as both dialects select it. */
-export interface WaitingStepRow {
-  run_id: string;
-  plan_name: string;
-  step_id: string;
-  waiting_for: string | null;
-  due_at: number | string | null;
-  updated_at: number | string;
-}
-
-export function waitingStepFromRow(row: WaitingStepRow): WaitingStep {
-  return {
-    runId: row.run_id,
-    planName: row.plan_name,
-    stepId: row.step_id,
-    waitingFor: row.waiting_for ?? '',
-    timeoutAt: row.due_at === null ? null : Number(row.due_at),
-    since: Number(row.updated_at),
-  };
 }
 
 export interface BlockedStepRow {

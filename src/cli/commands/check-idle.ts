@@ -1,15 +1,28 @@
 import { existsSync, statSync, writeSync } from 'node:fs';
 import type Database from 'better-sqlite3';
+import type { Plan, PlanStep } from '../../core/plan/types.js';
+import { redactValue } from '../../core/redact.js';
+import { planSecretEnv } from '../../core/run-secrets.js';
 import type { EngineReport } from '../../engine/engine.js';
+import { RunSecretsCache } from '../../engine/run-secrets-cache.js';
+import { NEEDS_A_PERSON_LIMIT } from '../../runtime/due-work.js';
 import { databasePath, resolveHome } from '../../runtime/home.js';
 import { engineSettings } from '../../runtime/settings.js';
 import { dueStepOfRunningRunSql } from '../../store/due-steps.js';
 import { UNFINISHED_RUN_SQL } from '../../store/schedules/unfinished-runs.js';
 import { BATON_TABLES, SCHEMA_APP_ID, SQLITE_SCHEMA_VERSION } from '../../store/schema-tables.js';
 import { openSqliteFile } from '../../store/sqlite/sqlite-driver.js';
+import type { WaitingStep } from '../../store/store.js';
+import {
+  SQLITE_WAITING_COUNT_SQL,
+  SQLITE_WAITING_STEPS_SQL,
+  type WaitingStepRow,
+  waitingStepFromRow,
+} from '../../store/waiting-steps.js';
 import { EXIT } from '../exit-codes.js';
 import type { GlobalOptions } from '../global-options.js';
 import { guardStdout } from '../stdout-guard.js';
+import { WAITING_SHOWN, waitingLines } from './check-waiting.js';
 
 const INDEXES = [
   'runs_by_status',
@@ -48,10 +61,11 @@ function notPrivate(path: string): boolean {
 
 /**
  * One read of what `baton check` would act on: a due step of a running run (the claim's own
- * condition, store/due-steps.ts; a waiting step's timeout too), a lease that ran out,
- * a hook call owed, a blocked run (reported, exit 1), a step waiting for a person or an event
- * (reported, unless --quiet), a schedule's slot come (store/schedules/), a queued slot whose run
- * ended. Each is answered from a partial index.
+ * condition, store/due-steps.ts; a waiting step whose timeout came too), a lease that ran out,
+ * a hook call owed, a blocked run (reported, exit 1), a schedule's slot come (store/schedules/), a
+ * queued slot whose run ended. Each is answered from a partial index. A
+ * step that waits and whose timeout has not come is nothing to do: its timeout is a due time like
+ * any other, and the idle answer lists it itself (readWaiting).
  */
 const ANYTHING_TO_DO = `SELECT
   EXISTS (SELECT 1 FROM steps s INDEXED BY steps_due WHERE ${dueStepOfRunningRunSql('@now')})
@@ -59,10 +73,38 @@ const ANYTHING_TO_DO = `SELECT
   OR EXISTS (SELECT 1 FROM hook_deliveries INDEXED BY hook_deliveries_due
     WHERE state = 'pending' AND due_at <= @now AND (lease_expires_at IS NULL OR lease_expires_at <= @now))
   OR EXISTS (SELECT 1 FROM runs INDEXED BY runs_by_status WHERE status = 'blocked')
-  OR (@loud AND EXISTS (SELECT 1 FROM steps INDEXED BY steps_waiting_for WHERE status = 'waiting'))
   OR EXISTS (SELECT 1 FROM schedules INDEXED BY schedules_due WHERE next_fire_at IS NOT NULL AND next_fire_at <= @now)
   OR EXISTS (SELECT 1 FROM schedules s INDEXED BY schedules_queued WHERE s.queued_slot_at IS NOT NULL AND s.paused = 0
     AND NOT EXISTS (SELECT 1 FROM runs r WHERE r.id = s.last_run_id AND r.status IN ${UNFINISHED_RUN_SQL}))`;
+
+/** The steps that wait, as the full check reports them: masked with each run's secrets as its reads are. */
+interface IdleWaiting {
+  shown: { waiting: WaitingStep; step: PlanStep | undefined }[];
+  total: number;
+}
+
+/** Up to `limit` waiting steps (longest waiting first) with their plan steps, masked (see maskedReads). */
+function readWaiting(db: Database.Database, limit: number, secretValues: readonly string[]): IdleWaiting {
+  const rows = db.prepare(SQLITE_WAITING_STEPS_SQL).all(limit) as WaitingStepRow[];
+  if (rows.length === 0) return { shown: [], total: 0 };
+  const total = (db.prepare(SQLITE_WAITING_COUNT_SQL).get() as { n: number }).n;
+  const planOf = db.prepare('SELECT plan_json FROM run_plans WHERE run_id = ?').pluck();
+  const plans = new Map<string, Plan>();
+  const secrets = new RunSecretsCache(process.env, secretValues);
+  const shown = rows.map((row) => {
+    let plan = plans.get(row.run_id);
+    if (!plan) {
+      plan = JSON.parse(planOf.get(row.run_id) as string) as Plan;
+      plans.set(row.run_id, plan);
+    }
+    const masked = secrets.secretsFor(planSecretEnv(plan));
+    return redactValue(
+      { waiting: waitingStepFromRow(row), step: plan.steps.find((step) => step.id === row.step_id) },
+      masked,
+    );
+  });
+  return { shown, total };
+}
 
 /** Straight to fd 1: process.stdout would first build its stream (about 6 ms on a pipe). */
 function writeOut(text: string): void {
@@ -89,31 +131,40 @@ function writeOut(text: string): void {
  */
 export function idleCheck(options: GlobalOptions & { quiet?: boolean }): number | null {
   // Bad flags or BATON_* settings are refused as the full check would refuse them.
-  engineSettings({});
+  const settings = engineSettings({});
   if (process.env.BATON_DATABASE_URL) return null;
   const path = databasePath(resolveHome(options));
   if (!existsSync(path) || notPrivate(path)) return null;
   let db: Database.Database | undefined;
+  let waiting: IdleWaiting | undefined;
   try {
     db = openSqliteFile(path, { fileMustExist: true, timeout: 10_000 });
     const schema = db.prepare(SCHEMA_OK).get() as { app: unknown; version: unknown; present: number };
     if (schema.app !== SCHEMA_APP_ID || schema.version !== String(SQLITE_SCHEMA_VERSION)) return null;
     if (schema.present !== BATON_TABLES.length + INDEXES.length) return null;
-    const loud = options.quiet ? 0 : 1;
-    if (db.prepare(ANYTHING_TO_DO).pluck().get({ now: Date.now(), loud }) !== 0) return null;
+    // One snapshot: nothing due, and the steps that wait meanwhile.
+    db.exec('BEGIN');
+    if (db.prepare(ANYTHING_TO_DO).pluck().get({ now: Date.now() }) !== 0) return null;
+    if (!options.quiet)
+      waiting = readWaiting(db, options.json ? NEEDS_A_PERSON_LIMIT : WAITING_SHOWN, settings.secrets ?? []);
   } catch {
     return null;
   } finally {
+    if (db?.inTransaction) db.exec('COMMIT');
     db?.close();
   }
-  return answerNothingDue(options);
+  return answerNothingDue(options, waiting);
 }
 
 /**
  * What `baton check` prints when it did nothing and nothing is blocked (here, and for a home that
- * has no store yet): `nothing due`, the empty report with `--json`, nothing with `--quiet`.
+ * has no store yet): `nothing due` and the steps that wait, the empty report with `--json` (with
+ * the waiting steps), nothing with `--quiet`.
  */
-export function answerNothingDue(options: { json?: boolean; quiet?: boolean }): number {
+export function answerNothingDue(
+  options: { json?: boolean; quiet?: boolean },
+  waiting: IdleWaiting = { shown: [], total: 0 },
+): number {
   if (options.json) {
     const report = {
       attemptsStarted: 0,
@@ -121,8 +172,9 @@ export function answerNothingDue(options: { json?: boolean; quiet?: boolean }): 
       attemptsDiscarded: 0,
       reclaimed: 0,
       blocked: [],
-    } satisfies EngineReport & { blocked: [] };
+      waiting: waiting.shown.map((entry) => entry.waiting),
+    } satisfies EngineReport & { blocked: []; waiting: WaitingStep[] };
     writeOut(`${JSON.stringify(report, null, 2)}\n`);
-  } else if (!options.quiet) writeOut('nothing due\n');
+  } else if (!options.quiet) writeOut(`nothing due\n${waitingLines(waiting.shown, waiting.total)}`);
   return EXIT.ok;
 }

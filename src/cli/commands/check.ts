@@ -1,5 +1,5 @@
 import { drainDueWork, needsAPerson } from '../../runtime/due-work.js';
-import { blockedHints, waitingHints } from '../../runtime/format.js';
+import { blockedHints } from '../../runtime/format.js';
 import { databasePath, homeIsNamed, resolveHome } from '../../runtime/home.js';
 import { maskedReads } from '../../runtime/masked-reads.js';
 import { storeExists, storeWaitMs } from '../../runtime/open-store.js';
@@ -13,6 +13,7 @@ import type { GlobalOptions } from '../global-options.js';
 import { LineProgress } from '../progress.js';
 import { openStoreUntilStopped } from '../store-wait.js';
 import { answerNothingDue } from './check-idle.js';
+import { WAITING_SHOWN, waitingLines } from './check-waiting.js';
 
 interface CheckOptions extends GlobalOptions, EngineCliOptions {
   maxTime?: string;
@@ -61,7 +62,7 @@ export async function checkCommand(options: CheckOptions): Promise<number> {
         for (const stepId of run.stepIds) process.stdout.write(`  ${blockedHints(run.id, stepId)}\n`);
       }
       // Waiting is not a failure: the exit code stays 0 while only waiting.
-      if (!options.quiet) process.stdout.write(await waitingLines(reads));
+      if (!options.quiet) process.stdout.write(await waitingText(reads));
     }
     return blocked.length > 0 ? EXIT.workFailed : EXIT.ok;
   } finally {
@@ -69,21 +70,13 @@ export async function checkCommand(options: CheckOptions): Promise<number> {
   }
 }
 
-/** WAITING lines shown at most; the rest are counted (baton status <run> shows each). */
-const WAITING_SHOWN = 20;
-
-/** One WAITING line per waiting step (up to WAITING_SHOWN), each with the exact commands that end it. */
-async function waitingLines(reads: Store): Promise<string> {
+/** The WAITING lines of the steps that wait now, read through the masked store. */
+async function waitingText(reads: Store): Promise<string> {
   const { steps, total } = await reads.listWaitingSteps(WAITING_SHOWN);
-  const lines: string[] = [];
+  const shown = [];
   for (const waiting of steps) {
     const run = await reads.getRunSteps(waiting.runId, { statuses: ['waiting'], everyStepUpTo: 0 });
-    const step = run?.plan.steps.find((s) => s.id === waiting.stepId);
-    if (!step) continue;
-    const [what, ...commands] = waitingHints(waiting.runId, step, waiting.waitingFor);
-    lines.push(`WAITING run ${waiting.runId} (${waiting.planName}): ${what}`, ...commands);
+    shown.push({ waiting, step: run?.plan.steps.find((s) => s.id === waiting.stepId) });
   }
-  if (total > steps.length)
-    lines.push(`... and ${total - steps.length} more waiting steps (baton status lists the runs)`);
-  return lines.map((line) => `${line}\n`).join('');
+  return waitingLines(shown, total);
 }

@@ -67,6 +67,7 @@ const TABLE_LABELS: Record<(typeof COPIED_TABLES)[number], string> = {
   artifacts: 'artifact references',
   effects: 'effects',
   hook_deliveries: 'hook deliveries',
+  wait_events: 'kept events',
 };
 
 function countsTable(result: HomeCopyResult): string {

@@ -13,7 +13,14 @@ import {
   settleReport,
 } from '../../core/settle-report.js';
 import { claimStep, expireLease, type Transition } from '../../core/transitions.js';
-import { type KeptEvent, renderWaitText, startWaiting, timeOutWait, waitStepDue } from '../../core/waits.js';
+import {
+  type KeptEvent,
+  renderWaitText,
+  startWaiting,
+  timeOutWait,
+  waitPositions,
+  waitStepDue,
+} from '../../core/waits.js';
 import { flowAllows, flowStarted, type HeldRun } from '../flow-accounting.js';
 import type { LoadedRun } from '../loaded-run.js';
 import type {
@@ -217,15 +224,17 @@ export class CycleRuns<E extends LoadedRun> {
   tryClaim(runId: string, stepId: string): boolean {
     const { request } = this;
     const slot = this.slots.get(runId);
-    if (!slot || this.claimsLeft <= 0) return false;
+    if (!slot) return false;
     // Rows of runs this cycle changed are not written yet: the state held decides.
     const state = slot.entry.state;
     const position = planIndex(state.plan).position.get(stepId);
     if (position === undefined) return false;
+    // A wait moves whatever the claims left: it takes no slot.
     if (state.plan.steps[position]!.kind === 'wait') {
       this.moveWait(slot, position);
       return false;
     }
+    if (this.claimsLeft <= 0) return false;
     // What this attempt runs: the step's own executor, or its fallback once that took over.
     const planStep = claimableStep(state, position, request, this.flowAdmits);
     if (!planStep) return false;
@@ -258,6 +267,22 @@ export class CycleRuns<E extends LoadedRun> {
       ...(step.firstStartedAt ? { firstStartedAt: step.firstStartedAt } : {}),
     });
     return true;
+  }
+
+  /**
+   * Moves the due wait steps of every held run (see moveWait), whatever this cycle claims: a cycle
+   * with no slot free, a run at its concurrency or blocked by another step, still starts the waits
+   * its completions made due and fires the timeouts that came. The dialects call it after their
+   * claims, having held the runs whose timeouts came. Waits these moves make due (a timeout's skip
+   * releasing the next wait step) move in the next cycle.
+   */
+  moveDueWaits(): void {
+    for (const slot of this.slots.values()) {
+      if (!slot) continue;
+      const state = slot.entry.state;
+      const due = waitPositions(state.plan).filter((position) => waitStepDue(state, position, this.request));
+      for (const position of due) this.moveWait(slot, position);
+    }
   }
 
   /**

@@ -174,6 +174,16 @@ export class PostgresCopyTarget {
     );
   }
 
+  /** Events sent to a run before its step waits, kept until the step takes them (`baton send --run`). */
+  async insertWaitEvents(rows: readonly SourceRow[]): Promise<void> {
+    await this.insert(
+      `INSERT INTO ${this.schema}.wait_events (run_id, event, data_json, sent_at)
+       SELECT run_id, event, data_json, sent_at
+       FROM json_to_recordset($1::json) AS x (run_id text, event text, data_json text, sent_at bigint)`,
+      rows,
+    );
+  }
+
   /**
    * Inserts events in their order. Their new `seq` values are taken from the events sequence first
    * (one nextval per event, sorted: values one session draws only grow), so old seq i maps to the

@@ -162,8 +162,11 @@ export class SqliteCopySource {
     });
   }
 
-  /** All rows of `table` (attempts, artifacts or effects) for these runs. */
-  rowsOf(table: 'attempts' | 'artifacts' | 'effects', runIds: readonly string[]): SourceRow[] {
+  /** All rows of `table` (attempts, artifacts, effects or kept events) for these runs. */
+  rowsOf(
+    table: 'attempts' | 'artifacts' | 'effects' | 'wait_events',
+    runIds: readonly string[],
+  ): SourceRow[] {
     return this.db
       .prepare(`SELECT * FROM ${table} WHERE ${IN_RUNS}`)
       .all(JSON.stringify(runIds)) as SourceRow[];

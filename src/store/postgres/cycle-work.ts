@@ -150,6 +150,11 @@ export class CycleWork {
     return found;
   }
 
+  /** Moves the due waits of every run held (CycleRuns.moveDueWaits), whatever was claimed. */
+  moveDueWaits(): void {
+    this.runs.moveDueWaits();
+  }
+
   /** Puts every changed run and step into the batch; returns the result and the plans that changed. */
   finish(): { result: CycleResult; changedPlans: { runId: string; hash: string; plan: Plan }[] } {
     const changedPlans: { runId: string; hash: string; plan: Plan }[] = [];

@@ -25,9 +25,8 @@ import {
   type SummaryRow,
   summaryFromRow,
   summaryOf,
-  type WaitingStepRow,
-  waitingStepFromRow,
 } from '../store-rows.js';
+import { type WaitingStepRow, waitingStepFromRow } from '../waiting-steps.js';
 import type { PgPool } from './open-pool.js';
 import { RunLoader } from './run-loader.js';
 
@@ -66,15 +65,22 @@ export class PostgresReads {
 
   async nextWakeAt(filter: RunFilter = {}): Promise<number | null> {
     const s = this.schema;
-    const { rows } = await this.pool.query<{ due: number | null; lease: number | null }>(
+    const { rows } = await this.pool.query<{
+      due: number | null;
+      lease: number | null;
+      timeout: number | null;
+    }>(
       `SELECT
          (SELECT min(next_due_at) FROM ${s}.runs
            WHERE status = 'running' AND ($1::text IS NULL OR id = $1::text)) AS due,
          (SELECT min(lease_expires_at) FROM ${s}.steps
-           WHERE status = 'running' AND ($1::text IS NULL OR run_id = $1::text)) AS lease`,
+           WHERE status = 'running' AND ($1::text IS NULL OR run_id = $1::text)) AS lease,
+         (SELECT min(st.due_at) FROM ${s}.runs r JOIN ${s}.steps st ON st.run_id = r.id
+           WHERE r.status = 'blocked' AND st.status = 'waiting' AND ($1::text IS NULL OR r.id = $1::text)) AS timeout`,
       [filter.runId ?? null],
     );
-    const times = [rows[0]?.due, rows[0]?.lease].filter((t): t is number => typeof t === 'number');
+    const row = rows[0];
+    const times = [row?.due, row?.lease, row?.timeout].filter((t): t is number => typeof t === 'number');
     return times.length === 0 ? null : Math.min(...times);
   }
 

@@ -5,7 +5,7 @@ import { type FlowLimit, validateFlowLimit } from '../../core/flow.js';
 import type { StoredAttempt } from '../../core/settle-report.js';
 import type { Transition } from '../../core/transitions.js';
 import { type RunChange, withHumanCommands } from '../cycle/human-commands.js';
-import { RECLAIM_BATCH, ReclaimSchedule } from '../cycle/reclaim-schedule.js';
+import { RECLAIM_BATCH, ReclaimSchedule, WAIT_LOOK_INTERVAL_MS } from '../cycle/reclaim-schedule.js';
 import type { EventDelivery, SentEvent } from '../cycle/send-event.js';
 import { ScheduleLook } from '../schedules/schedule-look.js';
 import { triggerTaken } from '../schedules/schedule-rows.js';
@@ -57,7 +57,7 @@ import type { PgLoadedRun } from './run-loader.js';
 import { migrateSchema } from './schema-migrations.js';
 import { DEFAULT_SCHEMA, notifyChannel, quoteSchema, validateSchemaName } from './schema-name.js';
 import { inTransaction } from './transaction.js';
-import { keptEventsOf, takeKeptEvents } from './wait-events.js';
+import { keptEventsOf, lockDueWaits, takeKeptEvents } from './wait-events.js';
 import { WorkListener } from './work-listener.js';
 import { nextDueAt, WriteBatch, writeBatchSql } from './write-batch.js';
 
@@ -94,6 +94,7 @@ export class PostgresStore extends withHumanCommands(PostgresReads) implements S
   private readonly reclaims = new ReclaimSchedule();
   private readonly schedules: PostgresSchedules;
   private readonly scheduleLook = new ScheduleLook();
+  private readonly waitLooks = new ReclaimSchedule(WAIT_LOOK_INTERVAL_MS);
   private closed = false;
 
   static async open(url: string, options: OpenPostgresOptions = {}): Promise<PostgresStore> {
@@ -162,10 +163,17 @@ export class PostgresStore extends withHumanCommands(PostgresReads) implements S
     // What was notified before this point is visible to the claim below.
     if (request.claimLimit > 0) this.listener.cycleStarted();
     const reclaim = this.reclaims.take(request.now);
+    const lookForWaits = this.waitLooks.take(request.now);
     // Schedules are ticked by cycles of every run (see ScheduleLook for when they look).
     const tickSchedules =
       request.runId === undefined && this.scheduleLook.due(request.now, request.completions.length);
-    if (!reclaim && !tickSchedules && request.completions.length === 0 && request.claimLimit <= 0)
+    if (
+      !reclaim &&
+      !lookForWaits &&
+      !tickSchedules &&
+      request.completions.length === 0 &&
+      request.claimLimit <= 0
+    )
       return { claimed: [], accepted: [], reclaimed: [] };
     const work = new CycleWork(request);
     const completionRunIds = [...new Set(request.completions.map((c) => c.runId))].sort();
@@ -181,6 +189,8 @@ export class PostgresStore extends withHumanCommands(PostgresReads) implements S
       exclude: completionRunIds,
     };
     const { result, changedPlans } = await inTransaction(this.pool, async (client) => {
+      /** Runs whose kept events were offered to the batch (a second offer would give them again). */
+      const offered = new Set<string>();
       for (let round = 0; ; round++) {
         const locked = await this.lock(client, params, work);
         work.add(await this.loader.load(client, locked.newRunIds));
@@ -195,6 +205,7 @@ export class PostgresStore extends withHumanCommands(PostgresReads) implements S
         if (keys.length > 0)
           work.addFlowKeys(await this.flow.lock(client, keys, round > 0, request.now), keys);
         const starting = work.runsStartingEventWaits(round === 0 ? undefined : locked.newRunIds);
+        for (const runId of starting) offered.add(runId);
         if (starting.length > 0)
           work.batch.offerKeptEvents(await keptEventsOf(client, this.schema, starting));
         if (round === 0) work.claimDue();
@@ -210,6 +221,20 @@ export class PostgresStore extends withHumanCommands(PostgresReads) implements S
           exclude: work.lockedRunIds,
         };
       }
+      // Due waits in runs the claims do not lock (blocked, at their concurrency, or no slot free),
+      // then the due waits of every run held, their kept events looked up first.
+      if (lookForWaits) {
+        const dueWaits = await lockDueWaits(client, this.schema, {
+          now: request.now,
+          runId: request.runId ?? null,
+          exclude: work.lockedRunIds,
+          limit: RECLAIM_BATCH,
+        });
+        if (dueWaits.length > 0) work.add(await this.loader.load(client, dueWaits));
+      }
+      const late = work.runsStartingEventWaits().filter((runId) => !offered.has(runId));
+      if (late.length > 0) work.batch.offerKeptEvents(await keptEventsOf(client, this.schema, late));
+      work.moveDueWaits();
       const finished = work.finish();
       if (!work.batch.empty) await client.query({ ...this.writeSql, values: work.batch.params() });
       await takeKeptEvents(client, this.schema, work.batch.takenEvents);

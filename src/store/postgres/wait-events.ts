@@ -1,3 +1,4 @@
+import { WAIT_FLOW_KEY } from '../../core/flow.js';
 import type { KeptEvent } from '../../core/waits.js';
 import type { PgClient, PgPool } from './open-pool.js';
 
@@ -16,6 +17,32 @@ export async function keptEventsOf(
     event: row.event,
     kept: { dataJson: row.data_json, at: Number(row.sent_at) },
   }));
+}
+
+/**
+ * Locks (SKIP LOCKED: another worker's runs are left to it) runs, running or blocked, with a wait
+ * step due, earliest first: waiting with its timeout come, or ready to start waiting (found by its
+ * flow key, WAIT_FLOW_KEY). Found from runs.next_due_at, which counts timeouts, so nothing is read
+ * per waiting step. The cycle moves their waits (CycleRuns.moveDueWaits).
+ */
+export async function lockDueWaits(
+  client: PgClient,
+  schema: string,
+  scope: { now: number; runId: string | null; exclude: readonly string[]; limit: number },
+): Promise<string[]> {
+  const { rows } = await client.query<{ id: string }>(
+    `SELECT r.id FROM ${schema}.runs r
+     WHERE (r.status = 'running' OR r.status = 'blocked') AND r.next_due_at <= $1::bigint
+       AND r.id <> ALL ($2::text[]) AND ($3::text IS NULL OR r.id = $3::text)
+       AND EXISTS (SELECT 1 FROM ${schema}.steps s
+         WHERE s.run_id = r.id AND s.due_at <= $1::bigint
+           AND (s.status = 'waiting'
+             OR (s.status = 'ready' AND s.flow_key = '${WAIT_FLOW_KEY}' AND r.status = 'running')))
+     ORDER BY r.next_due_at, r.id LIMIT $4::integer
+     FOR NO KEY UPDATE OF r SKIP LOCKED`,
+    [scope.now, scope.exclude, scope.runId, scope.limit],
+  );
+  return rows.map((row) => row.id);
 }
 
 /** Deletes the kept events steps took in this transaction. */

@@ -1,7 +1,7 @@
 import type { DueStep } from '../../core/due-order.js';
 import { type StoredAttemptVerdict, storedAttemptSays } from '../../core/settle-report.js';
 import { CycleRuns, type CycleSink } from '../cycle/cycle-runs.js';
-import { RECLAIM_BATCH, ReclaimSchedule } from '../cycle/reclaim-schedule.js';
+import { RECLAIM_BATCH, ReclaimSchedule, WAIT_LOOK_INTERVAL_MS } from '../cycle/reclaim-schedule.js';
 import { runningDelta } from '../flow-accounting.js';
 import type { LoadedRun } from '../loaded-run.js';
 import type { Completion, CycleRequest, CycleResult } from '../store.js';
@@ -23,6 +23,7 @@ const CLAIM_MAX_PAGES = 20;
  */
 export class SqliteCycle {
   private readonly reclaims = new ReclaimSchedule();
+  private readonly waitLooks = new ReclaimSchedule(WAIT_LOOK_INTERVAL_MS);
   private readonly sink: CycleSink;
 
   constructor(
@@ -73,6 +74,13 @@ export class SqliteCycle {
       runs.gate = this.flow.gate(request.now);
       this.claim(runs, load);
     }
+    // Due waits in runs the claims do not reach (blocked, or no slot free): their runs held here,
+    // then moved with the due waits of every run this cycle holds.
+    if (this.waitLooks.take(request.now)) {
+      for (const runId of this.statements.dueWaits.all(request.now, RECLAIM_BATCH))
+        if (request.runId === undefined || runId === request.runId) load(runId);
+    }
+    runs.moveDueWaits();
 
     for (const slot of runs.changedRuns())
       this.rows.writeState(slot.entry.state, slot.changed, slot.planChanged, slot.loaded.status, slot.added);

@@ -29,9 +29,13 @@ import {
   leaseFromRow,
   type SummaryRow,
   summaryFromRow,
+} from '../store-rows.js';
+import {
+  SQLITE_WAITING_COUNT_SQL,
+  SQLITE_WAITING_STEPS_SQL,
   type WaitingStepRow,
   waitingStepFromRow,
-} from '../store-rows.js';
+} from '../waiting-steps.js';
 import type { SqliteDatabase } from './open-database.js';
 import { RunRows } from './run-rows.js';
 
@@ -52,6 +56,10 @@ function eventFromRow(row: EventRow): StoredEvent {
   const event = { type: row.type, ...data } as BatonEvent;
   return { ...event, seq: row.seq, runId: row.run_id, at: row.at };
 }
+
+/** The first timeout of a step waiting in a blocked run (it fires there too): blocked runs are few. */
+const BLOCKED_RUN_TIMEOUT = `SELECT min(s.due_at) FROM runs r INDEXED BY runs_by_status JOIN steps s ON s.run_id = r.id
+  WHERE r.status = 'blocked' AND s.status = 'waiting' AND (@run IS NULL OR r.id = @run)`;
 
 /** Read-only queries of the SQLite store: status, timeline, logs. */
 export class SqliteReads {
@@ -109,11 +117,15 @@ export class SqliteReads {
              ORDER BY s.due_at LIMIT 1`
         : `SELECT min(s.due_at) FROM steps s JOIN runs r ON r.id = s.run_id
              WHERE s.run_id = @run AND ${TIMED_STEP_SQL} AND r.status = 'running'`;
-    const row = this.sql<[{ run: string | null }], { due: number | null; lease: number | null }>(
+    const row = this.sql<
+      [{ run: string | null }],
+      { due: number | null; lease: number | null; timeout: number | null }
+    >(
       `SELECT (${due}) AS due,
-           (SELECT min(lease_expires_at) FROM steps WHERE status = 'running' AND (@run IS NULL OR run_id = @run)) AS lease`,
+           (SELECT min(lease_expires_at) FROM steps WHERE status = 'running' AND (@run IS NULL OR run_id = @run)) AS lease,
+           (${BLOCKED_RUN_TIMEOUT}) AS timeout`,
     ).get({ run: runId });
-    const times = [row?.due, row?.lease].filter((t): t is number => typeof t === 'number');
+    const times = [row?.due, row?.lease, row?.timeout].filter((t): t is number => typeof t === 'number');
     return times.length === 0 ? null : Math.min(...times);
   }
 
@@ -205,14 +217,8 @@ export class SqliteReads {
   }
 
   async listWaitingSteps(limit = 100): Promise<{ steps: WaitingStep[]; total: number }> {
-    const rows = this.sql<[number], WaitingStepRow>(
-      `SELECT s.run_id, r.plan_name, s.step_id, s.waiting_for, s.due_at, s.updated_at
-       FROM steps s INDEXED BY steps_waiting_for JOIN runs r ON r.id = s.run_id
-       WHERE s.status = 'waiting' ORDER BY s.updated_at, s.run_id, s.step_id LIMIT ?`,
-    ).all(limit);
-    const total = this.sql<[], { n: number }>(
-      "SELECT count(*) AS n FROM steps INDEXED BY steps_waiting_for WHERE status = 'waiting'",
-    ).get()!.n;
+    const rows = this.sql<[number], WaitingStepRow>(SQLITE_WAITING_STEPS_SQL).all(limit);
+    const total = this.sql<[], { n: number }>(SQLITE_WAITING_COUNT_SQL).get()!.n;
     return { steps: rows.map(waitingStepFromRow), total };
   }
 

@@ -1,5 +1,6 @@
 import type Database from 'better-sqlite3';
 import type { DueStep } from '../../core/due-order.js';
+import { WAIT_FLOW_KEY } from '../../core/flow.js';
 import { dueStepOfRunningRunSql, dueStepSql } from '../due-steps.js';
 import { ATTEMPT_USAGE_ONCE, NO_USAGE_YET } from '../store-rows.js';
 import type { SqliteDatabase } from './open-database.js';
@@ -26,6 +27,11 @@ export interface StoreStatements {
   dueCandidatesUnsaturated: Statement<[number, number, number, string, number, string, number], DueStep>;
   dueCandidatesOfRun: Statement<[string, number, number, number, number], DueStep>;
   expired: Statement<[number, number], ExpiredRow>;
+  /**
+   * Runs with a wait step due, earliest first: waiting, its timeout come (its run running or
+   * blocked), or ready to start waiting (found by its flow key, WAIT_FLOW_KEY).
+   */
+  dueWaits: Statement<[number, number], string>;
   insertAttempt: Statement;
   storedAttempt: Statement;
   insertArtifact: Statement;
@@ -80,6 +86,17 @@ export function prepareStoreStatements(db: SqliteDatabase): StoreStatements {
       `SELECT run_id, step_id, attempt, pid, host FROM steps
        WHERE status = 'running' AND lease_expires_at <= ? ORDER BY lease_expires_at LIMIT ?`,
     ),
+    // From the index of due steps: what is looked at is what is due, never every waiting step.
+    dueWaits: db
+      .prepare<[number, number], string>(
+        `SELECT s.run_id FROM steps s INDEXED BY steps_due
+         WHERE ${dueStepSql('?')}
+           AND (s.status = 'waiting' OR (s.status = 'ready' AND s.flow_key = '${WAIT_FLOW_KEY}'))
+           AND EXISTS (SELECT 1 FROM runs r WHERE r.id = s.run_id
+             AND (r.status = 'running' OR (r.status = 'blocked' AND s.status = 'waiting')))
+         ORDER BY s.due_at LIMIT ?`,
+      )
+      .pluck(),
     insertAttempt: db.prepare(
       `INSERT INTO attempts (run_id, step_id, attempt, owner, started_at, ended_at, outcome, failure_class, exit_code,
          fingerprint, message, summary, log_path, outputs_json, input_tokens, output_tokens, cost_usd)

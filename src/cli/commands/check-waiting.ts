@@ -1,0 +1,28 @@
+import type { PlanStep } from '../../core/plan/types.js';
+import { waitingHints } from '../../runtime/format.js';
+import type { WaitingStep } from '../../store/store.js';
+
+// What `baton check` prints of the steps that wait, once for the full check (check.ts) and the idle
+// read (check-idle.ts): light imports only, the idle read is bundled into the launcher.
+
+/** WAITING lines shown at most; the rest are counted (baton status <run> shows each). */
+export const WAITING_SHOWN = 20;
+
+/**
+ * One WAITING line per waiting step (`shown`, with its plan step; masked by the caller), each with
+ * the exact commands that end it, then how many more wait of `total`.
+ */
+export function waitingLines(
+  shown: readonly { waiting: WaitingStep; step: PlanStep | undefined }[],
+  total: number,
+): string {
+  const lines: string[] = [];
+  for (const { waiting, step } of shown) {
+    if (!step) continue;
+    const [what, ...commands] = waitingHints(waiting.runId, step, waiting.waitingFor);
+    lines.push(`WAITING run ${waiting.runId} (${waiting.planName}): ${what}`, ...commands);
+  }
+  if (total > shown.length)
+    lines.push(`... and ${total - shown.length} more waiting steps (baton status lists the runs)`);
+  return lines.map((line) => `${line}\n`).join('');
+}
