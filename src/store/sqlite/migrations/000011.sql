@@ -1,4 +1,4 @@
--- Baton schema 12: schedules (core/schedule/). A schedule stores its plan snapshot, inputs and
+-- Baton schema 11: schedules (core/schedule/). A schedule stores its plan snapshot, inputs and
 -- workspace (the file may change or vanish later), its rules, and where its ticks are: every slot
 -- at or before `cursor_at` is decided; `next_fire_at` is the next slot (null: paused or ended), so
 -- "is anything due" is one seek of schedules_due. `queued_slot_at` is a slot waiting for
