@@ -10,6 +10,7 @@ import { describeConsoleReadsContract } from './store-console-contract.js';
 import { chainPlan, describeStoreContract } from './store-contract.js';
 import { describeFlowContract } from './store-flow-contract.js';
 import { describeForEachContract } from './store-for-each-contract.js';
+import { describeMetricsContract } from './store-metrics-contract.js';
 import { describeWaitsContract } from './store-waits-contract.js';
 import { describeWhenContract } from './store-when-contract.js';
 
@@ -47,6 +48,7 @@ describeWaitsContract('postgres', schemaHarness('waits'));
 describeConsoleReadsContract('postgres', schemaHarness('console'));
 describeWhenContract('postgres', schemaHarness('when'));
 describeForEachContract('postgres', schemaHarness('foreach'));
+describeMetricsContract('postgres', schemaHarness('metrics'));
 
 const random = () => 0;
 const ok = (claim: ClaimedStep, now: number): Completion => ({

@@ -13,6 +13,7 @@ import { describeConsoleReadsContract } from './store-console-contract.js';
 import { chainPlan, describeStoreContract } from './store-contract.js';
 import { describeFlowContract } from './store-flow-contract.js';
 import { describeForEachContract } from './store-for-each-contract.js';
+import { describeMetricsContract } from './store-metrics-contract.js';
 import { describeWaitsContract } from './store-waits-contract.js';
 import { describeWhenContract } from './store-when-contract.js';
 
@@ -33,6 +34,7 @@ describeWaitsContract('sqlite', fileHarness('baton-waits-'));
 describeConsoleReadsContract('sqlite', fileHarness('baton-console-'));
 describeWhenContract('sqlite', fileHarness('baton-when-'));
 describeForEachContract('sqlite', fileHarness('baton-foreach-'));
+describeMetricsContract('sqlite', fileHarness('baton-metrics-'));
 
 describe('SQLite store specifics', () => {
   const dirs: string[] = [];

@@ -5,6 +5,8 @@ import type {
   AttemptRecord,
   BlockedStep,
   LiveLease,
+  MetricsQuery,
+  MetricsSnapshot,
   RunDetail,
   RunFilter,
   RunPage,
@@ -29,6 +31,7 @@ import {
   waitingStepFromRow,
 } from '../store-rows.js';
 import type { PgPool } from './open-pool.js';
+import { postgresMetricsSnapshot } from './postgres-metrics.js';
 import { RunLoader } from './run-loader.js';
 
 interface PgSummaryRow extends SummaryRow {
@@ -212,6 +215,10 @@ export class PostgresReads {
       [runId, stepId ?? null],
     );
     return rows.map(attemptFromRow);
+  }
+
+  async metricsSnapshot(query: MetricsQuery): Promise<MetricsSnapshot> {
+    return postgresMetricsSnapshot(this.pool, this.schema, query);
   }
 
   async lastEventSeq(): Promise<number> {

@@ -9,6 +9,8 @@ import type {
   AttemptRecord,
   BlockedStep,
   LiveLease,
+  MetricsQuery,
+  MetricsSnapshot,
   RunDetail,
   RunFilter,
   RunPage,
@@ -33,6 +35,7 @@ import {
 } from '../store-rows.js';
 import type { SqliteDatabase } from './open-database.js';
 import { RunRows } from './run-rows.js';
+import { sqliteMetricsSnapshot } from './sqlite-metrics.js';
 
 const SUMMARY_COLUMNS =
   'id, plan_name, status, blocked_reason, created_at, updated_at, finished_at, attempts_total, input_tokens, output_tokens, cost_usd';
@@ -250,6 +253,10 @@ export class SqliteReads {
     return rows.map((row) =>
       attemptFromRow({ ...row, outputs: JSON.parse(row.outputs_json) as OutputArtifact[] }),
     );
+  }
+
+  async metricsSnapshot(query: MetricsQuery): Promise<MetricsSnapshot> {
+    return sqliteMetricsSnapshot(this.db, (text) => this.sql(text), query);
   }
 
   async lastEventSeq(): Promise<number> {
