@@ -72,6 +72,14 @@ Ctrl-C (SIGINT) ends a watch with exit 130 (SIGTERM: 143).${colours}`,
       '--public-url <url>',
       "the address outsiders reach this console at: the base of waiting steps' capability URLs (default: BATON_PUBLIC_URL, else the address it listens on)",
     )
+    .option(
+      '--metrics',
+      'also serve Prometheus metrics at /metrics (runs, steps, due work, attempts, leases, hook calls), for a bearer token',
+    )
+    .option(
+      '--metrics-token-file <file>',
+      'a token (in this file) that reads /metrics and nothing else, for a scraper; implies --metrics',
+    )
     .addHelpText(
       'after',
       `
@@ -80,12 +88,16 @@ printed once, in the address to open; the browser keeps it in an HttpOnly, SameS
 cookie. Every page, stream and action needs it; actions also need the page's CSRF token.
 The one exception: a waiting step's capability URL (POST /wait/<run>/<step>/<token>/<action>,
 shown in the inbox and sent by hooks with on: waiting) answers it once without a session.
+With --metrics, GET /metrics answers the session (cookie or Authorization: Bearer <token>) or,
+with --metrics-token-file, Authorization: Bearer <that token>, which opens nothing else
+(docs/operating.md: the metrics, a scrape config and alert rules).
 
 Examples:
   baton serve                                            http://127.0.0.1:<free port>/?token=...
   baton serve --port 8080
   baton serve --host 0.0.0.0 --port 8080 --token-file ~/.baton-console-token
-  baton serve --port 8080 --public-url https://baton.example.com`,
+  baton serve --port 8080 --public-url https://baton.example.com
+  baton serve --port 9464 --token-file ~/.baton-console-token --metrics-token-file ~/.baton-metrics-token`,
     )
     .action(act(async () => (await import('./commands/serve.js')).serveCommand));
 }
