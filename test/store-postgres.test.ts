@@ -134,6 +134,7 @@ describe('PostgreSQL store specifics', () => {
     await admin.query(`ALTER TABLE "${schema}".steps DROP COLUMN flow_key; DROP TABLE "${schema}".flow_limits;
       ALTER TABLE "${schema}".steps DROP COLUMN interruptions; DROP INDEX "${schema}".runs_by_created;
       ALTER TABLE "${schema}".steps DROP COLUMN waiting_for; DROP TABLE "${schema}".wait_events;
+      DROP INDEX "${schema}".hook_deliveries_failed;
       ALTER TABLE "${schema}".steps DROP CONSTRAINT steps_status_check;
       ALTER TABLE "${schema}".steps ADD CONSTRAINT steps_status_check CHECK (status IN ('pending', 'ready',
         'running', 'succeeded', 'retry_wait', 'blocked', 'skipped', 'degraded', 'cancelled'));

@@ -172,7 +172,7 @@ describe('SQLite store specifics', () => {
     db.exec(`DROP INDEX steps_stopping_flow; DROP INDEX runs_by_created; DROP TABLE run_counts;
       DROP TRIGGER run_counts_insert; DROP TRIGGER run_counts_update; DROP TRIGGER run_counts_delete; ALTER TABLE steps DROP COLUMN flow_key;
       ALTER TABLE steps DROP COLUMN interruptions;
-      DROP INDEX steps_waiting_for; ALTER TABLE steps DROP COLUMN waiting_for; DROP TABLE wait_events;
+      DROP INDEX steps_waiting_for; ALTER TABLE steps DROP COLUMN waiting_for; DROP TABLE wait_events; DROP INDEX hook_deliveries_failed;
       DROP TABLE flow_limits; UPDATE baton_meta SET value = '3' WHERE key = 'schema_version';`);
     db.close();
     const migrated = SqliteStore.open(path);
@@ -192,7 +192,7 @@ describe('SQLite store specifics', () => {
     const old = new Database(path);
     old.exec(`DROP INDEX steps_due;
       CREATE INDEX steps_due ON steps (due_at) WHERE status IN ('ready', 'retry_wait');
-      DROP INDEX steps_waiting_for; ALTER TABLE steps DROP COLUMN waiting_for; DROP TABLE wait_events;
+      DROP INDEX steps_waiting_for; ALTER TABLE steps DROP COLUMN waiting_for; DROP TABLE wait_events; DROP INDEX hook_deliveries_failed;
       UPDATE baton_meta SET value = '6' WHERE key = 'schema_version';`);
     old.close();
     const db = openSqliteDatabase(path);

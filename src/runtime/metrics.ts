@@ -131,12 +131,11 @@ export class BatonMetrics {
       .family(
         'baton_hook_deliveries',
         'gauge',
-        'Hook calls of stored runs still owed (pending) or given up (failed).',
+        'Hook calls of stored runs: owed (pending), owed after failing (retrying), given up (failed).',
       )
       .sample('baton_hook_deliveries', snapshot.hookDeliveries.pending, { state: 'pending' })
-      .sample('baton_hook_deliveries', snapshot.hookDeliveries.failed, { state: 'failed' })
-      .family('baton_hook_call_failures', 'gauge', 'Failed hook calls (each try) of stored hook deliveries.')
-      .sample('baton_hook_call_failures', snapshot.hookCallFailures);
+      .sample('baton_hook_deliveries', snapshot.hookDeliveries.retrying, { state: 'retrying' })
+      .sample('baton_hook_deliveries', snapshot.hookDeliveries.failed, { state: 'failed' });
   }
 }
 

@@ -65,9 +65,9 @@ export interface Store {
   /** Events of every run after `afterSeq`, in seq order, at most `limit` (default 500): what changed since. */
   listEventsAfter(afterSeq: number, limit?: number): Promise<StoredEvent[]>;
   /**
-   * The figures `/metrics` exports (runtime/metrics.ts), from a few aggregate queries over indexed
-   * rows: cheap whatever the history holds (runs per status, the steps of unfinished runs, due
-   * work, leases, hook calls), plus the attempts that ended in events `query.events` (seq after
+   * The figures `/metrics` exports (runtime/metrics.ts), from a few aggregate queries over indexes:
+   * what they read grows with the live work and what failed, not with the history (runs per
+   * status, the steps of unfinished runs, due work, leases, hook calls), plus the attempts that ended in events `query.events` (seq after
    * `afterSeq`, up to `upToSeq`), which a reader adds up from scrape to scrape.
    */
   metricsSnapshot(query: MetricsQuery): Promise<MetricsSnapshot>;
@@ -170,10 +170,11 @@ export interface MetricsSnapshot {
   oldestDueAt: number | null;
   /** Steps running with a lease that ran out: a worker died or stalled, the next cycle reclaims them. */
   expiredLeases: number;
-  /** Hook calls owed (`pending`, retried too) and given up (`failed`), of stored runs. */
-  hookDeliveries: { pending: number; failed: number };
-  /** Hook calls that failed (each try), of stored deliveries. */
-  hookCallFailures: number;
+  /**
+   * Hook calls of stored runs: owed and not tried yet (`pending`), owed after failing at least
+   * once (`retrying`), given up after their retries (`failed`).
+   */
+  hookDeliveries: { pending: number; retrying: number; failed: number };
   /** The newest event's seq (0: none): where the next `events` range may end. */
   lastEventSeq: number;
   /** Attempts ended in the `events` range, per outcome and failure class. */

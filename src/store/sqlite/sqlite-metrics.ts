@@ -17,8 +17,8 @@ type Prepare = <P extends unknown[], R>(text: string) => Statement<P, R>;
 /**
  * `Store.metricsSnapshot` on SQLite, in one read transaction: runs per status from `run_counts`
  * (kept by triggers), steps of unfinished runs through `runs_by_status`, due work through
- * `steps_due`, expired leases through `steps_leased`, attempts ended by a range of the events' key.
- * Only hook deliveries are read whole (one row per hook call owed, not per event).
+ * `steps_due`, expired leases through `steps_leased`, hook calls owed and given up through
+ * `hook_deliveries_due` and `hook_deliveries_failed`, attempts ended by a range of the events' key.
  */
 export function sqliteMetricsSnapshot(
   db: SqliteDatabase,
@@ -39,10 +39,12 @@ export function sqliteMetricsSnapshot(
       `SELECT count(*) AS n FROM steps INDEXED BY steps_leased
        WHERE status = 'running' AND lease_expires_at <= ?`,
     ).get(query.now)!;
-    const hooks = sql<[], { pending: number | null; failed: number | null; failures: number | null }>(
-      `SELECT sum(state = 'pending') AS pending, sum(state = 'failed') AS failed,
-         sum(attempts) - sum(state = 'done') AS failures
-       FROM hook_deliveries`,
+    const owed = sql<[], { pending: number | null; retrying: number | null }>(
+      `SELECT sum(attempts = 0) AS pending, sum(attempts > 0) AS retrying
+       FROM hook_deliveries INDEXED BY hook_deliveries_due WHERE state = 'pending'`,
+    ).get()!;
+    const failed = sql<[], { n: number }>(
+      "SELECT count(*) AS n FROM hook_deliveries INDEXED BY hook_deliveries_failed WHERE state = 'failed'",
     ).get()!;
     const last = sql<[], { seq: number | null }>('SELECT max(seq) AS seq FROM events').get()?.seq ?? 0;
     const { afterSeq, upToSeq } = query.events;
@@ -61,8 +63,7 @@ export function sqliteMetricsSnapshot(
       dueSteps: due.n,
       oldestDueAt: due.oldest,
       expiredLeases: expired.n,
-      hookDeliveries: { pending: hooks.pending ?? 0, failed: hooks.failed ?? 0 },
-      hookCallFailures: hooks.failures ?? 0,
+      hookDeliveries: { pending: owed.pending ?? 0, retrying: owed.retrying ?? 0, failed: failed.n },
       lastEventSeq: last,
       ...endedAttempts(ended),
     };
