@@ -371,6 +371,27 @@ const BENCHMARKS = [
     ],
   },
   {
+    name: 'rerun',
+    script: 'rerun.mjs',
+    figures: [
+      {
+        key: 'rerunMs',
+        label: 'rerun of the last step of a 10k-step run (Store.rerunFrom, fresh handle)',
+        unit: 'ms',
+        higher: false,
+        goal: 200,
+      },
+      {
+        key: 'rerunFloorMs',
+        label: '  (floor: getRun of that run, fresh handle)',
+        unit: 'ms',
+        higher: false,
+      },
+      { key: 'cliMs', label: '  `baton rerun --json` (process)', unit: 'ms', higher: false },
+      { key: 'cliNodeMs', label: '  (a bare node -e 0)', unit: 'ms', higher: false },
+    ],
+  },
+  {
     name: 'waiting',
     script: 'waiting.mjs',
     figures: [

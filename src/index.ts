@@ -91,7 +91,13 @@ export {
   type ToolCall,
 } from './model-call/types.js';
 export type { EventDelivery, SentEvent } from './store/cycle/send-event.js';
-export { Baton, type BatonOptions, RunNotSucceededError } from './workflow/baton.js';
+export {
+  Baton,
+  type BatonOptions,
+  type ForkOptions,
+  type RerunOptions,
+  RunNotSucceededError,
+} from './workflow/baton.js';
 export {
   type ApprovalResult,
   defineWorkflow,

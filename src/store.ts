@@ -36,6 +36,8 @@ export const PostgresStore: {
 // step statuses): test/package-exports.test.ts walks `Store` to hold that.
 export type { RandomSource } from './core/backoff.js';
 export type { FlowLimit, FlowRate } from './core/flow.js';
+export type { KeptStep } from './core/fork.js';
+export type { RerunRequest, RerunSelection } from './core/rerun.js';
 export type { PlanSecretEnv } from './core/run-secrets.js';
 export type { StepState } from './core/run-state.js';
 export type { OpenPostgresOptions } from './store/postgres/open-postgres-options.js';
@@ -60,6 +62,7 @@ export type {
   MetricsSnapshot,
   NewRun,
   ReclaimedAttempt,
+  RerunSummary,
   RunDetail,
   RunFilter,
   RunPage,

@@ -339,6 +339,48 @@ describe('prompt placement', () => {
     );
   });
 
+  it('openclaw: a command with --message-file gets the prompt where that flag says, never --message beside it', () => {
+    const via = (command: string[], promptVia: 'arg' | 'stdin' = 'arg') =>
+      AGENT_PROFILES.openclaw.invocation({ command, promptVia }, prompt);
+    const exec = ['openclaw', 'agent', 'exec', '--json'];
+    // `-` is stdin for agent exec; /dev/stdin for either form.
+    expect(via([...exec, '--message-file', '-'])).toEqual({
+      argv: [...exec, '--message-file', '-'],
+      stdinText: prompt,
+    });
+    expect(via(['openclaw', 'agent', '--local', '--message-file=/dev/stdin'])).toEqual({
+      argv: ['openclaw', 'agent', '--local', '--message-file=/dev/stdin'],
+      stdinText: prompt,
+    });
+    // A bare --message-file ending the command gets the file that is stdin in that form.
+    expect(via([...exec, '--message-file'])).toEqual({
+      argv: [...exec, '--message-file', '-'],
+      stdinText: prompt,
+    });
+    expect(via(['openclaw', 'agent', '--local', '--message-file'])).toEqual({
+      argv: ['openclaw', 'agent', '--local', '--message-file', '/dev/stdin'],
+      stdinText: prompt,
+    });
+    // The user's own prompt file: nothing added (openclaw refuses a second prompt); warned below.
+    expect(via([...exec, '--message-file', 'task.md'])).toEqual({
+      argv: [...exec, '--message-file', 'task.md'],
+    });
+    // promptVia: stdin says the same thing itself.
+    expect(via([...exec, '--message-file', '-'], 'stdin').stdinText).toBe(prompt);
+  });
+
+  it('openclaw: warns when --message-file keeps the instruction from reaching it', () => {
+    const warnings = (command: string[]) => AGENT_PROFILES.openclaw.commandWarnings(command);
+    expect(warnings(['openclaw', 'agent', 'exec', '--json', '--message-file', '-'])).toEqual([]);
+    expect(warnings(['openclaw', 'agent', 'exec', '--json', '--message-file'])).toEqual([]);
+    expect(warnings(['openclaw', 'agent', 'exec', '--json', '--message-file', 'task.md'])).toEqual([
+      'openclaw reads its prompt from the file "task.md" (--message-file), so the step\'s instruction never reaches it: write --message-file -, and Baton sends the prompt on stdin',
+    ]);
+    expect(warnings(['openclaw', 'agent', '--local', '--json', '--message-file', '-'])).toEqual([
+      'openclaw agent without exec reads --message-file - as a file named "-": write --message-file /dev/stdin, and Baton sends the prompt on stdin',
+    ]);
+  });
+
   it('gemini: one --prompt=<text> element; a bare -p waiting for it is dropped', () => {
     expect(
       AGENT_PROFILES.gemini.invocation({ command: ['gemini', '-o', 'json', '-p'], promptVia: 'arg' }, prompt)

@@ -151,8 +151,10 @@ describe('budgets and hooks', () => {
   it('a step budget blocks that step alone, counted across its attempts', async () => {
     const { dir, home } = planDir();
     const countFile = join(dir, 'count.txt');
+    const hook = await hookServer();
     const file = writePlan(dir, {
       name: 'step-budget',
+      hooks: [{ on: ['budget'], url: hook.url }],
       defaults: {
         agent: { command: agentCommand('agent-costly') },
         retry: { maxAttempts: 5, initialDelayMs: 10, maxDelayMs: 20 },
@@ -165,10 +167,18 @@ describe('budgets and hooks', () => {
     expectExit(
       await runBaton(['run', file, '--id', 'b1'], {
         home,
-        env: { COUNT_FILE: countFile, COSTLY_FAIL: 'pricey' },
+        env: { COUNT_FILE: countFile, COSTLY_FAIL: 'pricey', BATON_PUBLIC_URL: '' },
       }),
       1,
     );
+    // The budget hook names the step it blocked and how to go on (no public address: the commands).
+    expect(hook.calls).toHaveLength(1);
+    expect(hook.calls[0]).toMatchObject({
+      hook: 'budget',
+      title: 'Over budget: step-budget',
+      blocked: { steps: [{ stepId: 'pricey', commands: ['baton retry b1 pricey', 'baton skip b1 pricey'] }] },
+      commands: ['baton retry b1 pricey', 'baton skip b1 pricey'],
+    });
     const run = await runStatus(home, 'b1');
     expect(run.steps.find((s) => s.stepId === 'other')?.status).toBe('succeeded');
     expect(run.steps.find((s) => s.stepId === 'pricey')).toMatchObject({

@@ -130,6 +130,43 @@ describe.skipIf(skip)('console in a browser (sqlite)', () => {
     expect(await page.textContent('section.attempt[data-attempt="1"] h3')).toContain('failed');
   });
 
+  it('reruns from a step, marks what rests on an older result, and forks from a step into a new run', async () => {
+    const file = plan('chain', {
+      name: 'chain',
+      defaults: { agent: { command: agentCommand('agent-succeed') } },
+      steps: [
+        { id: 'fetch', instruction: 'fetch' },
+        { id: 'analyze', instruction: 'analyze', dependsOn: ['fetch'] },
+        { id: 'report', instruction: 'report', dependsOn: ['analyze'] },
+      ],
+    });
+    await baton('run', file, '--id', 'chain-1');
+    await open('/runs/chain-1');
+    const row = (id: string) => page.locator(`#steps tr[data-step="${id}"]`);
+    await row('analyze').locator('button[data-action="rerun from here"]').click();
+    await page.waitForURL(`${console.origin}/runs/chain-1`);
+    expect(await row('analyze').locator('.status').textContent()).toBe('ready');
+    expect(await row('report').locator('.status').textContent()).toBe('pending');
+    expect(await row('fetch').locator('.status').textContent()).toBe('succeeded');
+    await baton('check');
+    await open('/runs/chain-1');
+    expect(await row('report').locator('td').nth(3).textContent()).toBe('2');
+    // Only this step: the one after it is then marked as resting on an older result.
+    const only = row('analyze').locator('form:has(button[data-action="rerun from here"])');
+    await only.locator('input[name="only"]').check();
+    await only.locator('button[data-action="rerun from here"]').click();
+    await page.waitForURL(`${console.origin}/runs/chain-1`);
+    await baton('check');
+    await open('/runs/chain-1');
+    expect(await row('report').locator('.stale').count()).toBe(1);
+    expect(await row('analyze').locator('.stale').count()).toBe(0);
+    await row('report').locator('button[data-action="fork from here"]').click();
+    await page.waitForURL(/\/runs\/chain-1-fork-[a-z0-9]+$/);
+    expect(await page.textContent('.forked-from')).toBe('forked from run chain-1 at step report');
+    expect(await row('fetch').locator('.status').textContent()).toBe('succeeded');
+    expect(await row('report').locator('.status').textContent()).toBe('ready');
+  });
+
   it('approves a waiting step from the inbox with a comment: the step after it runs', async () => {
     const file = plan('gated', {
       name: 'gated',

@@ -125,6 +125,27 @@ describe('the skill documented behaviour', () => {
     expect(result.stdout + result.stderr).not.toContain(secret);
   });
 
+  it('a webhook URL an agent echoes (SLACK_WEBHOOK_URL: secret by its name) is masked in the state file and the output', async () => {
+    const dir = folder();
+    const file = writeState(dir, legacyState(['step-1']));
+    const token = 'xoxoXOXO1234abcdWEBHOOKTOKEN';
+    const webhook = `https://hooks.slack.com/services/T0123ABCD/B0456EFGH/${token}`;
+    const env = {
+      STEP_AGENT_CMD: legacyAgent('agent-fail'),
+      // The token alone too: an agent may print only the part it parsed out.
+      FAIL_MESSAGE: `posting to ${webhook} failed; token ${token} refused`,
+      SLACK_WEBHOOK_URL: webhook,
+      STEP_MAX_RETRIES: '1',
+    };
+    const result = expectExit(await runLegacy('check', file, env, { json: true }), 0);
+    expect(readState(file).stepRuns['step-1']?.error).toBe(
+      'posting to [redacted] failed; token [redacted] refused',
+    );
+    const written = readFileSync(file, 'utf8') + result.stdout + result.stderr;
+    expect(written).not.toContain(token);
+    expect(written).not.toContain('hooks.slack.com/services');
+  });
+
   it('STEP_MAX_RETRIES=2: one check retries with the troubleshoot prompt, then blocks the step', async () => {
     const dir = folder();
     const file = writeState(dir, legacyState(['step-1']));

@@ -12,7 +12,7 @@ function runWith(steps: { stepId: string; title?: string; lastError?: string | n
     attemptsTotal: 1,
     stepCounts: { running: steps.length },
     workspace: '/w',
-    plan: { name: 'p', steps: steps.map((step) => ({ id: step.stepId })) },
+    plan: { name: 'p', steps: steps.map((step) => ({ id: step.stepId, dependsOn: [] })) },
     steps: steps.map((step) => ({
       stepId: step.stepId,
       title: step.title ?? step.stepId,

@@ -11,6 +11,7 @@ import { chainPlan, describeStoreContract } from './store-contract.js';
 import { describeFlowContract } from './store-flow-contract.js';
 import { describeForEachContract } from './store-for-each-contract.js';
 import { describeMetricsContract } from './store-metrics-contract.js';
+import { describeRerunContract } from './store-rerun-contract.js';
 import { describeWaitsContract } from './store-waits-contract.js';
 import { describeWhenContract } from './store-when-contract.js';
 
@@ -49,6 +50,7 @@ describeConsoleReadsContract('postgres', schemaHarness('console'));
 describeWhenContract('postgres', schemaHarness('when'));
 describeForEachContract('postgres', schemaHarness('foreach'));
 describeMetricsContract('postgres', schemaHarness('metrics'));
+describeRerunContract('postgres', schemaHarness('rerun'));
 
 const random = () => 0;
 const ok = (claim: ClaimedStep, now: number): Completion => ({

@@ -14,6 +14,7 @@ import { chainPlan, describeStoreContract } from './store-contract.js';
 import { describeFlowContract } from './store-flow-contract.js';
 import { describeForEachContract } from './store-for-each-contract.js';
 import { describeMetricsContract } from './store-metrics-contract.js';
+import { describeRerunContract } from './store-rerun-contract.js';
 import { describeWaitsContract } from './store-waits-contract.js';
 import { describeWhenContract } from './store-when-contract.js';
 
@@ -35,6 +36,7 @@ describeConsoleReadsContract('sqlite', fileHarness('baton-console-'));
 describeWhenContract('sqlite', fileHarness('baton-when-'));
 describeForEachContract('sqlite', fileHarness('baton-foreach-'));
 describeMetricsContract('sqlite', fileHarness('baton-metrics-'));
+describeRerunContract('sqlite', fileHarness('baton-rerun-'));
 
 describe('SQLite store specifics', () => {
   const dirs: string[] = [];

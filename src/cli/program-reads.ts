@@ -70,7 +70,7 @@ Ctrl-C (SIGINT) ends a watch with exit 130 (SIGTERM: 143).${colours}`,
     )
     .option(
       '--public-url <url>',
-      "the address outsiders reach this console at: the base of waiting steps' capability URLs (default: BATON_PUBLIC_URL, else the address it listens on)",
+      'the address outsiders reach this console at: the base of the capability URLs of waiting and blocked steps (default: BATON_PUBLIC_URL, else the address it listens on)',
     )
     .option(
       '--metrics',
@@ -86,8 +86,11 @@ Ctrl-C (SIGINT) ends a watch with exit 130 (SIGTERM: 143).${colours}`,
 It reads and acts on the same store as every command (--home, --store). The session token is
 printed once, in the address to open; the browser keeps it in an HttpOnly, SameSite=Strict
 cookie. Every page, stream and action needs it; actions also need the page's CSRF token.
-The one exception: a waiting step's capability URL (POST /wait/<run>/<step>/<token>/<action>,
-shown in the inbox and sent by hooks with on: waiting) answers it once without a session.
+The one exception: capability URLs answer once without a session: a waiting step's
+(POST /wait/<run>/<step>/<token>/approve|reject|event, shown in the inbox and sent by hooks with
+on: waiting) and a blocked step's (POST /blocked/<run>/<step>/<token>/retry|skip, sent by hooks
+with on: blocked or budget). A GET on one only shows a page that asks (chat buttons open a browser).
+Hooks carry them when the process that sends them has BATON_PUBLIC_URL set to this address.
 With --metrics, GET /metrics answers the session (cookie or Authorization: Bearer <token>) or,
 with --metrics-token-file, Authorization: Bearer <that token>, which opens nothing else
 (docs/operating.md: the metrics, a scrape config and alert rules).

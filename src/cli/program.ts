@@ -4,6 +4,7 @@ import { registerActionCommands } from './program-actions.js';
 import { registerAdminCommands } from './program-admin.js';
 import type { Act } from './program-options.js';
 import { registerReadCommands } from './program-reads.js';
+import { registerRerunCommands } from './program-rerun.js';
 import { registerRunCommands } from './program-runs.js';
 import { registerSetupCommands } from './program-setup.js';
 
@@ -55,6 +56,7 @@ const act: Act =
 registerRunCommands(program, act);
 registerReadCommands(program, act);
 registerActionCommands(program, act);
+registerRerunCommands(program, act);
 registerSetupCommands(program, act);
 registerAdminCommands(program, act);
 

@@ -1,6 +1,7 @@
 import { runNotFound } from '../core/errors.js';
 import { flowKeyOf, formatFlowRate } from '../core/flow.js';
 import { planIndex, type RunStatus, STEP_STATUSES, type StepStatus } from '../core/run-state.js';
+import { staleSteps } from '../core/stale-steps.js';
 import { fanOutLine, fanOutProgress } from '../runtime/fan-out-progress.js';
 import { blockedHints, formatTime, stepProgress, waitingHints } from '../runtime/format.js';
 import type { RunDetail, RunSummary, RunWithSteps, StepSelection, Store } from '../store/store.js';
@@ -86,7 +87,11 @@ export function runStatusLines(run: RunWithSteps, waits: readonly FlowWait[], pa
     `run ${run.id}  plan ${run.planName}  ${paintStatus(paint, run.status)}  ${stepProgress(run)} steps done  ${run.attemptsTotal} attempts`,
     `workspace ${run.workspace}`,
   ];
+  if (run.plan.forkedFrom)
+    lines.push(`forked from run ${run.plan.forkedFrom.runId} at step ${run.plan.forkedFrom.stepId}`);
   if (run.blockedReason) lines.push(`blocked: ${run.blockedReason}`);
+  // Known when every step is here (a large run: --all).
+  const stale = new Set(run.steps.length === run.plan.steps.length ? staleSteps(run) : []);
   // A fan-out's progress: its items may be thousands, most not listed.
   for (const progress of fanOutProgress(run.plan, run.steps)) lines.push(fanOutLine(progress));
   const counts = STEP_STATUSES.filter((status) => (run.stepCounts[status] ?? 0) > 0);
@@ -110,7 +115,9 @@ export function runStatusLines(run: RunWithSteps, waits: readonly FlowWait[], pa
       rows.push([
         step.stepId,
         ...(titled ? [firstLine(step.title, 40)] : []),
-        paintStatus(paint, step.status),
+        stale.has(step.stepId)
+          ? `${paintStatus(paint, step.status)} (stale)`
+          : paintStatus(paint, step.status),
         String(step.attempt),
         due,
         firstLine(step.lastError ?? '', 80),
@@ -122,6 +129,12 @@ export function runStatusLines(run: RunWithSteps, waits: readonly FlowWait[], pa
     const hidden = counts.filter((status) => !LISTED_STATUSES.includes(status));
     lines.push(
       `${unlisted} ${hidden.join('/')} steps not listed: baton status ${run.id} --all lists every step`,
+    );
+  }
+  if (stale.size > 0) {
+    const [first] = stale;
+    lines.push(
+      `stale: ${[...stale].join(', ')} kept a result resting on an older result of a step before them (baton rerun --only); to bring them up to date: baton rerun ${run.id} --from ${first}`,
     );
   }
   for (const wait of waits)

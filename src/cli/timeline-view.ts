@@ -99,6 +99,8 @@ function describeEvent(event: StoredEvent, starts: Map<string, number>): { what:
       return { what: `budget ${event.limit} exceeded (${event.value} of ${event.max})`, took: '' };
     case 'run.resumed':
       return { what: `run resumed: ${event.reason}`, took: '' };
+    case 'run.rerun_requested':
+      return { what: rerunText(event), took: '' };
     case 'recovery.finished':
       return {
         what: `model call ${event.outcome} after ${event.requests} request(s) (${event.model})`,
@@ -129,4 +131,12 @@ function describeEvent(event: StoredEvent, starts: Map<string, number>): { what:
     default:
       return { what: event.type.replace('.', ' '), took: '' };
   }
+}
+
+/** A rerun as the timeline says it: who asked, from where, how many steps (and which kept an older result). */
+export function rerunText(event: Extract<StoredEvent, { type: 'run.rerun_requested' }>): string {
+  const scope = event.only ? 'only' : `${event.steps} step(s)`;
+  const effects = event.redoEffects ? ', effects redone' : '';
+  const stale = event.stale ? `; resting on an older result: ${event.stale.join(', ').slice(0, 100)}` : '';
+  return `rerun from ${event.stepId} (${scope}${effects}) asked by ${event.by}${stale}`;
 }

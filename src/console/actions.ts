@@ -1,6 +1,9 @@
 import { BatonError } from '../core/errors.js';
+import { trustedPrograms } from '../executors/trusted-programs.js';
+import { forkRun } from '../runtime/fork-run.js';
 import { parseDurationOption } from '../runtime/parse-values.js';
 import { resultOfText } from '../runtime/step-result-text.js';
+import { decidedBy } from '../runtime/wait-inputs.js';
 import type { RunDetail, RunSummary, Store } from '../store/store.js';
 import type { ConsoleContext } from './context.js';
 import { consolePath } from './html.js';
@@ -9,7 +12,8 @@ import { currentWait, decideWait, sendWaitEvent } from './wait-answers.js';
 
 /**
  * The console's actions: the same Store methods the CLI commands call (retry, skip, resolve,
- * cancel, resume, approve, reject; a waiting step's approve, reject and send), one transaction each.
+ * cancel, resume, approve, reject; a waiting step's approve, reject and send; rerun from a step),
+ * one transaction each, and a fork from a step (runtime/fork-run.ts, as `baton fork`).
  */
 type RunAction = (store: Store, runId: string, form: URLSearchParams, now: number) => Promise<RunSummary>;
 type StepAction = (
@@ -42,6 +46,18 @@ const STEP_ACTIONS: Record<string, StepAction> = {
       throw new BatonError('INVALID_ARGUMENT', 'result: say what the step came to (JSON, or plain text)');
     return store.resolveStep(runId, stepId, resultOfText(text, 'result'), now);
   },
+  // Who asked: the user running `baton serve` (the console's one operator), as for approvals.
+  rerun: (store, runId, stepId, form, now) =>
+    store.rerunFrom(
+      runId,
+      {
+        from: stepId,
+        only: form.get('only') === 'on',
+        redoEffects: form.get('redoEffects') === 'on',
+        by: decidedBy(),
+      },
+      now,
+    ),
 };
 
 /** The inbox's answers to a waiting step: approve or reject with a comment, or its event with a payload. */
@@ -81,6 +97,17 @@ export async function runAction(
     const apply = RUN_ACTIONS[action];
     if (!apply) throw new BatonError('INVALID_ARGUMENT', `unknown action "${action}"`);
     await apply(ctx.store, runId, form, ctx.now());
+  } else if (action === 'fork') {
+    requireStep(run, stepId);
+    // A new run: the browser goes to it. Read unmasked: kept results are copied as stored.
+    const forked = await forkRun(ctx.unmasked, {
+      runId,
+      from: stepId,
+      batonHome: ctx.home,
+      trust: () => trustedPrograms(ctx.home, process.env),
+      now: ctx.now(),
+    });
+    return consolePath('runs', forked.summary.id);
   } else if (action === 'approve' || action === 'reject' || action === 'send') {
     requireStep(run, stepId);
     await answerWait(ctx, run, stepId, action, form);

@@ -10,6 +10,7 @@ import { maskedReads } from '../runtime/masked-reads.js';
 import { BatonMetrics } from '../runtime/metrics.js';
 import type { Store } from '../store/store.js';
 import { runAction } from './actions.js';
+import { answerBlockedCapability, isBlockedCapabilityPath } from './blocked-capability.js';
 import type { ConsoleContext, Handler } from './context.js';
 import { EventHub } from './event-hub.js';
 import { html } from './html.js';
@@ -175,7 +176,7 @@ export async function startConsole(options: ConsoleOptions): Promise<RunningCons
 
 interface ServerState {
   assets: Map<string, { type: string; body: Buffer }>;
-  /** The key of waiting steps' capability URLs (engine/wait-urls.ts). */
+  /** The key of waiting and blocked steps' capability URLs (engine/wait-urls.ts, engine/blocked-urls.ts). */
   waitKey: () => Buffer;
   loopback: boolean;
   port: () => number;
@@ -193,6 +194,10 @@ async function handle(
   // The token in the path is the credential; it may come through a proxy under another Host.
   if (isWaitCapabilityPath(path)) {
     await answerWaitCapability(ctx, state.waitKey(), request, res, path);
+    return;
+  }
+  if (isBlockedCapabilityPath(path)) {
+    await answerBlockedCapability(ctx, state.waitKey(), request, res, path);
     return;
   }
   // A page on another site that resolves its own name to 127.0.0.1 (DNS rebinding) is not us.

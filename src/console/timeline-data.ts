@@ -105,6 +105,9 @@ export function timelineOf(
       case 'run.blocked':
         mark(undefined, event.at, 'blocked', 'run blocked');
         break;
+      case 'run.rerun_requested':
+        mark(event.stepId, event.at, 'human', `rerun asked by ${event.by}${event.only ? ' (only)' : ''}`);
+        break;
       case 'step.retry_requested':
       case 'step.skipped':
       case 'step.resolved':

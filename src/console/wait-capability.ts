@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { isBatonError } from '../core/errors.js';
 import { isWaitToken, WAIT_ACTIONS, type WaitAction } from '../engine/wait-urls.js';
+import { MAX_ANSWER_BYTES, readAnswerBody, sendAnswer, sendQuestionPage } from './capability-page.js';
 import type { ConsoleContext } from './context.js';
 import { sendJson } from './respond.js';
 import { currentWait, decideWait, sendWaitEvent, waitIsOver } from './wait-answers.js';
@@ -8,13 +9,11 @@ import { currentWait, decideWait, sendWaitEvent, waitIsOver } from './wait-answe
 /**
  * `POST /wait/<run>/<step>/<token>/<action>`: a capability URL answers a waiting step without a
  * session (a Slack button, a webhook, a mail link); the token is the credential, so neither the
- * session cookie nor the CSRF token is asked. An unknown run or step, a step that no longer waits
- * (the URL was used), a wrong action and a wrong token all get the same 404, so the answer says
- * nothing about what exists.
+ * session cookie nor the CSRF token is asked. A GET (a chat button opens the URL in a browser)
+ * shows a page that asks first (capability-page.ts). An unknown run or step, a step that no longer
+ * waits (the URL was used), a wrong action and a wrong token all get the same 404, so the answer
+ * says nothing about what exists.
  */
-
-/** Bodies larger than this are refused: a comment or an event's payload. */
-const MAX_ANSWER_BYTES = 64 * 1024;
 
 const REFUSED = {
   error: 'no waiting step answers to this URL (it is wrong, was used, or its wait ended)',
@@ -31,11 +30,11 @@ export async function answerWaitCapability(
   res: ServerResponse,
   pathname: string,
 ): Promise<void> {
-  if (request.method !== 'POST') {
-    res.writeHead(405, { Allow: 'POST' }).end();
+  if (request.method !== 'POST' && request.method !== 'GET') {
+    res.writeHead(405, { Allow: 'GET, POST' }).end();
     return;
   }
-  const body = await readBody(request);
+  const body = request.method === 'POST' ? await readAnswerBody(request) : '';
   if (body === null) {
     sendJson(res, 413, { error: `the body is larger than ${MAX_ANSWER_BYTES} bytes` });
     return;
@@ -46,7 +45,17 @@ export async function answerWaitCapability(
   const offered = { runId: target?.runId ?? '', stepId: target?.stepId ?? '', waitSeq: wait?.waitSeq ?? -1 };
   const tokenFits = isWaitToken(key, offered, target?.action ?? 'approve', target?.token ?? '');
   if (!target || !wait || !tokenFits) {
-    sendJson(res, 404, REFUSED);
+    sendAnswer(
+      request,
+      res,
+      404,
+      REFUSED,
+      'This link no longer works: it is wrong, was used, or the wait ended',
+    );
+    return;
+  }
+  if (request.method === 'GET') {
+    askFirst(res, target);
     return;
   }
   const type = String(request.headers['content-type'] ?? '');
@@ -66,17 +75,44 @@ export async function answerWaitCapability(
     }
   } catch (error) {
     if (waitIsOver(error)) {
-      sendJson(res, 404, REFUSED);
+      sendAnswer(
+        request,
+        res,
+        404,
+        REFUSED,
+        'This link no longer works: it is wrong, was used, or the wait ended',
+      );
       return;
     }
     if (isBatonError(error, 'INVALID_ARGUMENT')) {
-      sendJson(res, 400, { error: error.message });
+      sendAnswer(request, res, 400, { error: error.message }, error.message);
       return;
     }
     throw error;
   }
   const done = { approve: 'approved', reject: 'rejected', event: 'received' }[target.action];
-  sendJson(res, 200, { ok: true, runId: target.runId, stepId: target.stepId, outcome: done });
+  sendAnswer(
+    request,
+    res,
+    200,
+    { ok: true, runId: target.runId, stepId: target.stepId, outcome: done },
+    `Step ${target.stepId} of run ${target.runId}: ${done}`,
+  );
+}
+
+/** The page a GET shows: a question and a button that POSTs; an event's payload is POSTed as JSON instead. */
+function askFirst(res: ServerResponse, target: Target): void {
+  const step = `step ${target.stepId} of run ${target.runId}`;
+  if (target.action === 'event') {
+    sendQuestionPage(res, {
+      question: `Send the event ${step} waits for? POST its JSON payload to this URL; the button sends none (null)`,
+      button: 'Send without a payload',
+      comment: false,
+    });
+    return;
+  }
+  const verb = target.action === 'approve' ? 'Approve' : 'Reject';
+  sendQuestionPage(res, { question: `${verb} ${step}?`, button: verb, comment: true });
 }
 
 interface Target {
@@ -126,15 +162,4 @@ function commentOf(body: string, type: string): string | null {
   }
   if (type.startsWith('application/x-www-form-urlencoded')) return new URLSearchParams(body).get('comment');
   return body.slice(0, 4000);
-}
-
-async function readBody(request: IncomingMessage): Promise<string | null> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of request) {
-    size += (chunk as Buffer).length;
-    if (size > MAX_ANSWER_BYTES) return null;
-    chunks.push(chunk as Buffer);
-  }
-  return Buffer.concat(chunks).toString('utf8');
 }

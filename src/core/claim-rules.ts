@@ -3,7 +3,15 @@ import { fallbackPlanStep } from './fallback.js';
 import { itemAdmitted } from './for-each.js';
 import { stepReads } from './plan/template.js';
 import type { PlanStep } from './plan/types.js';
-import { isDueStep, type RunState, type StepResult, type StepState, stepOf, stepTally } from './run-state.js';
+import {
+  isDueStep,
+  type RunState,
+  type StepResult,
+  type StepState,
+  stepOf,
+  stepTally,
+  stoppingLease,
+} from './run-state.js';
 
 /** What every claim decision reads of the claiming process and its request. */
 interface ClaimScope {
@@ -50,6 +58,8 @@ export function claimableStep(
   // A wait step is never claimed: it waits without a lease (core/waits.ts).
   if (!step || run.plan.steps[position]?.kind === 'wait') return null;
   if (!isDueStep(step, scope.now) || !runTakesClaims(run, scope)) return null;
+  // An attempt a rerun stopped still holds its lease: the next one waits until it reported (or expired).
+  if (stoppingLease(step, scope.now)) return null;
   const planStep = stepToRun(run, position, scope.functions);
   if (!planStep || !itemAdmitted(run, position) || (admits && !admits(run, position))) return null;
   return planStep;

@@ -33,6 +33,8 @@ export interface Transition {
   planChanged?: boolean;
   /** Steps the transition added to the plan (a fan-out's items): their rows are inserted. */
   addedSteps?: string[];
+  /** Steps whose recorded effects (`ctx.effect`) are forgotten with it: a rerun with `redoEffects`. */
+  clearEffects?: string[];
 }
 
 export function planStep(plan: Plan, stepId: string): PlanStep {

@@ -7,8 +7,15 @@ import type { RunStatus } from './run-state.js';
  * Each event is written in the same transaction as the state it describes.
  */
 export type BatonEvent =
-  /** A run was stored with its plan snapshot. */
-  | { type: 'run.created'; planName: string; planHash: string; steps: number; status: RunStatus }
+  /** A run was stored with its plan snapshot; `forkedFrom`: the run and step `baton fork` made it from. */
+  | {
+      type: 'run.created';
+      planName: string;
+      planHash: string;
+      steps: number;
+      status: RunStatus;
+      forkedFrom?: { runId: string; stepId: string };
+    }
   /** A human approved a proposed run, or retried a step of a blocked run: work goes on. */
   | { type: 'run.resumed'; reason: string }
   /** Every step succeeded, was skipped or degraded. */
@@ -20,6 +27,20 @@ export type BatonEvent =
   | { type: 'run.approved'; delayMs: number }
   /** A human rejected a proposed run (`baton reject`). */
   | { type: 'run.rejected' }
+  /**
+   * A person asked for `stepId` to run again (`baton rerun --from`), with `steps` steps in all (it
+   * and its dependents, or it alone with `only`); `stale`: the steps after it that keep a result
+   * resting on an older one (`only`); `redoEffects`: its recorded effects are forgotten.
+   */
+  | {
+      type: 'run.rerun_requested';
+      stepId: string;
+      by: string;
+      only: boolean;
+      redoEffects: boolean;
+      steps: number;
+      stale?: string[];
+    }
   /** A worker claimed the step and leased it until `leaseExpiresAt`. */
   | { type: 'step.started'; stepId: string; attempt: number; owner: string; leaseExpiresAt: number }
   | { type: 'step.succeeded'; stepId: string; attempt: number; durationMs: number | null; summary: string }

@@ -49,14 +49,17 @@ export function recordableMessage(text: string, extraSecrets: readonly string[] 
     : redacted;
 }
 
-/** Environment variables whose values are masked wherever they show up in recorded text. */
-const SECRET_NAME = /KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|(^|_)AUTH(_|$)|DATABASE_URL/i;
+/**
+ * Environment variables whose values are masked wherever they show up in recorded text. A webhook
+ * URL (`SLACK_WEBHOOK_URL`, `DISCORD_WEBHOOK`) is a bearer credential: whoever holds it posts.
+ */
+const SECRET_NAME = /KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|WEBHOOK|(^|_)AUTH(_|$)|DATABASE_URL/i;
 /** ... unless the variable names where a secret is kept (a file, a socket), not the secret. */
 const LOCATION_NAME = /(_FILE|_PATH|_DIR|_SOCK|_HOME)$/i;
 
 /**
  * The values of an environment's secret-looking variables (`ANTHROPIC_API_KEY`, `GITHUB_TOKEN`,
- * `PGPASSWORD`, `BATON_DATABASE_URL`, …), 8 characters or more: an agent that echoes one in an
+ * `PGPASSWORD`, `BATON_DATABASE_URL`, `SLACK_WEBHOOK_URL`, …), 8 characters or more: an agent that echoes one in an
  * error must not get it stored, whatever its shape. Paths (`SSH_AUTH_SOCK`, a key file) are left
  * alone: masking them would only garble messages that name files.
  */

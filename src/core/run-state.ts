@@ -157,6 +157,14 @@ export function isDueStep(step: Pick<StepState, 'status' | 'dueAt'>, now: number
   return TIMED_STEP_STATUSES.has(step.status) && step.dueAt !== null && step.dueAt <= now;
 }
 
+/** Whether a step still holds the lease of an attempt that is stopping (a rerun or a cancel): it may not start again yet. */
+export function stoppingLease(
+  step: Pick<StepState, 'status' | 'leaseOwner' | 'leaseExpiresAt'>,
+  now: number,
+): boolean {
+  return step.status !== 'running' && step.leaseOwner !== null && (step.leaseExpiresAt ?? 0) > now;
+}
+
 /** What decides a run's status, counted over its steps (see deriveRunStatus in draft.ts). */
 export interface StepTally {
   /** Steps not succeeded, skipped or degraded. */

@@ -112,11 +112,16 @@ export function settleReport(
   }
   const step = stepOf(run, stepId);
   if (!step) return { live: false, transition: null };
-  const releases = step.status === 'cancelled' && step.attempt === attempt && step.leaseOwner === owner;
+  // A cancel or a rerun left this attempt its lease (flow control, no early restart): it ends now.
+  const releases = step.status !== 'running' && step.attempt === attempt && step.leaseOwner === owner;
   const usage = usageRecorded ? undefined : outcome.usage;
   if (!releases && !usage) return { live: false, transition: null };
   const draft = new Draft(run, now);
-  if (releases) draft.setStep(stepId, { leaseOwner: null, leaseExpiresAt: null });
+  if (releases) {
+    // A rerun step due once the lease ran out is due now.
+    const due = step.status === 'ready' && step.dueAt !== null && step.dueAt > now ? { dueAt: now } : {};
+    draft.setStep(stepId, { leaseOwner: null, leaseExpiresAt: null, ...due });
+  }
   if (usage) draft.addUsage(stepId, usage);
   return { live: false, transition: draft.finish() };
 }

@@ -1,18 +1,15 @@
 import { spawn } from 'node:child_process';
 import { childEnvironment } from '../core/child-env.js';
-import { hookRetryDelayMs, hookTrigger, hookUrlProblem } from '../core/hooks.js';
+import { hookBody } from '../core/hook-format.js';
+import { ntfyTarget } from '../core/hook-formats/ntfy.js';
+import { hookRetryDelayMs, hookUrlProblem } from '../core/hooks.js';
 import type { HookSpec } from '../core/plan/types.js';
-import { redactSecrets, redactValue } from '../core/redact.js';
+import { redactSecrets } from '../core/redact.js';
 import { type PlanSecretEnv, runSecrets } from '../core/run-secrets.js';
 import { type CommandVerdict, checkAgentCommand } from '../executors/command-policy.js';
 import { trustedPrograms } from '../executors/trusted-programs.js';
 import type { HookDelivery, Store } from '../store/store.js';
-import {
-  type WaitAnswerSource,
-  waitAnswerSource,
-  waitingPayload,
-  withWaitUrls,
-} from './waiting-hook-payload.js';
+import { hookMessage } from './hook-message.js';
 
 interface HookDispatcherOptions {
   owner: string;
@@ -31,24 +28,6 @@ interface HookDispatcherOptions {
   secretsFor?: (plan: PlanSecretEnv) => readonly string[];
   /** The Baton home, whose trusted programs a hook command may be (see trusted-programs.ts). */
   home?: string;
-}
-
-/** What a hook receives: stable `id` (the same on a repeated call), the event, the run's state, what to do. */
-function hookPayload(delivery: HookDelivery, answers: WaitAnswerSource): Record<string, unknown> {
-  const { runId } = delivery;
-  if (delivery.event.type === 'step.waiting') return waitingPayload(delivery, delivery.event, answers);
-  return {
-    id: `${runId}:${delivery.eventSeq}:${delivery.hook}`,
-    hook: hookTrigger(delivery.event),
-    runId,
-    planName: delivery.planName,
-    event: delivery.event,
-    run: { status: delivery.runStatus, blockedReason: delivery.blockedReason },
-    hint:
-      delivery.runStatus === 'blocked'
-        ? `baton status ${runId} shows what is blocked and why; then baton retry|skip|resolve ${runId} <step>, or baton resume ${runId} for a budget`
-        : `baton status ${runId}`,
-  };
 }
 
 /**
@@ -103,11 +82,11 @@ export class HookDispatcher {
     const plan = planSecretsOf(delivery);
     const secrets = this.options.secretsFor?.(plan) ?? runSecrets({ env, plan });
     // Events are masked when recorded; this also covers what was recorded by a process without the secret.
-    const answers = waitAnswerSource(delivery, env, this.options.home);
-    const body = JSON.stringify(
-      withWaitUrls(redactValue(hookPayload(delivery, answers), secrets), delivery, answers),
-    );
+    const message = await hookMessage(this.store, delivery, { env, home: this.options.home, secrets });
     const { spec } = delivery;
+    const format = spec.format ?? 'json';
+    const render = (ntfyTopic?: string) =>
+      JSON.stringify(hookBody(format, message.payload, message.notification, ntfyTopic));
     const verdict = spec.command ? this.check(spec.command) : null;
     const failure =
       verdict?.ok === false
@@ -116,11 +95,11 @@ export class HookDispatcher {
           ? await callCommand(
               spec.command,
               verdict?.ok ? verdict.executable : null,
-              body,
+              render(),
               spec.timeoutMs,
               childEnvironment({ env, plan }),
             )
-          : await postToHook(spec, env, body);
+          : await postToHook(spec, env, render);
     if (failure === null) {
       await this.store.finishHookDelivery(delivery, { ok: true }, now());
       return;
@@ -184,17 +163,35 @@ function callCommand(
   });
 }
 
-/** POSTs to the plan's URL, or to the one the variable `urlEnv` names holds now. */
-async function postToHook(spec: HookSpec, env: NodeJS.ProcessEnv, body: string): Promise<string | null> {
-  if (spec.urlEnv === undefined) return postJson(spec.url ?? '', body, spec.timeoutMs);
-  const url = env[spec.urlEnv];
-  if (!url) return `hook URL variable ${spec.urlEnv} is not set in this process's environment`;
-  const problem = hookUrlProblem(url);
-  if (problem !== null) return `hook URL variable ${spec.urlEnv} ${problem}`;
-  return postJson(url, body, spec.timeoutMs);
+/**
+ * POSTs to the plan's URL, or to the one the variable `urlEnv` names holds now: an ntfy hook to its
+ * server's root with the topic in the body (ntfy's JSON publishing).
+ */
+async function postToHook(
+  spec: HookSpec,
+  env: NodeJS.ProcessEnv,
+  render: (ntfyTopic?: string) => string,
+): Promise<string | null> {
+  let url = spec.url ?? '';
+  if (spec.urlEnv !== undefined) {
+    url = env[spec.urlEnv] ?? '';
+    if (!url) return `hook URL variable ${spec.urlEnv} is not set in this process's environment`;
+    const problem = hookUrlProblem(url);
+    if (problem !== null) return `hook URL variable ${spec.urlEnv} ${problem}`;
+  }
+  if (spec.format !== 'ntfy') return postJson(url, render(), spec.timeoutMs, spec.format);
+  const target = ntfyTarget(url);
+  if ('problem' in target)
+    return `hook URL${spec.urlEnv ? ` variable ${spec.urlEnv}` : ''} ${target.problem}`;
+  return postJson(target.postUrl, render(target.topic), spec.timeoutMs, spec.format);
 }
 
-async function postJson(url: string, body: string, timeoutMs: number): Promise<string | null> {
+async function postJson(
+  url: string,
+  body: string,
+  timeoutMs: number,
+  format: HookSpec['format'],
+): Promise<string | null> {
   try {
     const response = await fetch(url, {
       method: 'POST',
@@ -202,10 +199,22 @@ async function postJson(url: string, body: string, timeoutMs: number): Promise<s
       body,
       signal: AbortSignal.timeout(timeoutMs),
     });
-    await response.arrayBuffer().catch(() => undefined);
-    return response.ok ? null : `hook ${new URL(url).host} answered HTTP ${response.status}`;
+    const text = await response.text().catch(() => '');
+    if (!response.ok) return `hook ${new URL(url).host} answered HTTP ${response.status}`;
+    return format === 'feishu' ? feishuRefusal(text, url) : null;
   } catch (error) {
     return `hook ${safeHost(url)} failed: ${fetchFailure(error, url)}`;
+  }
+}
+
+/** Feishu answers HTTP 200 with a non-zero `code` when it refuses a message (a bad card, a wrong signature). */
+function feishuRefusal(text: string, url: string): string | null {
+  try {
+    const answer = JSON.parse(text) as { code?: unknown; msg?: unknown };
+    if (typeof answer.code !== 'number' || answer.code === 0) return null;
+    return `hook ${new URL(url).host} refused the message: code ${answer.code}${typeof answer.msg === 'string' ? ` (${answer.msg.slice(0, 200)})` : ''}`;
+  } catch {
+    return null;
   }
 }
 

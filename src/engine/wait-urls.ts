@@ -56,20 +56,39 @@ function keyOf(bytes: Buffer, file: string): Buffer {
   return bytes;
 }
 
-/** The token of one action on one wait: 256 bits, URL-safe. */
-export function waitToken(key: Buffer, wait: WaitIdentity, action: WaitAction): string {
-  return createHmac('sha256', key)
-    .update(`baton-wait\0${wait.runId}\0${wait.stepId}\0${wait.waitSeq}\0${action}`)
-    .digest('base64url');
+/**
+ * A capability token: HMAC-SHA256 of its fields under `key`, 256 bits, URL-safe. `fields` start
+ * with what kind of capability it is (`baton-wait`, `baton-blocked`), so one never passes for another.
+ */
+export function capabilityToken(key: Buffer, fields: readonly (string | number)[]): string {
+  return createHmac('sha256', key).update(fields.join('\0')).digest('base64url');
 }
 
-/** Whether `offered` is the token of `action` on `wait`, compared in constant time. */
-export function isWaitToken(key: Buffer, wait: WaitIdentity, action: WaitAction, offered: string): boolean {
-  const expected = Buffer.from(waitToken(key, wait, action));
+/** Whether `offered` is the token of `fields`, compared in constant time. */
+export function isCapabilityToken(
+  key: Buffer,
+  fields: readonly (string | number)[],
+  offered: string,
+): boolean {
+  const expected = Buffer.from(capabilityToken(key, fields));
   const given = Buffer.from(offered);
   // Compare something of the same length either way, so a wrong length costs the same.
   const same = timingSafeEqual(expected, given.length === expected.length ? given : expected);
   return same && given.length === expected.length;
+}
+
+function waitFields(wait: WaitIdentity, action: WaitAction): (string | number)[] {
+  return ['baton-wait', wait.runId, wait.stepId, wait.waitSeq, action];
+}
+
+/** The token of one action on one wait: 256 bits, URL-safe. */
+export function waitToken(key: Buffer, wait: WaitIdentity, action: WaitAction): string {
+  return capabilityToken(key, waitFields(wait, action));
+}
+
+/** Whether `offered` is the token of `action` on `wait`, compared in constant time. */
+export function isWaitToken(key: Buffer, wait: WaitIdentity, action: WaitAction, offered: string): boolean {
+  return isCapabilityToken(key, waitFields(wait, action), offered);
 }
 
 /** The path of an action's URL (after the public address). */

@@ -55,16 +55,13 @@ export function withWaitUrls(
 }
 
 /**
- * Where a `waiting` hook's URLs come from: BATON_PUBLIC_URL of the sending process and the key of
- * its home. A bad address, no home or a key that cannot be read or made gives the commands instead:
- * the hook is still sent, and says how to answer.
+ * Where a hook's URLs come from (a waiting or blocked step's capability URLs, the console link):
+ * BATON_PUBLIC_URL of the sending process and the key of its home. A bad address, no home or a key
+ * that cannot be read or made gives the commands instead: the hook is still sent, and says how to
+ * answer.
  */
-export function waitAnswerSource(
-  delivery: HookDelivery,
-  env: NodeJS.ProcessEnv,
-  home: string | undefined,
-): WaitAnswerSource {
-  if (delivery.event.type !== 'step.waiting' || home === undefined) return { publicUrl: null, home };
+export function waitAnswerSource(env: NodeJS.ProcessEnv, home: string | undefined): WaitAnswerSource {
+  if (home === undefined) return { publicUrl: null, home };
   try {
     const publicUrl = publicUrlOf(env.BATON_PUBLIC_URL, 'BATON_PUBLIC_URL');
     if (publicUrl !== null) waitUrlKey(home);

@@ -7,6 +7,7 @@ import { classifyAgentRun } from './agent-profiles/classify-agent-run.js';
 import type { AgentProfile, AgentReport } from './agent-profiles/types.js';
 import { applyRetryCap } from './agent-retry-cap.js';
 import { attemptMarkerOf } from './attempt-processes.js';
+import { attemptTempDir } from './attempt-temp-dir.js';
 import { type CommandPolicyMode, checkAgentCommand } from './command-policy.js';
 import { DEFAULT_EXEC_PATH } from './program-lookup.js';
 import { readResultFile } from './result-file.js';
@@ -99,11 +100,12 @@ export async function runAgentAttempt(options: AgentAttemptOptions): Promise<Age
       process: null,
     };
   const profile = chooseProfile(options.agent, verdict.programIndex);
+  const attemptBase = options.logPath.replace(/\.log$/, '');
   const capped = applyRetryCap(
     profile,
     options.agent,
     options.envFor?.(profile) ?? options.env,
-    options.logPath.replace(/\.log$/, ''),
+    attemptBase,
     verdict.programIndex,
   );
   const { argv, stdinText } = profile.invocation(
@@ -111,26 +113,33 @@ export async function runAgentAttempt(options: AgentAttemptOptions): Promise<Age
     options.prompt,
     verdict.programIndex,
   );
-  const marker = attemptMarkerOf(capped.env);
+  const temp = attemptTempDir(profile, capped.env, attemptBase);
+  const env = temp.env;
+  const cleanup = () => {
+    capped.cleanup();
+    temp.cleanup();
+  };
+  const marker = attemptMarkerOf(env);
   // Not found (null): nothing runs, confined or not.
-  const confined =
+  const confined = withCleanupOnThrow(cleanup, () =>
     options.sandbox && verdict.executable !== null
       ? confineCommand({
           ...options.sandbox,
           workspace: options.workspace,
           // The user's environment: the CLI's real folders, also behind an overlay's links.
           writable: profile.confinedWritable?.(options.env) ?? [],
-          attemptPaths: capped.attemptPaths,
+          attemptPaths: [...capped.attemptPaths, ...temp.attemptPaths],
           executable: verdict.executable,
           // The plan's own elements only: a prompt never chooses what stays visible.
           programFiles: options.agent.command.map((arg) =>
             isAbsolute(arg) ? arg : join(options.workspace, arg),
           ),
           argv,
-          env: capped.env,
+          env,
           marker,
         })
-      : undefined;
+      : undefined,
+  );
   const result = await runProcess({
     // Enough of stdout for a CLI's final record or JSON object however long its answer.
     tailBytes: AGENT_OUTPUT_TAIL_BYTES,
@@ -138,7 +147,7 @@ export async function runAgentAttempt(options: AgentAttemptOptions): Promise<Age
     // The file the policy checked, or null (not found: nothing runs) – never a new search by name.
     executable: confined?.executable ?? verdict.executable,
     cwd: options.workspace,
-    env: confined?.env ?? capped.env,
+    env: confined?.env ?? env,
     ...(confined ? { launcher: true, statusFd: true } : {}),
     ...(stdinText === undefined ? {} : { stdinText }),
     timeoutMs: options.timeoutMs,
@@ -147,7 +156,7 @@ export async function runAgentAttempt(options: AgentAttemptOptions): Promise<Age
     ...(options.signal ? { signal: options.signal } : {}),
     ...(options.onSpawn ? { onSpawn: options.onSpawn } : {}),
     ...(marker ? { marker } : {}),
-  }).finally(capped.cleanup);
+  }).finally(cleanup);
   const unconfinable = confined ? sandboxStartFailure(result) : undefined;
   if (unconfinable !== undefined) {
     // Never retried: the next attempt would fail the same way, and running unconfined is no option.
@@ -243,4 +252,14 @@ export async function runAgentAttempt(options: AgentAttemptOptions): Promise<Age
     process: result,
     report,
   };
+}
+
+/** `make()`, running `cleanup` when it throws (what the attempt made is not left behind). */
+function withCleanupOnThrow<T>(cleanup: () => void, make: () => T): T {
+  try {
+    return make();
+  } catch (error) {
+    cleanup();
+    throw error;
+  }
 }

@@ -155,7 +155,7 @@ export const SETTINGS: readonly Setting[] = [
     api: null,
     default: 'unset: hooks carry the commands; `baton serve` shows its own address',
     meaning:
-      "`baton serve`'s address as outsiders reach it: the base of waiting steps' capability URLs in the inbox and in `on: waiting` hooks (set it for the processes that send hooks)",
+      "`baton serve`'s address as outsiders reach it: the base of the capability URLs (approve/reject a waiting step, retry/skip a blocked one) and the run links in hooks, and of the URLs the inbox shows (set it for the processes that send hooks)",
   },
   {
     option: null,

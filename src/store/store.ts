@@ -2,7 +2,9 @@ import type { RandomSource } from '../core/backoff.js';
 import type { BatonEvent, StoredEvent } from '../core/events.js';
 import type { FailureClass, OutputArtifact, StepOutcome, StepUsage } from '../core/failure.js';
 import type { FlowLimit } from '../core/flow.js';
+import type { KeptStep } from '../core/fork.js';
 import type { HookSpec, Plan, PlanStep } from '../core/plan/types.js';
+import type { RerunRequest, RerunSelection } from '../core/rerun.js';
 import type { PlanSecretEnv } from '../core/run-secrets.js';
 import type { RunStatus, StepResult, StepState, StepStatus } from '../core/run-state.js';
 import type { WaitDecision } from '../core/waits.js';
@@ -92,6 +94,13 @@ export interface Store {
   approveStep(runId: string, stepId: string, decision: WaitDecision, now: number): Promise<RunSummary>;
   /** `baton reject <run> <step>`: a waiting approval is rejected; the steps after it are skipped. */
   rejectStep(runId: string, stepId: string, decision: WaitDecision, now: number): Promise<RunSummary>;
+  /**
+   * `baton rerun <run> --from <step>`: the step and the steps that depend on it run again with fresh
+   * tries (core/rerun.ts), recorded as `run.rerun_requested`; with `redoEffects` their recorded
+   * effects are forgotten in the same transaction. Refuses a cancelled run, a step that has not run,
+   * an unsafe step without `redoEffects`.
+   */
+  rerunFrom(runId: string, request: RerunRequest, now: number): Promise<RerunSummary>;
   /**
    * `baton send`: the event ends the steps waiting for it (in `sent.runId`, else in every run), each
    * run in one transaction, exactly once under races; sent to a run whose step does not wait yet, it
@@ -282,6 +291,8 @@ export interface NewRun {
   awaitingApproval?: boolean;
   /** Steps already done elsewhere (`baton import` of a half-done state.json): they start succeeded. */
   completedSteps?: readonly string[];
+  /** `baton fork`: steps that start settled with the old run's status and result (core/fork.ts). */
+  keptSteps?: readonly KeptStep[];
 }
 
 export interface EffectKey {
@@ -401,6 +412,9 @@ export interface RunSummary {
   usage: StepUsage;
   stepCounts: Partial<Record<StepState['status'], number>>;
 }
+
+/** A run after `rerunFrom`, with the steps it runs again and those it left stale (`only`). */
+export type RerunSummary = RunSummary & { rerun: RerunSelection };
 
 /** A step of a run as the reads return it: its state, with its title and dependencies from the plan. */
 export type RunStep = StepState & { title: string; dependsOn: string[] };

@@ -9,7 +9,9 @@ import { RunSecretsCache } from '../engine/run-secrets-cache.js';
 import type { AgentCliExecutorOptions } from '../executors/agent-cli-executor.js';
 import { FunctionRegistry } from '../executors/function-executor.js';
 import type { ModelExecutorOptions } from '../executors/model-executor.js';
+import { trustedPrograms } from '../executors/trusted-programs.js';
 import { createEngine } from '../runtime/create-engine.js';
+import { forkRun } from '../runtime/fork-run.js';
 import { resolveHome } from '../runtime/home.js';
 import type { BatonMetrics } from '../runtime/metrics.js';
 import { METRICS_CONTENT_TYPE } from '../runtime/metrics-text.js';
@@ -18,7 +20,7 @@ import { type EngineSettings, engineSettings } from '../runtime/settings.js';
 import { decidedBy, eventDataJson, payloadCheck, payloadMask } from '../runtime/wait-inputs.js';
 import type { EventDelivery } from '../store/cycle/send-event.js';
 import { SqliteStore } from '../store/sqlite/sqlite-store.js';
-import { NO_STEPS, type RunSummary, type Store } from '../store/store.js';
+import { NO_STEPS, type RerunSummary, type RunSummary, type Store } from '../store/store.js';
 import type { Workflow, WorkflowResults } from './define-workflow.js';
 import { type StartPlanOptions, startPlanRun, startPlanRuns } from './start-plan-run.js';
 import { resultValue, stepContext } from './step-context.js';
@@ -362,6 +364,56 @@ export class Baton {
   }
 
   /**
+   * Runs `from` again, and every step that depends on it, with fresh tries (`only`: it alone; the
+   * steps after it keep results marked stale); every other step keeps its result. Effects recorded
+   * with `ctx.effect` are not repeated unless `redoEffects`, which an `unsafe` step needs. Works on a
+   * run that succeeded, is blocked or running; throws a BatonError for an unknown run or step, a
+   * cancelled run (fork it) and a step that has not run yet. This process's workers drive it.
+   */
+  async rerun(runId: string, options: RerunOptions): Promise<RerunSummary> {
+    const store = await this.opening;
+    const summary = await store.rerunFrom(
+      runId,
+      {
+        from: options.from,
+        only: options.only === true,
+        redoEffects: options.redoEffects === true,
+        by: decidedBy(options.by),
+      },
+      Date.now(),
+    );
+    this.nudgeWorkers();
+    return summary;
+  }
+
+  /**
+   * A new run from an old one: it keeps the results of the steps that do not depend on `from` and
+   * runs the rest, with the old plan or `plan` (whose kept steps must be unchanged) and the old
+   * inputs with `inputs` over them. Its workspace is a copy of the old one under
+   * `<home>/workspaces/<runId>` unless `workspace` names one. Await it with `baton.result(runId)`.
+   */
+  async fork(
+    runId: string,
+    options: ForkOptions,
+  ): Promise<{ runId: string; kept: string[]; workspace: string }> {
+    const store = await this.opening;
+    const forked = await forkRun(store, {
+      runId,
+      from: options.from,
+      ...(options.plan ? { plan: options.plan } : {}),
+      ...(options.planPath ? { planPath: options.planPath } : {}),
+      ...(options.inputs ? { inputs: options.inputs } : {}),
+      ...(options.runId ? { newRunId: options.runId } : {}),
+      ...(options.workspace ? { workspace: options.workspace } : {}),
+      ...(options.allowWorkspace ? { allowWorkspace: options.allowWorkspace } : {}),
+      batonHome: this.home,
+      trust: () => trustedPrograms(this.home, process.env),
+    });
+    this.nudgeWorkers();
+    return { runId: forked.summary.id, kept: forked.kept, workspace: forked.workspace };
+  }
+
+  /**
    * Sends an event (`wait: { for: event }`): `data` (JSON, checked against the step's schema) is the
    * result of every step waiting for it, in `runId` only or in every run; sent to a run whose step
    * does not wait yet, it is kept for it (the first one wins). Throws a BatonError when nothing
@@ -450,6 +502,35 @@ export class Baton {
 }
 
 /** Who decides and why, for `approve` and `reject`; `by` defaults to the OS user. */
+/** `baton.rerun(runId, options)`: see Baton.rerun. */
+export interface RerunOptions {
+  /** The step to run again. */
+  from: string;
+  /** Run `from` alone; the steps after it keep their results (stale). */
+  only?: boolean;
+  /** Forget the effects the rerun steps recorded (`ctx.effect`), so they happen again. */
+  redoEffects?: boolean;
+  /** Who asks, recorded on the timeline. Default: the OS user. */
+  by?: string;
+}
+
+/** `baton.fork(runId, options)`: see Baton.fork. */
+export interface ForkOptions {
+  /** The first step the new run runs again: it and every step that depends on it. */
+  from: string;
+  /** An edited plan; default the old run's. */
+  plan?: Plan;
+  /** The file `plan` came from, for messages. */
+  planPath?: string;
+  /** Inputs that change; the others are the old run's. */
+  inputs?: Record<string, string>;
+  /** The new run's id. Default `<old id>-fork-<random>`. */
+  runId?: string;
+  /** The new run's workspace, used as it is. Default: a copy of the old one under `<home>/workspaces/`. */
+  workspace?: string;
+  allowWorkspace?: string;
+}
+
 interface DecisionOptions {
   comment?: string;
   by?: string;

@@ -91,7 +91,8 @@ function resultText(result: StepResult | undefined): string | null {
 
 /**
  * `baton diff <runA> <runB>`: exit 0 when every step's result is the same, 1 when any differs. A
- * shadow run is marked as such, and so are its steps whose result or effects were stood in for.
+ * shadow run is marked as such, and so are its steps whose result or effects were stood in for; a
+ * fork (`baton fork`) says which run and step it came from.
  */
 export async function diffCommand(runIdA: string, runIdB: string, options: GlobalOptions): Promise<number> {
   const store = await openStore(options, 'read');
@@ -102,8 +103,17 @@ export async function diffCommand(runIdA: string, runIdB: string, options: Globa
     const differences = diffRuns(sideA, sideB);
     const shadowA = sideA.run.plan.shadow === true;
     const shadowB = sideB.run.plan.shadow === true;
-    if (options.json) printJson({ runA: runIdA, runB: runIdB, shadowA, shadowB, steps: differences });
+    const forkedFrom = { forkedFromA: sideA.run.plan.forkedFrom, forkedFromB: sideB.run.plan.forkedFrom };
+    if (options.json)
+      printJson({ runA: runIdA, runB: runIdB, shadowA, shadowB, ...forkedFrom, steps: differences });
     else {
+      // A fork and its origin: which run came from which, and from where it ran again.
+      for (const [id, fork] of [
+        [runIdA, forkedFrom.forkedFromA],
+        [runIdB, forkedFrom.forkedFromB],
+      ] as const) {
+        if (fork) process.stdout.write(`${id} was forked from run ${fork.runId} at step ${fork.stepId}\n`);
+      }
       const name = (id: string, shadow: boolean) => (shadow ? `${id} (shadow)` : id);
       const rows = [['STEP', name(runIdA, shadowA), name(runIdB, shadowB), 'RESULT']];
       for (const d of differences) {

@@ -2,6 +2,7 @@ import { createReadStream, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { BatonError } from '../../core/errors.js';
+import { staleSteps } from '../../core/stale-steps.js';
 import { withExistingStore } from '../../runtime/open-store.js';
 import { parsePositiveInt } from '../../runtime/parse-values.js';
 import { painter, useColour } from '../colour.js';
@@ -56,7 +57,7 @@ export async function statusCommand(
     }
     if (options.json) {
       const run = await requireRun(store, runId);
-      printJson({ ...run, flowWaits: await flowWaits(store, run, Date.now()) });
+      printJson({ ...run, stale: staleSteps(run), flowWaits: await flowWaits(store, run, Date.now()) });
       return runExitCode(run);
     }
     const run = await requireRunSteps(store, runId, options.all === true);

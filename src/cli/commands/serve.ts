@@ -70,7 +70,9 @@ export async function serveCommand(options: ServeOptions): Promise<number> {
         ? `${running.origin}/?token=${token}`
         : `${running.origin}/  (session token: the content of ${options.tokenFile})`;
     const capability =
-      publicUrl === null ? '' : `  waiting steps' capability URLs start with ${publicUrl}/wait/\n`;
+      publicUrl === null
+        ? ''
+        : `  capability URLs start with ${publicUrl}/wait/ (waiting steps) and ${publicUrl}/blocked/ (blocked steps)\n`;
     const scrape =
       metrics === undefined
         ? ''

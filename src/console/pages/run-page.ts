@@ -1,4 +1,5 @@
-import { FINAL_RUN_STATUSES } from '../../core/run-state.js';
+import { FINAL_RUN_STATUSES, type StepStatus } from '../../core/run-state.js';
+import { staleSteps } from '../../core/stale-steps.js';
 import { fanOutProgress } from '../../runtime/fan-out-progress.js';
 import { stepProgress } from '../../runtime/format.js';
 import type { RunDetail } from '../../store/store.js';
@@ -31,19 +32,40 @@ function runActions(run: RunDetail, csrf: string): SafeHtml {
   return html`${resume}${actionForm(consolePath('runs', run.id, 'cancel'), 'Cancel', csrf, 'run', { kind: 'danger' })}`;
 }
 
+/** Steps that ran and may be done again: rerun from them (not in a cancelled run), or fork from them. */
+const DONE_AGAIN: ReadonlySet<StepStatus> = new Set(['succeeded', 'degraded', 'skipped', 'blocked']);
+
+/** Rerun from a step and fork from it (`baton rerun`, `baton fork`), for a step that ran. */
+function doAgainActions(
+  run: RunDetail,
+  step: RunDetail['steps'][number],
+  stepPath: string,
+  csrf: string,
+): SafeHtml {
+  if (!DONE_AGAIN.has(step.status) || run.status === 'awaiting_approval') return html``;
+  const rerun =
+    run.status === 'cancelled'
+      ? html``
+      : actionForm(`${stepPath}/rerun`, 'Rerun from here', csrf, 'run', {
+          fields: html`<label class="only"><input type="checkbox" name="only"> only this step</label>`,
+        });
+  return html`${rerun}${actionForm(`${stepPath}/fork`, 'Fork from here', csrf, 'run')}`;
+}
+
 export function runPage(run: RunDetail, csrf: string, now: number): SafeHtml {
   const wall = (run.finishedAt ?? now) - run.createdAt;
+  const stale = new Set(staleSteps(run));
   const stepRows = run.steps.map((step) => {
     const stepPath = consolePath('runs', run.id, 'steps', step.stepId);
     const actions =
       step.status === 'blocked' || step.status === 'retry_wait'
-        ? html`${actionForm(`${stepPath}/retry`, 'Retry', csrf, 'run', { kind: 'primary' })}${step.status === 'blocked' ? actionForm(`${stepPath}/skip`, 'Skip', csrf, 'run') : ''}`
-        : html``;
+        ? html`${actionForm(`${stepPath}/retry`, 'Retry', csrf, 'run', { kind: 'primary' })}${step.status === 'blocked' ? actionForm(`${stepPath}/skip`, 'Skip', csrf, 'run') : ''}${doAgainActions(run, step, stepPath, csrf)}`
+        : doAgainActions(run, step, stepPath, csrf);
     const due =
       step.dueAt !== null && (step.status === 'ready' || step.status === 'retry_wait')
         ? formatTime(step.dueAt)
         : '';
-    return html`<tr data-step="${step.stepId}"><td><a href="${stepPath}">${step.stepId}</a></td><td>${step.title}</td><td>${statusBadge(step.status)}</td>
+    return html`<tr data-step="${step.stepId}"><td><a href="${stepPath}">${step.stepId}</a></td><td>${step.title}</td><td>${statusBadge(step.status)}${stale.has(step.stepId) ? html` <span class="stale" title="rests on an older result of a step before it: rerun from it">stale</span>` : ''}</td>
 <td>${step.attempt}</td><td>${due}</td><td class="reason">${firstLine(step.blockedReason ?? step.lastError)}</td><td class="actions">${actions}</td></tr>`;
   });
   const inputs = Object.entries(run.inputs).map(
@@ -65,6 +87,7 @@ export function runPage(run: RunDetail, csrf: string, now: number): SafeHtml {
       : html`<p class="note">${drawn.length} steps: too many to draw; see the table below.</p>`;
   return html`<h1>Run <span class="id">${run.id}</span> ${statusBadge(run.status)}</h1>
 <p class="plan-name">plan <a href="/?plan=${encodeURIComponent(run.planName)}">${run.planName}</a>${run.plan.description ? html` — ${run.plan.description}` : ''}${run.plan.shadow ? ' · shadow run' : ''}</p>
+${run.plan.forkedFrom ? html`<p class="forked-from">forked from run <a href="${consolePath('runs', run.plan.forkedFrom.runId)}">${run.plan.forkedFrom.runId}</a> at step ${run.plan.forkedFrom.stepId}</p>` : ''}
 ${run.blockedReason ? html`<p class="blocked-reason">${run.blockedReason}</p>` : ''}
 <div class="run-actions">${runActions(run, csrf)}</div>
 <dl class="totals" id="totals"><dt>Steps done</dt><dd>${stepProgress(run)}</dd><dt>Attempts</dt><dd>${run.attemptsTotal}</dd>

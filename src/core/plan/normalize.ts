@@ -1,3 +1,4 @@
+import { ntfyTarget } from '../hook-formats/ntfy.js';
 import { checkForEachSteps } from './check-for-each.js';
 import { checkWhens } from './check-when.js';
 import { parseDurationMs } from './duration.js';
@@ -229,6 +230,12 @@ function normalizeFallback(
   };
 }
 
+/** Why an ntfy hook's `url` is not a topic URL, or null. */
+function ntfyProblem(url: string): string | null {
+  const target = ntfyTarget(url);
+  return 'problem' in target ? `is ntfy, but url ${target.problem}` : null;
+}
+
 function normalizeHooks(hooks: NonNullable<PlanFile['hooks']>, issues: PlanIssue[]): HookSpec[] {
   return hooks.map((hook, index) => {
     const targets = [hook.command, hook.url, hook.urlEnv].filter((target) => target !== undefined);
@@ -238,11 +245,21 @@ function normalizeHooks(hooks: NonNullable<PlanFile['hooks']>, issues: PlanIssue
         problem: 'needs exactly one of "command" (argv), "url" or "urlEnv" (a variable holding the URL)',
       });
     }
+    if (hook.format === 'ntfy') {
+      const problem =
+        hook.command !== undefined
+          ? 'is ntfy, which posts to a topic URL: give url or urlEnv (e.g. https://ntfy.sh/my-topic), not a command'
+          : hook.url === undefined
+            ? null
+            : ntfyProblem(hook.url);
+      if (problem !== null) issues.push({ path: `hooks[${index}].format`, problem });
+    }
     return {
       on: [...new Set(hook.on)],
       ...(hook.command === undefined ? {} : { command: [...hook.command] }),
       ...(hook.url === undefined ? {} : { url: hook.url }),
       ...(hook.urlEnv === undefined ? {} : { urlEnv: hook.urlEnv }),
+      ...(hook.format === undefined || hook.format === 'json' ? {} : { format: hook.format }),
       timeoutMs: parseDurationMs(hook.timeoutMs ?? 10_000, `hooks[${index}].timeoutMs`),
       retries: hook.retries ?? 3,
     };

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { isCodeLoadingVariable } from '../code-loading-variables.js';
+import { HOOK_FORMATS } from '../hook-format.js';
 import { hookUrlProblem } from '../hooks.js';
 import { STORE_SECRET_ENV } from '../run-secrets.js';
 import {
@@ -394,6 +395,14 @@ const hookSchema = strictObject(
       .describe(
         'The name of an environment variable holding the URL, read when the hook is called and never stored: for webhook URLs that carry their token.',
       ),
+    format: z
+      .enum(HOOK_FORMATS, {
+        error: (issue) => `expected json, slack, discord, feishu or ntfy, got ${describeValue(issue.input)}`,
+      })
+      .optional()
+      .describe(
+        "The body's shape: json (Baton's payload, default), or what that service's incoming webhook takes: slack, discord, feishu (a custom bot's card) or ntfy (url: the topic URL, e.g. https://ntfy.sh/my-topic).",
+      ),
     timeoutMs: timeoutSchema('Timeout of one call. Default 10s.').optional(),
     retries: z
       .number()
@@ -403,7 +412,7 @@ const hookSchema = strictObject(
       .optional()
       .describe('Calls after a failed one, with backoff. Default 3.'),
   },
-  'a hook: { on, command, url or urlEnv, timeoutMs?, retries? }',
+  'a hook: { on, command, url or urlEnv, format?, timeoutMs?, retries? }',
 ).describe('A notification: exactly one of command, url or urlEnv.');
 
 export const planFileSchema = strictObject(

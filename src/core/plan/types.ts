@@ -1,3 +1,4 @@
+import type { HookFormat } from '../hook-format.js';
 /**
  * The normalized plan: what the rest of Baton works with once a plan file (or a plan built in
  * code) has been validated, defaults applied and cross-references checked. Every field is
@@ -274,6 +275,8 @@ export interface HookSpec {
   url?: string;
   /** An environment variable holding the URL, read at each call (a token in the URL is never stored). */
   urlEnv?: string;
+  /** The body's shape (see core/hook-format.ts); absent: json, Baton's own payload. */
+  format?: HookFormat;
   /** Per call, in ms. Default 10,000. */
   timeoutMs: number;
   /** Calls after the first one fails. Default 3. */
@@ -295,6 +298,11 @@ export interface Plan {
    * (`step.would_execute`) and their `shadowResult` (or null) flows on.
    */
   shadow?: boolean;
+  /**
+   * Set by `baton fork` on the new run's snapshot (never read from a plan file): the run and step it
+   * was forked from (core/fork.ts).
+   */
+  forkedFrom?: { runId: string; stepId: string };
   /** In the order of the plan file. */
   steps: PlanStep[];
 }

@@ -1,5 +1,7 @@
 import type { AgentSpec, Plan } from '../../core/plan/types.js';
+import { CLI_RETRIES } from '../agent-retry-cap.js';
 import { checkAgentCommand } from '../command-policy.js';
+import { readTextFile } from '../config-files.js';
 import { chooseProfile } from './choose-profile.js';
 
 interface AgentCommandWarning {
@@ -12,14 +14,21 @@ interface AgentCommandWarning {
 
 /**
  * What a plan's agent commands lack for Baton to read their CLI's output (its machine-readable
- * flag, its non-interactive mode): once per distinct command, at the first step that uses it.
+ * flag, its non-interactive mode), and the retry setting the user must make themselves where Baton
+ * cannot cap the CLI's retries (openclaw): once per distinct command, at the first step that uses
+ * it. The profile is chosen as the executor chooses it, so `[node, …/openclaw.mjs, agent, exec]` is
+ * openclaw as much as `[openclaw, agent, exec]` is.
  */
-export function agentCommandWarnings(plan: Plan, workspace: string): AgentCommandWarning[] {
+export function agentCommandWarnings(
+  plan: Plan,
+  workspace: string,
+  env: NodeJS.ProcessEnv = process.env,
+): AgentCommandWarning[] {
   const seen = new Set<string>();
   const warnings: AgentCommandWarning[] = [];
   const look = (agent: AgentSpec | undefined, where: string) => {
     if (agent === undefined) return;
-    const key = JSON.stringify([agent.command, agent.profile ?? null]);
+    const key = JSON.stringify([agent.command, agent.profile ?? null, agent.capRetries ?? true]);
     if (seen.has(key)) return;
     seen.add(key);
     const verdict = checkAgentCommand(agent.command, { cwd: workspace });
@@ -28,6 +37,9 @@ export function agentCommandWarnings(plan: Plan, workspace: string): AgentComman
     const command = agent.command.slice(verdict.programIndex);
     for (const message of profile.commandWarnings(command))
       warnings.push({ where, profile: profile.name, message });
+    if (agent.capRetries === false) return;
+    const reminder = profile.retryCap?.(command, CLI_RETRIES, { env, readTextFile, workspace }).reminder;
+    if (reminder !== undefined) warnings.push({ where, profile: profile.name, message: reminder });
   };
   for (const step of plan.steps) {
     look(step.agent, `steps.${step.id}.agent`);

@@ -1,6 +1,9 @@
+import { createHash } from 'node:crypto';
+import { isAbsolute, join } from 'node:path';
+import type { AgentSpec } from '../../core/plan/types.js';
 import { openclawFolders } from './config-folders.js';
 import { asRecord, asString, count, type JsonRecord, lastJsonObject } from './json-output.js';
-import { hasFlag, promptAfterDoubleDash, promptAsFlagValue } from './prompt-placement.js';
+import { flagValue, hasFlag, promptAfterDoubleDash, promptAsFlagValue } from './prompt-placement.js';
 import { type AgentProfile, type AgentReport, type AgentUsage, MULTI_PROVIDER_KEYS } from './types.js';
 import { emptyUsage, usageOrUndefined } from './usage-sum.js';
 
@@ -32,24 +35,55 @@ export const openclawProfile: AgentProfile = {
         'openclaw agent without --json prints text: Baton cannot read its usage or errors; add --json',
       );
     }
+    const file = messageFile(command, 0);
+    const stdin = isExecForm(command, 0) ? '-' : '/dev/stdin';
+    if (file === '-' && stdin !== '-') {
+      warnings.push(
+        'openclaw agent without exec reads --message-file - as a file named "-": write --message-file /dev/stdin, and Baton sends the prompt on stdin',
+      );
+    } else if (file !== undefined && file !== '' && !STDIN_FILES.includes(file)) {
+      warnings.push(
+        `openclaw reads its prompt from the file "${file}" (--message-file), so the step's instruction never reaches it: write --message-file ${stdin}, and Baton sends the prompt on stdin`,
+      );
+    }
     return warnings;
   },
-  // agent exec: the prompt is its positional, after `--`; agent --message: one --message=<text>.
-  invocation: (agent, prompt, programIndex = 0) =>
-    isExecForm(agent.command, programIndex)
+  invocation: (agent, prompt, programIndex = 0) => {
+    const file = messageFile(agent.command, programIndex);
+    if (file !== undefined && agent.promptVia === 'arg')
+      return promptAsMessageFile(agent, prompt, file, programIndex);
+    // agent exec: the prompt is its positional, after `--`; agent --message: one --message=<text>.
+    return isExecForm(agent.command, programIndex)
       ? promptAfterDoubleDash(agent, prompt, programIndex)
-      : promptAsFlagValue(agent, prompt, ['-m', '--message'], programIndex),
-  retryCap() {
+      : promptAsFlagValue(agent, prompt, ['-m', '--message'], programIndex);
+  },
+  retryCap(command, _retries, context) {
     // Its retry budget is an embedded session setting read from <cwd>/.openclaw/settings.json
     // (agent exec) or its agent's state folder (--local): no variable or flag, and Baton does not
-    // write into the workspace.
+    // write into the workspace. So the plan warns until the user has set it.
+    const description =
+      'nothing: openclaw reads retry.provider.maxRetries only from <workspace>/.openclaw/settings.json (agent exec); set it to 1 there';
+    const setting = '{"retry":{"provider":{"maxRetries":1}}}';
+    const exec = isExecForm(command, 0);
+    const cwd = flagValue(command, '--cwd');
+    const folder =
+      !exec || context.workspace === undefined
+        ? undefined
+        : cwd === undefined || isAbsolute(cwd)
+          ? (cwd ?? context.workspace)
+          : join(context.workspace, cwd);
+    const settings = folder === undefined ? undefined : join(folder, '.openclaw', 'settings.json');
+    if (settings !== undefined && hasMaxRetries(context.readTextFile(settings)))
+      return { env: {}, args: [], description };
+    const where = settings ?? (exec ? '<workspace>/.openclaw/settings.json' : "its agent's settings.json");
     return {
       env: {},
       args: [],
-      description:
-        'nothing: openclaw reads retry.provider.maxRetries only from <workspace>/.openclaw/settings.json (agent exec); set it to 1 there',
+      description,
+      reminder: `openclaw retries a 429 up to 10 times (about 150 s) inside one attempt, and no variable or flag lets Baton cap that: put ${setting} in ${where} (capRetries: false in the step's agent silences this)`,
     };
   },
+  attemptTemp: { strays: stateLockFiles },
   read({ stdout, stderr, exitCode }) {
     const report: AgentReport = {};
     const node = /openclaw: Node ([\d.]+): node:sqlite is unavailable[^\n]*/.exec(stderr);
@@ -114,8 +148,68 @@ function openclawUsage(record: JsonRecord): AgentUsage | undefined {
   return usageOrUndefined(usage);
 }
 
-/** `openclaw agent exec …` (exec right after agent), unless the message comes from a file. */
+/** `openclaw agent exec …` (exec right after agent). */
 function isExecForm(command: readonly string[], programIndex: number): boolean {
   const agent = command.indexOf('agent', programIndex + 1);
-  return agent !== -1 && command[agent + 1] === 'exec' && !hasFlag(command, '--message-file');
+  return agent !== -1 && command[agent + 1] === 'exec';
+}
+
+/** Files through which openclaw reads its standard input (`-` only for `agent exec`). */
+const STDIN_FILES: readonly string[] = ['-', '/dev/stdin'];
+
+/** The value of the command's `--message-file`; `''` when the flag ends the command, waiting for one. */
+function messageFile(command: readonly string[], programIndex: number): string | undefined {
+  const own = command.slice(programIndex + 1);
+  if (!hasFlag(own, '--message-file')) return undefined;
+  return own.at(-1) === '--message-file' ? '' : flagValue(own, '--message-file');
+}
+
+/**
+ * A command that says where openclaw reads its prompt (`--message-file`) gets it there, never a
+ * second prompt beside it (openclaw refuses both): on stdin for `-` (agent exec) and /dev/stdin,
+ * and a bare `--message-file` ending the command gets the file that is stdin. Any other file is the
+ * user's own prompt: nothing is added, and commandWarnings says the instruction does not reach it.
+ */
+function promptAsMessageFile(
+  agent: AgentSpec,
+  prompt: string,
+  file: string,
+  programIndex: number,
+): { argv: string[]; stdinText?: string } {
+  if (file === '') {
+    const stdin = isExecForm(agent.command, programIndex) ? '-' : '/dev/stdin';
+    return { argv: [...agent.command, stdin], stdinText: prompt };
+  }
+  return STDIN_FILES.includes(file)
+    ? { argv: [...agent.command], stdinText: prompt }
+    : { argv: [...agent.command] };
+}
+
+/** Whether a settings.json sets `retry.provider.maxRetries`. */
+function hasMaxRetries(text: string | undefined): boolean {
+  if (text === undefined) return false;
+  try {
+    const settings = asRecord(JSON.parse(text));
+    return typeof asRecord(asRecord(settings?.retry)?.provider)?.maxRetries === 'number';
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * openclaw 2026.9 locks each state database it opens with empty files in a fixed folder,
+ * `/tmp/openclaw-state-locks-<uid>` (no variable moves it), named `<family>.<hash>.lock.sqlite`
+ * after the first 8 hex digits of the SHA-256 of the database's real path. `agent exec` makes its
+ * state in `$TMPDIR/openclaw-agent-exec-XXXXXX` (database `state/openclaw.sqlite`) and never removes
+ * those lock files: these are the ones of the state folders made in an attempt's temp folder.
+ */
+function stateLockFiles(tempDir: string, entries: readonly string[], uid: number | undefined) {
+  const folder = uid === undefined ? '/tmp/openclaw-state-locks' : `/tmp/openclaw-state-locks-${uid}`;
+  return entries
+    .filter((entry) => entry.startsWith('openclaw-agent-exec-'))
+    .map((entry) => {
+      const database = join(tempDir, entry, 'state', 'openclaw.sqlite');
+      const hash = createHash('sha256').update(database).digest('hex').slice(0, 8);
+      return { folder, nameIncludes: `.${hash}.lock.sqlite` };
+    });
 }

@@ -81,6 +81,11 @@ export interface RetryCap {
   };
   /** Shown by `baton agents` and docs/agent-clis.md: what Baton sets. */
   description: string;
+  /**
+   * What the user must set themselves, for a CLI whose retry knob Baton cannot reach (openclaw's
+   * lives in the workspace, where Baton does not write) and that is not set yet: a plan warning.
+   */
+  reminder?: string;
 }
 
 /** What a profile may look at to find the CLI's configuration (read-only; I/O stays in the executor). */
@@ -89,6 +94,14 @@ interface RetryCapContext {
   env: Readonly<Record<string, string | undefined>>;
   /** A text file's content, undefined when it cannot be read. */
   readTextFile(path: string): string | undefined;
+  /** The folder the CLI will run in, when known (plan warnings): where a workspace setting lives. */
+  workspace?: string;
+}
+
+/** Files a CLI keeps outside its temp folder: in `folder`, every name that contains `nameIncludes`. */
+export interface StrayFiles {
+  folder: string;
+  nameIncludes: string;
 }
 
 /**
@@ -135,6 +148,15 @@ export interface AgentProfile {
    * its own variables): its config and cache folders. The one list the sandbox binds writable.
    */
   confinedWritable?(env: Readonly<Record<string, string | undefined>>): WritablePath[];
+  /**
+   * The CLI gets a temp folder of its own for each attempt (TMPDIR, TMP and TEMP point into it),
+   * removed when the attempt ends however it ends, with what the CLI left in it. `strays`: what the
+   * CLI keeps outside that folder under names derived from what it made inside (openclaw's lock
+   * files), from the real path of the folder, the entries seen in it and the user id.
+   */
+  attemptTemp?: {
+    strays?(tempDir: string, entries: readonly string[], uid: number | undefined): StrayFiles[];
+  };
 }
 
 /** The provider keys a CLI that talks to many providers (opencode, aider, openclaw) may read. */

@@ -1,3 +1,4 @@
+import { type RerunRequest, type RerunSelection, rerunFrom } from '../../core/rerun.js';
 import {
   approveRun,
   cancelRun,
@@ -10,12 +11,12 @@ import {
 import type { RunState, StepResult } from '../../core/run-state.js';
 import type { Transition } from '../../core/transitions.js';
 import { approveWaitStep, rejectWaitStep, type WaitDecision } from '../../core/waits.js';
-import type { RunSummary, Store } from '../store.js';
+import type { RerunSummary, RunSummary, Store } from '../store.js';
 
 /** What a human command does to a run, as the core decides it (core/run-commands.ts). */
 export type RunChange = (run: RunState) => Transition;
 
-/** The nine human commands of the Store contract. */
+/** The human commands of the Store contract. */
 type HumanCommandMethods = Pick<
   Store,
   | 'retryStep'
@@ -27,6 +28,7 @@ type HumanCommandMethods = Pick<
   | 'resumeRun'
   | 'approveStep'
   | 'rejectStep'
+  | 'rerunFrom'
 >;
 
 // biome-ignore lint/suspicious/noExplicitAny: a mixin's base must be constructible with any[] (TS2545).
@@ -79,6 +81,20 @@ export function withHumanCommands<B extends StoreBase>(Base: B) {
 
     rejectStep(runId: string, stepId: string, decision: WaitDecision, now: number): Promise<RunSummary> {
       return this.applyCommand(runId, (run) => rejectWaitStep(run, stepId, decision, now), now);
+    }
+
+    async rerunFrom(runId: string, request: RerunRequest, now: number): Promise<RerunSummary> {
+      let rerun: RerunSelection = { steps: [], stale: [] };
+      const summary = await this.applyCommand(
+        runId,
+        (run) => {
+          const transition = rerunFrom(run, request, now);
+          rerun = transition.selection;
+          return transition;
+        },
+        now,
+      );
+      return { ...summary, rerun };
     }
   }
   return WithHumanCommands;

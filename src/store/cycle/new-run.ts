@@ -6,9 +6,22 @@ import type { NewRun } from '../store.js';
 /** The result of a step that was done before the run was imported (`baton import`). */
 const IMPORTED_RESULT = JSON.stringify({ summary: 'done before the run was imported', outputs: [] });
 
-/** A new run as both dialects store it: its state (steps due after their delay) and its run.created event. */
+/**
+ * A new run as both dialects store it: its state (steps due after their delay; an imported run's
+ * done steps and a fork's kept ones settled) and its run.created event.
+ */
 export function newRunState(spec: NewRun): { state: RunState; event: BatonEvent } {
-  const steps = initialStepStates(spec.plan, spec.now, new Set(spec.completedSteps ?? []), IMPORTED_RESULT);
+  const kept = new Map((spec.keptSteps ?? []).map((step) => [step.stepId, step]));
+  const done = new Set([...(spec.completedSteps ?? []), ...kept.keys()]);
+  const initial = initialStepStates(spec.plan, spec.now, done, IMPORTED_RESULT);
+  // A fork's kept steps start as the old run left them: succeeded, skipped or degraded, with its result.
+  const steps =
+    kept.size === 0
+      ? initial
+      : initial.map((step) => {
+          const from = kept.get(step.stepId);
+          return from ? { ...step, status: from.status, resultJson: from.resultJson } : step;
+        });
   const status = spec.awaitingApproval ? 'awaiting_approval' : 'running';
   return {
     state: {
@@ -30,6 +43,7 @@ export function newRunState(spec: NewRun): { state: RunState; event: BatonEvent 
       planHash: spec.planHash,
       steps: spec.plan.steps.length,
       status,
+      ...(spec.plan.forkedFrom ? { forkedFrom: spec.plan.forkedFrom } : {}),
     },
   };
 }

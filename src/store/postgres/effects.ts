@@ -1,5 +1,5 @@
 import type { EffectKey, EffectRecord } from '../store.js';
-import type { PgPool } from './open-pool.js';
+import type { PgClient, PgPool } from './open-pool.js';
 import { toPgJson } from './pg-json.js';
 
 /**
@@ -46,5 +46,13 @@ export class PostgresEffects {
       `DELETE FROM ${this.schema}.effects WHERE run_id = $1 AND step_id = $2 AND key = $3 AND state = 'intent'`,
       [key.runId, key.stepId, key.key],
     );
+  }
+
+  /** Forgets every effect these steps recorded (a rerun that redoes them), in the caller's transaction. */
+  async forgetSteps(client: PgClient, runId: string, stepIds: readonly string[]): Promise<void> {
+    await client.query(`DELETE FROM ${this.schema}.effects WHERE run_id = $1 AND step_id = ANY($2::text[])`, [
+      runId,
+      [...stepIds],
+    ]);
   }
 }

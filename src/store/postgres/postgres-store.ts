@@ -280,7 +280,9 @@ export class PostgresStore extends withHumanCommands(PostgresReads) implements S
     const run = await inTransaction(this.pool, async (client) => {
       const entry = await this.lockRun(client, runId);
       if (!entry) throw runNotFound(runId);
-      return this.writeCommand(client, entry, change(entry.state), now);
+      const transition = change(entry.state);
+      if (transition.clearEffects) await this.effects.forgetSteps(client, runId, transition.clearEffects);
+      return this.writeCommand(client, entry, transition, now);
     });
     if (run.hash) this.loader.rememberPlan(runId, run.hash, run.state.plan);
     return summaryOf(run.state, run.usage);

@@ -7,6 +7,7 @@ export class SqliteEffects {
   private readonly insert;
   private readonly complete;
   private readonly remove;
+  private readonly removeOfStep;
 
   constructor(db: SqliteDatabase) {
     this.select = db.prepare<[string, string, string], { state: string; result_json: string | null }>(
@@ -24,6 +25,7 @@ export class SqliteEffects {
     this.remove = db.prepare(
       "DELETE FROM effects WHERE run_id = ? AND step_id = ? AND key = ? AND state = 'intent'",
     );
+    this.removeOfStep = db.prepare('DELETE FROM effects WHERE run_id = ? AND step_id = ?');
   }
 
   /** The record of `key`, or null after writing an intent for it. */
@@ -44,5 +46,10 @@ export class SqliteEffects {
 
   clear(key: EffectKey): void {
     this.remove.run(key.runId, key.stepId, key.key);
+  }
+
+  /** Forgets every effect these steps recorded (a rerun that redoes them), done or not. */
+  forgetSteps(runId: string, stepIds: readonly string[]): void {
+    for (const stepId of stepIds) this.removeOfStep.run(runId, stepId);
   }
 }

@@ -325,7 +325,9 @@ export class SqliteStore extends withHumanCommands(SqliteReads) implements Store
     // persist writes through writeState, which keeps the caches as it wrote them.
     this.write(() => {
       const entry = this.requireRun(runId);
-      this.rows.persist(change(entry.state), now);
+      const transition = change(entry.state);
+      this.rows.persist(transition, now);
+      if (transition.clearEffects) this.effects.forgetSteps(runId, transition.clearEffects);
     });
     return this.summary(runId);
   }

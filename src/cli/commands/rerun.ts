@@ -1,0 +1,42 @@
+import { withExistingStore } from '../../runtime/open-store.js';
+import { decidedBy } from '../../runtime/wait-inputs.js';
+import { EXIT } from '../exit-codes.js';
+import { printJson } from '../format.js';
+import type { GlobalOptions } from '../global-options.js';
+
+interface RerunOptions extends GlobalOptions {
+  from: string;
+  only?: boolean;
+  redoEffects?: boolean;
+  by?: string;
+}
+
+/**
+ * `baton rerun <run> --from <step> [--only] [--redo-effects]`: the step and the steps after it run
+ * again (Store.rerunFrom, one transaction); a worker or `baton check` drives them.
+ */
+export async function rerunCommand(runId: string, options: RerunOptions): Promise<number> {
+  return withExistingStore(options, async (store) => {
+    const only = options.only === true;
+    const summary = await store.rerunFrom(
+      runId,
+      { from: options.from, only, redoEffects: options.redoEffects === true, by: decidedBy(options.by) },
+      Date.now(),
+    );
+    const { steps, stale } = summary.rerun;
+    if (options.json) {
+      printJson({ ...summary, rerun: { from: options.from, ...summary.rerun } });
+      return EXIT.ok;
+    }
+    const listed = steps.length > 10 ? `${steps.slice(0, 10).join(', ')}, …` : steps.join(', ');
+    const lines = [`run ${runId}: ${steps.length} step(s) will run again: ${listed}`];
+    if (stale.length > 0)
+      lines.push(
+        `kept, resting on an older result of ${options.from}: ${stale.join(', ')} (baton rerun ${runId} --from ${stale[0]} brings them up to date)`,
+      );
+    if (!options.redoEffects) lines.push('effects already recorded (ctx.effect) are not repeated');
+    lines.push(`run is ${summary.status} (baton check or baton worker drives it)`);
+    process.stdout.write(`${lines.join('\n')}\n`);
+    return EXIT.ok;
+  });
+}

@@ -1,0 +1,70 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { html } from './html.js';
+import { sendHtml, sendJson } from './respond.js';
+
+/**
+ * What a capability URL (a waiting or blocked step's) answers besides its POST: a chat button
+ * (Slack, Discord, Feishu) opens its URL in a browser, which GETs it, and a link preview GETs it
+ * too, so a GET never acts: it shows a page that asks, whose button POSTs to the same URL. A POST
+ * from that page (a browser, asking for HTML) gets a page back; any other POST gets JSON.
+ */
+
+/** Bodies larger than this are refused: a comment or an event's payload. */
+export const MAX_ANSWER_BYTES = 64 * 1024;
+
+export interface CapabilityQuestion {
+  /** e.g. `Retry step fetch of run r1?` */
+  question: string;
+  /** The button's text, e.g. `Retry`. */
+  button: string;
+  /** Offer a comment field (approvals and rejections keep one). */
+  comment: boolean;
+}
+
+export function sendQuestionPage(res: ServerResponse, asked: CapabilityQuestion): void {
+  const comment = asked.comment
+    ? html`<p><label>Comment (optional)<br><textarea name="comment" rows="3" cols="50"></textarea></label></p>`
+    : '';
+  sendHtml(
+    res,
+    200,
+    html`<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<title>${asked.question} · baton</title></head>
+<body><main><h1>${asked.question}</h1><form method="post">${comment}<p><button type="submit">${asked.button}</button></p></form>
+<p>This link works once.</p></main></body></html>`,
+  );
+}
+
+/** The answer to a POST: a short page for a browser's form, JSON for anything else. */
+export function sendAnswer(
+  request: IncomingMessage,
+  res: ServerResponse,
+  status: number,
+  value: Record<string, unknown>,
+  said: string,
+): void {
+  if (!String(request.headers.accept ?? '').includes('text/html')) {
+    sendJson(res, status, value);
+    return;
+  }
+  sendHtml(
+    res,
+    status,
+    html`<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>${said} · baton</title></head>
+<body><main><h1>${said}</h1></main></body></html>`,
+  );
+}
+
+/** The request's body as text, or null when it is larger than MAX_ANSWER_BYTES. */
+export async function readAnswerBody(request: IncomingMessage): Promise<string | null> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of request) {
+    size += (chunk as Buffer).length;
+    if (size > MAX_ANSWER_BYTES) return null;
+    chunks.push(chunk as Buffer);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}

@@ -1,0 +1,189 @@
+/**
+ * OpenClaw, the skill's own host, without surprises: the real openclaw 2026.9 (Node 26,
+ * test/hosts/openclaw) driven by the baton binary against the mock model server. A command that
+ * reads its prompt with `--message-file` gets it there; an attempt Baton stops leaves nothing in
+ * the temp folder Baton was given nor lock files of its own in openclaw's fixed lock folder;
+ * `baton agents --plan` reminds of openclaw's uncapped retries for the form the docs recommend.
+ */
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, readdirSync, realpathSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, afterEach, expect, it } from 'vitest';
+import { type MockLlmServer, startMockLlmServer } from '../src/testing/mock-llm/server.js';
+import { cliCase, cliCommand, runPlan, stepAttempts } from './helpers/agent-steps.js';
+import { batonJson, removeTempDirs, runBaton, writePlan } from './helpers/cli.js';
+import { describeWithOpenclaw, openclawEntry, openclawNode, removeAgentCliDirs } from './helpers/mock-cli.js';
+
+const agentTurn = (promptIncludes: string) => ({ hasTools: true, promptIncludes });
+
+/** openclaw's lock folder: fixed under /tmp, keyed on the user id (see openclaw.ts). */
+const lockFolder = `/tmp/openclaw-state-locks-${process.getuid?.() ?? 0}`;
+
+describeWithOpenclaw('openclaw as the skill runs it', () => {
+  let server: MockLlmServer | undefined;
+  afterEach(async () => {
+    await server?.close();
+    server = undefined;
+  });
+  afterAll(() => {
+    removeTempDirs();
+    removeAgentCliDirs();
+  });
+
+  it('a command with --message-file - (or a bare --message-file last) gets the prompt on stdin and runs', async () => {
+    server = await startMockLlmServer({
+      script: [
+        { fault: 'ok', when: agentTurn('FROM-STDIN'), reply: { text: 'read from stdin' } },
+        { fault: 'ok', when: agentTurn('BARE-FLAG'), reply: { text: 'read from the bare flag' } },
+      ],
+    });
+    const c = cliCase('openclaw', server);
+    const seen = watchStateDirs(c.home, []);
+    const { result, run } = await runPlan(c, {
+      name: 'openclaw-message-file',
+      defaults: { timeoutMs: '3m' },
+      steps: [
+        {
+          id: 'dash',
+          instruction: 'FROM-STDIN: -starts like a flag and has "quotes"',
+          agent: { command: [...cliCommand('openclaw'), '--message-file', '-'] },
+        },
+        {
+          id: 'bare',
+          instruction: 'BARE-FLAG: answer',
+          agent: { command: [...cliCommand('openclaw'), '--message-file'] },
+        },
+      ],
+    }).finally(seen.stop);
+    expect(result.code, result.stderr).toBe(0);
+    expect(run.status).toBe('succeeded');
+    expect((await stepAttempts(c, run.id, 'dash'))[0]?.summary).toBe('read from stdin');
+    expect((await stepAttempts(c, run.id, 'bare'))[0]?.summary).toBe('read from the bare flag');
+    // The whole instruction arrived as it was written.
+    const dash = server.requests.find((r) => r.scriptIndex === 0);
+    expect(dash?.userText).toContain('FROM-STDIN: -starts like a flag and has "quotes"');
+    // openclaw removed its state folders itself, and Baton the lock files it left for them.
+    expect(seen.dirs.size).toBeGreaterThan(0);
+    expect(lockFilesOf(seen.dirs)).toEqual([]);
+  }, 300_000);
+
+  it('an attempt stopped at its timeout leaves nothing in the temp folder Baton was given, nor lock files of its own in /tmp', async () => {
+    server = await startMockLlmServer({
+      script: [{ fault: 'stall', ms: 600_000, when: agentTurn('STALL-HERE'), repeat: 'forever' }],
+    });
+    const c = cliCase('openclaw', server);
+    const batonTmp = join(c.dir, 'tmp');
+    mkdirSync(batonTmp);
+    c.env.TMPDIR = batonTmp;
+    const systemTmpBefore = execFolders(tmpdir());
+    const seen = watchStateDirs(c.home, [batonTmp]);
+    const { run } = await runPlan(c, {
+      name: 'openclaw-stopped',
+      defaults: { agent: { command: cliCommand('openclaw') }, timeoutMs: 60_000, retry: { maxAttempts: 1 } },
+      steps: [{ id: 'stall', instruction: 'STALL-HERE: wait for the model' }],
+    }).finally(seen.stop);
+    const [attempt] = await stepAttempts(c, run.id, 'stall');
+    expect(attempt?.failureClass).toBe('transient');
+    expect(attempt?.message).toMatch(/timed out after 60000 ms/);
+    // openclaw got as far as making its per-turn state before it was stopped.
+    expect(seen.dirs.size, 'openclaw-agent-exec-* folders seen during the attempt').toBeGreaterThan(0);
+    expect(readdirSync(batonTmp)).toEqual([]);
+    expect(attemptTempFolders(c.home)).toEqual([]);
+    expect(execFolders(tmpdir()).filter((name) => !systemTmpBefore.includes(name))).toEqual([]);
+    expect(lockFilesOf(seen.dirs)).toEqual([]);
+  }, 300_000);
+
+  it('baton agents --plan reminds of its uncapped retries for [node, …/openclaw.mjs, agent, exec], until the workspace caps them', async () => {
+    server = await startMockLlmServer({ script: [] });
+    const c = cliCase('openclaw', server);
+    const planPath = writePlan(c.dir, {
+      version: 1,
+      name: 'openclaw-reminder',
+      workspace: './work',
+      defaults: { agent: { command: [openclawNode, openclawEntry, 'agent', 'exec', '--json'] } },
+      steps: [{ id: 'one', instruction: 'hello' }],
+    });
+    // No openclaw on PATH: only the plan names it.
+    const env = { ...c.env, PATH: '/usr/bin:/bin' };
+    const settings = join(c.workspace, '.openclaw', 'settings.json');
+    writeFileSync(settings, '{}');
+    const text = await runBaton(['agents', '--plan', planPath], { home: c.home, env });
+    expect(text.code, text.stderr).toBe(0);
+    expect(text.stdout).toContain(
+      `✗ steps.one.agent (openclaw): openclaw retries a 429 up to 10 times (about 150 s) inside one attempt`,
+    );
+    expect(text.stdout).toContain(`put {"retry":{"provider":{"maxRetries":1}}} in ${settings}`);
+    // Once the workspace caps them, nothing to remind.
+    writeFileSync(settings, JSON.stringify({ retry: { provider: { maxRetries: 1 } } }));
+    const json = await batonJson<{ plan: { warnings: { message: string }[] } }>(
+      ['agents', '--plan', planPath],
+      { home: c.home, env },
+    );
+    expect(json.plan.warnings).toEqual([]);
+  }, 120_000);
+});
+
+/**
+ * The state folders openclaw makes (`openclaw-agent-exec-*` in its TMPDIR: the attempts' own temp
+ * folders under `home`, or `folders`), by real path, seen while it runs (polled until `stop`).
+ */
+function watchStateDirs(home: string, folders: string[]): { dirs: Set<string>; stop: () => void } {
+  const dirs = new Set<string>();
+  const look = () => {
+    for (const folder of [...folders, ...attemptTempFolders(home)])
+      for (const entry of execFolders(folder)) dirs.add(join(realOrSelf(folder), entry));
+  };
+  const poll = setInterval(look, 100);
+  return { dirs, stop: () => clearInterval(poll) };
+}
+
+/**
+ * The lock files openclaw keeps for these state folders in its fixed lock folder:
+ * `<family>.<first 8 hex digits of sha256(<state>/state/openclaw.sqlite)>.lock.sqlite`.
+ */
+function lockFilesOf(stateDirs: Set<string>): string[] {
+  const locks = existsSync(lockFolder) ? readdirSync(lockFolder) : [];
+  const hashes = [...stateDirs].map((dir) =>
+    createHash('sha256')
+      .update(join(dir, 'state', 'openclaw.sqlite'))
+      .digest('hex')
+      .slice(0, 8),
+  );
+  return locks.filter((name) => hashes.some((hash) => name.includes(`.${hash}.lock.sqlite`)));
+}
+
+/** `openclaw-agent-exec-*` entries of a folder (none when it does not exist). */
+function execFolders(folder: string): string[] {
+  try {
+    return readdirSync(folder).filter((name) => name.startsWith('openclaw-agent-exec-'));
+  } catch {
+    return [];
+  }
+}
+
+/** The attempts' own temp folders under a Baton home (`runs/<run>/<step>/attempt-<n>.tmp`). */
+function attemptTempFolders(home: string): string[] {
+  const found: string[] = [];
+  const runs = join(home, 'runs');
+  const list = (folder: string) => {
+    try {
+      return readdirSync(folder);
+    } catch {
+      return [];
+    }
+  };
+  for (const run of list(runs))
+    for (const step of list(join(runs, run)))
+      for (const name of list(join(runs, run, step)))
+        if (name.endsWith('.tmp')) found.push(join(runs, run, step, name));
+  return found;
+}
+
+function realOrSelf(path: string): string {
+  try {
+    return realpathSync(path);
+  } catch {
+    return path;
+  }
+}
