@@ -1,12 +1,13 @@
 // Builds what `import … from 'baton-steps'` loads, dist/package/index.js, and `baton-steps/store`,
 // dist/package/store.js: the ES modules tsc wrote to dist/ (from dist/index.js and dist/store.js
-// down), bundled with zod, which the plan schema needs at once, and the CEL interpreter of `when`. Both entries are one build, so the
+// down), bundled with zod, which the plan schema needs at once. Both entries are one build, so the
 // code they share is one copy (a chunk both import): a store opened from `baton-steps/store` throws
 // the very BatonError class `isBatonError` of the root knows. Node 20 pays about 1 ms per ES
 // module it loads: the package's 130 modules and zod's 95 came to about 250 ms and 25 MB of an
 // `import`; a couple of files cost a fraction (see bench/README.md, `startup`). Everything loaded
 // lazily stays outside: the provider adapters become chunks loaded by their first call, and the
-// SDKs, ajv, yaml, pg and better-sqlite3 are required from node_modules when first used. The CLI
+// SDKs, ajv, yaml, the CEL interpreter of `when` (store/when-language-loader.ts), pg and
+// better-sqlite3 are required from node_modules when first used. The CLI
 // keeps running the unbundled modules.
 import { rmSync } from 'node:fs';
 import { relative } from 'node:path';
@@ -37,9 +38,8 @@ rmSync(outDir, { recursive: true, force: true });
 await build({
   input: { index: 'dist/index.js', store: 'dist/store.js' },
   platform: 'node',
-  // Node's own modules and every package but zod and the CEL interpreter of `when` (about 150 KB,
-  // 9 ms bundled against 22 ms as its 14 modules) are loaded from node_modules.
-  external: [/^node:/, /^(?!(zod|@marcbachmann\/cel-js)(\/|$))[^./]/],
+  // Node's own modules and every package but zod are loaded from node_modules.
+  external: [/^node:/, /^(?!zod(\/|$))[^./]/],
   plugins: [keepModuleUrls],
   logLevel: 'warn',
   output: { dir: outDir, format: 'esm', chunkFileNames: '[name]-[hash].js' },

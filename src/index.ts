@@ -27,6 +27,7 @@ export {
   type StepOutcome,
   type StepUsage,
 } from './core/failure.js';
+export type { HookFormat } from './core/hook-format.js';
 export { validatePlanObject } from './core/plan/parse.js';
 export type {
   AgentEnvSpec,

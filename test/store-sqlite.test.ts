@@ -215,6 +215,36 @@ describe('SQLite store specifics', () => {
     }
   });
 
+  it("writes a step's status without building a temporary table for the due-steps index, once migrated from schema 8", async () => {
+    const path = tempDb();
+    await SqliteStore.open(path).close();
+    // The database as schema 8 left it: due steps' statuses as an IN list of three.
+    const old = new Database(path);
+    old.exec(`DROP INDEX steps_due;
+      CREATE INDEX steps_due ON steps (due_at, run_id, position) WHERE status IN ('ready', 'retry_wait', 'waiting');
+      DROP INDEX hook_deliveries_failed; UPDATE baton_meta SET value = '8' WHERE key = 'schema_version';`);
+    const update = 'EXPLAIN UPDATE steps SET status = ?, due_at = ? WHERE run_id = ? AND step_id = ?';
+    const opcodes = (db: { prepare: (sql: string) => { all: (...v: unknown[]) => unknown[] } }) =>
+      (db.prepare(update).all('ready', 0, 'r', 's') as { opcode: string }[]).map((row) => row.opcode);
+    // SQLite checks a partial index's condition on every write of its columns: for an IN list of
+    // three constants it first fills a temporary b-tree with them, at every step a cycle writes.
+    expect(opcodes(old)).toContain('OpenEphemeral');
+    old.close();
+    const db = openSqliteDatabase(path);
+    try {
+      expect(opcodes(db)).not.toContain('OpenEphemeral');
+      // The claim still reads its page from the index (the query names the index's condition).
+      const statements = prepareStoreStatements(db);
+      const plan = (
+        db.prepare(`EXPLAIN QUERY PLAN ${statements.dueCandidates.source}`).all(0, 0, 0, '', 0, 64) as {
+          detail: string;
+        }[]
+      ).map((row) => row.detail);
+      expect(plan.join('\n')).toMatch(/^SEARCH s USING INDEX steps_due /m);
+    } finally {
+      db.close();
+    }
+  });
   describe('runs started at once are group-committed', () => {
     const plan = validatePlanObject({ name: 'g', steps: [{ id: 's', fn: 'noop' }] }, 'g');
     const spec = (id: string) => ({ id, plan, planHash: 'h', inputs: {}, workspace: '/w', now: 1 });

@@ -55,7 +55,7 @@ try {
     `UPDATE steps SET status = ?, attempt = ?, tries = ?, due_at = ?, lease_owner = ?, lease_expires_at = ?,
        started_at = ?, last_error = ?, last_failure_class = ?, fingerprint = ?, fingerprint_repeats = ?,
        result_json = ?, blocked_reason = ?, updated_at = ?, input_tokens = ?, output_tokens = ?, cost_usd = ?,
-       first_started_at = ?, on_fallback = ?, interruptions = ?, flow_key = ?,
+       first_started_at = ?, on_fallback = ?, interruptions = ?, waiting_for = ?, flow_key = ?,
        pid = CASE WHEN ? = 'running' THEN pid ELSE NULL END, host = CASE WHEN ? = 'running' THEN host ELSE NULL END
      WHERE run_id = ? AND step_id = ?`,
   );
@@ -75,7 +75,7 @@ try {
   );
   const dueSteps = db.prepare(
     `SELECT s.run_id, s.step_id, s.due_at FROM steps s INDEXED BY steps_due
-     WHERE s.status IN ('ready', 'retry_wait') AND s.due_at <= ? ORDER BY s.due_at, s.run_id, s.position LIMIT 256`,
+     WHERE s.status IN ('ready', 'retry_wait', 'waiting') AND s.due_at <= ? ORDER BY s.due_at, s.run_id, s.position LIMIT 256`,
   );
   const result = JSON.stringify({ summary: PAYLOAD, outputs: [], value: PAYLOAD });
   const succeeded = JSON.stringify({ attempt: 1, durationMs: 0, summary: PAYLOAD });
@@ -101,6 +101,7 @@ try {
       at,
       0,
       0,
+      null,
       null,
       status,
       status,

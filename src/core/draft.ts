@@ -65,8 +65,8 @@ export class Draft {
   /** The steps as the draft found them: its tally is the base of the new one. */
   private readonly base: readonly StepState[];
   readonly changed = new Set<string>();
-  /** Steps appended to the plan by this draft (appendSteps). */
-  private readonly added: string[] = [];
+  /** Steps appended to the plan by this draft (appendSteps); null: none (every transition but a fan-out's). */
+  private added: string[] | null = null;
   readonly events: BatonEvent[] = [];
   run: RunState;
 
@@ -83,6 +83,7 @@ export class Draft {
   appendSteps(plan: Plan, states: readonly StepState[]): void {
     forgetTally(this.steps);
     this.run = { ...this.run, plan };
+    this.added ??= [];
     for (const state of states) {
       this.steps.push(state);
       this.changed.add(state.stepId);
@@ -165,9 +166,7 @@ export class Draft {
       finishedAt: FINAL_RUN_STATUSES.has(status) ? (this.run.finishedAt ?? this.now) : null,
     };
     const transition: Transition = { run, changedSteps: [...this.changed], events: this.events };
-    return this.added.length === 0
-      ? transition
-      : { ...transition, planChanged: true, addedSteps: this.added };
+    return this.added === null ? transition : { ...transition, planChanged: true, addedSteps: this.added };
   }
 
   /** The tally of the draft's steps: the base's, with each changed step moved, not a count of all. */

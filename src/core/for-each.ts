@@ -138,7 +138,9 @@ const FAILED: ReadonlySet<StepStatus> = new Set(['blocked', 'cancelled']);
 
 /** Groups whose items `draft` settled: each is settled in turn once all its items are (see settleGroup). */
 export function settleChangedGroups(draft: Draft): void {
-  const { position } = planIndex(draft.run.plan);
+  const { position, hasItems } = planIndex(draft.run.plan);
+  // Every transition finishes here: a plan that never expanded a fan-out costs one flag.
+  if (!hasItems) return;
   const groups = new Set<string>();
   for (const stepId of draft.changed) {
     const item = draft.run.plan.steps[position.get(stepId)!]?.forEachItem;

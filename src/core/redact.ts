@@ -82,7 +82,13 @@ export function redactOutcome(outcome: StepOutcome, secrets: readonly string[]):
   const degraded = outcome.degraded === undefined ? undefined : redactSecrets(outcome.degraded, secrets);
   // A structured result (a function's return value, an agent's result file) is stored and read by
   // later steps' templates like the summary: its strings are masked too.
-  const value = outcome.value === undefined ? undefined : redactValue(outcome.value, secrets);
+  // A function that returned a text has it as both: masked once.
+  const value =
+    outcome.value === undefined
+      ? undefined
+      : outcome.value === outcome.summary
+        ? summary
+        : redactValue(outcome.value, secrets);
   if (summary === outcome.summary && degraded === outcome.degraded && value === outcome.value) return outcome;
   return {
     ...outcome,

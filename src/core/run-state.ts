@@ -119,6 +119,8 @@ export interface RunState {
 interface PlanIndex {
   position: Map<string, number>;
   dependents: Map<string, string[]>;
+  /** Whether any step is a fan-out's item (core/for-each.ts): a plan without is never settled as a group. */
+  hasItems: boolean;
 }
 
 const planIndexes = new WeakMap<Plan, PlanIndex>();
@@ -127,9 +129,10 @@ const planIndexes = new WeakMap<Plan, PlanIndex>();
 export function planIndex(plan: Plan): PlanIndex {
   let index = planIndexes.get(plan);
   if (!index) {
-    index = { position: new Map(), dependents: new Map() };
+    index = { position: new Map(), dependents: new Map(), hasItems: false };
     for (const [i, step] of plan.steps.entries()) index.position.set(step.id, i);
     for (const step of plan.steps) {
+      if (step.forEachItem) index.hasItems = true;
       for (const dep of step.dependsOn) {
         // Appended in place: copying the list per dependent is quadratic in a step's fan-out.
         const dependents = index.dependents.get(dep);

@@ -68,16 +68,17 @@ export function claimStep(
     );
   }
   const draft = new Draft(run, now);
+  const declared = planStep(run.plan, stepId);
   // A step without dependencies has its condition decided here, before its first attempt (one with
   // dependencies had it decided when they settled: Draft.releaseDependents); so does a step a human
   // retried after its condition could not be decided. A step it skips costs no attempt and no budget.
-  const decision = step.attempt === 0 ? decideWhen(run, planStep(run.plan, stepId), run.inputs ?? {}) : null;
+  const decision =
+    step.attempt === 0 && declared.when !== undefined ? decideWhen(run, declared, run.inputs ?? {}) : null;
   if (decision && !decision.run) {
     if (settleUnrunStep(draft, stepId, decision)) draft.releaseDependents(stepId);
     return draft.finish();
   }
   // A fan-out is not run itself: claiming it expands it into its items (core/for-each.ts).
-  const declared = planStep(run.plan, stepId);
   if (declared.forEach) {
     expandForEach(draft, declared);
     return draft.finish();
@@ -94,9 +95,9 @@ export function claimStep(
   if (runBreach) return stopOnBudget(draft.finish(), runBreach);
   const stepBreach = step.onFallback
     ? null
-    : budgetBreach(planStep(run.plan, stepId).budget, step.usage, step.firstStartedAt, now);
+    : budgetBreach(declared.budget, step.usage, step.firstStartedAt, now);
   if (stepBreach) {
-    if (planStep(run.plan, stepId).fallback) {
+    if (declared.fallback) {
       draft.events.push(budgetEvent(stepBreach, stepId));
       return startFallback(draft, stepId, `step budget: ${describeBreach(stepBreach)}`).finish();
     }

@@ -1,22 +1,40 @@
-import { type ASTNode, Environment, type ParseResult } from '@marcbachmann/cel-js';
+import type { ASTNode, Environment, ParseResult } from '@marcbachmann/cel-js';
 
 /**
- * The expression language of a step's `when`: CEL (the Common Expression Language), through
- * @marcbachmann/cel-js, an interpreter (no eval, no generated code) with no clock, no I/O and no
- * dependencies. An expression sees two variables: `inputs` (the run's inputs, strings) and
- * `steps` (`steps.<id>.result`, `steps.<id>.status` of the steps it depends on).
+ * The expression language of a step's `when` and a fan-out's `forEach.items`: CEL (the Common
+ * Expression Language), through @marcbachmann/cel-js, an interpreter (no eval, no generated code)
+ * with no clock, no I/O and no dependencies. An expression sees two variables: `inputs` (the run's
+ * inputs, strings) and `steps` (`steps.<id>.result`, `steps.<id>.status` of the steps it depends on).
  */
+export type CelLibrary = Pick<typeof import('@marcbachmann/cel-js'), 'Environment'>;
+
+/**
+ * Returns the library, loaded the first time a plan has an expression: most plans have none, and
+ * loading it costs a process about 7 ms. The core decides synchronously and loads nothing itself, so
+ * the layers that validate plans or run the core's decisions hand it in (store/when-language-loader.ts).
+ */
+let loadLibrary: (() => CelLibrary) | undefined;
+
+/** Hands the core the loader of the CEL library (the first one given is kept). */
+export function provideWhenLanguage(load: () => CelLibrary): void {
+  loadLibrary ??= load;
+}
+
 let environment: Environment | undefined;
 
-/**
- * Built on first use. The library itself loads with the core (bundled into the package, about 7 ms
- * of an `import`): the core decides synchronously, inside a store's transaction, so it cannot wait
- * for a module loaded on demand.
- */
+/** Built on first use. */
 function whenEnvironment(): Environment {
-  environment ??= new Environment({ homogeneousAggregateLiterals: false })
-    .registerVariable('inputs', 'map')
-    .registerVariable('steps', 'map');
+  if (!environment) {
+    if (!loadLibrary) {
+      // A bug of the caller's layer, not bad input.
+      throw new Error(
+        'the CEL library of when and forEach.items was not provided: import store/when-language-loader.js before validating or running a plan',
+      );
+    }
+    environment = new (loadLibrary().Environment)({ homogeneousAggregateLiterals: false })
+      .registerVariable('inputs', 'map')
+      .registerVariable('steps', 'map');
+  }
   return environment;
 }
 

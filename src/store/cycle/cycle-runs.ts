@@ -1,3 +1,4 @@
+import '../when-language-loader.js';
 import { claimableStep, claimResults, type FlowAdmits } from '../../core/claim-rules.js';
 import type { BatonEvent } from '../../core/events.js';
 import type { OutputArtifact } from '../../core/failure.js';
@@ -47,6 +48,9 @@ export interface CycleSink {
   takeKeptEvent(runId: string, event: string): KeptEvent | null;
 }
 
+/** No steps added: what a held run starts with (a fan-out's expansion replaces it). */
+const NO_STEPS: ReadonlySet<string> = new Set();
+
 /** A run a cycle holds: as loaded, as its transitions left it, and what they changed. */
 interface HeldSlot<E extends LoadedRun> {
   entry: E;
@@ -55,7 +59,7 @@ interface HeldSlot<E extends LoadedRun> {
   changed: Set<string>;
   planChanged: boolean;
   /** Steps the cycle's transitions appended to the plan (a fan-out's items): rows to insert. */
-  added: Set<string>;
+  added: ReadonlySet<string>;
   dirty: boolean;
 }
 
@@ -94,7 +98,7 @@ export class CycleRuns<E extends LoadedRun> {
         loaded: entry.state,
         changed: new Set(),
         planChanged: false,
-        added: new Set(),
+        added: NO_STEPS,
         dirty: false,
       },
     );
@@ -135,7 +139,7 @@ export class CycleRuns<E extends LoadedRun> {
     }
     for (const stepId of transition.changedSteps) slot.changed.add(stepId);
     slot.planChanged ||= transition.planChanged ?? false;
-    for (const stepId of transition.addedSteps ?? []) slot.added.add(stepId);
+    if (transition.addedSteps) slot.added = new Set([...slot.added, ...transition.addedSteps]);
     slot.dirty = true;
     slot.entry.state = transition.run;
   }

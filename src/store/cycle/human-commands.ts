@@ -1,3 +1,4 @@
+import '../when-language-loader.js';
 import { type RerunRequest, type RerunSelection, rerunFrom } from '../../core/rerun.js';
 import {
   approveRun,

@@ -3,6 +3,7 @@ import { runNotFound } from '../../core/errors.js';
 import type { BatonEvent, StoredEvent } from '../../core/events.js';
 import type { OutputArtifact } from '../../core/failure.js';
 import type { RunStatus, StepResult, StepStatus } from '../../core/run-state.js';
+import { TIMED_STEP_SQL } from '../due-steps.js';
 import type { LoadedRun } from '../loaded-run.js';
 import { runPageBounds, runPageFilter } from '../run-page-filter.js';
 import type {
@@ -106,11 +107,11 @@ export class SqliteReads {
     const due =
       runId === null
         ? `SELECT s.due_at FROM steps s INDEXED BY steps_due
-             WHERE s.status IN ('ready', 'retry_wait', 'waiting') AND s.due_at IS NOT NULL
+             WHERE ${TIMED_STEP_SQL} AND s.due_at IS NOT NULL
                AND EXISTS (SELECT 1 FROM runs r WHERE r.id = s.run_id AND r.status = 'running')
              ORDER BY s.due_at LIMIT 1`
         : `SELECT min(s.due_at) FROM steps s JOIN runs r ON r.id = s.run_id
-             WHERE s.run_id = @run AND s.status IN ('ready', 'retry_wait', 'waiting') AND r.status = 'running'`;
+             WHERE s.run_id = @run AND ${TIMED_STEP_SQL} AND r.status = 'running'`;
     const row = this.sql<[{ run: string | null }], { due: number | null; lease: number | null }>(
       `SELECT (${due}) AS due,
            (SELECT min(lease_expires_at) FROM steps WHERE status = 'running' AND (@run IS NULL OR run_id = @run)) AS lease`,
