@@ -112,7 +112,7 @@ describe('baton skill install', () => {
     const { project, install } = world();
     const typo = expectExit(await install(['--target', 'cluade']), 2);
     expect(typo.stderr).toContain(
-      '--target "cluade": expected claude, agents, openclaw, gemini, or a folder path',
+      '--target "cluade": expected claude, codex, agents, openclaw, gemini, or a folder path',
     );
     const beat = expectExit(await install(['--heartbeat', 'hourly']), 2);
     expect(beat.stderr).toContain('--heartbeat "hourly": expected openclaw, cron, systemd, none');

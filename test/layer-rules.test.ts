@@ -32,6 +32,10 @@ const PLANTED: [string, string, boolean][] = [
   ['src/legacy/from-runtime.ts', '../runtime/home.js', false],
   ['src/testing/from-store.ts', '../store/store.js', false],
   ['src/cli/from-engine.ts', '../engine/engine.js', true],
+  ['src/mcp/from-cli.ts', '../cli/format.js', false],
+  ['src/mcp/from-sqlite.ts', '../store/sqlite/sqlite-store.js', false],
+  ['src/mcp/from-runtime.ts', '../runtime/run-actions.js', true],
+  ['src/runtime/from-mcp.ts', '../mcp/mcp-server.js', false],
 ];
 
 interface Diagnostic {

@@ -50,15 +50,15 @@ export function registerSetupCommands(program: Command, act: Act): void {
   skill
     .command('install')
     .description(
-      'write the skill folder where the host looks for skills, and wire its heartbeat with the absolute Baton home',
+      "write the skill folder where the host looks for skills, wire its heartbeat with the absolute Baton home, and register the MCP server (baton mcp) in the host's config",
     )
     .option(
       '--target <host|dir>',
-      'claude (.claude/skills), agents (.agents/skills), openclaw (~/.openclaw/skills), gemini (~/.gemini/skills), or a skills folder path with a / (default claude)',
+      'claude (.claude/skills), codex or agents (.agents/skills), openclaw (~/.openclaw/skills), gemini (~/.gemini/skills), or a skills folder path with a / (default claude)',
     )
     .option(
       '--global',
-      "claude and agents: the user's folder (~/.claude/skills, ~/.agents/skills) instead of the current project's",
+      "claude, codex and agents: the user's folder (~/.claude/skills, ~/.agents/skills) instead of the current project's; the MCP server too (~/.claude.json, ~/.codex/config.toml, ~/.gemini/settings.json)",
     )
     .option(
       '--heartbeat <kind>',
@@ -68,13 +68,18 @@ export function registerSetupCommands(program: Command, act: Act): void {
       '--workspace <dir>',
       "OpenClaw's workspace, where HEARTBEAT.md is (default ~/.openclaw/workspace)",
     )
-    .option('--force', 'replace a skill folder (or systemd units) that already exist')
+    .option('--force', 'replace a skill folder (or systemd units, or the baton MCP entry) that already exist')
+    .option(
+      '--no-mcp',
+      "claude, codex, gemini, openclaw: do not register the MCP server (baton mcp) in the host's config",
+    )
     .addOption(json())
     .addHelpText(
       'after',
       `
 Examples:
-  baton skill install                          .claude/skills/baton in this project, and the cron line
+  baton skill install                          .claude/skills/baton and .mcp.json in this project, and the cron line
+  baton skill install --target codex --global  ~/.agents/skills/baton and [mcp_servers.baton] in ~/.codex/config.toml
   baton skill install --target openclaw        ~/.openclaw/skills/baton and a HEARTBEAT.md line
   baton skill install --target agents --global --heartbeat systemd`,
     )

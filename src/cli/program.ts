@@ -2,6 +2,7 @@ import { Command, CommanderError } from 'commander';
 import { EXIT } from './exit-codes.js';
 import { registerActionCommands } from './program-actions.js';
 import { registerAdminCommands } from './program-admin.js';
+import { registerMcpCommands } from './program-mcp.js';
 import type { Act } from './program-options.js';
 import { registerReadCommands } from './program-reads.js';
 import { registerRerunCommands } from './program-rerun.js';
@@ -58,6 +59,7 @@ registerReadCommands(program, act);
 registerActionCommands(program, act);
 registerRerunCommands(program, act);
 registerSetupCommands(program, act);
+registerMcpCommands(program, act);
 registerAdminCommands(program, act);
 
 /** Parses the command line with commander and runs the command; returns its exit code. */

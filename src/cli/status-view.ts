@@ -1,53 +1,15 @@
-import { runNotFound } from '../core/errors.js';
-import { flowKeyOf, formatFlowRate } from '../core/flow.js';
-import { planIndex, type RunStatus, STEP_STATUSES, type StepStatus } from '../core/run-state.js';
+import { planIndex, type RunStatus, STEP_STATUSES } from '../core/run-state.js';
 import { staleSteps } from '../core/stale-steps.js';
 import { fanOutLine, fanOutProgress } from '../runtime/fan-out-progress.js';
 import { blockedHints, formatTime, stepProgress, waitingHints } from '../runtime/format.js';
-import type { RunDetail, RunSummary, RunWithSteps, StepSelection, Store } from '../store/store.js';
+import { type FlowWait, LISTED_STATUSES } from '../runtime/run-reads.js';
+import type { RunSummary, RunWithSteps } from '../store/store.js';
 import { type Painter, paintStatus } from './colour.js';
 import { EXIT } from './exit-codes.js';
 import { table } from './format.js';
 
-/** A due step of a running run held back by a flow limit now, with why. */
-interface FlowWait {
-  stepId: string;
-  key: string;
-  reason: string;
-}
-
-export async function requireRun(store: Store, runId: string): Promise<RunDetail> {
-  const run = await store.getRun(runId);
-  if (!run) throw runNotFound(runId);
-  return run;
-}
-
-/**
- * `baton status <run>` lists every step of a run of up to this many steps. A larger run is shown
- * as its counts per status and the steps that need a look (LISTED_STATUSES): 10,000 lines of
- * `succeeded` tell nobody anything, and reading them is most of the command's time.
- */
-const EVERY_STEP_UP_TO = 100;
-const LISTED_STATUSES: readonly StepStatus[] = [
-  'ready',
-  'running',
-  'retry_wait',
-  'waiting',
-  'blocked',
-  'degraded',
-];
-
-/** The steps `status <run>` lists: every one with `--all`, else as EVERY_STEP_UP_TO says. */
-function listedSteps(all: boolean): StepSelection {
-  return { statuses: LISTED_STATUSES, everyStepUpTo: all ? Number.MAX_SAFE_INTEGER : EVERY_STEP_UP_TO };
-}
-
-/** A run with the steps `status <run>` lists (see listedSteps). */
-export async function requireRunSteps(store: Store, runId: string, all: boolean): Promise<RunWithSteps> {
-  const run = await store.getRunSteps(runId, listedSteps(all));
-  if (!run) throw runNotFound(runId);
-  return run;
-}
+// The reads moved to runtime/ (the MCP server shares them); their callers here import them from here.
+export { flowWaits, requireRun, requireRunSteps } from '../runtime/run-reads.js';
 
 /** Runs in these states wait for nobody but a human: a watch of them ends. */
 const SETTLED: ReadonlySet<RunStatus> = new Set(['succeeded', 'failed', 'blocked', 'cancelled']);
@@ -165,31 +127,4 @@ function firstLine(text: string, max: number): string {
   const line = end === -1 ? text : text.slice(0, end);
   // No more UTF-16 units than `max`: no more characters either, nothing to cut (most cells).
   return line.length <= max ? line : [...line].slice(0, max).join('');
-}
-
-/** Due steps of a running run held back by a flow limit now, with why (for `status`). */
-export async function flowWaits(store: Store, run: RunWithSteps, now: number): Promise<FlowWait[]> {
-  if (run.status !== 'running') return [];
-  const due = run.steps.filter(
-    (step) => (step.status === 'ready' || step.status === 'retry_wait') && (step.dueAt ?? now + 1) <= now,
-  );
-  if (due.length === 0) return [];
-  const limits = new Map((await store.listFlowLimits(now)).map((limit) => [limit.key, limit]));
-  // By id, not by index: `run.steps` may be some of the plan's steps (see requireRunSteps).
-  const { position } = planIndex(run.plan);
-  const waits: FlowWait[] = [];
-  for (const step of due) {
-    const key = flowKeyOf(run.plan.steps[position.get(step.stepId)!]!, step.onFallback === true);
-    const limit = limits.get(key);
-    if (!limit) continue;
-    if (limit.concurrency !== null && limit.running >= limit.concurrency)
-      waits.push({ stepId: step.stepId, key, reason: `${limit.running} of ${limit.concurrency} running` });
-    else if (limit.rate !== null && limit.recentStarts >= limit.rate.count)
-      waits.push({
-        stepId: step.stepId,
-        key,
-        reason: `${limit.recentStarts} started in the last ${formatFlowRate(limit.rate).split('/')[1]}`,
-      });
-  }
-  return waits;
 }

@@ -1,8 +1,8 @@
 import { BatonError } from '../core/errors.js';
 import { redactSecrets } from '../core/redact.js';
+import { attemptLogFile, LogFollower, readLogTail } from '../runtime/attempt-logs.js';
 import type { RunDetail } from '../store/store.js';
 import { artifactFile, sendDownload } from './artifact-download.js';
-import { attemptLogFile, LogFollower, readLogTail } from './attempt-logs.js';
 import type { ConsoleContext, Handler, Request } from './context.js';
 import { consolePath, type SafeHtml } from './html.js';
 import { requireRun, requireStep } from './lookups.js';

@@ -2,7 +2,7 @@ import { isBatonError } from '../core/errors.js';
 import type { StoredEvent } from '../core/events.js';
 import type { Plan } from '../core/plan/types.js';
 import { redactValue } from '../core/redact.js';
-import { decidedBy, eventDataJson, payloadCheck } from '../runtime/wait-inputs.js';
+import { eventDataJson, payloadCheck } from '../runtime/wait-inputs.js';
 import type { RunDetail, Store } from '../store/store.js';
 
 /**
@@ -32,20 +32,8 @@ export async function currentWait(store: Store, run: RunDetail, stepId: string):
   return { kind: declared.wait.for, waitingFor: step.waitingFor ?? started.waitingFor, waitSeq: started.seq };
 }
 
-/** Approves or rejects a waiting approval. */
-export function decideWait(
-  store: Store,
-  runId: string,
-  stepId: string,
-  decision: 'approve' | 'reject',
-  answer: { by?: string; comment?: string | null },
-  now: number,
-) {
-  const made = { by: decidedBy(answer.by), comment: answer.comment?.trim() || null };
-  return decision === 'approve'
-    ? store.approveStep(runId, stepId, made, now)
-    : store.rejectStep(runId, stepId, made, now);
-}
+/** Approves or rejects a waiting approval: the CLI's own decision (runtime/run-actions.ts). */
+export { decideWait } from '../runtime/run-actions.js';
 
 /**
  * Delivers `event` with its payload (JSON text, checked against the step's `wait.schema`) to the

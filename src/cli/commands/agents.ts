@@ -1,3 +1,4 @@
+import { homedir } from 'node:os';
 import { dirname, resolve } from 'node:path';
 import { agentCommandWarnings } from '../../executors/agent-profiles/command-warnings.js';
 import { type AgentCliInfo, inspectAgentClis } from '../../executors/agent-setup.js';
@@ -8,6 +9,7 @@ import { loadPlanFile } from '../../workflow/load-plan-file.js';
 import { EXIT } from '../exit-codes.js';
 import { printJson } from '../format.js';
 import type { GlobalOptions } from '../global-options.js';
+import { hasBatonServer, MCP_HOSTS, type McpHost, mcpConfigOf } from './mcp-hosts.js';
 
 interface AgentsOptions extends GlobalOptions {
   plan?: string;
@@ -29,13 +31,26 @@ export async function agentsCommand(options: AgentsOptions): Promise<number> {
   const warnings = loaded ? agentCommandWarnings(loaded.plan, workspace) : [];
   // Tried for real: bwrap starts a sandbox with the namespaces and mounts confined steps use.
   const sandbox = probeSandbox(process.env);
+  const mcp = mcpServerRegistrations();
   if (options.json) {
-    printJson({ workspace, agents, sandbox, ...(loaded ? { plan: { path: options.plan, warnings } } : {}) });
+    printJson({
+      workspace,
+      agents,
+      sandbox,
+      mcp,
+      ...(loaded ? { plan: { path: options.plan, warnings } } : {}),
+    });
     return EXIT.ok;
   }
   const out: string[] = [];
   for (const agent of agents) out.push(...describe(agent));
   out.push('', ...describeSandbox(sandbox));
+  out.push('', 'MCP server (baton mcp) registered with:');
+  for (const entry of mcp) {
+    const where = entry.registeredIn.length > 0 ? `✓ ${entry.registeredIn.join(', ')}` : `✗ not registered`;
+    const fix = entry.registeredIn.length > 0 ? '' : ` (baton skill install --target ${entry.host})`;
+    out.push(`  ${entry.host}: ${where}${fix}`);
+  }
   if (loaded) {
     out.push('', `plan ${options.plan}:`);
     if (warnings.length === 0) out.push('  every agent command prints what Baton reads');
@@ -55,6 +70,16 @@ export async function agentsCommand(options: AgentsOptions): Promise<number> {
   );
   process.stdout.write(`${out.join('\n')}\n`);
   return EXIT.ok;
+}
+
+/** Whether each MCP host has the baton server in its project (this folder) or user config. */
+function mcpServerRegistrations(): { host: McpHost; registeredIn: string[] }[] {
+  const where = { cwd: process.cwd(), userHome: homedir(), env: process.env };
+  return MCP_HOSTS.map((host) => {
+    const configs = [false, true].map((global) => mcpConfigOf(host, { ...where, global }));
+    const registeredIn = [...new Set(configs.filter(hasBatonServer).map((config) => config.path))];
+    return { host, registeredIn };
+  });
 }
 
 function describeSandbox(probe: SandboxProbe): string[] {

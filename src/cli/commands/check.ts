@@ -1,3 +1,4 @@
+import { drainDueWork, needsAPerson } from '../../runtime/due-work.js';
 import { blockedHints, waitingHints } from '../../runtime/format.js';
 import { databasePath, homeIsNamed, resolveHome } from '../../runtime/home.js';
 import { maskedReads } from '../../runtime/masked-reads.js';
@@ -45,29 +46,19 @@ export async function checkCommand(options: CheckOptions): Promise<number> {
       settings,
       progress ? { onClaim: progress.onClaim, onSettle: progress.onSettle } : {},
     );
-    const timer = maxTimeMs === null ? null : setTimeout(() => engine.stop(0), maxTimeMs);
-    timer?.unref();
     const stop = () => engine.stop(0);
     process.once('SIGTERM', stop);
     process.once('SIGINT', stop);
-    const report = await engine.run({ kind: 'drain' });
-    if (timer) clearTimeout(timer);
+    const report = await drainDueWork(engine, maxTimeMs);
     const reads = maskedReads(store, process.env, settings.secrets);
-    const blocked = await reads.listRuns({ status: 'blocked', limit: 100 });
-    const details = await Promise.all(blocked.map((run) => reads.getRun(run.id)));
+    const { blocked, waiting } = await needsAPerson(reads);
     if (options.json) {
-      printJson({
-        ...report,
-        blocked: details.map((run) => ({ id: run!.id, reason: run!.blockedReason })),
-        waiting: (await reads.listWaitingSteps(100)).steps,
-      });
+      printJson({ ...report, blocked: blocked.map((run) => ({ id: run.id, reason: run.reason })), waiting });
     } else {
       if (report.attemptsStarted === 0 && !options.quiet) process.stdout.write('nothing due\n');
-      for (const run of details) {
-        if (!run) continue;
-        process.stdout.write(`BLOCKED run ${run.id} (${run.planName}): ${run.blockedReason}\n`);
-        for (const step of run.steps.filter((s) => s.status === 'blocked'))
-          process.stdout.write(`  ${blockedHints(run.id, step.stepId)}\n`);
+      for (const run of blocked) {
+        process.stdout.write(`BLOCKED run ${run.id} (${run.planName}): ${run.reason}\n`);
+        for (const stepId of run.stepIds) process.stdout.write(`  ${blockedHints(run.id, stepId)}\n`);
       }
       // Waiting is not a failure: the exit code stays 0 while only waiting.
       if (!options.quiet) process.stdout.write(await waitingLines(reads));

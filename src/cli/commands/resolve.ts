@@ -1,5 +1,6 @@
-import { BatonError, runNotFound } from '../../core/errors.js';
+import { BatonError } from '../../core/errors.js';
 import { openStore } from '../../runtime/open-store.js';
+import { resolveRunStep } from '../../runtime/run-actions.js';
 import { readResult } from '../../runtime/step-result-text.js';
 import { EXIT } from '../exit-codes.js';
 import { printJson } from '../format.js';
@@ -23,13 +24,7 @@ export async function resolveCommand(
   const result = readResult(options.result);
   const store = await openStore(options, 'read');
   try {
-    const run = await store.getRun(runId);
-    if (!run) throw runNotFound(runId);
-    if (!run.steps.some((step) => step.stepId === stepId)) {
-      const known = run.steps.map((step) => step.stepId).join(', ');
-      throw new BatonError('STEP_NOT_FOUND', `run ${runId} has no step "${stepId}" (steps: ${known})`);
-    }
-    const summary = await store.resolveStep(runId, stepId, result, Date.now());
+    const summary = await resolveRunStep(store, runId, stepId, result, Date.now());
     if (options.json) printJson(summary);
     else {
       const next = summary.status === 'running' ? ' (baton check or baton worker drives it)' : '';

@@ -1,33 +1,20 @@
 import { withExistingStore } from '../../runtime/open-store.js';
-import type { RunSummary, Store } from '../../store/store.js';
+import { applyRunCommand, type RunCommand } from '../../runtime/run-actions.js';
 import { EXIT } from '../exit-codes.js';
 import { printJson } from '../format.js';
 import type { GlobalOptions } from '../global-options.js';
-import { requireRun } from '../status-view.js';
 
 /**
  * The write commands on a stored run: `baton retry|skip <run> <step>` and
  * `baton cancel|resume <run>` (the read commands are in read.ts).
  */
-type Command = 'retry' | 'skip' | 'cancel' | 'resume';
+type Command = RunCommand;
 
-const COMMANDS: Record<
-  Command,
-  { apply: (store: Store, runId: string, stepId: string, now: number) => Promise<RunSummary>; done: string }
-> = {
-  retry: {
-    apply: (store, runId, stepId, now) => store.retryStep(runId, stepId, now),
-    done: 'step {step} will run again',
-  },
-  skip: {
-    apply: (store, runId, stepId, now) => store.skipStep(runId, stepId, now),
-    done: 'step {step} skipped',
-  },
-  cancel: { apply: (store, runId, _stepId, now) => store.cancelRun(runId, now), done: 'run {run} cancelled' },
-  resume: {
-    apply: (store, runId, _stepId, now) => store.resumeRun(runId, now),
-    done: 'run {run} resumed with a raised budget',
-  },
+const DONE: Record<Command, string> = {
+  retry: 'step {step} will run again',
+  skip: 'step {step} skipped',
+  cancel: 'run {run} cancelled',
+  resume: 'run {run} resumed with a raised budget',
 };
 
 /** `baton retry|skip <run> <step>`, `baton cancel|resume <run>`: one transaction each. */
@@ -38,9 +25,8 @@ export async function manageCommand(
   options: GlobalOptions,
 ): Promise<number> {
   return withExistingStore(options, async (store) => {
-    await requireRun(store, runId);
-    const { apply, done } = COMMANDS[command];
-    const summary = await apply(store, runId, stepId ?? '', Date.now());
+    const summary = await applyRunCommand(store, command, runId, stepId, Date.now());
+    const done = DONE[command];
     if (options.json) printJson(summary);
     else {
       const what = done.replace('{step}', stepId ?? '').replace('{run}', runId);

@@ -7,9 +7,10 @@ import { resolveHome } from '../../runtime/home.js';
 import { EXIT } from '../exit-codes.js';
 import { printJson } from '../format.js';
 import type { GlobalOptions } from '../global-options.js';
+import { MCP_HOSTS, type McpRegistration, mcpConfigOf, planMcpRegistration } from './mcp-hosts.js';
 
 /** Agent hosts whose skills folder Baton knows. */
-const SKILL_TARGETS = ['claude', 'agents', 'openclaw', 'gemini'] as const;
+const SKILL_TARGETS = ['claude', 'codex', 'agents', 'openclaw', 'gemini'] as const;
 const HEARTBEATS = ['openclaw', 'cron', 'systemd', 'none'] as const;
 type HeartbeatKind = (typeof HEARTBEATS)[number];
 
@@ -20,6 +21,8 @@ interface SkillInstallOptions extends GlobalOptions {
   heartbeat?: string;
   /** OpenClaw's workspace, where HEARTBEAT.md lives (default ~/.openclaw/workspace). */
   workspace?: string;
+  /** `--no-mcp`: false, the host's MCP config is left alone. */
+  mcp?: boolean;
 }
 
 /** The placeholder for the home in the skill's own SKILL.md; the installed copy names the real one. */
@@ -37,11 +40,13 @@ interface SkillInstallPlan {
   heartbeat: { kind: HeartbeatKind; path: string | null; line: string; append: boolean };
   /** What the user still has to do (a crontab line, systemctl). */
   next: string[];
+  /** `baton mcp` registered in the host's MCP config (claude, codex, gemini, openclaw). */
+  mcp: McpRegistration | null;
 }
 
 /**
  * Where each host looks for skills: Claude Code `.claude/skills` (project) or `~/.claude/skills`;
- * the shared `.agents/skills`; OpenClaw's managed `~/.openclaw/skills`; Gemini `~/.gemini/skills`.
+ * the shared `.agents/skills` (also Codex's); OpenClaw's managed `~/.openclaw/skills`; Gemini `~/.gemini/skills`.
  * Anything with a `/` is a skills folder of your own.
  */
 function skillsFolder(target: string, options: { global: boolean; cwd: string; home: string }): string {
@@ -50,6 +55,7 @@ function skillsFolder(target: string, options: { global: boolean; cwd: string; h
     case 'claude':
       return join(base, '.claude', 'skills');
     case 'agents':
+    case 'codex':
       return join(base, '.agents', 'skills');
     case 'openclaw':
       return join(options.home, '.openclaw', 'skills');
@@ -76,10 +82,14 @@ function shippedSkillDir(): string {
   }
 }
 
-/** The command a scheduler (cron, systemd) runs: absolute node and CLI, as its PATH may lack `baton`. */
+/** This CLI's file, absolute: what a scheduler or a host starts, as its PATH may lack `baton`. */
+function cliPath(): string {
+  return process.argv[1] ? resolve(process.argv[1]) : 'baton';
+}
+
+/** The command a scheduler (cron, systemd) runs: absolute node and CLI. */
 function schedulerCommand(home: string): string {
-  const cli = process.argv[1] ? resolve(process.argv[1]) : 'baton';
-  return `${process.execPath} ${cli} check --quiet --home ${home}`;
+  return `${process.execPath} ${cliPath()} check --quiet --home ${home}`;
 }
 
 /** Decides what `baton skill install` writes; pure apart from reading the shipped SKILL.md. */
@@ -135,7 +145,21 @@ function planSkillInstall(
   } else {
     heartbeat = { kind, path: null, line: checkLine(home), append: false };
   }
-  return { target, home, skillDir, files, heartbeat, next };
+  const host = MCP_HOSTS.find((name) => name === target);
+  const mcp =
+    host === undefined || options.mcp === false
+      ? null
+      : planMcpRegistration(
+          mcpConfigOf(host, {
+            global: options.global ?? false,
+            cwd: context.cwd,
+            userHome: context.userHome,
+            env: process.env,
+          }),
+          { command: process.execPath, args: [cliPath(), '--home', home, 'mcp'] },
+          options.force === true,
+        );
+  return { target, home, skillDir, files, heartbeat, next, mcp };
 }
 
 function heartbeatKind(value: string | undefined, target: string): HeartbeatKind {
@@ -173,6 +197,9 @@ export async function skillInstallCommand(options: SkillInstallOptions): Promise
     }
   }
   for (const file of plan.files) writeAtomically(file.path, file.content, file.mode);
+  // A host's config in the user's home may hold their tokens: kept private.
+  if (plan.mcp?.content)
+    writeAtomically(plan.mcp.path, plan.mcp.content, plan.mcp.path.startsWith(homedir()) ? 0o600 : 0o644);
   let heartbeatWritten = false;
   if (plan.heartbeat.append && plan.heartbeat.path)
     heartbeatWritten = appendHeartbeat(plan.heartbeat.path, plan);
@@ -185,6 +212,7 @@ export async function skillInstallCommand(options: SkillInstallOptions): Promise
       skillDir: plan.skillDir,
       written: plan.files.map((file) => file.path),
       heartbeat: { ...plan.heartbeat, written: heartbeatWritten },
+      mcp: plan.mcp === null ? null : { host: plan.mcp.host, path: plan.mcp.path, action: plan.mcp.action },
       next: plan.next,
     });
     return EXIT.ok;
@@ -198,6 +226,12 @@ export async function skillInstallCommand(options: SkillInstallOptions): Promise
         : `${plan.heartbeat.path} already runs baton check: left as it is`,
     );
   }
+  if (plan.mcp !== null)
+    lines.push(
+      plan.mcp.action === 'kept'
+        ? `${plan.mcp.path} has a baton MCP server already: left as it is (--force replaces it)`
+        : `${plan.mcp.action === 'added' ? 'registered' : 'replaced'} the Baton MCP server (baton mcp) in ${plan.mcp.path}`,
+    );
   for (const step of plan.next) lines.push(`next: ${step}`);
   process.stdout.write(`${lines.join('\n')}\n`);
   return EXIT.ok;

@@ -1,8 +1,8 @@
 import { BatonError } from '../../core/errors.js';
-import { RunSecretsCache } from '../../engine/run-secrets-cache.js';
 import { openStore } from '../../runtime/open-store.js';
+import { decideWait, sendEventToWaits } from '../../runtime/run-actions.js';
 import { engineSettings } from '../../runtime/settings.js';
-import { decidedBy, payloadCheck, payloadMask, readEventData } from '../../runtime/wait-inputs.js';
+import { decidedBy, readEventData } from '../../runtime/wait-inputs.js';
 import { EXIT } from '../exit-codes.js';
 import { printJson } from '../format.js';
 import type { GlobalOptions } from '../global-options.js';
@@ -32,12 +32,14 @@ export async function decideStepCommand(
   const by = decidedBy(options.by);
   const store = await openStore(options, 'read');
   try {
-    const now = Date.now();
-    const choice = { by, comment: options.comment ?? null };
-    const summary =
-      decision === 'approve'
-        ? await store.approveStep(runId, stepId, choice, now)
-        : await store.rejectStep(runId, stepId, choice, now);
+    const summary = await decideWait(
+      store,
+      runId,
+      stepId,
+      decision,
+      { by, comment: options.comment ?? null },
+      Date.now(),
+    );
     if (options.json) printJson(summary);
     else {
       const next =
@@ -73,19 +75,13 @@ export async function sendCommand(
   event: string,
   options: GlobalOptions & { run?: string; data?: string },
 ): Promise<number> {
-  if (event.trim() === '')
-    throw new BatonError('INVALID_ARGUMENT', 'the event name is empty: give the name a step waits for');
   const dataJson = readEventData(options.data);
   const store = await openStore(options, 'read');
   try {
-    const deliveries = await store.sendEvent(
-      {
-        event,
-        dataJson,
-        ...(options.run === undefined ? {} : { runId: options.run }),
-        checkPayload: payloadCheck(dataJson),
-        maskPayload: payloadMask(dataJson, new RunSecretsCache(process.env, engineSettings(options).secrets)),
-      },
+    const deliveries = await sendEventToWaits(
+      store,
+      { event, dataJson, ...(options.run === undefined ? {} : { runId: options.run }) },
+      { env: process.env, secretValues: engineSettings(options).secrets ?? [] },
       Date.now(),
     );
     if (options.json) printJson(deliveries);

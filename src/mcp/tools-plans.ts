@@ -1,0 +1,179 @@
+import { z } from 'zod';
+import { classifyRequest } from '../core/classify-request.js';
+import { BatonError } from '../core/errors.js';
+import { PlanInvalidError } from '../core/plan/issues.js';
+import type { Plan } from '../core/plan/types.js';
+import type { McpContext } from './mcp-context.js';
+import { defineTool } from './tool-kit.js';
+
+/** The runtime, loaded by the first call (see runtime-calls.ts). */
+const runtime = () => import('./runtime-calls.js');
+
+/** The tools that judge a request or a plan and store runs: classify, validate_plan, propose, run. */
+
+/** Plan text a tool accepts at most (a plan file may have 5 MB; one handed over in a call less). */
+const MAX_PLAN_TEXT_CHARS = 1_000_000;
+
+const planSource = {
+  plan: z
+    .string()
+    .min(1)
+    .max(MAX_PLAN_TEXT_CHARS)
+    .optional()
+    .describe('the plan itself, YAML or JSON text (give this or path)'),
+  path: z
+    .string()
+    .min(1)
+    .max(4096)
+    .optional()
+    .describe("a plan file's path, relative to the server's folder (give this or plan)"),
+};
+
+/** The plan of a call: from `plan` (text) or `path`, exactly one of them. */
+async function loadPlan(args: { plan?: string | undefined; path?: string | undefined }) {
+  if ((args.plan === undefined) === (args.path === undefined))
+    throw new BatonError(
+      'INVALID_ARGUMENT',
+      'give the plan as text in "plan" or as a file in "path": one of them',
+    );
+  const { loadPlanFile, parsePlanText } = await runtime();
+  if (args.path !== undefined) return { plan: (await loadPlanFile(args.path)).plan, planPath: args.path };
+  const text = args.plan!;
+  return { plan: parsePlanText(text, text.trimStart().startsWith('{') ? 'plan.json' : 'plan.yaml') };
+}
+
+const runOptions = {
+  inputs: z
+    .record(z.string().max(200), z.string().max(100_000))
+    .optional()
+    .describe('values of the inputs the plan declares, by name'),
+  workspace: z
+    .string()
+    .min(1)
+    .max(4096)
+    .optional()
+    .describe("the folder the agents work in (default: the plan's workspace, else the plan file's folder)"),
+  runId: z
+    .string()
+    .regex(/^[A-Za-z0-9_-]{1,64}$/)
+    .optional()
+    .describe('use this run id instead of a generated one'),
+};
+
+async function prepare(
+  args: z.infer<z.ZodObject<typeof planSource & typeof runOptions>>,
+  ctx: McpContext,
+  awaitingApproval: boolean,
+) {
+  const loaded = await loadPlan(args);
+  const { preparePlanRun } = await runtime();
+  return preparePlanRun(loaded, {
+    home: ctx.home,
+    env: ctx.env,
+    inputs: args.inputs ?? {},
+    ...(args.workspace ? { workspace: args.workspace } : {}),
+    ...(args.runId ? { runId: args.runId } : {}),
+    awaitingApproval,
+  });
+}
+
+function stepList(plan: Plan) {
+  return plan.steps.map((step) => ({ id: step.id, title: step.title, dependsOn: step.dependsOn }));
+}
+
+export const planTools = [
+  defineTool({
+    name: 'classify',
+    description:
+      "Does this request need a multi-step plan? MULTI_STEP or SINGLE_STEP, with the criteria that fired (Baton's skill rule, English and Chinese).",
+    input: { request: z.string().min(1).max(20_000).describe("the user's request, as they wrote it") },
+    output: { verdict: z.enum(['MULTI_STEP', 'SINGLE_STEP']), fired: z.array(z.string()) },
+    readOnly: true,
+    call: async ({ request }) => {
+      if (request.trim() === '')
+        throw new BatonError('INVALID_ARGUMENT', 'request: give the request to classify');
+      return { ...classifyRequest(request) };
+    },
+  }),
+  defineTool({
+    name: 'validate_plan',
+    description:
+      'Check a Baton plan without storing anything: every problem with its field path (steps.<id>.<field>), agent commands against the trust policy included.',
+    input: { ...planSource, workspace: runOptions.workspace },
+    output: {
+      valid: z.boolean(),
+      problems: z.array(
+        z.looseObject({ path: z.string(), problem: z.string(), line: z.number().optional() }),
+      ),
+    },
+    readOnly: true,
+    call: async (args, ctx) => {
+      let loaded: Awaited<ReturnType<typeof loadPlan>>;
+      try {
+        loaded = await loadPlan(args);
+      } catch (error) {
+        if (!(error instanceof PlanInvalidError)) throw error;
+        return { valid: false, problems: error.issues };
+      }
+      const { planRunProblems } = await runtime();
+      const problems = planRunProblems(loaded, {
+        home: ctx.home,
+        env: ctx.env,
+        ...(args.workspace ? { workspace: args.workspace } : {}),
+      });
+      return {
+        valid: problems.length === 0,
+        problems,
+        plan: { name: loaded.plan.name, steps: stepList(loaded.plan) },
+      };
+    },
+  }),
+  defineTool({
+    name: 'propose',
+    description:
+      'Store a plan as a run awaiting the person\'s approval; nothing runs yet. Show them the returned summary and ask its question ("wait between steps?"), then call approve_run or reject_run with their answer.',
+    input: { ...planSource, ...runOptions },
+    output: { runId: z.string(), status: z.string(), summary: z.string(), question: z.string() },
+    call: async (args, ctx) => {
+      const { prepared } = await prepare(args, ctx, true);
+      const { DELAY_QUESTION, proposeRun } = await runtime();
+      const { run, summary } = await proposeRun(await ctx.store(), prepared, {
+        env: ctx.env,
+        secretValues: ctx.secretValues,
+        answers: {
+          approve: `approve_run { "runId": "${prepared.id}" }`,
+          approveWithDelay: `approve_run { "runId": "${prepared.id}", "delay": "2m" }`,
+          reject: `reject_run { "runId": "${prepared.id}" }`,
+        },
+      });
+      return {
+        runId: run.id,
+        status: run.status,
+        summary,
+        question: DELAY_QUESTION,
+        workspace: run.workspace,
+        steps: stepList(run.plan),
+      };
+    },
+  }),
+];
+
+/** `run`: only with `baton mcp --allow-run`, the operator's choice to let a host start work unasked. */
+export const runTool = defineTool({
+  name: 'run',
+  description:
+    'Store a plan as a running run at once, without asking the person (this server allows it: --allow-run). check (or a worker) drives it.',
+  input: { ...planSource, ...runOptions },
+  output: { runId: z.string(), status: z.string() },
+  call: async (args, ctx) => {
+    const { prepared } = await prepare(args, ctx, false);
+    const { startRun } = await runtime();
+    const created = await startRun(await ctx.store(), prepared);
+    return {
+      runId: created.id,
+      status: created.status,
+      workspace: prepared.workspace,
+      steps: stepList(prepared.plan),
+    };
+  },
+});

@@ -1,0 +1,274 @@
+import { z } from 'zod';
+import { BatonError } from '../core/errors.js';
+import { planSecretEnv } from '../core/run-secrets.js';
+import { planIndex, RUN_STATUSES } from '../core/run-state.js';
+import { staleSteps } from '../core/stale-steps.js';
+import type { RunSummary, RunWithSteps } from '../store/store.js';
+import type { McpContext } from './mcp-context.js';
+import { defineTool, runIdField, runSummaryOutput, stepIdField } from './tool-kit.js';
+
+/** The runtime, loaded by the first call (see runtime-calls.ts). */
+const runtime = () => import('./runtime-calls.js');
+
+/** The tools on runs: approve_run, reject_run, list_runs, run_status, timeline, step_log, cancel_run, check. */
+
+/** A run's summary as the tools that change a run answer it. */
+export function summaryOf(run: RunSummary) {
+  return {
+    runId: run.id,
+    planName: run.planName,
+    status: run.status,
+    blockedReason: run.blockedReason,
+    stepCounts: run.stepCounts,
+    attemptsTotal: run.attemptsTotal,
+  };
+}
+
+/** What a host may call about a step in this state: the tools that act on it. */
+function stepActions(run: RunWithSteps, step: RunWithSteps['steps'][number]): string[] {
+  if (step.status === 'blocked') {
+    const declared = run.plan.steps[planIndex(run.plan).position.get(step.stepId)!];
+    const wait = declared?.wait?.for;
+    return wait === 'approval'
+      ? ['approve_step', 'reject_step', 'retry_step', 'skip_step']
+      : wait === 'event'
+        ? ['send_event', 'retry_step', 'skip_step']
+        : ['retry_step', 'skip_step', 'resolve_step'];
+  }
+  if (step.status === 'waiting') {
+    const declared = run.plan.steps[planIndex(run.plan).position.get(step.stepId)!];
+    return declared?.wait?.for === 'event' ? ['send_event'] : ['approve_step', 'reject_step'];
+  }
+  return [];
+}
+
+/** One step as run_status lists it: its state, its result's summary, and what acts on it. */
+function stepView(run: RunWithSteps, step: RunWithSteps['steps'][number]) {
+  let summary: string | null = null;
+  if (step.resultJson !== null) {
+    try {
+      summary = (JSON.parse(step.resultJson) as { summary?: string }).summary ?? null;
+    } catch {
+      summary = null;
+    }
+  }
+  return {
+    stepId: step.stepId,
+    title: step.title,
+    status: step.status,
+    attempt: step.attempt,
+    dueAt: step.dueAt,
+    lastError: step.lastError,
+    lastFailureClass: step.lastFailureClass,
+    blockedReason: step.blockedReason,
+    ...(step.waitingFor === undefined ? {} : { waitingFor: step.waitingFor }),
+    resultSummary: summary === null ? null : summary.slice(0, 2_000),
+    actions: stepActions(run, step),
+  };
+}
+
+/** `run_status`: `baton status <run> --json`'s read, in the form a model reads best. */
+export async function runStatusView(ctx: McpContext, runId: string) {
+  const reads = await ctx.reads();
+  const { flowWaits, requireRunSteps } = await runtime();
+  const run = await requireRunSteps(reads, runId, false);
+  const total = Object.values(run.stepCounts).reduce((sum, count) => sum + (count ?? 0), 0);
+  return {
+    ...summaryOf(run),
+    workspace: run.workspace,
+    createdAt: run.createdAt,
+    updatedAt: run.updatedAt,
+    finishedAt: run.finishedAt,
+    usage: run.usage,
+    steps: run.steps.map((step) => stepView(run, step)),
+    stepsListed: run.steps.length,
+    stepsTotal: total,
+    flowWaits: await flowWaits(reads, run, ctx.now()),
+    ...(run.plan.forkedFrom ? { forkedFrom: run.plan.forkedFrom } : {}),
+    // Known when every step is listed (as `baton status` marks them): kept results resting on an older one.
+    stale: run.steps.length === run.plan.steps.length ? staleSteps(run) : [],
+  };
+}
+
+const MAX_LOG_BYTES = 32_768;
+
+export const runTools = [
+  defineTool({
+    name: 'approve_run',
+    description:
+      'Start a proposed run: relay the person\'s yes. delay (e.g. "2m") is their answer to the proposal\'s question; omit it for no wait.',
+    input: {
+      runId: runIdField,
+      delay: z
+        .string()
+        .max(40)
+        .optional()
+        .describe('wait this long before each step that follows another, e.g. "2m" (default: none)'),
+    },
+    output: runSummaryOutput,
+    call: async ({ runId, delay }, ctx) => {
+      const { decideRun, parseDurationOption } = await runtime();
+      const delayMs = delay && delay !== '0' ? parseDurationOption(delay, 'delay') : 0;
+      return summaryOf(await decideRun(await ctx.existingStore(), 'approve', runId, delayMs, ctx.now()));
+    },
+  }),
+  defineTool({
+    name: 'reject_run',
+    description: 'Drop a proposed run the person said no to; nothing of it runs.',
+    input: { runId: runIdField },
+    output: runSummaryOutput,
+    destructive: true,
+    call: async ({ runId }, ctx) => {
+      const { decideRun } = await runtime();
+      return summaryOf(await decideRun(await ctx.existingStore(), 'reject', runId, 0, ctx.now()));
+    },
+  }),
+  defineTool({
+    name: 'list_runs',
+    description: 'Recent runs, newest first: id, plan, status, step counts.',
+    input: {
+      status: z.enum(RUN_STATUSES).optional().describe('only runs in this status'),
+      limit: z.number().int().min(1).max(100).optional().describe('how many (default 20)'),
+    },
+    output: { runs: z.array(z.looseObject({ runId: z.string(), status: z.string() })) },
+    readOnly: true,
+    call: async ({ status, limit }, ctx) => {
+      if (!ctx.hasStore()) return { runs: [] };
+      const runs = await (await ctx.reads()).listRuns({
+        limit: limit ?? 20,
+        ...(status === undefined ? {} : { status }),
+      });
+      return {
+        runs: runs.map((run) => ({ ...summaryOf(run), createdAt: run.createdAt, updatedAt: run.updatedAt })),
+      };
+    },
+  }),
+  defineTool({
+    name: 'run_status',
+    description:
+      "One run: its status, each step's status, attempts and last error, and for a blocked or waiting step the tools that act on it (of a run over 100 steps, the steps needing a look).",
+    input: { runId: runIdField },
+    output: {
+      ...runSummaryOutput,
+      steps: z.array(z.looseObject({ stepId: z.string(), status: z.string() })),
+    },
+    readOnly: true,
+    call: async ({ runId }, ctx) => {
+      return runStatusView(ctx, runId);
+    },
+  }),
+  defineTool({
+    name: 'timeline',
+    description:
+      "A run's events in order (run.created, step.started, step.failed, step.succeeded, ...): the last limit.",
+    input: {
+      runId: runIdField,
+      limit: z.number().int().min(1).max(500).optional().describe('the last this many events (default 100)'),
+    },
+    output: { runId: z.string(), events: z.array(z.looseObject({ seq: z.number(), type: z.string() })) },
+    readOnly: true,
+    call: async ({ runId, limit }, ctx) => {
+      const reads = await ctx.reads();
+      const { requireRun } = await runtime();
+      await requireRun(reads, runId);
+      const events = await reads.getEvents(runId);
+      const kept = events.slice(-(limit ?? 100));
+      return { runId, events: kept, eventsTotal: events.length, truncated: kept.length < events.length };
+    },
+  }),
+  defineTool({
+    name: 'step_log',
+    description:
+      "The end of a step attempt's output (the last attempt unless given), secrets masked, at most maxBytes.",
+    input: {
+      runId: runIdField,
+      stepId: stepIdField,
+      attempt: z.number().int().min(1).optional().describe('which attempt (default: the last)'),
+      maxBytes: z
+        .number()
+        .int()
+        .min(1)
+        .max(MAX_LOG_BYTES)
+        .optional()
+        .describe(`the end of the log, at most this many bytes (default 8192, at most ${MAX_LOG_BYTES})`),
+    },
+    output: { runId: z.string(), stepId: z.string(), text: z.string(), truncated: z.boolean() },
+    readOnly: true,
+    call: async ({ runId, stepId, attempt, maxBytes }, ctx) => {
+      const reads = await ctx.reads();
+      const { RunSecretsCache, attemptLogFile, readLogTail, requireRun } = await runtime();
+      const run = await requireRun(reads, runId);
+      const step = run.steps.find((s) => s.stepId === stepId);
+      if (!step)
+        throw new BatonError(
+          'STEP_NOT_FOUND',
+          `run ${runId} has no step "${stepId}" (known: ${run.steps.map((s) => s.stepId).join(', ')})`,
+        );
+      const attempts = await reads.getAttempts(runId, stepId);
+      const wanted = attempt ?? step.attempt;
+      if (wanted === 0) return { runId, stepId, attempt: null, text: '', truncated: false, bytes: 0 };
+      const record = attempts.find((a) => a.attempt === wanted);
+      const file = attemptLogFile(ctx.home, run, stepId, wanted, attempts);
+      if (!record && file === null)
+        throw new BatonError(
+          'INVALID_ARGUMENT',
+          `step ${stepId} has no attempt ${wanted} (attempts: ${attempts.map((a) => a.attempt).join(', ') || 'none'})`,
+        );
+      const secrets = new RunSecretsCache(ctx.env, ctx.secretValues).secretsFor(planSecretEnv(run.plan));
+      const tail =
+        file === null
+          ? { text: record?.summary ?? record?.message ?? '', truncated: false, size: 0 }
+          : await readLogTail(file, secrets, maxBytes ?? 8_192);
+      return {
+        runId,
+        stepId,
+        attempt: wanted,
+        outcome: record?.outcome ?? 'running',
+        failureClass: record?.failureClass ?? null,
+        message: record?.message ?? null,
+        text: tail.text,
+        truncated: tail.truncated,
+        bytes: tail.size,
+      };
+    },
+  }),
+  defineTool({
+    name: 'cancel_run',
+    description: 'Cancel a run: no step of it starts again; running agents are stopped.',
+    input: { runId: runIdField },
+    output: runSummaryOutput,
+    destructive: true,
+    call: async ({ runId }, ctx) => {
+      const { applyRunCommand } = await runtime();
+      return summaryOf(
+        await applyRunCommand(await ctx.existingStore(), 'cancel', runId, undefined, ctx.now()),
+      );
+    },
+  }),
+  defineTool({
+    name: 'check',
+    description:
+      'Run the steps that are due now for at most maxSeconds (default 30, at most 300), as baton check does; then the blocked runs and the waiting steps.',
+    input: {
+      maxSeconds: z.number().int().min(1).max(300).optional().describe('stop after this long (default 30)'),
+    },
+    output: { attemptsStarted: z.number(), blocked: z.array(z.unknown()), waiting: z.array(z.unknown()) },
+    call: async ({ maxSeconds }, ctx) => {
+      if (!ctx.hasStore()) return { attemptsStarted: 0, blocked: [], waiting: [], waitingTotal: 0 };
+      const { createEngine, drainDueWork, engineSettings, needsAPerson } = await runtime();
+      const store = await ctx.store();
+      const engine = createEngine({
+        store,
+        home: ctx.home,
+        settings: engineSettings(ctx.options, ctx.env),
+        observers: {
+          onError: (error) =>
+            process.stderr.write(`baton mcp: store busy or failing, retrying: ${String(error)}\n`),
+          onHookFailure: (message) => process.stderr.write(`baton mcp: ${message}\n`),
+        },
+      });
+      const report = await drainDueWork(engine, (maxSeconds ?? 30) * 1000);
+      return { ...report, ...(await needsAPerson(await ctx.reads())) };
+    },
+  }),
+];

@@ -1,0 +1,81 @@
+import type { PlanStep } from '../core/plan/types.js';
+import { startRun } from '../engine/start-run.js';
+import type { NewRun, RunDetail, Store } from '../store/store.js';
+import { formatDuration } from './format.js';
+import { maskedReads } from './masked-reads.js';
+import { requireRun } from './run-reads.js';
+
+/**
+ * A proposal: a run stored awaiting a person's approval, and the summary an agent shows them
+ * (`baton propose`, the MCP server's `propose`). The summary is made from the run as the masked
+ * reads return it, so a secret a plan's text holds is never shown.
+ */
+
+/** The question a proposal ends with: the person's answer is the approval's delay. */
+export const DELAY_QUESTION =
+  'Should Baton wait between steps (for example 2 minutes, for rate-limited APIs)?';
+
+function shorten(text: string, max = 160): string {
+  const line = text.replace(/\s+/g, ' ').trim();
+  return line.length > max ? `${line.slice(0, max - 3)}...` : line;
+}
+
+function stepAction(step: PlanStep): string {
+  if (step.kind === 'fn') return `function ${step.fn}`;
+  if (step.kind === 'model' && step.model)
+    return `${step.model.provider} ${step.model.model}: ${step.model.prompt}`;
+  return step.instruction ?? '';
+}
+
+/** How a person's answer is given: the commands (CLI) or the tool calls (MCP) that approve or drop it. */
+export interface ProposalAnswers {
+  approve: string;
+  approveWithDelay: string;
+  reject: string;
+}
+
+export const cliAnswers = (runId: string): ProposalAnswers => ({
+  approve: `baton approve ${runId}`,
+  approveWithDelay: `baton approve ${runId} --delay 2m`,
+  reject: `baton reject ${runId}`,
+});
+
+/** A summary an agent can show its user as is: what will run, in what order, and the one question. */
+export function describeProposal(run: RunDetail, answers: ProposalAnswers = cliAnswers(run.id)): string {
+  const lines = [`Proposed plan "${run.planName}" (run ${run.id}), ${run.steps.length} steps:`];
+  if (run.plan.description) lines.push(`  ${run.plan.description}`);
+  run.plan.steps.forEach((step, index) => {
+    const after = step.dependsOn.length > 0 ? ` (after ${step.dependsOn.join(', ')})` : '';
+    lines.push(`  ${index + 1}. ${step.title}${after}`);
+    lines.push(`     ${shorten(stepAction(step))}`);
+    if (step.requiredOutputs.length > 0) lines.push(`     produces: ${step.requiredOutputs.join(', ')}`);
+    if (step.delayBeforeMs > 0)
+      lines.push(`     waits ${formatDuration(step.delayBeforeMs)} before starting`);
+  });
+  const inputs = Object.entries(run.inputs);
+  if (inputs.length > 0) lines.push(`Inputs: ${inputs.map(([k, v]) => `${k}=${shorten(v, 60)}`).join(', ')}`);
+  lines.push(`Workspace: ${run.workspace}`);
+  lines.push(
+    `Each step may be tried up to ${Math.max(...run.plan.steps.map((s) => s.retry.maxAttempts))} times; at most ${run.plan.limits.maxSteps} attempts in all.`,
+  );
+  lines.push('');
+  lines.push(DELAY_QUESTION);
+  lines.push(`  approve without waiting:  ${answers.approve}`);
+  lines.push(`  approve with a pause:     ${answers.approveWithDelay}`);
+  lines.push(`  drop it:                  ${answers.reject}`);
+  return lines.join('\n');
+}
+
+/**
+ * Stores `prepared` (made with `awaitingApproval`) and returns the run as the masked reads see it,
+ * with its summary: the secrets of the environment, `secretValues` and the plan are masked.
+ */
+export async function proposeRun(
+  store: Store,
+  prepared: NewRun,
+  masking: { env: NodeJS.ProcessEnv; secretValues: readonly string[]; answers?: ProposalAnswers },
+): Promise<{ run: RunDetail; summary: string }> {
+  const created = await startRun(store, prepared);
+  const run = await requireRun(maskedReads(store, masking.env, masking.secretValues), created.id);
+  return { run, summary: describeProposal(run, masking.answers) };
+}

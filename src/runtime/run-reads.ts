@@ -1,0 +1,76 @@
+import { runNotFound } from '../core/errors.js';
+import { flowKeyOf, formatFlowRate } from '../core/flow.js';
+import { planIndex, type StepStatus } from '../core/run-state.js';
+import type { RunDetail, RunWithSteps, StepSelection, Store } from '../store/store.js';
+
+/**
+ * The reads of one run every front door shares (`baton status`, `baton logs`, the MCP server's
+ * `run_status`): the run or a refusal naming it, the steps worth listing, and its flow waits.
+ */
+
+/** A due step of a running run held back by a flow limit now, with why. */
+export interface FlowWait {
+  stepId: string;
+  key: string;
+  reason: string;
+}
+
+export async function requireRun(store: Store, runId: string): Promise<RunDetail> {
+  const run = await store.getRun(runId);
+  if (!run) throw runNotFound(runId);
+  return run;
+}
+
+/**
+ * `baton status <run>` lists every step of a run of up to this many steps. A larger run is shown
+ * as its counts per status and the steps that need a look (LISTED_STATUSES): 10,000 lines of
+ * `succeeded` tell nobody anything, and reading them is most of the command's time.
+ */
+const EVERY_STEP_UP_TO = 100;
+export const LISTED_STATUSES: readonly StepStatus[] = [
+  'ready',
+  'running',
+  'retry_wait',
+  'waiting',
+  'blocked',
+  'degraded',
+];
+
+/** The steps `status <run>` lists: every one with `--all`, else as EVERY_STEP_UP_TO says. */
+function listedSteps(all: boolean): StepSelection {
+  return { statuses: LISTED_STATUSES, everyStepUpTo: all ? Number.MAX_SAFE_INTEGER : EVERY_STEP_UP_TO };
+}
+
+/** A run with the steps `status <run>` lists (see listedSteps). */
+export async function requireRunSteps(store: Store, runId: string, all: boolean): Promise<RunWithSteps> {
+  const run = await store.getRunSteps(runId, listedSteps(all));
+  if (!run) throw runNotFound(runId);
+  return run;
+}
+
+/** Due steps of a running run held back by a flow limit now, with why (for `status`). */
+export async function flowWaits(store: Store, run: RunWithSteps, now: number): Promise<FlowWait[]> {
+  if (run.status !== 'running') return [];
+  const due = run.steps.filter(
+    (step) => (step.status === 'ready' || step.status === 'retry_wait') && (step.dueAt ?? now + 1) <= now,
+  );
+  if (due.length === 0) return [];
+  const limits = new Map((await store.listFlowLimits(now)).map((limit) => [limit.key, limit]));
+  // By id, not by index: `run.steps` may be some of the plan's steps (see requireRunSteps).
+  const { position } = planIndex(run.plan);
+  const waits: FlowWait[] = [];
+  for (const step of due) {
+    const key = flowKeyOf(run.plan.steps[position.get(step.stepId)!]!, step.onFallback === true);
+    const limit = limits.get(key);
+    if (!limit) continue;
+    if (limit.concurrency !== null && limit.running >= limit.concurrency)
+      waits.push({ stepId: step.stepId, key, reason: `${limit.running} of ${limit.concurrency} running` });
+    else if (limit.rate !== null && limit.recentStarts >= limit.rate.count)
+      waits.push({
+        stepId: step.stepId,
+        key,
+        reason: `${limit.recentStarts} started in the last ${formatFlowRate(limit.rate).split('/')[1]}`,
+      });
+  }
+  return waits;
+}
