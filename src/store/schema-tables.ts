@@ -11,7 +11,7 @@ export const SCHEMA_APP_ID = 'baton';
  * sqlite/migrations (a test holds the two equal). The idle check answers only for a database at
  * this version, without reading the migrations folder (it runs bundled, away from that folder).
  */
-export const SQLITE_SCHEMA_VERSION = 9;
+export const SQLITE_SCHEMA_VERSION = 10;
 
 /**
  * Tables holding a run's rows (what `baton migrate` copies per run, in the order it reports them):
