@@ -135,7 +135,7 @@ describe('baton check with nothing to do', () => {
     db.exec(`DROP INDEX steps_stopping_flow; DROP INDEX runs_by_created; DROP TABLE run_counts;
       DROP TRIGGER run_counts_insert; DROP TRIGGER run_counts_update; DROP TRIGGER run_counts_delete; ALTER TABLE steps DROP COLUMN flow_key;
       ALTER TABLE steps DROP COLUMN interruptions;
-      DROP INDEX steps_waiting_for; ALTER TABLE steps DROP COLUMN waiting_for; DROP TABLE wait_events;
+      DROP INDEX steps_waiting_for; ALTER TABLE steps DROP COLUMN waiting_for; DROP TABLE wait_events; DROP INDEX hook_deliveries_failed;
       DROP TABLE flow_limits; DROP TABLE schedule_slots; DROP TABLE schedules;
       UPDATE baton_meta SET value = '3' WHERE key = 'schema_version';`);
     db.close();

@@ -10,6 +10,7 @@ import { describeConsoleReadsContract } from './store-console-contract.js';
 import { chainPlan, describeStoreContract } from './store-contract.js';
 import { describeFlowContract } from './store-flow-contract.js';
 import { describeForEachContract } from './store-for-each-contract.js';
+import { describeMetricsContract } from './store-metrics-contract.js';
 import { describeRerunContract } from './store-rerun-contract.js';
 import { describeSchedulesContract } from './store-schedules-contract.js';
 import { describeWaitsContract } from './store-waits-contract.js';
@@ -50,6 +51,7 @@ describeConsoleReadsContract('postgres', schemaHarness('console'));
 describeWhenContract('postgres', schemaHarness('when'));
 describeForEachContract('postgres', schemaHarness('foreach'));
 describeSchedulesContract('postgres', schemaHarness('schedules'));
+describeMetricsContract('postgres', schemaHarness('metrics'));
 describeRerunContract('postgres', schemaHarness('rerun'));
 
 const random = () => 0;
@@ -136,6 +138,7 @@ describe('PostgreSQL store specifics', () => {
     await admin.query(`ALTER TABLE "${schema}".steps DROP COLUMN flow_key; DROP TABLE "${schema}".flow_limits;
       ALTER TABLE "${schema}".steps DROP COLUMN interruptions; DROP INDEX "${schema}".runs_by_created;
       ALTER TABLE "${schema}".steps DROP COLUMN waiting_for; DROP TABLE "${schema}".wait_events;
+      DROP INDEX "${schema}".hook_deliveries_failed;
       DROP TABLE "${schema}".schedule_slots; DROP TABLE "${schema}".schedules;
       ALTER TABLE "${schema}".steps DROP CONSTRAINT steps_status_check;
       ALTER TABLE "${schema}".steps ADD CONSTRAINT steps_status_check CHECK (status IN ('pending', 'ready',

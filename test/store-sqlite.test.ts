@@ -13,6 +13,7 @@ import { describeConsoleReadsContract } from './store-console-contract.js';
 import { chainPlan, describeStoreContract } from './store-contract.js';
 import { describeFlowContract } from './store-flow-contract.js';
 import { describeForEachContract } from './store-for-each-contract.js';
+import { describeMetricsContract } from './store-metrics-contract.js';
 import { describeRerunContract } from './store-rerun-contract.js';
 import { describeSchedulesContract } from './store-schedules-contract.js';
 import { describeWaitsContract } from './store-waits-contract.js';
@@ -36,6 +37,7 @@ describeConsoleReadsContract('sqlite', fileHarness('baton-console-'));
 describeWhenContract('sqlite', fileHarness('baton-when-'));
 describeForEachContract('sqlite', fileHarness('baton-foreach-'));
 describeSchedulesContract('sqlite', fileHarness('baton-schedules-'));
+describeMetricsContract('sqlite', fileHarness('baton-metrics-'));
 describeRerunContract('sqlite', fileHarness('baton-rerun-'));
 
 describe('SQLite store specifics', () => {
@@ -174,7 +176,7 @@ describe('SQLite store specifics', () => {
     db.exec(`DROP INDEX steps_stopping_flow; DROP INDEX runs_by_created; DROP TABLE run_counts;
       DROP TRIGGER run_counts_insert; DROP TRIGGER run_counts_update; DROP TRIGGER run_counts_delete; ALTER TABLE steps DROP COLUMN flow_key;
       ALTER TABLE steps DROP COLUMN interruptions;
-      DROP INDEX steps_waiting_for; ALTER TABLE steps DROP COLUMN waiting_for; DROP TABLE wait_events;
+      DROP INDEX steps_waiting_for; ALTER TABLE steps DROP COLUMN waiting_for; DROP TABLE wait_events; DROP INDEX hook_deliveries_failed;
       DROP TABLE flow_limits; DROP TABLE schedule_slots; DROP TABLE schedules;
       UPDATE baton_meta SET value = '3' WHERE key = 'schema_version';`);
     db.close();
@@ -195,7 +197,7 @@ describe('SQLite store specifics', () => {
     const old = new Database(path);
     old.exec(`DROP INDEX steps_due;
       CREATE INDEX steps_due ON steps (due_at) WHERE status IN ('ready', 'retry_wait');
-      DROP INDEX steps_waiting_for; ALTER TABLE steps DROP COLUMN waiting_for; DROP TABLE wait_events;
+      DROP INDEX steps_waiting_for; ALTER TABLE steps DROP COLUMN waiting_for; DROP TABLE wait_events; DROP INDEX hook_deliveries_failed;
       DROP TABLE schedule_slots; DROP TABLE schedules;
       UPDATE baton_meta SET value = '6' WHERE key = 'schema_version';`);
     old.close();
@@ -224,7 +226,7 @@ describe('SQLite store specifics', () => {
     const old = new Database(path);
     old.exec(`DROP INDEX steps_due;
       CREATE INDEX steps_due ON steps (due_at, run_id, position) WHERE status IN ('ready', 'retry_wait', 'waiting');
-      DROP TABLE schedule_slots; DROP TABLE schedules;
+      DROP INDEX hook_deliveries_failed; DROP TABLE schedule_slots; DROP TABLE schedules;
       UPDATE baton_meta SET value = '8' WHERE key = 'schema_version';`);
     const update = 'EXPLAIN UPDATE steps SET status = ?, due_at = ? WHERE run_id = ? AND step_id = ?';
     const opcodes = (db: { prepare: (sql: string) => { all: (...v: unknown[]) => unknown[] } }) =>

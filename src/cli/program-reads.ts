@@ -72,6 +72,14 @@ Ctrl-C (SIGINT) ends a watch with exit 130 (SIGTERM: 143).${colours}`,
       '--public-url <url>',
       'the address outsiders reach this console at: the base of the capability URLs of waiting and blocked steps (default: BATON_PUBLIC_URL, else the address it listens on)',
     )
+    .option(
+      '--metrics',
+      'also serve Prometheus metrics at /metrics (runs, steps, due work, attempts, leases, hook calls), for a bearer token',
+    )
+    .option(
+      '--metrics-token-file <file>',
+      'a token (in this file) that reads /metrics and nothing else, for a scraper; implies --metrics',
+    )
     .addHelpText(
       'after',
       `
@@ -83,12 +91,16 @@ The one exception: capability URLs answer once without a session: a waiting step
 on: waiting) and a blocked step's (POST /blocked/<run>/<step>/<token>/retry|skip, sent by hooks
 with on: blocked or budget). A GET on one only shows a page that asks (chat buttons open a browser).
 Hooks carry them when the process that sends them has BATON_PUBLIC_URL set to this address.
+With --metrics, GET /metrics answers the session (cookie or Authorization: Bearer <token>) or,
+with --metrics-token-file, Authorization: Bearer <that token>, which opens nothing else
+(docs/operating.md: the metrics, a scrape config and alert rules).
 
 Examples:
   baton serve                                            http://127.0.0.1:<free port>/?token=...
   baton serve --port 8080
   baton serve --host 0.0.0.0 --port 8080 --token-file ~/.baton-console-token
-  baton serve --port 8080 --public-url https://baton.example.com`,
+  baton serve --port 8080 --public-url https://baton.example.com
+  baton serve --port 9464 --token-file ~/.baton-console-token --metrics-token-file ~/.baton-metrics-token`,
     )
     .action(act(async () => (await import('./commands/serve.js')).serveCommand));
 }

@@ -7,12 +7,14 @@ import { planSecretEnv } from '../core/run-secrets.js';
 import { RunSecretsCache } from '../engine/run-secrets-cache.js';
 import { waitUrlKey, waitUrls } from '../engine/wait-urls.js';
 import { maskedReads } from '../runtime/masked-reads.js';
+import { BatonMetrics } from '../runtime/metrics.js';
 import type { Store } from '../store/store.js';
 import { runAction, scheduleAction } from './actions.js';
 import { answerBlockedCapability, isBlockedCapabilityPath } from './blocked-capability.js';
 import type { ConsoleContext, Handler } from './context.js';
 import { EventHub } from './event-hub.js';
 import { html } from './html.js';
+import { answerMetrics, METRICS_PATH, type MetricsEndpoint, metricsEndpoint } from './metrics-route.js';
 import { PAGE_ROUTES } from './page-routes.js';
 import { errorPage, statusOfError } from './pages/error-page.js';
 import { layout } from './pages/layout.js';
@@ -41,6 +43,11 @@ interface ConsoleOptions {
    * the inbox shows. Default: the address it listens on.
    */
   publicUrl?: string | null;
+  /**
+   * Serve `/metrics` (`--metrics`): the Prometheus text of runtime/metrics.ts, for the session token
+   * or `scrapeToken` (`--metrics-token-file`: reads `/metrics` only). Absent: no `/metrics`.
+   */
+  metrics?: { scrapeToken: string | null };
 }
 
 export interface RunningConsole {
@@ -92,6 +99,13 @@ export async function startConsole(options: ConsoleOptions): Promise<RunningCons
     waitUrls: (wait, kind) => waitUrls(publicBase(), waitKey(), wait, kind),
   };
   const assets = loadAssets();
+  const metrics =
+    options.metrics === undefined
+      ? null
+      : metricsEndpoint(
+          new BatonMetrics(options.store, options.now ? { now: options.now } : {}),
+          options.metrics.scrapeToken,
+        );
   // Read (or made) when a waiting step is first shown or answered: a console over a home it may not write still starts.
   let key: Buffer | undefined;
   const waitKey = () => {
@@ -103,28 +117,30 @@ export async function startConsole(options: ConsoleOptions): Promise<RunningCons
   let publicBase = () => options.publicUrl ?? '';
   const maskError = (text: string) => redactSecrets(text, secrets.secretsFor(undefined));
   const server: Server = createServer((request, res) => {
-    handle(ctx, request, res, { assets, loopback, port: () => port, waitKey }).catch((error: unknown) => {
-      const status = statusOfError(error);
-      const message = error instanceof Error ? error.message : String(error);
-      if (status >= 500)
-        process.stderr.write(
-          `baton serve: internal error: ${maskError((error as Error)?.stack ?? message)}\n`,
+    handle(ctx, request, res, { assets, loopback, port: () => port, waitKey, metrics }).catch(
+      (error: unknown) => {
+        const status = statusOfError(error);
+        const message = error instanceof Error ? error.message : String(error);
+        if (status >= 500)
+          process.stderr.write(
+            `baton serve: internal error: ${maskError((error as Error)?.stack ?? message)}\n`,
+          );
+        if (res.headersSent) {
+          res.destroy();
+          return;
+        }
+        const shown = status >= 500 ? 'the console hit an internal error (see its terminal)' : message;
+        sendHtml(
+          res,
+          status,
+          layout(
+            { title: 'Error', section: 'runs' },
+            errorPage(status, shown, { href: '/', label: 'runs' }),
+            false,
+          ),
         );
-      if (res.headersSent) {
-        res.destroy();
-        return;
-      }
-      const shown = status >= 500 ? 'the console hit an internal error (see its terminal)' : message;
-      sendHtml(
-        res,
-        status,
-        layout(
-          { title: 'Error', section: 'runs' },
-          errorPage(status, shown, { href: '/', label: 'runs' }),
-          false,
-        ),
-      );
-    });
+      },
+    );
   });
   // Live streams stay open: let close() end them.
   const sockets = new Set<import('node:net').Socket>();
@@ -164,6 +180,8 @@ interface ServerState {
   waitKey: () => Buffer;
   loopback: boolean;
   port: () => number;
+  /** `/metrics`, when the console serves it. */
+  metrics: MetricsEndpoint | null;
 }
 
 async function handle(
@@ -185,6 +203,11 @@ async function handle(
   // A page on another site that resolves its own name to 127.0.0.1 (DNS rebinding) is not us.
   if (state.loopback && !loopbackHostHeader(request.headers.host, state.port())) {
     sendText(res, 403, 'refused: unexpected Host header\n');
+    return;
+  }
+  // A scraper's bearer token, never a ?token= address (it would land in the scraper's config and logs).
+  if (state.metrics !== null && path === METRICS_PATH) {
+    await answerMetrics(ctx.session, state.metrics, request, res);
     return;
   }
   const url = new URL(request.url ?? '/', 'http://console.invalid');

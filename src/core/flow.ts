@@ -47,17 +47,21 @@ export function flowKeyOf(step: PlanStep, onFallback = false): string {
       return step.model?.provider ?? 'model';
     case 'fn':
       return `fn:${step.fn ?? ''}`;
-    default: {
-      const program = step.agent?.command[0];
-      if (program === undefined) return DEFAULT_AGENT_FLOW_KEY;
-      const base =
-        program
-          .split(/[\\/]/)
-          .pop()
-          ?.replace(/\.(exe|cmd|bat)$/i, '') ?? '';
-      return FLOW_KEY_PATTERN.test(base) ? base : DEFAULT_AGENT_FLOW_KEY;
-    }
+    default:
+      return agentProgramName(step);
   }
+}
+
+/** An agent step's CLI: the base name of its program (`/usr/local/bin/claude` -> `claude`). */
+export function agentProgramName(step: PlanStep): string {
+  const program = step.agent?.command[0];
+  if (program === undefined) return DEFAULT_AGENT_FLOW_KEY;
+  const base =
+    program
+      .split(/[\\/]/)
+      .pop()
+      ?.replace(/\.(exe|cmd|bat)$/i, '') ?? '';
+  return FLOW_KEY_PATTERN.test(base) ? base : DEFAULT_AGENT_FLOW_KEY;
 }
 
 /** Unit words a rate's window may use besides the duration units (ms, s, m, h, d), plural too. */

@@ -11,6 +11,7 @@ import {
 } from '../store/store.js';
 import { attemptKeyText } from '../store/store-rows.js';
 import { AttemptAbort } from './attempt-abort.js';
+import type { EngineMeter } from './engine-meter.js';
 import { HookDispatcher } from './hook-dispatcher.js';
 import { stopOrphanedAttempt } from './orphans.js';
 import type { Executors } from './run-attempt.js';
@@ -55,6 +56,8 @@ export interface EngineOptions {
   secrets?: readonly string[];
   /** The environment whose secrets are masked. Default process.env. */
   env?: NodeJS.ProcessEnv;
+  /** Tallies for `/metrics`: each cycle's latency, each attempt's usage by model (engine-meter.ts). */
+  meter?: EngineMeter;
 }
 
 export interface EngineReport {
@@ -252,6 +255,8 @@ export class Engine {
     const completions = this.completions;
     this.completions = [];
     let result: CycleResult;
+    const meter = this.options.meter;
+    const startedAt = meter === undefined ? 0 : performance.now();
     try {
       result = await this.store.cycle({
         owner: this.options.owner,
@@ -265,6 +270,7 @@ export class Engine {
         ...(mode.kind === 'until-settled' ? { runId: mode.runId } : {}),
       });
       this.failedCycles = 0;
+      meter?.cycleEnded(performance.now() - startedAt);
     } catch (error) {
       // Outcomes are not lost to a failed transaction (a busy database, a full disk): they are
       // committed by the next cycle. A store that keeps failing stops the engine.
@@ -317,6 +323,7 @@ export class Engine {
       abort,
     );
     this.inFlight.delete(attemptKeyText(claim));
+    this.options.meter?.attemptEnded(claim.step, completion.outcome);
     this.completions.push(completion);
     this.wake?.();
   }

@@ -1,4 +1,5 @@
 import { Engine, type EngineOptions } from '../engine/engine.js';
+import type { EngineMeter } from '../engine/engine-meter.js';
 import type { AgentCliExecutorOptions } from '../executors/agent-cli-executor.js';
 import { FunctionExecutor, FunctionRegistry } from '../executors/function-executor.js';
 import type { ModelExecutorOptions } from '../executors/model-executor.js';
@@ -33,6 +34,8 @@ interface EngineParts {
   agent?: AgentCliExecutorOptions;
   model?: ModelExecutorOptions;
   pollMs?: number;
+  /** Tallies for `/metrics` (`Baton.metrics()`). */
+  meter?: EngineMeter;
   /** Progress and failure observers of the front door (the CLI prints them). */
   observers?: Pick<EngineOptions, 'onClaim' | 'onSettle' | 'onError' | 'onHookFailure'>;
 }
@@ -60,6 +63,7 @@ export function createEngine(parts: EngineParts): Engine {
     ...(settings.leaseMs === undefined ? {} : { leaseMs: settings.leaseMs }),
     ...(settings.secrets === undefined ? {} : { secrets: settings.secrets }),
     ...(parts.pollMs === undefined ? {} : { pollMs: parts.pollMs }),
+    ...(parts.meter === undefined ? {} : { meter: parts.meter }),
     ...parts.observers,
   });
 }

@@ -79,6 +79,13 @@ export interface Store {
   listLeases(): Promise<LiveLease[]>;
   /** Events of every run after `afterSeq`, in seq order, at most `limit` (default 500): what changed since. */
   listEventsAfter(afterSeq: number, limit?: number): Promise<StoredEvent[]>;
+  /**
+   * The figures `/metrics` exports (runtime/metrics.ts), from a few aggregate queries over indexes:
+   * what they read grows with the live work and what failed, not with the history (runs per
+   * status, the steps of unfinished runs, due work, leases, hook calls), plus the attempts that ended in events `query.events` (seq after
+   * `afterSeq`, up to `upToSeq`), which a reader adds up from scrape to scrape.
+   */
+  metricsSnapshot(query: MetricsQuery): Promise<MetricsSnapshot>;
   /** The seq of the newest event of any run (0: none): where a reader of `listEventsAfter` starts. */
   lastEventSeq(): Promise<number>;
   getEvents(runId: string, options?: { afterSeq?: number }): Promise<StoredEvent[]>;
@@ -186,6 +193,47 @@ export interface Store {
   /** The slot that started a run (`baton status` names it); null for a run no schedule started. */
   scheduleSlotOfRun(runId: string): Promise<ScheduleSlot | null>;
   close(): Promise<void>;
+}
+
+/** What `metricsSnapshot` reads. */
+export interface MetricsQuery {
+  /** Due work is what is due at this time (ms since the epoch). */
+  now: number;
+  /** Count the attempts ended in events with `afterSeq < seq <= upToSeq` (none when equal). */
+  events: { afterSeq: number; upToSeq: number };
+}
+
+/** The store's figures at one time (`Store.metricsSnapshot`). */
+export interface MetricsSnapshot {
+  /** Every stored run, per status (absent: none). */
+  runs: Partial<Record<RunStatus, number>>;
+  /** The steps of runs not finished (awaiting approval, running, blocked), per status. */
+  steps: Partial<Record<StepStatus, number>>;
+  /** Steps of running runs due now (ready or retry_wait whose time came, waits whose timeout came): what workers would claim. */
+  dueSteps: number;
+  /** The earliest due time among them (null: none due). */
+  oldestDueAt: number | null;
+  /** Steps running with a lease that ran out: a worker died or stalled, the next cycle reclaims them. */
+  expiredLeases: number;
+  /**
+   * Hook calls of stored runs: owed and not tried yet (`pending`), owed after failing at least
+   * once (`retrying`), given up after their retries (`failed`).
+   */
+  hookDeliveries: { pending: number; retrying: number; failed: number };
+  /** The newest event's seq (0: none): where the next `events` range may end. */
+  lastEventSeq: number;
+  /** Attempts ended in the `events` range, per outcome and failure class. */
+  attemptsEnded: EndedAttempts[];
+  /** Expired leases reclaimed in the `events` range (each ends its attempt `interrupted`). */
+  leasesReclaimed: number;
+}
+
+/** Attempts that ended one way (`MetricsSnapshot.attemptsEnded`). */
+export interface EndedAttempts {
+  outcome: 'succeeded' | 'degraded' | 'failed';
+  /** Null unless failed. */
+  failureClass: FailureClass | null;
+  count: number;
 }
 
 /** Filters of `listRunPage`; every one optional. Times are ms since the epoch. */

@@ -3,6 +3,7 @@ import { parseFlowRate } from '../core/flow.js';
 import type { Plan } from '../core/plan/types.js';
 import type { RunStatus } from '../core/run-state.js';
 import { type Engine, type EngineReport, emptyEngineReport } from '../engine/engine.js';
+import { EngineMeter } from '../engine/engine-meter.js';
 import { resolveResults } from '../engine/result-artifacts.js';
 import { RunSecretsCache } from '../engine/run-secrets-cache.js';
 import type { AgentCliExecutorOptions } from '../executors/agent-cli-executor.js';
@@ -12,6 +13,8 @@ import { trustedPrograms } from '../executors/trusted-programs.js';
 import { createEngine } from '../runtime/create-engine.js';
 import { forkRun } from '../runtime/fork-run.js';
 import { resolveHome } from '../runtime/home.js';
+import type { BatonMetrics } from '../runtime/metrics.js';
+import { METRICS_CONTENT_TYPE } from '../runtime/metrics-text.js';
 import { openStoreTarget, type StoreAsker, type StoreTarget, storeTarget } from '../runtime/open-store.js';
 import type { ScheduleView } from '../runtime/schedule-view.js';
 import { type EngineSettings, engineSettings } from '../runtime/settings.js';
@@ -93,6 +96,11 @@ export class Baton {
   private openFailure: unknown = null;
   /** Concurrency, lease and the secrets to mask, from the options, then BATON_* variables. */
   private readonly settings: EngineSettings;
+  /** What this process's workers measure of themselves, for `metrics()`. */
+  private readonly meter = new EngineMeter();
+  private exporter: Promise<BatonMetrics> | null = null;
+  /** The Content-Type of what `metrics()` answers (Prometheus text format 0.0.4). */
+  static readonly metricsContentType = METRICS_CONTENT_TYPE;
 
   private constructor(private readonly options: BatonOptions) {
     const url = typeof options.store === 'string' ? options.store : undefined;
@@ -489,6 +497,20 @@ export class Baton {
     };
   }
 
+  /**
+   * Prometheus metrics in the text format, for a service to answer its scraper with (Content-Type
+   * `Baton.metricsContentType`): runs and steps by status, due steps and the oldest one's age,
+   * waiting steps, expired and reclaimed leases, attempts by failure class and hook calls, read
+   * from the store (every worker's); and this process's workers' claim-cycle latency and tokens
+   * and cost by model. Counters start at the first call. docs/operating.md lists every metric.
+   */
+  async metrics(): Promise<string> {
+    this.exporter ??= Promise.all([this.opening, import('../runtime/metrics.js')]).then(
+      ([store, { BatonMetrics }]) => new BatonMetrics(store, { meter: this.meter }),
+    );
+    return (await this.exporter).text();
+  }
+
   async close(): Promise<void> {
     for (const worker of this.workers) {
       if (worker.engine) worker.engine.stop(0);
@@ -504,6 +526,7 @@ export class Baton {
       home: this.home,
       settings: this.settings,
       functions: this.functions,
+      meter: this.meter,
       ...(this.options.agent === undefined ? {} : { agent: this.options.agent }),
       ...(this.options.model === undefined ? {} : { model: this.options.model }),
       ...(this.options.pollMs === undefined ? {} : { pollMs: this.options.pollMs }),

@@ -11,6 +11,8 @@ interface ServeOptions extends GlobalOptions {
   port?: string;
   tokenFile?: string;
   publicUrl?: string;
+  metrics?: boolean;
+  metricsTokenFile?: string;
 }
 
 /**
@@ -36,7 +38,19 @@ export async function serveCommand(options: ServeOptions): Promise<number> {
       ? publicUrlOf(options.publicUrl, '--public-url')
       : publicUrlOf(process.env.BATON_PUBLIC_URL, 'BATON_PUBLIC_URL');
   const token =
-    options.tokenFile === undefined ? newSessionToken() : readToken(options.tokenFile, MIN_TOKEN_CHARS);
+    options.tokenFile === undefined
+      ? newSessionToken()
+      : readToken(options.tokenFile, MIN_TOKEN_CHARS, '--token-file');
+  // A scrape token is a metrics token: giving one asks for /metrics.
+  const metrics =
+    options.metrics === true || options.metricsTokenFile !== undefined
+      ? {
+          scrapeToken:
+            options.metricsTokenFile === undefined
+              ? null
+              : readToken(options.metricsTokenFile, MIN_TOKEN_CHARS, '--metrics-token-file'),
+        }
+      : undefined;
   const target = storeTarget(options);
   const store = await openStore(options, 'read');
   try {
@@ -48,6 +62,7 @@ export async function serveCommand(options: ServeOptions): Promise<number> {
       token,
       secretValues: storeSecrets(options),
       publicUrl,
+      ...(metrics === undefined ? {} : { metrics }),
     });
     const where = target.kind === 'sqlite' ? target.path : `PostgreSQL ${target.label}`;
     const address =
@@ -58,8 +73,12 @@ export async function serveCommand(options: ServeOptions): Promise<number> {
       publicUrl === null
         ? ''
         : `  capability URLs start with ${publicUrl}/wait/ (waiting steps) and ${publicUrl}/blocked/ (blocked steps)\n`;
+    const scrape =
+      metrics === undefined
+        ? ''
+        : `  metrics at ${running.origin}/metrics (Authorization: Bearer <${metrics.scrapeToken === null ? 'session token' : `the token in ${options.metricsTokenFile}`}>)\n`;
     process.stdout.write(
-      `baton serve: the console of ${where}\n  open ${address}\n${capability}  Ctrl-C stops it\n`,
+      `baton serve: the console of ${where}\n  open ${address}\n${capability}${scrape}  Ctrl-C stops it\n`,
     );
     const stop = watchStopSignals();
     await stop.received;
@@ -81,20 +100,20 @@ function parsePort(value: string | undefined): number {
   return Number(value);
 }
 
-function readToken(file: string, minChars: number): string {
+function readToken(file: string, minChars: number, flag: string): string {
   let text: string;
   try {
     text = readFileSync(file, 'utf8').trim();
   } catch (error) {
     throw new BatonError(
       'CONFIG_INVALID',
-      `--token-file ${file}: cannot read it (${(error as NodeJS.ErrnoException).code ?? 'error'})`,
+      `${flag} ${file}: cannot read it (${(error as NodeJS.ErrnoException).code ?? 'error'})`,
     );
   }
   if (text.length < minChars || /\s/.test(text)) {
     throw new BatonError(
       'CONFIG_INVALID',
-      `--token-file ${file}: expected one token of at least ${minChars} characters without spaces (e.g. openssl rand -hex 32 > ${file})`,
+      `${flag} ${file}: expected one token of at least ${minChars} characters without spaces (e.g. openssl rand -hex 32 > ${file})`,
     );
   }
   if ((statSync(file).mode & 0o077) !== 0)

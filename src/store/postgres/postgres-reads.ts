@@ -5,6 +5,8 @@ import type {
   AttemptRecord,
   BlockedStep,
   LiveLease,
+  MetricsQuery,
+  MetricsSnapshot,
   RunDetail,
   RunFilter,
   RunPage,
@@ -28,6 +30,7 @@ import {
 } from '../store-rows.js';
 import { type WaitingStepRow, waitingStepFromRow } from '../waiting-steps.js';
 import type { PgPool } from './open-pool.js';
+import { postgresMetricsSnapshot } from './postgres-metrics.js';
 import { RunLoader } from './run-loader.js';
 
 interface PgSummaryRow extends SummaryRow {
@@ -218,6 +221,10 @@ export class PostgresReads {
       [runId, stepId ?? null],
     );
     return rows.map(attemptFromRow);
+  }
+
+  async metricsSnapshot(query: MetricsQuery): Promise<MetricsSnapshot> {
+    return postgresMetricsSnapshot(this.pool, this.schema, query);
   }
 
   async lastEventSeq(): Promise<number> {

@@ -10,6 +10,8 @@ import type {
   AttemptRecord,
   BlockedStep,
   LiveLease,
+  MetricsQuery,
+  MetricsSnapshot,
   RunDetail,
   RunFilter,
   RunPage,
@@ -38,6 +40,7 @@ import {
 } from '../waiting-steps.js';
 import type { SqliteDatabase } from './open-database.js';
 import { RunRows } from './run-rows.js';
+import { sqliteMetricsSnapshot } from './sqlite-metrics.js';
 
 const SUMMARY_COLUMNS =
   'id, plan_name, status, blocked_reason, created_at, updated_at, finished_at, attempts_total, input_tokens, output_tokens, cost_usd';
@@ -257,6 +260,10 @@ export class SqliteReads {
     return rows.map((row) =>
       attemptFromRow({ ...row, outputs: JSON.parse(row.outputs_json) as OutputArtifact[] }),
     );
+  }
+
+  async metricsSnapshot(query: MetricsQuery): Promise<MetricsSnapshot> {
+    return sqliteMetricsSnapshot(this.db, (text) => this.sql(text), query);
   }
 
   async lastEventSeq(): Promise<number> {

@@ -1,0 +1,71 @@
+import type { Statement } from 'better-sqlite3';
+import { dueStepOfRunningRunSql } from '../due-steps.js';
+import {
+  ATTEMPT_END_EVENTS_SQL,
+  type AttemptEndRow,
+  countsByStatus,
+  endedAttempts,
+  LEASE_RECLAIMED_MESSAGE_LIKE,
+  type StatusCountRow,
+  UNFINISHED_RUN_STATUSES_SQL,
+} from '../metrics-rows.js';
+import type { MetricsQuery, MetricsSnapshot } from '../store.js';
+import type { SqliteDatabase } from './open-database.js';
+
+type Prepare = <P extends unknown[], R>(text: string) => Statement<P, R>;
+
+/**
+ * `Store.metricsSnapshot` on SQLite, in one read transaction: runs per status from `run_counts`
+ * (kept by triggers), steps of unfinished runs through `runs_by_status`, due work through
+ * `steps_due`, expired leases through `steps_leased`, hook calls owed and given up through
+ * `hook_deliveries_due` and `hook_deliveries_failed`, attempts ended by a range of the events' key.
+ */
+export function sqliteMetricsSnapshot(
+  db: SqliteDatabase,
+  sql: Prepare,
+  query: MetricsQuery,
+): MetricsSnapshot {
+  return db.transaction(() => {
+    const runs = sql<[], StatusCountRow>('SELECT status, n FROM run_counts').all();
+    const steps = sql<[], StatusCountRow>(
+      `SELECT s.status, count(*) AS n FROM runs r JOIN steps s ON s.run_id = r.id
+       WHERE r.status IN (${UNFINISHED_RUN_STATUSES_SQL}) GROUP BY s.status`,
+    ).all();
+    const due = sql<[number], { n: number; oldest: number | null }>(
+      `SELECT count(*) AS n, min(s.due_at) AS oldest FROM steps s INDEXED BY steps_due
+       WHERE ${dueStepOfRunningRunSql('?')}`,
+    ).get(query.now)!;
+    const expired = sql<[number], { n: number }>(
+      `SELECT count(*) AS n FROM steps INDEXED BY steps_leased
+       WHERE status = 'running' AND lease_expires_at <= ?`,
+    ).get(query.now)!;
+    const owed = sql<[], { pending: number | null; retrying: number | null }>(
+      `SELECT sum(attempts = 0) AS pending, sum(attempts > 0) AS retrying
+       FROM hook_deliveries INDEXED BY hook_deliveries_due WHERE state = 'pending'`,
+    ).get()!;
+    const failed = sql<[], { n: number }>(
+      "SELECT count(*) AS n FROM hook_deliveries INDEXED BY hook_deliveries_failed WHERE state = 'failed'",
+    ).get()!;
+    const last = sql<[], { seq: number | null }>('SELECT max(seq) AS seq FROM events').get()?.seq ?? 0;
+    const { afterSeq, upToSeq } = query.events;
+    const ended =
+      upToSeq > afterSeq
+        ? sql<[number, number], AttemptEndRow>(
+            `SELECT type, json_extract(data_json, '$.failureClass') AS failure_class, count(*) AS n,
+               sum(type = 'step.failed' AND json_extract(data_json, '$.message') LIKE ${LEASE_RECLAIMED_MESSAGE_LIKE}) AS reclaims
+             FROM events WHERE seq > ? AND seq <= ? AND type IN (${ATTEMPT_END_EVENTS_SQL})
+             GROUP BY type, failure_class`,
+          ).all(afterSeq, upToSeq)
+        : [];
+    return {
+      runs: countsByStatus(runs),
+      steps: countsByStatus(steps),
+      dueSteps: due.n,
+      oldestDueAt: due.oldest,
+      expiredLeases: expired.n,
+      hookDeliveries: { pending: owed.pending ?? 0, retrying: owed.retrying ?? 0, failed: failed.n },
+      lastEventSeq: last,
+      ...endedAttempts(ended),
+    };
+  })();
+}

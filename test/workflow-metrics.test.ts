@@ -1,0 +1,65 @@
+/**
+ * `Baton.metrics()`: a service embedding Baton answers its scraper with the same exposition as
+ * `baton serve --metrics`, plus what its own workers measured: claim-cycle latency, and tokens and
+ * cost by model of the attempts they ran.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { validatePlanObject } from '../src/core/plan/parse.js';
+import { Baton } from '../src/workflow/baton.js';
+import { agentCommand } from './helpers/cli.js';
+import { parsePrometheusText, seriesValue } from './helpers/prometheus-text.js';
+
+const dirs: string[] = [];
+afterEach(() => {
+  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+
+/** An agent that reports 1000 input and 200 output tokens and $0.40, the way `claude -p` does. */
+const costlyPlan = () =>
+  validatePlanObject(
+    {
+      name: 'costly',
+      steps: [
+        { id: 'write', agent: { command: agentCommand('agent-costly') }, instruction: 'write' },
+        { id: 'count', fn: 'count', dependsOn: ['write'] },
+      ],
+    },
+    'test',
+  );
+
+describe('Baton.metrics()', () => {
+  it("exports the store's figures and this process's cycle latency and usage by model", async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'baton-metrics-api-'));
+    dirs.push(dir);
+    const baton = Baton.open({ home: join(dir, '.baton'), pollMs: 20 });
+    try {
+      baton.functions.register('count', () => 1);
+      await baton.startPlan(costlyPlan(), {}, { runId: 'first' });
+      await baton.result('first');
+      const before = parsePrometheusText(await baton.metrics());
+      expect(Baton.metricsContentType).toBe('text/plain; version=0.0.4; charset=utf-8');
+      expect(seriesValue(before, 'baton_runs', { status: 'succeeded' })).toBe(1);
+      expect(seriesValue(before, 'baton_claim_cycle_seconds_count')).toBeGreaterThan(0);
+      expect(seriesValue(before, 'baton_tokens_total', { model: 'node', direction: 'input' })).toBe(1000);
+      expect(seriesValue(before, 'baton_tokens_total', { model: 'node', direction: 'output' })).toBe(200);
+      expect(seriesValue(before, 'baton_cost_usd_total', { model: 'node' })).toBeCloseTo(0.4);
+      // Counters of the event log start at the first scrape.
+      expect(seriesValue(before, 'baton_attempts_total', { outcome: 'succeeded', class: '' })).toBe(0);
+
+      await baton.startPlan(costlyPlan(), {}, { runId: 'second' });
+      await baton.result('second');
+      const after = parsePrometheusText(await baton.metrics());
+      expect(seriesValue(after, 'baton_runs', { status: 'succeeded' })).toBe(2);
+      expect(seriesValue(after, 'baton_attempts_total', { outcome: 'succeeded', class: '' })).toBe(2);
+      expect(seriesValue(after, 'baton_tokens_total', { model: 'node', direction: 'input' })).toBe(2000);
+      expect(seriesValue(after, 'baton_claim_cycle_seconds_count')).toBeGreaterThan(
+        seriesValue(before, 'baton_claim_cycle_seconds_count'),
+      );
+    } finally {
+      await baton.close();
+    }
+  });
+});
