@@ -1,4 +1,4 @@
--- Baton schema 8 (PostgreSQL): as SQLite schema 11. Schedules with their plan snapshot and rules;
+-- Baton schema 6 (PostgreSQL): as SQLite schema 11. Schedules with their plan snapshot and rules;
 -- `next_fire_at` is the next slot (null: paused or ended), so "is anything due" is one seek of
 -- schedules_due, and a tick locks the due rows FOR UPDATE SKIP LOCKED: each slot is decided by
 -- one transaction. schedule_slots is the slot history, keyed by (schedule, manual, slot_at).
