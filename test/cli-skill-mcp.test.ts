@@ -104,6 +104,14 @@ describe('baton skill install registers the MCP server', () => {
       expectExit(await runBaton(['agents', '--json'], { cwd: project, env }), 0).stdout,
     );
     expect(agents.mcp).toContainEqual({ host: 'codex', registeredIn: [file] });
+    expect(result.next.join('\n')).not.toContain('trusted project');
+    // A project's .codex/config.toml is read only in a project codex trusts: the user is told how.
+    const inProject = ['skill', 'install', '--heartbeat', 'none', '--target', 'codex', '--json', '--force'];
+    const project_ = JSON.parse(expectExit(await runBaton(inProject, { cwd: project, env }), 0).stdout);
+    expect(project_.mcp.path).toBe(join(project, '.codex', 'config.toml'));
+    expect(project_.next).toContainEqual(
+      `codex reads ${project_.mcp.path} only in a trusted project: add [projects.${JSON.stringify(project)}] trust_level = "trusted" to ${file} (or trust it when codex asks), or install with --global`,
+    );
   });
 
   it('gemini: .gemini/settings.json mcpServers, its other settings kept; --no-mcp writes none', async () => {
