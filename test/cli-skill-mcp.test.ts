@@ -20,7 +20,9 @@ function world() {
   const user = join(root, 'user');
   mkdirSync(project);
   mkdirSync(user);
-  const run = (args: string[]) => runBaton(args, { cwd: project, env: { HOME: user } });
+  // No CODEX_HOME of the test process: codex's --global config is then ~/.codex/config.toml.
+  const run = (args: string[]) =>
+    runBaton(args, { cwd: project, env: { HOME: user, CODEX_HOME: undefined } });
   const install = (args: string[]) => run(['skill', 'install', '--heartbeat', 'none', ...args]);
   return { project, user, run, install };
 }
@@ -86,6 +88,30 @@ describe('baton skill install registers the MCP server', () => {
     const after = readFileSync(file, 'utf8');
     expect(after.match(/\[mcp_servers\.baton\]/g)).toHaveLength(1);
     expect(after).toContain('[mcp_servers.other]\ncommand = "other"\n');
+  });
+
+  it('codex --global: the config.toml in $CODEX_HOME, the one codex reads, when it is set', async () => {
+    const { project, user } = world();
+    const codexHome = join(user, 'elsewhere');
+    const env = { HOME: user, CODEX_HOME: codexHome };
+    const args = ['skill', 'install', '--heartbeat', 'none', '--target', 'codex', '--global', '--json'];
+    const result = JSON.parse(expectExit(await runBaton(args, { cwd: project, env }), 0).stdout);
+    const file = join(codexHome, 'config.toml');
+    expect(result.mcp).toEqual({ host: 'codex', path: file, action: 'added' });
+    expect(readFileSync(file, 'utf8')).toContain('[mcp_servers.baton]\n');
+    expect(existsSync(join(user, '.codex', 'config.toml'))).toBe(false);
+    const agents = JSON.parse(
+      expectExit(await runBaton(['agents', '--json'], { cwd: project, env }), 0).stdout,
+    );
+    expect(agents.mcp).toContainEqual({ host: 'codex', registeredIn: [file] });
+    expect(result.next.join('\n')).not.toContain('trusted project');
+    // A project's .codex/config.toml is read only in a project codex trusts: the user is told how.
+    const inProject = ['skill', 'install', '--heartbeat', 'none', '--target', 'codex', '--json', '--force'];
+    const project_ = JSON.parse(expectExit(await runBaton(inProject, { cwd: project, env }), 0).stdout);
+    expect(project_.mcp.path).toBe(join(project, '.codex', 'config.toml'));
+    expect(project_.next).toContainEqual(
+      `codex reads ${project_.mcp.path} only in a trusted project: add [projects.${JSON.stringify(project)}] trust_level = "trusted" to ${file} (or trust it when codex asks), or install with --global`,
+    );
   });
 
   it('gemini: .gemini/settings.json mcpServers, its other settings kept; --no-mcp writes none', async () => {

@@ -171,6 +171,22 @@ describe('OpenAI Responses wire', () => {
     ]);
   });
 
+  it("a scripted call's namespace goes on its function_call item (codex's MCP tools); none without one", async () => {
+    server.enqueue({
+      fault: 'ok',
+      reply: { toolCalls: [{ namespace: 'mcp__baton', name: 'propose', arguments: { plan: 'p' } }] },
+    });
+    const called = await openai.responses.create({ model: 'm', input: 'go', tools: [fnTool('propose')] });
+    expect(called.output[0]).toMatchObject({
+      type: 'function_call',
+      namespace: 'mcp__baton',
+      name: 'propose',
+    });
+    server.enqueue({ fault: 'ok', reply: { toolCalls: [{ name: 'propose', arguments: {} }] } });
+    const plain = await openai.responses.create({ model: 'm', input: 'go', tools: [fnTool('propose')] });
+    expect(plain.output[0]).not.toHaveProperty('namespace');
+  });
+
   it('a request declaring more than 8 tools gets a text answer, never a tool call', async () => {
     const tools = Array.from({ length: 9 }, (_, i) => fnTool(`tool_${i}`));
     const response = await openai.responses.create({ model: 'm', input: USER, tools });

@@ -114,7 +114,8 @@ truncate_tool, finished_cut_json, unknown_tool, invalid_args, fatal[:400|401|403
 Point a model step at it with  model: { provider: openai, baseUrl: <printed url>/v1, ... }
 A script file entry: {"fault":"ok", "reply":{"text":"done"} | {"toolCalls":[{"name":"Write","arguments":{...}}]},
   "when":{"wire","model","stream","promptIncludes","hasToolResult","hasTools"}, "repeat":N|"forever"}.
-Each request takes the first entry whose "when" matches; use "when":{"hasTools":true} for agent turns.`,
+Each request takes the first entry whose "when" matches; use "when":{"hasTools":true} for agent turns.
+A call of codex's MCP tools names their namespace: {"namespace":"mcp__<server>","name":"<tool>",...}.`,
     )
     .action(act(async () => (await import('./commands/mock-llm.js')).mockLlmCommand));
   program

@@ -6,7 +6,8 @@ import { BatonError } from '../../core/errors.js';
  * Where each agent host keeps the MCP servers it starts, and Baton's entry in it (`baton skill
  * install` writes it, `baton agents` reports it). Each host's own format:
  * - Claude Code: `.mcp.json` in the project, or `~/.claude.json` (user scope): `mcpServers.baton`;
- * - Codex: `.codex/config.toml` in the project, or `~/.codex/config.toml`: `[mcp_servers.baton]`;
+ * - Codex: `.codex/config.toml` in the project, or `$CODEX_HOME/config.toml` (default
+ *   `~/.codex/config.toml`, the one codex reads): `[mcp_servers.baton]`;
  * - Gemini CLI: `.gemini/settings.json` in the project, or `~/.gemini/settings.json`: `mcpServers.baton`;
  * - OpenClaw: `~/.openclaw/openclaw.json` (`OPENCLAW_CONFIG_PATH`): `mcp.servers.baton`.
  * Another server's entry is never changed; Baton's own is replaced only with --force.
@@ -39,8 +40,11 @@ export function mcpConfigOf(
       return options.global
         ? { host, path: join(options.userHome, '.claude.json'), format: 'json', keys: ['mcpServers'] }
         : { host, path: join(options.cwd, '.mcp.json'), format: 'json', keys: ['mcpServers'] };
-    case 'codex':
-      return { host, path: join(base, '.codex', 'config.toml'), format: 'toml', keys: [] };
+    case 'codex': {
+      const codexHome = options.global ? options.env?.CODEX_HOME : undefined;
+      const dir = codexHome ? codexHome : join(base, '.codex');
+      return { host, path: join(dir, 'config.toml'), format: 'toml', keys: [] };
+    }
     case 'gemini':
       return { host, path: join(base, '.gemini', 'settings.json'), format: 'json', keys: ['mcpServers'] };
     case 'openclaw':

@@ -159,6 +159,14 @@ function planSkillInstall(
           { command: process.execPath, args: [cliPath(), '--home', home, 'mcp'] },
           options.force === true,
         );
+  // codex 0.171 reads a project's .codex/config.toml only in a project its user config trusts
+  // (else it runs without the server, silently); trusting a folder is the user's decision.
+  if (mcp !== null && host === 'codex' && options.global !== true) {
+    const where = { global: true, cwd: context.cwd, userHome: context.userHome, env: process.env };
+    next.push(
+      `codex reads ${mcp.path} only in a trusted project: add [projects.${JSON.stringify(context.cwd)}] trust_level = "trusted" to ${mcpConfigOf('codex', where).path} (or trust it when codex asks), or install with --global`,
+    );
+  }
   return { target, home, skillDir, files, heartbeat, next, mcp };
 }
 

@@ -13,6 +13,8 @@ export type CompletionFault =
 
 export interface PlannedToolCall {
   name: string;
+  /** The Responses wire's namespace of the tool (see MockToolCall). */
+  namespace?: string;
   /** The arguments text exactly as it is sent (possibly cut, so not always JSON). */
   argumentsText: string;
   /** Whether `argumentsText` was cut in the middle. */
@@ -65,9 +67,9 @@ function baseCall(
     : { name: UNKNOWN_TOOL_NAME, arguments: {} };
 }
 
-function call(name: string, args: Record<string, unknown>, cut = false): PlannedToolCall {
+function call(name: string, args: Record<string, unknown>, cut = false, namespace?: string): PlannedToolCall {
   const text = JSON.stringify(args);
-  return { name, argumentsText: cut ? cutInMiddle(text) : text, cut };
+  return { name, ...(namespace ? { namespace } : {}), argumentsText: cut ? cutInMiddle(text) : text, cut };
 }
 
 /**
@@ -150,7 +152,7 @@ function planCounts(
     }
     case 'ok': {
       if ('toolCalls' in reply && reply.toolCalls.length > 0) {
-        const calls = reply.toolCalls.map((c) => call(c.name, c.arguments));
+        const calls = reply.toolCalls.map((c) => call(c.name, c.arguments, false, c.namespace));
         return {
           text: '',
           toolCalls: calls,

@@ -84,6 +84,7 @@ function callItem(call: PlannedToolCall, ctx: ResponseContext, index: number, st
     type: 'function_call',
     status,
     call_id: `call_mock${pad(ctx)}_${index}`,
+    ...(call.namespace ? { namespace: call.namespace } : {}),
     name: call.name,
     arguments: args,
   };

@@ -95,6 +95,12 @@ function validateReply(reply: unknown, where: string): asserts reply is MockRepl
         `${at}.name: expected the tool's name as the client declares it, e.g. "Write"`,
       );
     }
+    if (call.namespace !== undefined && (typeof call.namespace !== 'string' || call.namespace === '')) {
+      throw new BatonError(
+        'INVALID_ARGUMENT',
+        `${at}.namespace: expected the Responses wire's tool namespace, e.g. "mcp__baton", got ${JSON.stringify(call.namespace)}`,
+      );
+    }
     if (!isRecord(call.arguments)) {
       throw new BatonError(
         'INVALID_ARGUMENT',

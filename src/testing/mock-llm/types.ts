@@ -66,11 +66,20 @@ export interface MockUsage {
   reasoningTokens?: number;
 }
 
+/**
+ * One tool call of a reply, named as the client declared it. `namespace`: the Responses wire's
+ * namespace of that tool (codex 0.171 declares each MCP server's tools in a `namespace` tool named
+ * `mcp__<server>`, and runs a call only when its `function_call` item names that namespace); the
+ * other wires have no namespaces and ignore it.
+ */
+export interface MockToolCall {
+  name: string;
+  namespace?: string;
+  arguments: Record<string, unknown>;
+}
+
 /** What an `ok` answer contains: text, or tool calls (named as the client declared them). */
-export type MockReply = (
-  | { text: string }
-  | { toolCalls: { name: string; arguments: Record<string, unknown> }[] }
-) & { usage?: MockUsage };
+export type MockReply = ({ text: string } | { toolCalls: MockToolCall[] }) & { usage?: MockUsage };
 
 /** One line of the server's request log. */
 export interface RecordedRequest {
