@@ -1,7 +1,14 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { isBatonError } from '../core/errors.js';
 import { BLOCKED_ACTIONS, type BlockedAction, blockSeqOf, isBlockedToken } from '../engine/blocked-urls.js';
-import { MAX_ANSWER_BYTES, readAnswerBody, sendAnswer, sendQuestionPage } from './capability-page.js';
+import {
+  type CapabilityTarget,
+  capabilityTargetOf,
+  MAX_ANSWER_BYTES,
+  readAnswerBody,
+  sendAnswer,
+  sendQuestionPage,
+} from './capability-page.js';
 import type { ConsoleContext } from './context.js';
 import { sendJson } from './respond.js';
 
@@ -79,29 +86,10 @@ export async function answerBlockedCapability(
   );
 }
 
-interface Target {
-  runId: string;
-  stepId: string;
-  token: string;
-  action: BlockedAction;
-}
+type Target = CapabilityTarget<BlockedAction>;
 
-function targetOf(pathname: string): Target | null {
-  const parts = pathname.split('/').slice(1);
-  if (parts.length !== 5 || parts[0] !== 'blocked') return null;
-  const action = parts[4] as BlockedAction;
-  if (!BLOCKED_ACTIONS.includes(action)) return null;
-  try {
-    return {
-      runId: decodeURIComponent(parts[1]!),
-      stepId: decodeURIComponent(parts[2]!),
-      token: parts[3]!,
-      action,
-    };
-  } catch {
-    return null;
-  }
-}
+const targetOf = (pathname: string): Target | null =>
+  capabilityTargetOf(pathname, 'blocked', BLOCKED_ACTIONS);
 
 /** The seq of the event that blocked the step the URL names, if it is blocked now. */
 async function blockSeqOfTarget(ctx: ConsoleContext, target: Target): Promise<number | null> {

@@ -68,3 +68,32 @@ export async function readAnswerBody(request: IncomingMessage): Promise<string |
   }
   return Buffer.concat(chunks).toString('utf8');
 }
+
+/** What a capability URL `/<kind>/<run>/<step>/<token>/<action>` names; null for any other path. */
+export interface CapabilityTarget<A extends string> {
+  runId: string;
+  stepId: string;
+  token: string;
+  action: A;
+}
+
+export function capabilityTargetOf<A extends string>(
+  pathname: string,
+  kind: string,
+  actions: readonly A[],
+): CapabilityTarget<A> | null {
+  const parts = pathname.split('/').slice(1);
+  if (parts.length !== 5 || parts[0] !== kind) return null;
+  const action = parts[4] as A;
+  if (!actions.includes(action)) return null;
+  try {
+    return {
+      runId: decodeURIComponent(parts[1]!),
+      stepId: decodeURIComponent(parts[2]!),
+      token: parts[3]!,
+      action,
+    };
+  } catch {
+    return null;
+  }
+}

@@ -1,7 +1,14 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { isBatonError } from '../core/errors.js';
 import { isWaitToken, WAIT_ACTIONS, type WaitAction } from '../engine/wait-urls.js';
-import { MAX_ANSWER_BYTES, readAnswerBody, sendAnswer, sendQuestionPage } from './capability-page.js';
+import {
+  type CapabilityTarget,
+  capabilityTargetOf,
+  MAX_ANSWER_BYTES,
+  readAnswerBody,
+  sendAnswer,
+  sendQuestionPage,
+} from './capability-page.js';
 import type { ConsoleContext } from './context.js';
 import { sendJson } from './respond.js';
 import { currentWait, decideWait, sendWaitEvent, waitIsOver } from './wait-answers.js';
@@ -115,29 +122,9 @@ function askFirst(res: ServerResponse, target: Target): void {
   sendQuestionPage(res, { question: `${verb} ${step}?`, button: verb, comment: true });
 }
 
-interface Target {
-  runId: string;
-  stepId: string;
-  token: string;
-  action: WaitAction;
-}
+type Target = CapabilityTarget<WaitAction>;
 
-function targetOf(pathname: string): Target | null {
-  const parts = pathname.split('/').slice(1);
-  if (parts.length !== 5 || parts[0] !== 'wait') return null;
-  const action = parts[4] as WaitAction;
-  if (!WAIT_ACTIONS.includes(action)) return null;
-  try {
-    return {
-      runId: decodeURIComponent(parts[1]!),
-      stepId: decodeURIComponent(parts[2]!),
-      token: parts[3]!,
-      action,
-    };
-  } catch {
-    return null;
-  }
-}
+const targetOf = (pathname: string): Target | null => capabilityTargetOf(pathname, 'wait', WAIT_ACTIONS);
 
 /** The wait the URL names, if its step waits now and the action fits its kind. */
 async function waitOfTarget(ctx: ConsoleContext, target: Target) {
