@@ -11,6 +11,7 @@ import {
   scheduleFromRow,
   scheduleNotFound,
   scheduleValues,
+  slotColumns,
   slotFromRow,
   slotRun,
   tickStateOf,
@@ -46,8 +47,7 @@ export class PostgresSchedules {
   }
 
   private get slotColumns(): string {
-    return `l.schedule, l.manual, l.slot_at, l.outcome, l.run_id, l.reason, l.slot_count, l.last_slot_at,
-      l.recorded_at, (SELECT r.status FROM ${this.schema}.runs r WHERE r.id = l.run_id) AS run_status`;
+    return slotColumns(`${this.schema}.`);
   }
 
   async nextFireAt(): Promise<number | null> {

@@ -48,6 +48,12 @@ export function scheduleColumns(schema = ''): string {
     (SELECT r.status FROM ${schema}runs r WHERE r.id = s.last_run_id) AS last_status`;
 }
 
+/** The columns of a slot row (`schedule_slots l`) with its run's status; `schema` as scheduleColumns. */
+export function slotColumns(schema = ''): string {
+  return `l.schedule, l.manual, l.slot_at, l.outcome, l.run_id, l.reason, l.slot_count, l.last_slot_at,
+    l.recorded_at, (SELECT r.status FROM ${schema}runs r WHERE r.id = l.run_id) AS run_status`;
+}
+
 export function scheduleFromRow(row: ScheduleRow): ScheduleSummary {
   return {
     name: row.name,

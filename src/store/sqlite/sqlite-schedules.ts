@@ -12,6 +12,7 @@ import {
   scheduleFromRow,
   scheduleNotFound,
   scheduleValues,
+  slotColumns,
   slotFromRow,
   slotRun,
   tickStateOf,
@@ -28,8 +29,7 @@ import type { SqliteDatabase } from './open-database.js';
 
 type FullRow = ScheduleRow & { plan_json: string };
 
-const SLOT_COLUMNS = `l.schedule, l.manual, l.slot_at, l.outcome, l.run_id, l.reason, l.slot_count, l.last_slot_at,
-  l.recorded_at, (SELECT r.status FROM runs r WHERE r.id = l.run_id) AS run_status`;
+const SLOT_COLUMNS = slotColumns();
 
 /**
  * The schedules of the SQLite store. Every write runs inside the caller's write transaction
