@@ -1,8 +1,8 @@
-import { readFileSync, statSync } from 'node:fs';
 import { BatonError } from '../../core/errors.js';
 import { EXIT } from '../exit-codes.js';
 import type { GlobalOptions } from '../global-options.js';
 import { watchStopSignals } from '../stop-signal.js';
+import { parsePort, readTokenFile } from './server-options.js';
 
 interface McpOptions extends GlobalOptions {
   allowRun?: boolean;
@@ -26,7 +26,10 @@ export async function mcpCommand(options: McpOptions): Promise<number> {
       '--port and --token-file are for --http: add --http, or remove them',
     );
   const port = parsePort(options.port);
-  const token = options.tokenFile === undefined ? undefined : readToken(options.tokenFile);
+  const token =
+    options.tokenFile === undefined
+      ? undefined
+      : readTokenFile(options.tokenFile, MIN_TOKEN_CHARS, '--token-file', 'baton mcp');
   const { McpContext } = await import('../../mcp/mcp-context.js');
   const ctx = new McpContext({
     ...(options.home === undefined ? {} : { home: options.home }),
@@ -54,34 +57,4 @@ export async function mcpCommand(options: McpOptions): Promise<number> {
     stop.remove();
     await ctx.close();
   }
-}
-
-function parsePort(value: string | undefined): number {
-  if (value === undefined) return 0;
-  if (!/^\d{1,5}$/.test(value) || Number(value) > 65_535)
-    throw new BatonError(
-      'INVALID_ARGUMENT',
-      `--port: expected a port from 0 to 65535 (0: a free one), got "${value}"`,
-    );
-  return Number(value);
-}
-
-function readToken(file: string): string {
-  let text: string;
-  try {
-    text = readFileSync(file, 'utf8').trim();
-  } catch (error) {
-    throw new BatonError(
-      'CONFIG_INVALID',
-      `--token-file ${file}: cannot read it (${(error as NodeJS.ErrnoException).code ?? 'error'})`,
-    );
-  }
-  if (text.length < MIN_TOKEN_CHARS || /\s/.test(text))
-    throw new BatonError(
-      'CONFIG_INVALID',
-      `--token-file ${file}: expected one token of at least ${MIN_TOKEN_CHARS} characters without spaces (e.g. openssl rand -hex 32 > ${file})`,
-    );
-  if ((statSync(file).mode & 0o077) !== 0)
-    process.stderr.write(`baton mcp: warning: ${file} can be read by other users; chmod 600 ${file}\n`);
-  return text;
 }

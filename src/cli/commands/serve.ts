@@ -1,10 +1,10 @@
-import { readFileSync, statSync } from 'node:fs';
 import { BatonError } from '../../core/errors.js';
 import { resolveHome } from '../../runtime/home.js';
 import { openStore, storeSecrets, storeTarget } from '../../runtime/open-store.js';
 import { EXIT } from '../exit-codes.js';
 import type { GlobalOptions } from '../global-options.js';
 import { watchStopSignals } from '../stop-signal.js';
+import { parsePort, readTokenFile } from './server-options.js';
 
 interface ServeOptions extends GlobalOptions {
   host?: string;
@@ -40,7 +40,7 @@ export async function serveCommand(options: ServeOptions): Promise<number> {
   const token =
     options.tokenFile === undefined
       ? newSessionToken()
-      : readToken(options.tokenFile, MIN_TOKEN_CHARS, '--token-file');
+      : readTokenFile(options.tokenFile, MIN_TOKEN_CHARS, '--token-file', 'baton serve');
   // A scrape token is a metrics token: giving one asks for /metrics.
   const metrics =
     options.metrics === true || options.metricsTokenFile !== undefined
@@ -48,7 +48,12 @@ export async function serveCommand(options: ServeOptions): Promise<number> {
           scrapeToken:
             options.metricsTokenFile === undefined
               ? null
-              : readToken(options.metricsTokenFile, MIN_TOKEN_CHARS, '--metrics-token-file'),
+              : readTokenFile(
+                  options.metricsTokenFile,
+                  MIN_TOKEN_CHARS,
+                  '--metrics-token-file',
+                  'baton serve',
+                ),
         }
       : undefined;
   const target = storeTarget(options);
@@ -88,35 +93,4 @@ export async function serveCommand(options: ServeOptions): Promise<number> {
   } finally {
     await store.close();
   }
-}
-
-function parsePort(value: string | undefined): number {
-  if (value === undefined) return 0;
-  if (!/^\d{1,5}$/.test(value) || Number(value) > 65_535)
-    throw new BatonError(
-      'INVALID_ARGUMENT',
-      `--port: expected a port from 0 to 65535 (0: a free one), got "${value}"`,
-    );
-  return Number(value);
-}
-
-function readToken(file: string, minChars: number, flag: string): string {
-  let text: string;
-  try {
-    text = readFileSync(file, 'utf8').trim();
-  } catch (error) {
-    throw new BatonError(
-      'CONFIG_INVALID',
-      `${flag} ${file}: cannot read it (${(error as NodeJS.ErrnoException).code ?? 'error'})`,
-    );
-  }
-  if (text.length < minChars || /\s/.test(text)) {
-    throw new BatonError(
-      'CONFIG_INVALID',
-      `${flag} ${file}: expected one token of at least ${minChars} characters without spaces (e.g. openssl rand -hex 32 > ${file})`,
-    );
-  }
-  if ((statSync(file).mode & 0o077) !== 0)
-    process.stderr.write(`baton serve: warning: ${file} can be read by other users; chmod 600 ${file}\n`);
-  return text;
 }
