@@ -25,6 +25,7 @@ import { currentWait, decideWait, sendWaitEvent, waitIsOver } from './wait-answe
 const REFUSED = {
   error: 'no waiting step answers to this URL (it is wrong, was used, or its wait ended)',
 };
+const REFUSED_TEXT = 'This link no longer works: it is wrong, was used, or the wait ended';
 
 export function isWaitCapabilityPath(pathname: string): boolean {
   return pathname.startsWith('/wait/');
@@ -52,13 +53,7 @@ export async function answerWaitCapability(
   const offered = { runId: target?.runId ?? '', stepId: target?.stepId ?? '', waitSeq: wait?.waitSeq ?? -1 };
   const tokenFits = isWaitToken(key, offered, target?.action ?? 'approve', target?.token ?? '');
   if (!target || !wait || !tokenFits) {
-    sendAnswer(
-      request,
-      res,
-      404,
-      REFUSED,
-      'This link no longer works: it is wrong, was used, or the wait ended',
-    );
+    sendAnswer(request, res, 404, REFUSED, REFUSED_TEXT);
     return;
   }
   if (request.method === 'GET') {
@@ -82,13 +77,7 @@ export async function answerWaitCapability(
     }
   } catch (error) {
     if (waitIsOver(error)) {
-      sendAnswer(
-        request,
-        res,
-        404,
-        REFUSED,
-        'This link no longer works: it is wrong, was used, or the wait ended',
-      );
+      sendAnswer(request, res, 404, REFUSED, REFUSED_TEXT);
       return;
     }
     if (isBatonError(error, 'INVALID_ARGUMENT')) {
