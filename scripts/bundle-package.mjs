@@ -6,7 +6,7 @@
 // module it loads: the package's 130 modules and zod's 95 came to about 250 ms and 25 MB of an
 // `import`; a couple of files cost a fraction (see bench/README.md, `startup`). Everything loaded
 // lazily stays outside: the provider adapters become chunks loaded by their first call, and the
-// SDKs, ajv, yaml, the CEL interpreter of `when` (store/when-language-loader.ts), pg and
+// SDKs, ajv, yaml, the CEL interpreter of `when` and croner (store/core-libraries.ts), pg and
 // better-sqlite3 are required from node_modules when first used. The CLI
 // keeps running the unbundled modules.
 import { rmSync } from 'node:fs';

@@ -6,7 +6,7 @@
 
 import { describe, expect, it } from 'vitest';
 // The core is handed the CEL library by the layers that run it (the stores, the workflow API).
-import '../src/store/when-language-loader.js';
+import '../src/store/core-libraries.js';
 import type { StepOutcome } from '../src/core/failure.js';
 import { validatePlanObject } from '../src/core/plan/parse.js';
 import { skipStep } from '../src/core/run-commands.js';

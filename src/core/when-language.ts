@@ -11,7 +11,7 @@ export type CelLibrary = Pick<typeof import('@marcbachmann/cel-js'), 'Environmen
 /**
  * Returns the library, loaded the first time a plan has an expression: most plans have none, and
  * loading it costs a process about 7 ms. The core decides synchronously and loads nothing itself, so
- * the layers that validate plans or run the core's decisions hand it in (store/when-language-loader.ts).
+ * the layers that validate plans or run the core's decisions hand it in (store/core-libraries.ts).
  */
 let loadLibrary: (() => CelLibrary) | undefined;
 
@@ -28,7 +28,7 @@ function whenEnvironment(): Environment {
     if (!loadLibrary) {
       // A bug of the caller's layer, not bad input.
       throw new Error(
-        'the CEL library of when and forEach.items was not provided: import store/when-language-loader.js before validating or running a plan',
+        'the CEL library of when and forEach.items was not provided: import store/core-libraries.js before validating or running a plan',
       );
     }
     environment = new (loadLibrary().Environment)({ homogeneousAggregateLiterals: false })

@@ -1,3 +1,4 @@
+import '../store/core-libraries.js';
 import { BatonError } from '../core/errors.js';
 import {
   DEFAULT_CATCH_UP_MS,

@@ -1,3 +1,4 @@
+import '../store/core-libraries.js';
 import type { RunStatus } from '../core/run-state.js';
 import type { ScheduleRules } from '../core/schedule/schedule-rules.js';
 import { SlotClock, timingText } from '../core/schedule/slot-clock.js';

@@ -1,6 +1,32 @@
-import { Cron } from 'croner';
+import type { Cron } from 'croner';
 import { BatonError } from '../errors.js';
 import type { ScheduleRules, ScheduleTiming } from './schedule-rules.js';
+
+/** The constructor of croner's Cron. */
+export type CronLibrary = typeof import('croner').Cron;
+
+/**
+ * croner, handed in by the layers that tick, list or check schedules (store/core-libraries.ts),
+ * which require it the first time a schedule needs it: the core loads nothing, and most processes
+ * have no schedule.
+ */
+let loadCron: (() => CronLibrary) | undefined;
+let cronClass: CronLibrary | undefined;
+
+/** Hands the core the loader of croner (the first one given is kept). */
+export function provideCron(load: () => CronLibrary): void {
+  loadCron ??= load;
+}
+
+function cronLibrary(): CronLibrary {
+  if (!cronClass) {
+    // A bug of the caller's layer, not bad input.
+    if (!loadCron)
+      throw new Error('croner was not provided: import store/core-libraries.js before using schedules');
+    cronClass = loadCron();
+  }
+  return cronClass;
+}
 
 /** Missed slots of a cron expression counted one by one up to this many (then "more than"). */
 export const MISSED_COUNT_CAP = 10_000;
@@ -103,7 +129,7 @@ export function compileCron(expression: string, tz: string, where: string): Cron
   validateTimeZone(tz, '--tz');
   let cron: Cron;
   try {
-    cron = new Cron(expression, { timezone: tz, paused: true });
+    cron = new (cronLibrary())(expression, { timezone: tz, paused: true });
   } catch (error) {
     const why = error instanceof Error ? error.message.replace(/^CronPattern: /, '') : String(error);
     throw new BatonError(

@@ -1,4 +1,4 @@
-import '../when-language-loader.js';
+import '../core-libraries.js';
 import { claimableStep, claimResults, type FlowAdmits } from '../../core/claim-rules.js';
 import type { BatonEvent } from '../../core/events.js';
 import type { OutputArtifact } from '../../core/failure.js';

@@ -1,4 +1,4 @@
-import '../when-language-loader.js';
+import '../core-libraries.js';
 import { type RerunRequest, type RerunSelection, rerunFrom } from '../../core/rerun.js';
 import {
   approveRun,

@@ -1,4 +1,4 @@
-import '../when-language-loader.js';
+import '../core-libraries.js';
 import { BatonError } from '../../core/errors.js';
 import type { Plan, PlanStep } from '../../core/plan/types.js';
 import { FINAL_RUN_STATUSES, FINAL_STEP_STATUSES, type RunState } from '../../core/run-state.js';

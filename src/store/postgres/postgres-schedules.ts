@@ -1,3 +1,4 @@
+import '../core-libraries.js';
 import { triggerRunId } from '../../core/schedule/schedule-rules.js';
 import { decideTick, type ScheduleTick, type SlotRecord } from '../../core/schedule/schedule-tick.js';
 import { type NextFire, SCHEDULE_TICK_BATCH } from '../schedules/schedule-look.js';

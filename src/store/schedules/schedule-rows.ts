@@ -1,3 +1,4 @@
+import '../core-libraries.js';
 import { BatonError } from '../../core/errors.js';
 import type { Plan } from '../../core/plan/types.js';
 import type { RunStatus } from '../../core/run-state.js';

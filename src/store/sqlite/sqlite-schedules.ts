@@ -1,3 +1,4 @@
+import '../core-libraries.js';
 import type { Statement } from 'better-sqlite3';
 import { triggerRunId } from '../../core/schedule/schedule-rules.js';
 import { decideTick, type ScheduleTick, type SlotRecord } from '../../core/schedule/schedule-tick.js';
