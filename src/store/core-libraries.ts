@@ -17,4 +17,4 @@ import { type CelLibrary, provideWhenLanguage } from '../core/when-language.js';
  */
 const require = createRequire(import.meta.url);
 provideWhenLanguage(() => require('@marcbachmann/cel-js') as CelLibrary);
-provideCron(() => (require('croner') as typeof import('croner')).Cron);
+provideCron(() => (require('croner') as typeof import('croner')).Cron satisfies CronLibrary);
