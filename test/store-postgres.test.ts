@@ -138,7 +138,7 @@ describe('PostgreSQL store specifics', () => {
     await admin.query(`ALTER TABLE "${schema}".steps DROP COLUMN flow_key; DROP TABLE "${schema}".flow_limits;
       ALTER TABLE "${schema}".steps DROP COLUMN interruptions; DROP INDEX "${schema}".runs_by_created;
       ALTER TABLE "${schema}".steps DROP COLUMN waiting_for; DROP TABLE "${schema}".wait_events;
-      DROP INDEX "${schema}".hook_deliveries_failed;
+      DROP INDEX "${schema}".hook_deliveries_failed; ALTER TABLE "${schema}".runs DROP COLUMN next_wait_at;
       DROP TABLE "${schema}".schedule_slots; DROP TABLE "${schema}".schedules;
       ALTER TABLE "${schema}".steps DROP CONSTRAINT steps_status_check;
       ALTER TABLE "${schema}".steps ADD CONSTRAINT steps_status_check CHECK (status IN ('pending', 'ready',
@@ -149,6 +149,46 @@ describe('PostgreSQL store specifics', () => {
     await migrated.setFlowLimit({ key: 'fn:noop', concurrency: 1, rate: null }, 20);
     expect((await migrated.listFlowLimits(21))[0]?.running).toBe(1);
     expect((await cycle(migrated, 22)).claimed).toHaveLength(0);
+    await closeAll();
+    await dropSchema(schema);
+  });
+
+  it('gives runs stored before next_wait_at their waits’ due time when it migrates', async () => {
+    const schema = freshSchemaName('oldwait');
+    const store = await open(schema);
+    const plan = validatePlanObject(
+      {
+        name: 'old',
+        limits: { concurrency: 1 },
+        steps: [
+          { id: 'long', fn: 'noop' },
+          { id: 'ask', wait: { for: 'approval', timeout: '1s', onTimeout: 'skip' } },
+          { id: 'later', delayBeforeMs: 5000, wait: { for: 'approval' } },
+        ],
+      },
+      'old',
+    );
+    await store.createRun({ id: 'r', plan, planHash: 'h', inputs: {}, workspace: '/w', now: 1 });
+    await store.createRun({
+      id: 'plain',
+      plan: chainPlan(1),
+      planHash: 'h',
+      inputs: {},
+      workspace: '/w',
+      now: 1,
+    });
+    await store.cycle({ owner: 'w', now: 10, leaseMs: 60_000, completions: [], claimLimit: 1, random });
+    expect((await store.getRun('r'))?.steps.find((s) => s.stepId === 'ask')?.status).toBe('waiting');
+    await closeAll();
+    await admin.query(`ALTER TABLE "${schema}".runs DROP COLUMN next_wait_at;
+      UPDATE "${schema}".baton_meta SET value = '7' WHERE key = 'schema_version'`);
+    await open(schema);
+    const { rows } = await admin.query(`SELECT id, next_wait_at FROM "${schema}".runs ORDER BY id`);
+    // ask times out at 10 + 1 s (later would start waiting at 1 + 5 s); a run without waits has none.
+    expect(rows).toEqual([
+      { id: 'plain', next_wait_at: null },
+      { id: 'r', next_wait_at: '1010' },
+    ]);
     await closeAll();
     await dropSchema(schema);
   });

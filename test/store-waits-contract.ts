@@ -372,6 +372,119 @@ export function describeWaitsContract(name: string, makeHarness: () => StoreHarn
       expect(await stepOf('ask')).toMatchObject({ status: 'waiting', waitingFor: 'Go?' });
     });
 
+    /**
+     * A run at its concurrency (limits.concurrency 1) whose one slot another owner's long step
+     * holds: a wait made due by time (its delay, then its timeout) moves in any cycle, the one just
+     * after the look for due waits too; it needs no slot.
+     */
+    it('a wait in a run at its concurrency starts and times out in the next cycle, the slot still held', async () => {
+      const plan = validatePlanObject(
+        {
+          name: 'full',
+          limits: { concurrency: 1 },
+          steps: [
+            { id: 'long', fn: 'noop' },
+            {
+              id: 'ask',
+              delayBeforeMs: 500,
+              wait: { for: 'approval', prompt: 'Go?', timeout: '2s', onTimeout: 'skip' },
+            },
+            { id: 'after', fn: 'noop', dependsOn: ['ask'] },
+          ],
+        },
+        'waits',
+      );
+      await create(plan);
+      const other = await harness.reopen();
+      try {
+        const held = await other.cycle({
+          owner: 'w2',
+          now: 1000,
+          leaseMs: 100_000,
+          completions: [],
+          claimLimit: 1,
+          random,
+        });
+        expect(held.claimed.map((c) => c.stepId)).toEqual(['long']);
+        // This handle's cycles: the first looks for due waits (nothing due yet), the next ones
+        // come within the look's interval.
+        await cycle(1001);
+        expect((await stepOf('ask')).status).toBe('ready');
+        // A sleeping worker wakes for it: its due time counts, the run at its concurrency or not.
+        expect(await store.nextWakeAt()).toBe(1500);
+        await cycle(1500);
+        expect(await stepOf('ask')).toMatchObject({ status: 'waiting', waitingFor: 'Go?', dueAt: 3500 });
+        expect(await store.nextWakeAt()).toBe(3500);
+        await cycle(2600);
+        await cycle(3500);
+        expect((await stepOf('ask')).status).toBe('skipped');
+        // The long step still holds the run's one slot: nothing else was claimed.
+        expect((await stepOf('long')).status).toBe('running');
+        expect((await stepOf('after')).status).toBe('ready');
+        const types = (await store.getEvents('run1')).map((e) => e.type);
+        expect(types.filter((t) => t === 'step.waiting')).toHaveLength(1);
+        expect(types.filter((t) => t === 'step.wait_timed_out')).toHaveLength(1);
+      } finally {
+        await other.close();
+      }
+    });
+
+    it('a wait beside a step holding its flow key’s one slot starts and times out in the next cycle', async () => {
+      const plan = validatePlanObject(
+        {
+          name: 'flow-full',
+          defaults: { flowKey: 'team' },
+          steps: [
+            { id: 'long', fn: 'noop' },
+            { id: 'next', fn: 'noop' },
+            {
+              id: 'ask',
+              delayBeforeMs: 500,
+              wait: { for: 'approval', prompt: 'Go?', timeout: '2s', onTimeout: 'skip' },
+            },
+          ],
+        },
+        'waits',
+      );
+      await store.setFlowLimit({ key: 'team', concurrency: 1, rate: null }, 900);
+      await create(plan);
+      expect((await cycle(1000)).claimed.map((c) => c.stepId)).toEqual(['long']);
+      await cycle(1500);
+      expect((await stepOf('ask')).status).toBe('waiting');
+      await cycle(3500);
+      expect((await stepOf('ask')).status).toBe('skipped');
+      expect((await stepOf('next')).status).toBe('ready');
+    });
+
+    it('two handles cycling at once move a due wait of a run at its concurrency once', async () => {
+      const plan = validatePlanObject(
+        {
+          name: 'full',
+          limits: { concurrency: 1 },
+          steps: [
+            { id: 'long', fn: 'noop' },
+            { id: 'ask', delayBeforeMs: 500, wait: { for: 'approval', prompt: 'Go?' } },
+          ],
+        },
+        'waits',
+      );
+      await create(plan);
+      const other = await harness.reopen();
+      try {
+        const at = (now: number, on: Store, owner: string) =>
+          on.cycle({ owner, now, leaseMs: 100_000, completions: [], claimLimit: 4, random });
+        // Both handles look for due waits once before the wait is due.
+        await Promise.all([at(1000, store, 'w1'), at(1000, other, 'w2')]);
+        expect((await stepOf('long')).status).toBe('running');
+        await Promise.all([at(1500, store, 'w1'), at(1500, other, 'w2')]);
+        expect((await stepOf('ask')).status).toBe('waiting');
+        const types = (await store.getEvents('run1')).map((e) => e.type);
+        expect(types.filter((t) => t === 'step.waiting')).toHaveLength(1);
+      } finally {
+        await other.close();
+      }
+    });
+
     it('a timeout that rejects skips the steps after it', async () => {
       await create(approvalPlan({ timeout: '1s', onTimeout: 'reject' }));
       await finishFirst('run1', 1000);

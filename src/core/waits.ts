@@ -76,6 +76,26 @@ export function waitPositions(plan: RunState['plan']): readonly number[] {
   return positions;
 }
 
+/**
+ * The earliest due time of the run's wait steps (a ready one starting to wait, a waiting one's
+ * timeout); null: none. Their moves hold no slot (waitStepDue reads no concurrency), so a store that
+ * finds due work from run rows (PostgreSQL's runs.next_wait_at) looks at a run at its concurrency
+ * for them.
+ */
+export function nextWaitAt(run: Pick<RunState, 'plan' | 'steps'>): number | null {
+  let earliest: number | null = null;
+  for (const position of waitPositions(run.plan)) {
+    const step = run.steps[position];
+    if (
+      (step?.status === 'ready' || step?.status === 'waiting') &&
+      step.dueAt !== null &&
+      (earliest === null || step.dueAt < earliest)
+    )
+      earliest = step.dueAt;
+  }
+  return earliest;
+}
+
 /** The wait's prompt or event name, rendered from the run; a reference it cannot resolve stays as written. */
 export function renderWaitText(run: RunState, step: PlanStep, context: WaitRenderContext): string {
   const wait = waitOf(step);

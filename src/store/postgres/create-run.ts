@@ -1,4 +1,5 @@
 import type { RunState } from '../../core/run-state.js';
+import { nextWaitAt } from '../../core/waits.js';
 import { newRunState } from '../cycle/new-run.js';
 import { stepFlowKey } from '../flow-accounting.js';
 import type { NewRun } from '../store.js';
@@ -37,6 +38,7 @@ export function createRunValues(spec: NewRun): { state: RunState; values: unknow
       toPgJson(data),
       dueAt,
       status === 'running' && dueAt !== null ? String(dueAt) : null,
+      nextWaitAt(state),
     ],
   };
 }
@@ -49,8 +51,8 @@ export function createRunSql(schema: string, channel: string): string {
   return `WITH
   ru AS (
     INSERT INTO ${schema}.runs (id, plan_name, plan_hash, inputs, workspace, status, created_at, updated_at,
-      concurrency, next_due_at)
-    VALUES ($1, $2, $3, $4::json, $5, $6, $7, $7, $8, $13)),
+      concurrency, next_due_at, next_wait_at)
+    VALUES ($1, $2, $3, $4::json, $5, $6, $7, $7, $8, $13, $15)),
   pl AS (INSERT INTO ${schema}.run_plans (run_id, plan) VALUES ($1, $9::json)),
   st AS (
     INSERT INTO ${schema}.steps (run_id, step_id, position, fn, status, due_at, result, updated_at, flow_key)
@@ -83,6 +85,7 @@ export function createRunsValues(specs: readonly NewRun[]): unknown[] {
       at: spec.now,
       concurrency: spec.plan.limits.concurrency,
       next_due_at: dueAt,
+      next_wait_at: values[14],
       plan: spec.plan,
     });
     for (const row of JSON.parse(values[9] as string) as Record<string, unknown>[])
@@ -99,10 +102,11 @@ export function createRunsSql(schema: string, channel: string): string {
   return `WITH
   ru AS (
     INSERT INTO ${schema}.runs (id, plan_name, plan_hash, inputs, workspace, status, created_at, updated_at,
-      concurrency, next_due_at)
-    SELECT x.id, x.plan_name, x.plan_hash, x.inputs, x.workspace, x.status, x.at, x.at, x.concurrency, x.next_due_at
+      concurrency, next_due_at, next_wait_at)
+    SELECT x.id, x.plan_name, x.plan_hash, x.inputs, x.workspace, x.status, x.at, x.at, x.concurrency, x.next_due_at,
+      x.next_wait_at
     FROM json_to_recordset($1::json) AS x (id text, plan_name text, plan_hash text, inputs json, workspace text,
-      status text, at bigint, concurrency integer, next_due_at bigint)),
+      status text, at bigint, concurrency integer, next_due_at bigint, next_wait_at bigint)),
   pl AS (INSERT INTO ${schema}.run_plans (run_id, plan) SELECT x.id, x.plan FROM json_to_recordset($1::json) AS x (id text, plan json)),
   st AS (
     INSERT INTO ${schema}.steps (run_id, step_id, position, fn, status, due_at, result, updated_at, flow_key)

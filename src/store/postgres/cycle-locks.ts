@@ -27,6 +27,8 @@ export interface CycleLockParams {
  *
  * Due work is found from run rows alone (`next_due_at`, `running_count`, `concurrency`) through the
  * partial index of running runs, so a claim reads what is due, earliest first, and never history.
+ * A run at its concurrency is locked only when a wait step of it is due (`next_wait_at`): a wait
+ * starts and times out without a slot (CycleRuns.moveDueWaits), so it never waits for one.
  * Only a worker limited to some functions, or a database with flow keys at their limit, looks at
  * the due steps themselves: a run whose due steps are all held back by flow control is not locked,
  * so it never takes the place of claimable work. The statement also returns the flow keys that
@@ -53,7 +55,8 @@ export function cycleLockSql(schema: string): string {
         SELECT count(*) FROM unnest(f.starts) AS t (at) WHERE t.at > $5::bigint - f.rate_window_ms)))
   ), claimable AS (
     SELECT r.id FROM ${schema}.runs r
-    WHERE r.status = 'running' AND r.next_due_at <= $5::bigint AND r.running_count < r.concurrency
+    WHERE r.status = 'running' AND r.next_due_at <= $5::bigint
+      AND (r.running_count < r.concurrency OR r.next_wait_at <= $5::bigint)
       AND r.id <> ALL ($8::text[])
       AND ($6::text IS NULL OR r.id = $6::text)
       AND (($7::text[] IS NULL AND NOT EXISTS (SELECT 1 FROM saturated)) OR EXISTS (

@@ -221,7 +221,8 @@ export class PostgresStore extends withHumanCommands(PostgresReads) implements S
           exclude: work.lockedRunIds,
         };
       }
-      // Due waits in runs the claims do not lock (blocked, at their concurrency, or no slot free),
+      // Due waits in runs the claims do not lock (blocked, or not reached: no slot free in this
+      // worker, or more runs due than it claims; one at its concurrency is locked for its waits),
       // then the due waits of every run held, their kept events looked up first.
       if (lookForWaits) {
         const dueWaits = await lockDueWaits(client, this.schema, {

@@ -6,7 +6,7 @@ import { fallbackPlanStep } from '../../core/fallback.js';
 import { hooksFor } from '../../core/hooks.js';
 import type { HookSpec, PlanStep } from '../../core/plan/types.js';
 import { planIndex, type RunState, TIMED_STEP_STATUSES } from '../../core/run-state.js';
-import type { KeptEvent } from '../../core/waits.js';
+import { type KeptEvent, nextWaitAt } from '../../core/waits.js';
 import { stepFlowKey } from '../flow-accounting.js';
 import type { AttemptKey } from '../store.js';
 import { ATTEMPT_USAGE_ONCE, type AttemptRow, attemptKeyText } from '../store-rows.js';
@@ -124,6 +124,7 @@ export class WriteBatch {
       finished_at: run.finishedAt,
       running_count: runningCount(run),
       next_due_at: nextDueAt(run),
+      next_wait_at: nextWaitAt(run),
       concurrency: planChanged ? run.plan.limits.concurrency : null,
       plan_hash: planHash,
       input_tokens: run.usage?.inputTokens ?? 0,
@@ -222,12 +223,13 @@ export function writeBatchSql(schema: string, channel: string): string {
   ru AS (
     UPDATE ${schema}.runs r SET status = x.status, attempts_total = x.attempts_total,
       blocked_reason = x.blocked_reason, updated_at = x.updated_at, finished_at = x.finished_at,
-      running_count = x.running_count, next_due_at = x.next_due_at, concurrency = coalesce(x.concurrency, r.concurrency),
+      running_count = x.running_count, next_due_at = x.next_due_at, next_wait_at = x.next_wait_at,
+      concurrency = coalesce(x.concurrency, r.concurrency),
       plan_hash = coalesce(x.plan_hash, r.plan_hash), version = r.version + 1,
       input_tokens = x.input_tokens, output_tokens = x.output_tokens, cost_usd = x.cost_usd
     FROM json_to_recordset($2::json) AS x (id text, status text, attempts_total integer, blocked_reason text,
-      updated_at bigint, finished_at bigint, running_count integer, next_due_at bigint, concurrency integer, plan_hash text,
-      input_tokens bigint, output_tokens bigint, cost_usd double precision)
+      updated_at bigint, finished_at bigint, running_count integer, next_due_at bigint, next_wait_at bigint,
+      concurrency integer, plan_hash text, input_tokens bigint, output_tokens bigint, cost_usd double precision)
     WHERE r.id = x.id),
   pl AS (
     UPDATE ${schema}.run_plans p SET plan = x.plan
