@@ -243,5 +243,36 @@ export function describeSchedulesContract(name: string, makeHarness: () => Store
       expect(await store.listSchedules()).toEqual([]);
       expect(await store.getRun(run.id)).not.toBeNull();
     });
+
+    it('adds a schedule paused in the same write, and a replacement may pause it again', async () => {
+      const added = await store.addSchedule({
+        name: 'held',
+        plan,
+        planHash: 'h',
+        inputs: {},
+        workspace: '/ws',
+        rules: rules({}),
+        now: T0,
+        paused: true,
+      });
+      expect(added).toMatchObject({ paused: true, nextFireAt: null });
+      expect(await store.nextWakeAt()).toBeNull();
+      await cycle(T0 + 5 * MIN);
+      expect(await runIds()).toEqual([]);
+      expect(await store.listScheduleSlots('held')).toEqual([]);
+      const resumed = await store.resumeSchedule('held', T0 + 5 * MIN + 30_000);
+      expect(resumed).toMatchObject({ paused: false, nextFireAt: T0 + 6 * MIN });
+      // A replacement without `paused` keeps the state; with it, the schedule is paused again.
+      const stored = (await store.getSchedule('held'))!;
+      const spec = { ...stored, planHash: 'h2', now: T0 + 5 * MIN + 40_000 };
+      delete (spec as { paused?: boolean }).paused;
+      expect(await store.replaceSchedule(spec)).toMatchObject({ paused: false, nextFireAt: T0 + 6 * MIN });
+      expect(await store.replaceSchedule({ ...spec, planHash: 'h3', paused: true })).toMatchObject({
+        paused: true,
+        nextFireAt: null,
+      });
+      await cycle(T0 + 10 * MIN);
+      expect(await runIds()).toEqual([]);
+    });
   });
 }

@@ -4,6 +4,7 @@
  * that from the SDK and the tools' schemas alone.
  */
 
+export { validateScheduleName } from '../core/schedule/schedule-rules.js';
 export { RunSecretsCache } from '../engine/run-secrets-cache.js';
 export { startRun } from '../engine/start-run.js';
 export { attemptLogFile, readLogTail } from '../runtime/attempt-logs.js';
@@ -20,8 +21,17 @@ export {
   sendEventToWaits,
 } from '../runtime/run-actions.js';
 export { flowWaits, requireRun, requireRunSteps } from '../runtime/run-reads.js';
+export { API_OPTION_NAMES, parseTimeOption, scheduleRules } from '../runtime/schedule-options.js';
+export {
+  describeSchedule,
+  maskedForSchedule,
+  SCHEDULE_QUESTION,
+} from '../runtime/schedule-proposal.js';
+export { updatedSchedule } from '../runtime/schedule-update.js';
+export { listScheduleViews, previewFireTimes, requireScheduleView } from '../runtime/schedule-view.js';
 export { engineSettings } from '../runtime/settings.js';
 export { resultOfText } from '../runtime/step-result-text.js';
 export { eventDataJson } from '../runtime/wait-inputs.js';
+export { scheduleNotFound } from '../store/schedules/schedule-rows.js';
 export { loadPlanFile } from '../workflow/load-plan-file.js';
 export { parsePlanText } from '../workflow/parse-plan-text.js';

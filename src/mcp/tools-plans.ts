@@ -14,7 +14,7 @@ const runtime = () => import('./runtime-calls.js');
 /** Plan text a tool accepts at most (a plan file may have 5 MB; one handed over in a call less). */
 const MAX_PLAN_TEXT_CHARS = 1_000_000;
 
-const planSource = {
+export const planSource = {
   plan: z
     .string()
     .min(1)
@@ -30,7 +30,7 @@ const planSource = {
 };
 
 /** The plan of a call: from `plan` (text) or `path`, exactly one of them. */
-async function loadPlan(args: { plan?: string | undefined; path?: string | undefined }) {
+export async function loadPlan(args: { plan?: string | undefined; path?: string | undefined }) {
   if ((args.plan === undefined) === (args.path === undefined))
     throw new BatonError(
       'INVALID_ARGUMENT',
@@ -42,7 +42,7 @@ async function loadPlan(args: { plan?: string | undefined; path?: string | undef
   return { plan: parsePlanText(text, text.trimStart().startsWith('{') ? 'plan.json' : 'plan.yaml') };
 }
 
-const runOptions = {
+export const runOptions = {
   inputs: z
     .record(z.string().max(200), z.string().max(100_000))
     .optional()
@@ -77,7 +77,7 @@ async function prepare(
   });
 }
 
-function stepList(plan: Plan) {
+export function stepList(plan: Plan) {
   return plan.steps.map((step) => ({ id: step.id, title: step.title, dependsOn: step.dependsOn }));
 }
 

@@ -1,4 +1,4 @@
-import type { PlanStep } from '../core/plan/types.js';
+import type { Plan, PlanStep } from '../core/plan/types.js';
 import { startRun } from '../engine/start-run.js';
 import type { NewRun, RunDetail, Store } from '../store/store.js';
 import { formatDuration } from './format.js';
@@ -40,11 +40,14 @@ export const cliAnswers = (runId: string): ProposalAnswers => ({
   reject: `baton reject ${runId}`,
 });
 
-/** A summary an agent can show its user as is: what will run, in what order, and the one question. */
-export function describeProposal(run: RunDetail, answers: ProposalAnswers = cliAnswers(run.id)): string {
-  const lines = [`Proposed plan "${run.planName}" (run ${run.id}), ${run.steps.length} steps:`];
-  if (run.plan.description) lines.push(`  ${run.plan.description}`);
-  run.plan.steps.forEach((step, index) => {
+/**
+ * What a plan will do, as a proposal's and a schedule's summary list it: its steps in order with
+ * what each does, its inputs, its workspace and how often a step may be tried.
+ */
+export function describePlanWork(plan: Plan, inputs: Record<string, string>, workspace: string): string[] {
+  const lines: string[] = [];
+  if (plan.description) lines.push(`  ${plan.description}`);
+  plan.steps.forEach((step, index) => {
     const after = step.dependsOn.length > 0 ? ` (after ${step.dependsOn.join(', ')})` : '';
     lines.push(`  ${index + 1}. ${step.title}${after}`);
     lines.push(`     ${shorten(stepAction(step))}`);
@@ -52,12 +55,21 @@ export function describeProposal(run: RunDetail, answers: ProposalAnswers = cliA
     if (step.delayBeforeMs > 0)
       lines.push(`     waits ${formatDuration(step.delayBeforeMs)} before starting`);
   });
-  const inputs = Object.entries(run.inputs);
-  if (inputs.length > 0) lines.push(`Inputs: ${inputs.map(([k, v]) => `${k}=${shorten(v, 60)}`).join(', ')}`);
-  lines.push(`Workspace: ${run.workspace}`);
+  const given = Object.entries(inputs);
+  if (given.length > 0) lines.push(`Inputs: ${given.map(([k, v]) => `${k}=${shorten(v, 60)}`).join(', ')}`);
+  lines.push(`Workspace: ${workspace}`);
   lines.push(
-    `Each step may be tried up to ${Math.max(...run.plan.steps.map((s) => s.retry.maxAttempts))} times; at most ${run.plan.limits.maxSteps} attempts in all.`,
+    `Each step may be tried up to ${Math.max(...plan.steps.map((s) => s.retry.maxAttempts))} times; at most ${plan.limits.maxSteps} attempts in all.`,
   );
+  return lines;
+}
+
+/** A summary an agent can show its user as is: what will run, in what order, and the one question. */
+export function describeProposal(run: RunDetail, answers: ProposalAnswers = cliAnswers(run.id)): string {
+  const lines = [
+    `Proposed plan "${run.planName}" (run ${run.id}), ${run.steps.length} steps:`,
+    ...describePlanWork(run.plan, run.inputs, run.workspace),
+  ];
   lines.push('');
   lines.push(DELAY_QUESTION);
   lines.push(`  approve without waiting:  ${answers.approve}`);

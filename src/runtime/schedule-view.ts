@@ -2,6 +2,7 @@ import '../store/core-libraries.js';
 import type { RunStatus } from '../core/run-state.js';
 import type { ScheduleRules } from '../core/schedule/schedule-rules.js';
 import { SlotClock, timingText } from '../core/schedule/slot-clock.js';
+import { scheduleNotFound } from '../store/schedules/schedule-rows.js';
 import type { ScheduleSlot, ScheduleSummary, Store } from '../store/store.js';
 
 /** How many slots of its history `schedule list` reads per schedule (for the missed ones). */
@@ -48,4 +49,46 @@ export async function listScheduleViews(store: Store, now: number): Promise<Sche
   return Promise.all(
     schedules.map(async (s) => scheduleView(s, await store.listScheduleSlots(s.name, HISTORY_READ), now)),
   );
+}
+
+/** One schedule's view (`schedule show`, and after each change); SCHEDULE_NOT_FOUND when there is none. */
+export async function requireScheduleView(store: Store, name: string, now: number): Promise<ScheduleView> {
+  const view = (await listScheduleViews(store, now)).find((v) => v.name === name);
+  if (!view) throw scheduleNotFound(name);
+  return view;
+}
+
+/** One slot as `schedule preview --json` and the MCP server's `schedule_preview` give it. */
+export interface FireTime {
+  /** ISO 8601 in UTC. */
+  at: string;
+  /** The wall clock in `tz`: 2026-12-03 08:00:00. */
+  local: string;
+  tz: string;
+}
+
+/** The next `count` slots of rules after `from`, in UTC and as the wall clock of their time zone. */
+export function previewFireTimes(rules: ScheduleRules, from: number, count: number): FireTime[] {
+  const tz = 'cron' in rules.timing ? rules.timing.tz : 'UTC';
+  return nextFireTimes(rules, from, count).map((at) => ({
+    at: new Date(at).toISOString(),
+    local: localTime(at, tz),
+    tz,
+  }));
+}
+
+/** A time as a wall clock in `tz`: 2026-12-03 08:00:00. */
+function localTime(at: number, tz: string): string {
+  const parts = new Intl.DateTimeFormat('en-CA', {
+    timeZone: tz,
+    year: 'numeric',
+    month: '2-digit',
+    day: '2-digit',
+    hour: '2-digit',
+    minute: '2-digit',
+    second: '2-digit',
+    hourCycle: 'h23',
+  }).formatToParts(at);
+  const get = (type: string) => parts.find((p) => p.type === type)?.value ?? '';
+  return `${get('year')}-${get('month')}-${get('day')} ${get('hour')}:${get('minute')}:${get('second')}`;
 }

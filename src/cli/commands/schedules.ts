@@ -1,10 +1,15 @@
-import { BatonError } from '../../core/errors.js';
 import { validateScheduleName } from '../../core/schedule/schedule-rules.js';
 import { formatTime } from '../../runtime/format.js';
 import { openStore, storeExists, withExistingStore } from '../../runtime/open-store.js';
 import { parsePositiveInt } from '../../runtime/parse-values.js';
 import { parseTimeOption, type ScheduleOptions, scheduleRules } from '../../runtime/schedule-options.js';
-import { listScheduleViews, nextFireTimes, type ScheduleView } from '../../runtime/schedule-view.js';
+import { type ScheduleSnapshot, updatedSchedule } from '../../runtime/schedule-update.js';
+import {
+  listScheduleViews,
+  previewFireTimes,
+  requireScheduleView,
+  type ScheduleView,
+} from '../../runtime/schedule-view.js';
 import { scheduleNotFound as noSchedule } from '../../store/schedules/schedule-rows.js';
 import type { NewSchedule, ScheduleSlot, Store } from '../../store/store.js';
 import { EXIT } from '../exit-codes.js';
@@ -20,35 +25,26 @@ interface ScheduleCliOptions extends GlobalOptions, ScheduleOptions {
   plan?: string;
 }
 
-/** The plan snapshot and rules of `schedule add` / `update`, every one checked before a store is opened. */
-async function newSchedule(
-  name: string,
-  planPath: string,
-  options: ScheduleCliOptions,
-  rules: NewSchedule['rules'],
-) {
+/** The plan snapshot of `schedule add` / `update`, checked before a store is opened. */
+async function planSnapshot(planPath: string, options: ScheduleCliOptions): Promise<ScheduleSnapshot> {
   const { prepared } = await prepareRunFromCli(planPath, { ...options, id: undefined, shadow: false });
   return {
-    name,
     plan: prepared.plan,
     planHash: prepared.planHash,
     inputs: prepared.inputs,
     workspace: prepared.workspace,
-    rules,
-    now: Date.now(),
-  } satisfies NewSchedule;
+  };
 }
 
 /** `baton schedule add <name> <plan> (--cron … | --every …)`: stores the schedule with its plan snapshot. */
 export async function scheduleAddCommand(name: string, planPath: string, options: ScheduleCliOptions) {
   validateScheduleName(name);
   const rules = scheduleRules(options, Date.now());
-  const spec = await newSchedule(name, planPath, options, rules);
+  const spec: NewSchedule = { name, ...(await planSnapshot(planPath, options)), rules, now: Date.now() };
   const store = await openStore(options);
   try {
     const added = await store.addSchedule(spec);
-    const [view] = await viewsOf(store, [added.name]);
-    return printAdded(view!, 'added', options.json);
+    return printAdded(await requireScheduleView(store, added.name, Date.now()), 'added', options.json);
   } finally {
     await store.close();
   }
@@ -65,39 +61,14 @@ export async function scheduleUpdateCommand(name: string, options: ScheduleCliOp
   try {
     const current = await store.getSchedule(name);
     if (!current) throw noSchedule(name);
-    const timingGiven = options.cron !== undefined || options.every !== undefined;
-    const old = current.rules;
-    const merged: ScheduleOptions = {
-      ...(timingGiven
-        ? { cron: options.cron, every: options.every, tz: options.tz }
-        : 'cron' in old.timing
-          ? { cron: old.timing.cron, tz: options.tz ?? old.timing.tz }
-          : { every: old.timing.everyMs }),
-      overlap: options.overlap ?? old.overlap,
-      catchUp: options.catchUp ?? (old.catchUpMs === null ? 'none' : old.catchUpMs),
-      ...(options.startAt !== undefined
-        ? { startAt: options.startAt }
-        : old.startAt === null
-          ? {}
-          : { startAt: old.startAt }),
-      ...(options.endAt !== undefined
-        ? { endAt: options.endAt }
-        : old.endAt === null
-          ? {}
-          : { endAt: old.endAt }),
-    };
-    const rules = scheduleRules(merged, Date.now());
-    const spec: NewSchedule = options.plan
-      ? await newSchedule(name, options.plan, options, rules)
-      : { ...current, rules, now: Date.now() };
-    if (!options.plan && (options.input || options.workspace))
-      throw new BatonError(
-        'INVALID_ARGUMENT',
-        '--input and --workspace go with --plan <file>: give the plan again',
-      );
+    const spec = await updatedSchedule(current, {
+      options,
+      runOptionsGiven: Boolean(options.input || options.workspace),
+      ...(options.plan ? { snapshot: () => planSnapshot(options.plan!, options) } : {}),
+      now: Date.now(),
+    });
     await store.replaceSchedule(spec);
-    const [view] = await viewsOf(store, [name]);
-    return printAdded(view!, 'updated', options.json);
+    return printAdded(await requireScheduleView(store, name, Date.now()), 'updated', options.json);
   } finally {
     await store.close();
   }
@@ -129,13 +100,13 @@ export async function scheduleListCommand(options: GlobalOptions) {
 export async function scheduleShowCommand(name: string, options: GlobalOptions & { limit?: string }) {
   if (!storeExists(options)) throw noSchedule(name);
   return withExistingStore(options, async (store) => {
-    const [view] = await viewsOf(store, [name]);
+    const view = await requireScheduleView(store, name, Date.now());
     const slots = await store.listScheduleSlots(
       name,
       options.limit ? parsePositiveInt(options.limit, '--limit') : 20,
     );
     if (options.json) printJson({ ...view, slots });
-    else process.stdout.write(`${scheduleTable([view!])}\n\n${slotTable(slots)}\n`);
+    else process.stdout.write(`${scheduleTable([view])}\n\n${slotTable(slots)}\n`);
     return EXIT.ok;
   });
 }
@@ -183,13 +154,12 @@ export async function schedulePreviewCommand(
   const from = options.from === undefined ? Date.now() : parseTimeOption(options.from, '--from');
   const count = options.count === undefined ? 5 : parsePositiveInt(options.count, '--count', 1000);
   const rules = scheduleRules({ ...options, overlap: 'skip' }, from);
-  const times = nextFireTimes(rules, from, count);
-  const tz = 'cron' in rules.timing ? rules.timing.tz : 'UTC';
+  const times = previewFireTimes(rules, from, count);
   if (options.json) {
-    printJson(times.map((at) => ({ at: new Date(at).toISOString(), local: localTime(at, tz), tz })));
+    printJson(times);
     return EXIT.ok;
   }
-  process.stdout.write(`${table(times.map((at) => [formatTime(at), `${localTime(at, tz)} ${tz}`]))}\n`);
+  process.stdout.write(`${table(times.map((t) => [formatTime(Date.parse(t.at)), `${t.local} ${t.tz}`]))}\n`);
   return EXIT.ok;
 }
 
@@ -203,16 +173,10 @@ async function onSchedule(
   const store = await openStore(options);
   try {
     await change(store);
-    const [view] = await viewsOf(store, [name]);
-    return printAdded(view!, verb, options.json);
+    return printAdded(await requireScheduleView(store, name, Date.now()), verb, options.json);
   } finally {
     await store.close();
   }
-}
-
-async function viewsOf(store: Store, names: readonly string[]): Promise<ScheduleView[]> {
-  const views = await listScheduleViews(store, Date.now());
-  return names.map((name) => views.find((view) => view.name === name)!);
 }
 
 function printAdded(view: ScheduleView, verb: string, json: boolean | undefined): number {
@@ -248,20 +212,4 @@ function slotTable(slots: readonly ScheduleSlot[]): string {
     rows.push([when, s.manual ? 'triggered' : s.outcome, run, s.reason ?? '']);
   }
   return table(rows);
-}
-
-/** A time as a wall clock in `tz`: 2026-12-03 08:00:00. */
-function localTime(at: number, tz: string): string {
-  const parts = new Intl.DateTimeFormat('en-CA', {
-    timeZone: tz,
-    year: 'numeric',
-    month: '2-digit',
-    day: '2-digit',
-    hour: '2-digit',
-    minute: '2-digit',
-    second: '2-digit',
-    hourCycle: 'h23',
-  }).formatToParts(at);
-  const get = (type: string) => parts.find((p) => p.type === type)?.value ?? '';
-  return `${get('year')}-${get('month')}-${get('day')} ${get('hour')}:${get('minute')}:${get('second')}`;
 }

@@ -157,7 +157,7 @@ export class PostgresSchedules {
     const { rowCount } = await this.pool.query(
       `INSERT INTO ${this.schema}.schedules (name, plan_name, plan_json, plan_hash, inputs_json, workspace, rules_json,
          paused, cursor_at, next_fire_at, created_at, updated_at)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, false, $8, $9, $10, $10) ON CONFLICT (name) DO NOTHING`,
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $11) ON CONFLICT (name) DO NOTHING`,
       [
         v.name,
         v.planName,
@@ -166,8 +166,9 @@ export class PostgresSchedules {
         v.inputsJson,
         v.workspace,
         v.rulesJson,
+        v.paused,
         v.cursorAt,
-        v.nextFireAt,
+        v.paused ? null : v.nextFireAt,
         v.now,
       ],
     );
@@ -178,9 +179,11 @@ export class PostgresSchedules {
     await inTransaction(this.pool, async (client) => {
       const row = await this.lockRow(client, spec.name);
       const v = scheduleValues(spec, Math.max(row.cursor_at, spec.now));
+      const paused = spec.paused ?? Boolean(row.paused);
       await client.query(
         `UPDATE ${this.schema}.schedules SET plan_name = $1, plan_json = $2, plan_hash = $3, inputs_json = $4,
-           workspace = $5, rules_json = $6, cursor_at = $7, next_fire_at = $8, updated_at = $9 WHERE name = $10`,
+           workspace = $5, rules_json = $6, paused = $7, cursor_at = $8, next_fire_at = $9, updated_at = $10
+         WHERE name = $11`,
         [
           v.planName,
           v.planJson,
@@ -188,8 +191,9 @@ export class PostgresSchedules {
           v.inputsJson,
           v.workspace,
           v.rulesJson,
+          paused,
           v.cursorAt,
-          row.paused ? null : v.nextFireAt,
+          paused ? null : v.nextFireAt,
           v.now,
           v.name,
         ],

@@ -126,6 +126,7 @@ export function scheduleValues(spec: NewSchedule, cursorAt = spec.now) {
     rulesJson: JSON.stringify(spec.rules),
     cursorAt,
     nextFireAt: new SlotClock(spec.rules).next(cursorAt),
+    paused: spec.paused === true,
     now: spec.now,
   };
 }

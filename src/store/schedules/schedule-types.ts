@@ -13,6 +13,12 @@ export interface NewSchedule {
   workspace: string;
   rules: ScheduleRules;
   now: number;
+  /**
+   * Stored paused, in the same write (no slot is decided until it is resumed): true for a schedule
+   * a person has yet to approve (the MCP server's schedule_add, a new plan through schedule_update).
+   * Default: added active; replaced, it keeps its state.
+   */
+  paused?: boolean;
 }
 
 /** A stored schedule as the reads return it. */

@@ -129,7 +129,7 @@ export class SqliteSchedules {
     const v = scheduleValues(spec);
     this.sql(
       `INSERT INTO schedules (name, plan_name, plan_json, plan_hash, inputs_json, workspace, rules_json, paused,
-         cursor_at, next_fire_at, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?, ?)`,
+         cursor_at, next_fire_at, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     ).run(
       v.name,
       v.planName,
@@ -138,8 +138,9 @@ export class SqliteSchedules {
       v.inputsJson,
       v.workspace,
       v.rulesJson,
+      v.paused ? 1 : 0,
       v.cursorAt,
-      v.nextFireAt,
+      v.paused ? null : v.nextFireAt,
       v.now,
       v.now,
     );
@@ -149,9 +150,10 @@ export class SqliteSchedules {
     const row = this.row(spec.name);
     if (!row) throw scheduleNotFound(spec.name);
     const v = scheduleValues(spec, Math.max(row.cursor_at, spec.now));
+    const paused = spec.paused ?? Boolean(row.paused);
     this.sql(
       `UPDATE schedules SET plan_name = ?, plan_json = ?, plan_hash = ?, inputs_json = ?, workspace = ?, rules_json = ?,
-         cursor_at = ?, next_fire_at = ?, updated_at = ? WHERE name = ?`,
+         paused = ?, cursor_at = ?, next_fire_at = ?, updated_at = ? WHERE name = ?`,
     ).run(
       v.planName,
       v.planJson,
@@ -159,8 +161,9 @@ export class SqliteSchedules {
       v.inputsJson,
       v.workspace,
       v.rulesJson,
+      paused ? 1 : 0,
       v.cursorAt,
-      row.paused ? null : v.nextFireAt,
+      paused ? null : v.nextFireAt,
       v.now,
       v.name,
     );
