@@ -9,8 +9,8 @@
 // (dist/console/console-server.js) serves each store in this process with metrics on; each figure
 // is the median of SAMPLES requests over loopback with keep-alive, after two warm-ups, the stores
 // alternating. Beside it: a static file over the same server (the HTTP floor), the bare
-// `Store.metricsSnapshot` call, and that call counting the attempts of 10,000 new events (what a
-// scrape 15 s after a busy minute reads).
+// `Store.metricsSnapshot` call, and that call counting the attempts of 10,000 new events and their
+// usage (what a scrape 15 s after a busy minute reads).
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -106,15 +106,23 @@ function rows(dialect, history) {
   return statements;
 }
 
-/** 10,000 attempt-ending events after everything else (for the counted-range figure). */
+/**
+ * 10,000 attempt-ending events after everything else (for the counted-range figure), each ending an
+ * attempt whose row reports usage (read through the attempts' key for tokens and cost by model).
+ */
 function newEvents(dialect) {
   const sqlite = dialect === 'sqlite';
   const series = sqlite
     ? `(WITH RECURSIVE s(g) AS (SELECT 1 UNION ALL SELECT g + 1 FROM s WHERE g < ${NEW_EVENTS}) SELECT g FROM s)`
     : `generate_series(1, ${NEW_EVENTS}) g`;
-  const data = `'{"stepId":"s1","failureClass":"transient","message":"HTTP 503"}'`;
-  return `INSERT INTO events (run_id, at, type, step_id, ${sqlite ? 'data_json' : 'data'})
-    SELECT 'l00000001', ${Date.now()}, CASE WHEN g % 2 = 0 THEN 'step.failed' ELSE 'step.succeeded' END, 's1',
+  const data = sqlite
+    ? `json_object('stepId', 's1', 'attempt', g, 'failureClass', 'transient', 'message', 'HTTP 503')`
+    : `json_build_object('stepId', 's1', 'attempt', g, 'failureClass', 'transient', 'message', 'HTTP 503')`;
+  const now = Date.now();
+  return `INSERT INTO attempts (run_id, step_id, attempt, owner, started_at, ended_at, outcome, input_tokens, output_tokens, cost_usd)
+    SELECT 'l00000001', 's1', g, 'bench', ${now}, ${now}, 'failed', 1000, 200, 0.4 FROM ${series};
+    INSERT INTO events (run_id, at, type, step_id, ${sqlite ? 'data_json' : 'data'})
+    SELECT 'l00000001', ${now}, CASE WHEN g % 2 = 0 THEN 'step.failed' ELSE 'step.succeeded' END, 's1',
       ${data} FROM ${series}`;
 }
 
@@ -168,6 +176,7 @@ async function measure(kind, stores, exec) {
       });
       range.push(performance.now() - started);
       assert(counted.attemptsEnded.reduce((n, a) => n + a.count, 0) === NEW_EVENTS, 'counted events');
+      assert(counted.usageEnded.reduce((n, u) => n + u.attempts, 0) === NEW_EVENTS, 'counted usage');
     }
     const result = Object.fromEntries(Object.entries(samples).map(([key, values]) => [key, median(values)]));
     result.snapshotCounting10kEvents = median(range);

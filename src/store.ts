@@ -55,6 +55,7 @@ export type {
   EffectKey,
   EffectRecord,
   EndedAttempts,
+  EndedUsage,
   FinishedRunsBatch,
   FlowLimitStatus,
   HookDelivery,

@@ -5,13 +5,11 @@
  * left due, and a step whose worker died and whose lease `check` reclaims); the exposition, read by
  * a strict parser of the text format, then says what the store's own reads say.
  */
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { FAILURE_CLASSES } from '../src/core/failure.js';
 import { RUN_STATUSES, STEP_STATUSES } from '../src/core/run-state.js';
-import { PostgresStore } from '../src/store/postgres/postgres-store.js';
-import { SqliteStore } from '../src/store/sqlite/sqlite-store.js';
 import type { Store } from '../src/store/store.js';
 import {
   agentCommand,
@@ -20,33 +18,25 @@ import {
   runBaton,
   spawnBaton,
   stopProcesses,
-  tempDir,
   waitFor,
   writePlan,
 } from './helpers/cli.js';
+import {
+  METRICS_TOKEN,
+  type MetricsTarget,
+  metricsTokenFile,
+  postgresMetricsTarget,
+  scrapeMetrics,
+  sqliteMetricsTarget,
+} from './helpers/metrics-targets.js';
 import { fixturePlan } from './helpers/plans.js';
-import { freshSchemaName, startPostgres, type TestPostgres } from './helpers/postgres.js';
-import { type Family, parsePrometheusText, seriesValue } from './helpers/prometheus-text.js';
+import { startPostgres, type TestPostgres } from './helpers/postgres.js';
+import { type Family, seriesValue } from './helpers/prometheus-text.js';
 
 const TEST_TIMEOUT = 180_000;
-const METRICS_TOKEN = 'metrics-scrape-token-0123456789';
 
 afterEach(() => stopProcesses());
 afterAll(() => removeTempDirs());
-
-interface Target {
-  dir: string;
-  home: string;
-  /** `--store <url>` for PostgreSQL, nothing for SQLite. */
-  storeArgs: string[];
-  open(): Promise<Store>;
-}
-
-function sqliteTarget(): Target {
-  const dir = tempDir('baton-metrics-');
-  const home = join(dir, 'home');
-  return { dir, home, storeArgs: [], open: async () => SqliteStore.open(join(home, 'baton.db')) };
-}
 
 let server: TestPostgres | undefined;
 beforeAll(async () => {
@@ -55,17 +45,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await server?.stop();
 });
-
-function postgresTarget(): Target {
-  const dir = tempDir('baton-metrics-pg-');
-  const schema = freshSchemaName('metrics');
-  return {
-    dir,
-    home: join(dir, 'home'),
-    storeArgs: ['--store', `${server!.url}?schema=${schema}`],
-    open: () => PostgresStore.open(server!.url, { schema }),
-  };
-}
 
 /** What `/metrics` should say, from the store's own reads (not metricsSnapshot). */
 async function expectedOf(store: Store, now: number) {
@@ -113,7 +92,7 @@ function figuresOf(families: Map<string, Family>) {
   return { runCounts, steps, attempts, due: seriesValue(families, 'baton_steps_due') };
 }
 
-function describeMetrics(name: string, makeTarget: () => Target): void {
+function describeMetrics(name: string, makeTarget: () => MetricsTarget): void {
   describe(`baton serve --metrics: ${name}`, () => {
     it(
       'answers a bearer token only; after a scripted workload its figures are the store’s',
@@ -124,8 +103,7 @@ function describeMetrics(name: string, makeTarget: () => Target): void {
           runBaton([...args, ...storeArgs], { home, cwd: dir, env });
         // The store exists (migrated) before the console opens it read-only.
         expectExit(await baton(['flow', 'set', 'metrics-test', '--concurrency', '1']), 0);
-        const tokenFile = join(dir, 'metrics-token');
-        writeFileSync(tokenFile, `${METRICS_TOKEN}\n`, { mode: 0o600 });
+        const tokenFile = metricsTokenFile(dir);
         const serving = spawnBaton(['serve', '--metrics-token-file', tokenFile, ...storeArgs], {
           home,
           cwd: dir,
@@ -136,12 +114,7 @@ function describeMetrics(name: string, makeTarget: () => Target): void {
           'the metrics address',
         );
         const sessionToken = /\?token=(\S+)/.exec(serving.stdout())![1]!;
-        const scrape = async (token = METRICS_TOKEN) => {
-          const response = await fetch(url, { headers: { authorization: `Bearer ${token}` } });
-          expect(response.status).toBe(200);
-          expect(response.headers.get('content-type')).toBe('text/plain; version=0.0.4; charset=utf-8');
-          return parsePrometheusText(await response.text());
-        };
+        const scrape = (token = METRICS_TOKEN) => scrapeMetrics(url, token);
 
         // Without the token, or with a wrong one: 401 before the store is read.
         expect((await fetch(url)).status).toBe(401);
@@ -264,5 +237,5 @@ function describeMetrics(name: string, makeTarget: () => Target): void {
   });
 }
 
-describeMetrics('sqlite', sqliteTarget);
-describeMetrics('postgres', postgresTarget);
+describeMetrics('sqlite', sqliteMetricsTarget);
+describeMetrics('postgres', () => postgresMetricsTarget(server!.url));

@@ -1,4 +1,5 @@
 import type { Engine, EngineOptions } from '../engine/engine.js';
+import type { EngineMeter } from '../engine/engine-meter.js';
 import { createEngine } from '../runtime/create-engine.js';
 import type { EngineSettings } from '../runtime/settings.js';
 import type { Store } from '../store/store.js';
@@ -30,17 +31,19 @@ export function handleStopSignals(engine: Engine, graceMs: number, say: (line: s
   };
 }
 
-/** The runtime's engine, with the CLI's progress observers and its failure lines on stderr. */
+/** The runtime's engine, with the CLI's progress observers, its failure lines on stderr, and `meter` for `/metrics`. */
 export function engineFromCli(
   store: Store,
   home: string,
   settings: EngineSettings,
   observers: Pick<EngineOptions, 'onClaim' | 'onSettle'> = {},
+  meter?: EngineMeter,
 ): Engine {
   return createEngine({
     store,
     home,
     settings,
+    ...(meter === undefined ? {} : { meter }),
     observers: {
       ...observers,
       onError: (error) =>

@@ -146,7 +146,31 @@ baton agents says whether it works here.`,
       '--store-wait <duration>',
       'how long to wait for a PostgreSQL store that cannot be reached yet, retrying with a line each time: a duration, forever, or 0 (default forever)',
     )
+    .option(
+      '--metrics <port>',
+      "also serve Prometheus metrics at /metrics on this port (0: a free one): the store's figures and this worker's claim-cycle latency",
+    )
+    .option(
+      '--metrics-host <host>',
+      'the address /metrics listens on (default 127.0.0.1; any other needs --metrics-token-file)',
+    )
+    .option(
+      '--metrics-token-file <file>',
+      'a token (in this file) a scrape must send as Authorization: Bearer <token>; without it, /metrics is open to this machine',
+    )
     .addOption(concurrency())
     .addOption(lease())
+    .addHelpText(
+      'after',
+      `
+With --metrics, each worker is a scrape target of its own: the store's figures (the same from
+every worker and from baton serve --metrics) and its own store cycles' latency
+(docs/operating.md: which process exports what, a scrape config).
+
+Examples:
+  baton worker
+  baton worker --metrics 9465
+  baton worker --metrics 9465 --metrics-host 0.0.0.0 --metrics-token-file ~/.baton-metrics-token`,
+    )
     .action(act(async () => (await import('./commands/worker.js')).workerCommand));
 }

@@ -1,6 +1,5 @@
 import { readFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { BatonError } from '../core/errors.js';
 import { redactSecrets } from '../core/redact.js';
 import { planSecretEnv } from '../core/run-secrets.js';
@@ -14,6 +13,7 @@ import { answerBlockedCapability, isBlockedCapabilityPath } from './blocked-capa
 import type { ConsoleContext, Handler } from './context.js';
 import { EventHub } from './event-hub.js';
 import { html } from './html.js';
+import { isLoopbackHost, listenOn, loopbackHostHeader } from './listen.js';
 import { answerMetrics, METRICS_PATH, type MetricsEndpoint, metricsEndpoint } from './metrics-route.js';
 import { PAGE_ROUTES } from './page-routes.js';
 import { errorPage, statusOfError } from './pages/error-page.js';
@@ -57,11 +57,7 @@ export interface RunningConsole {
   close(): Promise<void>;
 }
 
-const LOOPBACK = new Set(['127.0.0.1', '::1', 'localhost']);
-
-export function isLoopbackHost(host: string): boolean {
-  return LOOPBACK.has(host.replace(/^\[|\]$/g, '').toLowerCase());
-}
+export { isLoopbackHost } from './listen.js';
 
 /** Form bodies larger than this are refused: actions carry a token and a result at most. */
 const MAX_BODY_BYTES = 256 * 1024;
@@ -148,20 +144,9 @@ export async function startConsole(options: ConsoleOptions): Promise<RunningCons
     sockets.add(socket);
     socket.on('close', () => sockets.delete(socket));
   });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', (error: NodeJS.ErrnoException) =>
-      reject(
-        new BatonError(
-          'CONFIG_INVALID',
-          `cannot listen on ${options.host}:${options.port}: ${error.code === 'EADDRINUSE' ? 'the port is in use (choose another with --port, or 0 for a free one)' : error.message}`,
-        ),
-      ),
-    );
-    server.listen(options.port, options.host, () => resolve());
-  });
-  port = (server.address() as AddressInfo).port;
-  const hostText = options.host.includes(':') ? `[${options.host}]` : options.host;
-  const origin = `http://${hostText}:${port}`;
+  const listening = await listenOn(server, options.host, options.port, '--port');
+  port = listening.port;
+  const origin = listening.origin;
   publicBase = () => options.publicUrl ?? origin;
   return {
     origin,
@@ -295,11 +280,6 @@ function refuseUnauthorized(res: ServerResponse): void {
     401,
     html`<!doctype html><html lang="en"><head><meta charset="utf-8"><title>baton console: sign in</title></head><body><h1>Session token required</h1><p>Open the address <code>baton serve</code> printed (it carries the token), or send <code>Authorization: Bearer &lt;token&gt;</code>.</p></body></html>`,
   );
-}
-
-function loopbackHostHeader(host: string | undefined, port: number): boolean {
-  if (host === undefined) return false;
-  return [`127.0.0.1:${port}`, `localhost:${port}`, `[::1]:${port}`].includes(host.toLowerCase());
 }
 
 /**

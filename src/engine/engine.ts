@@ -56,7 +56,7 @@ export interface EngineOptions {
   secrets?: readonly string[];
   /** The environment whose secrets are masked. Default process.env. */
   env?: NodeJS.ProcessEnv;
-  /** Tallies for `/metrics`: each cycle's latency, each attempt's usage by model (engine-meter.ts). */
+  /** Tallies for `/metrics`: each store cycle's latency (engine-meter.ts). */
   meter?: EngineMeter;
 }
 
@@ -323,7 +323,6 @@ export class Engine {
       abort,
     );
     this.inFlight.delete(attemptKeyText(claim));
-    this.options.meter?.attemptEnded(claim.step, completion.outcome);
     this.completions.push(completion);
     this.wake?.();
   }

@@ -34,7 +34,7 @@ interface EngineParts {
   agent?: AgentCliExecutorOptions;
   model?: ModelExecutorOptions;
   pollMs?: number;
-  /** Tallies for `/metrics` (`Baton.metrics()`). */
+  /** Claim-cycle latency for `/metrics` (`Baton.metrics()`, `baton worker --metrics`). */
   meter?: EngineMeter;
   /** Progress and failure observers of the front door (the CLI prints them). */
   observers?: Pick<EngineOptions, 'onClaim' | 'onSettle' | 'onError' | 'onHookFailure'>;

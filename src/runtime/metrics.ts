@@ -1,8 +1,9 @@
-import { FAILURE_CLASSES } from '../core/failure.js';
+import { FAILURE_CLASSES, type StepUsage } from '../core/failure.js';
 import { RUN_STATUSES, STEP_STATUSES } from '../core/run-state.js';
 import { CYCLE_SECONDS_BUCKETS, type EngineMeter } from '../engine/engine-meter.js';
-import type { EndedAttempts, MetricsSnapshot, Store } from '../store/store.js';
+import type { EndedAttempts, EndedUsage, MetricsSnapshot, Store } from '../store/store.js';
 import { MetricsText } from './metrics-text.js';
+import { PlanModelLabels } from './model-labels.js';
 
 export { METRICS_CONTENT_TYPE } from './metrics-text.js';
 
@@ -16,7 +17,7 @@ interface MetricsOptions {
    * time), 5000 on PostgreSQL.
    */
   settleMs?: number;
-  /** This process's engine tallies (claim-cycle latency, usage by model); absent: not exported. */
+  /** This process's engine tallies (claim-cycle latency); absent: not exported. */
   meter?: EngineMeter;
 }
 
@@ -27,8 +28,11 @@ const OUTCOMES = ['succeeded', 'degraded'] as const;
  * `Store.metricsSnapshot` (gauges of every worker's runs, steps, leases and hook calls) and adds the
  * attempts ended since the last scrape to counters that start at this process's first scrape (the
  * event log is every worker's, so any one process exports them all; a restart resets them, which
- * Prometheus' rate() and increase() expect of a counter). The engine's own tallies are added when
- * the process runs one. Labels are bounded: statuses, outcomes, failure classes, model labels.
+ * Prometheus' rate() and increase() expect of a counter). Tokens and cost by model are counted the
+ * same way, from the attempt rows of those attempts: every process that exports them (serve, a
+ * worker, a service) says the same of every worker's attempts, those of `baton run` and `check`
+ * too. The engine's claim-cycle latency, a property of each process, is added when it runs one.
+ * Labels are bounded: statuses, outcomes, failure classes, model labels.
  */
 export class BatonMetrics {
   private readonly now: () => number;
@@ -38,6 +42,9 @@ export class BatonMetrics {
   /** The newest seq seen at each scrape not yet settled, oldest first. */
   private readonly seen: { at: number; seq: number }[] = [];
   private readonly attempts = new Map<string, number>();
+  /** Per model label (core/model-label.ts). */
+  private readonly usage = new Map<string, StepUsage>();
+  private readonly labels: PlanModelLabels;
   private leasesReclaimed = 0;
   private scraping: Promise<string> | null = null;
 
@@ -47,6 +54,7 @@ export class BatonMetrics {
   ) {
     this.now = options.now ?? Date.now;
     this.settleMs = options.settleMs ?? (store.kind === 'postgres' ? 5000 : 0);
+    this.labels = new PlanModelLabels(store);
   }
 
   /** The exposition (Prometheus text format 0.0.4). Scrapes at the same time share one read. */
@@ -67,13 +75,29 @@ export class BatonMetrics {
     while (this.seen.length > 0 && this.seen[0]!.at <= now - this.settleMs)
       upToSeq = Math.max(upToSeq, this.seen.shift()!.seq);
     const snapshot = await this.store.metricsSnapshot({ now, events: { afterSeq: this.counted, upToSeq } });
+    // Labelled before any counter moves: a scrape that fails reading a plan counts nothing, and the
+    // next one counts the same range again.
+    const usage: [string, EndedUsage][] = [];
+    for (const ended of snapshot.usageEnded) {
+      // Null: the run was deleted since the snapshot (retention); its usage goes uncounted.
+      const label = await this.labels.labelOf(ended);
+      if (label !== null) usage.push([label, ended]);
+    }
+    for (const [label, ended] of usage) {
+      const total = this.usage.get(label) ?? { inputTokens: 0, outputTokens: 0, costUsd: 0 };
+      total.inputTokens += ended.inputTokens;
+      total.outputTokens += ended.outputTokens;
+      total.costUsd += ended.costUsd;
+      this.usage.set(label, total);
+    }
     for (const ended of snapshot.attemptsEnded)
       this.attempts.set(attemptKey(ended), (this.attempts.get(attemptKey(ended)) ?? 0) + ended.count);
     this.leasesReclaimed += snapshot.leasesReclaimed;
     this.counted = upToSeq;
     const out = new MetricsText();
     this.writeStore(out, snapshot, now);
-    if (this.options.meter) writeEngine(out, this.options.meter);
+    writeUsage(out, this.usage);
+    if (this.options.meter) writeCycles(out, this.options.meter);
     out
       .family('baton_metrics_scrape_seconds', 'gauge', 'How long this scrape read the store.')
       .sample('baton_metrics_scrape_seconds', (performance.now() - started) / 1000);
@@ -143,7 +167,7 @@ function attemptKey(ended: EndedAttempts): string {
   return `${ended.outcome}/${ended.failureClass ?? ''}`;
 }
 
-function writeEngine(out: MetricsText, meter: EngineMeter): void {
+function writeCycles(out: MetricsText, meter: EngineMeter): void {
   out
     .family(
       'baton_claim_cycle_seconds',
@@ -151,20 +175,28 @@ function writeEngine(out: MetricsText, meter: EngineMeter): void {
       "This process's store cycles (commit finished attempts, reclaim leases, claim due steps).",
     )
     .histogram('baton_claim_cycle_seconds', CYCLE_SECONDS_BUCKETS, meter.cycleBuckets, meter.cycleSeconds);
+}
+
+/**
+ * Usage by model, from the store alone, even in a process whose engine saw its own attempts' usage:
+ * one source, so an attempt is counted once, and every process's figure is every worker's (as
+ * `baton_attempts_total`), whichever process a dashboard reads, attempts of processes that export
+ * nothing (`baton run`, `check`) included.
+ */
+function writeUsage(out: MetricsText, usage: ReadonlyMap<string, StepUsage>): void {
   out.family(
     'baton_tokens_total',
     'counter',
-    "Tokens reported by this process's attempts, by model and direction.",
+    "Tokens reported by attempts ended (every worker's, from the attempt rows), by model and direction.",
   );
-  for (const [model, usage] of meter.usageByModel) {
-    out.sample('baton_tokens_total', usage.inputTokens, { model, direction: 'input' });
-    out.sample('baton_tokens_total', usage.outputTokens, { model, direction: 'output' });
+  for (const [model, total] of usage) {
+    out.sample('baton_tokens_total', total.inputTokens, { model, direction: 'input' });
+    out.sample('baton_tokens_total', total.outputTokens, { model, direction: 'output' });
   }
   out.family(
     'baton_cost_usd_total',
     'counter',
-    "Cost in US dollars reported by this process's attempts, by model.",
+    "Cost in US dollars reported by attempts ended (every worker's, from the attempt rows), by model.",
   );
-  for (const [model, usage] of meter.usageByModel)
-    out.sample('baton_cost_usd_total', usage.costUsd, { model });
+  for (const [model, total] of usage) out.sample('baton_cost_usd_total', total.costUsd, { model });
 }

@@ -1,6 +1,6 @@
 import type { FailureClass } from '../core/failure.js';
 import type { RunStatus, StepStatus } from '../core/run-state.js';
-import type { EndedAttempts } from './store.js';
+import type { EndedAttempts, EndedUsage } from './store.js';
 
 // What both dialects share of `Store.metricsSnapshot`: the events that end an attempt, the one
 // message that says a lease was reclaimed, and the rows turned into a snapshot.
@@ -14,6 +14,20 @@ export const ATTEMPT_END_EVENTS_SQL = "'step.succeeded', 'step.degraded', 'step.
  * stalled. The store contract's metrics test fails if the two part.
  */
 export const LEASE_RECLAIMED_MESSAGE_LIKE = "'lease of worker % expired: %'";
+
+/**
+ * Whether the attempt that event `e` ended ran its step's fallback, for a step on its fallback now
+ * (`steps.on_fallback`): yes when the step's latest fallback, retry or rerun event before `e` is its
+ * `step.fallback` (the attempt that gave up ended just before it; a retry or a rerun puts the step
+ * back on its own executor). Read through `events_by_run` for those steps alone: rare, and short.
+ * A step set back on its own executor after `e` but before the scrape read it counts as its own.
+ */
+export function fellBackSql(events: string): string {
+  return `(SELECT f.type FROM ${events} f
+    WHERE f.run_id = e.run_id AND f.seq < e.seq AND (f.step_id = e.step_id OR f.type = 'run.rerun_requested')
+      AND f.type IN ('step.fallback', 'step.retry_requested', 'run.rerun_requested')
+    ORDER BY f.seq DESC LIMIT 1) = 'step.fallback'`;
+}
 
 /** The run statuses whose steps are still counted (`MetricsSnapshot.steps`). */
 export const UNFINISHED_RUN_STATUSES_SQL = "'awaiting_approval', 'running', 'blocked'";
@@ -54,4 +68,29 @@ export function endedAttempts(rows: readonly AttemptEndRow[]): {
     });
   }
   return { attemptsEnded, leasesReclaimed };
+}
+
+/** A row of the attempts with usage ended in the counted range, per plan, step and executor. */
+export interface UsageEndRow {
+  plan_hash: string;
+  run_id: string;
+  step_id: string;
+  fell_back: number | boolean | null;
+  n: number | string;
+  input_tokens: number | string;
+  output_tokens: number | string;
+  cost_usd: number;
+}
+
+export function endedUsage(rows: readonly UsageEndRow[]): EndedUsage[] {
+  return rows.map((row) => ({
+    planHash: row.plan_hash,
+    runId: row.run_id,
+    stepId: row.step_id,
+    onFallback: row.fell_back === true || row.fell_back === 1,
+    attempts: Number(row.n),
+    inputTokens: Number(row.input_tokens),
+    outputTokens: Number(row.output_tokens),
+    costUsd: Number(row.cost_usd),
+  }));
 }

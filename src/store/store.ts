@@ -226,6 +226,26 @@ export interface MetricsSnapshot {
   attemptsEnded: EndedAttempts[];
   /** Expired leases reclaimed in the `events` range (each ends its attempt `interrupted`). */
   leasesReclaimed: number;
+  /**
+   * Tokens and cost of the attempts ended in the `events` range that reported usage (their attempt
+   * rows'), per plan and step: what the reader turns into usage by model (runtime/model-labels.ts).
+   */
+  usageEnded: EndedUsage[];
+}
+
+/** Usage of attempts of one step of one plan (`MetricsSnapshot.usageEnded`). */
+export interface EndedUsage {
+  /** The plan hash of the attempts' run, as stored when the snapshot was read. */
+  planHash: string;
+  /** A run whose plan has that hash: where to read the plan. */
+  runId: string;
+  stepId: string;
+  /** The attempts ran the step's fallback (the step had fallen back when they ended, and still is). */
+  onFallback: boolean;
+  attempts: number;
+  inputTokens: number;
+  outputTokens: number;
+  costUsd: number;
 }
 
 /** Attempts that ended one way (`MetricsSnapshot.attemptsEnded`). */

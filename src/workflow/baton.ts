@@ -500,9 +500,9 @@ export class Baton {
   /**
    * Prometheus metrics in the text format, for a service to answer its scraper with (Content-Type
    * `Baton.metricsContentType`): runs and steps by status, due steps and the oldest one's age,
-   * waiting steps, expired and reclaimed leases, attempts by failure class and hook calls, read
-   * from the store (every worker's); and this process's workers' claim-cycle latency and tokens
-   * and cost by model. Counters start at the first call. docs/operating.md lists every metric.
+   * waiting steps, expired and reclaimed leases, attempts by failure class, tokens and cost by
+   * model, and hook calls, read from the store (every worker's); and this process's workers'
+   * claim-cycle latency. Counters start at the first call. docs/operating.md lists every metric.
    */
   async metrics(): Promise<string> {
     this.exporter ??= Promise.all([this.opening, import('../runtime/metrics.js')]).then(

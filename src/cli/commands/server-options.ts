@@ -2,16 +2,17 @@ import { readFileSync, statSync } from 'node:fs';
 import { BatonError } from '../../core/errors.js';
 
 /**
- * The options `baton serve` and `baton mcp --http` share: the port to listen on and a token read
- * from a file (never a flag's value, which `ps` would show).
+ * The options `baton serve`, `baton mcp --http` and `baton worker --metrics` share: the port to
+ * listen on and a token read from a file (never a flag's value, which `ps` would show).
  */
 
-export function parsePort(value: string | undefined): number {
+/** The port `flag` gives (default `--port`); absent: 0, a free one. */
+export function parsePort(value: string | undefined, flag = '--port'): number {
   if (value === undefined) return 0;
   if (!/^\d{1,5}$/.test(value) || Number(value) > 65_535)
     throw new BatonError(
       'INVALID_ARGUMENT',
-      `--port: expected a port from 0 to 65535 (0: a free one), got "${value}"`,
+      `${flag}: expected a port from 0 to 65535 (0: a free one), got "${value}"`,
     );
   return Number(value);
 }

@@ -5,9 +5,12 @@ import {
   type AttemptEndRow,
   countsByStatus,
   endedAttempts,
+  endedUsage,
+  fellBackSql,
   LEASE_RECLAIMED_MESSAGE_LIKE,
   type StatusCountRow,
   UNFINISHED_RUN_STATUSES_SQL,
+  type UsageEndRow,
 } from '../metrics-rows.js';
 import type { MetricsQuery, MetricsSnapshot } from '../store.js';
 import type { PgPool } from './open-pool.js';
@@ -26,6 +29,7 @@ interface MetricsRow {
   failed: number;
   last: number | null;
   ended: AttemptEndRow[] | null;
+  usage: UsageEndRow[] | null;
 }
 
 /**
@@ -34,7 +38,9 @@ interface MetricsRow {
  * and expired leases among them) read per run through the steps' key (`OFFSET 0` keeps the
  * subquery a loop per run: joined, the planner would scan every step of the history); hook calls
  * owed and given up through `hook_deliveries_due` and `hook_deliveries_failed`; attempts ended by
- * a range of the events' key.
+ * a range of the events' key, and their usage through the attempts' key (each event names its
+ * attempt; `OFFSET 0` again keeps it a lookup per event: joined, the planner would hash every
+ * attempt of the history once the range holds a few thousand).
  */
 export async function postgresMetricsSnapshot(
   pool: PgPool,
@@ -63,7 +69,20 @@ export async function postgresMetricsSnapshot(
             count(*) FILTER (WHERE type = 'step.failed'
               AND data->>'message' LIKE ${LEASE_RECLAIMED_MESSAGE_LIKE}) AS reclaims
           FROM ${s}.events WHERE seq > $3 AND seq <= $4 AND type IN (${ATTEMPT_END_EVENTS_SQL})
-          GROUP BY type, failure_class) x) AS ended`,
+          GROUP BY type, failure_class) x) AS ended,
+       (SELECT json_agg(x) FROM (
+          SELECT u.plan_hash, min(e.run_id) AS run_id, e.step_id,
+            CASE WHEN u.on_fallback THEN coalesce(${fellBackSql(`${s}.events`)}, false) ELSE false END AS fell_back,
+            count(*) AS n, sum(u.input_tokens) AS input_tokens, sum(u.output_tokens) AS output_tokens,
+            sum(u.cost_usd) AS cost_usd
+          FROM ${s}.events e CROSS JOIN LATERAL (
+            SELECT r.plan_hash, st.on_fallback, a.input_tokens, a.output_tokens, a.cost_usd
+            FROM ${s}.attempts a JOIN ${s}.runs r ON r.id = a.run_id
+              JOIN ${s}.steps st ON st.run_id = a.run_id AND st.step_id = a.step_id
+            WHERE a.run_id = e.run_id AND a.step_id = e.step_id AND a.attempt = (e.data->>'attempt')::integer
+              AND a.input_tokens IS NOT NULL OFFSET 0) u
+          WHERE e.seq > $3 AND e.seq <= $4 AND e.type IN (${ATTEMPT_END_EVENTS_SQL})
+          GROUP BY u.plan_hash, e.step_id, fell_back) x) AS usage`,
     [query.now, RUN_STATUSES, query.events.afterSeq, query.events.upToSeq],
   );
   const row = rows[0]!;
@@ -88,5 +107,6 @@ export async function postgresMetricsSnapshot(
     },
     lastEventSeq: row.last ?? 0,
     ...endedAttempts(row.ended ?? []),
+    usageEnded: endedUsage(row.usage ?? []),
   };
 }

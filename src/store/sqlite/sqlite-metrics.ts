@@ -5,9 +5,12 @@ import {
   type AttemptEndRow,
   countsByStatus,
   endedAttempts,
+  endedUsage,
+  fellBackSql,
   LEASE_RECLAIMED_MESSAGE_LIKE,
   type StatusCountRow,
   UNFINISHED_RUN_STATUSES_SQL,
+  type UsageEndRow,
 } from '../metrics-rows.js';
 import type { MetricsQuery, MetricsSnapshot } from '../store.js';
 import type { SqliteDatabase } from './open-database.js';
@@ -18,7 +21,8 @@ type Prepare = <P extends unknown[], R>(text: string) => Statement<P, R>;
  * `Store.metricsSnapshot` on SQLite, in one read transaction: runs per status from `run_counts`
  * (kept by triggers), steps of unfinished runs through `runs_by_status`, due work through
  * `steps_due`, expired leases through `steps_leased`, hook calls owed and given up through
- * `hook_deliveries_due` and `hook_deliveries_failed`, attempts ended by a range of the events' key.
+ * `hook_deliveries_due` and `hook_deliveries_failed`, attempts ended by a range of the events' key,
+ * and the usage of those attempts through the attempts' key (each event names its attempt).
  */
 export function sqliteMetricsSnapshot(
   db: SqliteDatabase,
@@ -57,6 +61,23 @@ export function sqliteMetricsSnapshot(
              GROUP BY type, failure_class`,
           ).all(afterSeq, upToSeq)
         : [];
+    const usage =
+      upToSeq > afterSeq
+        ? sql<[number, number], UsageEndRow>(
+            `SELECT r.plan_hash, min(e.run_id) AS run_id, e.step_id,
+               CASE WHEN s.on_fallback THEN coalesce(${fellBackSql('events')}, 0) ELSE 0 END AS fell_back,
+               count(*) AS n, sum(a.input_tokens) AS input_tokens, sum(a.output_tokens) AS output_tokens,
+               sum(a.cost_usd) AS cost_usd
+             FROM events e
+             JOIN attempts a ON a.run_id = e.run_id AND a.step_id = e.step_id
+               AND a.attempt = json_extract(e.data_json, '$.attempt')
+             JOIN runs r ON r.id = e.run_id
+             JOIN steps s ON s.run_id = e.run_id AND s.step_id = e.step_id
+             WHERE e.seq > ? AND e.seq <= ? AND e.type IN (${ATTEMPT_END_EVENTS_SQL})
+               AND a.input_tokens IS NOT NULL
+             GROUP BY r.plan_hash, e.step_id, fell_back`,
+          ).all(afterSeq, upToSeq)
+        : [];
     return {
       runs: countsByStatus(runs),
       steps: countsByStatus(steps),
@@ -66,6 +87,7 @@ export function sqliteMetricsSnapshot(
       hookDeliveries: { pending: owed.pending ?? 0, retrying: owed.retrying ?? 0, failed: failed.n },
       lastEventSeq: last,
       ...endedAttempts(ended),
+      usageEnded: endedUsage(usage),
     };
   })();
 }
