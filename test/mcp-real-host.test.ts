@@ -7,7 +7,7 @@
  * `run` tool, so a model asking for it starts nothing.
  */
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type MockLlmServer, startMockLlmServer } from '../src/testing/mock-llm/server.js';
@@ -36,8 +36,10 @@ type Host = 'claude' | 'codex' | 'gemini';
 interface HostCase {
   /** A call of the server's `tool` as this host declares it to the model. */
   call(tool: string, args: Record<string, unknown>): MockToolCall;
+  /** Files the command line names (written in the folder `argv` is given), by name. */
+  files?(allowed: string[]): Record<string, string>;
   /** The non-interactive command line that allows the baton tools `allowed` without asking. */
-  argv(prompt: string, allowed: string[]): string[];
+  argv(prompt: string, allowed: string[], files: string): string[];
   /** The model's final answer, read from the host's JSON output. */
   answer(stdout: string): string | undefined;
 }
@@ -62,18 +64,21 @@ const HOSTS: Record<Host, HostCase> = {
         .filter((event) => event.type === 'item.completed' && event.item?.type === 'agent_message')
         .at(-1)?.item?.text,
   },
-  // `mcp_<server>_<tool>`; in -p mode a tool that is not allowed is refused, not asked about.
-  // --allowed-tools is deprecated for the policy engine in 0.61 but is the one flag that allows
-  // exactly these tools (an `mcpName` policy rule did not allow them).
+  // `mcp_<server>_<tool>`; in -p mode a tool that is not allowed is refused, not asked about. A
+  // policy file (the Policy Engine, which replaces the deprecated --allowed-tools in 0.61) allows
+  // exactly these tools of the server named baton; --policy loads it in the user tier.
   gemini: {
     call: (tool, args) => ({ name: `mcp_baton_${tool}`, arguments: args }),
-    argv: (prompt, allowed) => [
+    files: (allowed) => ({
+      'baton-tools.toml': `[[rule]]\nmcpName = "baton"\ntoolName = ${JSON.stringify(allowed)}\ndecision = "allow"\npriority = 100\n`,
+    }),
+    argv: (prompt, _allowed, files) => [
       '-p',
       prompt,
       '-o',
       'json',
-      '--allowed-tools',
-      allowed.map((tool) => `mcp_baton_${tool}`).join(','),
+      '--policy',
+      join(files, 'baton-tools.toml'),
     ],
     answer: (stdout) => (JSON.parse(stdout.slice(stdout.indexOf('{'))) as { response: string }).response,
   },
@@ -81,7 +86,11 @@ const HOSTS: Record<Host, HostCase> = {
 
 /** `host` in `cwd` with its home `env`; resolves at its exit (its process group killed after 180 s). */
 function runHost(host: Host, cwd: string, env: Record<string, string>, prompt: string, allowed: string[]) {
-  const child = spawn(agentCliPath(host), HOSTS[host].argv(prompt, allowed), {
+  const files = join(cwd, '..', 'host-files');
+  mkdirSync(files, { recursive: true });
+  for (const [name, text] of Object.entries(HOSTS[host].files?.(allowed) ?? {}))
+    writeFileSync(join(files, name), text);
+  const child = spawn(agentCliPath(host), HOSTS[host].argv(prompt, allowed, files), {
     cwd,
     env,
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -159,6 +168,8 @@ for (const host of ['claude', 'codex', 'gemini'] as const) {
         'run_status',
       ]);
       expect(result.code, result.stderr + result.stdout).toBe(0);
+      // The tools are allowed by the host's current means, not a deprecated one.
+      expect(result.stderr + result.stdout).not.toMatch(/deprecated/i);
       const run = await batonJson<{ id: string; status: string; planName: string }>(['status', RUN_ID], {
         home,
       });
@@ -178,6 +189,8 @@ for (const host of ['claude', 'codex', 'gemini'] as const) {
         'propose',
       ]);
       expect(result.code, result.stderr + result.stdout).toBe(0);
+      // The tools are allowed by the host's current means, not a deprecated one.
+      expect(result.stderr + result.stdout).not.toMatch(/deprecated/i);
       expect(scriptTurns()).toEqual([0, 1, 2]);
       // The run exists only as the proposal: nothing started it.
       const run = await batonJson<{ status: string; attemptsTotal: number }>(['status', RUN_ID], { home });
