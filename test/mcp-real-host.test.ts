@@ -7,13 +7,13 @@
  * `run` tool, so a model asking for it starts nothing.
  */
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, expect, it } from 'vitest';
 import { type MockLlmServer, startMockLlmServer } from '../src/testing/mock-llm/server.js';
 import type { MockToolCall } from '../src/testing/mock-llm/types.js';
 import { batonJson, expectExit, removeTempDirs, runBaton, tempDir } from './helpers/cli.js';
-import { agentCliEnv, agentCliPath, removeAgentCliDirs } from './helpers/mock-cli.js';
+import { agentCliEnv, agentCliPath, describeWithAgentCli, removeAgentCliDirs } from './helpers/mock-cli.js';
 
 let server: MockLlmServer | undefined;
 afterEach(async () => {
@@ -143,21 +143,8 @@ async function hostWorld(host: Host, calls: [tool: string, args: Record<string, 
 /** Turns the script answered (side requests, such as gemini's router, answer with no entry). */
 const scriptTurns = () => server!.requests.map((r) => r.scriptIndex).filter((i) => i !== null);
 
-function describeWithHost(host: Host, body: () => void): void {
-  const path = agentCliPath(host);
-  if (existsSync(path)) describe(`${host} as an MCP host of baton mcp`, body);
-  else if (process.env.CI === 'true')
-    describe(`${host} as an MCP host of baton mcp`, () => {
-      it(`has ${host} installed`, () => {
-        throw new Error(`${host} is not installed at ${path}: npm ci installs the pinned devDependency`);
-      });
-    });
-  else
-    describe.skip(`${host} as an MCP host of baton mcp (${host} not installed at ${path}: run npm ci)`, body);
-}
-
 for (const host of ['claude', 'codex', 'gemini'] as const) {
-  describeWithHost(host, () => {
+  describeWithAgentCli(host, `${host} as an MCP host of baton mcp`, () => {
     it('calls propose, then run_status, through its own MCP client; the run is stored awaiting approval', async () => {
       const { project, env, home } = await hostWorld(host, [
         ['propose', { plan: PLAN, runId: RUN_ID }],
