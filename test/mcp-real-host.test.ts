@@ -7,7 +7,7 @@
  * `run` tool, so a model asking for it starts nothing.
  */
 import { spawn } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { appendFileSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, expect, it } from 'vitest';
 import { type MockLlmServer, startMockLlmServer } from '../src/testing/mock-llm/server.js';
@@ -113,8 +113,17 @@ function runHost(host: Host, cwd: string, env: Record<string, string>, prompt: s
   });
 }
 
-/** The mock scripted with `calls` (each after the previous one's result), the host's home, and the server registered there. */
-async function hostWorld(host: Host, calls: [tool: string, args: Record<string, unknown>][]) {
+type Scope = 'global' | 'project';
+
+/**
+ * The mock scripted with `calls` (each after the previous one's result), the host's home, and the
+ * server registered as a user would: in this host's own user config (--global) or in the project's.
+ */
+async function hostWorld(
+  host: Host,
+  calls: [tool: string, args: Record<string, unknown>][],
+  scope: Scope = 'global',
+) {
   server = await startMockLlmServer({
     script: [
       ...calls.map(([tool, args], index) => ({
@@ -129,14 +138,19 @@ async function hostWorld(host: Host, calls: [tool: string, args: Record<string, 
   const project = join(root, 'project');
   mkdirSync(project);
   const env = agentCliEnv(host, server, root);
-  // The skill and the server, registered as a user would: in this host's own user config.
-  expectExit(
-    await runBaton(['skill', 'install', '--target', host, '--global', '--heartbeat', 'none'], {
-      cwd: project,
-      env: { HOME: env.HOME, CODEX_HOME: env.CODEX_HOME },
-    }),
-    0,
+  const global = scope === 'global' ? ['--global'] : [];
+  const installed = await runBaton(
+    ['skill', 'install', '--target', host, ...global, '--heartbeat', 'none', '--json'],
+    { cwd: project, env: { HOME: env.HOME, CODEX_HOME: env.CODEX_HOME } },
   );
+  const { mcp } = JSON.parse(expectExit(installed, 0).stdout) as { mcp: { path: string } };
+  expect(mcp.path.startsWith(`${project}/`)).toBe(scope === 'project');
+  // codex reads a project's config only in a project its user config trusts: trusted as the install says.
+  if (scope === 'project' && host === 'codex')
+    appendFileSync(
+      join(env.CODEX_HOME!, 'config.toml'),
+      `\n[projects.${JSON.stringify(project)}]\ntrust_level = "trusted"\n`,
+    );
   return { project, env, home: join(project, '.baton') };
 }
 
@@ -145,11 +159,18 @@ const scriptTurns = () => server!.requests.map((r) => r.scriptIndex).filter((i) 
 
 for (const host of ['claude', 'codex', 'gemini'] as const) {
   describeWithAgentCli(host, `${host} as an MCP host of baton mcp`, () => {
-    it('calls propose, then run_status, through its own MCP client; the run is stored awaiting approval', async () => {
-      const { project, env, home } = await hostWorld(host, [
-        ['propose', { plan: PLAN, runId: RUN_ID }],
-        ['run_status', { runId: RUN_ID }],
-      ]);
+    it.each([
+      ['global', 'registered with --global'],
+      ['project', 'registered in the project'],
+    ] as const)('calls propose, then run_status, through its own MCP client (%s: %s); the run is stored awaiting approval', async (scope) => {
+      const { project, env, home } = await hostWorld(
+        host,
+        [
+          ['propose', { plan: PLAN, runId: RUN_ID }],
+          ['run_status', { runId: RUN_ID }],
+        ],
+        scope,
+      );
       const result = await runHost(host, project, env, 'Plan this work with Baton and tell me its status.', [
         'propose',
         'run_status',
