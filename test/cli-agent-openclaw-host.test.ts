@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, expect, it } from 'vitest';
 import { type MockLlmServer, startMockLlmServer } from '../src/testing/mock-llm/server.js';
-import { cliCase, cliCommand, runPlan, stepAttempts } from './helpers/agent-steps.js';
+import { attemptTempFolders, cliCase, cliCommand, runPlan, stepAttempts } from './helpers/agent-steps.js';
 import { batonJson, removeTempDirs, runBaton, writePlan } from './helpers/cli.js';
 import { describeWithOpenclaw, openclawEntry, openclawNode, removeAgentCliDirs } from './helpers/mock-cli.js';
 
@@ -160,24 +160,6 @@ function execFolders(folder: string): string[] {
   } catch {
     return [];
   }
-}
-
-/** The attempts' own temp folders under a Baton home (`runs/<run>/<step>/attempt-<n>.tmp`). */
-function attemptTempFolders(home: string): string[] {
-  const found: string[] = [];
-  const runs = join(home, 'runs');
-  const list = (folder: string) => {
-    try {
-      return readdirSync(folder);
-    } catch {
-      return [];
-    }
-  };
-  for (const run of list(runs))
-    for (const step of list(join(runs, run)))
-      for (const name of list(join(runs, run, step)))
-        if (name.endsWith('.tmp')) found.push(join(runs, run, step, name));
-  return found;
 }
 
 function realOrSelf(path: string): string {

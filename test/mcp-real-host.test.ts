@@ -7,13 +7,13 @@
  * `run` tool, so a model asking for it starts nothing.
  */
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync } from 'node:fs';
+import { appendFileSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, expect, it } from 'vitest';
 import { type MockLlmServer, startMockLlmServer } from '../src/testing/mock-llm/server.js';
 import type { MockToolCall } from '../src/testing/mock-llm/types.js';
 import { batonJson, expectExit, removeTempDirs, runBaton, tempDir } from './helpers/cli.js';
-import { agentCliEnv, agentCliPath, removeAgentCliDirs } from './helpers/mock-cli.js';
+import { agentCliEnv, agentCliPath, describeWithAgentCli, removeAgentCliDirs } from './helpers/mock-cli.js';
 
 let server: MockLlmServer | undefined;
 afterEach(async () => {
@@ -36,8 +36,10 @@ type Host = 'claude' | 'codex' | 'gemini';
 interface HostCase {
   /** A call of the server's `tool` as this host declares it to the model. */
   call(tool: string, args: Record<string, unknown>): MockToolCall;
+  /** Files the command line names (written in the folder `argv` is given), by name. */
+  files?(allowed: string[]): Record<string, string>;
   /** The non-interactive command line that allows the baton tools `allowed` without asking. */
-  argv(prompt: string, allowed: string[]): string[];
+  argv(prompt: string, allowed: string[], files: string): string[];
   /** The model's final answer, read from the host's JSON output. */
   answer(stdout: string): string | undefined;
 }
@@ -62,18 +64,21 @@ const HOSTS: Record<Host, HostCase> = {
         .filter((event) => event.type === 'item.completed' && event.item?.type === 'agent_message')
         .at(-1)?.item?.text,
   },
-  // `mcp_<server>_<tool>`; in -p mode a tool that is not allowed is refused, not asked about.
-  // --allowed-tools is deprecated for the policy engine in 0.61 but is the one flag that allows
-  // exactly these tools (an `mcpName` policy rule did not allow them).
+  // `mcp_<server>_<tool>`; in -p mode a tool that is not allowed is refused, not asked about. A
+  // policy file (the Policy Engine, which replaces the deprecated --allowed-tools in 0.61) allows
+  // exactly these tools of the server named baton; --policy loads it in the user tier.
   gemini: {
     call: (tool, args) => ({ name: `mcp_baton_${tool}`, arguments: args }),
-    argv: (prompt, allowed) => [
+    files: (allowed) => ({
+      'baton-tools.toml': `[[rule]]\nmcpName = "baton"\ntoolName = ${JSON.stringify(allowed)}\ndecision = "allow"\npriority = 100\n`,
+    }),
+    argv: (prompt, _allowed, files) => [
       '-p',
       prompt,
       '-o',
       'json',
-      '--allowed-tools',
-      allowed.map((tool) => `mcp_baton_${tool}`).join(','),
+      '--policy',
+      join(files, 'baton-tools.toml'),
     ],
     answer: (stdout) => (JSON.parse(stdout.slice(stdout.indexOf('{'))) as { response: string }).response,
   },
@@ -81,7 +86,11 @@ const HOSTS: Record<Host, HostCase> = {
 
 /** `host` in `cwd` with its home `env`; resolves at its exit (its process group killed after 180 s). */
 function runHost(host: Host, cwd: string, env: Record<string, string>, prompt: string, allowed: string[]) {
-  const child = spawn(agentCliPath(host), HOSTS[host].argv(prompt, allowed), {
+  const files = join(cwd, '..', 'host-files');
+  mkdirSync(files, { recursive: true });
+  for (const [name, text] of Object.entries(HOSTS[host].files?.(allowed) ?? {}))
+    writeFileSync(join(files, name), text);
+  const child = spawn(agentCliPath(host), HOSTS[host].argv(prompt, allowed, files), {
     cwd,
     env,
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -104,8 +113,17 @@ function runHost(host: Host, cwd: string, env: Record<string, string>, prompt: s
   });
 }
 
-/** The mock scripted with `calls` (each after the previous one's result), the host's home, and the server registered there. */
-async function hostWorld(host: Host, calls: [tool: string, args: Record<string, unknown>][]) {
+type Scope = 'global' | 'project';
+
+/**
+ * The mock scripted with `calls` (each after the previous one's result), the host's home, and the
+ * server registered as a user would: in this host's own user config (--global) or in the project's.
+ */
+async function hostWorld(
+  host: Host,
+  calls: [tool: string, args: Record<string, unknown>][],
+  scope: Scope = 'global',
+) {
   server = await startMockLlmServer({
     script: [
       ...calls.map(([tool, args], index) => ({
@@ -120,45 +138,46 @@ async function hostWorld(host: Host, calls: [tool: string, args: Record<string, 
   const project = join(root, 'project');
   mkdirSync(project);
   const env = agentCliEnv(host, server, root);
-  // The skill and the server, registered as a user would: in this host's own user config.
-  expectExit(
-    await runBaton(['skill', 'install', '--target', host, '--global', '--heartbeat', 'none'], {
-      cwd: project,
-      env: { HOME: env.HOME, CODEX_HOME: env.CODEX_HOME },
-    }),
-    0,
+  const global = scope === 'global' ? ['--global'] : [];
+  const installed = await runBaton(
+    ['skill', 'install', '--target', host, ...global, '--heartbeat', 'none', '--json'],
+    { cwd: project, env: { HOME: env.HOME, CODEX_HOME: env.CODEX_HOME } },
   );
+  const { mcp } = JSON.parse(expectExit(installed, 0).stdout) as { mcp: { path: string } };
+  expect(mcp.path.startsWith(`${project}/`)).toBe(scope === 'project');
+  // codex reads a project's config only in a project its user config trusts: trusted as the install says.
+  if (scope === 'project' && host === 'codex')
+    appendFileSync(
+      join(env.CODEX_HOME!, 'config.toml'),
+      `\n[projects.${JSON.stringify(project)}]\ntrust_level = "trusted"\n`,
+    );
   return { project, env, home: join(project, '.baton') };
 }
 
 /** Turns the script answered (side requests, such as gemini's router, answer with no entry). */
 const scriptTurns = () => server!.requests.map((r) => r.scriptIndex).filter((i) => i !== null);
 
-function describeWithHost(host: Host, body: () => void): void {
-  const path = agentCliPath(host);
-  if (existsSync(path)) describe(`${host} as an MCP host of baton mcp`, body);
-  else if (process.env.CI === 'true')
-    describe(`${host} as an MCP host of baton mcp`, () => {
-      it(`has ${host} installed`, () => {
-        throw new Error(`${host} is not installed at ${path}: npm ci installs the pinned devDependency`);
-      });
-    });
-  else
-    describe.skip(`${host} as an MCP host of baton mcp (${host} not installed at ${path}: run npm ci)`, body);
-}
-
 for (const host of ['claude', 'codex', 'gemini'] as const) {
-  describeWithHost(host, () => {
-    it('calls propose, then run_status, through its own MCP client; the run is stored awaiting approval', async () => {
-      const { project, env, home } = await hostWorld(host, [
-        ['propose', { plan: PLAN, runId: RUN_ID }],
-        ['run_status', { runId: RUN_ID }],
-      ]);
+  describeWithAgentCli(host, `${host} as an MCP host of baton mcp`, () => {
+    it.each([
+      ['global', 'registered with --global'],
+      ['project', 'registered in the project'],
+    ] as const)('calls propose, then run_status, through its own MCP client (%s: %s); the run is stored awaiting approval', async (scope) => {
+      const { project, env, home } = await hostWorld(
+        host,
+        [
+          ['propose', { plan: PLAN, runId: RUN_ID }],
+          ['run_status', { runId: RUN_ID }],
+        ],
+        scope,
+      );
       const result = await runHost(host, project, env, 'Plan this work with Baton and tell me its status.', [
         'propose',
         'run_status',
       ]);
       expect(result.code, result.stderr + result.stdout).toBe(0);
+      // The tools are allowed by the host's current means, not a deprecated one.
+      expect(result.stderr + result.stdout).not.toMatch(/deprecated/i);
       const run = await batonJson<{ id: string; status: string; planName: string }>(['status', RUN_ID], {
         home,
       });
@@ -178,6 +197,8 @@ for (const host of ['claude', 'codex', 'gemini'] as const) {
         'propose',
       ]);
       expect(result.code, result.stderr + result.stdout).toBe(0);
+      // The tools are allowed by the host's current means, not a deprecated one.
+      expect(result.stderr + result.stdout).not.toMatch(/deprecated/i);
       expect(scriptTurns()).toEqual([0, 1, 2]);
       // The run exists only as the proposal: nothing started it.
       const run = await batonJson<{ status: string; attemptsTotal: number }>(['status', RUN_ID], { home });

@@ -68,7 +68,10 @@ export function registerSetupCommands(program: Command, act: Act): void {
       '--workspace <dir>',
       "OpenClaw's workspace, where HEARTBEAT.md is (default ~/.openclaw/workspace)",
     )
-    .option('--force', 'replace a skill folder (or systemd units, or the baton MCP entry) that already exist')
+    .option(
+      '--force',
+      'replace a skill folder or systemd units that exist and differ, and the baton MCP entry',
+    )
     .option(
       '--no-mcp',
       "claude, codex, gemini, openclaw: do not register the MCP server (baton mcp) in the host's config",

@@ -150,3 +150,21 @@ export function processesOfRun(runId: string): { pid: number; cmdline: string }[
   }
   return found;
 }
+
+/** The attempts' own temp folders under a Baton home (`runs/<run>/<step>/attempt-<n>.tmp`). */
+export function attemptTempFolders(home: string): string[] {
+  const found: string[] = [];
+  const runs = join(home, 'runs');
+  const list = (folder: string) => {
+    try {
+      return readdirSync(folder);
+    } catch {
+      return [];
+    }
+  };
+  for (const run of list(runs))
+    for (const step of list(join(runs, run)))
+      for (const name of list(join(runs, run, step)))
+        if (name.endsWith('.tmp')) found.push(join(runs, run, step, name));
+  return found;
+}

@@ -54,6 +54,26 @@ export function describeWithOpenclaw(name: string, body: () => void): void {
 const binDir = fileURLToPath(new URL('../../node_modules/.bin/', import.meta.url));
 
 /**
+ * A describe block that needs the pinned `cli` (claude, codex, gemini from node_modules/.bin): skipped
+ * with the reason where it is not installed, and a failure in CI (CI=true), where npm ci installs it.
+ */
+export function describeWithAgentCli(
+  cli: Exclude<AgentCli, 'openclaw'>,
+  name: string,
+  body: () => void,
+): void {
+  const path = agentCliPath(cli);
+  if (existsSync(path)) describe(name, body);
+  else if (process.env.CI === 'true')
+    describe(name, () => {
+      it(`has ${cli} installed`, () => {
+        throw new Error(`${cli} is not installed at ${path}: npm ci installs the pinned devDependency`);
+      });
+    });
+  else describe.skip(`${name} (${cli} not installed at ${path}: run npm ci)`, body);
+}
+
+/**
  * A codex home under `root`, with a TMPDIR beside it (`root/tmp`) so that the home is not under the
  * temp folder wherever `root` is (the repository itself may be under /tmp). Release builds of codex
  * refuse to make their helper links (`codex-linux-sandbox`, `apply_patch`, … in $CODEX_HOME/tmp/arg0)
@@ -64,7 +84,7 @@ const binDir = fileURLToPath(new URL('../../node_modules/.bin/', import.meta.url
  * execvp codex-linux-sandbox: No such file or directory") and the model is told so: codex still
  * exits 0.
  */
-function makeCodexHome(root: string): { CODEX_HOME: string; TMPDIR: string } {
+export function makeCodexHome(root: string): { CODEX_HOME: string; TMPDIR: string } {
   const home = join(root, 'codex-home');
   const tmp = join(root, 'tmp');
   mkdirSync(home, { recursive: true });

@@ -190,13 +190,18 @@ function writeAtomically(path: string, content: string, mode: number): void {
 /**
  * `baton skill install`: the skill folder where the host looks for skills, and its heartbeat: a
  * HEARTBEAT.md line (OpenClaw), systemd user units, or the cron line to add; each names the Baton
- * home by its absolute path. Refuses to overwrite what exists without --force (exit 2, nothing written).
+ * home by its absolute path. Refuses to overwrite what exists and differs without --force (exit 2,
+ * nothing written); a second identical install writes the same files and keeps the MCP entry.
  */
 export async function skillInstallCommand(options: SkillInstallOptions): Promise<number> {
   const skillText = readFileSync(join(shippedSkillDir(), 'SKILL.md'), 'utf8');
   const plan = planSkillInstall(options, { cwd: process.cwd(), userHome: homedir(), skillText });
   if (!options.force) {
-    const existing = plan.files.filter((file) => existsSync(file.path)).map((file) => file.path);
+    // A file that already says what this install would write is no conflict: installing twice is
+    // the same as installing once.
+    const existing = plan.files
+      .filter((file) => existsSync(file.path) && readFileSync(file.path, 'utf8') !== file.content)
+      .map((file) => file.path);
     if (existing.length > 0) {
       throw new BatonError(
         'INVALID_ARGUMENT',

@@ -84,6 +84,9 @@ export const geminiProfile: AgentProfile = {
     return report;
   },
   confinedWritable: geminiFolders,
+  // Its API error reports (gemini-client-error-*.json) and the folder of a shell command it was
+  // stopped in (gemini-shell-*) go to os.tmpdir(), i.e. TMPDIR, and are never removed by gemini.
+  attemptTemp: {},
   exitCodes: {
     0: { meaning: 'finished' },
     1: { meaning: 'general or API error' },
