@@ -124,6 +124,7 @@ describe('the public surface', () => {
       'EffectKey',
       'EffectRecord',
       'EndedAttempts',
+      'EndedUsage',
       'FinishedRunsBatch',
       'FlowLimit',
       'FlowLimitStatus',
