@@ -6,7 +6,6 @@
  * Another server's entry survives, installing twice is the same as once, and `baton agents` reports
  * the registration. HOME (and CODEX_HOME) are temp folders: nothing of the machine is read or written.
  */
-import { spawn } from 'node:child_process';
 import { appendFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, expect, it } from 'vitest';
@@ -19,6 +18,7 @@ import {
   makeCodexHome,
   openclawEntry,
   openclawNode,
+  runInOwnGroup,
 } from './helpers/mock-cli.js';
 
 afterEach(removeTempDirs);
@@ -70,30 +70,9 @@ function world(options: { codex?: boolean } = {}) {
 
 /** The host's own CLI, stdin closed; resolves at its exit (its process group killed after 120 s). */
 function hostCli(cli: AgentCli, args: string[], cwd: string, env: Record<string, string>) {
-  const child =
-    cli === 'openclaw'
-      ? spawn(openclawNode, [openclawEntry, ...args], {
-          cwd,
-          env,
-          stdio: ['ignore', 'pipe', 'pipe'],
-          detached: true,
-        })
-      : spawn(agentCliPath(cli), args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.setEncoding('utf8').on('data', (c: string) => {
-    stdout += c;
-  });
-  child.stderr.setEncoding('utf8').on('data', (c: string) => {
-    stderr += c;
-  });
-  const timer = setTimeout(() => child.pid !== undefined && process.kill(-child.pid, 'SIGKILL'), 120_000);
-  return new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
-    child.once('close', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    });
-  });
+  return cli === 'openclaw'
+    ? runInOwnGroup(openclawNode, [openclawEntry, ...args], { cwd, env, timeoutMs: 120_000 })
+    : runInOwnGroup(agentCliPath(cli), args, { cwd, env, timeoutMs: 120_000 });
 }
 
 const linesStarting = (text: string, prefix: string) =>

@@ -6,14 +6,19 @@
  * its own MCP client; the proposed run is in the store. A server started without --allow-run has no
  * `run` tool, so a model asking for it starts nothing.
  */
-import { spawn } from 'node:child_process';
 import { appendFileSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, expect, it } from 'vitest';
 import { type MockLlmServer, startMockLlmServer } from '../src/testing/mock-llm/server.js';
 import type { MockToolCall } from '../src/testing/mock-llm/types.js';
 import { batonJson, expectExit, removeTempDirs, runBaton, tempDir } from './helpers/cli.js';
-import { agentCliEnv, agentCliPath, describeWithAgentCli, removeAgentCliDirs } from './helpers/mock-cli.js';
+import {
+  agentCliEnv,
+  agentCliPath,
+  describeWithAgentCli,
+  removeAgentCliDirs,
+  runInOwnGroup,
+} from './helpers/mock-cli.js';
 
 let server: MockLlmServer | undefined;
 afterEach(async () => {
@@ -90,26 +95,10 @@ function runHost(host: Host, cwd: string, env: Record<string, string>, prompt: s
   mkdirSync(files, { recursive: true });
   for (const [name, text] of Object.entries(HOSTS[host].files?.(allowed) ?? {}))
     writeFileSync(join(files, name), text);
-  const child = spawn(agentCliPath(host), HOSTS[host].argv(prompt, allowed, files), {
+  return runInOwnGroup(agentCliPath(host), HOSTS[host].argv(prompt, allowed, files), {
     cwd,
     env,
-    stdio: ['ignore', 'pipe', 'pipe'],
-    detached: true,
-  });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.setEncoding('utf8').on('data', (c: string) => {
-    stdout += c;
-  });
-  child.stderr.setEncoding('utf8').on('data', (c: string) => {
-    stderr += c;
-  });
-  const timer = setTimeout(() => child.pid !== undefined && process.kill(-child.pid, 'SIGKILL'), 180_000);
-  return new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
-    child.once('close', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    });
+    timeoutMs: 180_000,
   });
 }
 

@@ -159,7 +159,7 @@ export function agentCliEnv(
 const roots: string[] = [];
 
 /** Runs `cli` with `prompt` in a fresh scratch directory; resolves when it exits (or is killed). */
-export function runAgentCli(
+export async function runAgentCli(
   cli: AgentCli,
   server: MockLlmServer,
   prompt: string,
@@ -170,11 +170,36 @@ export function runAgentCli(
   const workDir = join(root, 'work');
   mkdirSync(workDir);
   const env = agentCliEnv(cli, server, root);
-  // Its own process group, so a timeout also ends what the CLI started (gemini relaunches itself).
   const program = cli === 'openclaw' ? openclawNode : agentCliPath(cli);
-  const child = spawn(program, argsFor(cli, prompt), {
+  const run = await runInOwnGroup(program, argsFor(cli, prompt), {
     cwd: workDir,
     env,
+    timeoutMs: options.timeoutMs ?? 60_000,
+  });
+  return { ...run, workDir };
+}
+
+/** What a program run by runInOwnGroup did. */
+export interface GroupRun {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+}
+
+/**
+ * Runs a program (an agent CLI, a host's own CLI) with stdin closed in a process group of its own,
+ * so that the deadline also ends what it started (gemini relaunches itself, hosts start MCP
+ * servers); resolves at its exit with its output, its group killed at `timeoutMs`.
+ */
+export function runInOwnGroup(
+  program: string,
+  args: readonly string[],
+  options: { cwd: string; env: NodeJS.ProcessEnv; timeoutMs: number },
+): Promise<GroupRun> {
+  const child = spawn(program, args, {
+    cwd: options.cwd,
+    env: options.env,
     stdio: ['ignore', 'pipe', 'pipe'],
     detached: true,
   });
@@ -188,7 +213,7 @@ export function runAgentCli(
   });
   const timer = setTimeout(() => {
     if (child.pid !== undefined) process.kill(-child.pid, 'SIGKILL');
-  }, options.timeoutMs ?? 60_000);
+  }, options.timeoutMs);
   return new Promise((resolve, reject) => {
     child.once('error', (error) => {
       clearTimeout(timer);
@@ -196,7 +221,7 @@ export function runAgentCli(
     });
     child.once('close', (code, signal) => {
       clearTimeout(timer);
-      resolve({ code, signal, stdout, stderr, workDir });
+      resolve({ code, signal, stdout, stderr });
     });
   });
 }
