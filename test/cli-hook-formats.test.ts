@@ -67,6 +67,8 @@ function hooks(origin: string) {
     { on, url: `${origin}/feishu`, format: 'feishu' },
     { on, url: `${origin}/baton-alerts`, format: 'ntfy' },
     { on: [...on, 'succeeded'], url: `${origin}/json` },
+    // On a failed attempt alone: the failure that blocks a step carries its answers too.
+    { on: ['failed'], url: `${origin}/failed`, format: 'slack' },
   ];
 }
 
@@ -145,6 +147,12 @@ describe('hooks with format: slack | discord | feishu | ntfy', () => {
       { action: 'view', label: 'Open in Baton', url: `${origin}/runs/b1` },
     ]);
     expect(first.ntfyBody.click).toBe(`${origin}/runs/b1`);
+    const failed = checkSlackMessage(hook.calls.find((call) => call.path === '/failed')!.body);
+    expect(failed.map((l) => [l.label, l.url])).toEqual([
+      ['Retry fetch', retry],
+      ['Skip fetch', skip],
+      ['Open in Baton', `${origin}/runs/b1`],
+    ]);
     expect(String(first.slackBody.text)).toContain('Run b1 is blocked');
     // json: today's payload plus the same links.
     expect(first.json).toMatchObject({

@@ -115,4 +115,37 @@ describe('the services’ bodies', () => {
     expect(notification.commands).toEqual(['baton resume r2']);
     expect(notification.consoleUrl).toBeNull();
   });
+
+  it("a failed attempt: the blocked step's retry and skip when it left the step blocked, else only the run's page", () => {
+    const failed = (blocked: NotificationFacts['blocked']): NotificationFacts => ({
+      trigger: 'failed',
+      runId: 'r3',
+      planName: 'deploy',
+      runStatus: blocked ? 'blocked' : 'running',
+      blockedReason: null,
+      event: {
+        type: 'step.failed',
+        stepId: 's0',
+        attempt: 2,
+        durationMs: 10,
+        failureClass: 'fatal',
+        message: 'HTTP 401',
+        exitCode: 1,
+        fingerprint: 'f',
+        seq: 7,
+        runId: 'r3',
+        at: 0,
+      },
+      publicUrl: 'https://baton.example.com',
+      ...(blocked ? { blocked } : {}),
+    });
+    const stepUrls = blockedFacts(2, 'fatal').blocked!;
+    const blockedNow = notificationOf(failed(stepUrls));
+    // Only the failed step's answers, though another step is listed as blocked.
+    expect(blockedNow.actions.map((a) => a.label)).toEqual(['Retry s0', 'Skip s0', 'Open in Baton']);
+    expect(blockedNow.text).toContain('Step s0 is blocked');
+    const retrying = notificationOf(failed(undefined));
+    expect(retrying.actions.map((a) => a.label)).toEqual(['Open in Baton']);
+    expect(retrying.text).toContain('Baton tries it again');
+  });
 });

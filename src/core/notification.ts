@@ -114,17 +114,23 @@ function describe(facts: NotificationFacts): Said {
         actions: [],
         commands: [],
       };
-    case 'step.failed':
+    case 'step.failed': {
+      // The failure left the step blocked: its answers come with it (hook-message lists it).
+      const blockedNow = facts.blocked?.filter((step) => step.stepId === event.stepId) ?? [];
+      const answers = blockedNow.length > 0 ? blockedSaid({ ...facts, blocked: blockedNow }, '') : null;
       return {
         title: `Attempt failed at ${event.stepId}`,
         tone: 'bad',
         lines: [
           `Attempt ${event.attempt} of step ${event.stepId} in run ${runId} failed (${event.failureClass}): ${clip(event.message, MAX_REASON)}`,
-          'Baton tries it again while tries remain; a blocked step is announced on its own.',
+          answers
+            ? `Step ${event.stepId} is blocked: retry it once the cause is fixed, or skip it.`
+            : 'Baton tries it again while tries remain; a blocked step is announced on its own.',
         ],
-        actions: [],
-        commands: [],
+        actions: answers?.actions ?? [],
+        commands: answers?.commands ?? [],
       };
+    }
     case 'budget.exceeded': {
       const where = event.stepId === undefined ? 'its' : `step ${event.stepId}'s`;
       const said = blockedSaid(facts, 'Over budget');

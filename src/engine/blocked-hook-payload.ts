@@ -25,14 +25,17 @@ export interface BlockedStep {
  * budget, the `step.blocked` right after the hook's `budget.exceeded`).
  */
 export async function blockedStepsOf(store: Store, delivery: HookDelivery): Promise<BlockedStep[]> {
-  const { type } = delivery.event;
-  if (type !== 'run.blocked' && type !== 'budget.exceeded') return [];
+  const { event } = delivery;
+  // A failed attempt that left its step blocked (no tries left, or not worth retrying) lists that
+  // step alone, so a hook on `failed` carries its answers too.
+  const only = event.type === 'step.failed' ? event.stepId : undefined;
+  if (event.type !== 'run.blocked' && event.type !== 'budget.exceeded' && only === undefined) return [];
   const run = await store.getRunSteps(delivery.runId, { statuses: ['blocked'], everyStepUpTo: 0 });
   if (!run || run.steps.length === 0) return [];
   const events = await store.getEvents(delivery.runId);
   const steps: BlockedStep[] = [];
   for (const step of run.steps) {
-    if (step.status !== 'blocked') continue;
+    if (step.status !== 'blocked' || (only !== undefined && step.stepId !== only)) continue;
     const blockSeq = blockSeqOf(events, step.stepId);
     if (blockSeq === null) continue;
     steps.push({ stepId: step.stepId, reason: step.blockedReason, blockSeq });
