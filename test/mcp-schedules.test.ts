@@ -118,7 +118,8 @@ describe('baton mcp: schedules', () => {
       name: 'often',
       path: plan,
       every: '1s',
-      inputs: { topic: 'prices' },
+      // The hook's URL in an input: masked wherever the schedule is shown, schedule_list too.
+      inputs: { topic: `prices for ${HOOK_URL}` },
     });
     expect(added).toMatchObject({ name: 'often', paused: true, steps: [{ id: 'fetch' }] });
     expect(added.question).toMatch(/Start this schedule\?/);
@@ -144,6 +145,10 @@ describe('baton mcp: schedules', () => {
     const shown = await callOk<View & { slots: unknown[] }>(client, 'schedule_show', { name: 'often' });
     expect(shown).toMatchObject({ paused: true, slots: [] });
     expect(JSON.stringify(shown)).not.toContain(SECRET);
+    expect(JSON.stringify(shown)).not.toContain(HOOK_URL);
+    const list = await callOk<{ schedules: View[] }>(client, 'schedule_list');
+    expect(list.schedules[0]!.inputs.topic).toMatch(/^prices for /);
+    expect(JSON.stringify(list)).not.toContain(HOOK_URL);
 
     // The person's yes: it fires.
     const resumed = await callOk<Added>(client, 'schedule_resume', { name: 'often' });
@@ -233,7 +238,7 @@ describe('baton mcp: schedules', () => {
     expect(schedules).toMatchObject([{ name: 'daily', timing: 'every 1h', paused: true }]);
   });
 
-  it('schedule_update keeps what is not given; a new plan pauses it again; trigger and rm', async () => {
+  it('schedule_update keeps what is not given; any change pauses it again; trigger (active only) and rm', async () => {
     const { dir, home } = planDir('baton-mcp-sched-update-');
     const client = await mcpClient(home, { cwd: dir });
     const plan = writePlan(dir, oneStep());
@@ -245,13 +250,15 @@ describe('baton mcp: schedules', () => {
       inputs: { topic: 'prices' },
     });
     await callOk(client, 'schedule_resume', { name: 'daily' });
-    // New options only: the plan, its inputs, the zone and the state stay.
+    // New options only: the plan, its inputs and the zone stay; the person said yes to the old
+    // timing, not this one (a daily schedule made every second would be work they never saw).
     const retimed = await callOk<Added>(client, 'schedule_update', {
       name: 'daily',
       cron: '0 9 * * 1-5',
       overlap: 'queue',
     });
-    expect(retimed.paused).toBe(false);
+    expect(retimed.paused).toBe(true);
+    expect(retimed.summary).toMatch(/^The change paused the schedule/);
     expect(retimed.schedule).toMatchObject({
       timing: 'cron "0 9 * * 1-5" (UTC)',
       planHash: added.schedule.planHash,
@@ -259,19 +266,26 @@ describe('baton mcp: schedules', () => {
     });
     const rezoned = await callOk<Added>(client, 'schedule_update', { name: 'daily', tz: 'Europe/Berlin' });
     expect(rezoned.schedule.timing).toBe('cron "0 9 * * 1-5" (Europe/Berlin)');
+    expect(rezoned.paused).toBe(true);
+    // A paused schedule is not triggered through MCP: it may be one the person never said yes to.
+    expect(await callRefused(client, 'schedule_trigger', { name: 'daily' })).toMatch(
+      /INVALID_TRANSITION: schedule daily is paused: it runs once the person says yes \(schedule_resume\)/,
+    );
+    await callOk(client, 'schedule_resume', { name: 'daily' });
     // A new plan: the person approves it again.
     const replaced = await callOk<Added>(client, 'schedule_update', {
       name: 'daily',
       plan: JSON.stringify({ ...oneStep('fetch it again'), name: 'report' }),
     });
     expect(replaced.paused).toBe(true);
-    expect(replaced.summary).toMatch(/^The new plan paused the schedule/);
+    expect(replaced.summary).toMatch(/^The change paused the schedule/);
     expect(replaced.summary).toContain('fetch it again');
     expect(replaced.question).toMatch(/Start this schedule\?/);
     expect(replaced.schedule.planHash).not.toBe(added.schedule.planHash);
     expect(replaced.schedule.timing).toBe('cron "0 9 * * 1-5" (Europe/Berlin)');
     expect(replaced.schedule.inputs).toEqual({ topic: 'rivals' });
 
+    await callOk(client, 'schedule_resume', { name: 'daily' });
     const triggered = await callOk<{ runId: string; status: string }>(client, 'schedule_trigger', {
       name: 'daily',
     });

@@ -178,8 +178,19 @@ export const scheduleTools = [
     readOnly: true,
     call: async (_args, ctx) => {
       if (!ctx.hasStore()) return { schedules: [] };
-      const { listScheduleViews } = await runtime();
-      return { schedules: await listScheduleViews(await ctx.store(), ctx.now()) };
+      const { listScheduleViews, maskedForSchedule } = await runtime();
+      const store = await ctx.store();
+      const masking = { env: ctx.env, secretValues: ctx.secretValues };
+      // Each view masked with its own plan's secret variables too (a hook's urlEnv, an apiKeyEnv),
+      // as schedule_show masks it; one removed meanwhile is left out.
+      const views = await listScheduleViews(store, ctx.now());
+      const masked = await Promise.all(
+        views.map(async (view) => {
+          const detail = await store.getSchedule(view.name);
+          return detail ? maskedForSchedule(view, detail, masking) : null;
+        }),
+      );
+      return { schedules: masked.filter((view) => view !== null) };
     },
   }),
   defineTool({
@@ -223,7 +234,7 @@ export const scheduleTools = [
   defineTool({
     name: 'schedule_update',
     description:
-      'Change a schedule: a new plan (plan or path) and/or timing and options; what is not given stays. A new plan pauses it until the person says yes again (schedule_resume).',
+      'Change a schedule: a new plan (plan or path) and/or timing and options; what is not given stays. Any change pauses it until the person says yes to the changed schedule (schedule_resume).',
     input: {
       name: nameField,
       plan: planSource.plan.describe('a new plan, YAML or JSON text (or path; neither: the plan stays)'),
@@ -245,12 +256,18 @@ export const scheduleTools = [
         now: ctx.now(),
         names: { ...API_OPTION_NAMES, plan: 'plan or path', runOptions: 'inputs and workspace' },
       });
-      // A new plan is work the person has not seen: it waits for their yes, unless the server allows otherwise.
-      const paused = args.start ? false : newPlan ? true : undefined;
+      // A changed schedule is not what the person said yes to (a new plan, or a daily timing made
+      // every second): it waits for their yes again, unless the server allows otherwise.
+      const changed =
+        newPlan ||
+        args.inputs !== undefined ||
+        args.workspace !== undefined ||
+        Object.values(timingOf(args)).some((value) => value !== undefined);
+      const paused = args.start ? false : changed ? true : undefined;
       await store.replaceSchedule({ ...spec, ...(paused === undefined ? {} : { paused }) });
       const note =
-        newPlan && paused
-          ? 'The new plan paused the schedule: nothing runs until the person says yes.'
+        paused && !current.paused
+          ? 'The change paused the schedule: nothing runs until the person says yes (schedule_resume).'
           : undefined;
       return scheduleAnswer(store, args.name, ctx, note);
     },
@@ -275,11 +292,20 @@ export const scheduleTools = [
   defineTool({
     name: 'schedule_trigger',
     description:
-      "Start one run of a schedule now, whatever its timing, relaying the person's request; check (or a worker) drives it.",
+      "Start one run of an active schedule now, whatever its timing, relaying the person's request; check (or a worker) drives it. A paused one needs the person's yes first (schedule_resume).",
     input: { name: nameField },
     output: runSummaryOutput,
     call: async ({ name }, ctx) => {
       const store = await storeOf(ctx, name);
+      const { scheduleNotFound } = await runtime();
+      const detail = await store.getSchedule(name);
+      if (!detail) throw scheduleNotFound(name);
+      // A paused schedule may be one the person never said yes to (schedule_add stores it paused).
+      if (detail.paused && !ctx.options.allowRun)
+        throw new BatonError(
+          'INVALID_TRANSITION',
+          `schedule ${name} is paused: it runs once the person says yes (schedule_resume), or they start one run themselves with baton schedule trigger ${name}`,
+        );
       return summaryOf(await store.triggerSchedule(name, ctx.now()));
     },
   }),
