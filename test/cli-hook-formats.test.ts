@@ -39,15 +39,26 @@ interface Received {
   body: Record<string, unknown>;
 }
 
-/** A receiver for every service: records the path and JSON body of each POST; answers as Feishu does. */
-async function receiver(): Promise<{ origin: string; calls: Received[] }> {
+/**
+ * A receiver for every service: records the path and JSON body of each POST; answers as Feishu
+ * does. `refuseFirst`: the first call to that path is answered 500 and not recorded (the sender
+ * calls again later).
+ */
+async function receiver(refuseFirst?: string): Promise<{ origin: string; calls: Received[] }> {
   const calls: Received[] = [];
+  let refused = false;
   const server = createServer((request, response) => {
     let body = '';
     request.on('data', (chunk) => {
       body += chunk;
     });
     request.on('end', () => {
+      if (request.url === refuseFirst && !refused) {
+        refused = true;
+        response.statusCode = 500;
+        response.end();
+        return;
+      }
       calls.push({ path: request.url ?? '', body: JSON.parse(body) });
       response.setHeader('content-type', 'application/json');
       response.end('{"code":0,"msg":"success"}');
@@ -265,5 +276,36 @@ describe('hooks with format: slack | discord | feishu | ntfy', () => {
       commands: ['baton retry c1 fetch', 'baton skip c1 fetch'],
       blocked: { steps: [{ stepId: 'fetch', commands: ['baton retry c1 fetch', 'baton skip c1 fetch'] }] },
     });
+  });
+
+  it("a failed hook delivered late, after a later attempt blocked the step, carries no links; that attempt's does", async () => {
+    // The first failed hook (attempt 1, which Baton will try again) is refused and delivered again
+    // after attempt 2 failed and blocked the step.
+    const hook = await receiver('/failed');
+    const { dir, home } = planDir('baton-hook-formats-');
+    const plan = fixturePlan(
+      [{ id: 'fetch', instruction: 'fetch it', agent: { command: agentCommand('agent-fail') } }],
+      {
+        hooks: [{ on: ['failed'], url: `${hook.origin}/failed`, format: 'slack' }],
+        defaults: { retry: { maxAttempts: 2, initialDelayMs: 10, maxDelayMs: 20 } },
+      },
+    );
+    expectExit(await runBaton(['run', writePlan(dir, plan), '--detach', '--id', 'l1'], { home }), 0);
+    const env = { BATON_PUBLIC_URL: 'https://baton.example.com' };
+    const about = (attempt: number) =>
+      hook.calls.find((call) => String(call.body.text).includes(`Attempt ${attempt} of step fetch`));
+    await waitFor(
+      async () => {
+        await runBaton(['check'], { home, env });
+        return about(1) && about(2);
+      },
+      60_000,
+      'both failed hooks delivered',
+    );
+    expect(stepOf(await runStatus(home, 'l1'), 'fetch').status).toBe('blocked');
+    const labels = (attempt: number) => checkSlackMessage(about(attempt)!.body).map((l) => l.label);
+    expect(labels(2)).toEqual(['Retry fetch', 'Skip fetch', 'Open in Baton']);
+    expect(labels(1)).toEqual(['Open in Baton']);
+    expect(String(about(1)!.body.text)).toContain('Baton tries it again');
   });
 });

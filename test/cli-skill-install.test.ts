@@ -108,6 +108,17 @@ describe('baton skill install', () => {
     ]);
   });
 
+  it('a folder where the skill file goes is refused as an existing file (exit 2), not a crash', async () => {
+    const { project, install } = world();
+    const skillFile = join(project, '.claude', 'skills', 'baton', 'SKILL.md');
+    mkdirSync(skillFile, { recursive: true });
+    const result = expectExit(await install([]), 2);
+    expect(result.stderr).toContain(
+      `${skillFile} already exists; nothing was written (use --force to replace)`,
+    );
+    expect(existsSync(join(project, '.mcp.json'))).toBe(false);
+  });
+
   it('refuses an unknown host or heartbeat with exit 2, writing nothing', async () => {
     const { project, install } = world();
     const typo = expectExit(await install(['--target', 'cluade']), 2);

@@ -27,15 +27,17 @@ export interface BlockedStep {
 export async function blockedStepsOf(store: Store, delivery: HookDelivery): Promise<BlockedStep[]> {
   const { event } = delivery;
   // A failed attempt that left its step blocked (no tries left, or not worth retrying) lists that
-  // step alone, so a hook on `failed` carries its answers too.
-  const only = event.type === 'step.failed' ? event.stepId : undefined;
-  if (event.type !== 'run.blocked' && event.type !== 'budget.exceeded' && only === undefined) return [];
+  // step alone, so a hook on `failed` carries its answers too; a hook call delivered late, after a
+  // later attempt blocked the step, does not (that attempt's own hook says so).
+  const failed = event.type === 'step.failed' ? { stepId: event.stepId, attempt: event.attempt } : null;
+  if (event.type !== 'run.blocked' && event.type !== 'budget.exceeded' && failed === null) return [];
   const run = await store.getRunSteps(delivery.runId, { statuses: ['blocked'], everyStepUpTo: 0 });
   if (!run || run.steps.length === 0) return [];
   const events = await store.getEvents(delivery.runId);
   const steps: BlockedStep[] = [];
   for (const step of run.steps) {
-    if (step.status !== 'blocked' || (only !== undefined && step.stepId !== only)) continue;
+    if (step.status !== 'blocked') continue;
+    if (failed && (step.stepId !== failed.stepId || step.attempt !== failed.attempt)) continue;
     const blockSeq = blockSeqOf(events, step.stepId);
     if (blockSeq === null) continue;
     steps.push({ stepId: step.stepId, reason: step.blockedReason, blockSeq });

@@ -200,7 +200,7 @@ export async function skillInstallCommand(options: SkillInstallOptions): Promise
     // A file that already says what this install would write is no conflict: installing twice is
     // the same as installing once.
     const existing = plan.files
-      .filter((file) => existsSync(file.path) && readFileSync(file.path, 'utf8') !== file.content)
+      .filter((file) => existsSync(file.path) && !holds(file.path, file.content))
       .map((file) => file.path);
     if (existing.length > 0) {
       throw new BatonError(
@@ -257,4 +257,13 @@ function appendHeartbeat(path: string, plan: SkillInstallPlan): boolean {
   const separator = before === '' || before.endsWith('\n') ? '' : '\n';
   writeAtomically(path, `${before}${separator}${plan.heartbeat.line}\n`, 0o644);
   return true;
+}
+
+/** Whether the file at `path` says `content` (a folder or an unreadable file there does not). */
+function holds(path: string, content: string): boolean {
+  try {
+    return readFileSync(path, 'utf8') === content;
+  } catch {
+    return false;
+  }
 }
