@@ -28,7 +28,7 @@ export {
   SCHEDULE_QUESTION,
 } from '../runtime/schedule-proposal.js';
 export { updatedSchedule } from '../runtime/schedule-update.js';
-export { listScheduleViews, previewFireTimes, requireScheduleView } from '../runtime/schedule-view.js';
+export { previewFireTimes, scheduleViewOf } from '../runtime/schedule-view.js';
 export { engineSettings } from '../runtime/settings.js';
 export { resultOfText } from '../runtime/step-result-text.js';
 export { eventDataJson } from '../runtime/wait-inputs.js';

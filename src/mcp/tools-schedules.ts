@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { BatonError } from '../core/errors.js';
-import type { ScheduleDetail, Store } from '../store/store.js';
+import type { Store } from '../store/store.js';
 import type { McpContext } from './mcp-context.js';
 import { defineTool, runSummaryOutput } from './tool-kit.js';
 import { loadPlan, planSource, runOptions, stepList } from './tools-plans.js';
@@ -119,10 +119,12 @@ async function snapshotOf(
 
 /** The answer after a change: its view, and for the person the summary (and question while paused). */
 async function scheduleAnswer(store: Store, name: string, ctx: McpContext, note?: string) {
-  const { describeSchedule, maskedForSchedule, requireScheduleView, SCHEDULE_QUESTION } = await runtime();
+  const { describeSchedule, maskedForSchedule, scheduleNotFound, scheduleViewOf, SCHEDULE_QUESTION } =
+    await runtime();
   const now = ctx.now();
-  const view = await requireScheduleView(store, name, now);
-  const detail = (await store.getSchedule(name)) as ScheduleDetail;
+  const detail = await store.getSchedule(name);
+  if (!detail) throw scheduleNotFound(name);
+  const view = await scheduleViewOf(store, detail, now);
   const masking = { env: ctx.env, secretValues: ctx.secretValues };
   const { summary, firesAt } = describeSchedule(detail, now, masking, {
     start: `schedule_resume { "name": "${name}" }`,
@@ -178,16 +180,17 @@ export const scheduleTools = [
     readOnly: true,
     call: async (_args, ctx) => {
       if (!ctx.hasStore()) return { schedules: [] };
-      const { listScheduleViews, maskedForSchedule } = await runtime();
+      const { maskedForSchedule, scheduleViewOf } = await runtime();
       const store = await ctx.store();
       const masking = { env: ctx.env, secretValues: ctx.secretValues };
+      const now = ctx.now();
       // Each view masked with its own plan's secret variables too (a hook's urlEnv, an apiKeyEnv),
-      // as schedule_show masks it; one removed meanwhile is left out.
-      const views = await listScheduleViews(store, ctx.now());
+      // as schedule_show masks it, so each schedule is read with its plan; one removed meanwhile is
+      // left out.
       const masked = await Promise.all(
-        views.map(async (view) => {
-          const detail = await store.getSchedule(view.name);
-          return detail ? maskedForSchedule(view, detail, masking) : null;
+        (await store.listSchedules()).map(async ({ name }) => {
+          const detail = await store.getSchedule(name);
+          return detail ? maskedForSchedule(await scheduleViewOf(store, detail, now), detail, masking) : null;
         }),
       );
       return { schedules: masked.filter((view) => view !== null) };
@@ -205,10 +208,10 @@ export const scheduleTools = [
     readOnly: true,
     call: async ({ name, limit }, ctx) => {
       const store = await storeOf(ctx, name);
-      const { maskedForSchedule, requireScheduleView, scheduleNotFound } = await runtime();
+      const { maskedForSchedule, scheduleNotFound, scheduleViewOf } = await runtime();
       const detail = await store.getSchedule(name);
       if (!detail) throw scheduleNotFound(name);
-      const view = await requireScheduleView(store, name, ctx.now());
+      const view = await scheduleViewOf(store, detail, ctx.now());
       const slots = await store.listScheduleSlots(name, limit ?? 20);
       return maskedForSchedule({ ...view, slots }, detail, { env: ctx.env, secretValues: ctx.secretValues });
     },

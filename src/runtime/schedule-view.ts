@@ -3,7 +3,7 @@ import type { RunStatus } from '../core/run-state.js';
 import type { ScheduleRules } from '../core/schedule/schedule-rules.js';
 import { SlotClock, timingText } from '../core/schedule/slot-clock.js';
 import { scheduleNotFound } from '../store/schedules/schedule-rows.js';
-import type { ScheduleSlot, ScheduleSummary, Store } from '../store/store.js';
+import type { ScheduleDetail, ScheduleSlot, ScheduleSummary, Store } from '../store/store.js';
 
 /** How many slots of its history `schedule list` reads per schedule (for the missed ones). */
 const HISTORY_READ = 50;
@@ -46,16 +46,28 @@ export function scheduleView(
 /** Every schedule with its next slots and recent history: `schedule list`, the console, the API. */
 export async function listScheduleViews(store: Store, now: number): Promise<ScheduleView[]> {
   const schedules = await store.listSchedules();
-  return Promise.all(
-    schedules.map(async (s) => scheduleView(s, await store.listScheduleSlots(s.name, HISTORY_READ), now)),
-  );
+  return Promise.all(schedules.map((s) => scheduleViewOf(store, s, now)));
+}
+
+/** The view of one stored schedule, read with its recent history; a detail's plan is left out. */
+export async function scheduleViewOf(
+  store: Store,
+  schedule: ScheduleSummary | ScheduleDetail,
+  now: number,
+): Promise<ScheduleView> {
+  const summary: ScheduleSummary = 'plan' in schedule ? withoutPlan(schedule) : schedule;
+  return scheduleView(summary, await store.listScheduleSlots(schedule.name, HISTORY_READ), now);
+}
+
+function withoutPlan({ plan: _plan, ...summary }: ScheduleDetail): ScheduleSummary {
+  return summary;
 }
 
 /** One schedule's view (`schedule show`, and after each change); SCHEDULE_NOT_FOUND when there is none. */
 export async function requireScheduleView(store: Store, name: string, now: number): Promise<ScheduleView> {
-  const view = (await listScheduleViews(store, now)).find((v) => v.name === name);
-  if (!view) throw scheduleNotFound(name);
-  return view;
+  const schedule = await store.getSchedule(name);
+  if (!schedule) throw scheduleNotFound(name);
+  return scheduleViewOf(store, schedule, now);
 }
 
 /** One slot as `schedule preview --json` and the MCP server's `schedule_preview` give it. */

@@ -3,7 +3,7 @@ import type { Plan } from '../core/plan/types.js';
 import type { OverlapPolicy } from '../core/schedule/schedule-rules.js';
 import { validateScheduleName } from '../core/schedule/schedule-rules.js';
 import { API_OPTION_NAMES, scheduleRules } from '../runtime/schedule-options.js';
-import { listScheduleViews, type ScheduleView } from '../runtime/schedule-view.js';
+import { listScheduleViews, requireScheduleView, type ScheduleView } from '../runtime/schedule-view.js';
 import type { NewSchedule, RunSummary, ScheduleSummary, Store } from '../store/store.js';
 import { prepareApiRun, type StartingBaton } from './start-plan-run.js';
 
@@ -79,7 +79,7 @@ export async function ensureSchedule(
       await store.replaceSchedule(spec);
     }
   } else if (!sameSchedule(stored, spec)) await store.replaceSchedule(spec);
-  return (await listScheduleViews(store, now)).find((view) => view.name === name)!;
+  return requireScheduleView(store, name, now);
 }
 
 function sameSchedule(stored: ScheduleSummary, spec: NewSchedule): boolean {
