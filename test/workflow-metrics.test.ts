@@ -63,4 +63,47 @@ describe('Baton.metrics()', () => {
       await baton.close();
     }
   });
+
+  it('counts the usage of fan-out items of every run of a plan, each run expanding into its own number of items', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'baton-metrics-api-'));
+    dirs.push(dir);
+    const baton = Baton.open({ home: join(dir, '.baton'), pollMs: 20 });
+    // The same plan (one hash): `list` says how many items `write` fans out into.
+    const fanOut = validatePlanObject(
+      {
+        name: 'fan-out',
+        inputs: { n: {} },
+        limits: { maxSteps: 50 },
+        steps: [
+          { id: 'list', fn: 'list' },
+          {
+            id: 'write',
+            dependsOn: ['list'],
+            forEach: { items: 'steps.list.result', as: 'page', maxItems: 10 },
+            agent: { command: agentCommand('agent-costly') },
+            instruction: 'write {{page}}',
+          },
+        ],
+      },
+      'test',
+    );
+    try {
+      baton.functions.register('list', (ctx) => Array.from({ length: Number(ctx.inputs.n) }, (_, i) => i));
+      const tokens = async () =>
+        seriesValue(parsePrometheusText(await baton.metrics()), 'baton_tokens_total', {
+          model: 'node',
+          direction: 'input',
+        });
+      await baton.metrics(); // Counters start here.
+      await baton.startPlan(fanOut, { n: '1' }, { runId: 'one' });
+      await baton.result('one');
+      expect(await tokens()).toBe(1000);
+      // A run of the same plan with more items than the one whose steps were labelled first.
+      await baton.startPlan(fanOut, { n: '3' }, { runId: 'three' });
+      await baton.result('three');
+      expect(await tokens()).toBe(4000);
+    } finally {
+      await baton.close();
+    }
+  });
 });

@@ -8,8 +8,10 @@ const CACHE_LIMIT_STEPS = 100_000;
 /**
  * The `model` label of the attempts a metrics snapshot reports usage of (`EndedUsage`), as the
  * engine that ran them gives it (core/model-label.ts of the step it claimed: the plan's
- * step, or its fallback once that took over). Plans are immutable for a hash: each plan is read
- * (`getRunSteps` without step rows) and labelled once per hash, not once per attempt or scrape.
+ * step, or its fallback once that took over). Plans are immutable for a hash (a fan-out's
+ * expansion stores its run's plan under a new hash, items included: sqlite/run-rows.ts,
+ * postgres/write-batch.ts): each plan is read (`getRunSteps` without step rows) and labelled once
+ * per hash, not once per attempt or scrape.
  */
 export class PlanModelLabels {
   /** Per plan hash: per step id, its own label and its fallback's. */
