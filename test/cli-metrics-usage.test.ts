@@ -25,21 +25,20 @@ import {
   sqliteMetricsTarget,
 } from './helpers/metrics-targets.js';
 import { fixturePlan } from './helpers/plans.js';
-import { startPostgres, type TestPostgres } from './helpers/postgres.js';
+import { usePostgres } from './helpers/postgres.js';
 import { type Family, seriesValue } from './helpers/prometheus-text.js';
 
 const TEST_TIMEOUT = 180_000;
 
-let server: TestPostgres | undefined;
+const pg = usePostgres();
 let llm: MockLlmServer | undefined;
 beforeAll(async () => {
-  [server, llm] = await Promise.all([startPostgres(), startMockLlmServer()]);
-}, 60_000);
+  llm = await startMockLlmServer();
+});
 afterEach(() => stopProcesses());
 afterAll(async () => {
   removeTempDirs();
   await llm?.close();
-  await server?.stop();
 });
 
 interface Usage {
@@ -176,4 +175,4 @@ function describeUsage(name: string, makeTarget: () => MetricsTarget): void {
 }
 
 describeUsage('sqlite', sqliteMetricsTarget);
-describeUsage('postgres', () => postgresMetricsTarget(server!.url));
+describeUsage('postgres', () => postgresMetricsTarget(pg.server.url));

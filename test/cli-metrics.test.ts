@@ -7,7 +7,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { FAILURE_CLASSES } from '../src/core/failure.js';
 import { RUN_STATUSES, STEP_STATUSES } from '../src/core/run-state.js';
 import type { Store } from '../src/store/store.js';
@@ -30,7 +30,7 @@ import {
   sqliteMetricsTarget,
 } from './helpers/metrics-targets.js';
 import { fixturePlan } from './helpers/plans.js';
-import { startPostgres, type TestPostgres } from './helpers/postgres.js';
+import { usePostgres } from './helpers/postgres.js';
 import { type Family, seriesValue } from './helpers/prometheus-text.js';
 
 const TEST_TIMEOUT = 180_000;
@@ -38,13 +38,7 @@ const TEST_TIMEOUT = 180_000;
 afterEach(() => stopProcesses());
 afterAll(() => removeTempDirs());
 
-let server: TestPostgres | undefined;
-beforeAll(async () => {
-  server = await startPostgres();
-}, 60_000);
-afterAll(async () => {
-  await server?.stop();
-});
+const pg = usePostgres();
 
 /** What `/metrics` should say, from the store's own reads (not metricsSnapshot). */
 async function expectedOf(store: Store, now: number) {
@@ -238,4 +232,4 @@ function describeMetrics(name: string, makeTarget: () => MetricsTarget): void {
 }
 
 describeMetrics('sqlite', sqliteMetricsTarget);
-describeMetrics('postgres', () => postgresMetricsTarget(server!.url));
+describeMetrics('postgres', () => postgresMetricsTarget(pg.server.url));

@@ -5,7 +5,7 @@
  * among them, and this worker's claim-cycle latency histogram.
  */
 import { existsSync } from 'node:fs';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import {
   expectExit,
   expectRefused,
@@ -25,20 +25,14 @@ import {
   sqliteMetricsTarget,
 } from './helpers/metrics-targets.js';
 import { fixturePlan } from './helpers/plans.js';
-import { startPostgres, type TestPostgres } from './helpers/postgres.js';
+import { usePostgres } from './helpers/postgres.js';
 import { type Family, seriesValue } from './helpers/prometheus-text.js';
 
 const TEST_TIMEOUT = 180_000;
 
-let server: TestPostgres | undefined;
-beforeAll(async () => {
-  server = await startPostgres();
-}, 60_000);
+const pg = usePostgres();
 afterEach(() => stopProcesses());
-afterAll(async () => {
-  removeTempDirs();
-  await server?.stop();
-});
+afterAll(() => removeTempDirs());
 
 /** The histogram's `+Inf` bucket and count agree, and every bucket is cumulative. */
 function expectCumulative(families: Map<string, Family>): void {
@@ -141,7 +135,7 @@ function describeWorkerMetrics(name: string, makeTarget: () => MetricsTarget): v
 }
 
 describeWorkerMetrics('sqlite', sqliteMetricsTarget);
-describeWorkerMetrics('postgres', () => postgresMetricsTarget(server!.url));
+describeWorkerMetrics('postgres', () => postgresMetricsTarget(pg.server.url));
 
 describe('baton worker --metrics: bad input', () => {
   it('refuses a host beyond this machine without a token, and metrics options without a port, storing nothing', async () => {
