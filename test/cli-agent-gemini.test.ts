@@ -1,58 +1,41 @@
 import { mkdirSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { type MockLlmServer, startMockLlmServer } from '../src/testing/mock-llm/server.js';
+import { describe, expect, it } from 'vitest';
 import { agentStepSuite } from './helpers/agent-step-suite.js';
 import {
+  agentTurn,
   attemptTempFolders,
   cliCase,
   cliCommand,
+  mockPerTest,
   runPlan,
   shellCall,
   stepAttempts,
 } from './helpers/agent-steps.js';
-import { removeTempDirs } from './helpers/cli.js';
-import { removeAgentCliDirs } from './helpers/mock-cli.js';
 
 // The real gemini CLI (node_modules/.bin/gemini) driven by the baton binary against the mock model server.
 agentStepSuite('gemini');
 
-const agentTurn = (promptIncludes: string, extra: Record<string, unknown> = {}) => ({
-  hasTools: true,
-  promptIncludes,
-  ...extra,
-});
-
 describe('gemini through baton: its temp files', () => {
-  let server: MockLlmServer | undefined;
-  afterEach(async () => {
-    await server?.close();
-    server = undefined;
-  });
-  afterAll(() => {
-    removeTempDirs();
-    removeAgentCliDirs();
-  });
+  const serve = mockPerTest();
 
   it('what it writes in its TMPDIR (an API error report, a stopped shell command) goes with the attempt', async () => {
-    server = await startMockLlmServer({
-      script: [
-        // gemini reports the error in $TMPDIR/gemini-client-error-*.json.
-        { fault: 'fatal', status: 401, when: agentTurn('FAULT-401'), repeat: 'forever' },
-        // Stopped at the step timeout while its shell tool runs: $TMPDIR/gemini-shell-* stays.
-        {
-          fault: 'ok',
-          when: agentTurn('HANG-HERE', { hasToolResult: false }),
-          reply: { toolCalls: [shellCall('gemini', 'tail -f /dev/null')] },
-        },
-        {
-          fault: 'stall',
-          ms: 600_000,
-          when: agentTurn('HANG-HERE', { hasToolResult: true }),
-          repeat: 'forever',
-        },
-      ],
-    });
+    const server = await serve([
+      // gemini reports the error in $TMPDIR/gemini-client-error-*.json.
+      { fault: 'fatal', status: 401, when: agentTurn('FAULT-401'), repeat: 'forever' },
+      // Stopped at the step timeout while its shell tool runs: $TMPDIR/gemini-shell-* stays.
+      {
+        fault: 'ok',
+        when: agentTurn('HANG-HERE', { hasToolResult: false }),
+        reply: { toolCalls: [shellCall('gemini', 'tail -f /dev/null')] },
+      },
+      {
+        fault: 'stall',
+        ms: 600_000,
+        when: agentTurn('HANG-HERE', { hasToolResult: true }),
+        repeat: 'forever',
+      },
+    ]);
     const c = cliCase('gemini', server);
     const batonTmp = join(c.dir, 'tmp');
     mkdirSync(batonTmp);

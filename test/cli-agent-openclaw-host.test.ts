@@ -9,35 +9,30 @@ import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, realpathSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, afterEach, expect, it } from 'vitest';
-import { type MockLlmServer, startMockLlmServer } from '../src/testing/mock-llm/server.js';
-import { attemptTempFolders, cliCase, cliCommand, runPlan, stepAttempts } from './helpers/agent-steps.js';
-import { batonJson, removeTempDirs, runBaton, writePlan } from './helpers/cli.js';
-import { describeWithOpenclaw, openclawEntry, openclawNode, removeAgentCliDirs } from './helpers/mock-cli.js';
-
-const agentTurn = (promptIncludes: string) => ({ hasTools: true, promptIncludes });
+import { expect, it } from 'vitest';
+import {
+  agentTurn,
+  attemptTempFolders,
+  cliCase,
+  cliCommand,
+  mockPerTest,
+  runPlan,
+  stepAttempts,
+} from './helpers/agent-steps.js';
+import { batonJson, runBaton, writePlan } from './helpers/cli.js';
+import { describeWithOpenclaw, openclawEntry, openclawNode } from './helpers/mock-cli.js';
 
 /** openclaw's lock folder: fixed under /tmp, keyed on the user id (see openclaw.ts). */
 const lockFolder = `/tmp/openclaw-state-locks-${process.getuid?.() ?? 0}`;
 
 describeWithOpenclaw('openclaw as the skill runs it', () => {
-  let server: MockLlmServer | undefined;
-  afterEach(async () => {
-    await server?.close();
-    server = undefined;
-  });
-  afterAll(() => {
-    removeTempDirs();
-    removeAgentCliDirs();
-  });
+  const serve = mockPerTest();
 
   it('a command with --message-file - (or a bare --message-file last) gets the prompt on stdin and runs', async () => {
-    server = await startMockLlmServer({
-      script: [
-        { fault: 'ok', when: agentTurn('FROM-STDIN'), reply: { text: 'read from stdin' } },
-        { fault: 'ok', when: agentTurn('BARE-FLAG'), reply: { text: 'read from the bare flag' } },
-      ],
-    });
+    const server = await serve([
+      { fault: 'ok', when: agentTurn('FROM-STDIN'), reply: { text: 'read from stdin' } },
+      { fault: 'ok', when: agentTurn('BARE-FLAG'), reply: { text: 'read from the bare flag' } },
+    ]);
     const c = cliCase('openclaw', server);
     const seen = watchStateDirs(c.home, []);
     const { result, run } = await runPlan(c, {
@@ -69,9 +64,9 @@ describeWithOpenclaw('openclaw as the skill runs it', () => {
   }, 300_000);
 
   it('an attempt stopped at its timeout leaves nothing in the temp folder Baton was given, nor lock files of its own in /tmp', async () => {
-    server = await startMockLlmServer({
-      script: [{ fault: 'stall', ms: 600_000, when: agentTurn('STALL-HERE'), repeat: 'forever' }],
-    });
+    const server = await serve([
+      { fault: 'stall', ms: 600_000, when: agentTurn('STALL-HERE'), repeat: 'forever' },
+    ]);
     const c = cliCase('openclaw', server);
     const batonTmp = join(c.dir, 'tmp');
     mkdirSync(batonTmp);
@@ -95,7 +90,7 @@ describeWithOpenclaw('openclaw as the skill runs it', () => {
   }, 300_000);
 
   it('baton agents --plan reminds of its uncapped retries for [node, …/openclaw.mjs, agent, exec], until the workspace caps them', async () => {
-    server = await startMockLlmServer({ script: [] });
+    const server = await serve([]);
     const c = cliCase('openclaw', server);
     const planPath = writePlan(c.dir, {
       version: 1,

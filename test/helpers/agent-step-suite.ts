@@ -6,12 +6,12 @@
  */
 import { createHash } from 'node:crypto';
 import { readdirSync } from 'node:fs';
-import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import type { ScriptEntry } from '../../src/testing/mock-llm/script-entry.js';
-import { type MockLlmServer, startMockLlmServer } from '../../src/testing/mock-llm/server.js';
+import { describe, expect, it } from 'vitest';
 import {
+  agentTurn,
   cliCase,
   cliCommand,
+  mockPerTest,
   processesOfRun,
   requestsDuring,
   runPlan,
@@ -19,15 +19,9 @@ import {
   stepAttempts,
   writeCall,
 } from './agent-steps.js';
-import { removeTempDirs, waitFor } from './cli.js';
-import { type AgentCli, removeAgentCliDirs } from './mock-cli.js';
+import { waitFor } from './cli.js';
+import type { AgentCli } from './mock-cli.js';
 import { stepOf } from './plans.js';
-
-const agentTurn = (promptIncludes: string, extra: Record<string, unknown> = {}) => ({
-  hasTools: true,
-  promptIncludes,
-  ...extra,
-});
 
 /**
  * The hang test's step timeout: the CLI must reach its shell tool call within it. openclaw takes
@@ -42,19 +36,7 @@ const HANG_TIMEOUT_MS: Record<AgentCli, number> = {
 };
 
 export function agentStepSuite(cli: AgentCli): void {
-  let server: MockLlmServer | undefined;
-  const serve = async (script: ScriptEntry[]) => {
-    server = await startMockLlmServer({ script });
-    return server;
-  };
-  afterEach(async () => {
-    await server?.close();
-    server = undefined;
-  });
-  afterAll(() => {
-    removeTempDirs();
-    removeAgentCliDirs();
-  });
+  const serve = mockPerTest();
 
   describe(`${cli} through baton`, () => {
     it('runs a 3-step plan: each summary is the answer, passed on to the next prompt; usage is counted', async () => {

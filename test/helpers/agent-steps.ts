@@ -5,18 +5,50 @@
  */
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { afterAll, afterEach } from 'vitest';
+import type { ScriptEntry } from '../../src/testing/mock-llm/script-entry.js';
+import { startMockLlmServer } from '../../src/testing/mock-llm/server.js';
 import type { MockLlmServer, RecordedRequest } from '../../src/testing/mock-llm/types.js';
 import {
   type AttemptJson,
   attempts,
   type BatonResult,
   type RunJson,
+  removeTempDirs,
   runBaton,
   runStatus,
   writePlan,
 } from './cli.js';
-import { type AgentCli, agentCliEnv, agentCliPath, openclawNode } from './mock-cli.js';
+import { type AgentCli, agentCliEnv, agentCliPath, openclawNode, removeAgentCliDirs } from './mock-cli.js';
 import { planDir } from './plans.js';
+
+/** A script's match for an agent's turn whose prompt includes `promptIncludes` (side requests, without tools, never use it up). */
+export const agentTurn = (promptIncludes: string, extra: Record<string, unknown> = {}) => ({
+  hasTools: true,
+  promptIncludes,
+  ...extra,
+});
+
+/**
+ * A mock model server for each test of the enclosing block (started by the function returned, with
+ * the test's script; closed after the test), and the runs' and the CLIs' scratch folders removed
+ * after the block.
+ */
+export function mockPerTest(): (script: ScriptEntry[]) => Promise<MockLlmServer> {
+  let server: MockLlmServer | undefined;
+  afterEach(async () => {
+    await server?.close();
+    server = undefined;
+  });
+  afterAll(() => {
+    removeTempDirs();
+    removeAgentCliDirs();
+  });
+  return async (script) => {
+    server = await startMockLlmServer({ script });
+    return server;
+  };
+}
 
 /** The names each CLI gives its own tools. */
 export const TOOLS: Record<AgentCli, { write: string; shell: string }> = {
