@@ -145,7 +145,7 @@ describe('baton approve/reject <run> <step>, send, and waiting steps in check an
         2,
       );
       expect(bad.stderr).toContain(
-        "steps.deployed.wait.schema of run r1: (the payload) must have required property 'version'",
+        'steps.deployed.wait.schema of run r1: /: missing required property "version"',
       );
       expect((await timeline(home, 'r1')).length).toBe(before);
       const payload = join(dir, 'payload.json');

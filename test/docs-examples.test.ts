@@ -12,7 +12,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
-import { resultSchemaIssues } from '../src/executors/result-schema.js';
+import { planSchemaIssues } from '../src/executors/result-schema.js';
 import { parsePlanText } from '../src/workflow/parse-plan-text.js';
 
 const repoRoot = fileURLToPath(new URL('../', import.meta.url));
@@ -88,7 +88,7 @@ describe('the plans shown in README.md and docs/', () => {
   )('%s is a valid plan', (_, plan) => {
     const fileName = `${plan.page}:${plan.line}.${plan.lang === 'json' ? 'json' : 'yaml'}`;
     // The result schemas too, which are compiled before a run is stored (not by the parser).
-    expect(resultSchemaIssues(parsePlanText(plan.text, fileName))).toEqual([]);
+    expect(planSchemaIssues(parsePlanText(plan.text, fileName))).toEqual([]);
   });
 });
 

@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { isBatonError } from '../src/core/errors.js';
 import { fallbackPlanStep } from '../src/core/fallback.js';
 import { validatePlanObject } from '../src/core/plan/parse.js';
-import { resultSchemaIssues } from '../src/executors/result-schema.js';
+import { planSchemaIssues } from '../src/executors/result-schema.js';
 import { parsePlanText } from '../src/workflow/parse-plan-text.js';
 
 const agent = { agent: { command: ['claude', '-p'] } };
@@ -93,7 +93,7 @@ describe('resultFile and resultSchema', () => {
       },
       'plan.yaml',
     );
-    expect(resultSchemaIssues(plan)).toEqual([
+    expect(planSchemaIssues(plan)).toEqual([
       {
         path: 'steps.a.resultSchema',
         problem: expect.stringMatching(
@@ -101,7 +101,7 @@ describe('resultFile and resultSchema', () => {
         ),
       },
     ]);
-    expect(resultSchemaIssues({ ...plan, steps: [{ ...plan.steps[0]!, resultSchema: schema }] })).toEqual([]);
+    expect(planSchemaIssues({ ...plan, steps: [{ ...plan.steps[0]!, resultSchema: schema }] })).toEqual([]);
   });
 
   it("an agent fallback is held to the step's result file; a function fallback is not", () => {

@@ -2,7 +2,7 @@ import type { Draft } from './draft.js';
 import type { PlanStep } from './plan/types.js';
 import { type StepState, stepOf } from './run-state.js';
 import { conditionResult } from './when-condition.js';
-import { firstLineOf, parseWhen } from './when-language.js';
+import { evaluateExpression, firstLineOf } from './when-language.js';
 
 /**
  * A fan-out's items as its expansion makes them (see for-each.ts): the list `forEach.items` gives,
@@ -51,7 +51,7 @@ export function evaluateItems(draft: Draft, group: PlanStep): { items: unknown[]
   }
   let value: unknown;
   try {
-    value = parseWhen(expression)({ inputs: { ...(draft.run.inputs ?? {}) }, steps });
+    value = evaluateExpression(expression, { inputs: draft.run.inputs ?? {}, steps });
   } catch (error) {
     return { invalid: `forEach.items ${expression}: ${firstLineOf(error)}` };
   }

@@ -1,7 +1,7 @@
 import type { Draft } from './draft.js';
 import type { PlanStep } from './plan/types.js';
 import { type RunState, type StepResult, type StepState, stepOf } from './run-state.js';
-import { firstLineOf, parseWhen } from './when-language.js';
+import { evaluateExpression, firstLineOf } from './when-language.js';
 
 /** What a step's `when` decided: run it, skip it (with the reason), or block it (it could not be decided). */
 export type WhenDecision =
@@ -41,7 +41,7 @@ export function decideWhen(
   }
   let value: unknown;
   try {
-    value = parseWhen(expression)({ inputs: { ...inputs }, steps });
+    value = evaluateExpression(expression, { inputs, steps });
   } catch (error) {
     return { run: false, invalid: `when ${expression}: ${firstLineOf(error)}` };
   }

@@ -4,7 +4,7 @@ import { PlanInvalidError } from '../core/plan/issues.js';
 import type { AgentSpec, Plan } from '../core/plan/types.js';
 import { ulid } from '../core/ulid.js';
 import { assertAgentCommand } from '../executors/command-policy.js';
-import { resultSchemaIssues } from '../executors/result-schema.js';
+import { planSchemaIssues } from '../executors/result-schema.js';
 import { assertSandboxAvailable } from '../executors/sandbox.js';
 import { type TrustedPrograms, trustedPrograms } from '../executors/trusted-programs.js';
 import type { NewRun, RunDetail, RunSummary, Store } from '../store/store.js';
@@ -140,7 +140,7 @@ export function prepareRun(options: StartRunOptions): NewRun {
   // Confinement asked for where it cannot work is refused, never run unconfined instead.
   assertSandboxAvailable(plan);
   // A result schema ajv cannot compile would fail every attempt: refused as the plan's problem.
-  const schemaIssues = resultSchemaIssues(plan);
+  const schemaIssues = planSchemaIssues(plan);
   if (schemaIssues.length > 0)
     throw new PlanInvalidError(options.planPath ?? `plan ${plan.name}`, schemaIssues);
   // Hook commands come from the plan too: the same rules, no shell ever.

@@ -2,7 +2,7 @@ import { constants } from 'node:fs';
 import { open, realpath } from 'node:fs/promises';
 import path from 'node:path';
 import { parseJsonWithLimits } from '../core/json-text.js';
-import { compileResultSchema, describeViolations } from './result-schema.js';
+import { compileSchema, describeViolations } from './result-schema.js';
 
 /**
  * An agent step's `resultFile`, read once the agent has exited and its required outputs are there:
@@ -60,7 +60,7 @@ export async function readResultFile(
     return { ok: false, message: `${name}:${parsed.line}:${parsed.column}: ${parsed.problem}` };
   }
   if (schema === undefined) return { ok: true, value: parsed.value };
-  const compiled = compileResultSchema(schema);
+  const compiled = compileSchema(schema);
   if (!compiled.ok)
     return fail(
       `cannot be checked: the step's resultSchema is not a valid JSON Schema (${compiled.problem})`,

@@ -1,34 +1,31 @@
-import { createRequire } from 'node:module';
 import type { Ajv, ErrorObject, ValidateFunction } from 'ajv';
 import type { PlanIssue } from '../core/plan/issues.js';
 import type { Plan } from '../core/plan/types.js';
+import { newSchemaChecker, uniqueItemsProblem } from '../model-call/json-schema.js';
 
 /**
- * A step's `resultSchema` compiled with ajv (JSON Schema draft-07; `format` is not checked), and a
- * value's violations in words. ajv is loaded by the first plan that has a result schema (it costs
- * about 10 MB and 60 ms to load): `import 'baton-steps'` and plans without one never load it.
+ * A plan's JSON Schemas (a step's `resultSchema`, a wait's `schema`) compiled with the one checker
+ * of model-call/json-schema.ts (linear-time patterns, bounded `uniqueItems`), and a value's
+ * violations in words. ajv is loaded by the first plan that has a schema (it costs about 10 MB and
+ * 60 ms to load): `import 'baton-steps'` and plans without one never load it.
  */
 
 let ajv: Ajv | undefined;
-
-const newAjv = (): Ajv => {
-  const { Ajv: AjvClass } = createRequire(import.meta.url)('ajv') as typeof import('ajv');
-  // strict: false: keywords of other drafts or tools are ignored rather than refused; no logging.
-  return new AjvClass({ allErrors: true, strict: false, logger: false });
-};
 
 /** Compiled schemas by their JSON text: every attempt of a step brings its own copy. */
 const compiled = new Map<string, ValidateFunction>();
 const MAX_COMPILED = 100;
 
-/** The schema's validator, or why ajv cannot compile it. */
-export function compileResultSchema(
+/** The schema's validator, or why it cannot be compiled (or could take more than linear time). */
+export function compileSchema(
   schema: Record<string, unknown>,
 ): { ok: true; validate: ValidateFunction } | { ok: false; problem: string } {
   const key = JSON.stringify(schema);
   const known = compiled.get(key);
   if (known) return { ok: true, validate: known };
-  ajv ??= newAjv();
+  const unbounded = uniqueItemsProblem(schema);
+  if (unbounded !== undefined) return { ok: false, problem: unbounded };
+  ajv ??= newSchemaChecker();
   const copy = structuredClone(schema);
   try {
     const validate = ajv.compile(copy);
@@ -64,19 +61,26 @@ export function describeViolations(errors: readonly ErrorObject[]): string {
 }
 
 /**
- * The result schemas of a plan that ajv cannot compile, as plan issues: checked before a run is
- * stored (engine/start-run.ts), since the pure plan validation does not load ajv.
+ * The schemas of a plan (each step's `resultSchema` and `wait.schema`) that cannot be compiled, as
+ * plan issues: checked before a run is stored (engine/start-run.ts, runtime/plan-run.ts), since the
+ * pure plan validation does not load ajv.
  */
-export function resultSchemaIssues(plan: Plan): PlanIssue[] {
+export function planSchemaIssues(plan: Plan): PlanIssue[] {
   const issues: PlanIssue[] = [];
   for (const step of plan.steps) {
-    if (step.resultSchema === undefined) continue;
-    const compiled = compileResultSchema(step.resultSchema);
-    if (!compiled.ok) {
-      issues.push({
-        path: `steps.${step.id}.resultSchema`,
-        problem: `is not a valid JSON Schema (draft-07): ${compiled.problem}; fix the schema`,
-      });
+    const schemas: [string, Record<string, unknown> | undefined][] = [
+      ['resultSchema', step.resultSchema],
+      ['wait.schema', step.wait?.schema],
+    ];
+    for (const [field, schema] of schemas) {
+      if (schema === undefined) continue;
+      const compiled = compileSchema(schema);
+      if (!compiled.ok) {
+        issues.push({
+          path: `steps.${step.id}.${field}`,
+          problem: `is not a valid JSON Schema (draft-07): ${compiled.problem}; fix the schema`,
+        });
+      }
     }
   }
   return issues;

@@ -1,5 +1,5 @@
-import { createRequire } from 'node:module';
 import type { Ajv, ValidateFunction } from 'ajv';
+import { newSchemaChecker } from './json-schema.js';
 import {
   argumentsHash,
   type EffectLedger,
@@ -13,15 +13,6 @@ import type { ToolCall } from './types.js';
 type ToolCallOutcome =
   | { ok: true; content: string; replayed: boolean; key?: string }
   | { ok: false; code: ToolErrorCode; message: string; argsHash: string; fatal: boolean };
-
-/**
- * The JSON Schema validator for tool arguments, loaded by the first runner that has tools (ajv
- * costs about 10 MB and 60 ms to load): a process whose model steps have no tools never loads it.
- */
-const newAjv = (): Ajv => {
-  const { Ajv: AjvClass } = createRequire(import.meta.url)('ajv') as typeof import('ajv');
-  return new AjvClass({ allErrors: true, strict: false });
-};
 
 /** At most this many characters of a tool result go back to the model. */
 const MAX_TOOL_RESULT_CHARS = 50_000;
@@ -44,7 +35,8 @@ export class ToolRunner {
     for (const tool of tools as unknown as ToolDefinition[]) {
       if (this.tools.has(tool.name)) throw new Error(`tool "${tool.name}" is declared twice`);
       this.tools.set(tool.name, tool);
-      ajv ??= newAjv();
+      // Loaded by the first runner that has tools: a process whose model steps have none never loads it.
+      ajv ??= newSchemaChecker();
       this.validators.set(tool.name, ajv.compile(tool.parameters));
     }
   }

@@ -5,7 +5,7 @@ import { resolveRunWorkspace } from '../engine/run-workspace.js';
 import { prepareRun } from '../engine/start-run.js';
 import { agentCommandWarnings } from '../executors/agent-profiles/command-warnings.js';
 import { checkAgentCommand } from '../executors/command-policy.js';
-import { resultSchemaIssues } from '../executors/result-schema.js';
+import { planSchemaIssues } from '../executors/result-schema.js';
 import { trustedPrograms } from '../executors/trusted-programs.js';
 import type { NewRun } from '../store/store.js';
 import { defaultAgent } from './settings.js';
@@ -133,6 +133,6 @@ export function planRunProblems(
   }
   for (const [index, hook] of (plan.hooks ?? []).entries())
     if (hook.command) check(hook.command, `hooks[${index}].command`);
-  issues.push(...resultSchemaIssues(plan));
+  issues.push(...planSchemaIssues(plan));
   return issues;
 }

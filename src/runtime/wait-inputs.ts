@@ -1,13 +1,12 @@
 import { readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { userInfo } from 'node:os';
-import type { Ajv, ValidateFunction } from 'ajv';
 import { BatonError } from '../core/errors.js';
 import { parseJsonWithLimits } from '../core/json-text.js';
 import type { Plan, PlanStep } from '../core/plan/types.js';
 import { redactValue } from '../core/redact.js';
 import { planSecretEnv } from '../core/run-secrets.js';
 import type { RunSecretsCache } from '../engine/run-secrets-cache.js';
+import { compileSchema, describeViolations } from '../executors/result-schema.js';
 
 /**
  * What every front door (the CLI, the TypeScript API, later the console) hands the store for a
@@ -64,29 +63,24 @@ export function eventDataJson(text: string, where: string): string {
 }
 
 /**
- * The check of a payload against the `wait.schema` of the step it would end (ajv, loaded the first
- * time a schema is met): throws a BatonError naming the run, the schema's field and what fails.
+ * The check of a payload against the `wait.schema` of the step it would end (the plan's one schema
+ * checker, executors/result-schema.ts: linear-time patterns, loaded the first time a schema is met):
+ * throws a BatonError naming the run, the schema's field and what fails.
  */
 export function payloadCheck(dataJson: string): (step: PlanStep, runId: string) => void {
-  const validators = new Map<PlanStep, ValidateFunction>();
-  let ajv: Ajv | undefined;
   return (step, runId) => {
     const schema = step.wait?.schema;
     if (!schema) return;
-    let validate = validators.get(step);
-    if (!validate) {
-      ajv ??= newAjv();
-      validate = ajv.compile(schema);
-      validators.set(step, validate);
-    }
-    if (validate(JSON.parse(dataJson))) return;
-    const problems = (validate.errors ?? [])
-      .slice(0, 5)
-      .map((e) => `${e.instancePath || '(the payload)'} ${e.message ?? 'is invalid'}`)
-      .join('; ');
+    const compiled = compileSchema(schema);
+    if (!compiled.ok)
+      throw new BatonError(
+        'INVALID_ARGUMENT',
+        `steps.${step.id}.wait.schema of run ${runId} cannot check a payload: ${compiled.problem} (nothing was stored)`,
+      );
+    if (compiled.validate(JSON.parse(dataJson))) return;
     throw new BatonError(
       'INVALID_ARGUMENT',
-      `--data: the payload does not match steps.${step.id}.wait.schema of run ${runId}: ${problems}; send a payload that does (nothing was stored)`,
+      `--data: the payload does not match steps.${step.id}.wait.schema of run ${runId}: ${describeViolations(compiled.validate.errors ?? [])}; send a payload that does (nothing was stored)`,
     );
   };
 }
@@ -98,9 +92,4 @@ export function payloadCheck(dataJson: string): (step: PlanStep, runId: string) 
 export function payloadMask(dataJson: string, secrets: RunSecretsCache): (plan: Plan) => string {
   const value = JSON.parse(dataJson) as unknown;
   return (plan) => JSON.stringify(redactValue(value, secrets.secretsFor(planSecretEnv(plan))));
-}
-
-function newAjv(): Ajv {
-  const { Ajv: AjvClass } = createRequire(import.meta.url)('ajv') as typeof import('ajv');
-  return new AjvClass({ allErrors: true, strict: false });
 }

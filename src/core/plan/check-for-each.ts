@@ -1,5 +1,11 @@
-import { checkWhen, parseWhen, type WhenNode } from '../when-language.js';
-import { positioned, referenceProblems, type WhenContext } from './check-when.js';
+import { checkWhen } from '../when-language.js';
+import {
+  parsedOrProblem,
+  patternProblems,
+  positioned,
+  referenceProblems,
+  type WhenContext,
+} from './check-when.js';
 import type { PlanIssue } from './issues.js';
 import type { ForEachSpec } from './types.js';
 
@@ -13,15 +19,9 @@ const TAKEN_NAMES = new Set(['inputs', 'steps', 'run']);
  * must give a list (or a value whose type is only known when it runs).
  */
 export function itemsProblems(expression: string, context: WhenContext): string[] {
-  let root: WhenNode;
-  try {
-    root = parseWhen(expression).ast;
-  } catch (error) {
-    return [
-      `${JSON.stringify(expression)} does not parse: ${positioned(error)}; write a CEL expression giving a list, ${EXAMPLE}`,
-    ];
-  }
-  const problems = referenceProblems(root, context);
+  const root = parsedOrProblem(expression, `write a CEL expression giving a list, ${EXAMPLE}`);
+  if (typeof root === 'string') return [root];
+  const problems = [...referenceProblems(root, context), ...patternProblems(root)];
   if (problems.length > 0) return problems;
   const checked = checkWhen(expression);
   if (!checked.valid) {

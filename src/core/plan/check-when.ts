@@ -1,3 +1,4 @@
+import { ExpressionLimitError, linearPattern } from '../expression-meter.js';
 import { checkWhen, firstLineOf, parseWhen, type WhenNode } from '../when-language.js';
 import { unknownStepProblem } from './graph.js';
 import { closestMatch, type PlanIssue } from './issues.js';
@@ -21,15 +22,9 @@ const EXAMPLE = 'e.g. steps.check.result.passed == false';
  * is decided).
  */
 export function whenProblems(expression: string, context: WhenContext): string[] {
-  let root: WhenNode;
-  try {
-    root = parseWhen(expression).ast;
-  } catch (error) {
-    return [
-      `${JSON.stringify(expression)} does not parse: ${positioned(error)}; write a CEL expression, ${EXAMPLE}`,
-    ];
-  }
-  const problems = referenceProblems(root, context);
+  const root = parsedOrProblem(expression, `write a CEL expression, ${EXAMPLE}`);
+  if (typeof root === 'string') return [root];
+  const problems = [...referenceProblems(root, context), ...patternProblems(root)];
   if (problems.length > 0) return problems;
   const checked = checkWhen(expression);
   if (!checked.valid) {
@@ -43,6 +38,41 @@ export function whenProblems(expression: string, context: WhenContext): string[]
     ];
   }
   return [];
+}
+
+/** The parsed expression, or the problem: over a limit (without quoting the text), or where it does not parse. */
+export function parsedOrProblem(expression: string, fix: string): WhenNode | string {
+  try {
+    return parseWhen(expression).ast;
+  } catch (error) {
+    if (error instanceof ExpressionLimitError) return `the expression ${error.message}`;
+    return `${JSON.stringify(expression)} does not parse: ${positioned(error)}; ${fix}`;
+  }
+}
+
+/**
+ * The patterns written in the expression (`x.matches("...")`) that the linear-time engine cannot
+ * run (backreferences, lookaround): refused now rather than when the step is decided.
+ */
+export function patternProblems(root: WhenNode): string[] {
+  const problems: string[] = [];
+  const visit = (node: WhenNode): void => {
+    if (node.op === 'rcall' && node.args[0] === 'matches') {
+      const pattern = node.args[2]?.[0];
+      if (pattern?.op === 'value' && typeof pattern.args === 'string') {
+        try {
+          linearPattern(pattern.args);
+        } catch (error) {
+          problems.push(
+            `matches(${JSON.stringify(pattern.args)}): ${firstLineOf(error)}; Baton runs patterns in linear time (RE2 syntax): no backreferences or lookaround`,
+          );
+        }
+      }
+    }
+    for (const child of childrenOf(node)) visit(child);
+  };
+  visit(root);
+  return problems;
 }
 
 export function positioned(error: unknown): string {
