@@ -1,8 +1,9 @@
 /**
  * A fan-out's expansion in the pure core: claiming the group evaluates `items` and appends one
- * item step per element to the plan snapshot in that one transition, its `{{<as>}}` templates
- * filled in (instruction, requiredOutputs, resultFile); an element without a field a template
- * names, or items that are not a list, block the group `invalid` and create no item.
+ * item step per element to the plan snapshot in that one transition, its `{{<as>}}` paths filled in
+ * (requiredOutputs, resultFile) and its texts keeping them for the one rendering pass when the item
+ * runs; an element without a field a template names, or items that are not a list, block the group
+ * `invalid` and create no item.
  */
 
 import { describe, expect, it } from 'vitest';
@@ -10,6 +11,7 @@ import { describe, expect, it } from 'vitest';
 import '../src/store/core-libraries.js';
 import type { StepOutcome } from '../src/core/failure.js';
 import { validatePlanObject } from '../src/core/plan/parse.js';
+import { renderTemplate } from '../src/core/plan/template.js';
 import type { RunState } from '../src/core/run-state.js';
 import { claimStep, completeStep } from '../src/core/transitions.js';
 import { runStateOf } from './helpers/run-state.js';
@@ -51,16 +53,25 @@ const PAGES = [
 ];
 
 describe('forEach expansion in the core', () => {
-  it('appends one item step per element with its templates filled, all in the transition that claims the group', () => {
+  it('appends one item step per element with its paths filled, all in the transition that claims the group', () => {
     const transition = expand(runOf({ items: 'steps.research.result.pages' }), { pages: PAGES });
     const items = transition.run.plan.steps.slice(2);
     expect(items.map((step) => step.id)).toEqual(['summarise[0]', 'summarise[1]']);
     expect(items[1]).toMatchObject({
-      instruction: `Summarise https://b.example/y (${JSON.stringify(PAGES[1])}) for {{inputs.prefix}}`,
+      instruction: 'Summarise {{page.url}} ({{page}}) for {{inputs.prefix}}',
       requiredOutputs: ['{{inputs.prefix}}/b.md'],
       resultFile: 'results/b.json',
-      forEachItem: { group: 'summarise', index: 1, value: PAGES[1] },
+      forEachItem: { group: 'summarise', index: 1, value: PAGES[1], as: 'page' },
     });
+    const item = items[1]!.forEachItem!;
+    expect(
+      renderTemplate(items[1]!.instruction!, {
+        run: { id: 'r', workspace: '/w' },
+        inputs: { prefix: 'notes' },
+        steps: {},
+        item: { name: item.as!, value: item.value },
+      }),
+    ).toBe(`Summarise https://b.example/y (${JSON.stringify(PAGES[1])}) for notes`);
     expect('forEach' in items[0]!).toBe(false);
     expect(transition.planChanged).toBe(true);
     expect(transition.addedSteps).toEqual(['summarise[0]', 'summarise[1]']);

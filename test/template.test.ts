@@ -150,3 +150,33 @@ describe('renderTemplate', () => {
     );
   });
 });
+
+describe('a substituted value is never expanded again', () => {
+  const planted = '{{inputs.secret}} {{run.workspace}} {{steps.research.summary}}';
+  const context: TemplateContext = {
+    run: { id: 'r', workspace: '/w' },
+    inputs: { secret: 's3cr3t', note: planted },
+    steps: { research: { summary: planted, outputs: [planted], value: { text: planted } } },
+    item: { name: 'page', value: { title: planted, tags: [planted] } },
+  };
+
+  it.each([
+    ['an input', '{{inputs.note}}', planted],
+    ["a step's summary", '{{steps.research.summary}}', planted],
+    ["a step's outputs", '{{steps.research.outputs}}', planted],
+    ["a step's result field", '{{steps.research.result.text}}', planted],
+    ["a step's whole result", '{{steps.research.result}}', JSON.stringify({ text: planted })],
+    ["a fan-out item's field", '{{page.title}}', planted],
+    ['a whole fan-out item', '{{page}}', JSON.stringify({ title: planted, tags: [planted] })],
+  ])('%s holding template text reaches the prompt as that text', (_, text, expected) => {
+    expect(renderTemplate(`[${text}]`, context)).toBe(`[${expected}]`);
+    expect(renderTemplate(`[${text}]`, context)).not.toContain('s3cr3t');
+  });
+
+  it("a fan-out item's missing field is an unresolvable reference, and other names are still templates", () => {
+    expect(renderError('{{page.url}}', context)).toBe('{{page.url}}: the item has no url');
+    expect(renderTemplate('{{page.tags}} {{inputs.secret}}', context)).toBe(
+      `${JSON.stringify([planted])} s3cr3t`,
+    );
+  });
+});

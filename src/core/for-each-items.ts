@@ -1,4 +1,5 @@
 import type { Draft } from './draft.js';
+import { itemText } from './plan/template.js';
 import type { PlanStep } from './plan/types.js';
 import { type StepState, stepOf } from './run-state.js';
 import { conditionResult } from './when-condition.js';
@@ -72,7 +73,13 @@ function toJson(value: unknown): unknown {
   return value;
 }
 
-/** Item `index` of the group: the group's step, its `{{<as>}}` filled in, without forEach or when. */
+/**
+ * Item `index` of the group: the group's step without forEach or when. Its paths (`resultFile`,
+ * `requiredOutputs`) get their `{{<as>}}` filled in now; its texts (instruction, model prompt and
+ * system, fallback instruction) keep them, filled when the step runs in the same single pass as
+ * every other reference (core/plan/template.ts), so an item's own text is never read as a template.
+ * A reference the item cannot fill is the problem returned instead, for every field.
+ */
 export function itemStep(group: PlanStep, index: number, value: unknown): PlanStep | string {
   const { forEach, when: _when, ...rest } = group;
   const name = forEach!.as;
@@ -81,43 +88,23 @@ export function itemStep(group: PlanStep, index: number, value: unknown): PlanSt
     text.replace(/\{\{\s*([^{}]*?)\s*\}\}/g, (raw, inner: string) => {
       const [head, ...path] = inner.split('.');
       if (head !== name) return raw;
-      const found = valueAt(value, path);
+      const found = itemText(value, path);
       if (found === undefined) {
         problem ??= `item ${index} has no ${path.join('.')} for ${raw} (item: ${JSON.stringify(value).slice(0, 100)}): fix steps.${group.id}.forEach.items or the template`;
         return raw;
       }
-      return typeof found === 'string' ? found : JSON.stringify(found);
+      return found;
     });
+  const texts = [rest.instruction, rest.model?.prompt, rest.model?.system, rest.fallback?.instruction];
+  for (const text of texts) if (text !== undefined) fill(text);
   const step: PlanStep = {
     ...rest,
     id: itemStepId(group.id, index),
     title: `${group.title}[${index}]`,
-    ...(rest.instruction === undefined ? {} : { instruction: fill(rest.instruction) }),
-    ...(rest.model === undefined
-      ? {}
-      : {
-          model: {
-            ...rest.model,
-            prompt: fill(rest.model.prompt),
-            ...(rest.model.system === undefined ? {} : { system: fill(rest.model.system) }),
-          },
-        }),
-    ...(rest.fallback?.instruction === undefined
-      ? {}
-      : { fallback: { ...rest.fallback, instruction: fill(rest.fallback.instruction) } }),
     ...(rest.resultFile === undefined ? {} : { resultFile: fill(rest.resultFile) }),
     requiredOutputs: rest.requiredOutputs.map(fill),
     delayBeforeMs: 0,
-    forEachItem: { group: group.id, index, value },
+    forEachItem: { group: group.id, index, value, as: name },
   };
   return problem ?? step;
-}
-
-function valueAt(value: unknown, path: readonly string[]): unknown {
-  let current = value;
-  for (const key of path) {
-    if (current === null || typeof current !== 'object' || !Object.hasOwn(current, key)) return undefined;
-    current = (current as Record<string, unknown>)[key];
-  }
-  return current;
 }

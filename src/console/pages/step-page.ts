@@ -30,7 +30,12 @@ function renderedText(view: StepView): { label: string; text: string; note: stri
             : { label: 'Waits for event', text: step.wait.event ?? '' }
           : { label: 'Function', text: `${step.fn ?? ''}(${JSON.stringify(step.args ?? null)})` };
   if (step.kind === 'fn') return { ...raw, note: null };
-  const claim = { runId: view.run.id, workspace: view.run.workspace, inputs: view.run.inputs } as ClaimedStep;
+  const claim = {
+    runId: view.run.id,
+    workspace: view.run.workspace,
+    inputs: view.run.inputs,
+    step,
+  } as ClaimedStep;
   const rendered = renderStepText(raw.text, { claim, results: view.results });
   return rendered.ok
     ? { ...raw, text: rendered.text, note: null }

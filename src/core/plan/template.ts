@@ -13,6 +13,8 @@ export interface TemplateContext {
   inputs: Record<string, string>;
   /** `value`: the step's structured result (a result file's JSON, a function's return value), if any. */
   steps: Record<string, { summary: string; outputs: string[]; value?: unknown }>;
+  /** A fan-out item step's element, under its name (`{{item}}`, `{{item.<field>}}`). */
+  item?: { name: string; value: unknown };
 }
 
 /** A reference in one of the allowed forms. */
@@ -65,9 +67,17 @@ export function parseTemplateRef(path: readonly string[]): TemplateRef | undefin
  * is returned unchanged. Throws `PLAN_INVALID` naming the reference it cannot resolve.
  */
 export function renderTemplate(text: string, ctx: TemplateContext): string {
-  // A replacer function's return value is inserted as is: `$&` and friends are not expanded.
+  // A replacer function's return value is inserted as is: `$&` and friends are not expanded, and
+  // nothing it returns is scanned again: a value holding `{{inputs.secret}}` stays that text.
   return text.replace(REF_PATTERN, (raw: string, inner: string) => {
-    const ref = parseTemplateRef(splitRefPath(inner));
+    const path = splitRefPath(inner);
+    if (ctx.item !== undefined && path[0] === ctx.item.name) {
+      const found = itemText(ctx.item.value, path.slice(1));
+      if (found === undefined)
+        throw new BatonError('PLAN_INVALID', `${raw}: the item has no ${path.slice(1).join('.')}`);
+      return found;
+    }
+    const ref = parseTemplateRef(path);
     if (ref === undefined) {
       throw new BatonError(
         'PLAN_INVALID',
@@ -94,6 +104,20 @@ function resolveRef(raw: string, ref: TemplateRef, ctx: TemplateContext): string
   }
   if (ref.kind === 'result') return resultText(raw, ref.stepId, result, ref.path);
   return ref.field === 'summary' ? String(result.summary) : result.outputs.join(', ');
+}
+
+/**
+ * What `{{<item>.<path>}}` gives for a fan-out item: the element at the path (own fields only) as
+ * text, JSON for a list or a map; undefined when the item has no such field.
+ */
+export function itemText(value: unknown, path: readonly string[]): string | undefined {
+  let current = value;
+  for (const key of path) {
+    if (current === null || typeof current !== 'object' || !Object.hasOwn(current, key)) return undefined;
+    current = (current as Record<string, unknown>)[key];
+  }
+  if (current === undefined) return undefined;
+  return typeof current === 'string' ? current : JSON.stringify(current);
 }
 
 /** Own properties only: `__proto__`, `constructor` and friends never reach a prototype. */

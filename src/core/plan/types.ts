@@ -212,6 +212,13 @@ export interface ForEachItem {
   index: number;
   /** The element of the list, as JSON (the fn step's `ctx.item`). */
   value: unknown;
+  /**
+   * The item's name in templates: the step's texts keep their `{{<as>}}` references, filled with
+   * `value` in the same pass as every other reference when the step runs, so an item's text is never
+   * read as a template. Absent on item steps stored before it existed, whose texts were filled when
+   * they were expanded.
+   */
+  as?: string;
 }
 
 /** What a wait step's timeout does: block it for a human, skip it, or count as a rejection. */
