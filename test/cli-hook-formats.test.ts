@@ -144,7 +144,7 @@ describe('hooks with format: slack | discord | feishu | ntfy', () => {
     // Every service carries the same two capability URLs and the run's page.
     const retry = link(first.slack, 'Retry fetch');
     const skip = link(first.slack, 'Skip fetch');
-    expect(retry).toMatch(new RegExp(`^${origin}/blocked/b1/fetch/[A-Za-z0-9_-]{43}/retry$`));
+    expect(retry).toMatch(new RegExp(`^${origin}/blocked/b1/fetch/[A-Za-z0-9_-]{54}/retry$`));
     expect(Buffer.from(retry.split('/').at(-2)!, 'base64url').length).toBeGreaterThanOrEqual(16);
     for (const links of [first.discord, first.feishu])
       expect([link(links, 'Retry fetch'), link(links, 'Skip fetch'), link(links, 'Open in Baton')]).toEqual([
@@ -236,7 +236,7 @@ describe('hooks with format: slack | discord | feishu | ntfy', () => {
     const got = byService(hook.calls);
     const approve = link(got.feishu, 'Approve gate');
     const reject = link(got.feishu, 'Reject gate');
-    expect(approve).toMatch(new RegExp(`^${origin}/wait/w1/gate/[A-Za-z0-9_-]{43}/approve$`));
+    expect(approve).toMatch(new RegExp(`^${origin}/wait/w1/gate/[A-Za-z0-9_-]{54}/approve$`));
     for (const links of [got.slack, got.discord, got.ntfy])
       expect([link(links, 'Approve gate'), link(links, 'Reject gate')]).toEqual([approve, reject]);
     expect(String(got.slackBody.text)).toContain('Ship 1.2?');

@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { isBatonError } from '../core/errors.js';
-import { BLOCKED_ACTIONS, type BlockedAction, blockSeqOf, isBlockedToken } from '../engine/blocked-urls.js';
+import { BLOCKED_ACTIONS, type BlockedAction, blockSeqOf, blockSeqOfToken } from '../engine/blocked-urls.js';
 import {
   type CapabilityTarget,
   capabilityTargetOf,
@@ -17,7 +17,8 @@ import { sendJson } from './respond.js';
  * button) retries or skips it without a session, as `baton retry|skip` do; a GET shows a page that
  * asks first. The token is bound to the event that blocked the step (engine/blocked-urls.ts), so
  * it works while that block lasts, once. A wrong token, an unknown run or step and a step that is
- * no longer blocked (the URL was used) all get the same 404.
+ * no longer blocked (the URL was used) all get the same 404; the token is checked from the URL
+ * alone before anything is read.
  */
 
 const REFUSED = {
@@ -46,11 +47,16 @@ export async function answerBlockedCapability(
     return;
   }
   const target = targetOf(pathname);
-  const blockSeq = target ? await blockSeqOfTarget(ctx, target) : null;
-  // Without a block the token is still checked (against nothing that exists): the same work either way.
-  const offered = { runId: target?.runId ?? '', stepId: target?.stepId ?? '', blockSeq: blockSeq ?? -1 };
-  const tokenFits = isBlockedToken(key, offered, target?.action ?? 'retry', target?.token ?? '');
-  if (!target || blockSeq === null || !tokenFits) {
+  // The token first, from the URL alone: a wrong one reads nothing, so an unknown run or step and a
+  // known one cost the same. Only then is the step read, whose block must be the one it was made for.
+  const tokenSeq = blockSeqOfToken(
+    key,
+    target ?? { runId: '', stepId: '' },
+    target?.action ?? 'retry',
+    target?.token ?? '',
+  );
+  const blockSeq = target && tokenSeq !== null ? await blockSeqOfTarget(ctx, target) : null;
+  if (!target || blockSeq === null || blockSeq !== tokenSeq) {
     sendAnswer(request, res, 404, REFUSED, REFUSED_TEXT);
     return;
   }

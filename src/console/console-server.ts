@@ -102,12 +102,10 @@ export async function startConsole(options: ConsoleOptions): Promise<RunningCons
           new BatonMetrics(options.store, options.now ? { now: options.now } : {}),
           options.metrics.scrapeToken,
         );
-  // Read (or made) when a waiting step is first shown or answered: a console over a home it may not write still starts.
-  let key: Buffer | undefined;
-  const waitKey = () => {
-    key ??= waitUrlKey(options.home);
-    return key;
-  };
+  // Read (or made) each time a waiting step is shown or a capability URL answered, never kept: a
+  // console over a home it may not write still starts, and a key replaced or deleted revokes every
+  // URL it made at once, without a restart (docs/safety.md).
+  const waitKey = () => waitUrlKey(options.home);
   const loopback = isLoopbackHost(options.host);
   let port = options.port;
   let publicBase = () => options.publicUrl ?? '';

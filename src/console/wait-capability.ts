@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { isBatonError } from '../core/errors.js';
-import { isWaitToken, WAIT_ACTIONS, type WaitAction } from '../engine/wait-urls.js';
+import { WAIT_ACTIONS, type WaitAction, waitSeqOfToken } from '../engine/wait-urls.js';
 import {
   type CapabilityTarget,
   capabilityTargetOf,
@@ -19,7 +19,7 @@ import { currentWait, decideWait, sendWaitEvent, waitIsOver } from './wait-answe
  * session cookie nor the CSRF token is asked. A GET (a chat button opens the URL in a browser)
  * shows a page that asks first (capability-page.ts). An unknown run or step, a step that no longer
  * waits (the URL was used), a wrong action and a wrong token all get the same 404, so the answer
- * says nothing about what exists.
+ * says nothing about what exists: the token is checked from the URL alone before anything is read.
  */
 
 const REFUSED = {
@@ -48,11 +48,11 @@ export async function answerWaitCapability(
     return;
   }
   const target = targetOf(pathname);
-  const wait = target ? await waitOfTarget(ctx, target) : null;
-  // Without a wait the token is still checked (against nothing that exists): the same work either way.
-  const offered = { runId: target?.runId ?? '', stepId: target?.stepId ?? '', waitSeq: wait?.waitSeq ?? -1 };
-  const tokenFits = isWaitToken(key, offered, target?.action ?? 'approve', target?.token ?? '');
-  if (!target || !wait || !tokenFits) {
+  // The token first, from the URL alone: a wrong one reads nothing, so an unknown run or step and a
+  // known one cost the same. Only then is the wait read, which must still be the one it was made for.
+  const waitSeq = waitSeqOfToken(key, target ?? NO_TARGET, target?.action ?? 'approve', target?.token ?? '');
+  const wait = target && waitSeq !== null ? await waitOfTarget(ctx, target) : null;
+  if (!target || !wait || wait.waitSeq !== waitSeq) {
     sendAnswer(request, res, 404, REFUSED, REFUSED_TEXT);
     return;
   }
@@ -112,6 +112,9 @@ function askFirst(res: ServerResponse, target: Target): void {
 }
 
 type Target = CapabilityTarget<WaitAction>;
+
+/** What a path that names no capability is checked as: the same work as any other. */
+const NO_TARGET = { runId: '', stepId: '' };
 
 const targetOf = (pathname: string): Target | null => capabilityTargetOf(pathname, 'wait', WAIT_ACTIONS);
 

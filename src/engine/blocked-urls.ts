@@ -1,13 +1,13 @@
 import type { StoredEvent } from '../core/events.js';
-import { capabilityToken, isCapabilityToken } from './wait-urls.js';
+import { type CapabilityFields, capabilitySeq, capabilityToken } from './capability-token.js';
 
 /**
  * Capability URLs of a blocked step: `POST <public url>/blocked/<run>/<step>/<token>/<action>`
  * retries or skips it without a console session, as `baton retry|skip` do. Made like a wait's
- * (wait-urls.ts): the token is HMAC-SHA256(the home's key, run, step, the seq of the event that
- * blocked the step, action), derived by every hook sender and by `baton serve`, never stored. A URL
- * is valid while that block lasts (blocked again later, the step has another seq) and works once,
- * because using it unblocks the step.
+ * (wait-urls.ts): the token carries the seq of the event that blocked the step and
+ * HMAC-SHA256(the home's key, run, step, that seq, action) (capability-token.ts), derived by every
+ * hook sender and by `baton serve`, never stored. A URL is valid while that block lasts (blocked
+ * again later, the step has another seq) and works once, because using it unblocks the step.
  */
 
 export const BLOCKED_ACTIONS = ['retry', 'skip'] as const;
@@ -34,17 +34,21 @@ export function blockSeqOf(events: readonly StoredEvent[], stepId: string): numb
   return found?.seq ?? null;
 }
 
-function blockedFields(block: BlockIdentity, action: BlockedAction): (string | number)[] {
-  return ['baton-blocked', block.runId, block.stepId, block.blockSeq, action];
+function blockedFields(runId: string, stepId: string, action: BlockedAction): CapabilityFields {
+  return { kind: 'baton-blocked', runId, stepId, action };
 }
 
-export function isBlockedToken(
+/**
+ * The seq of the block `offered` was made for, when it is the token of `action` on a block of that
+ * run's step; else null. Checked from the URL alone, in constant time, before anything is read.
+ */
+export function blockSeqOfToken(
   key: Buffer,
-  block: BlockIdentity,
+  step: { runId: string; stepId: string },
   action: BlockedAction,
   offered: string,
-): boolean {
-  return isCapabilityToken(key, blockedFields(block, action), offered);
+): number | null {
+  return capabilitySeq(key, blockedFields(step.runId, step.stepId, action), offered);
 }
 
 /** The URLs of a blocked step under `publicUrl`, by action. */
@@ -55,7 +59,7 @@ export function blockedUrls(
 ): Record<BlockedAction, string> {
   const base = `${publicUrl.replace(/\/+$/, '')}/blocked/${encodeURIComponent(block.runId)}/${encodeURIComponent(block.stepId)}`;
   const url = (action: BlockedAction) =>
-    `${base}/${capabilityToken(key, blockedFields(block, action))}/${action}`;
+    `${base}/${capabilityToken(key, blockedFields(block.runId, block.stepId, action), block.blockSeq)}/${action}`;
   return { retry: url('retry'), skip: url('skip') };
 }
 

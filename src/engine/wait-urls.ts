@@ -1,17 +1,19 @@
-import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { chmodSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { BatonError } from '../core/errors.js';
 import type { WaitSpec } from '../core/plan/types.js';
 import { waitCommands } from '../core/wait-commands.js';
+import { type CapabilityFields, capabilitySeq, capabilityToken } from './capability-token.js';
 
 /**
  * Capability URLs of a waiting step: `POST <public url>/wait/<run>/<step>/<token>/<action>`
- * approves, rejects or delivers the event without a console session. The token is
- * HMAC-SHA256(key, run, step, the seq of the step's `step.waiting` event, action), so `baton serve`
- * and every process that sends hooks derive the same URL from one key file under the Baton home and
- * nothing is stored: a URL is valid while that wait lasts (a later wait of the same step has another
- * seq), and single use because using it ends the wait.
+ * approves, rejects or delivers the event without a console session. The token carries the seq of
+ * the step's `step.waiting` event and HMAC-SHA256(key, run, step, that seq, action)
+ * (capability-token.ts), so `baton serve` and every process that sends hooks derive the same URL
+ * from one key file under the Baton home and nothing is stored: a URL is valid while that wait
+ * lasts (a later wait of the same step has another seq), and single use because using it ends the
+ * wait.
  */
 
 export const WAIT_ACTIONS = ['approve', 'reject', 'event'] as const;
@@ -28,7 +30,11 @@ export interface WaitIdentity {
   waitSeq: number;
 }
 
-/** The key of `home`, made (exclusively, 0600) when there is none yet. */
+/**
+ * The key of `home` as the file holds it now, made (exclusively, 0600) when there is none: read at
+ * each call (32 bytes), never kept, so replacing or deleting the file revokes every URL it made, in
+ * running processes too (`baton serve` at its next request, a hook at its next call).
+ */
 export function waitUrlKey(home: string): Buffer {
   const file = join(home, WAIT_KEY_FILE);
   try {
@@ -56,39 +62,26 @@ function keyOf(bytes: Buffer, file: string): Buffer {
   return bytes;
 }
 
-/**
- * A capability token: HMAC-SHA256 of its fields under `key`, 256 bits, URL-safe. `fields` start
- * with what kind of capability it is (`baton-wait`, `baton-blocked`), so one never passes for another.
- */
-export function capabilityToken(key: Buffer, fields: readonly (string | number)[]): string {
-  return createHmac('sha256', key).update(fields.join('\0')).digest('base64url');
+function waitFields(runId: string, stepId: string, action: WaitAction): CapabilityFields {
+  return { kind: 'baton-wait', runId, stepId, action };
 }
 
-/** Whether `offered` is the token of `fields`, compared in constant time. */
-export function isCapabilityToken(
-  key: Buffer,
-  fields: readonly (string | number)[],
-  offered: string,
-): boolean {
-  const expected = Buffer.from(capabilityToken(key, fields));
-  const given = Buffer.from(offered);
-  // Compare something of the same length either way, so a wrong length costs the same.
-  const same = timingSafeEqual(expected, given.length === expected.length ? given : expected);
-  return same && given.length === expected.length;
-}
-
-function waitFields(wait: WaitIdentity, action: WaitAction): (string | number)[] {
-  return ['baton-wait', wait.runId, wait.stepId, wait.waitSeq, action];
-}
-
-/** The token of one action on one wait: 256 bits, URL-safe. */
+/** The token of one action on one wait (capability-token.ts): its seq and a MAC, URL-safe. */
 export function waitToken(key: Buffer, wait: WaitIdentity, action: WaitAction): string {
-  return capabilityToken(key, waitFields(wait, action));
+  return capabilityToken(key, waitFields(wait.runId, wait.stepId, action), wait.waitSeq);
 }
 
-/** Whether `offered` is the token of `action` on `wait`, compared in constant time. */
-export function isWaitToken(key: Buffer, wait: WaitIdentity, action: WaitAction, offered: string): boolean {
-  return isCapabilityToken(key, waitFields(wait, action), offered);
+/**
+ * The seq of the wait `offered` was made for, when it is the token of `action` on a wait of that
+ * run's step; else null. Checked from the URL alone, in constant time, before anything is read.
+ */
+export function waitSeqOfToken(
+  key: Buffer,
+  step: { runId: string; stepId: string },
+  action: WaitAction,
+  offered: string,
+): number | null {
+  return capabilitySeq(key, waitFields(step.runId, step.stepId, action), offered);
 }
 
 /** The path of an action's URL (after the public address). */

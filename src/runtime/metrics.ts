@@ -1,4 +1,5 @@
 import { FAILURE_CLASSES, type StepUsage } from '../core/failure.js';
+import { ModelSeries } from '../core/model-label.js';
 import { RUN_STATUSES, STEP_STATUSES } from '../core/run-state.js';
 import { CYCLE_SECONDS_BUCKETS, type EngineMeter } from '../engine/engine-meter.js';
 import type { EndedAttempts, EndedUsage, MetricsSnapshot, Store } from '../store/store.js';
@@ -32,7 +33,9 @@ const OUTCOMES = ['succeeded', 'degraded'] as const;
  * same way, from the attempt rows of those attempts: every process that exports them (serve, a
  * worker, a service) says the same of every worker's attempts, those of `baton run` and `check`
  * too. The engine's claim-cycle latency, a property of each process, is added when it runs one.
- * Labels are bounded: statuses, outcomes, failure classes, model labels.
+ * Labels are bounded: statuses, outcomes, failure classes, and model labels, which come from plan
+ * text: cut to MAX_MODEL_LABEL_CHARS, and past MAX_MODEL_LABELS models counted as `other`
+ * (core/model-label.ts).
  */
 export class BatonMetrics {
   private readonly now: () => number;
@@ -42,9 +45,10 @@ export class BatonMetrics {
   /** The newest seq seen at each scrape not yet settled, oldest first. */
   private readonly seen: { at: number; seq: number }[] = [];
   private readonly attempts = new Map<string, number>();
-  /** Per model label (core/model-label.ts). */
+  /** Per model label (core/model-label.ts), at most MAX_MODEL_LABELS and `other`. */
   private readonly usage = new Map<string, StepUsage>();
   private readonly labels: PlanModelLabels;
+  private readonly modelSeries = new ModelSeries();
   private leasesReclaimed = 0;
   private scraping: Promise<string> | null = null;
 
@@ -83,7 +87,8 @@ export class BatonMetrics {
       const label = await this.labels.labelOf(ended);
       if (label !== null) usage.push([label, ended]);
     }
-    for (const [label, ended] of usage) {
+    for (const [model, ended] of usage) {
+      const label = this.modelSeries.seriesOf(model);
       const total = this.usage.get(label) ?? { inputTokens: 0, outputTokens: 0, costUsd: 0 };
       total.inputTokens += ended.inputTokens;
       total.outputTokens += ended.outputTokens;
