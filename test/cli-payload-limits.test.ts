@@ -2,12 +2,15 @@
  * The payload limit (1 MiB) at the CLI's doors, through the built binary: `baton send --data @file`
  * reads a regular UTF-8 file of at most 1 MiB (never a device, a pipe or a folder, and never more
  * than one byte past the limit), `baton resolve --result <file>` the same; anything else exits 2
- * naming the limit before anything is stored.
+ * naming the limit before anything is stored. The console refuses bodies that are not UTF-8 and
+ * answers 413 past its own caps.
  */
 import { execFileSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { validatePlanObject } from '../src/core/plan/parse.js';
+import { SqliteStore } from '../src/store/sqlite/sqlite-store.js';
 import {
   agentCommand,
   expectExit,
@@ -15,9 +18,11 @@ import {
   runBaton,
   runStatus,
   stopProcesses,
+  tempDir,
   timeline,
   writePlan,
 } from './helpers/cli.js';
+import { csrfOf, startTestConsole, withSession } from './helpers/console.js';
 import { fixturePlan, planDir, stepOf } from './helpers/plans.js';
 
 const TEST_TIMEOUT = 60_000;
@@ -136,4 +141,63 @@ describe('baton resolve --result <file>: the same limit', () => {
     },
     TEST_TIMEOUT,
   );
+});
+
+describe('the console: bodies past its caps answer 413, bodies that are not UTF-8 are refused', () => {
+  it('a capability URL answers 2 MB with 413 and refuses Latin-1 with 400; a form past 256 KiB is 413', async () => {
+    const home = join(tempDir('baton-payload-console-'), 'home');
+    const store = SqliteStore.open(join(home, 'baton.db'));
+    const console = await startTestConsole(store, home);
+    try {
+      const plan = validatePlanObject(
+        { name: 'gated', steps: [{ id: 'deployed', wait: { for: 'event', event: 'deploy-done' } }] },
+        'gated',
+      );
+      await store.createRun({ id: 'r1', plan, planHash: 'h', inputs: {}, workspace: home, now: 1000 });
+      await store.cycle({
+        owner: 'w',
+        now: 1000,
+        leaseMs: 60_000,
+        completions: [],
+        claimLimit: 4,
+        random: () => 0,
+      });
+      const inbox = await (await fetch(`${console.origin}/inbox`, { headers: withSession() })).text();
+      const url = /<b>event<\/b> <code class="capability-url">([^<]+)<\/code>/.exec(inbox)![1]!;
+      const post = (body: string | Buffer) =>
+        fetch(url, { method: 'POST', body, headers: { 'content-type': 'application/json' } });
+
+      const huge = await post('x'.repeat(2 * 1024 * 1024));
+      expect(huge.status).toBe(413);
+      expect((await huge.json()).error).toContain('larger than 65536 bytes');
+      const latin1 = await post(Buffer.from([0x7b, 0x22, 0x76, 0x22, 0x3a, 0x22, 0xe9, 0x22, 0x7d])); // {"v":"é"} in Latin-1
+      expect(latin1.status).toBe(400);
+      expect(await latin1.text()).toContain('not valid UTF-8');
+      const step = async () => (await store.getRun('r1'))!.steps[0]!;
+      expect((await step()).status).toBe('waiting');
+
+      const csrf = await csrfOf(console.origin, '/runs/r1/steps/deployed');
+      const form = (body: string) =>
+        fetch(`${console.origin}/runs/r1/steps/deployed/send`, {
+          method: 'POST',
+          redirect: 'manual',
+          headers: withSession({ 'content-type': 'application/x-www-form-urlencoded' }),
+          body,
+        });
+      const bigForm = await form(
+        new URLSearchParams({ csrf, payload: `"${'y'.repeat(300 * 1024)}"` }).toString(),
+      );
+      expect(bigForm.status).toBe(413);
+      expect(await bigForm.text()).toContain('the limit of a console action');
+      // %E9 alone is Latin-1's é: URLSearchParams would make it U+FFFD.
+      const badForm = await form(`csrf=${encodeURIComponent(csrf)}&payload=%22caf%E9%22`);
+      expect(badForm.status).toBe(400);
+      expect(await badForm.text()).toContain('not valid UTF-8');
+      expect((await step()).status).toBe('waiting');
+      expect((await store.getEvents('r1')).map((e) => e.type)).not.toContain('event.received');
+    } finally {
+      await console.close();
+      await store.close();
+    }
+  });
 });
