@@ -115,6 +115,30 @@ describe('baton mcp --http', () => {
     );
     if (rebound.status === 0) expect(rebound.stdout).toBe('403');
   });
+
+  it('a payload over 1 MiB is refused by the tool naming the payload limit; a body over 8 MiB is answered 413, and the session goes on', async () => {
+    const { dir, home } = planDir('baton-mcp-http-sizes-');
+    const token = 'a-test-token-of-enough-length-42';
+    const { url } = await startHttpServer(home, token, dir);
+    const client = new Client({ name: 'baton-test', version: '1.0.0' });
+    await client.connect(
+      new StreamableHTTPClientTransport(new URL(url), {
+        requestInit: { headers: { Authorization: `Bearer ${token}` } },
+      }),
+    );
+    clients.push(client);
+    const plan = writePlan(dir, fixturePlan([{ id: 'w', wait: { for: 'event', event: 'go' } }]));
+    const { runId } = await callOk<{ runId: string }>(client, 'propose', { path: plan });
+    // 5 MB is within the request limit (8 MiB), so the tool itself answers, with its own limit.
+    const data = 'z'.repeat(5 * 1024 * 1024);
+    expect(await callRefused(client, 'send_event', { event: 'go', runId, data })).toMatch(
+      /^INVALID_ARGUMENT: data: \d+ bytes, more than the payload limit of 1 MiB/,
+    );
+    await expect(
+      client.callTool({ name: 'validate_plan', arguments: { plan: 'x'.repeat(9 * 1024 * 1024) } }),
+    ).rejects.toThrow(/Payload Too Large: Request body must not exceed 8388608 bytes/);
+    expect(await callOk(client, 'run_status', { runId })).toMatchObject({ status: 'awaiting_approval' });
+  });
 });
 
 describe('baton mcp bad input', () => {

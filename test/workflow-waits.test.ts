@@ -52,7 +52,7 @@ describe('wait steps in the TypeScript API', () => {
     }
   });
 
-  it('baton.send delivers a payload checked against the schema; a bad one is refused and nothing is stored', async () => {
+  it('baton.send delivers a payload checked against the schema; a bad one or one over 1 MiB is refused and nothing is stored', async () => {
     const deploy = defineWorkflow({ name: 'deploy' })
       .step('deployed', {
         wait: { for: 'event', event: 'deployed', schema: { type: 'object', required: ['version'] } },
@@ -67,6 +67,13 @@ describe('wait steps in the TypeScript API', () => {
         isBatonError(e, 'INVALID_ARGUMENT'),
       );
       expect((await baton.store.getRun(runId))?.steps[0]?.status).toBe('waiting');
+      // Over the payload limit (1 MiB): refused before the schema or the store sees it.
+      const huge = { version: '1.2', notes: 'x'.repeat(5 * 1024 * 1024) };
+      await expect(baton.send('deployed', huge, { runId })).rejects.toSatisfy(
+        (e) => isBatonError(e, 'INVALID_ARGUMENT') && /payload limit of 1 MiB/.test(e.message),
+      );
+      expect((await baton.store.getRun(runId))?.steps[0]?.status).toBe('waiting');
+      expect((await baton.store.getEvents(runId)).map((e) => e.type)).not.toContain('event.received');
       expect(await baton.send('deployed', { version: '1.2' })).toEqual([
         { runId, stepId: 'deployed', outcome: 'received' },
       ]);

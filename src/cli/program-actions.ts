@@ -26,7 +26,7 @@ export function registerActionCommands(program: Command, act: Act): void {
     )
     .requiredOption(
       '--result <file|json>',
-      "the step's result: a JSON value, or a file holding JSON (or plain text)",
+      "the step's result: a JSON value, or a file holding JSON (or plain text; a regular UTF-8 file); at most 1 MiB, the payload limit",
     )
     .addOption(json())
     .action(act(async () => (await import('./commands/resolve.js')).resolveCommand));

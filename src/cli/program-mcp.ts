@@ -29,6 +29,9 @@ It uses the store and home of every command (--home, --store). Every output is m
 secrets of the environment, BATON_SECRET_ENV and each run's plan) and bounded in size. A plan
 proposed through it gets the same checks as baton propose: its agent commands are refused unless
 they are known agent CLIs or programs the operator trusted (baton trust add); a plan trusts nothing.
+A plan given by path is read only inside the folder it was started in (the project) or its home,
+symbolic links followed, and a file that is not a plan is never quoted. A request is at most 8 MiB
+(larger: an error answer, the session goes on); an event's payload or a result at most 1 MiB.
 
 Register it with a host:  baton skill install --target claude|codex|gemini|openclaw
 

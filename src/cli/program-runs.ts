@@ -88,7 +88,7 @@ baton agents says whether it works here.`,
     )
     .option(
       '--data <json|@file>',
-      "the payload, the step's result: JSON, or @file holding JSON (default null)",
+      "the payload, the step's result: JSON, or @file holding JSON (a regular UTF-8 file; default null); at most 1 MiB, the payload limit",
     )
     .addOption(json())
     .action(act(async () => (await import('./commands/waits.js')).sendCommand));

@@ -1,5 +1,8 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { BatonError } from '../core/errors.js';
+import { strictUtf8 } from '../core/payload-limit.js';
 import { html } from './html.js';
+import { readBoundedBody } from './request-body.js';
 import { sendHtml, sendJson } from './respond.js';
 
 /**
@@ -57,16 +60,20 @@ export function sendAnswer(
   );
 }
 
-/** The request's body as text, or null when it is larger than MAX_ANSWER_BYTES. */
+/**
+ * The request's body as text, or null when it is larger than MAX_ANSWER_BYTES (answered 413);
+ * bytes that are not UTF-8 are refused (400), never replaced.
+ */
 export async function readAnswerBody(request: IncomingMessage): Promise<string | null> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of request) {
-    size += (chunk as Buffer).length;
-    if (size > MAX_ANSWER_BYTES) return null;
-    chunks.push(chunk as Buffer);
-  }
-  return Buffer.concat(chunks).toString('utf8');
+  const body = await readBoundedBody(request, MAX_ANSWER_BYTES);
+  if (body === null) return null;
+  const text = strictUtf8(body);
+  if (text === null)
+    throw new BatonError(
+      'INVALID_ARGUMENT',
+      'the body is not valid UTF-8 text: send UTF-8 (nothing was stored)',
+    );
+  return text;
 }
 
 /** What a capability URL `/<kind>/<run>/<step>/<token>/<action>` names; null for any other path. */

@@ -1,6 +1,5 @@
 import { readFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import { BatonError } from '../core/errors.js';
 import { redactSecrets } from '../core/redact.js';
 import { planSecretEnv } from '../core/run-secrets.js';
 import { RunSecretsCache } from '../engine/run-secrets-cache.js';
@@ -8,6 +7,7 @@ import { waitUrlKey, waitUrls } from '../engine/wait-urls.js';
 import { maskedReads } from '../runtime/masked-reads.js';
 import { BatonMetrics } from '../runtime/metrics.js';
 import type { Store } from '../store/store.js';
+import { FORM_TOO_LARGE, readActionForm } from './action-form.js';
 import { runAction, scheduleAction } from './actions.js';
 import { answerBlockedCapability, isBlockedCapabilityPath } from './blocked-capability.js';
 import type { ConsoleContext, Handler } from './context.js';
@@ -58,9 +58,6 @@ export interface RunningConsole {
 }
 
 export { isLoopbackHost } from './listen.js';
-
-/** Form bodies larger than this are refused: actions carry a token and a result at most. */
-const MAX_BODY_BYTES = 256 * 1024;
 
 const ASSETS: Record<string, { type: string; file: string }> = {
   '/assets/console.js': { type: 'text/javascript; charset=utf-8', file: 'console.js' },
@@ -242,7 +239,12 @@ async function handle(
     res.writeHead(405, { Allow: 'GET, POST' }).end();
     return;
   }
-  const form = await readForm(request);
+  const form = await readActionForm(request);
+  if (form === null) {
+    const page = errorPage(413, FORM_TOO_LARGE, { href: '/', label: 'runs' });
+    sendHtml(res, 413, layout({ title: 'Refused', section: 'runs' }, page, false));
+    return;
+  }
   if (!sameOrigin(request) || !ctx.session.isCsrfToken(form.get(CSRF_FIELD))) {
     sendHtml(
       res,
@@ -339,22 +341,4 @@ function actionTarget(pathname: string): { runId: string; stepId?: string; actio
     return null;
   }
   return null;
-}
-
-async function readForm(request: IncomingMessage): Promise<URLSearchParams> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of request) {
-    size += (chunk as Buffer).length;
-    if (size > MAX_BODY_BYTES)
-      throw new BatonError('INVALID_ARGUMENT', `the form is larger than ${MAX_BODY_BYTES} bytes`);
-    chunks.push(chunk as Buffer);
-  }
-  const type = request.headers['content-type'] ?? '';
-  if (size > 0 && !type.startsWith('application/x-www-form-urlencoded'))
-    throw new BatonError(
-      'INVALID_ARGUMENT',
-      `expected a form (application/x-www-form-urlencoded), got ${type || 'no content type'}`,
-    );
-  return new URLSearchParams(Buffer.concat(chunks).toString('utf8'));
 }

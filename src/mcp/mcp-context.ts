@@ -4,6 +4,7 @@ import { type RuntimeOptions, resolveHome } from '../runtime/home.js';
 import { maskedReads } from '../runtime/masked-reads.js';
 import { openStore, storeExists, storeSecrets } from '../runtime/open-store.js';
 import type { Store } from '../store/store.js';
+import type { PlanFolders } from './plan-path.js';
 
 /** How the operator started `baton mcp`: the store and home of every command, and what it allows. */
 export interface McpServerOptions extends RuntimeOptions {
@@ -24,6 +25,8 @@ export class McpContext {
   readonly secretValues: readonly string[];
   /** Every secret of this process's environment and settings: masked in every output, errors too. */
   readonly secrets: readonly string[];
+  /** Where a plan given by path may be: the folder the server was started in, and the home. */
+  readonly planFolders: PlanFolders;
   private opened: Promise<Store> | null = null;
 
   constructor(
@@ -34,6 +37,7 @@ export class McpContext {
     this.home = resolveHome(options, env);
     this.secretValues = storeSecrets(options);
     this.secrets = runSecrets({ env, values: this.secretValues });
+    this.planFolders = { project: process.cwd(), home: this.home };
   }
 
   /** Whether a store exists to read (a read answers "no runs" rather than creating one). */

@@ -5,6 +5,7 @@ import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/
 import { redactSecrets } from '../core/redact.js';
 import type { McpContext } from './mcp-context.js';
 import { createBatonMcpServer } from './mcp-server.js';
+import { MAX_MCP_REQUEST_BYTES } from './request-limit.js';
 
 /**
  * `baton mcp --http`: streamable HTTP on 127.0.0.1 with a bearer token, one MCP session per client,
@@ -56,6 +57,8 @@ export async function serveMcpOverHttp(
       sessionIdGenerator: () => randomUUID(),
       enableDnsRebindingProtection: true,
       allowedHosts,
+      // Answered 413 with a JSON-RPC error naming the size; the session goes on.
+      maxRequestBodySize: MAX_MCP_REQUEST_BYTES,
       onsessioninitialized: (id) => {
         sessions.set(id, { transport, close: baton.close });
       },

@@ -33,5 +33,5 @@ export { engineSettings } from '../runtime/settings.js';
 export { resultOfText } from '../runtime/step-result-text.js';
 export { eventDataJson } from '../runtime/wait-inputs.js';
 export { scheduleNotFound } from '../store/schedules/schedule-rows.js';
-export { loadPlanFile } from '../workflow/load-plan-file.js';
 export { parsePlanText } from '../workflow/parse-plan-text.js';
+export { loadProjectPlanFile } from './plan-path.js';

@@ -26,18 +26,26 @@ export const planSource = {
     .min(1)
     .max(4096)
     .optional()
-    .describe("a plan file's path, relative to the server's folder (give this or plan)"),
+    .describe(
+      "a plan file's path inside the server's folder (relative to it) or its Baton home (give this or plan)",
+    ),
 };
 
-/** The plan of a call: from `plan` (text) or `path`, exactly one of them. */
-export async function loadPlan(args: { plan?: string | undefined; path?: string | undefined }) {
+/**
+ * The plan of a call: from `plan` (text) or `path`, exactly one of them; a path only inside the
+ * server's folder or its home, and a file that is not a plan never quoted (plan-path.ts).
+ */
+export async function loadPlan(
+  args: { plan?: string | undefined; path?: string | undefined },
+  ctx: McpContext,
+) {
   if ((args.plan === undefined) === (args.path === undefined))
     throw new BatonError(
       'INVALID_ARGUMENT',
       'give the plan as text in "plan" or as a file in "path": one of them',
     );
-  const { loadPlanFile, parsePlanText } = await runtime();
-  if (args.path !== undefined) return { plan: (await loadPlanFile(args.path)).plan, planPath: args.path };
+  const { loadProjectPlanFile, parsePlanText } = await runtime();
+  if (args.path !== undefined) return loadProjectPlanFile(args.path, ctx.planFolders);
   const text = args.plan!;
   return { plan: parsePlanText(text, text.trimStart().startsWith('{') ? 'plan.json' : 'plan.yaml') };
 }
@@ -65,7 +73,7 @@ async function prepare(
   ctx: McpContext,
   awaitingApproval: boolean,
 ) {
-  const loaded = await loadPlan(args);
+  const loaded = await loadPlan(args, ctx);
   const { preparePlanRun } = await runtime();
   return preparePlanRun(loaded, {
     home: ctx.home,
@@ -110,7 +118,7 @@ export const planTools = [
     call: async (args, ctx) => {
       let loaded: Awaited<ReturnType<typeof loadPlan>>;
       try {
-        loaded = await loadPlan(args);
+        loaded = await loadPlan(args, ctx);
       } catch (error) {
         if (!(error instanceof PlanInvalidError)) throw error;
         return { valid: false, problems: error.issues };

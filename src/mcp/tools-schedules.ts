@@ -101,7 +101,7 @@ async function snapshotOf(
   args: z.infer<z.ZodObject<typeof planSource & typeof scheduleOptions>>,
   ctx: McpContext,
 ) {
-  const loaded = await loadPlan(args);
+  const loaded = await loadPlan(args, ctx);
   const { preparePlanRun } = await runtime();
   const { prepared } = preparePlanRun(loaded, {
     home: ctx.home,

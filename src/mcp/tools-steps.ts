@@ -47,7 +47,9 @@ export const stepTools = [
       runId: runIdField
         .optional()
         .describe('only this run (it keeps the event for a step that does not wait yet)'),
-      data: jsonValue.optional().describe('the payload: any JSON value (default null)'),
+      data: jsonValue
+        .optional()
+        .describe('the payload: any JSON value (default null), at most 1 MiB as JSON (the payload limit)'),
     },
     output: { deliveries: z.array(z.looseObject({ runId: z.string(), outcome: z.string() })) },
     call: async ({ event, runId, data }, ctx) => {
@@ -87,7 +89,9 @@ export const stepTools = [
       stepId: stepIdField,
       result: jsonValue
         .refine((value) => value !== undefined, 'give the result: any JSON value (text: a string)')
-        .describe("the step's result: any JSON value (text: a string)"),
+        .describe(
+          "the step's result: any JSON value (text: a string), at most 1 MiB as JSON (the payload limit)",
+        ),
     },
     output: runSummaryOutput,
     call: async ({ runId, stepId, result }, ctx) => {

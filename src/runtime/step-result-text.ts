@@ -1,15 +1,20 @@
-import { existsSync, readFileSync, statSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { BatonError } from '../core/errors.js';
 import { parseJsonWithLimits } from '../core/json-text.js';
+import { checkPayloadSize } from '../core/payload-limit.js';
 import type { StepResult } from '../core/run-state.js';
+import { readPayloadFile } from './payload-file.js';
 
 /** At most this much of a resolved result is kept as its summary (what templates read). */
 const SUMMARY_MAX_CHARS = 64_000;
 
-/** A file's content (JSON if it parses, else its text), or the argument itself as JSON. */
+/**
+ * A file's content (JSON if it parses, else its text: a regular file within the payload limit,
+ * UTF-8, see payload-file.ts), or the argument itself as JSON.
+ */
 export function readResult(argument: string): StepResult {
-  if (existsSync(argument) && statSync(argument).isFile())
-    return resultOfText(readFileSync(argument, 'utf8'), argument);
+  if (existsSync(argument)) return resultOfText(readPayloadFile(argument, `--result ${argument}`), argument);
+  checkPayloadSize(argument, '--result');
   const parsed = parseJson(argument, '--result');
   if (parsed === undefined) {
     throw new BatonError(
@@ -21,10 +26,12 @@ export function readResult(argument: string): StepResult {
 }
 
 /**
- * A result given as text (a file's content, the console's result box): its JSON value if it is
- * JSON, else the text itself. `where` names it in the message about a JSON value too deep.
+ * A result given as text (a file's content, the console's result box, MCP's resolve_step): its
+ * JSON value if it is JSON, else the text itself; over the payload limit, refused. `where` names it
+ * in the messages.
  */
 export function resultOfText(text: string, where: string): StepResult {
+  checkPayloadSize(text, where);
   return toResult(parseJson(text, where) ?? { text });
 }
 

@@ -1,12 +1,13 @@
-import { readFileSync } from 'node:fs';
 import { userInfo } from 'node:os';
 import { BatonError } from '../core/errors.js';
 import { parseJsonWithLimits } from '../core/json-text.js';
+import { checkPayloadSize } from '../core/payload-limit.js';
 import type { Plan, PlanStep } from '../core/plan/types.js';
 import { redactValue } from '../core/redact.js';
 import { planSecretEnv } from '../core/run-secrets.js';
 import type { RunSecretsCache } from '../engine/run-secrets-cache.js';
 import { compileSchema, describeViolations } from '../executors/result-schema.js';
+import { readPayloadFile } from './payload-file.js';
 
 /**
  * What every front door (the CLI, the TypeScript API, later the console) hands the store for a
@@ -24,27 +25,19 @@ export function decidedBy(by?: string): string {
   }
 }
 
-/** An event's payload from `--data`: JSON, or `@file` holding JSON; absent: null. Returns JSON text. */
+/**
+ * An event's payload from `--data`: JSON, or `@file` holding JSON (a regular file within the
+ * payload limit, UTF-8: payload-file.ts); absent: null. Returns JSON text.
+ */
 export function readEventData(data: string | undefined): string {
   if (data === undefined) return 'null';
-  const fromFile = data.startsWith('@');
-  const where = fromFile ? data.slice(1) : '--data';
-  let text = data;
-  if (fromFile) {
-    try {
-      text = readFileSync(data.slice(1), 'utf8');
-    } catch (error) {
-      throw new BatonError(
-        'INVALID_ARGUMENT',
-        `--data ${data}: cannot read ${where}: ${(error as Error).message}`,
-      );
-    }
-  }
-  return eventDataJson(text, where);
+  if (!data.startsWith('@')) return eventDataJson(data, '--data');
+  return eventDataJson(readPayloadFile(data.slice(1), `--data ${data}`), data.slice(1));
 }
 
-/** A payload given as JSON text, checked and normalised (the same value, compact). */
+/** A payload given as JSON text, within the payload limit, checked and normalised (the same value, compact). */
 export function eventDataJson(text: string, where: string): string {
+  checkPayloadSize(text, where);
   let parsed: ReturnType<typeof parseJsonWithLimits>;
   try {
     parsed = parseJsonWithLimits(text);

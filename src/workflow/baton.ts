@@ -450,7 +450,8 @@ export class Baton {
    * Sends an event (`wait: { for: event }`): `data` (JSON, checked against the step's schema) is the
    * result of every step waiting for it, in `runId` only or in every run; sent to a run whose step
    * does not wait yet, it is kept for it (the first one wins). Throws a BatonError when nothing
-   * would take it, or the payload fails the schema (nothing is stored then).
+   * would take it, or the payload fails the schema or is over the payload limit, 1 MiB as JSON
+   * (`INVALID_ARGUMENT`; nothing is stored then).
    */
   async send(
     event: string,

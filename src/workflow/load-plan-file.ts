@@ -9,37 +9,41 @@ export const MAX_PLAN_FILE_BYTES = 5 * 1024 * 1024;
 
 /**
  * Reads and validates a plan file (JSON if the name ends in `.json`, else YAML). Messages name
- * the file as given. `text` is the file's content, e.g. for hashing the snapshot.
+ * the file as given, or as `shownAs` (the path a caller was given, when it reads another form of it,
+ * e.g. its real path). `text` is the file's content, e.g. for hashing the snapshot.
  */
-export async function loadPlanFile(path: string): Promise<{ plan: Plan; text: string; absPath: string }> {
+export async function loadPlanFile(
+  path: string,
+  shownAs = path,
+): Promise<{ plan: Plan; text: string; absPath: string }> {
   const absPath = resolve(path);
   const info = await stat(absPath).catch((error: unknown) => {
-    throw readError(path, error);
+    throw readError(shownAs, error);
   });
   if (info.isDirectory()) {
     throw new BatonError(
       'PLAN_INVALID',
-      `${path}: is a directory: give the plan file itself (.yaml, .yml or .json)`,
+      `${shownAs}: is a directory: give the plan file itself (.yaml, .yml or .json)`,
     );
   }
-  if (!info.isFile()) throw new BatonError('PLAN_INVALID', `${path}: is not a regular file`);
+  if (!info.isFile()) throw new BatonError('PLAN_INVALID', `${shownAs}: is not a regular file`);
   if (info.size > MAX_PLAN_FILE_BYTES) {
     throw new BatonError(
       'PLAN_INVALID',
-      `${path}: the file is ${info.size} bytes, more than the 5 MB a plan may have: keep bulky data in files the steps read`,
+      `${shownAs}: the file is ${info.size} bytes, more than the 5 MB a plan may have: keep bulky data in files the steps read`,
     );
   }
   const bytes = await readFile(absPath).catch((error: unknown) => {
-    throw readError(path, error);
+    throw readError(shownAs, error);
   });
   let text: string;
   try {
     text = new TextDecoder('utf-8', { fatal: true }).decode(bytes);
   } catch (error) {
-    throw new BatonError('PLAN_INVALID', `${path}: is not valid UTF-8 text`, { cause: error });
+    throw new BatonError('PLAN_INVALID', `${shownAs}: is not valid UTF-8 text`, { cause: error });
   }
   // The YAML parser is loaded only for a YAML plan (see parse-plan-text.ts).
-  const plan = parsePlanText(text, path);
+  const plan = parsePlanText(text, shownAs);
   return { plan, text, absPath };
 }
 

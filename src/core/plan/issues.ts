@@ -16,12 +16,28 @@ export interface PlanIssue {
 export class PlanInvalidError extends BatonError {
   readonly fileName: string;
   readonly issues: readonly PlanIssue[];
+  /**
+   * The text parsed to a plan document (a mapping with `steps`, see isPlanDocument): its problems
+   * are a plan's, and may quote its values. False for text that did not parse or is something
+   * else (a `.env`, a key): a door that must not show such a file's content words it without it.
+   */
+  readonly planDocument: boolean;
 
-  constructor(fileName: string, issues: readonly PlanIssue[], options?: { cause?: unknown }) {
+  constructor(
+    fileName: string,
+    issues: readonly PlanIssue[],
+    options?: { cause?: unknown; planDocument?: boolean },
+  ) {
     super('PLAN_INVALID', formatPlanIssues(fileName, issues), options);
     this.fileName = fileName;
     this.issues = issues;
+    this.planDocument = options?.planDocument === true;
   }
+}
+
+/** Whether a parsed value is meant as a plan: a mapping with `steps` (whatever their shape). */
+export function isPlanDocument(value: unknown): boolean {
+  return isRecord(value) && Object.hasOwn(value, 'steps');
 }
 
 /** A message names at most this many problems (all of them stay in `PlanInvalidError.issues`). */

@@ -84,7 +84,8 @@ export function normalizePlan(file: PlanFile, fileName: string): Plan {
 
   // Before the verdict: a hook's problems are the plan's problems too.
   const hooks = file.hooks === undefined ? undefined : normalizeHooks(file.hooks, issues);
-  if (issues.length > 0) throw new PlanInvalidError(fileName, issues);
+  // Only a plan that matched the schema is normalised: a plan document.
+  if (issues.length > 0) throw new PlanInvalidError(fileName, issues, { planDocument: true });
   const plan: Plan = {
     version: 1,
     name: file.name,

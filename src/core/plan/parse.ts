@@ -1,5 +1,5 @@
 import { describeJsonTextProblem, linePosition, NESTING_PROBLEM, scanJsonText } from '../json-text.js';
-import { PlanInvalidError } from './issues.js';
+import { isPlanDocument, PlanInvalidError } from './issues.js';
 import { normalizePlan } from './normalize.js';
 import { planFileSchema } from './schema.js';
 import type { Plan } from './types.js';
@@ -21,7 +21,10 @@ export function parsePlanJsonText(text: string, fileName: string): Plan {
 /** Validates and normalizes a plan given as a value, e.g. one built in code. */
 export function validatePlanObject(value: unknown, fileName: string): Plan {
   const result = planFileSchema.safeParse(value, { error: planErrorMap });
-  if (!result.success) throw new PlanInvalidError(fileName, planIssuesFromZod(result.error.issues, value));
+  if (!result.success)
+    throw new PlanInvalidError(fileName, planIssuesFromZod(result.error.issues, value), {
+      planDocument: isPlanDocument(value),
+    });
   return normalizePlan(result.data, fileName);
 }
 
