@@ -30,10 +30,22 @@ export type OverlapPolicy = (typeof OVERLAP_POLICIES)[number];
 
 /** The catch-up window when none is given: slots missed in the last hour start when a tick finds them. */
 export const DEFAULT_CATCH_UP_MS = 3_600_000;
-/** At most this many slots start in one tick (the newest; older due slots are recorded as missed). */
+/** At most this many slots of one schedule start in one tick (the newest; older due slots are recorded as missed). */
 export const MAX_CATCH_UP_STARTS = 10;
 /** The shortest interval of `--every`. */
 export const MIN_EVERY_MS = 1000;
+/**
+ * Runs one cycle starts from schedule slots at most: its tick stops before the schedule whose slots
+ * would pass it (a schedule's tick is whole), which stays due, and the engine looks again at once.
+ * With the store's batch of due schedules per cycle (store/schedules/schedule-look.ts), it keeps one
+ * cycle's transaction short, so `--max-time` and signals are heard between cycles.
+ */
+export const SLOT_RUNS_PER_CYCLE = 100;
+/**
+ * Runs one `baton check` starts from schedule slots at most. The due slots beyond stay due, decided
+ * by the next check (or a worker); the check says it left some.
+ */
+export const SLOT_RUNS_PER_CHECK = 200;
 
 /** A schedule's name: it starts every run id of the schedule (`<name>-<slot>`), within the run id's 64 characters. */
 export const SCHEDULE_NAME_PATTERN = /^[A-Za-z0-9_-]{1,40}$/;

@@ -28,8 +28,11 @@ function cronLibrary(): CronLibrary {
   return cronClass;
 }
 
-/** Missed slots of a cron expression counted one by one up to this many (then "more than"). */
-export const MISSED_COUNT_CAP = 10_000;
+/**
+ * Missed slots of a cron expression counted one by one up to this many (then "more than"): each is a
+ * croner call (tens of µs), and a tick counts them inside its cycle's transaction.
+ */
+export const MISSED_COUNT_CAP = 1000;
 
 /**
  * When a schedule's slots come: a cron expression in its time zone through croner (daylight-saving
