@@ -63,6 +63,8 @@ describe('baton check with nothing to do', () => {
       attemptsCommitted: 0,
       attemptsDiscarded: 0,
       reclaimed: 0,
+      scheduleRunsStarted: 0,
+      scheduleSlotsLeft: false,
       blocked: [],
       waiting: [],
     });

@@ -11,6 +11,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { slotRunId } from '../src/core/schedule/schedule-rules.js';
 import { expectExit, removeTempDirs, repoRoot, runBaton, waitFor, writePlan } from './helpers/cli.js';
 import { fixturePlan, planDir } from './helpers/plans.js';
+import { scheduleAddedEarlier } from './helpers/schedules.js';
 
 afterAll(() => removeTempDirs());
 
@@ -30,7 +31,15 @@ describe('baton schedule', () => {
       [['--cron', '0 25 * * *'], /--cron "0 25 \* \* \*": Invalid value for hour: 25/],
       [['--cron', '0 8 * *'], /--cron "0 8 \* \*":/],
       [['--cron', '0 8 * * *', '--tz', 'Asia/Shangai'], /--tz "Asia\/Shangai": unknown time zone/],
-      [['--every', '500ms'], /--every: a schedule fires at most once a second: give 1s or more/],
+      [['--every', '500ms'], /--every: a schedule fires at most once a minute/],
+      [
+        ['--every', '30s'],
+        /--every: a schedule fires at most once a minute \(the minimum interval, 60000 ms\): give 1m or more \(e\.g\. 5m\), got 30000 ms/,
+      ],
+      [
+        ['--cron', '*/10 * * * * *'],
+        /--cron "\*\/10 \* \* \* \* \*": its slots come 10s apart; a schedule fires at most once a minute/,
+      ],
       [['--every', '1s', '--cron', '* * * * *'], /give either --cron .* or --every .*not both/],
       [[], /give either --cron .* or --every/],
       [['--every', '1m', '--catch-up', 'soon'], /--catch-up/],
@@ -42,6 +51,9 @@ describe('baton schedule', () => {
       expect(result.stderr.trim().split('\n')).toHaveLength(1);
       expect(result.stderr).toMatch(message);
     }
+    // A seconds field of one value fires once a minute at most: taken.
+    const preview = ['schedule', 'preview', '--cron', '30 */5 * * * *', '--count', '2', '--json'];
+    expect(JSON.parse(expectExit(await runBaton(preview), 0).stdout)).toHaveLength(2);
     const badName = expectExit(
       await runBaton(['schedule', 'add', 'bad name', plan, '--every', '1m'], { home }),
       2,
@@ -109,7 +121,7 @@ describe('baton schedule', () => {
     const { dir, home } = planDir('baton-sched-run-');
     const plan = writePlan(dir, oneStep());
     const added = expectExit(
-      await runBaton(['schedule', 'add', 'often', plan, '--every', '1s', '-i', 'topic=prices', '--json'], {
+      await runBaton(['schedule', 'add', 'often', plan, '--every', '1m', '-i', 'topic=prices', '--json'], {
         home,
         cwd: dir,
       }),
@@ -120,6 +132,8 @@ describe('baton schedule', () => {
     expect(view.inputs).toEqual({ topic: 'prices' });
     // The file may go: the schedule runs its snapshot.
     rmSync(plan);
+    // As if added a minute ago: its first slot is due (no test waits for a real minute).
+    scheduleAddedEarlier(home, 'often', 60_000);
     const runId = await waitFor(
       async () => {
         await runBaton(['check', '--quiet'], { home, cwd: dir });

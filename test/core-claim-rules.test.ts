@@ -55,6 +55,25 @@ describe('the claim predicate', () => {
     expect(claimableStep(run, 9, scope)).toBeNull();
   });
 
+  it("for a check, refuses a step a timer made due after the check's start; a step made due without one is taken", () => {
+    // The run was stored at 0: `later` is due at 100 by its delay, the others at 0, with no delay.
+    const run = wideRun();
+    expect(claimableStep(run, 3, { now: 200, dueBy: 50 })).toBeNull();
+    expect(claimableStep(run, 3, { now: 200, dueBy: 100 })?.id).toBe('later');
+    // Made due at 150, after the check started at 50, with no delay (a successor, a new run): taken.
+    const stored = wideRun('r2', 150);
+    expect(claimableStep(stored, 0, { now: 200, dueBy: 50 })?.id).toBe('zeta');
+    // A retry's backoff that came after the check's start is the next check's.
+    const retrying = {
+      ...run,
+      steps: run.steps.map((s, i) =>
+        i === 0 ? { ...s, status: 'retry_wait' as const, dueAt: 120, updatedAt: 100 } : s,
+      ),
+    };
+    expect(claimableStep(retrying, 0, { now: 200, dueBy: 50 })).toBeNull();
+    expect(claimableStep(retrying, 0, { now: 200 })?.id).toBe('zeta');
+  });
+
   it('refuses every step of a run that is not running, not the one driven, or at its concurrency', () => {
     const run = wideRun();
     expect(claimableStep({ ...run, status: 'blocked' }, 0, scope)).toBeNull();

@@ -10,6 +10,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { agentCommand, expectExit, removeTempDirs, runBaton, waitFor, writePlan } from './helpers/cli.js';
 import { callOk, callRefused, closeClients, mcpClient } from './helpers/mcp.js';
 import { fixturePlan, planDir } from './helpers/plans.js';
+import { scheduleAddedEarlier } from './helpers/schedules.js';
 
 afterEach(async () => {
   await closeClients();
@@ -99,7 +100,7 @@ describe('baton mcp: schedules', () => {
     expect(await refused({ cron: '0 8 * * *', tz: 'Asia/Shangai' })).toMatch(
       /tz "Asia\/Shangai": unknown time zone/,
     );
-    expect(await refused({ every: '500ms' })).toMatch(/every: a schedule fires at most once a second/);
+    expect(await refused({ every: '500ms' })).toMatch(/every: a schedule fires at most once a minute/);
     expect(await refused({})).toMatch(/give either cron .* or every/);
     expect(await refused({ every: '1m', from: 'soonish' })).toMatch(/from "soonish": expected a time/);
     expect(await refused({ every: '1m', count: 101 })).toMatch(/count/);
@@ -117,13 +118,13 @@ describe('baton mcp: schedules', () => {
     const added = await callOk<Added>(client, 'schedule_add', {
       name: 'often',
       path: plan,
-      every: '1s',
+      every: '1m',
       // The hook's URL in an input: masked wherever the schedule is shown, schedule_list too.
       inputs: { topic: `prices for ${HOOK_URL}` },
     });
     expect(added).toMatchObject({ name: 'often', paused: true, steps: [{ id: 'fetch' }] });
     expect(added.question).toMatch(/Start this schedule\?/);
-    expect(added.summary).toContain('Schedule "often" of plan "report": every 1s; overlap skip');
+    expect(added.summary).toContain('Schedule "often" of plan "report": every 1m; overlap skip');
     expect(added.summary).toContain('stored paused: nothing runs until you say yes');
     expect(added.summary).toContain('fetch {{inputs.topic}} with the phrase');
     expect(added.summary).toContain('Inputs: topic=prices');
@@ -137,8 +138,8 @@ describe('baton mcp: schedules', () => {
     // The CLI sees it paused; a check after its first slot starts no run.
     const listed = JSON.parse(expectExit(await runBaton(['schedule', 'list', '--json'], { home }), 0).stdout);
     expect(listed).toMatchObject([{ name: 'often', paused: true }]);
-    const slot = Date.parse(added.firesAt[0]!.at);
-    await waitFor(() => Date.now() > slot + 200, 10_000, 'the first slot passed');
+    // As if added a minute ago: its first slot has passed (no test waits for a real minute).
+    scheduleAddedEarlier(home, 'often', 60_000);
     expect(await callOk(client, 'check', { maxSeconds: 5 })).toMatchObject({ attemptsStarted: 0 });
     expectExit(await runBaton(['check', '--quiet'], { home, cwd: dir }), 0);
     expect(await callOk(client, 'list_runs')).toEqual({ runs: [] });
@@ -155,6 +156,8 @@ describe('baton mcp: schedules', () => {
     expect(resumed.paused).toBe(false);
     expect(resumed.question).toBeUndefined();
     expect(resumed.schedule.nextFireTimes).toHaveLength(3);
+    // Resumed, it goes on from now: as if resumed a minute ago, its next slot is due.
+    scheduleAddedEarlier(home, 'often', 60_000);
     const runId = await waitFor(
       async () => {
         await callOk(client, 'check', { maxSeconds: 2 });
@@ -187,7 +190,12 @@ describe('baton mcp: schedules', () => {
     expect(await add({ cron: '0 8 * * *', tz: 'Mars/Olympus' })).toMatch(
       /tz "Mars\/Olympus": unknown time zone/,
     );
-    expect(await add({ every: '999ms' })).toMatch(/every: a schedule fires at most once a second/);
+    expect(await add({ every: '59s' })).toMatch(
+      /^INVALID_ARGUMENT: every: a schedule fires at most once a minute \(the minimum interval, 60000 ms\)/,
+    );
+    expect(await add({ cron: '*/30 * * * * *' })).toMatch(
+      /cron "\*\/30 \* \* \* \* \*": its slots come 30s apart/,
+    );
     expect(await add({ every: '1m', overlap: 'sometimes' })).toMatch(/overlap/);
     expect(await add({ every: '1m', start: true })).toMatch(
       /start: true needs a server started with baton mcp --allow-run/,

@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { isBatonError } from '../src/core/errors.js';
 import { validatePlanObject } from '../src/core/plan/parse.js';
-import type { ScheduleRules } from '../src/core/schedule/schedule-rules.js';
+import { type ScheduleRules, SLOT_RUNS_PER_CYCLE } from '../src/core/schedule/schedule-rules.js';
 import type { Completion, Store } from '../src/store/store.js';
 import type { StoreHarness } from './store-contract.js';
 
@@ -202,6 +202,48 @@ export function describeSchedulesContract(name: string, makeHarness: () => Store
       expect(ids.filter((id) => id.startsWith('many-'))).toHaveLength(10);
       const many = await store.listScheduleSlots('many', 100);
       expect(many.find((s) => s.outcome === 'missed')).toMatchObject({ count: 590 });
+    });
+
+    it('a cycle starts at most SLOT_RUNS_PER_CYCLE runs of schedules; the next cycle starts the rest', async () => {
+      // 60 schedules with two due slots each: 120 runs, more than one cycle starts.
+      for (let i = 0; i < 60; i++) await add(`s${i}`, { overlap: 'allow' });
+      const first = await cycle(T0 + 2 * MIN);
+      expect(first).toMatchObject({ slotRunsStarted: SLOT_RUNS_PER_CYCLE, settledUnclaimed: true });
+      expect(first.slotsLeft).toBeUndefined();
+      const second = await cycle(T0 + 2 * MIN);
+      expect(second).toMatchObject({ slotRunsStarted: 120 - SLOT_RUNS_PER_CYCLE });
+      expect(await runIds()).toHaveLength(120);
+    });
+
+    it("a check's cycle decides the slots due by its start, and starts only the runs it has left, a schedule whole", async () => {
+      await add('a', { overlap: 'allow' });
+      await add('b', { overlap: 'allow', timing: { everyMs: 2 * MIN } });
+      const check = (now: number, dueBy: number, slotRunsLeft: number) =>
+        store.cycle({
+          owner: 'w1',
+          now,
+          leaseMs: MIN,
+          completions: [],
+          claimLimit: 0,
+          random,
+          dueBy,
+          slotRunsLeft,
+        });
+      // A check that started at minute 3 cycles at minute 5: a's slots 1..3 fit its 3 runs left, b's
+      // slot 2 does not, and stays due; the slots after its start are not decided.
+      const first = await check(T0 + 5 * MIN, T0 + 3 * MIN, 3);
+      expect(first).toMatchObject({ slotRunsStarted: 3, slotsLeft: true });
+      expect(await runIds()).toEqual([1, 2, 3].map((m) => `a-20261203T00${String(m).padStart(2, '0')}00Z`));
+      expect((await store.getSchedule('b'))?.nextFireAt).toBe(T0 + 2 * MIN);
+      // The next check takes the rest, up to its own start.
+      const second = await check(T0 + 5 * MIN + 1000, T0 + 5 * MIN, 200);
+      expect(second).toMatchObject({ slotRunsStarted: 4 });
+      expect(second.slotsLeft).toBeUndefined();
+      expect((await runIds()).filter((id) => id.startsWith('b-'))).toEqual([
+        'b-20261203T000200Z',
+        'b-20261203T000400Z',
+      ]);
+      expect(await runIds()).toHaveLength(7);
     });
 
     it('skips a slot whose run id a run made by hand took, and goes on', async () => {

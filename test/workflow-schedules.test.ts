@@ -11,6 +11,7 @@ import { isBatonError } from '../src/core/errors.js';
 import { Baton } from '../src/workflow/baton.js';
 import { defineWorkflow } from '../src/workflow/define-workflow.js';
 import { waitFor } from './helpers/cli.js';
+import { scheduleAddedEarlier } from './helpers/schedules.js';
 
 const homes: string[] = [];
 afterEach(() => {
@@ -42,6 +43,8 @@ describe('baton.schedule', () => {
       for (const bad of [
         { cron: '0 8 * * *', tz: 'Mars/Base' },
         { every: '10ms' },
+        { every: '30s' },
+        { cron: '0,30 * * * * *' },
         { cron: 'every morning' },
       ]) {
         const error = await baton.schedule('other', report, bad).catch((e: unknown) => e);
@@ -66,7 +69,9 @@ describe('baton.schedule', () => {
     const baton = open();
     const worker = baton.worker();
     try {
-      await baton.schedule('ping', ping, { every: '1s', catchUp: 'none' });
+      await baton.schedule('ping', ping, { every: '1m', catchUp: 'none' });
+      // As if added a minute ago: its first slot is due, and the worker's next look finds it.
+      scheduleAddedEarlier(homes.at(-1)!, 'ping', 60_000);
       const runId = await waitFor(() => seen[0], 30_000, 'a slot run');
       expect(runId).toMatch(/^ping-\d{8}T\d{6}Z$/);
       await baton.schedules.pause('ping');

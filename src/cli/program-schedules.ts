@@ -6,10 +6,10 @@ function withRuleOptions(command: Command): Command {
   return command
     .option(
       '--cron <expr>',
-      'cron expression: [second] minute hour day-of-month month day-of-week, e.g. "0 8 * * *"',
+      'cron expression: [second] minute hour day-of-month month day-of-week, e.g. "0 8 * * *"; at most once a minute',
     )
     .option('--tz <zone>', 'IANA time zone of --cron, e.g. Asia/Shanghai (default UTC)')
-    .option('--every <duration>', 'a fixed interval instead of --cron, 1s or more, e.g. 30s, 15m, 1h')
+    .option('--every <duration>', 'a fixed interval instead of --cron, 1m or more, e.g. 5m, 15m, 1h')
     .addOption(
       new Option(
         '--overlap <policy>',

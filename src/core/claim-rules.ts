@@ -1,3 +1,4 @@
+import { withinCheckHorizon } from './check-horizon.js';
 import { deepFreeze } from './deep-freeze.js';
 import { fallbackPlanStep } from './fallback.js';
 import { itemAdmitted } from './for-each.js';
@@ -20,6 +21,8 @@ interface ClaimScope {
   runId?: string;
   /** Function steps this process can run; undefined: all. Others are left for a process that can. */
   functions?: readonly string[];
+  /** A check's start: work a timer made due after it is left for the next check (core/check-horizon.ts). */
+  dueBy?: number;
 }
 
 /**
@@ -44,8 +47,9 @@ export function runTakesClaims(run: RunState, scope: ClaimScope): boolean {
 
 /**
  * The one claim predicate, for both stores: what the step at `position` runs if claimed now, or null
- * when it may not be claimed: its run does not take claims (runTakesClaims), it is not due, it is a
- * function this process lacks, or flow control (`admits`, when given) holds it back. A step that
+ * when it may not be claimed: its run does not take claims (runTakesClaims), it is not due (or, for a
+ * check, past its horizon: withinCheckHorizon), it is a function this process lacks, or flow control
+ * (`admits`, when given) holds it back. A step that
  * passes may still not start: claimStep checks the budgets.
  */
 export function claimableStep(
@@ -57,7 +61,8 @@ export function claimableStep(
   const step = run.steps[position];
   // A wait step is never claimed: it waits without a lease (core/waits.ts).
   if (!step || run.plan.steps[position]?.kind === 'wait') return null;
-  if (!isDueStep(step, scope.now) || !runTakesClaims(run, scope)) return null;
+  if (!isDueStep(step, scope.now) || !withinCheckHorizon(step, scope.dueBy) || !runTakesClaims(run, scope))
+    return null;
   // An attempt a rerun stopped still holds its lease: the next one waits until it reported (or expired).
   if (stoppingLease(step, scope.now)) return null;
   const planStep = stepToRun(run, position, scope.functions);

@@ -1,3 +1,4 @@
+import { withinCheckHorizon } from './check-horizon.js';
 import { Draft, isBudgetBlock, planStep, stepState, type Transition } from './draft.js';
 import { BatonError } from './errors.js';
 import { renderTemplate } from './plan/template.js';
@@ -44,12 +45,13 @@ export function waitOf(step: PlanStep): WaitSpec {
 /**
  * Whether the wait step at `position` is due for its next move: starting to wait (its run running),
  * or timing out. A timeout fires in a blocked run too (another step is blocked, or a budget stopped
- * it): the wait's deadline does not move because something else needs a person.
+ * it): the wait's deadline does not move because something else needs a person. A check (`dueBy`)
+ * leaves a timeout that came after its start to the next check (core/check-horizon.ts).
  */
 export function waitStepDue(
   run: RunState,
   position: number,
-  scope: { now: number; runId?: string },
+  scope: { now: number; runId?: string; dueBy?: number },
 ): boolean {
   const step = run.steps[position];
   if (
@@ -57,6 +59,7 @@ export function waitStepDue(
     step === undefined ||
     step.dueAt === null ||
     step.dueAt > scope.now ||
+    !withinCheckHorizon(step, scope.dueBy) ||
     (scope.runId !== undefined && scope.runId !== run.id)
   )
     return false;

@@ -1,6 +1,7 @@
 import { hostname } from 'node:os';
 import type { RandomSource } from '../core/backoff.js';
 import { ENGINE_DEFAULTS } from '../core/engine-defaults.js';
+import { SLOT_RUNS_PER_CHECK } from '../core/schedule/schedule-rules.js';
 import {
   type AttemptKey,
   type ClaimedStep,
@@ -19,7 +20,11 @@ import { RunSecretsCache } from './run-secrets-cache.js';
 
 /** How long the engine keeps going. */
 type EngineMode =
-  /** `baton check`: do everything due now, then return (timers left for the next heartbeat). */
+  /**
+   * `baton check`: do what is due when it starts, and what that makes due without a timer, then
+   * return (core/check-horizon.ts: timers that come due later, and schedule slots after its start,
+   * are left for the next heartbeat; it starts at most SLOT_RUNS_PER_CHECK runs of schedules).
+   */
   | { kind: 'drain' }
   /** `baton run`: drive one run until it succeeds, blocks, fails or is cancelled, waiting for its timers. */
   | { kind: 'until-settled'; runId: string }
@@ -65,11 +70,22 @@ export interface EngineReport {
   attemptsCommitted: number;
   attemptsDiscarded: number;
   reclaimed: number;
+  /** Runs started from schedule slots. */
+  scheduleRunsStarted: number;
+  /** A check left due schedule slots for the next one: their runs would pass SLOT_RUNS_PER_CHECK. */
+  scheduleSlotsLeft: boolean;
 }
 
 /** A report of an engine that ran nothing. */
 export function emptyEngineReport(): EngineReport {
-  return { attemptsStarted: 0, attemptsCommitted: 0, attemptsDiscarded: 0, reclaimed: 0 };
+  return {
+    attemptsStarted: 0,
+    attemptsCommitted: 0,
+    attemptsDiscarded: 0,
+    reclaimed: 0,
+    scheduleRunsStarted: 0,
+    scheduleSlotsLeft: false,
+  };
 }
 
 interface InFlight {
@@ -107,6 +123,8 @@ export class Engine {
   private attempts: Promise<typeof import('./run-attempt.js')> | null = null;
   private readonly secrets: RunSecretsCache;
   private readonly report: EngineReport = emptyEngineReport();
+  /** A check's horizon: its start, and the runs of schedule slots it may still start (undefined: not a check). */
+  private horizon: { dueBy: number; slotRunsLeft: number } | undefined;
 
   constructor(private readonly options: EngineOptions) {
     this.store = options.store;
@@ -147,6 +165,8 @@ export class Engine {
   }
 
   async run(mode: EngineMode): Promise<EngineReport> {
+    this.horizon =
+      mode.kind === 'drain' ? { dueBy: this.now(), slotRunsLeft: SLOT_RUNS_PER_CHECK } : undefined;
     const renewTimer = setInterval(() => void this.renewLeases(), Math.max(50, Math.floor(this.leaseMs / 3)));
     renewTimer.unref();
     try {
@@ -218,7 +238,13 @@ export class Engine {
       return 'again';
     }
     const now = this.now();
-    if (mode.kind === 'drain') return progressed && wakeAt !== null && wakeAt <= now ? 'again' : 'done';
+    if (mode.kind === 'drain') {
+      if (!progressed || wakeAt === null || wakeAt > now) return 'done';
+      // Back to the event loop between cycles: a check's --max-time (a timer) and signals are heard
+      // even when every cycle moves work without starting an attempt (schedule ticks, waits, skips).
+      await new Promise((resolve) => setImmediate(resolve));
+      return 'again';
+    }
     // Due work that could not be claimed (its run is at its concurrency in another process, or it is a
     // function this process lacks) is looked at again at the poll interval, not in a hot loop.
     const delay =
@@ -268,6 +294,7 @@ export class Engine {
         // Read every cycle: functions registered after the worker started are claimed too.
         ...this.functionsFilter(),
         ...(mode.kind === 'until-settled' ? { runId: mode.runId } : {}),
+        ...this.horizon,
       });
       this.failedCycles = 0;
       meter?.cycleEnded(performance.now() - startedAt);
@@ -290,6 +317,15 @@ export class Engine {
     for (const reclaimed of result.reclaimed) {
       this.report.reclaimed++;
       stopOrphanedAttempt(reclaimed, hostname(), this.store.id);
+    }
+    this.report.scheduleRunsStarted += result.slotRunsStarted ?? 0;
+    if (this.horizon) {
+      this.horizon.slotRunsLeft -= result.slotRunsStarted ?? 0;
+      // The check's bound is reached: the next check decides the slots left, this one no more.
+      if (result.slotsLeft) {
+        this.horizon.slotRunsLeft = 0;
+        this.report.scheduleSlotsLeft = true;
+      }
     }
     return result;
   }

@@ -26,7 +26,7 @@ const timing = {
     .max(200)
     .optional()
     .describe(
-      'a cron expression ([second] minute hour day-of-month month day-of-week), e.g. "0 8 * * *"; give it or every',
+      'a cron expression ([second] minute hour day-of-month month day-of-week), e.g. "0 8 * * *"; at most once a minute; give it or every',
     ),
   tz: z
     .string()
@@ -39,7 +39,7 @@ const timing = {
     .min(1)
     .max(50)
     .optional()
-    .describe('a fixed interval instead of cron, e.g. "30s", "15m"; 1s or more'),
+    .describe('a fixed interval instead of cron, e.g. "5m", "15m"; 1m or more'),
 };
 
 const scheduleOptions = {

@@ -2,12 +2,16 @@ import type { Engine, EngineReport } from '../engine/engine.js';
 import type { Store, WaitingStep } from '../store/store.js';
 
 /**
- * `baton check`'s work, shared with the MCP server's `check`: drive what is due now for at most
- * `maxTimeMs` (unfinished attempts are stopped and retried later), then the runs that need a
- * person: the blocked ones with their reason, and the steps that wait.
+ * `baton check`'s work, shared with the MCP server's `check`: drive what is due when it starts (and
+ * what that makes due without a timer: core/check-horizon.ts; at most SLOT_RUNS_PER_CHECK runs of
+ * schedule slots) for at most `maxTimeMs` (unfinished attempts are stopped and retried later), then
+ * the runs that need a person: the blocked ones with their reason, and the steps that wait.
  */
 
-/** Drains what is due; after `maxTimeMs` (null: none) the engine stops and aborts what still runs. */
+/**
+ * Drains what is due; after `maxTimeMs` (null: none) the engine stops and aborts what still runs.
+ * Its timer fires between the engine's cycles, which return to the event loop.
+ */
 export async function drainDueWork(engine: Engine, maxTimeMs: number | null): Promise<EngineReport> {
   const timer = maxTimeMs === null ? null : setTimeout(() => engine.stop(0), maxTimeMs);
   timer?.unref();

@@ -7,7 +7,7 @@ import {
   validateEveryMs,
   validateOverlap,
 } from '../core/schedule/schedule-rules.js';
-import { assertFires, compileCron, validateTimeZone } from '../core/schedule/slot-clock.js';
+import { assertFires, assertSlotsApart, compileCron, validateTimeZone } from '../core/schedule/slot-clock.js';
 import { parseDurationOption } from './parse-values.js';
 
 /**
@@ -60,6 +60,8 @@ export const API_OPTION_NAMES: OptionNames = {
 /**
  * Checks a schedule's options and returns its rules: bad input throws a BatonError naming the
  * option and the fix, before anything is stored. `now`: a timing that never fires after it is refused.
+ * A schedule fires at most once a minute (MIN_INTERVAL_MS): a shorter `every`, or a cron whose slots
+ * come closer, is refused. Schedules stored before that rule keep their timing until it is changed.
  */
 export function scheduleRules(
   options: ScheduleOptions,
@@ -102,6 +104,7 @@ export function scheduleRules(
     throw new BatonError('INVALID_ARGUMENT', `${names.endAt} must come after ${names.startAt}`);
   }
   assertFires(rules, now);
+  assertSlotsApart(rules, now, names.cron);
   return rules;
 }
 

@@ -350,6 +350,17 @@ export interface CycleRequest extends RunFilter {
   /** Function steps this process can run; undefined: all. Others are left for a process that can. */
   functions?: readonly string[];
   random: RandomSource;
+  /**
+   * A check's start (`baton check`, the engine's drain): the cycle takes the work due by then and
+   * what that work made due without a timer, and decides schedule slots up to then only
+   * (core/check-horizon.ts). Undefined: everything due at `now` (a worker, `baton run`).
+   */
+  dueBy?: number;
+  /**
+   * Runs the check may still start from schedule slots (SLOT_RUNS_PER_CHECK, less those started);
+   * undefined: no bound but the cycle's own (SLOT_RUNS_PER_CYCLE). 0: the cycle ticks no schedule.
+   */
+  slotRunsLeft?: number;
 }
 
 export interface ClaimedStep extends AttemptKey {
@@ -394,6 +405,13 @@ export interface CycleResult {
    * looks again at once (a `check` does not end on it).
    */
   settledUnclaimed?: boolean;
+  /** Runs the cycle's tick started from schedule slots (absent: none). */
+  slotRunsStarted?: number;
+  /**
+   * Schedules due by the request's `dueBy` were left due: their runs would pass its `slotRunsLeft`
+   * (the check's bound). The next check starts them.
+   */
+  slotsLeft?: boolean;
 }
 
 export interface RunSummary {

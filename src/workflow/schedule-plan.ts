@@ -9,11 +9,11 @@ import { prepareApiRun, type StartingBaton } from './start-plan-run.js';
 
 /** `baton.schedule(name, workflowOrPlan, options)`: when its slots come and what they do. */
 export interface ScheduleApiOptions {
-  /** A cron expression ([second] minute hour day-of-month month day-of-week), e.g. "0 8 * * *". Give it or `every`. */
+  /** A cron expression ([second] minute hour day-of-month month day-of-week), e.g. "0 8 * * *"; at most once a minute. Give it or `every`. */
   cron?: string;
   /** The IANA time zone of `cron`, e.g. "Asia/Shanghai". Default "UTC". */
   tz?: string;
-  /** A fixed interval instead of `cron`: ms, or text such as "30s" or "15m"; 1 s or more. */
+  /** A fixed interval instead of `cron`: ms, or text such as "5m" or "15m"; 1 min or more. */
   every?: string | number;
   /** The plan's inputs for every run. */
   inputs?: Record<string, string>;

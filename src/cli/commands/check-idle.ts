@@ -171,6 +171,8 @@ export function answerNothingDue(
       attemptsCommitted: 0,
       attemptsDiscarded: 0,
       reclaimed: 0,
+      scheduleRunsStarted: 0,
+      scheduleSlotsLeft: false,
       blocked: [],
       waiting: waiting.shown.map((entry) => entry.waiting),
     } satisfies EngineReport & { blocked: []; waiting: WaitingStep[] };

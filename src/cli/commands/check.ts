@@ -1,3 +1,5 @@
+import { SLOT_RUNS_PER_CHECK } from '../../core/schedule/schedule-rules.js';
+import type { EngineReport } from '../../engine/engine.js';
 import { drainDueWork, needsAPerson } from '../../runtime/due-work.js';
 import { blockedHints } from '../../runtime/format.js';
 import { databasePath, homeIsNamed, resolveHome } from '../../runtime/home.js';
@@ -56,7 +58,7 @@ export async function checkCommand(options: CheckOptions): Promise<number> {
     if (options.json) {
       printJson({ ...report, blocked: blocked.map((run) => ({ id: run.id, reason: run.reason })), waiting });
     } else {
-      if (report.attemptsStarted === 0 && !options.quiet) process.stdout.write('nothing due\n');
+      if (!options.quiet) process.stdout.write(scheduleText(report));
       for (const run of blocked) {
         process.stdout.write(`BLOCKED run ${run.id} (${run.planName}): ${run.reason}\n`);
         for (const stepId of run.stepIds) process.stdout.write(`  ${blockedHints(run.id, stepId)}\n`);
@@ -68,6 +70,16 @@ export async function checkCommand(options: CheckOptions): Promise<number> {
   } finally {
     await store.close();
   }
+}
+
+/**
+ * `nothing due` when the check started nothing, and a line when it left due schedule slots for the
+ * next check (its bound, SLOT_RUNS_PER_CHECK).
+ */
+function scheduleText(report: EngineReport): string {
+  const idle = report.attemptsStarted === 0 && report.scheduleRunsStarted === 0 ? 'nothing due\n' : '';
+  if (!report.scheduleSlotsLeft) return idle;
+  return `${idle}schedule slots left due for the next check: one check starts at most ${SLOT_RUNS_PER_CHECK} runs of schedules, this one started ${report.scheduleRunsStarted}\n`;
 }
 
 /** The WAITING lines of the steps that wait now, read through the masked store. */

@@ -30,10 +30,26 @@ export type OverlapPolicy = (typeof OVERLAP_POLICIES)[number];
 
 /** The catch-up window when none is given: slots missed in the last hour start when a tick finds them. */
 export const DEFAULT_CATCH_UP_MS = 3_600_000;
-/** At most this many slots start in one tick (the newest; older due slots are recorded as missed). */
+/** At most this many slots of one schedule start in one tick (the newest; older due slots are recorded as missed). */
 export const MAX_CATCH_UP_STARTS = 10;
-/** The shortest interval of `--every`. */
-export const MIN_EVERY_MS = 1000;
+/**
+ * The shortest time between two slots of a schedule: `--every` under it is refused, and so is a cron
+ * expression whose slots come closer (a seconds field of more than one value). A schedule starts a
+ * run per slot; a minute is also a cron line's own step.
+ */
+export const MIN_INTERVAL_MS = 60_000;
+/**
+ * Runs one cycle starts from schedule slots at most: its tick stops before the schedule whose slots
+ * would pass it (a schedule's tick is whole), which stays due, and the engine looks again at once.
+ * With the store's batch of due schedules per cycle (store/schedules/schedule-look.ts), it keeps one
+ * cycle's transaction short, so `--max-time` and signals are heard between cycles.
+ */
+export const SLOT_RUNS_PER_CYCLE = 100;
+/**
+ * Runs one `baton check` starts from schedule slots at most. The due slots beyond stay due, decided
+ * by the next check (or a worker); the check says it left some.
+ */
+export const SLOT_RUNS_PER_CHECK = 200;
 
 /** A schedule's name: it starts every run id of the schedule (`<name>-<slot>`), within the run id's 64 characters. */
 export const SCHEDULE_NAME_PATTERN = /^[A-Za-z0-9_-]{1,40}$/;
@@ -57,10 +73,10 @@ export function validateOverlap(value: string, where: string): OverlapPolicy {
 }
 
 export function validateEveryMs(everyMs: number, where: string): number {
-  if (!Number.isSafeInteger(everyMs) || everyMs < MIN_EVERY_MS) {
+  if (!Number.isSafeInteger(everyMs) || everyMs < MIN_INTERVAL_MS) {
     throw new BatonError(
       'INVALID_ARGUMENT',
-      `${where}: a schedule fires at most once a second: give 1s or more (e.g. --every 30s), got ${everyMs} ms`,
+      `${where}: a schedule fires at most once a minute (the minimum interval, ${MIN_INTERVAL_MS} ms): give 1m or more (e.g. 5m), got ${everyMs} ms`,
     );
   }
   return everyMs;

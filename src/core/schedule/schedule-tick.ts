@@ -128,3 +128,20 @@ function record(
 ): SlotRecord {
   return { slotAt, outcome, runId, reason, count: 1, lastSlotAt: slotAt };
 }
+
+/**
+ * The decided ticks of one cycle, in order, as far as their runs fit in `runLimit`: a schedule's tick
+ * is whole (every slot it decides, or none), so the first that does not fit ends the cycle's tick,
+ * and it and those after it stay due. `full`: one did not fit.
+ */
+export function ticksWithin<T extends { tick: ScheduleTick }>(
+  decided: readonly T[],
+  runLimit: number,
+): { taken: T[]; full: boolean } {
+  let left = runLimit;
+  for (const [i, entry] of decided.entries()) {
+    if (entry.tick.starts.length > left) return { taken: decided.slice(0, i), full: true };
+    left -= entry.tick.starts.length;
+  }
+  return { taken: [...decided], full: false };
+}

@@ -1,6 +1,6 @@
 import type { Cron } from 'croner';
 import { BatonError } from '../errors.js';
-import type { ScheduleRules, ScheduleTiming } from './schedule-rules.js';
+import { MIN_INTERVAL_MS, type ScheduleRules, type ScheduleTiming } from './schedule-rules.js';
 
 /** The constructor of croner's Cron. */
 export type CronLibrary = typeof import('croner').Cron;
@@ -28,8 +28,11 @@ function cronLibrary(): CronLibrary {
   return cronClass;
 }
 
-/** Missed slots of a cron expression counted one by one up to this many (then "more than"). */
-export const MISSED_COUNT_CAP = 10_000;
+/**
+ * Missed slots of a cron expression counted one by one up to this many (then "more than"): each is a
+ * croner call (tens of µs), and a tick counts them inside its cycle's transaction.
+ */
+export const MISSED_COUNT_CAP = 1000;
 
 /**
  * When a schedule's slots come: a cron expression in its time zone through croner (daylight-saving
@@ -161,6 +164,29 @@ export function assertFires(rules: Pick<ScheduleRules, 'timing' | 'startAt' | 'e
     'INVALID_ARGUMENT',
     `${what} never fires${rules.endAt !== null ? ' before --end-at' : ''}: check it with baton schedule preview`,
   );
+}
+
+/**
+ * Refuses a cron expression whose slots come less than MIN_INTERVAL_MS apart: a seconds field of
+ * more than one value (`0,30 * * * * *`, or `*` first). Its next slots after `now` are compared, as
+ * croner computes them: a seconds field of several values fires them all in each minute it fires, so
+ * one of the first two gaps is under a minute. `where` names the flag or field.
+ */
+export function assertSlotsApart(
+  rules: Pick<ScheduleRules, 'timing' | 'startAt' | 'endAt'>,
+  now: number,
+  where: string,
+): void {
+  if (!('cron' in rules.timing)) return;
+  const slots = new SlotClock(rules).nextSlots(now, 4);
+  for (let i = 1; i < slots.length; i++) {
+    const gapMs = slots[i]! - slots[i - 1]!;
+    if (gapMs >= MIN_INTERVAL_MS) continue;
+    throw new BatonError(
+      'INVALID_ARGUMENT',
+      `${where} "${rules.timing.cron}": its slots come ${gapMs / 1000}s apart; a schedule fires at most once a minute (the minimum interval, ${MIN_INTERVAL_MS} ms): give five fields, or a seconds field of one value (e.g. "0 */5 * * * *")`,
+    );
+  }
 }
 
 /** A timing in words: `cron "0 8 * * *" (Asia/Shanghai)` or `every 30s`. */

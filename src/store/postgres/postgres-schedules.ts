@@ -1,7 +1,17 @@
 import '../core-libraries.js';
 import { triggerRunId } from '../../core/schedule/schedule-rules.js';
-import { decideTick, type ScheduleTick, type SlotRecord } from '../../core/schedule/schedule-tick.js';
-import { type NextFire, SCHEDULE_TICK_BATCH } from '../schedules/schedule-look.js';
+import {
+  decideTick,
+  type ScheduleTick,
+  type SlotRecord,
+  ticksWithin,
+} from '../../core/schedule/schedule-tick.js';
+import {
+  type NextFire,
+  SCHEDULE_TICK_BATCH,
+  type TickBounds,
+  type TickOutcome,
+} from '../schedules/schedule-look.js';
 import {
   nextFireOf,
   type ScheduleRow,
@@ -59,27 +69,31 @@ export class PostgresSchedules {
   }
 
   /**
-   * Decides the due slots of the schedules it can lock, in the caller's transaction; `insertRuns`
-   * stores the runs on the same connection, in one statement. Returns the runs started and the next slot of any schedule.
+   * Decides the due slots (by `bounds.dueBy`) of the schedules it can lock, in the caller's
+   * transaction, as far as their runs fit in `bounds.runLimit` (ticksWithin; a schedule left over
+   * keeps its cursor, still due); `insertRuns` stores the runs on the same connection, in one
+   * statement. Returns what it did and the next slot of any schedule.
    */
   async tick(
     client: PgClient,
-    now: number,
+    bounds: TickBounds,
     insertRuns: (specs: readonly NewRun[]) => Promise<void>,
-  ): Promise<{ started: number; more: boolean; next: NextFire }> {
+  ): Promise<TickOutcome & { next: NextFire }> {
     const s = this.schema;
+    const { now, dueBy } = bounds;
     const { rows } = await client.query<FullRow>(
       `SELECT ${this.columns}, s.plan_json FROM ${s}.schedules s
        WHERE (s.next_fire_at IS NOT NULL AND s.next_fire_at <= $1)
           OR (s.queued_slot_at IS NOT NULL AND NOT s.paused AND NOT EXISTS (
                 SELECT 1 FROM ${s}.runs r WHERE r.id = s.last_run_id AND r.status IN ${UNFINISHED_RUN_SQL}))
        ORDER BY s.next_fire_at LIMIT $2 FOR UPDATE OF s SKIP LOCKED`,
-      [now, SCHEDULE_TICK_BATCH],
+      [dueBy, SCHEDULE_TICK_BATCH],
     );
+    const { taken, full } = ticksWithin(await this.decideAll(client, rows, dueBy), bounds.runLimit);
     const runs: NewRun[] = [];
     const slots: unknown[] = [];
     const updates: unknown[] = [];
-    for (const { row, tick } of await this.decideAll(client, rows, now)) {
+    for (const { row, tick } of taken) {
       for (const start of tick.starts) runs.push(slotRun(row, start.runId, now));
       slots.push(...slotRows(row.name, false, tick.records, now));
       updates.push({
@@ -91,7 +105,7 @@ export class PostgresSchedules {
       });
     }
     if (runs.length > 0) await insertRuns(runs);
-    if (rows.length > 0) {
+    if (taken.length > 0) {
       await this.insertSlots(client, slots);
       await client.query(
         `UPDATE ${s}.schedules s SET cursor_at = u.cursor_at, next_fire_at = u.next_fire_at,
@@ -102,15 +116,22 @@ export class PostgresSchedules {
         [toPgJson(updates), now],
       );
     }
+    return {
+      started: runs.length,
+      full,
+      more: !full && rows.length >= SCHEDULE_TICK_BATCH,
+      next: await this.nextFire(client),
+    };
+  }
+
+  /** The next slot of any schedule, and whether a slot is queued, on the cycle's connection. */
+  async nextFire(client: PgClient): Promise<NextFire> {
+    const s = this.schema;
     const next = await client.query<{ at: number | null; queued: boolean }>(
       `SELECT (SELECT min(next_fire_at) FROM ${s}.schedules WHERE next_fire_at IS NOT NULL) AS at,
          EXISTS (SELECT 1 FROM ${s}.schedules WHERE queued_slot_at IS NOT NULL) AS queued`,
     );
-    return {
-      started: runs.length,
-      more: rows.length >= SCHEDULE_TICK_BATCH,
-      next: { at: next.rows[0]?.at ?? null, queued: next.rows[0]?.queued === true },
-    };
+    return { at: next.rows[0]?.at ?? null, queued: next.rows[0]?.queued === true };
   }
 
   /**
@@ -120,9 +141,9 @@ export class PostgresSchedules {
   private async decideAll(
     client: PgClient,
     rows: readonly FullRow[],
-    now: number,
+    dueBy: number,
   ): Promise<{ row: FullRow; tick: ScheduleTick }[]> {
-    const decided = rows.map((row) => ({ row, tick: decideTick(tickStateOf(row), now) }));
+    const decided = rows.map((row) => ({ row, tick: decideTick(tickStateOf(row), dueBy) }));
     const ids = decided.flatMap(({ tick }) => tick.starts.map((start) => start.runId));
     if (ids.length === 0) return decided;
     const { rows: found } = await client.query<{ id: string }>(
@@ -133,7 +154,7 @@ export class PostgresSchedules {
     const taken = new Set(found.map((r) => r.id));
     return decided.map(({ row, tick }) =>
       tick.starts.some((start) => taken.has(start.runId))
-        ? { row, tick: decideTick(tickStateOf(row), now, taken) }
+        ? { row, tick: decideTick(tickStateOf(row), dueBy, taken) }
         : { row, tick },
     );
   }

@@ -7,7 +7,7 @@ import type { Transition } from '../../core/transitions.js';
 import { type RunChange, withHumanCommands } from '../cycle/human-commands.js';
 import { RECLAIM_BATCH, ReclaimSchedule, WAIT_LOOK_INTERVAL_MS } from '../cycle/reclaim-schedule.js';
 import type { EventDelivery, SentEvent } from '../cycle/send-event.js';
-import { ScheduleLook } from '../schedules/schedule-look.js';
+import { afterTick, NO_TICK, ScheduleLook, tickBounds } from '../schedules/schedule-look.js';
 import { triggerTaken } from '../schedules/schedule-rows.js';
 import type {
   AttemptKey,
@@ -242,12 +242,17 @@ export class PostgresStore extends withHumanCommands(PostgresReads) implements S
       if (!tickSchedules) return finished;
       // In the same transaction: the due slots of schedules start their runs; a run started makes
       // the engine look again at once (settledUnclaimed), which claims its first steps.
-      const tick = await this.schedules.tick(client, request.now, async (specs) => {
-        await client.query({ ...this.createManySql, values: createRunsValues(specs) });
-      });
-      this.scheduleLook.looked(request.now, tick.more ? { ...tick.next, at: request.now } : tick.next);
-      if (tick.started === 0 && !tick.more) return finished;
-      return { ...finished, result: { ...finished.result, settledUnclaimed: true } };
+      const bounds = tickBounds(request);
+      const tick =
+        bounds.runLimit > 0
+          ? await this.schedules.tick(client, bounds, async (specs) => {
+              await client.query({ ...this.createManySql, values: createRunsValues(specs) });
+            })
+          : { ...NO_TICK, next: await this.schedules.nextFire(client) };
+      return {
+        ...finished,
+        result: afterTick(finished.result, tick, bounds, this.scheduleLook, tick.next),
+      };
     });
     for (const changed of changedPlans) this.loader.rememberPlan(changed.runId, changed.hash, changed.plan);
     return result;

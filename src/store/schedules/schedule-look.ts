@@ -1,5 +1,12 @@
-/** At most this many due schedules are ticked per cycle; more make the engine look again at once. */
-export const SCHEDULE_TICK_BATCH = 1000;
+import { slotsDueBy } from '../../core/check-horizon.js';
+import { SLOT_RUNS_PER_CYCLE } from '../../core/schedule/schedule-rules.js';
+import type { CycleRequest, CycleResult } from '../store.js';
+
+/**
+ * At most this many due schedules are ticked per cycle (and at most SLOT_RUNS_PER_CYCLE runs started);
+ * more make the engine look again at once. Each is decided in the cycle's transaction.
+ */
+export const SCHEDULE_TICK_BATCH = 100;
 /** How often (ms of the request clock) a cycle looks for schedules other processes added or changed. */
 export const SCHEDULE_LOOK_MS = 250;
 
@@ -42,4 +49,63 @@ export class ScheduleLook {
   changed(): void {
     this.lookedAt = Number.NEGATIVE_INFINITY;
   }
+}
+
+/** What a cycle's tick may do: decide the slots due by `dueBy`, start at most `runLimit` runs. */
+export interface TickBounds {
+  now: number;
+  dueBy: number;
+  runLimit: number;
+  /** The check's bound is the one in force: a schedule left over waits for the next check. */
+  checkBound: boolean;
+}
+
+/** The bounds of the tick of a cycle `request` (core/check-horizon.ts, SLOT_RUNS_PER_CYCLE). */
+export function tickBounds(request: CycleRequest): TickBounds {
+  const checkLeft = request.slotRunsLeft ?? Number.POSITIVE_INFINITY;
+  return {
+    now: request.now,
+    dueBy: slotsDueBy(request),
+    runLimit: Math.min(SLOT_RUNS_PER_CYCLE, Math.max(0, checkLeft)),
+    checkBound: checkLeft <= SLOT_RUNS_PER_CYCLE,
+  };
+}
+
+/** What a dialect's tick did: runs started, a due schedule left for the bound (`full`), a full batch (`more`). */
+export interface TickOutcome {
+  started: number;
+  full: boolean;
+  more: boolean;
+}
+
+/** The tick of a cycle that may start no run (a check that started its bound): none is decided. */
+export const NO_TICK: TickOutcome = { started: 0, full: false, more: false };
+
+/**
+ * A cycle's result after its tick (NO_TICK when `bounds.runLimit` is 0), with `next`, the next slot
+ * of any schedule after it; `look` learns when to look again. Runs started, or schedules left by the
+ * cycle's own bounds, make the engine look again at once (settledUnclaimed). Schedules left due by a
+ * check's bound are reported (`slotsLeft`), and are no progress: the check ends.
+ */
+export function afterTick(
+  result: CycleResult,
+  tick: TickOutcome,
+  bounds: TickBounds,
+  look: ScheduleLook,
+  next: NextFire,
+): CycleResult {
+  const again = tick.more || (tick.full && !bounds.checkBound);
+  const dueLeft = next.at !== null && next.at <= bounds.dueBy;
+  const left = bounds.checkBound && (tick.full || (bounds.runLimit === 0 && dueLeft));
+  // A check decides no slot after its start, nor past its bound: neither is a reason to look at every
+  // cycle (the look every SCHEDULE_LOOK_MS stays).
+  const known =
+    left || (next.at !== null && next.at > bounds.dueBy && bounds.dueBy < bounds.now) ? null : next.at;
+  look.looked(bounds.now, { ...next, at: again ? bounds.now : known });
+  return {
+    ...result,
+    ...(tick.started > 0 || again ? { settledUnclaimed: true } : {}),
+    ...(tick.started > 0 ? { slotRunsStarted: tick.started } : {}),
+    ...(left ? { slotsLeft: true } : {}),
+  };
 }

@@ -1,8 +1,18 @@
 import '../core-libraries.js';
 import type { Statement } from 'better-sqlite3';
 import { triggerRunId } from '../../core/schedule/schedule-rules.js';
-import { decideTick, type ScheduleTick, type SlotRecord } from '../../core/schedule/schedule-tick.js';
-import { type NextFire, SCHEDULE_TICK_BATCH } from '../schedules/schedule-look.js';
+import {
+  decideTick,
+  type ScheduleTick,
+  type SlotRecord,
+  ticksWithin,
+} from '../../core/schedule/schedule-tick.js';
+import {
+  type NextFire,
+  SCHEDULE_TICK_BATCH,
+  type TickBounds,
+  type TickOutcome,
+} from '../schedules/schedule-look.js';
 import {
   nextFireOf,
   type ScheduleRow,
@@ -67,15 +77,17 @@ export class SqliteSchedules {
   }
 
   /**
-   * Decides every due slot of up to SCHEDULE_TICK_BATCH schedules (and of queued slots whose run
-   * ended), inside the caller's write transaction; `insertRun` stores a run in the same one.
-   * Returns how many runs it started, and whether more schedules are due.
+   * Decides the due slots (by `bounds.dueBy`) of up to SCHEDULE_TICK_BATCH schedules, and of queued
+   * slots whose run ended, inside the caller's write transaction, as far as their runs fit in
+   * `bounds.runLimit` (ticksWithin); `insertRun` stores a run in the same one. A schedule left over
+   * keeps its cursor: it is still due.
    */
-  tick(now: number, insertRun: (spec: NewRun) => void): { started: number; more: boolean } {
+  tick(bounds: TickBounds, insertRun: (spec: NewRun) => void): TickOutcome {
+    const { now, dueBy } = bounds;
     const due = this.sql<[number, number], FullRow>(
       `SELECT ${scheduleColumns()}, s.plan_json FROM schedules s INDEXED BY schedules_due
        WHERE s.next_fire_at IS NOT NULL AND s.next_fire_at <= ? ORDER BY s.next_fire_at LIMIT ?`,
-    ).all(now, SCHEDULE_TICK_BATCH);
+    ).all(dueBy, SCHEDULE_TICK_BATCH);
     const queued = this.sql<[], FullRow>(
       `SELECT ${scheduleColumns()}, s.plan_json FROM schedules s INDEXED BY schedules_queued
        WHERE s.queued_slot_at IS NOT NULL AND s.paused = 0
@@ -83,9 +95,10 @@ export class SqliteSchedules {
     ).all();
     const rows = new Map<string, FullRow>();
     for (const row of [...due, ...queued]) rows.set(row.name, row);
+    const decided = [...rows.values()].map((row) => ({ row, tick: this.decide(row, dueBy) }));
+    const { taken, full } = ticksWithin(decided, bounds.runLimit);
     let started = 0;
-    for (const row of rows.values()) {
-      const tick = this.decide(row, now);
+    for (const { row, tick } of taken) {
       for (const start of tick.starts) insertRun(slotRun(row, start.runId, now));
       this.recordSlots(row.name, false, tick.records, now);
       this.sql(
@@ -101,16 +114,16 @@ export class SqliteSchedules {
       );
       started += tick.starts.length;
     }
-    return { started, more: due.length >= SCHEDULE_TICK_BATCH };
+    return { started, full, more: !full && due.length >= SCHEDULE_TICK_BATCH };
   }
 
-  /** The tick's decision, again without the run ids that exist already (made by hand). */
-  private decide(row: FullRow, now: number): ScheduleTick {
+  /** The tick's decision at `dueBy`, again without the run ids that exist already (made by hand). */
+  private decide(row: FullRow, dueBy: number): ScheduleTick {
     const state = tickStateOf(row);
-    const tick = decideTick(state, now);
+    const tick = decideTick(state, dueBy);
     const exists = this.sql<[string], { id: string }>('SELECT id FROM runs WHERE id = ?');
     const taken = new Set(tick.starts.map((s) => s.runId).filter((id) => exists.get(id) !== undefined));
-    return taken.size === 0 ? tick : decideTick(state, now, taken);
+    return taken.size === 0 ? tick : decideTick(state, dueBy, taken);
   }
 
   private recordSlots(name: string, manual: boolean, records: readonly SlotRecord[], now: number): void {

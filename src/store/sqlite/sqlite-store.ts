@@ -8,7 +8,7 @@ import { type RunChange, withHumanCommands } from '../cycle/human-commands.js';
 import { newRunState } from '../cycle/new-run.js';
 import type { EventDelivery, SentEvent } from '../cycle/send-event.js';
 import { stepFlowKey } from '../flow-accounting.js';
-import { ScheduleLook } from '../schedules/schedule-look.js';
+import { afterTick, NO_TICK, ScheduleLook, tickBounds } from '../schedules/schedule-look.js';
 import { triggerTaken } from '../schedules/schedule-rows.js';
 import type {
   AttemptKey,
@@ -227,10 +227,9 @@ export class SqliteStore extends withHumanCommands(SqliteReads) implements Store
   private tickSchedules(request: CycleRequest, result: CycleResult): CycleResult {
     if (request.runId !== undefined || !this.scheduleLook.due(request.now, request.completions.length))
       return result;
-    const tick = this.schedules.tick(request.now, (spec) => this.insertRun(spec));
-    const next = this.schedules.nextFire();
-    this.scheduleLook.looked(request.now, tick.more ? { ...next, at: request.now } : next);
-    return tick.started > 0 || tick.more ? { ...result, settledUnclaimed: true } : result;
+    const bounds = tickBounds(request);
+    const tick = bounds.runLimit > 0 ? this.schedules.tick(bounds, (spec) => this.insertRun(spec)) : NO_TICK;
+    return afterTick(result, tick, bounds, this.scheduleLook, this.schedules.nextFire());
   }
 
   override async nextWakeAt(filter: RunFilter = {}): Promise<number | null> {
