@@ -199,12 +199,13 @@ describe('JSON Schema patterns that cannot hang', () => {
       const schema = { type: 'object', properties: { text: { type: 'string', pattern: '^(a+)+$' } } };
       await store(home, dir, decidingPlan({}, { resultSchema: schema }), 'schema');
       const text = `${'a'.repeat(40)}!`;
+      // The check ends after the failed attempt; its retry's backoff comes due after the check started.
       expectExit(
         await runBaton(['check'], { home, cwd: dir, env: { RESULT_JSON: JSON.stringify({ text }) } }),
-        1,
+        0,
       );
       const tries = await attempts(home, 'schema', 'check');
-      expect(tries.map((t) => t.failureClass)).toEqual(['agent_failed', 'agent_failed']);
+      expect(tries.map((t) => t.failureClass)).toEqual(['agent_failed']);
       expect(tries[0]?.message).toContain('/text: must match pattern "^(a+)+$"');
     },
     TEST_TIMEOUT,
