@@ -8,6 +8,7 @@ export { validateScheduleName } from '../core/schedule/schedule-rules.js';
 export { RunSecretsCache } from '../engine/run-secrets-cache.js';
 export { startRun } from '../engine/start-run.js';
 export { attemptLogFile, readLogTail } from '../runtime/attempt-logs.js';
+export { commandContext } from '../runtime/commands/context.js';
 export { createEngine } from '../runtime/create-engine.js';
 export { drainDueWork, needsAPerson } from '../runtime/due-work.js';
 export { parseDurationOption } from '../runtime/parse-values.js';

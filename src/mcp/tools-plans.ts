@@ -144,16 +144,22 @@ export const planTools = [
     output: { runId: z.string(), status: z.string(), summary: z.string(), question: z.string() },
     call: async (args, ctx) => {
       const { prepared } = await prepare(args, ctx, true);
-      const { DELAY_QUESTION, proposeRun } = await runtime();
-      const { run, summary } = await proposeRun(await ctx.store(), prepared, {
+      const { DELAY_QUESTION, commandContext, proposeRun } = await runtime();
+      const commands = commandContext({
+        store: await ctx.store(),
+        home: ctx.home,
         env: ctx.env,
         secretValues: ctx.secretValues,
-        answers: {
+      });
+      const { run, summary } = await proposeRun(
+        commands,
+        { run: prepared, idGiven: args.runId !== undefined },
+        {
           approve: `approve_run { "runId": "${prepared.id}" }`,
           approveWithDelay: `approve_run { "runId": "${prepared.id}", "delay": "2m" }`,
           reject: `reject_run { "runId": "${prepared.id}" }`,
         },
-      });
+      );
       return {
         runId: run.id,
         status: run.status,

@@ -1,8 +1,8 @@
 import type { Plan, PlanStep } from '../core/plan/types.js';
-import { startRun } from '../engine/start-run.js';
-import type { NewRun, RunDetail, Store } from '../store/store.js';
+import type { RunDetail } from '../store/store.js';
+import type { CommandContext } from './commands/context.js';
+import { type PreparedRun, startRun } from './commands/start-commands.js';
 import { formatDuration } from './format.js';
-import { maskedReads } from './masked-reads.js';
 import { requireRun } from './run-reads.js';
 
 /**
@@ -79,15 +79,15 @@ export function describeProposal(run: RunDetail, answers: ProposalAnswers = cliA
 }
 
 /**
- * Stores `prepared` (made with `awaitingApproval`) and returns the run as the masked reads see it,
- * with its summary: the secrets of the environment, `secretValues` and the plan are masked.
+ * `baton propose`, the MCP server's `propose`: stores `prepared` (made with `awaitingApproval`) and
+ * returns the run as the masking boundary answers it, with its summary.
  */
 export async function proposeRun(
-  store: Store,
-  prepared: NewRun,
-  masking: { env: NodeJS.ProcessEnv; secretValues: readonly string[]; answers?: ProposalAnswers },
+  ctx: CommandContext,
+  prepared: Pick<PreparedRun, 'run' | 'idGiven'>,
+  answers?: ProposalAnswers,
 ): Promise<{ run: RunDetail; summary: string }> {
-  const created = await startRun(store, prepared);
-  const run = await requireRun(maskedReads(store, masking.env, masking.secretValues), created.id);
-  return { run, summary: describeProposal(run, masking.answers) };
+  const started = await startRun(ctx, prepared);
+  const run = await requireRun(ctx.store, started.run.id);
+  return { run, summary: describeProposal(run, answers) };
 }

@@ -1,4 +1,5 @@
-import { runNotFound } from '../core/errors.js';
+import { BatonError, runNotFound } from '../core/errors.js';
+import type { StoredEvent } from '../core/events.js';
 import { flowKeyOf, formatFlowRate } from '../core/flow.js';
 import { planIndex, type StepStatus } from '../core/run-state.js';
 import type { RunDetail, RunWithSteps, StepSelection, Store } from '../store/store.js';
@@ -19,6 +20,36 @@ export async function requireRun(store: Store, runId: string): Promise<RunDetail
   const run = await store.getRun(runId);
   if (!run) throw runNotFound(runId);
   return run;
+}
+
+/** Refuses a step the run does not have, naming the ones it has. */
+export function requireStepOf(run: RunDetail, stepId: string): void {
+  if (!run.steps.some((step) => step.stepId === stepId)) {
+    const known = run.steps.map((step) => step.stepId).join(', ');
+    throw new BatonError('STEP_NOT_FOUND', `run ${run.id} has no step "${stepId}" (steps: ${known})`);
+  }
+}
+
+/** The wait a step is in now: its declared kind, what it waits for and the seq of its `step.waiting`. */
+export interface CurrentWait {
+  kind: 'approval' | 'event';
+  waitingFor: string;
+  waitSeq: number;
+}
+
+/** The wait `stepId` of `run` is in now, or null when it does not wait. */
+export async function currentWait(store: Store, run: RunDetail, stepId: string): Promise<CurrentWait | null> {
+  const position = run.steps.findIndex((s) => s.stepId === stepId);
+  const step = run.steps[position];
+  const declared = run.plan.steps[position];
+  if (!step || step.status !== 'waiting' || !declared?.wait) return null;
+  const events = await store.getEvents(run.id);
+  const started = events.findLast(
+    (e): e is Extract<StoredEvent, { type: 'step.waiting' }> =>
+      e.type === 'step.waiting' && e.stepId === stepId,
+  );
+  if (!started) return null;
+  return { kind: declared.wait.for, waitingFor: step.waitingFor ?? started.waitingFor, waitSeq: started.seq };
 }
 
 /**

@@ -1,4 +1,6 @@
+import { commandContext } from '../../runtime/commands/context.js';
 import { formatDuration } from '../../runtime/format.js';
+import { resolveHome } from '../../runtime/home.js';
 import { openStore, storeSecrets } from '../../runtime/open-store.js';
 import { parseDurationOption } from '../../runtime/parse-values.js';
 import { proposeRun } from '../../runtime/proposal.js';
@@ -14,10 +16,8 @@ export async function proposeCommand(planPath: string, options: RunOptions): Pro
   const { prepared } = await prepareRunFromCli(planPath, options, { awaitingApproval: true });
   const store = await openStore(options);
   try {
-    const { run, summary } = await proposeRun(store, prepared, {
-      env: process.env,
-      secretValues: storeSecrets(options),
-    });
+    const ctx = commandContext({ store, home: resolveHome(options), secretValues: storeSecrets(options) });
+    const { run, summary } = await proposeRun(ctx, { run: prepared, idGiven: options.id !== undefined });
     if (options.json) printJson({ ...run, summary });
     else process.stdout.write(`${summary}\n`);
     return EXIT.ok;

@@ -1,0 +1,59 @@
+import { BatonError } from '../../core/errors.js';
+import { FLOW_KEY_PATTERN, type FlowLimit, parseFlowRate, validateFlowLimit } from '../../core/flow.js';
+import type { FlowLimitStatus } from '../../store/store.js';
+import { parsePositiveInt } from '../parse-values.js';
+import type { CommandContext } from './context.js';
+
+/** Flow limits, the same for every front door (`baton flow`, `Baton.setFlowLimit`). */
+
+export interface FlowLimitRequest {
+  key: string;
+  /** Steps of the key running at once, across every worker. */
+  concurrency?: number | string;
+  /** Starts per window, e.g. `10/1m`. */
+  rate?: string;
+  /** How the front door names the options, for messages. */
+  names?: { concurrency: string; rate: string };
+}
+
+/** `baton flow set <key>`: the key's limit, whole, from every worker's next claim on. */
+export async function setFlowLimit(ctx: CommandContext, request: FlowLimitRequest): Promise<FlowLimit> {
+  const names = request.names ?? { concurrency: '--concurrency', rate: '--rate' };
+  const concurrency =
+    request.concurrency === undefined
+      ? null
+      : typeof request.concurrency === 'number'
+        ? parsePositiveInt(String(request.concurrency), names.concurrency, 100_000)
+        : parsePositiveInt(request.concurrency, names.concurrency, 100_000);
+  const limit = validateFlowLimit({
+    key: request.key,
+    concurrency,
+    rate: request.rate === undefined ? null : parseFlowRate(request.rate, names.rate),
+  });
+  await ctx.store.setFlowLimit(limit, ctx.now());
+  ctx.nudge();
+  return limit;
+}
+
+/** `baton flow rm <key>`: removes the key's limit; refused when none is set. */
+export async function removeFlowLimit(
+  ctx: CommandContext,
+  key: string,
+): Promise<{ key: string; removed: true }> {
+  if (!FLOW_KEY_PATTERN.test(key)) validateFlowLimit({ key, concurrency: 1, rate: null });
+  if (!(await ctx.store.removeFlowLimit(key))) throw noFlowLimit(key);
+  ctx.nudge();
+  return { key, removed: true };
+}
+
+export function noFlowLimit(key: string): BatonError {
+  return new BatonError(
+    'INVALID_ARGUMENT',
+    `flow ${key}: no limit is set (baton flow list shows the limits)`,
+  );
+}
+
+/** `baton flow list`: every limit, with what runs under it now and its starts in the current window. */
+export function listFlowLimits(ctx: CommandContext): Promise<FlowLimitStatus[]> {
+  return ctx.store.listFlowLimits(ctx.now());
+}
