@@ -93,6 +93,7 @@ export {
 } from './model-call/types.js';
 export type { ScheduleView } from './runtime/schedule-view.js';
 export type { EventDelivery, SentEvent } from './store/cycle/send-event.js';
+export type { StartPlanOptions } from './workflow/baton.js';
 export {
   Baton,
   type BatonOptions,
@@ -114,4 +115,3 @@ export {
 export { loadPlanFile } from './workflow/load-plan-file.js';
 export { parsePlanText } from './workflow/parse-plan-text.js';
 export type { ScheduleApiOptions, ScheduleControls } from './workflow/schedule-plan.js';
-export type { StartPlanOptions } from './workflow/start-plan-run.js';

@@ -73,7 +73,7 @@ describe('baton.startPlan', () => {
       expect(await baton.store.getAttempts('n1')).toHaveLength(2);
       const other = defineWorkflow({ name: 'other' }).step('a', () => 1);
       await expect(baton.start(other, {}, { runId: 'n1' })).rejects.toThrow(
-        'run id "n1" is already a run of notes, not of other',
+        'a run with id "n1" already exists and is not this run: its plan is named "notes", this one "other"',
       );
     } finally {
       await baton.close();

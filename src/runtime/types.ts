@@ -6,7 +6,8 @@
 
 export type { BlockedAction } from '../engine/blocked-urls.js';
 export type { Engine, EngineOptions, EngineReport } from '../engine/engine.js';
-export type { EngineMeter } from '../engine/engine-meter.js';
+export { emptyEngineReport } from '../engine/engine.js';
+export { EngineMeter } from '../engine/engine-meter.js';
 export type { WaitAction, WaitIdentity } from '../engine/wait-urls.js';
 export type { EventDelivery } from '../store/cycle/send-event.js';
 export type {

@@ -1,35 +1,38 @@
 import { BatonError, runNotFound } from '../core/errors.js';
-import { parseFlowRate } from '../core/flow.js';
 import type { Plan } from '../core/plan/types.js';
 import type { RunStatus } from '../core/run-state.js';
-import { type Engine, type EngineReport, emptyEngineReport } from '../engine/engine.js';
-import { EngineMeter } from '../engine/engine-meter.js';
-import { resolveResults } from '../engine/result-artifacts.js';
-import { RunSecretsCache } from '../engine/run-secrets-cache.js';
 import type { AgentCliExecutorOptions } from '../executors/agent-cli-executor.js';
 import { FunctionRegistry } from '../executors/function-executor.js';
 import type { ModelExecutorOptions } from '../executors/model-executor.js';
-import { trustedPrograms } from '../executors/trusted-programs.js';
+import { type CommandContext, commandContext } from '../runtime/commands/context.js';
+import { removeFlowLimit, setFlowLimit } from '../runtime/commands/flow-commands.js';
+import { forkRun, rerunRun } from '../runtime/commands/rerun-commands.js';
+import { decideStep, sendEvent } from '../runtime/commands/run-commands.js';
+import { ensureSchedule, scheduleSnapshot } from '../runtime/commands/schedule-commands.js';
+import { prepareRun, startRuns } from '../runtime/commands/start-commands.js';
 import { createEngine } from '../runtime/create-engine.js';
-import { forkRun } from '../runtime/fork-run.js';
 import { resolveHome } from '../runtime/home.js';
 import type { BatonMetrics } from '../runtime/metrics.js';
 import { METRICS_CONTENT_TYPE } from '../runtime/metrics-text.js';
+import { openSqliteStoreNow } from '../runtime/open-sqlite-now.js';
 import { openStoreTarget, type StoreAsker, type StoreTarget, storeTarget } from '../runtime/open-store.js';
+import { runResults } from '../runtime/run-results.js';
+import { API_OPTION_NAMES } from '../runtime/schedule-options.js';
 import type { ScheduleView } from '../runtime/schedule-view.js';
 import { type EngineSettings, engineSettings } from '../runtime/settings.js';
-import { decidedBy, eventDataJson, payloadCheck, payloadMask } from '../runtime/wait-inputs.js';
-import type { EventDelivery } from '../store/cycle/send-event.js';
-import { SqliteStore } from '../store/sqlite/sqlite-store.js';
-import { NO_STEPS, type RerunSummary, type RunSummary, type Store } from '../store/store.js';
-import type { Workflow, WorkflowResults } from './define-workflow.js';
 import {
-  ensureSchedule,
-  type ScheduleApiOptions,
-  type ScheduleControls,
-  scheduleControls,
-} from './schedule-plan.js';
-import { type StartPlanOptions, startPlanRun, startPlanRuns } from './start-plan-run.js';
+  type Engine,
+  EngineMeter,
+  type EngineReport,
+  type EventDelivery,
+  emptyEngineReport,
+  NO_STEPS,
+  type RerunSummary,
+  type RunSummary,
+  type Store,
+} from '../runtime/types.js';
+import type { Workflow, WorkflowResults } from './define-workflow.js';
+import { type ScheduleApiOptions, type ScheduleControls, scheduleControls } from './schedule-plan.js';
 import { resultValue, stepContext } from './step-context.js';
 
 /**
@@ -93,6 +96,8 @@ export class Baton {
   private readonly registered = new Map<string, TypedWorkflow['steps'][number]>();
   private readonly opening: Promise<Store>;
   private opened: Store | null = null;
+  /** The commands of this Baton, over its store once it is open (see runtime/commands). */
+  private context: CommandContext | null = null;
   private openFailure: unknown = null;
   /** Concurrency, lease and the secrets to mask, from the options, then BATON_* variables. */
   private readonly settings: EngineSettings;
@@ -134,7 +139,7 @@ export class Baton {
     }
     // SQLite opens at once, so `baton.store` is there without `await` and a home that cannot hold
     // a store (a file in the way, a damaged or newer database) is refused by Baton.open itself.
-    if (chosen?.kind === 'sqlite') this.opened = SqliteStore.open(chosen.path);
+    if (chosen?.kind === 'sqlite') this.opened = openSqliteStoreNow(chosen.path);
     else if (chosen) target = Promise.resolve(chosen);
     if (this.opened) this.opening = Promise.resolve(this.opened);
     else {
@@ -165,9 +170,12 @@ export class Baton {
     return this;
   }
 
-  /** The store, once open (always at once for SQLite or a given store; after `ready()` for a URL). */
+  /**
+   * The store, once open (always at once for SQLite or a given store; after `ready()` for a URL),
+   * behind the masking boundary: what it answers has this process's secrets, and each run's, masked.
+   */
   get store(): Store {
-    if (this.opened) return this.opened;
+    if (this.opened) return this.commandsOver(this.opened).store;
     if (this.openFailure !== null) throw this.openFailure;
     throw new BatonError(
       'INVALID_ARGUMENT',
@@ -199,6 +207,28 @@ export class Baton {
 
   private nudgeWorkers(): void {
     for (const worker of this.workers) worker.engine?.nudge();
+  }
+
+  /** The command context over the open store (made once). */
+  private commandsOver(store: Store): CommandContext {
+    this.context ??= commandContext({
+      store,
+      home: this.home,
+      secretValues: this.settings.secrets,
+      functions: () => this.functions.names(),
+      nudge: () => this.nudgeWorkers(),
+    });
+    return this.context;
+  }
+
+  /** The command context, once the store is open. */
+  private async commands(): Promise<CommandContext> {
+    return this.commandsOver(await this.opening);
+  }
+
+  /** How this Baton prepares a run: its home and the functions it registered. */
+  private starting() {
+    return { home: this.home, functions: this.functions.names() };
   }
 
   /**
@@ -235,24 +265,19 @@ export class Baton {
       );
     }
     this.register(workflow);
-    const store = await this.opening;
-    const started = await startPlanRuns(
-      store,
-      { home: this.home, functions: this.functions.names() },
-      workflow.toPlan(),
-      inputs.map((item, index) => {
-        const runId = options.runIds?.[index];
-        return {
-          inputs: item as Record<string, string>,
-          options: {
-            ...(runId === undefined ? {} : { runId }),
-            ...(options.shadow === undefined ? {} : { shadow: options.shadow }),
-          },
-        };
-      }),
-    );
-    if (started.some((run) => run.created)) this.nudgeWorkers();
-    return started;
+    const ctx = await this.commands();
+    const plan = workflow.toPlan();
+    const prepared = inputs.map((item, index) => {
+      const runId = options.runIds?.[index];
+      return prepareRun(this.starting(), {
+        plan,
+        inputs: item as Record<string, string>,
+        ...(runId === undefined ? {} : { runId }),
+        ...(options.shadow === undefined ? {} : { shadow: options.shadow }),
+      });
+    });
+    const started = await startRuns(ctx, prepared);
+    return started.map(({ run, created }) => ({ runId: run.id, created }));
   }
 
   /**
@@ -267,17 +292,18 @@ export class Baton {
     inputs: Record<string, string> = {},
     options: StartPlanOptions = {},
   ): Promise<{ runId: string; created: boolean }> {
-    const store = await this.opening;
-    const started = await startPlanRun(
-      store,
-      { home: this.home, functions: this.functions.names() },
+    const ctx = await this.commands();
+    const prepared = prepareRun(this.starting(), {
       plan,
       inputs,
-      options,
-    );
-    // This process's workers claim its first steps now, not at their next poll.
-    if (started.created) this.nudgeWorkers();
-    return started;
+      ...(options.runId === undefined ? {} : { runId: options.runId }),
+      ...(options.shadow === undefined ? {} : { shadow: options.shadow }),
+      ...(options.workspace === undefined ? {} : { workspace: options.workspace }),
+      ...(options.planPath === undefined ? {} : { planPath: options.planPath }),
+      ...(options.allowWorkspace === undefined ? {} : { allowWorkspace: options.allowWorkspace }),
+    });
+    const [started] = await startRuns(ctx, [prepared]);
+    return { runId: started!.run.id, created: started!.created };
   }
 
   /**
@@ -293,24 +319,19 @@ export class Baton {
   ): Promise<Record<string, unknown>> {
     const runId = typeof workflowOrRunId === 'string' ? workflowOrRunId : maybeRunId!;
     if (typeof workflowOrRunId !== 'string') this.register(workflowOrRunId);
-    const store = await this.opening;
-    const run = await store.getRun(runId);
+    const ctx = await this.commands();
+    const run = await ctx.store.getRunSteps(runId, NO_STEPS);
     if (!run) throw runNotFound(runId);
     if (run.status === 'running' && this.workers.size === 0) {
-      await this.engine(store).run({ kind: 'until-settled', runId });
+      await this.engine(ctx.unmasked).run({ kind: 'until-settled', runId });
     }
     for (;;) {
       // Its status only while another worker drives it: every 50 ms, whatever the run's size.
-      const current = await store.getRunSteps(runId, NO_STEPS);
+      const current = await ctx.store.getRunSteps(runId, NO_STEPS);
       if (!current) throw runNotFound(runId);
       if (current.status === 'succeeded') {
-        const results = await resolveResults(
-          await store.getStepResults(
-            runId,
-            current.plan.steps.map((step) => step.id),
-          ),
-          this.home,
-        );
+        const ids = current.plan.steps.map((step) => step.id);
+        const results = await runResults(ctx, runId, ids);
         return Object.fromEntries(Object.entries(results).map(([id, result]) => [id, resultValue(result)]));
       }
       if (current.status !== 'running' && current.status !== 'awaiting_approval') {
@@ -344,36 +365,40 @@ export class Baton {
     const isWorkflow = 'toPlan' in workflowOrPlan;
     if (isWorkflow) this.register(workflowOrPlan);
     const plan = isWorkflow ? workflowOrPlan.toPlan() : workflowOrPlan;
-    const starting = { home: this.home, functions: this.functions.names() };
-    const view = await ensureSchedule(await this.opening, starting, name, plan, options);
-    this.nudgeWorkers();
-    return view;
+    const ctx = await this.commands();
+    const prepare = () =>
+      prepareRun(this.starting(), {
+        plan,
+        inputs: options.inputs ?? {},
+        ...(options.workspace === undefined ? {} : { workspace: options.workspace }),
+      });
+    return ensureSchedule(ctx, {
+      name,
+      snapshot: () => scheduleSnapshot(prepare()),
+      options,
+      names: API_OPTION_NAMES,
+    });
   }
 
   /** The schedules of the store: `list`, `pause`, `resume`, `remove`, `trigger` (by name). */
-  readonly schedules: ScheduleControls = scheduleControls(
-    () => this.opening,
-    () => this.nudgeWorkers(),
-  );
+  readonly schedules: ScheduleControls = scheduleControls(() => this.commands());
 
   /**
    * Limits a flow key across every run and every worker on this store, from their next claim on:
    * `{ concurrency: 2, rate: '10/1m' }` (either or both). `null` removes the key's limit.
    */
   async setFlowLimit(key: string, limit: { concurrency?: number; rate?: string } | null): Promise<void> {
-    const store = await this.opening;
+    const ctx = await this.commands();
     if (limit === null) {
-      await store.removeFlowLimit(key);
+      await removeFlowLimit(ctx, { key, missingOk: true });
       return;
     }
-    await store.setFlowLimit(
-      {
-        key,
-        concurrency: limit.concurrency ?? null,
-        rate: limit.rate === undefined ? null : parseFlowRate(limit.rate, `flow ${key}: rate`),
-      },
-      Date.now(),
-    );
+    await setFlowLimit(ctx, {
+      key,
+      ...(limit.concurrency === undefined ? {} : { concurrency: limit.concurrency }),
+      ...(limit.rate === undefined ? {} : { rate: limit.rate }),
+      names: { concurrency: `flow ${key}: concurrency`, rate: `flow ${key}: rate` },
+    });
   }
 
   /**
@@ -382,18 +407,12 @@ export class Baton {
    * user. Throws a BatonError for an unknown run or a step that is not waiting.
    */
   async approve(runId: string, stepId: string, options: DecisionOptions = {}): Promise<RunSummary> {
-    const store = await this.opening;
-    const summary = await store.approveStep(runId, stepId, decisionOf(options), Date.now());
-    this.nudgeWorkers();
-    return summary;
+    return decideStep(await this.commands(), { runId, stepId, decision: 'approve', ...options });
   }
 
   /** Rejects a step waiting for approval: the steps after it are skipped (see `approve`). */
   async reject(runId: string, stepId: string, options: DecisionOptions = {}): Promise<RunSummary> {
-    const store = await this.opening;
-    const summary = await store.rejectStep(runId, stepId, decisionOf(options), Date.now());
-    this.nudgeWorkers();
-    return summary;
+    return decideStep(await this.commands(), { runId, stepId, decision: 'reject', ...options });
   }
 
   /**
@@ -404,19 +423,7 @@ export class Baton {
    * cancelled run (fork it) and a step that has not run yet. This process's workers drive it.
    */
   async rerun(runId: string, options: RerunOptions): Promise<RerunSummary> {
-    const store = await this.opening;
-    const summary = await store.rerunFrom(
-      runId,
-      {
-        from: options.from,
-        only: options.only === true,
-        redoEffects: options.redoEffects === true,
-        by: decidedBy(options.by),
-      },
-      Date.now(),
-    );
-    this.nudgeWorkers();
-    return summary;
+    return rerunRun(await this.commands(), { runId, ...options });
   }
 
   /**
@@ -429,20 +436,12 @@ export class Baton {
     runId: string,
     options: ForkOptions,
   ): Promise<{ runId: string; kept: string[]; workspace: string }> {
-    const store = await this.opening;
-    const forked = await forkRun(store, {
+    const { runId: newRunId, ...rest } = options;
+    const forked = await forkRun(await this.commands(), {
       runId,
-      from: options.from,
-      ...(options.plan ? { plan: options.plan } : {}),
-      ...(options.planPath ? { planPath: options.planPath } : {}),
-      ...(options.inputs ? { inputs: options.inputs } : {}),
-      ...(options.runId ? { newRunId: options.runId } : {}),
-      ...(options.workspace ? { workspace: options.workspace } : {}),
-      ...(options.allowWorkspace ? { allowWorkspace: options.allowWorkspace } : {}),
-      batonHome: this.home,
-      trust: () => trustedPrograms(this.home, process.env),
+      ...rest,
+      ...(newRunId ? { newRunId } : {}),
     });
-    this.nudgeWorkers();
     return { runId: forked.summary.id, kept: forked.kept, workspace: forked.workspace };
   }
 
@@ -458,20 +457,12 @@ export class Baton {
     data: unknown = null,
     options: { runId?: string } = {},
   ): Promise<EventDelivery[]> {
-    const store = await this.opening;
-    const dataJson = eventDataJson(JSON.stringify(data ?? null), 'data');
-    const deliveries = await store.sendEvent(
-      {
-        event,
-        dataJson,
-        ...(options.runId === undefined ? {} : { runId: options.runId }),
-        checkPayload: payloadCheck(dataJson),
-        maskPayload: payloadMask(dataJson, new RunSecretsCache(process.env, this.settings.secrets)),
-      },
-      Date.now(),
-    );
-    this.nudgeWorkers();
-    return deliveries;
+    return sendEvent(await this.commands(), {
+      event,
+      data: JSON.stringify(data ?? null) ?? 'null',
+      where: 'data',
+      ...(options.runId === undefined ? {} : { runId: options.runId }),
+    });
   }
 
   /**
@@ -570,6 +561,33 @@ interface DecisionOptions {
   by?: string;
 }
 
-function decisionOf(options: DecisionOptions): { by: string; comment: string | null } {
-  return { by: decidedBy(options.by), comment: options.comment ?? null };
+/** How `baton.startPlan` (and `baton.start`, which goes through it) starts a run. */
+export interface StartPlanOptions {
+  /**
+   * The run's id (`[A-Za-z0-9_-]{1,64}`). A run with this id that exists and is the same run (plan,
+   * inputs, workspace) is returned as it is (`created: false`) and nothing else happens; one that
+   * differs is refused. Default a new ULID.
+   */
+  runId?: string;
+  /**
+   * A shadow run: steps with a `sideEffect` are not executed (their rendered inputs are recorded
+   * as `step.would_execute`), and `ctx.effect` performs nothing.
+   */
+  shadow?: boolean;
+  /**
+   * The run's workspace, where agents work; relative to the current directory. Default: the plan's
+   * own `workspace` (relative to the folder of `planPath`, else the current directory), else the
+   * folder of `planPath`, else the current directory (as `baton run` decides it).
+   */
+  workspace?: string;
+  /**
+   * The plan file the plan came from (`loadPlanFile(path).absPath`): a relative `workspace` of the
+   * plan is resolved from its folder, and messages name it.
+   */
+  planPath?: string;
+  /**
+   * The root, your home folder and the folders above the Baton home are refused as the workspace
+   * unless it is this folder (the CLI's `--allow-workspace`).
+   */
+  allowWorkspace?: string;
 }

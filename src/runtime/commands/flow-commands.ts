@@ -35,15 +35,20 @@ export async function setFlowLimit(ctx: CommandContext, request: FlowLimitReques
   return limit;
 }
 
-/** `baton flow rm <key>`: removes the key's limit; refused when none is set. */
+/**
+ * `baton flow rm <key>`: removes the key's limit; refused when none is set, unless `missingOk`
+ * (the API's `setFlowLimit(key, null)`: no limit either way).
+ */
 export async function removeFlowLimit(
   ctx: CommandContext,
-  key: string,
-): Promise<{ key: string; removed: true }> {
+  request: { key: string; missingOk?: boolean },
+): Promise<{ key: string; removed: boolean }> {
+  const { key } = request;
   if (!FLOW_KEY_PATTERN.test(key)) validateFlowLimit({ key, concurrency: 1, rate: null });
-  if (!(await ctx.store.removeFlowLimit(key))) throw noFlowLimit(key);
+  const removed = await ctx.store.removeFlowLimit(key);
+  if (!removed && !request.missingOk) throw noFlowLimit(key);
   ctx.nudge();
-  return { key, removed: true };
+  return { key, removed };
 }
 
 export function noFlowLimit(key: string): BatonError {

@@ -91,7 +91,8 @@ export async function updateSchedule(
 
 export interface EnsureScheduleRequest {
   name: string;
-  snapshot: ScheduleSnapshot;
+  /** The plan's snapshot, prepared only after the name and options were checked. */
+  snapshot: () => ScheduleSnapshot;
   options: ScheduleOptions;
   names?: OptionNames;
 }
@@ -107,7 +108,7 @@ export async function ensureSchedule(
   validateScheduleName(request.name);
   const now = ctx.now();
   const rules = scheduleRules(request.options, now, request.names ?? CLI_OPTION_NAMES);
-  const spec: NewSchedule = { name: request.name, ...request.snapshot, rules, now };
+  const spec: NewSchedule = { name: request.name, ...request.snapshot(), rules, now };
   const stored = await ctx.unmasked.getSchedule(request.name);
   if (!stored) {
     try {
@@ -167,13 +168,17 @@ export async function triggerSchedule(
   return run;
 }
 
-/** `baton schedule rm <name>`: the schedule and its slot history go; its runs stay. */
+/**
+ * `baton schedule rm <name>`: the schedule and its slot history go; its runs stay. An unknown name
+ * is refused, unless `missingOk` (`baton.schedules.remove`, which answers false).
+ */
 export async function removeSchedule(
   ctx: CommandContext,
-  name: string,
-): Promise<{ name: string; removed: true }> {
-  if (!(await ctx.store.removeSchedule(name))) throw scheduleNotFound(name);
-  return { name, removed: true };
+  request: { name: string; missingOk?: boolean },
+): Promise<{ name: string; removed: boolean }> {
+  const removed = await ctx.store.removeSchedule(request.name);
+  if (!removed && !request.missingOk) throw scheduleNotFound(request.name);
+  return { name: request.name, removed };
 }
 
 /** `baton schedule list`: every schedule with its next three slots, last run and missed slots. */

@@ -21,7 +21,10 @@ import type { CommandContext } from './context.js';
  * the sandbox, every schema) before anything is stored; a step's `fn` must name a function the
  * starting process can run (the CLI, the console and the MCP server have none); steps whose plan
  * sets no agent take `agent` (`--agent`), else BATON_AGENT_CMD; the workspace is `workspace`, else
- * the plan's own (relative to its file's folder), else its file's folder, else the current folder.
+ * the plan's own (relative to its file's folder, else to the current folder), else its file's folder,
+ * else `planFolder` (what a door without files takes for the plan's folder: the MCP server's
+ * project), else (a plan built in code) the Baton home: a program's current folder is its project,
+ * node_modules and all, which a fork would copy.
  */
 
 /** What a door knows when it prepares a run: no store is needed (a CLI command opens none for bad input). */
@@ -37,6 +40,8 @@ export interface RunRequest {
   plan: Plan;
   /** The file the plan came from: named in messages; a relative workspace is resolved from its folder. */
   planPath?: string;
+  /** For a plan without a file: the folder it belongs to (the MCP server's project), its default workspace. */
+  planFolder?: string;
   /** The run's inputs, or a function giving them (called after the plan's own checks). */
   inputs?: Record<string, string> | (() => Record<string, string>);
   /** The run's id; a run of that id that is this run is taken as it is (see startRuns). */
@@ -66,12 +71,14 @@ export function prepareRun(starting: StartingProcess, request: RunRequest): Prep
   const plan = request.shadow ? { ...request.plan, shadow: true } : request.plan;
   refuseUnknownFunctions(plan, starting.functions ?? [], request.planPath);
   const agent = defaultAgent(request.agent, env);
+  const workspace =
+    request.workspace ?? (request.planPath ? undefined : fileLessWorkspace(plan, request, starting));
   const run = prepareNewRun({
     plan,
     ...(request.planPath === undefined ? {} : { planPath: request.planPath }),
     trust: () => trustedPrograms(starting.home, env),
     inputs: typeof request.inputs === 'function' ? request.inputs() : (request.inputs ?? {}),
-    ...(request.workspace ? { workspace: request.workspace } : {}),
+    ...(workspace ? { workspace } : {}),
     ...(request.allowWorkspace ? { allowWorkspace: request.allowWorkspace } : {}),
     batonHome: starting.home,
     ...(agent ? { defaultAgent: agent } : {}),
@@ -137,6 +144,15 @@ async function existingRun(ctx: CommandContext, run: NewRun): Promise<RunSummary
   const refusal = resumeRefusal(stored, run);
   if (refusal) throw new BatonError('INVALID_ARGUMENT', refusal);
   return (await ctx.store.getRunSteps(run.id, NO_STEPS)) ?? stored;
+}
+
+/**
+ * The default workspace of a plan without a file: `planFolder`, else the home; undefined when the
+ * plan names its own (resolved from the current folder, checked as every workspace is).
+ */
+function fileLessWorkspace(plan: Plan, request: RunRequest, starting: StartingProcess): string | undefined {
+  if (plan.workspace !== undefined) return undefined;
+  return request.planFolder ?? starting.home;
 }
 
 function refuseUnknownFunctions(plan: Plan, functions: readonly string[], planPath?: string): void {
