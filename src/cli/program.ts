@@ -64,6 +64,11 @@ registerSetupCommands(program, act);
 registerMcpCommands(program, act);
 registerAdminCommands(program, act);
 
+/** The command tree, for what walks every command (docs, the masking contract test). */
+export function commandTree(): Command {
+  return program;
+}
+
 /** Parses the command line with commander and runs the command; returns its exit code. */
 export async function runProgram(argv: string[]): Promise<number> {
   try {

@@ -120,8 +120,15 @@ export function maskedReads(store: Store, env: NodeJS.ProcessEnv, values: readon
     if (!found) {
       if (byRun.size >= RUNS_KEPT) byRun.clear();
       found = store.getRunSteps(runId, NO_STEPS).then(
-        (run) => (run ? ofPlan(run.plan) : processSecrets),
-        () => processSecrets,
+        (run) => {
+          // A run not stored yet (asked about before it is created) is looked up again next time.
+          if (!run) byRun.delete(runId);
+          return run ? ofPlan(run.plan) : processSecrets;
+        },
+        () => {
+          byRun.delete(runId);
+          return processSecrets;
+        },
       );
       byRun.set(runId, found);
     }
