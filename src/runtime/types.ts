@@ -9,6 +9,7 @@ export type { Engine, EngineOptions, EngineReport } from '../engine/engine.js';
 export type { EngineMeter } from '../engine/engine-meter.js';
 export type { WaitAction, WaitIdentity } from '../engine/wait-urls.js';
 export type { EventDelivery } from '../store/cycle/send-event.js';
+export { scheduleNotFound } from '../store/schedules/schedule-rows.js';
 export type {
   AttemptRecord,
   BlockedStep,
