@@ -2,7 +2,9 @@
  * `baton mcp` translates to the runtime's command layer, so a host meets the rules every other door
  * has: an approval's delay is read by the one parser (`none`, `0`, a duration), and a run started
  * with a given id is stored idempotently by that id (the same run again is answered as it is,
- * another run under the id is refused), as `baton run --id` and `Baton.startPlan` do.
+ * another run under the id is refused), as `baton run --id` and `Baton.startPlan` do. The server
+ * keeps one command context for its session: a run asked for before it exists is still masked by
+ * its own plan once it is stored.
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { removeTempDirs, writePlan } from './helpers/cli.js';
@@ -76,5 +78,31 @@ describe('baton mcp on the command layer', () => {
     );
     const { runs } = await callOk<{ runs: Summary[] }>(client, 'list_runs');
     expect(runs.map((run) => run.runId)).toEqual(['weekly-48']);
+  });
+
+  it('a run asked for before it exists is masked by its own plan once proposed', async () => {
+    const { dir, home } = planDir('baton-mcp-later-');
+    const hookUrl = 'http://127.0.0.1:9/notify-mcp-later-6a1d9e4c2f';
+    const client = await mcpClient(home, { cwd: dir, env: { NOTIFY_TARGET: hookUrl } });
+    const plan = writePlan(
+      dir,
+      fixturePlan([{ id: 'a', instruction: 'about {{inputs.topic}}' }], {
+        inputs: { topic: null },
+        hooks: [{ on: ['failed'], urlEnv: 'NOTIFY_TARGET' }],
+      }),
+    );
+    // The session's first call stores nothing; its second makes the store and asks for the run.
+    await callOk(client, 'list_runs');
+    await callOk(client, 'propose', { path: plan, inputs: { topic: 'warm-up' } });
+    expect(await callRefused(client, 'run_status', { runId: 'later' })).toMatch(/RUN_NOT_FOUND/);
+    const proposed = await callOk<Summary & { summary: string }>(client, 'propose', {
+      path: plan,
+      runId: 'later',
+      inputs: { topic: `post to ${hookUrl}` },
+    });
+    expect(proposed.summary).toContain('Inputs: topic=post to ');
+    const status = await callOk(client, 'run_status', { runId: 'later' });
+    const timeline = await callOk(client, 'timeline', { runId: 'later' });
+    for (const answer of [proposed, status, timeline]) expect(JSON.stringify(answer)).not.toContain(hookUrl);
   });
 });
