@@ -1,9 +1,9 @@
 import { BatonError } from '../core/errors.js';
 import { runSecrets } from '../core/run-secrets.js';
+import { type CommandContext, commandContext } from '../runtime/commands/context.js';
+import type { StartingProcess } from '../runtime/commands/start-commands.js';
 import { type RuntimeOptions, resolveHome } from '../runtime/home.js';
-import { maskedReads } from '../runtime/masked-reads.js';
 import { openStore, storeExists, storeSecrets } from '../runtime/open-store.js';
-import type { Store } from '../store/store.js';
 import type { PlanFolders } from './plan-path.js';
 
 /** How the operator started `baton mcp`: the store and home of every command, and what it allows. */
@@ -15,8 +15,10 @@ export interface McpServerOptions extends RuntimeOptions {
 }
 
 /**
- * What every tool of one server shares: one store, opened on first use and kept (a host keeps the
- * server for its whole session), read through masked reads; the values masked in every output.
+ * What every tool of one server shares: one command context of the runtime (the store opened on
+ * first use and kept, a host keeps the server for its whole session, behind the masking boundary),
+ * and the values masked in every output. A tool translates its arguments to a runtime command on
+ * `commands()` and its answer back; it never holds the store.
  */
 export class McpContext {
   readonly home: string;
@@ -27,7 +29,9 @@ export class McpContext {
   readonly secrets: readonly string[];
   /** Where a plan given by path may be: the folder the server was started in, and the home. */
   readonly planFolders: PlanFolders;
-  private opened: Promise<Store> | null = null;
+  /** What a run is prepared with (no store needed): the server runs no TypeScript functions. */
+  readonly starting: StartingProcess;
+  private opened: Promise<CommandContext> | null = null;
 
   constructor(
     readonly options: McpServerOptions,
@@ -38,6 +42,7 @@ export class McpContext {
     this.secretValues = storeSecrets(options);
     this.secrets = runSecrets({ env, values: this.secretValues });
     this.planFolders = { project: process.cwd(), home: this.home };
+    this.starting = { home: this.home, env };
   }
 
   /** Whether a store exists to read (a read answers "no runs" rather than creating one). */
@@ -45,30 +50,37 @@ export class McpContext {
     return this.opened !== null || storeExists(this.options);
   }
 
-  /** The store, opened (and for SQLite created) the first time a tool needs it. */
-  store(): Promise<Store> {
-    this.opened ??= openStore(this.options, 'write').catch((error: unknown) => {
-      this.opened = null;
-      throw error;
-    });
+  /** The runtime's commands over the store, opened (and for SQLite created) the first time a tool needs it. */
+  commands(): Promise<CommandContext> {
+    this.opened ??= openStore(this.options, 'write').then(
+      (store) =>
+        commandContext({
+          store,
+          home: this.home,
+          env: this.env,
+          secretValues: this.secretValues,
+          now: () => this.now(),
+        }),
+      (error: unknown) => {
+        this.opened = null;
+        throw error;
+      },
+    );
     return this.opened;
   }
 
   /**
-   * The store for a call about a run that must exist: where nothing was ever run, the run is not
-   * found, and no home or database is created for the question.
+   * The commands for a call about something that must exist: where nothing was ever stored, it is
+   * not found (`notFound`, by default the run's refusal), and no home or database is created for
+   * the question.
    */
-  existingStore(): Promise<Store> {
+  existingCommands(notFound?: () => Error): Promise<CommandContext> {
     if (!this.hasStore())
       return Promise.reject(
-        new BatonError('RUN_NOT_FOUND', `no Baton store at ${this.home} yet: propose a plan first`),
+        notFound?.() ??
+          new BatonError('RUN_NOT_FOUND', `no Baton store at ${this.home} yet: propose a plan first`),
       );
-    return this.store();
-  }
-
-  /** The store as the read commands see it: each run's secrets masked. */
-  async reads(): Promise<Store> {
-    return maskedReads(await this.existingStore(), this.env, this.secretValues);
+    return this.commands();
   }
 
   now(): number {
@@ -78,6 +90,6 @@ export class McpContext {
   async close(): Promise<void> {
     const opened = this.opened;
     this.opened = null;
-    if (opened) await (await opened).close();
+    if (opened) await (await opened).store.close();
   }
 }

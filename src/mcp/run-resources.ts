@@ -10,6 +10,7 @@ import { runStatusView } from './tools-runs.js';
  * that subscribes to one is sent `notifications/resources/updated` when the run changes, so a host
  * follows a run without polling: the server looks at the store's newest event seq every `pollMs`
  * (one indexed read), and only when it moved, at each subscribed run's events after the last seen.
+ * Everything is read through the command context's store, behind the masking boundary.
  */
 
 const RUN_URI = /^baton:\/\/runs\/([A-Za-z0-9_-]{1,64})$/;
@@ -32,7 +33,7 @@ export function registerRunResources(server: McpServer, ctx: McpContext, pollMs:
     new ResourceTemplate('baton://runs/{runId}', {
       list: async () => {
         if (!ctx.hasStore()) return { resources: [] };
-        const runs = await (await ctx.reads()).listRuns({ limit: 20 });
+        const runs = await (await ctx.commands()).store.listRuns({ limit: 20 });
         return {
           resources: runs.map((run) => ({
             uri: `baton://runs/${run.id}`,
@@ -63,7 +64,7 @@ export function registerRunResources(server: McpServer, ctx: McpContext, pollMs:
   const subscriptions = new Map<string, Subscription>();
   let lastSeq = -1;
   const newestSeqOf = async (runId: string) => {
-    const events = await (await ctx.existingStore()).getEvents(runId);
+    const events = await (await ctx.existingCommands()).store.getEvents(runId);
     return events.at(-1)?.seq ?? 0;
   };
   server.server.setRequestHandler(SubscribeRequestSchema, async (request) => {
@@ -84,7 +85,7 @@ export function registerRunResources(server: McpServer, ctx: McpContext, pollMs:
     if (polling || subscriptions.size === 0) return;
     polling = true;
     try {
-      const store = await ctx.existingStore();
+      const { store } = await ctx.existingCommands();
       const seq = await store.lastEventSeq();
       if (seq === lastSeq) return;
       lastSeq = seq;

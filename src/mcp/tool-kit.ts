@@ -6,9 +6,10 @@ import { toolAnswer, toolError } from './tool-output.js';
 
 /**
  * One tool of `baton mcp`: its input and output as zod shapes (the SDK publishes them as JSON
- * Schema and checks every call's arguments against the input), and a thin call of the runtime code
- * the CLI command of the same job uses. A throw becomes an error result (isError) with the
- * BatonError's code and message; an answer is masked and bounded (tool-output.ts).
+ * Schema and checks every call's arguments against the input), and its call: the arguments
+ * translated to the runtime command of the same job (runtime/commands/), the answer rendered. A
+ * throw becomes an error result (isError) with the BatonError's code and message; an answer is
+ * masked and bounded (tool-output.ts).
  */
 export interface BatonTool<I extends z.ZodRawShape = z.ZodRawShape> {
   name: string;

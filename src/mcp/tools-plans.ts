@@ -65,19 +65,21 @@ export const runOptions = {
     .string()
     .regex(/^[A-Za-z0-9_-]{1,64}$/)
     .optional()
-    .describe('use this run id instead of a generated one'),
+    .describe(
+      'use this run id instead of a generated one: the same run given again is answered as it is, another plan or inputs under it are refused',
+    ),
 };
 
+/** The run of a call, prepared as every door prepares one (runtime prepareRun): nothing stored yet. */
 async function prepare(
   args: z.infer<z.ZodObject<typeof planSource & typeof runOptions>>,
   ctx: McpContext,
   awaitingApproval: boolean,
 ) {
   const loaded = await loadPlan(args, ctx);
-  const { preparePlanRun } = await runtime();
-  return preparePlanRun(loaded, {
-    home: ctx.home,
-    env: ctx.env,
+  const { prepareRun } = await runtime();
+  return prepareRun(ctx.starting, {
+    ...loaded,
     inputs: args.inputs ?? {},
     ...(args.workspace ? { workspace: args.workspace } : {}),
     ...(args.runId ? { runId: args.runId } : {}),
@@ -124,9 +126,7 @@ export const planTools = [
         return { valid: false, problems: error.issues };
       }
       const { planRunProblems } = await runtime();
-      const problems = planRunProblems(loaded, {
-        home: ctx.home,
-        env: ctx.env,
+      const problems = planRunProblems(ctx.starting, loaded, {
         ...(args.workspace ? { workspace: args.workspace } : {}),
       });
       return {
@@ -143,23 +143,14 @@ export const planTools = [
     input: { ...planSource, ...runOptions },
     output: { runId: z.string(), status: z.string(), summary: z.string(), question: z.string() },
     call: async (args, ctx) => {
-      const { prepared } = await prepare(args, ctx, true);
-      const { DELAY_QUESTION, commandContext, proposeRun } = await runtime();
-      const commands = commandContext({
-        store: await ctx.store(),
-        home: ctx.home,
-        env: ctx.env,
-        secretValues: ctx.secretValues,
+      const prepared = await prepare(args, ctx, true);
+      const { DELAY_QUESTION, proposeRun } = await runtime();
+      const runId = prepared.run.id;
+      const { run, summary } = await proposeRun(await ctx.commands(), prepared, {
+        approve: `approve_run { "runId": "${runId}" }`,
+        approveWithDelay: `approve_run { "runId": "${runId}", "delay": "2m" }`,
+        reject: `reject_run { "runId": "${runId}" }`,
       });
-      const { run, summary } = await proposeRun(
-        commands,
-        { run: prepared, idGiven: args.runId !== undefined },
-        {
-          approve: `approve_run { "runId": "${prepared.id}" }`,
-          approveWithDelay: `approve_run { "runId": "${prepared.id}", "delay": "2m" }`,
-          reject: `reject_run { "runId": "${prepared.id}" }`,
-        },
-      );
       return {
         runId: run.id,
         status: run.status,
@@ -180,14 +171,15 @@ export const runTool = defineTool({
   input: { ...planSource, ...runOptions },
   output: { runId: z.string(), status: z.string() },
   call: async (args, ctx) => {
-    const { prepared } = await prepare(args, ctx, false);
+    const prepared = await prepare(args, ctx, false);
     const { startRun } = await runtime();
-    const created = await startRun(await ctx.store(), prepared);
+    const { run, created } = await startRun(await ctx.commands(), prepared);
     return {
-      runId: created.id,
-      status: created.status,
-      workspace: prepared.workspace,
-      steps: stepList(prepared.plan),
+      runId: run.id,
+      status: run.status,
+      created,
+      workspace: prepared.run.workspace,
+      steps: stepList(prepared.run.plan),
     };
   },
 });

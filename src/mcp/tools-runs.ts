@@ -1,9 +1,7 @@
 import { z } from 'zod';
-import { BatonError } from '../core/errors.js';
-import { planSecretEnv } from '../core/run-secrets.js';
 import { planIndex, RUN_STATUSES } from '../core/run-state.js';
 import { staleSteps } from '../core/stale-steps.js';
-import type { RunSummary, RunWithSteps } from '../store/store.js';
+import type { RunSummary, RunWithSteps } from '../runtime/types.js';
 import type { McpContext } from './mcp-context.js';
 import { defineTool, runIdField, runSummaryOutput, stepIdField } from './tool-kit.js';
 
@@ -69,9 +67,9 @@ function stepView(run: RunWithSteps, step: RunWithSteps['steps'][number]) {
 
 /** `run_status`: `baton status <run> --json`'s read, in the form a model reads best. */
 export async function runStatusView(ctx: McpContext, runId: string) {
-  const reads = await ctx.reads();
+  const commands = await ctx.existingCommands();
   const { flowWaits, requireRunSteps } = await runtime();
-  const run = await requireRunSteps(reads, runId, false);
+  const run = await requireRunSteps(commands.store, runId, false);
   const total = Object.values(run.stepCounts).reduce((sum, count) => sum + (count ?? 0), 0);
   return {
     ...summaryOf(run),
@@ -83,7 +81,7 @@ export async function runStatusView(ctx: McpContext, runId: string) {
     steps: run.steps.map((step) => stepView(run, step)),
     stepsListed: run.steps.length,
     stepsTotal: total,
-    flowWaits: await flowWaits(reads, run, ctx.now()),
+    flowWaits: await flowWaits(commands.store, run, commands.now()),
     ...(run.plan.forkedFrom ? { forkedFrom: run.plan.forkedFrom } : {}),
     // Known when every step is listed (as `baton status` marks them): kept results resting on an older one.
     stale: run.steps.length === run.plan.steps.length ? staleSteps(run) : [],
@@ -103,13 +101,18 @@ export const runTools = [
         .string()
         .max(40)
         .optional()
-        .describe('wait this long before each step that follows another, e.g. "2m" (default: none)'),
+        .describe(
+          'wait this long before each step that follows another, e.g. "2m"; "none" or "0": no wait (the default)',
+        ),
     },
     output: runSummaryOutput,
     call: async ({ runId, delay }, ctx) => {
-      const { decideRun, parseDurationOption } = await runtime();
-      const delayMs = delay && delay !== '0' ? parseDurationOption(delay, 'delay') : 0;
-      return summaryOf(await decideRun(await ctx.existingStore(), 'approve', runId, delayMs, ctx.now()));
+      const { approvalDelayMs, decideRun } = await runtime();
+      // The one parser of a delay (none, 0, a duration, ms), its messages naming this field.
+      const delayMs = approvalDelayMs(delay, 'delay');
+      return summaryOf(
+        await decideRun(await ctx.existingCommands(), { runId, decision: 'approve', delay: delayMs }),
+      );
     },
   }),
   defineTool({
@@ -120,7 +123,7 @@ export const runTools = [
     destructive: true,
     call: async ({ runId }, ctx) => {
       const { decideRun } = await runtime();
-      return summaryOf(await decideRun(await ctx.existingStore(), 'reject', runId, 0, ctx.now()));
+      return summaryOf(await decideRun(await ctx.existingCommands(), { runId, decision: 'reject' }));
     },
   }),
   defineTool({
@@ -134,7 +137,7 @@ export const runTools = [
     readOnly: true,
     call: async ({ status, limit }, ctx) => {
       if (!ctx.hasStore()) return { runs: [] };
-      const runs = await (await ctx.reads()).listRuns({
+      const runs = await (await ctx.commands()).store.listRuns({
         limit: limit ?? 20,
         ...(status === undefined ? {} : { status }),
       });
@@ -168,10 +171,10 @@ export const runTools = [
     output: { runId: z.string(), events: z.array(z.looseObject({ seq: z.number(), type: z.string() })) },
     readOnly: true,
     call: async ({ runId, limit }, ctx) => {
-      const reads = await ctx.reads();
+      const { store } = await ctx.existingCommands();
       const { requireRun } = await runtime();
-      await requireRun(reads, runId);
-      const events = await reads.getEvents(runId);
+      await requireRun(store, runId);
+      const events = await store.getEvents(runId);
       const kept = events.slice(-(limit ?? 100));
       return { runId, events: kept, eventsTotal: events.length, truncated: kept.length < events.length };
     },
@@ -195,41 +198,14 @@ export const runTools = [
     output: { runId: z.string(), stepId: z.string(), text: z.string(), truncated: z.boolean() },
     readOnly: true,
     call: async ({ runId, stepId, attempt, maxBytes }, ctx) => {
-      const reads = await ctx.reads();
-      const { RunSecretsCache, attemptLogFile, readLogTail, requireRun } = await runtime();
-      const run = await requireRun(reads, runId);
-      const step = run.steps.find((s) => s.stepId === stepId);
-      if (!step)
-        throw new BatonError(
-          'STEP_NOT_FOUND',
-          `run ${runId} has no step "${stepId}" (known: ${run.steps.map((s) => s.stepId).join(', ')})`,
-        );
-      const attempts = await reads.getAttempts(runId, stepId);
-      const wanted = attempt ?? step.attempt;
-      if (wanted === 0) return { runId, stepId, attempt: null, text: '', truncated: false, bytes: 0 };
-      const record = attempts.find((a) => a.attempt === wanted);
-      const file = attemptLogFile(ctx.home, run, stepId, wanted, attempts);
-      if (!record && file === null)
-        throw new BatonError(
-          'INVALID_ARGUMENT',
-          `step ${stepId} has no attempt ${wanted} (attempts: ${attempts.map((a) => a.attempt).join(', ') || 'none'})`,
-        );
-      const secrets = new RunSecretsCache(ctx.env, ctx.secretValues).secretsFor(planSecretEnv(run.plan));
-      const tail =
-        file === null
-          ? { text: record?.summary ?? record?.message ?? '', truncated: false, size: 0 }
-          : await readLogTail(file, secrets, maxBytes ?? 8_192);
-      return {
+      const { readStepLog } = await runtime();
+      const log = await readStepLog(await ctx.existingCommands(), {
         runId,
         stepId,
-        attempt: wanted,
-        outcome: record?.outcome ?? 'running',
-        failureClass: record?.failureClass ?? null,
-        message: record?.message ?? null,
-        text: tail.text,
-        truncated: tail.truncated,
-        bytes: tail.size,
-      };
+        ...(attempt === undefined ? {} : { attempt }),
+        maxBytes: maxBytes ?? 8_192,
+      });
+      return { ...log };
     },
   }),
   defineTool({
@@ -240,9 +216,7 @@ export const runTools = [
     destructive: true,
     call: async ({ runId }, ctx) => {
       const { applyRunCommand } = await runtime();
-      return summaryOf(
-        await applyRunCommand(await ctx.existingStore(), 'cancel', runId, undefined, ctx.now()),
-      );
+      return summaryOf(await applyRunCommand(await ctx.existingCommands(), { command: 'cancel', runId }));
     },
   }),
   defineTool({
@@ -255,11 +229,9 @@ export const runTools = [
     output: { attemptsStarted: z.number(), blocked: z.array(z.unknown()), waiting: z.array(z.unknown()) },
     call: async ({ maxSeconds }, ctx) => {
       if (!ctx.hasStore()) return { attemptsStarted: 0, blocked: [], waiting: [], waitingTotal: 0 };
-      const { createEngine, drainDueWork, engineSettings, needsAPerson } = await runtime();
-      const store = await ctx.store();
-      const engine = createEngine({
-        store,
-        home: ctx.home,
+      const { checkDueWork, engineSettings } = await runtime();
+      const checked = await checkDueWork(await ctx.commands(), {
+        maxTimeMs: (maxSeconds ?? 30) * 1000,
         settings: engineSettings(ctx.options, ctx.env),
         observers: {
           onError: (error) =>
@@ -267,8 +239,7 @@ export const runTools = [
           onHookFailure: (message) => process.stderr.write(`baton mcp: ${message}\n`),
         },
       });
-      const report = await drainDueWork(engine, (maxSeconds ?? 30) * 1000);
-      return { ...report, ...(await needsAPerson(await ctx.reads())) };
+      return { ...checked };
     },
   }),
 ];

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { BatonError } from '../core/errors.js';
-import type { Store } from '../store/store.js';
+import type { CommandContext } from '../runtime/commands/context.js';
+import type { ScheduleView } from '../runtime/schedule-view.js';
 import type { McpContext } from './mcp-context.js';
 import { defineTool, runSummaryOutput } from './tool-kit.js';
 import { loadPlan, planSource, runOptions, stepList } from './tools-plans.js';
@@ -11,8 +12,8 @@ const runtime = () => import('./runtime-calls.js');
 
 /**
  * The tools on schedules: schedule_preview, schedule_list, schedule_show, schedule_add,
- * schedule_update, schedule_pause, schedule_resume, schedule_trigger, schedule_rm, each the runtime
- * call of the `baton schedule` command of the same job. A schedule added (or given a new plan)
+ * schedule_update, schedule_pause, schedule_resume, schedule_trigger, schedule_rm, each a runtime
+ * command (schedule-commands.ts), whose answers are masked by each schedule's plan. A schedule added (or given a new plan)
  * through MCP is stored paused: no slot starts a run until the person's yes, relayed with
  * schedule_resume; `start: true` stores it active, only on a server started with --allow-run.
  */
@@ -80,12 +81,11 @@ const scheduleView = z.looseObject({
 
 const fireTimes = z.array(z.object({ at: z.string(), local: z.string(), tz: z.string() }));
 
-/** The store holding `name`: where nothing was ever stored, the schedule is not found. */
-async function storeOf(ctx: McpContext, name: string): Promise<Store> {
+/** The commands on the store holding `name`: where nothing was ever stored, the schedule is not found. */
+async function commandsOf(ctx: McpContext, name: string): Promise<CommandContext> {
   const { scheduleNotFound, validateScheduleName } = await runtime();
   validateScheduleName(name);
-  if (!ctx.hasStore()) throw scheduleNotFound(name);
-  return ctx.store();
+  return ctx.existingCommands(() => scheduleNotFound(name));
 }
 
 function refuseStartUnlessAllowed(start: boolean | undefined, ctx: McpContext): void {
@@ -96,37 +96,30 @@ function refuseStartUnlessAllowed(start: boolean | undefined, ctx: McpContext): 
     );
 }
 
-/** A plan handed in for a schedule, checked as propose checks it (a plan trusts nothing). */
+/** A plan handed in for a schedule, checked as propose checks it (a plan trusts nothing); nothing stored. */
 async function snapshotOf(
   args: z.infer<z.ZodObject<typeof planSource & typeof scheduleOptions>>,
   ctx: McpContext,
 ) {
   const loaded = await loadPlan(args, ctx);
-  const { preparePlanRun } = await runtime();
-  const { prepared } = preparePlanRun(loaded, {
-    home: ctx.home,
-    env: ctx.env,
-    inputs: args.inputs ?? {},
-    ...(args.workspace ? { workspace: args.workspace } : {}),
-  });
-  return {
-    plan: prepared.plan,
-    planHash: prepared.planHash,
-    inputs: prepared.inputs,
-    workspace: prepared.workspace,
-  };
+  const { prepareRun, scheduleSnapshot } = await runtime();
+  return scheduleSnapshot(
+    prepareRun(ctx.starting, {
+      ...loaded,
+      inputs: args.inputs ?? {},
+      ...(args.workspace ? { workspace: args.workspace } : {}),
+    }),
+  );
 }
 
 /** The answer after a change: its view, and for the person the summary (and question while paused). */
-async function scheduleAnswer(store: Store, name: string, ctx: McpContext, note?: string) {
-  const { describeSchedule, maskedForSchedule, scheduleNotFound, scheduleViewOf, SCHEDULE_QUESTION } =
-    await runtime();
-  const now = ctx.now();
-  const detail = await store.getSchedule(name);
+async function scheduleAnswer(commands: CommandContext, view: ScheduleView, note?: string) {
+  const { describeSchedule, scheduleNotFound, SCHEDULE_QUESTION } = await runtime();
+  const { name } = view;
+  // The schedule with its plan, as the masking boundary answers it.
+  const detail = await commands.store.getSchedule(name);
   if (!detail) throw scheduleNotFound(name);
-  const view = await scheduleViewOf(store, detail, now);
-  const masking = { env: ctx.env, secretValues: ctx.secretValues };
-  const { summary, firesAt } = describeSchedule(detail, now, masking, {
+  const { summary, firesAt } = describeSchedule(detail, commands.now(), commands, {
     start: `schedule_resume { "name": "${name}" }`,
     drop: `schedule_rm { "name": "${name}" }`,
   });
@@ -137,7 +130,7 @@ async function scheduleAnswer(store: Store, name: string, ctx: McpContext, note?
     ...(detail.paused ? { question: SCHEDULE_QUESTION } : {}),
     firesAt,
     steps: stepList(detail.plan),
-    schedule: maskedForSchedule(view, detail, masking),
+    schedule: view,
   };
 }
 
@@ -180,20 +173,8 @@ export const scheduleTools = [
     readOnly: true,
     call: async (_args, ctx) => {
       if (!ctx.hasStore()) return { schedules: [] };
-      const { maskedForSchedule, scheduleViewOf } = await runtime();
-      const store = await ctx.store();
-      const masking = { env: ctx.env, secretValues: ctx.secretValues };
-      const now = ctx.now();
-      // Each view masked with its own plan's secret variables too (a hook's urlEnv, an apiKeyEnv),
-      // as schedule_show masks it, so each schedule is read with its plan; one removed meanwhile is
-      // left out.
-      const masked = await Promise.all(
-        (await store.listSchedules()).map(async ({ name }) => {
-          const detail = await store.getSchedule(name);
-          return detail ? maskedForSchedule(await scheduleViewOf(store, detail, now), detail, masking) : null;
-        }),
-      );
-      return { schedules: masked.filter((view) => view !== null) };
+      const { listSchedules } = await runtime();
+      return { schedules: await listSchedules(await ctx.commands()) };
     },
   }),
   defineTool({
@@ -207,13 +188,9 @@ export const scheduleTools = [
     output: { name: z.string(), paused: z.boolean(), slots: z.array(z.unknown()) },
     readOnly: true,
     call: async ({ name, limit }, ctx) => {
-      const store = await storeOf(ctx, name);
-      const { maskedForSchedule, scheduleNotFound, scheduleViewOf } = await runtime();
-      const detail = await store.getSchedule(name);
-      if (!detail) throw scheduleNotFound(name);
-      const view = await scheduleViewOf(store, detail, ctx.now());
-      const slots = await store.listScheduleSlots(name, limit ?? 20);
-      return maskedForSchedule({ ...view, slots }, detail, { env: ctx.env, secretValues: ctx.secretValues });
+      const commands = await commandsOf(ctx, name);
+      const { showSchedule } = await runtime();
+      return { ...(await showSchedule(commands, { name, ...(limit === undefined ? {} : { limit }) })) };
     },
   }),
   defineTool({
@@ -223,15 +200,21 @@ export const scheduleTools = [
     input: { name: nameField, ...planSource, ...scheduleOptions },
     output: changeOutput,
     call: async (args, ctx) => {
-      const { API_OPTION_NAMES, scheduleRules, validateScheduleName } = await runtime();
+      const { API_OPTION_NAMES, addSchedule, scheduleRules, validateScheduleName } = await runtime();
       validateScheduleName(args.name);
       refuseStartUnlessAllowed(args.start, ctx);
-      const now = ctx.now();
-      const rules = scheduleRules(timingOf(args), now, API_OPTION_NAMES);
+      // The timing and the plan are checked before a store is opened (and so made) for them.
+      scheduleRules(timingOf(args), ctx.now(), API_OPTION_NAMES);
       const snapshot = await snapshotOf(args, ctx);
-      const store = await ctx.store();
-      await store.addSchedule({ name: args.name, ...snapshot, rules, now, paused: args.start !== true });
-      return scheduleAnswer(store, args.name, ctx);
+      const commands = await ctx.commands();
+      const view = await addSchedule(commands, {
+        name: args.name,
+        snapshot,
+        options: timingOf(args),
+        names: API_OPTION_NAMES,
+        paused: args.start !== true,
+      });
+      return scheduleAnswer(commands, view);
     },
   }),
   defineTool({
@@ -247,18 +230,9 @@ export const scheduleTools = [
     output: changeOutput,
     call: async (args, ctx) => {
       refuseStartUnlessAllowed(args.start, ctx);
-      const store = await storeOf(ctx, args.name);
-      const { API_OPTION_NAMES, scheduleNotFound, updatedSchedule } = await runtime();
-      const current = await store.getSchedule(args.name);
-      if (!current) throw scheduleNotFound(args.name);
+      const commands = await commandsOf(ctx, args.name);
+      const { API_OPTION_NAMES, updateSchedule } = await runtime();
       const newPlan = args.plan !== undefined || args.path !== undefined;
-      const spec = await updatedSchedule(current, {
-        options: timingOf(args),
-        runOptionsGiven: args.inputs !== undefined || args.workspace !== undefined,
-        ...(newPlan ? { snapshot: () => snapshotOf(args, ctx) } : {}),
-        now: ctx.now(),
-        names: { ...API_OPTION_NAMES, plan: 'plan or path', runOptions: 'inputs and workspace' },
-      });
       // A changed schedule is not what the person said yes to (a new plan, or a daily timing made
       // every second): it waits for their yes again, unless the server allows otherwise.
       const changed =
@@ -267,12 +241,19 @@ export const scheduleTools = [
         args.workspace !== undefined ||
         Object.values(timingOf(args)).some((value) => value !== undefined);
       const paused = args.start ? false : changed ? true : undefined;
-      await store.replaceSchedule({ ...spec, ...(paused === undefined ? {} : { paused }) });
+      const { view, wasPaused } = await updateSchedule(commands, {
+        name: args.name,
+        options: timingOf(args),
+        runOptionsGiven: args.inputs !== undefined || args.workspace !== undefined,
+        ...(newPlan ? { snapshot: () => snapshotOf(args, ctx) } : {}),
+        names: { ...API_OPTION_NAMES, plan: 'plan or path', runOptions: 'inputs and workspace' },
+        ...(paused === undefined ? {} : { paused }),
+      });
       const note =
-        paused && !current.paused
+        paused && !wasPaused
           ? 'The change paused the schedule: nothing runs until the person says yes (schedule_resume).'
           : undefined;
-      return scheduleAnswer(store, args.name, ctx, note);
+      return scheduleAnswer(commands, view, note);
     },
   }),
   ...(['pause', 'resume'] as const).map((verb) =>
@@ -285,10 +266,10 @@ export const scheduleTools = [
       input: { name: nameField },
       output: changeOutput,
       call: async ({ name }, ctx) => {
-        const store = await storeOf(ctx, name);
-        if (verb === 'pause') await store.pauseSchedule(name, ctx.now());
-        else await store.resumeSchedule(name, ctx.now());
-        return scheduleAnswer(store, name, ctx);
+        const commands = await commandsOf(ctx, name);
+        const { setSchedulePaused } = await runtime();
+        const view = await setSchedulePaused(commands, { name, paused: verb === 'pause' });
+        return scheduleAnswer(commands, view);
       },
     }),
   ),
@@ -299,17 +280,10 @@ export const scheduleTools = [
     input: { name: nameField },
     output: runSummaryOutput,
     call: async ({ name }, ctx) => {
-      const store = await storeOf(ctx, name);
-      const { scheduleNotFound } = await runtime();
-      const detail = await store.getSchedule(name);
-      if (!detail) throw scheduleNotFound(name);
+      const commands = await commandsOf(ctx, name);
+      const { triggerSchedule } = await runtime();
       // A paused schedule may be one the person never said yes to (schedule_add stores it paused).
-      if (detail.paused && !ctx.options.allowRun)
-        throw new BatonError(
-          'INVALID_TRANSITION',
-          `schedule ${name} is paused: it runs once the person says yes (schedule_resume), or they start one run themselves with baton schedule trigger ${name}`,
-        );
-      return summaryOf(await store.triggerSchedule(name, ctx.now()));
+      return summaryOf(await triggerSchedule(commands, { name, activeOnly: !ctx.options.allowRun }));
     },
   }),
   defineTool({
@@ -319,10 +293,9 @@ export const scheduleTools = [
     output: { name: z.string(), removed: z.boolean() },
     destructive: true,
     call: async ({ name }, ctx) => {
-      const store = await storeOf(ctx, name);
-      const { scheduleNotFound } = await runtime();
-      if (!(await store.removeSchedule(name))) throw scheduleNotFound(name);
-      return { name, removed: true };
+      const commands = await commandsOf(ctx, name);
+      const { removeSchedule } = await runtime();
+      return { ...(await removeSchedule(commands, name)) };
     },
   }),
 ];

@@ -7,7 +7,7 @@ const runtime = () => import('./runtime-calls.js');
 
 /**
  * The tools on one step: a waiting step's answers (approve_step, reject_step, send_event) and a
- * blocked step's (retry_step, skip_step, resolve_step), each the CLI command's runtime call.
+ * blocked step's (retry_step, skip_step, resolve_step), each a runtime command (run-commands.ts).
  */
 
 const decision = {
@@ -32,9 +32,11 @@ export const stepTools = [
       output: runSummaryOutput,
       destructive: verb === 'reject',
       call: async ({ runId, stepId, comment, by }, ctx) => {
-        const { decideWait } = await runtime();
-        const answer = { ...(by === undefined ? {} : { by }), comment: comment ?? null };
-        return summaryOf(await decideWait(await ctx.existingStore(), runId, stepId, verb, answer, ctx.now()));
+        const { decideStep } = await runtime();
+        const decision = { runId, stepId, decision: verb, ...(by === undefined ? {} : { by }) };
+        return summaryOf(
+          await decideStep(await ctx.existingCommands(), { ...decision, comment: comment ?? null }),
+        );
       },
     }),
   ),
@@ -53,14 +55,13 @@ export const stepTools = [
     },
     output: { deliveries: z.array(z.looseObject({ runId: z.string(), outcome: z.string() })) },
     call: async ({ event, runId, data }, ctx) => {
-      const { eventDataJson, sendEventToWaits } = await runtime();
-      const dataJson = eventDataJson(JSON.stringify(data ?? null), 'data');
-      const deliveries = await sendEventToWaits(
-        await ctx.existingStore(),
-        { event, dataJson, ...(runId === undefined ? {} : { runId }) },
-        { env: ctx.env, secretValues: ctx.secretValues },
-        ctx.now(),
-      );
+      const { sendEvent } = await runtime();
+      const deliveries = await sendEvent(await ctx.existingCommands(), {
+        event,
+        data: JSON.stringify(data ?? null),
+        where: 'data',
+        ...(runId === undefined ? {} : { runId }),
+      });
       return { deliveries };
     },
   }),
@@ -76,7 +77,7 @@ export const stepTools = [
       destructive: command === 'skip',
       call: async ({ runId, stepId }, ctx) => {
         const { applyRunCommand } = await runtime();
-        return summaryOf(await applyRunCommand(await ctx.existingStore(), command, runId, stepId, ctx.now()));
+        return summaryOf(await applyRunCommand(await ctx.existingCommands(), { command, runId, stepId }));
       },
     }),
   ),
@@ -95,9 +96,9 @@ export const stepTools = [
     },
     output: runSummaryOutput,
     call: async ({ runId, stepId, result }, ctx) => {
-      const { resolveRunStep, resultOfText } = await runtime();
-      const given = resultOfText(JSON.stringify(result), 'result');
-      return summaryOf(await resolveRunStep(await ctx.existingStore(), runId, stepId, given, ctx.now()));
+      const { resolveStep } = await runtime();
+      const given = { runId, stepId, result: JSON.stringify(result), where: 'result' };
+      return summaryOf(await resolveStep(await ctx.existingCommands(), given));
     },
   }),
 ];

@@ -113,23 +113,29 @@ export function maskedReads(store: Store, env: NodeJS.ProcessEnv, values: readon
   const processSecrets = secrets.secretsFor(undefined);
   const ofPlan = (plan: Plan | undefined) => secrets.secretsFor(plan ? planSecretEnv(plan) : undefined);
   // A run's plan never changes: its secrets are looked up once (a watch reads events every 300 ms).
+  // A run not found (yet) is not kept: it may be stored next, by this process or another, with a
+  // plan of its own secrets.
   const byRun = new Map<string, Promise<readonly string[]>>();
+  const forget = (runId: string, looked: Promise<readonly string[]>) => {
+    if (byRun.get(runId) === looked) byRun.delete(runId);
+  };
   const ofRun = (runId: unknown): Promise<readonly string[]> => {
     if (typeof runId !== 'string') return Promise.resolve(processSecrets);
     let found = byRun.get(runId);
     if (!found) {
       if (byRun.size >= RUNS_KEPT) byRun.clear();
-      found = store.getRunSteps(runId, NO_STEPS).then(
+      const looked: Promise<readonly string[]> = store.getRunSteps(runId, NO_STEPS).then(
         (run) => {
-          // A run not stored yet (asked about before it is created) is looked up again next time.
-          if (!run) byRun.delete(runId);
-          return run ? ofPlan(run.plan) : processSecrets;
+          if (run) return ofPlan(run.plan);
+          forget(runId, looked);
+          return processSecrets;
         },
         () => {
-          byRun.delete(runId);
+          forget(runId, looked);
           return processSecrets;
         },
       );
+      found = looked;
       byRun.set(runId, found);
     }
     return found;

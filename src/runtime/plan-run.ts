@@ -1,18 +1,14 @@
 import { BatonError } from '../core/errors.js';
-import type { PlanIssue } from '../core/plan/issues.js';
 import type { Plan } from '../core/plan/types.js';
-import { resolveRunWorkspace } from '../engine/run-workspace.js';
 import { prepareRun } from '../engine/start-run.js';
 import { agentCommandWarnings } from '../executors/agent-profiles/command-warnings.js';
-import { checkAgentCommand } from '../executors/command-policy.js';
-import { planSchemaIssues } from '../executors/result-schema.js';
 import { trustedPrograms } from '../executors/trusted-programs.js';
 import type { NewRun } from '../store/store.js';
 import { defaultAgent } from './settings.js';
 
 /**
- * A run of a loaded plan prepared for the store, as `baton run`, `baton propose` and the MCP
- * server's `propose` and `run` prepare it: every check `prepareRun` makes
+ * A run of a loaded plan prepared for the store, as `baton run` and `baton propose` prepare it
+ * (superseded by commands/start-commands.ts): every check `prepareRun` makes
  * (inputs, workspace, each agent and hook command against the operator's trust, result schemas)
  * before anything is stored. The trust is the Baton home's and BATON_TRUSTED_AGENTS: a plan can
  * trust nothing, whoever hands it in.
@@ -70,69 +66,4 @@ export function preparePlanRun(
     ...(options.awaitingApproval ? { awaitingApproval: true } : {}),
   });
   return { plan, prepared, warnings: agentCommandWarnings(prepared.plan, prepared.workspace) };
-}
-
-/**
- * Every problem of a loaded plan that `preparePlanRun` would refuse, as data with its path, without
- * storing or creating anything (the MCP server's `validate_plan`): steps calling functions, agent
- * and hook commands the policy and the operator's trust refuse, result schemas that do not
- * compile, a workspace that may not be one. The plan's own problems come from parsing it.
- */
-export function planRunProblems(
-  loaded: { plan: Plan; planPath?: string },
-  options: Pick<PlanRunOptions, 'home' | 'env' | 'workspace' | 'agent'>,
-): PlanIssue[] {
-  const env = options.env ?? process.env;
-  const { plan } = loaded;
-  const issues: PlanIssue[] = [];
-  let workspace: string;
-  try {
-    workspace = resolveRunWorkspace({
-      planWorkspace: plan.workspace,
-      planPath: loaded.planPath,
-      workspace: options.workspace || undefined,
-      batonHome: options.home,
-    });
-  } catch (error) {
-    issues.push({ path: 'workspace', problem: (error as Error).message });
-    workspace = process.cwd();
-  }
-  for (const step of plan.steps) {
-    if (step.kind === 'fn' || step.fallback?.kind === 'fn')
-      issues.push({
-        path: `steps.${step.id}.fn`,
-        problem: 'calls a TypeScript function, which only a program with baton.functions.register() can run',
-      });
-  }
-  const trust = trustedPrograms(options.home, env);
-  const agent = defaultAgent(options.agent, env);
-  const checked = new Set<string>();
-  const check = (command: readonly string[], path: string) => {
-    const key = JSON.stringify(command);
-    if (checked.has(key)) return;
-    checked.add(key);
-    const verdict = checkAgentCommand(command, { cwd: workspace, trust });
-    if (!verdict.ok) issues.push({ path, problem: `command ${key} refused: ${verdict.reason}` });
-  };
-  for (const step of plan.steps) {
-    for (const [spec, path] of [
-      [step.kind === 'agent' ? (step.agent ?? agent ?? null) : undefined, `steps.${step.id}.agent.command`],
-      [
-        step.fallback?.kind === 'agent' ? (step.fallback.agent ?? agent ?? null) : undefined,
-        `steps.${step.id}.fallback.agent.command`,
-      ],
-    ] as const) {
-      if (spec === undefined) continue;
-      if (spec === null)
-        issues.push({
-          path,
-          problem: 'no agent command: set defaults.agent.command in the plan (or BATON_AGENT_CMD)',
-        });
-      else check(spec.command, path);
-    }
-  }
-  for (const [index, hook] of (plan.hooks ?? []).entries())
-    if (hook.command) check(hook.command, `hooks[${index}].command`);
-  issues.push(...planSchemaIssues(plan));
-  return issues;
 }

@@ -10,6 +10,7 @@ export { emptyEngineReport } from '../engine/engine.js';
 export { EngineMeter } from '../engine/engine-meter.js';
 export type { WaitAction, WaitIdentity } from '../engine/wait-urls.js';
 export type { EventDelivery } from '../store/cycle/send-event.js';
+export { scheduleNotFound } from '../store/schedules/schedule-rows.js';
 export type {
   AttemptRecord,
   BlockedStep,

@@ -71,7 +71,8 @@ export async function updateSchedule(
   request: UpdateScheduleRequest,
 ): Promise<{ view: ScheduleView; wasPaused: boolean }> {
   validateScheduleName(request.name);
-  const current = await ctx.store.getSchedule(request.name);
+  // Read as stored: what is not given (the plan, its inputs) is copied as it is, never masked.
+  const current = await ctx.unmasked.getSchedule(request.name);
   if (!current) throw scheduleNotFound(request.name);
   const now = ctx.now();
   const spec: NewSchedule = await updatedSchedule(current, {
