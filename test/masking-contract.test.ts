@@ -279,7 +279,7 @@ describe('the masking boundary: every door, every read', () => {
         }
         await read(
           'baton.result',
-          baton.result(IDS.run).catch((e: Error) => e.message),
+          baton.result(IDS.done).catch((e: Error) => e.message),
         );
         await read('baton.schedules.list', baton.schedules.list());
         await read('baton.metrics', baton.metrics());

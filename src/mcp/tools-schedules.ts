@@ -295,7 +295,7 @@ export const scheduleTools = [
     call: async ({ name }, ctx) => {
       const commands = await commandsOf(ctx, name);
       const { removeSchedule } = await runtime();
-      return { ...(await removeSchedule(commands, name)) };
+      return { ...(await removeSchedule(commands, { name })) };
     },
   }),
 ];

@@ -183,7 +183,8 @@ export async function answerWait(ctx: CommandContext, request: AnswerWaitRequest
       comment: request.comment ?? null,
     });
   }
-  const wait = await currentWait(ctx.store, run, request.stepId);
+  // The event's name as stored: a masked one would name no event.
+  const wait = await currentWait(ctx.unmasked, await requireRun(ctx.unmasked, run.id), request.stepId);
   if (!wait || wait.kind !== 'event')
     throw new BatonError(
       'INVALID_TRANSITION',
