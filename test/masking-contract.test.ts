@@ -19,7 +19,6 @@ import { PostgresStore } from '../src/store/postgres/postgres-store.js';
 import type { Store } from '../src/store/store.js';
 import { Baton } from '../src/workflow/baton.js';
 import {
-  agentCommand,
   fixture,
   removeTempDirs,
   runBaton,
