@@ -34,6 +34,9 @@ afterEach(async () => {
 });
 afterAll(() => removeTempDirs());
 
+/** A run of five steps, a wait and an approval: generous on a loaded machine. */
+const TEST_TIMEOUT = 120_000;
+
 /** A report whose sending waits for a person, after a skipped fix and a fan-out of three. */
 const plan = fixturePlan([
   { id: 'draft', instruction: 'write the report' },
@@ -49,50 +52,62 @@ const plan = fixturePlan([
 ]);
 
 describe('baton run in the foreground, when its run waits for a person', () => {
-  it('prints a WAITING line with the commands and the capability URLs, which answer it', async () => {
-    const { dir, home } = planDir('baton-run-waiting-');
-    const file = writePlan(dir, plan);
-    const run = spawnBaton(['run', file, '--id', 'r1'], {
-      home,
-      env: { BATON_PUBLIC_URL: 'https://baton.example.com' },
-    });
-    await waitFor(() => run.stdout().includes("reject r1 approve-send --comment '...'"), 60_000, 'WAITING');
-    await waitFor(() => /\n {2}reject: \S+\n/.test(run.stdout()), 10_000, 'the URLs');
-    const out = run.stdout();
-    expect(out).toContain(
-      [
-        'WAITING run r1 (cli-test): approve-send waits for approval: Send the report?',
-        "  baton approve r1 approve-send --comment '...'",
-        "  baton reject r1 approve-send --comment '...'",
-        '',
-      ].join('\n'),
-    );
-    expect(out).toMatch(/\d fix: skipped: when steps\.draft\.result == "broken" was false\n/);
-    const approve =
-      /\n {2}approve: (https:\/\/baton\.example\.com\/wait\/r1\/approve-send\/\S+\/approve)\n/.exec(out)?.[1];
-    expect(approve).toBeDefined();
-    expect(out).toMatch(/\n {2}reject: https:\/\/baton\.example\.com\/wait\/r1\/approve-send\/\S+\/reject\n/);
-    // The URL is the console's: POSTed there, it answers the wait, and the foreground run goes on.
-    const store = SqliteStore.open(join(home, 'baton.db'));
-    const console = await startTestConsole(store, home);
-    opened.push({ console, store });
-    const answer = await fetch(approve!.replace('https://baton.example.com', console.origin), {
-      method: 'POST',
-    });
-    expect(answer.status).toBe(200);
-    expect(await run.exited).toEqual({ code: 0, signal: null });
-    expect(run.stdout()).toMatch(/run r1 succeeded \(8\/8 steps done/);
-  });
+  it(
+    'prints a WAITING line with the commands and the capability URLs, which answer it',
+    async () => {
+      const { dir, home } = planDir('baton-run-waiting-');
+      const file = writePlan(dir, plan);
+      const run = spawnBaton(['run', file, '--id', 'r1'], {
+        home,
+        env: { BATON_PUBLIC_URL: 'https://baton.example.com' },
+      });
+      await waitFor(() => run.stdout().includes("reject r1 approve-send --comment '...'"), 60_000, 'WAITING');
+      await waitFor(() => /\n {2}reject: \S+\n/.test(run.stdout()), 10_000, 'the URLs');
+      const out = run.stdout();
+      expect(out).toContain(
+        [
+          'WAITING run r1 (cli-test): approve-send waits for approval: Send the report?',
+          "  baton approve r1 approve-send --comment '...'",
+          "  baton reject r1 approve-send --comment '...'",
+          '',
+        ].join('\n'),
+      );
+      expect(out).toMatch(/\d fix: skipped: when steps\.draft\.result == "broken" was false\n/);
+      const approve =
+        /\n {2}approve: (https:\/\/baton\.example\.com\/wait\/r1\/approve-send\/\S+\/approve)\n/.exec(
+          out,
+        )?.[1];
+      expect(approve).toBeDefined();
+      expect(out).toMatch(
+        /\n {2}reject: https:\/\/baton\.example\.com\/wait\/r1\/approve-send\/\S+\/reject\n/,
+      );
+      // The URL is the console's: POSTed there, it answers the wait, and the foreground run goes on.
+      const store = SqliteStore.open(join(home, 'baton.db'));
+      const console = await startTestConsole(store, home);
+      opened.push({ console, store });
+      const answer = await fetch(approve!.replace('https://baton.example.com', console.origin), {
+        method: 'POST',
+      });
+      expect(answer.status).toBe(200);
+      expect(await run.exited).toEqual({ code: 0, signal: null });
+      expect(run.stdout()).toMatch(/run r1 succeeded \(8\/8 steps done/);
+    },
+    TEST_TIMEOUT,
+  );
 
-  it('with --json, says it on stderr and keeps stdout the run as JSON', async () => {
-    const { dir, home } = planDir('baton-run-waiting-json-');
-    const file = writePlan(dir, plan);
-    const run = spawnBaton(['run', file, '--id', 'r2', '--json'], { home });
-    await waitFor(() => run.stderr().includes('WAITING run r2'), 60_000, 'WAITING');
-    expectExit(await runBaton(['approve', 'r2', 'approve-send'], { home }), 0);
-    expect(await run.exited).toEqual({ code: 0, signal: null });
-    expect(JSON.parse(run.stdout())).toMatchObject({ id: 'r2', status: 'succeeded' });
-  });
+  it(
+    'with --json, says it on stderr and keeps stdout the run as JSON',
+    async () => {
+      const { dir, home } = planDir('baton-run-waiting-json-');
+      const file = writePlan(dir, plan);
+      const run = spawnBaton(['run', file, '--id', 'r2', '--json'], { home });
+      await waitFor(() => run.stderr().includes('WAITING run r2'), 60_000, 'WAITING');
+      expectExit(await runBaton(['approve', 'r2', 'approve-send'], { home }), 0);
+      expect(await run.exited).toEqual({ code: 0, signal: null });
+      expect(JSON.parse(run.stdout())).toMatchObject({ id: 'r2', status: 'succeeded' });
+    },
+    TEST_TIMEOUT,
+  );
 
   // A terminal for the live view: util-linux `script` gives the command a pseudo-terminal.
   const script = ['/usr/bin/script', '/bin/script'].find((file) => existsSync(file));
@@ -137,6 +152,6 @@ describe('baton run in the foreground, when its run waits for a person', () => {
         child.kill('SIGKILL');
       }
     },
-    90_000,
+    TEST_TIMEOUT,
   );
 });

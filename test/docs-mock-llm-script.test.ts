@@ -19,7 +19,9 @@ function row(first: string): string[] | undefined {
 }
 
 describe('the mock-llm script format in docs/model-steps.md', () => {
-  it("has a row for each of an entry's fields", () => {
+  it("has a row for each of an entry's fields, and names every field of `when`", () => {
+    const paragraph = page.slice(page.indexOf('`when` takes'));
+    for (const field of WHEN_FIELDS) expect(paragraph.slice(0, 300), field).toContain(`\`${field}\``);
     for (const field of ['fault', 'reply', 'when', 'repeat']) expect(row(field), field).toBeDefined();
     for (const field of [
       'text',
@@ -47,11 +49,6 @@ describe('the mock-llm script format in docs/model-steps.md', () => {
       }
       if ((FAULT_FIELDS[fault] ?? []).length === 0) expect(fields, fault).toBe('none');
     }
-  });
-
-  it('names every field of `when`', () => {
-    const paragraph = page.slice(page.indexOf('`when` takes'));
-    for (const field of WHEN_FIELDS) expect(paragraph.slice(0, 300), field).toContain(`\`${field}\``);
   });
 
   it('quotes the refusal of a bad value as the code words it', () => {
