@@ -117,6 +117,32 @@ describe('model steps', () => {
     expect(result.stdout + result.stderr).not.toContain(SECRET);
   });
 
+  it('the timeline numbers step attempts in ATTEMPT and the model requests inside one in the text', async () => {
+    server = await startMockLlmServer({
+      script: [{ fault: 'rate_limit', retryAfterMs: 10, repeat: 3 }, { fault: 'ok' }],
+    });
+    const { dir, home } = planDir();
+    const model = { provider: 'openai', model: 'gpt-test', baseUrl: server.openaiBaseUrl, prompt: 'hi' };
+    const file = writePlan(dir, modelPlan([{ id: 'research', model }]));
+    expectExit(await runBaton(['run', file, '--id', 't1'], { home }), 0);
+    expect(server.requests).toHaveLength(4);
+    const text = expectExit(await runBaton(['timeline', 't1'], { home }), 0).stdout;
+    const rows = text
+      .split('\n')
+      .filter((line) => / research /.test(line))
+      .map((line) => line.split(/ {2,}/));
+    // TIME, +ELAPSED, STEP, ATTEMPT, (DURATION,) EVENT: every row of the one attempt says attempt 1.
+    const attempts = rows.map((cells) => cells[3]);
+    expect(new Set(attempts)).toEqual(new Set(['1']));
+    const events = rows.map((cells) => cells.at(-1));
+    expect(events.filter((what) => what?.startsWith('request '))).toEqual([
+      expect.stringMatching(/^request 1: model rate_limited 429: retry in /),
+      expect.stringMatching(/^request 2: model rate_limited 429: retry in /),
+      expect.stringMatching(/^request 3: model rate_limited 429: retry in /),
+    ]);
+    expect(events).toContainEqual(expect.stringMatching(/^model call recovered after 4 request\(s\)/));
+  });
+
   it("uses the plan's capabilities for a model the built-in table does not know", async () => {
     server = await startMockLlmServer({ script: [{ fault: 'truncate_text' }, { fault: 'ok' }] });
     const { dir, home } = planDir();

@@ -262,6 +262,30 @@ describe('baton trust', () => {
   );
 
   it(
+    'a file in the current folder named without ./ is looked up on PATH: the refusal says ./name, which is trusted',
+    async () => {
+      const dir = tempDir('baton-trust-here-');
+      const home = join(dir, 'home');
+      writeFileSync(join(dir, 'report-agent.mjs'), 'console.log("done");\n');
+      const bare = expectExit(await runBaton(['trust', 'add', 'report-agent.mjs'], { home, cwd: dir }), 2);
+      expect(bare.stderr).toContain('baton trust: "report-agent.mjs" not found on PATH (');
+      expect(bare.stderr).toContain(
+        'a name without a slash is looked up on PATH only. The file in this folder is ./report-agent.mjs: baton trust add ./report-agent.mjs',
+      );
+      expect(existsSync(join(home, 'trusted-programs.json'))).toBe(false);
+      // A name found nowhere gets no such hint.
+      const missing = expectExit(await runBaton(['trust', 'add', 'no-such-agent'], { home, cwd: dir }), 2);
+      expect(missing.stderr).not.toContain('./no-such-agent');
+      const added = expectExit(
+        await runBaton(['trust', 'add', './report-agent.mjs', '--json'], { home, cwd: dir }),
+        0,
+      );
+      expect(JSON.parse(added.stdout)).toMatchObject({ path: join(dir, 'report-agent.mjs') });
+    },
+    TEST_TIMEOUT,
+  );
+
+  it(
     'refuses to trust a shell, an interpreter, a wrapper or a copy of a shell',
     async () => {
       const dir = tempDir('baton-trust-refuse-');

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { ResourceUpdatedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { MAX_STRING_CHARS, toolAnswer, toolError } from '../src/mcp/tool-output.js';
-import { agentCommand, removeTempDirs, waitFor, writePlan } from './helpers/cli.js';
+import { agentCommand, expectExit, removeTempDirs, runBaton, waitFor, writePlan } from './helpers/cli.js';
 import { callOk, callRefused, closeClients, mcpClient } from './helpers/mcp.js';
 import { fixturePlan, planDir } from './helpers/plans.js';
 
@@ -99,6 +99,23 @@ describe('baton mcp over stdio', () => {
     await callOk(client, 'check', { maxSeconds: 60 });
     expect((await callOk<Summary>(client, 'run_status', { runId: started.runId })).status).toBe('succeeded');
     expect(await callRefused(client, 'run', { plan: 'name: x\nsteps: []\n' })).toMatch(/PLAN_INVALID/);
+  });
+
+  it('baton mcp --help (and baton help mcp) names every tool the server lists, run with --allow-run', async () => {
+    const { home } = planDir('baton-mcp-help-');
+    const client = await mcpClient(home, { args: ['--allow-run'] });
+    const served = (await client.listTools()).tools.map((tool) => tool.name);
+    for (const words of [
+      ['mcp', '--help'],
+      ['help', 'mcp'],
+    ]) {
+      const help = expectExit(await runBaton(words, { home }), 0).stdout;
+      const listed = /\nTools: ([\s\S]*?)\nResources:/.exec(help)?.[1]?.replace(/\s+/g, ' ');
+      expect(listed, words.join(' ')).toBeDefined();
+      const names = listed!.match(/[a-z_]+/g) ?? [];
+      for (const name of served) expect(names, `${words.join(' ')}: ${name}`).toContain(name);
+      expect(listed).toContain('(and run, with --allow-run)');
+    }
   });
 
   it('classify answers the skill rule; an empty request is refused', async () => {

@@ -1,5 +1,7 @@
 /**
- * What `npm pack` makes installs into an empty folder and works there, by its npm name: the
+ * What `npm pack` makes installs into an empty folder and works there, by its npm name, as README
+ * and getting-started tell a user without the npm registry to install it (packed into the project,
+ * then `npm install ./baton-steps-<version>.tgz`; `npx baton --help` answers there): the
  * `baton` bin runs a YAML plan (an agent step, then a model step against the mock provider) on
  * SQLite, and a TypeScript ES module consumer type-checks against the installed types (strict,
  * without skipLibCheck, and without the drivers' `@types`, which are not dependencies) and runs a
@@ -30,8 +32,11 @@ import { startPostgres, type TestPostgres } from './helpers/postgres.js';
 
 const manifest = JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')) as {
   name: string;
+  version: string;
   exports: Record<string, { types: string }>;
 };
+/** The tarball `npm pack` writes, as the docs name it. */
+const tarball = `${manifest.name}-${manifest.version}.tgz`;
 const dir = mkdtempSync(join(tmpdir(), 'baton-install-'));
 const app = join(dir, 'app');
 const installed = join(app, 'node_modules', manifest.name);
@@ -80,12 +85,15 @@ beforeAll(async () => {
   server = await startMockLlmServer({});
   // Starts while the package installs; the consumer opens a PostgresStore on it.
   const postgresStarted = startPostgres();
-  // --ignore-scripts: `prepare` would run `npm ci` for the openclaw test host; the build is done.
-  const packed = JSON.parse(
-    run('npm', ['pack', '--ignore-scripts', '--json', '--pack-destination', dir], repoRoot),
-  ) as { filename: string }[];
   mkdirSync(app);
   writeFileSync(join(app, 'package.json'), '{ "name": "consumer", "private": true, "type": "module" }\n');
+  // As getting-started says: packed into the project (--ignore-scripts: `prepare` would run `npm ci`
+  // for the openclaw test host; the build is done), then installed from there by its file name.
+  const packed = JSON.parse(
+    run('npm', ['pack', '--ignore-scripts', '--json', '--pack-destination', app], repoRoot),
+  ) as { filename: string }[];
+  if (packed[0]?.filename !== tarball)
+    throw new Error(`npm pack wrote ${packed[0]?.filename}, not ${tarball}`);
   // better-sqlite3 compiles from source for minutes: install without scripts, pinned to the
   // version this repository built, and copy in the compiled addon of that very version. The
   // consumer is a TypeScript program for Node, so it has @types/node, as such a program would.
@@ -94,7 +102,7 @@ beforeAll(async () => {
     'npm',
     [
       'install',
-      join(dir, packed[0]!.filename),
+      `./${tarball}`,
       `better-sqlite3@${repoVersion('better-sqlite3')}`,
       `@types/node@${repoVersion('@types/node')}`,
       '--prefer-offline',
@@ -121,6 +129,27 @@ afterAll(async () => {
 });
 
 describe(`the packed package (${manifest.name})`, () => {
+  it('is how README and getting-started say to install it without the registry, and `npx baton --help` answers', () => {
+    const guide = readFileSync(join(repoRoot, 'docs', 'getting-started.md'), 'utf8');
+    const readme = readFileSync(join(repoRoot, 'README.md'), 'utf8');
+    for (const [page, text] of [
+      ['docs/getting-started.md', guide],
+      ['README.md', readme],
+    ] as const) {
+      expect(text, page).toContain('npm pack --ignore-scripts --pack-destination ../my-project');
+      expect(text, page).toContain(`npm install ./${tarball}`);
+      expect(text, page).toContain('npx baton --help');
+      expect(text, page).not.toMatch(/npm install baton-steps\b/);
+    }
+    expect(guide).toContain(`"baton-steps": "file:${tarball}"`);
+    expect(JSON.parse(readFileSync(join(app, 'package.json'), 'utf8')).dependencies[manifest.name]).toBe(
+      `file:${tarball}`,
+    );
+    const help = run('npx', ['baton', '--help'], app);
+    expect(help).toContain('Usage: baton [options] [command]');
+    expect(help).toContain('Quick start:');
+  });
+
   it("carries the types, both dialects' migrations (once), the plan schema and the skill folder", () => {
     for (const file of [
       'dist/index.d.ts',

@@ -24,6 +24,7 @@ const STATUS_PAINT: Record<string, Paint> = {
   running: 'yellow',
   ready: 'yellow',
   retry_wait: 'yellow',
+  waiting: 'cyan',
   pending: 'dim',
   blocked: 'red',
   failed: 'red',

@@ -1,6 +1,43 @@
 import type { Command } from 'commander';
 import type { Act } from './program-options.js';
 
+/** The tools `baton mcp` serves, by name, read from the registry (src/mcp/tool-registry.ts). */
+let toolNames: { served: string[]; allowRun: string[] } | null = null;
+
+/**
+ * Reads the names of the MCP tools when the command line names `mcp` (`baton mcp --help`, `baton
+ * help mcp`, the server itself, which loads the tools anyway): help is printed synchronously, and
+ * every other command is spared loading them.
+ */
+export async function loadMcpToolNames(argv: readonly string[]): Promise<void> {
+  if (!argv.slice(2).includes('mcp')) return;
+  const { ALLOW_RUN_TOOLS, MCP_TOOLS } = await import('../mcp/tool-registry.js');
+  toolNames = {
+    served: MCP_TOOLS.map((tool) => tool.name),
+    allowRun: ALLOW_RUN_TOOLS.map((tool) => tool.name),
+  };
+}
+
+/** `Tools: a, b, ...` wrapped at 100 columns, like the rest of the help. */
+function toolsText(): string {
+  if (toolNames === null) return 'Tools: see docs/mcp.md.';
+  const words = [
+    'Tools:',
+    ...toolNames.served.map((name, i) => (i < toolNames!.served.length - 1 ? `${name},` : name)),
+    `(and ${toolNames.allowRun.join(', ')}, with --allow-run).`,
+  ];
+  const lines: string[] = [];
+  let line = '';
+  for (const word of words) {
+    if (line !== '' && line.length + 1 + word.length > 100) {
+      lines.push(line);
+      line = word;
+    } else line = line === '' ? word : `${line} ${word}`;
+  }
+  lines.push(line);
+  return lines.join('\n');
+}
+
 /** `baton mcp`: Baton as a Model Context Protocol server for agent hosts (src/mcp/). */
 export function registerMcpCommands(program: Command, act: Act): void {
   program
@@ -20,10 +57,9 @@ export function registerMcpCommands(program: Command, act: Act): void {
     )
     .addHelpText(
       'after',
-      `
-Tools: classify, validate_plan, propose, approve_run, reject_run, list_runs, run_status, timeline,
-step_log, approve_step, reject_step, send_event, retry_step, skip_step, resolve_step, cancel_run,
-check (and run, with --allow-run). Resources: baton://runs/<id>, subscribable.
+      () => `
+${toolsText()}
+Resources: baton://runs/<id>, subscribable.
 
 It uses the store and home of every command (--home, --store). Every output is masked (the
 secrets of the environment, BATON_SECRET_ENV and each run's plan) and bounded in size. A plan

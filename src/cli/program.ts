@@ -2,7 +2,7 @@ import { Command, CommanderError } from 'commander';
 import { EXIT } from './exit-codes.js';
 import { registerActionCommands } from './program-actions.js';
 import { registerAdminCommands } from './program-admin.js';
-import { registerMcpCommands } from './program-mcp.js';
+import { loadMcpToolNames, registerMcpCommands } from './program-mcp.js';
 import type { Act } from './program-options.js';
 import { registerReadCommands } from './program-reads.js';
 import { registerRerunCommands } from './program-rerun.js';
@@ -72,6 +72,7 @@ export function commandTree(): Command {
 /** Parses the command line with commander and runs the command; returns its exit code. */
 export async function runProgram(argv: string[]): Promise<number> {
   try {
+    await loadMcpToolNames(argv);
     await program.parseAsync(argv);
   } catch (error) {
     if (error instanceof CommanderError) return error.exitCode === 0 ? EXIT.ok : EXIT.badInput;

@@ -1,7 +1,7 @@
 import { clockTime, formatDuration } from '../runtime/format.js';
 import type { ClaimedStep, Completion } from '../store/store.js';
 import { type Painter, painter, paintStatus, useColour } from './colour.js';
-import { fitToWidth, padToWidth } from './text-width.js';
+import { displayWidth, fitToWidth, padToWidth } from './text-width.js';
 
 /** Plain progress lines (one per transition): good for logs, pipes and heartbeats. */
 export class LineProgress {
@@ -44,6 +44,7 @@ const SYMBOL: Record<string, string> = {
   running: '▶',
   succeeded: '✔',
   retry_wait: '↻',
+  waiting: '⏸',
   blocked: '✖',
   skipped: '↷',
   degraded: '◐',
@@ -51,9 +52,14 @@ const SYMBOL: Record<string, string> = {
   failed: '✖',
 };
 
-/** A live list of a run's steps, redrawn in place on a TTY. */
+/**
+ * A live list of a run's steps, redrawn in place on a TTY, with lines under it (a waiting step's
+ * WAITING lines). Claims and settles of this process come as they happen; `show` sets every step
+ * to its status in the store (skipped, waiting, a fan-out's progress: what no attempt reports).
+ */
 export class LiveStepList {
   private readonly rows = new Map<string, { title: string; status: string; note: string }>();
+  private footer: readonly string[] = [];
   private drawn = 0;
   private readonly paint: Painter;
 
@@ -79,11 +85,31 @@ export class LiveStepList {
   };
 
   /** Final states from the store (retry_wait, blocked, skipped...) once the run settles. */
-  settle(states: { stepId: string; status: string }[]): void {
+  settle(states: readonly { stepId: string; status: string }[]): void {
+    this.show(states, new Map(), this.footer);
+  }
+
+  /**
+   * Each listed step's status as the store has it (a `notes` entry replaces its note, e.g. a
+   * fan-out's `3/5 done`), and the lines under the list; drawn again only when something changed.
+   */
+  show(
+    states: readonly { stepId: string; status: string }[],
+    notes: ReadonlyMap<string, string>,
+    footer: readonly string[],
+  ): void {
+    let changed = footer.join('\n') !== this.footer.join('\n');
+    this.footer = footer;
     for (const state of states) {
       const row = this.rows.get(state.stepId);
-      if (row && row.status !== state.status) this.update(state.stepId, state.status, row.note);
+      if (!row) continue;
+      const note = notes.get(state.stepId) ?? row.note;
+      if (row.status === state.status && row.note === note) continue;
+      row.status = state.status;
+      row.note = note;
+      changed = true;
     }
+    if (changed) this.draw();
   }
 
   private update(stepId: string, status: string, note: string): void {
@@ -95,13 +121,19 @@ export class LiveStepList {
   }
 
   private draw(): void {
-    const width = Math.max(20, (this.out.columns || 100) - 1);
+    const columns = Math.max(20, this.out.columns || 100);
     const lines = [...this.rows.entries()].map(([id, row]) => {
       const status = padToWidth(paintStatus(this.paint, row.status), 10);
-      return fitToWidth(`${SYMBOL[row.status] ?? '?'} ${padToWidth(id, 16)} ${status} ${row.note}`, width);
+      return fitToWidth(
+        `${SYMBOL[row.status] ?? '?'} ${padToWidth(id, 16)} ${status} ${row.note}`,
+        columns - 1,
+      );
     });
-    if (this.drawn > 0) this.out.write(`\x1b[${this.drawn}A`);
-    for (const line of lines) this.out.write(`\x1b[2K${line}\n`);
-    this.drawn = lines.length;
+    // WAITING lines keep their width (a capability URL cut short is no URL): one may wrap.
+    lines.push(...this.footer);
+    // Back to the top of what was drawn, and clear from there down.
+    if (this.drawn > 0) this.out.write(`\x1b[${this.drawn}A\r\x1b[J`);
+    this.out.write(lines.map((line) => `${line}\n`).join(''));
+    this.drawn = lines.reduce((rows, line) => rows + Math.max(1, Math.ceil(displayWidth(line) / columns)), 0);
   }
 }

@@ -1,8 +1,11 @@
+import { budgetLeft } from '../core/budget.js';
+import type { StoredEvent } from '../core/events.js';
 import { planIndex, type RunStatus, STEP_STATUSES } from '../core/run-state.js';
 import { staleSteps } from '../core/stale-steps.js';
 import { fanOutLine, fanOutProgress } from '../runtime/fan-out-progress.js';
-import { blockedHints, formatTime, stepProgress, waitingHints } from '../runtime/format.js';
+import { blockedHints, formatTime, skipCause, stepProgress, waitingHints } from '../runtime/format.js';
 import { type FlowWait, LISTED_STATUSES } from '../runtime/run-reads.js';
+import { budgetLeftText, usageText } from '../runtime/usage-text.js';
 import type { RunSummary, RunWithSteps } from '../store/store.js';
 import { type Painter, paintStatus } from './colour.js';
 import { EXIT } from './exit-codes.js';
@@ -39,16 +42,55 @@ export function runListLines(runs: readonly RunSummary[], paint: Painter): strin
   return table(rows);
 }
 
+/** Why a step was skipped, from its latest `step.skipped` event: the reason recorded, and as `status` says it. */
+export interface SkipReason {
+  reason: string | undefined;
+  text: string;
+}
+
 /**
- * One run: its header, a table of its steps, flow waits and what to do about blocked steps. A run
- * whose steps are not all here (`getRunSteps` of a large run) also gets its counts per status and
- * a line saying which steps are not listed.
+ * Adds to `into` the skip reason of each step that `events` (a run's, in order) skip, the latest
+ * one winning: a step skipped, rerun and skipped again has its last reason.
  */
-export function runStatusLines(run: RunWithSteps, waits: readonly FlowWait[], paint: Painter): string[] {
+export function addSkipReasons(
+  events: readonly StoredEvent[],
+  into: Map<string, SkipReason> = new Map(),
+): Map<string, SkipReason> {
+  for (const event of events)
+    if (event.type === 'step.skipped')
+      into.set(event.stepId, { reason: event.reason, text: skipCause(event).text });
+  return into;
+}
+
+/** What a run's view needs besides the run: now (for its wall-clock budget) and why steps were skipped. */
+export interface StatusContext {
+  now: number;
+  /** From addSkipReasons over the run's events; absent: skipped steps are shown without a reason. */
+  skips?: ReadonlyMap<string, SkipReason>;
+}
+
+/**
+ * One run: its header (a shadow run marked), its usage and what is left of its budget, a table of
+ * its steps, why skipped steps were skipped (apart from errors), flow waits and what to do about
+ * blocked and waiting steps. A run whose steps are not all here (`getRunSteps` of a large run) also
+ * gets its counts per status and a line saying which steps are not listed.
+ */
+export function runStatusLines(
+  run: RunWithSteps,
+  waits: readonly FlowWait[],
+  paint: Painter,
+  context: StatusContext = { now: Date.now() },
+): string[] {
+  const shadow = run.plan.shadow === true;
+  const elapsed = (run.finishedAt ?? context.now) - run.createdAt;
   const lines = [
-    `run ${run.id}  plan ${run.planName}  ${paintStatus(paint, run.status)}  ${stepProgress(run)} steps done  ${run.attemptsTotal} attempts`,
+    `run ${run.id}  plan ${run.planName}${shadow ? ' (shadow)' : ''}  ${paintStatus(paint, run.status)}  ${stepProgress(run)} steps done  ${run.attemptsTotal} attempts`,
     `workspace ${run.workspace}`,
+    `usage ${usageText(run.usage)}`,
+    `budget left ${budgetLeftText(budgetLeft(run.plan.limits, run.usage, elapsed))}`,
   ];
+  if (shadow)
+    lines.push('shadow run: steps with a side effect are recorded (step.would_execute), not executed');
   if (run.plan.forkedFrom)
     lines.push(`forked from run ${run.plan.forkedFrom.runId} at step ${run.plan.forkedFrom.stepId}`);
   if (run.blockedReason) lines.push(`blocked: ${run.blockedReason}`);
@@ -82,7 +124,10 @@ export function runStatusLines(run: RunWithSteps, waits: readonly FlowWait[], pa
           : paintStatus(paint, step.status),
         String(step.attempt),
         due,
-        firstLine(step.lastError ?? '', 80),
+        // A `when` skip is recorded as the step's last error: it is a reason, listed below the table.
+        step.status === 'skipped' && context.skips?.get(step.stepId)?.reason === step.lastError
+          ? ''
+          : firstLine(step.lastError ?? '', 80),
       ]);
     }
     lines.push(...table(rows).split('\n'));
@@ -93,6 +138,12 @@ export function runStatusLines(run: RunWithSteps, waits: readonly FlowWait[], pa
       `${unlisted} ${hidden.join('/')} steps not listed: baton status ${run.id} --all lists every step`,
     );
   }
+  const skipped = run.steps.filter((step) => step.status === 'skipped' && context.skips?.has(step.stepId));
+  if (skipped.length > 0)
+    lines.push(
+      '',
+      ...skipped.map((step) => `${step.stepId} ${firstLine(context.skips!.get(step.stepId)!.text, 200)}`),
+    );
   if (stale.size > 0) {
     const [first] = stale;
     lines.push(

@@ -22,10 +22,14 @@ const EVENT_PAINT: Partial<Record<StoredEvent['type'], Parameters<Painter>[0]>> 
 
 /**
  * The timeline's rows, one per event: time, elapsed since `first` (the run's first event), step,
- * attempt, duration and what happened. `starts` carries attempt starts from row to row.
+ * attempt, duration and what happened. `starts` carries attempt starts from row to row. The
+ * ATTEMPT column is always the step's attempt: a model call's requests inside an attempt
+ * (`recovery.*` events number them from 1) show that attempt, and the request in their text.
  */
 export class TimelineRows {
   private readonly starts = new Map<string, number>();
+  /** Each step's attempt under way, from its last `step.started`. */
+  private readonly attempts = new Map<string, number>();
 
   constructor(
     private readonly first: number,
@@ -35,7 +39,14 @@ export class TimelineRows {
   row(event: StoredEvent): string[] {
     const { what, took } = describeEvent(event, this.starts);
     const stepId = 'stepId' in event ? (event.stepId ?? '') : '';
-    const attempt = 'attempt' in event ? String(event.attempt) : '';
+    if (event.type === 'step.started') this.attempts.set(event.stepId, event.attempt);
+    const inAttempt = !event.type.startsWith('step.') && stepId !== '';
+    const attempt = inAttempt
+      ? String(this.attempts.get(stepId) ?? '')
+      : 'attempt' in event
+        ? String(event.attempt)
+        : '';
+    const text = inAttempt && 'attempt' in event ? `request ${event.attempt}: ${what}` : what;
     const colour = EVENT_PAINT[event.type];
     return [
       clockTime(event.at),
@@ -43,7 +54,7 @@ export class TimelineRows {
       stepId,
       attempt,
       took,
-      colour ? this.paint(colour, what) : what,
+      colour ? this.paint(colour, text) : text,
     ];
   }
 }

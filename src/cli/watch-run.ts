@@ -4,6 +4,7 @@ import { painter, useColour } from './colour.js';
 import { tableRow } from './format.js';
 import { ganttChart } from './gantt.js';
 import {
+  addSkipReasons,
   flowWaits,
   requireRun,
   requireRunSteps,
@@ -36,6 +37,7 @@ export async function watchRunStatus(
   let run: RunWithSteps | null = null;
   let readAt = 0;
   let lastJson = '';
+  const skips = addSkipReasons([]);
   try {
     return await watchUntil(
       async () => {
@@ -43,10 +45,11 @@ export async function watchRunStatus(
         const now = Date.now();
         if (run !== null && events.length === 0 && now - readAt < QUIET_REFRESH_MS) return null;
         afterSeq = events.at(-1)?.seq ?? afterSeq;
+        addSkipReasons(events, skips);
         run = json ? await requireRun(store, runId) : await requireRunSteps(store, runId, all);
         readAt = now;
         const waits = await flowWaits(store, run, now);
-        if (!json) view.show(runStatusLines(run, waits, paint));
+        if (!json) view.show(runStatusLines(run, waits, paint, { now, skips }));
         else {
           const line = JSON.stringify({ ...run, flowWaits: waits });
           if (line !== lastJson) process.stdout.write(`${line}\n`);

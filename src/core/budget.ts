@@ -61,3 +61,31 @@ export function describeBreach(breach: BudgetBreach): string {
         : String(n);
   return `${breach.limit} ${format(breach.max)} reached (${format(breach.value)} used)`;
 }
+
+/** What is left of one limit a budget sets: `left` of `max` (0 once reached), in the limit's unit. */
+export interface BudgetLeft {
+  limit: Exclude<BudgetLimit, 'maxSteps'>;
+  left: number;
+  max: number;
+}
+
+/**
+ * What is left of each limit `budget` sets after `usage` and `elapsedMs` of wall-clock time, in
+ * the order tokens, cost, time; empty when it sets none. Counted as budgetBreach counts.
+ */
+export function budgetLeft(
+  budget: Budget | undefined,
+  usage: StepUsage | undefined,
+  elapsedMs: number,
+): BudgetLeft[] {
+  if (!budget) return [];
+  const used = usage ?? NO_USAGE;
+  const left: BudgetLeft[] = [];
+  const add = (limit: BudgetLeft['limit'], max: number | undefined, value: number) => {
+    if (max !== undefined) left.push({ limit, left: Math.max(0, max - value), max });
+  };
+  add('maxTokens', budget.maxTokens, used.inputTokens + used.outputTokens);
+  add('maxCostUsd', budget.maxCostUsd, used.costUsd);
+  add('maxWallMs', budget.maxWallMs, elapsedMs);
+  return left;
+}

@@ -8,7 +8,7 @@ import { redactSecrets } from '../core/redact.js';
 import { type PlanSecretEnv, runSecrets } from '../core/run-secrets.js';
 import { type CommandVerdict, checkAgentCommand } from '../executors/command-policy.js';
 import { trustedPrograms } from '../executors/trusted-programs.js';
-import type { HookDelivery, Store } from '../store/store.js';
+import { type HookDelivery, NO_STEPS, type Store } from '../store/store.js';
 import { hookMessage } from './hook-message.js';
 
 interface HookDispatcherOptions {
@@ -87,7 +87,10 @@ export class HookDispatcher {
     const format = spec.format ?? 'json';
     const render = (ntfyTopic?: string) =>
       JSON.stringify(hookBody(format, message.payload, message.notification, ntfyTopic));
-    const verdict = spec.command ? this.check(spec.command) : null;
+    // A command runs in the run's workspace, the folder its relative paths were checked against
+    // when the plan was stored, whatever folder this process was started in.
+    const cwd = spec.command ? await this.workspaceOf(delivery) : undefined;
+    const verdict = spec.command ? this.check(spec.command, cwd) : null;
     const failure =
       verdict?.ok === false
         ? `hook command ${JSON.stringify(spec.command)} refused: ${verdict.reason}`
@@ -98,6 +101,7 @@ export class HookDispatcher {
               render(),
               spec.timeoutMs,
               childEnvironment({ env, plan }),
+              cwd,
             )
           : await postToHook(spec, env, render);
     if (failure === null) {
@@ -111,11 +115,20 @@ export class HookDispatcher {
     if (retryAt === null) this.options.onFailure?.(delivery, error);
   }
 
-  /** Checked at each call as at validation: the program behind a path may have changed since. */
-  private check(command: readonly string[]): CommandVerdict {
+  /**
+   * Checked at each call as at validation, against the same folder (the run's workspace): the
+   * program behind a path may have changed since.
+   */
+  private check(command: readonly string[], cwd: string | undefined): CommandVerdict {
     return checkAgentCommand(command, {
+      ...(cwd === undefined ? {} : { cwd }),
       trust: trustedPrograms(this.options.home ?? null, this.options.env ?? process.env),
     });
+  }
+
+  /** The run's workspace (undefined: the run is gone, and this process's folder stands in). */
+  private async workspaceOf(delivery: HookDelivery): Promise<string | undefined> {
+    return (await this.store.getRunSteps(delivery.runId, NO_STEPS))?.workspace;
   }
 }
 
@@ -126,13 +139,14 @@ function planSecretsOf(delivery: HookDelivery): PlanSecretEnv {
   );
 }
 
-/** Runs `argv` with `input` on stdin; null on exit 0, else what went wrong. */
+/** Runs `argv` in `cwd` with `input` on stdin; null on exit 0, else what went wrong. */
 function callCommand(
   argv: readonly string[],
   executable: string | null,
   input: string,
   timeoutMs: number,
   env: NodeJS.ProcessEnv,
+  cwd: string | undefined,
 ): Promise<string | null> {
   return new Promise((resolve) => {
     // The file the policy checked, never a new search by name (argv[0] keeps its meaning).
@@ -140,6 +154,7 @@ function callCommand(
       argv0: argv[0]!,
       stdio: ['pipe', 'ignore', 'pipe'],
       env,
+      ...(cwd === undefined ? {} : { cwd }),
     });
     let stderr = '';
     const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);

@@ -54,19 +54,39 @@ export interface FunctionStepContext {
 /** A function step returns a string (its summary) or any JSON value (summary = its JSON). */
 export type StepFunction = (context: FunctionStepContext) => unknown | Promise<unknown>;
 
-/** Thrown by a step function to say how its failure should be treated; any other throw is `agent_failed`. */
+/** The classes a step function may choose for its failure (a subset of FAILURE_CLASSES). */
+export const STEP_FAILURE_CLASSES = [
+  'transient',
+  'agent_failed',
+  'invalid',
+  'fatal',
+  'unknown_outcome',
+] as const;
+
+export type StepFailureClass = (typeof STEP_FAILURE_CLASSES)[number];
+
+/**
+ * Thrown by a step function to say how its failure should be treated; any other throw is
+ * `agent_failed`. The message comes first: `new StepFailure('quota used up', 'fatal')`. A class
+ * outside STEP_FAILURE_CLASSES (the arguments swapped, a typo from plain JavaScript) throws a
+ * TypeError naming the classes, instead of putting an unknown class in events and fingerprints.
+ */
 export class StepFailure extends Error {
-  constructor(
-    message: string,
-    readonly failureClass:
-      | 'transient'
-      | 'agent_failed'
-      | 'invalid'
-      | 'fatal'
-      | 'unknown_outcome' = 'agent_failed',
-  ) {
+  readonly failureClass: StepFailureClass;
+
+  constructor(message: string, failureClass: StepFailureClass = 'agent_failed') {
+    if (!(STEP_FAILURE_CLASSES as readonly unknown[]).includes(failureClass)) {
+      const given = JSON.stringify(String(failureClass).slice(0, 100));
+      const swapped = (STEP_FAILURE_CLASSES as readonly unknown[]).includes(message)
+        ? ` (the arguments look swapped: the message comes first, new StepFailure(${given}, ${JSON.stringify(message)}))`
+        : '';
+      throw new TypeError(
+        `new StepFailure(message, failureClass): failureClass ${given} is not one of ${STEP_FAILURE_CLASSES.join(', ')}${swapped}`,
+      );
+    }
     super(message);
     this.name = 'StepFailure';
+    this.failureClass = failureClass;
   }
 }
 

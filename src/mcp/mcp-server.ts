@@ -2,10 +2,7 @@ import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { McpContext } from './mcp-context.js';
 import { registerRunResources } from './run-resources.js';
 import { registerTools } from './tool-kit.js';
-import { planTools, runTool } from './tools-plans.js';
-import { runTools } from './tools-runs.js';
-import { scheduleTools } from './tools-schedules.js';
-import { stepTools } from './tools-steps.js';
+import { ALLOW_RUN_TOOLS, MCP_TOOLS } from './tool-registry.js';
 
 /** What the server tells a host at `initialize`: how to use it safely, in a few lines. */
 const INSTRUCTIONS = `Baton runs durable multi-step plans of agent work. Decide with classify; check a plan with validate_plan; store it with propose, show the person the summary and ask its question; only after their yes call approve_run (their answer to "wait between steps?" is delay), else reject_run. Work runs when check (or a worker) drives it; follow it with run_status or by subscribing to baton://runs/<id>. A blocked step needs the person: relay their answer with retry_step, skip_step or resolve_step; a waiting one with approve_step, reject_step or send_event. A schedule added with schedule_add (or given a new plan) is stored paused: show the person its summary and call schedule_resume only after their yes.`;
@@ -25,8 +22,8 @@ export function createBatonMcpServer(
       instructions: INSTRUCTIONS,
     },
   );
-  registerTools(server, [...planTools, ...runTools, ...stepTools, ...scheduleTools], ctx);
-  if (ctx.options.allowRun) registerTools(server, [runTool], ctx);
+  registerTools(server, MCP_TOOLS, ctx);
+  if (ctx.options.allowRun) registerTools(server, ALLOW_RUN_TOOLS, ctx);
   const resources = registerRunResources(server, ctx, ctx.options.pollMs ?? 500);
   return {
     server,

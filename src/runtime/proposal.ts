@@ -3,6 +3,7 @@ import type { RunDetail } from '../store/store.js';
 import type { CommandContext } from './commands/context.js';
 import { type PreparedRun, startRun } from './commands/start-commands.js';
 import { formatDuration } from './format.js';
+import { planNotes, stepNotes } from './plan-notes.js';
 import { requireRun } from './run-reads.js';
 
 /**
@@ -42,7 +43,8 @@ export const cliAnswers = (runId: string): ProposalAnswers => ({
 
 /**
  * What a plan will do, as a proposal's and a schedule's summary list it: its steps in order with
- * what each does, its inputs, its workspace and how often a step may be tried.
+ * what each does (and its waits, conditions, fan-outs, fallbacks and side effects: plan-notes.ts),
+ * its inputs, its workspace and how often a step may be tried.
  */
 export function describePlanWork(plan: Plan, inputs: Record<string, string>, workspace: string): string[] {
   const lines: string[] = [];
@@ -50,11 +52,14 @@ export function describePlanWork(plan: Plan, inputs: Record<string, string>, wor
   plan.steps.forEach((step, index) => {
     const after = step.dependsOn.length > 0 ? ` (after ${step.dependsOn.join(', ')})` : '';
     lines.push(`  ${index + 1}. ${step.title}${after}`);
-    lines.push(`     ${shorten(stepAction(step))}`);
+    const action = shorten(stepAction(step));
+    if (action) lines.push(`     ${action}`);
+    for (const note of stepNotes(step)) lines.push(`     ${note}`);
     if (step.requiredOutputs.length > 0) lines.push(`     produces: ${step.requiredOutputs.join(', ')}`);
     if (step.delayBeforeMs > 0)
       lines.push(`     waits ${formatDuration(step.delayBeforeMs)} before starting`);
   });
+  lines.push(...planNotes(plan));
   const given = Object.entries(inputs);
   if (given.length > 0) lines.push(`Inputs: ${given.map(([k, v]) => `${k}=${shorten(v, 60)}`).join(', ')}`);
   lines.push(`Workspace: ${workspace}`);

@@ -2,8 +2,9 @@ import type { PlanStep } from '../../core/plan/types.js';
 import { waitingHints } from '../../runtime/format.js';
 import type { WaitingStep } from '../../store/store.js';
 
-// What `baton check` prints of the steps that wait, once for the full check (check.ts) and the idle
-// read (check-idle.ts): light imports only, the idle read is bundled into the launcher.
+// What `baton check` prints of the steps that wait, once for the full check (check.ts), the idle
+// read (check-idle.ts) and a foreground `baton run` whose step starts waiting (run-follow.ts): light
+// imports only, the idle read is bundled into the launcher.
 
 /** WAITING lines shown at most; the rest are counted (baton status <run> shows each). */
 export const WAITING_SHOWN = 20;

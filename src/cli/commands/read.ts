@@ -12,6 +12,7 @@ import { attemptLine, printJson } from '../format.js';
 import { ganttChart } from '../gantt.js';
 import type { GlobalOptions } from '../global-options.js';
 import {
+  addSkipReasons,
   flowWaits,
   requireRun,
   requireRunSteps,
@@ -80,8 +81,14 @@ export async function statusCommand(
       return runExitCode(run);
     }
     const run = await requireRunSteps(store, runId, options.all === true);
-    const waits = await flowWaits(store, run, Date.now());
-    process.stdout.write(`${runStatusLines(run, waits, paintFor(options)).join('\n')}\n`);
+    const now = Date.now();
+    const waits = await flowWaits(store, run, now);
+    // Why a listed step was skipped is in its event (a `when` skip, a rejection, a wait's timeout).
+    const skips = run.steps.some((step) => step.status === 'skipped')
+      ? addSkipReasons(await store.getEvents(runId))
+      : undefined;
+    const context = { now, ...(skips ? { skips } : {}) };
+    process.stdout.write(`${runStatusLines(run, waits, paintFor(options), context).join('\n')}\n`);
     const schedule = scheduleOfRun(await store.scheduleSlotOfRun(runId));
     if (schedule) process.stdout.write(`${scheduleLine(schedule)}\n`);
     return runExitCode(run);

@@ -11,6 +11,7 @@ import { printJson } from '../format.js';
 import type { GlobalOptions } from '../global-options.js';
 import { prepareRunFromCli } from '../prepare-run.js';
 import { LineProgress, LiveStepList } from '../progress.js';
+import { RunFollower } from '../run-follow.js';
 import { STOP_SIGNAL_EXIT, type StopSignal, watchStopSignals } from '../stop-signal.js';
 
 export interface RunOptions extends GlobalOptions, EngineCliOptions {
@@ -71,6 +72,14 @@ export async function runCommand(planPath: string, options: RunOptions): Promise
       settings,
       progress ? { onClaim: progress.onClaim, onSettle: progress.onSettle } : {},
     );
+    // WAITING lines and the statuses no attempt reports; with --json, on stderr: stdout is the run's JSON.
+    const follower = new RunFollower(store, created.id, plan, {
+      out: options.json ? process.stderr : process.stdout,
+      ...(progress instanceof LiveStepList ? { list: progress } : {}),
+      home,
+      env: process.env,
+    });
+    follower.start();
     const signals = watchStopSignals();
     let signal: StopSignal | null;
     try {
@@ -84,6 +93,7 @@ export async function runCommand(planPath: string, options: RunOptions): Promise
       }
     } finally {
       signals.remove();
+      await follower.stop();
     }
     const run = (await store.getRun(created.id))!;
     if (signal) {

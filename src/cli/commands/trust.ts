@@ -44,12 +44,24 @@ function resolveProgram(program: string): string {
   const real = located === null ? null : realPathOrNull(located);
   if (real === null) {
     const where = program.includes('/') ? path.resolve(program) : `on PATH (${process.env.PATH ?? ''})`;
-    throw new BatonError('INVALID_ARGUMENT', `baton trust: ${JSON.stringify(program)} not found ${where}`);
+    throw new BatonError(
+      'INVALID_ARGUMENT',
+      `baton trust: ${JSON.stringify(program)} not found ${where}${hereHint(program)}`,
+    );
   }
   if (!fs.statSync(real).isFile()) {
     throw new BatonError('INVALID_ARGUMENT', `baton trust: ${real} is not a regular file`);
   }
   return real;
+}
+
+/**
+ * A name without a slash is looked up on PATH, as the command policy and a shell look it up, never
+ * in the current folder: when a file of that name is here, the fix is to name it as a path.
+ */
+function hereHint(program: string): string {
+  if (program.includes('/') || !fs.existsSync(program)) return '';
+  return `; a name without a slash is looked up on PATH only. The file in this folder is ./${program}: baton trust add ./${program}`;
 }
 
 /**
@@ -60,7 +72,7 @@ function runnerProblem(given: string, realPath: string): string | null {
   const names = [...programKeys(given), ...programKeys(realPath)];
   const named = names.find((name) => RUNNERS.includes(name));
   if (named !== undefined) {
-    return `${realPath} is ${named}, which runs other programs or text as code; trust the script it runs instead (baton trust add my-agent.py)`;
+    return `${realPath} is ${named}, which runs other programs or text as code; trust the script it runs instead (baton trust add ./my-agent.py)`;
   }
   const size = fs.statSync(realPath).size;
   const hash = fileSha256(realPath);

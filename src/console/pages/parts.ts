@@ -1,18 +1,12 @@
-import type { StepUsage } from '../../core/failure.js';
 import { formatDuration, formatTime } from '../../runtime/format.js';
+import { usageText } from '../../runtime/usage-text.js';
 import { html, type SafeHtml } from '../html.js';
 import { CSRF_FIELD } from '../session.js';
 
-export { formatDuration, formatTime };
+export { formatDuration, formatTime, usageText };
 
 export function statusBadge(status: string): SafeHtml {
   return html`<span class="status status-${status}">${status.replace('_', ' ')}</span>`;
-}
-
-export function usageText(usage: StepUsage | null | undefined): string {
-  if (!usage) return '-';
-  const tokens = usage.inputTokens + usage.outputTokens;
-  return `${tokens.toLocaleString('en')} tokens (${usage.inputTokens} in, ${usage.outputTokens} out), $${usage.costUsd.toFixed(4)}`;
 }
 
 /** Where an action returns to: the page it was clicked on. */

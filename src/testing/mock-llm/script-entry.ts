@@ -25,7 +25,14 @@ export interface ScriptWhen {
   hasTools?: boolean;
 }
 
-const WHEN_FIELDS = ['wire', 'model', 'stream', 'promptIncludes', 'hasToolResult', 'hasTools'] as const;
+export const WHEN_FIELDS = [
+  'wire',
+  'model',
+  'stream',
+  'promptIncludes',
+  'hasToolResult',
+  'hasTools',
+] as const;
 
 /**
  * One script entry: a fault, plus

@@ -1,0 +1,14 @@
+import type { BatonTool } from './tool-kit.js';
+import { planTools, runTool } from './tools-plans.js';
+import { runTools } from './tools-runs.js';
+import { scheduleTools } from './tools-schedules.js';
+import { stepTools } from './tools-steps.js';
+
+/**
+ * Every tool `baton mcp` serves, in the order a host lists them: the server registers these, and
+ * `baton mcp --help` names them from here, so a new tool is listed in both or in neither.
+ */
+export const MCP_TOOLS: readonly BatonTool[] = [...planTools, ...runTools, ...stepTools, ...scheduleTools];
+
+/** Served only with `--allow-run`: starting work without the person's approval. */
+export const ALLOW_RUN_TOOLS: readonly BatonTool[] = [runTool];
