@@ -1,121 +1,87 @@
 import { BatonError } from '../core/errors.js';
-import { trustedPrograms } from '../executors/trusted-programs.js';
-import { forkRun } from '../runtime/fork-run.js';
-import { parseDurationOption } from '../runtime/parse-values.js';
-import { resultOfText } from '../runtime/step-result-text.js';
-import { decidedBy } from '../runtime/wait-inputs.js';
-import type { RunDetail, RunSummary, Store } from '../store/store.js';
+import { forkRun, rerunRun } from '../runtime/commands/rerun-commands.js';
+import {
+  answerWait,
+  applyRunCommand,
+  approvalDelayMs,
+  decideRun,
+  resolveStep,
+} from '../runtime/commands/run-commands.js';
+import { setSchedulePaused, triggerSchedule } from '../runtime/commands/schedule-commands.js';
+import { requireRun, requireStepOf } from '../runtime/run-reads.js';
 import type { ConsoleContext } from './context.js';
 import { consolePath } from './html.js';
-import { requireRun, requireStep } from './lookups.js';
-import { currentWait, decideWait, sendWaitEvent } from './wait-answers.js';
 
 /**
- * The console's actions: the same Store methods the CLI commands call (retry, skip, resolve,
- * cancel, resume, approve, reject; a waiting step's approve, reject and send; rerun from a step),
- * one transaction each, and a fork from a step (runtime/fork-run.ts, as `baton fork`).
+ * The console's actions, each a translation of a form into one runtime command (the same the CLI
+ * calls): a run's cancel, resume, approve (with the proposal's delay) and reject; a step's retry,
+ * skip, resolve, rerun and fork; a waiting step's approve, reject and send; a schedule's pause,
+ * resume and trigger.
  */
-type RunAction = (store: Store, runId: string, form: URLSearchParams, now: number) => Promise<RunSummary>;
+type RunAction = (ctx: ConsoleContext, runId: string, form: URLSearchParams) => Promise<unknown>;
 type StepAction = (
-  store: Store,
+  ctx: ConsoleContext,
   runId: string,
   stepId: string,
   form: URLSearchParams,
-  now: number,
-) => Promise<RunSummary>;
+) => Promise<unknown>;
 
 const RUN_ACTIONS: Record<string, RunAction> = {
-  cancel: (store, runId, _form, now) => store.cancelRun(runId, now),
-  resume: (store, runId, _form, now) => store.resumeRun(runId, now),
-  reject: (store, runId, _form, now) => store.rejectRun(runId, now),
-  approve: (store, runId, form, now) => {
-    // The proposal's question: wait this long before each step that follows another (empty: no wait).
-    const delay = form.get('delay')?.trim() ?? '';
-    const delayMs =
-      delay === '' || delay === '0' || delay === 'none' ? 0 : parseDurationOption(delay, 'delay');
-    return store.approveRun(runId, now, delayMs);
-  },
+  cancel: (ctx, runId) => applyRunCommand(ctx.commands, { command: 'cancel', runId }),
+  resume: (ctx, runId) => applyRunCommand(ctx.commands, { command: 'resume', runId }),
+  reject: (ctx, runId) => decideRun(ctx.commands, { runId, decision: 'reject' }),
+  // The proposal's question: wait this long before each step that follows another (empty: no wait).
+  approve: (ctx, runId, form) =>
+    decideRun(ctx.commands, {
+      runId,
+      decision: 'approve',
+      delay: approvalDelayMs(form.get('delay') ?? undefined, 'delay'),
+    }),
 };
 
 const STEP_ACTIONS: Record<string, StepAction> = {
-  retry: (store, runId, stepId, _form, now) => store.retryStep(runId, stepId, now),
-  skip: (store, runId, stepId, _form, now) => store.skipStep(runId, stepId, now),
-  resolve: (store, runId, stepId, form, now) => {
-    const text = form.get('result') ?? '';
-    if (text.trim() === '')
-      throw new BatonError('INVALID_ARGUMENT', 'result: say what the step came to (JSON, or plain text)');
-    return store.resolveStep(runId, stepId, resultOfText(text, 'result'), now);
-  },
+  retry: (ctx, runId, stepId) => applyRunCommand(ctx.commands, { command: 'retry', runId, stepId }),
+  skip: (ctx, runId, stepId) => applyRunCommand(ctx.commands, { command: 'skip', runId, stepId }),
+  resolve: (ctx, runId, stepId, form) =>
+    resolveStep(ctx.commands, { runId, stepId, result: form.get('result') ?? '', where: 'result' }),
   // Who asked: the user running `baton serve` (the console's one operator), as for approvals.
-  rerun: (store, runId, stepId, form, now) =>
-    store.rerunFrom(
+  rerun: (ctx, runId, stepId, form) =>
+    rerunRun(ctx.commands, {
       runId,
-      {
-        from: stepId,
-        only: form.get('only') === 'on',
-        redoEffects: form.get('redoEffects') === 'on',
-        by: decidedBy(),
-      },
-      now,
-    ),
+      from: stepId,
+      only: form.get('only') === 'on',
+      redoEffects: form.get('redoEffects') === 'on',
+    }),
+  // The inbox's answers to a waiting step: approve or reject with a comment, or its event with a payload.
+  approve: (ctx, runId, stepId, form) =>
+    answerWait(ctx.commands, { runId, stepId, action: 'approve', comment: form.get('comment') }),
+  reject: (ctx, runId, stepId, form) =>
+    answerWait(ctx.commands, { runId, stepId, action: 'reject', comment: form.get('comment') }),
+  send: (ctx, runId, stepId, form) =>
+    answerWait(ctx.commands, { runId, stepId, action: 'send', data: form.get('payload') ?? '' }),
 };
 
-/** The inbox's answers to a waiting step: approve or reject with a comment, or its event with a payload. */
-async function answerWait(
-  ctx: ConsoleContext,
-  run: RunDetail,
-  stepId: string,
-  action: 'approve' | 'reject' | 'send',
-  form: URLSearchParams,
-): Promise<void> {
-  if (action !== 'send') {
-    await decideWait(ctx.store, run.id, stepId, action, { comment: form.get('comment') }, ctx.now());
-    return;
-  }
-  const wait = await currentWait(ctx.unmasked, run, stepId);
-  if (!wait || wait.kind !== 'event')
-    throw new BatonError('INVALID_TRANSITION', `step ${stepId} of run ${run.id} does not wait for an event`);
-  await sendWaitEvent(
-    ctx.store,
-    run.id,
-    wait.waitingFor,
-    form.get('payload') ?? '',
-    ctx.secretsOf,
-    ctx.now(),
-  );
-}
-
-/** Runs one action; returns where the browser goes next (the page it came from). */
+/** Runs one action; returns where the browser goes next (the page it came from, or a fork's new run). */
 export async function runAction(
   ctx: ConsoleContext,
   target: { runId: string; stepId?: string; action: string },
   form: URLSearchParams,
 ): Promise<string> {
   const { runId, stepId, action } = target;
-  const run = await requireRun(ctx.store, runId);
+  const run = await requireRun(ctx.commands.store, runId);
   if (stepId === undefined) {
     const apply = RUN_ACTIONS[action];
     if (!apply) throw new BatonError('INVALID_ARGUMENT', `unknown action "${action}"`);
-    await apply(ctx.store, runId, form, ctx.now());
+    await apply(ctx, runId, form);
   } else if (action === 'fork') {
-    requireStep(run, stepId);
-    // A new run: the browser goes to it. Read unmasked: kept results are copied as stored.
-    const forked = await forkRun(ctx.unmasked, {
-      runId,
-      from: stepId,
-      batonHome: ctx.home,
-      trust: () => trustedPrograms(ctx.home, process.env),
-      now: ctx.now(),
-    });
+    requireStepOf(run, stepId);
+    const forked = await forkRun(ctx.commands, { runId, from: stepId });
     return consolePath('runs', forked.summary.id);
-  } else if (action === 'approve' || action === 'reject' || action === 'send') {
-    requireStep(run, stepId);
-    await answerWait(ctx, run, stepId, action, form);
   } else {
     const apply = STEP_ACTIONS[action];
     if (!apply) throw new BatonError('INVALID_ARGUMENT', `unknown action "${action}"`);
-    requireStep(run, stepId);
-    await apply(ctx.store, runId, stepId, form, ctx.now());
+    requireStepOf(run, stepId);
+    await apply(ctx, runId, stepId, form);
   }
   const back = form.get('back');
   if (back === 'inbox') return '/inbox';
@@ -123,16 +89,17 @@ export async function runAction(
   return consolePath('runs', runId);
 }
 
-const SCHEDULE_ACTIONS: Record<string, (store: Store, name: string, now: number) => Promise<unknown>> = {
-  pause: (store, name, now) => store.pauseSchedule(name, now),
-  resume: (store, name, now) => store.resumeSchedule(name, now),
-  trigger: (store, name, now) => store.triggerSchedule(name, now),
+const SCHEDULE_ACTIONS: Record<string, (ctx: ConsoleContext, name: string) => Promise<unknown>> = {
+  pause: (ctx, name) => setSchedulePaused(ctx.commands, { name, paused: true }),
+  resume: (ctx, name) => setSchedulePaused(ctx.commands, { name, paused: false }),
+  // The operator's own click: a paused schedule runs once too, as `baton schedule trigger` does.
+  trigger: (ctx, name) => triggerSchedule(ctx.commands, { name }),
 };
 
 /** A schedule's action (pause, resume, trigger: the CLI's `baton schedule <action>`); back to the schedules. */
 export async function scheduleAction(ctx: ConsoleContext, name: string, action: string): Promise<string> {
   const apply = SCHEDULE_ACTIONS[action];
   if (!apply) throw new BatonError('INVALID_ARGUMENT', `unknown action "${action}"`);
-  await apply(ctx.store, name, ctx.now());
+  await apply(ctx, name);
   return '/schedules';
 }

@@ -3,7 +3,7 @@ import { stat } from 'node:fs/promises';
 import type { ServerResponse } from 'node:http';
 import { basename } from 'node:path';
 import { checkOutputPath, lexicalPathProblem } from '../executors/workspace-paths.js';
-import type { AttemptRecord } from '../store/store.js';
+import type { AttemptRecord } from '../runtime/types.js';
 import { SECURITY_HEADERS } from './respond.js';
 
 /** Why a download is refused: 403 for a path that leaves the workspace, 404 for one that is not there. */

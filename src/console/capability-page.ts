@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { BatonError } from '../core/errors.js';
 import { strictUtf8 } from '../core/payload-limit.js';
+import type { CapabilityTarget } from '../runtime/capability-urls.js';
 import { html } from './html.js';
 import { readBoundedBody } from './request-body.js';
 import { sendHtml, sendJson } from './respond.js';
@@ -77,13 +78,6 @@ export async function readAnswerBody(request: IncomingMessage): Promise<string |
 }
 
 /** What a capability URL `/<kind>/<run>/<step>/<token>/<action>` names; null for any other path. */
-export interface CapabilityTarget<A extends string> {
-  runId: string;
-  stepId: string;
-  token: string;
-  action: A;
-}
-
 export function capabilityTargetOf<A extends string>(
   pathname: string,
   kind: string,

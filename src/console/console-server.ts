@@ -1,15 +1,14 @@
 import { readFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { redactSecrets } from '../core/redact.js';
-import { planSecretEnv } from '../core/run-secrets.js';
-import { RunSecretsCache } from '../engine/run-secrets-cache.js';
-import { waitUrlKey, waitUrls } from '../engine/wait-urls.js';
-import { maskedReads } from '../runtime/masked-reads.js';
+import { capabilityKey } from '../runtime/capability-urls.js';
+import { commandContext } from '../runtime/commands/context.js';
 import { BatonMetrics } from '../runtime/metrics.js';
-import type { Store } from '../store/store.js';
-import { FORM_TOO_LARGE, readActionForm } from './action-form.js';
-import { runAction, scheduleAction } from './actions.js';
-import { answerBlockedCapability, isBlockedCapabilityPath } from './blocked-capability.js';
+import { planSecrets } from '../runtime/plan-secrets.js';
+import type { Store } from '../runtime/types.js';
+import { answerAction } from './action-route.js';
+import { blockedCapability } from './blocked-capability.js';
+import { answerCapability } from './capability-answer.js';
 import type { ConsoleContext, Handler } from './context.js';
 import { EventHub } from './event-hub.js';
 import { html } from './html.js';
@@ -19,10 +18,11 @@ import { PAGE_ROUTES } from './page-routes.js';
 import { errorPage, statusOfError } from './pages/error-page.js';
 import { layout } from './pages/layout.js';
 import { redirect, sendBody, sendHtml, sendText } from './respond.js';
-import { ConsoleSession, CSRF_FIELD } from './session.js';
-import { answerWaitCapability, isWaitCapabilityPath } from './wait-capability.js';
+import { ConsoleSession } from './session.js';
+import { waitCapability } from './wait-capability.js';
 
 interface ConsoleOptions {
+  /** The store as opened: the console holds it only inside its command context (runtime/commands). */
   store: Store;
   home: string;
   /** Address to listen on; anything but loopback needs a token the operator chose (see serve.ts). */
@@ -30,6 +30,10 @@ interface ConsoleOptions {
   /** 0: a free port. */
   port: number;
   token: string;
+  /**
+   * The environment its commands run with (the secrets masked, the trusted programs and
+   * BATON_AGENT_CMD of a fork). Default process.env.
+   */
   env?: NodeJS.ProcessEnv;
   /** More values to mask (the store URL). */
   secretValues?: readonly string[];
@@ -76,37 +80,38 @@ function loadAssets(): Map<string, { type: string; body: Buffer }> {
 
 /** Starts the console's HTTP server (node:http) over `store`; resolves once it listens. */
 export async function startConsole(options: ConsoleOptions): Promise<RunningConsole> {
-  const env = options.env ?? process.env;
-  const store = maskedReads(options.store, env, options.secretValues ?? []);
-  const secrets = new RunSecretsCache(env, options.secretValues ?? []);
-  const hub = new EventHub(store, options.pollMs ?? 300, options.now);
-  const ctx: ConsoleContext = {
-    store,
-    unmasked: options.store,
+  const commands = commandContext({
+    store: options.store,
     home: options.home,
+    ...(options.env ? { env: options.env } : {}),
+    ...(options.secretValues ? { secretValues: options.secretValues } : {}),
+    ...(options.now ? { now: options.now } : {}),
+  });
+  const hub = new EventHub(commands.store, options.pollMs ?? 300, options.now);
+  let publicBase = () => options.publicUrl ?? '';
+  const ctx: ConsoleContext = {
+    commands,
     session: new ConsoleSession(options.token),
     hub,
-    secretsOf: (plan) => secrets.secretsFor(planSecretEnv(plan)),
-    now: options.now ?? Date.now,
     logPollMs: options.logPollMs ?? 300,
-    waitUrls: (wait, kind) => waitUrls(publicBase(), waitKey(), wait, kind),
+    publicUrl: () => publicBase(),
   };
   const assets = loadAssets();
+  // Its model labels come from plan text: read through the masking boundary too.
   const metrics =
     options.metrics === undefined
       ? null
       : metricsEndpoint(
-          new BatonMetrics(options.store, options.now ? { now: options.now } : {}),
+          new BatonMetrics(commands.store, options.now ? { now: options.now } : {}),
           options.metrics.scrapeToken,
         );
   // Read (or made) each time a waiting step is shown or a capability URL answered, never kept: a
   // console over a home it may not write still starts, and a key replaced or deleted revokes every
   // URL it made at once, without a restart (docs/safety.md).
-  const waitKey = () => waitUrlKey(options.home);
+  const waitKey = () => capabilityKey(options.home);
   const loopback = isLoopbackHost(options.host);
   let port = options.port;
-  let publicBase = () => options.publicUrl ?? '';
-  const maskError = (text: string) => redactSecrets(text, secrets.secretsFor(undefined));
+  const maskError = (text: string) => redactSecrets(text, planSecrets(commands));
   const server: Server = createServer((request, res) => {
     handle(ctx, request, res, { assets, loopback, port: () => port, waitKey, metrics }).catch(
       (error: unknown) => {
@@ -154,6 +159,9 @@ export async function startConsole(options: ConsoleOptions): Promise<RunningCons
   };
 }
 
+/** The capability URLs a console answers without a session, by their path's first segment. */
+const CAPABILITIES = { wait: waitCapability, blocked: blockedCapability } as const;
+
 interface ServerState {
   assets: Map<string, { type: string; body: Buffer }>;
   /** The key of waiting and blocked steps' capability URLs (engine/wait-urls.ts, engine/blocked-urls.ts). */
@@ -172,12 +180,9 @@ async function handle(
 ): Promise<void> {
   const path = (request.url ?? '/').split('?')[0]!;
   // The token in the path is the credential; it may come through a proxy under another Host.
-  if (isWaitCapabilityPath(path)) {
-    await answerWaitCapability(ctx, state.waitKey(), request, res, path);
-    return;
-  }
-  if (isBlockedCapabilityPath(path)) {
-    await answerBlockedCapability(ctx, state.waitKey(), request, res, path);
+  const capability = /^\/(wait|blocked)\//.exec(path)?.[1] as keyof typeof CAPABILITIES | undefined;
+  if (capability !== undefined) {
+    await answerCapability(CAPABILITIES[capability](ctx, state.waitKey()), request, res, path);
     return;
   }
   // A page on another site that resolves its own name to 127.0.0.1 (DNS rebinding) is not us.
@@ -239,39 +244,7 @@ async function handle(
     res.writeHead(405, { Allow: 'GET, POST' }).end();
     return;
   }
-  const form = await readActionForm(request);
-  if (form === null) {
-    const page = errorPage(413, FORM_TOO_LARGE, { href: '/', label: 'runs' });
-    sendHtml(res, 413, layout({ title: 'Refused', section: 'runs' }, page, false));
-    return;
-  }
-  if (!sameOrigin(request) || !ctx.session.isCsrfToken(form.get(CSRF_FIELD))) {
-    sendHtml(
-      res,
-      403,
-      layout(
-        { title: 'Refused', section: 'runs' },
-        errorPage(
-          403,
-          'refused: the action did not come from this console (missing or wrong CSRF token); reload the page and try again',
-          { href: '/', label: 'runs' },
-        ),
-        false,
-      ),
-    );
-    return;
-  }
-  const schedule = scheduleTarget(url.pathname);
-  if (schedule) {
-    redirect(res, await scheduleAction(ctx, schedule.name, schedule.action));
-    return;
-  }
-  const target = actionTarget(url.pathname);
-  if (!target) {
-    sendText(res, 404, `no action ${url.pathname}\n`);
-    return;
-  }
-  redirect(res, await runAction(ctx, target, form));
+  await answerAction(ctx, request, res, url.pathname);
 }
 
 function refuseUnauthorized(res: ServerResponse): void {
@@ -280,20 +253,6 @@ function refuseUnauthorized(res: ServerResponse): void {
     401,
     html`<!doctype html><html lang="en"><head><meta charset="utf-8"><title>baton console: sign in</title></head><body><h1>Session token required</h1><p>Open the address <code>baton serve</code> printed (it carries the token), or send <code>Authorization: Bearer &lt;token&gt;</code>.</p></body></html>`,
   );
-}
-
-/**
- * A browser says where a POST comes from: refuse another site's, besides the CSRF token and the
- * SameSite cookie. Sec-Fetch-Site must say same-origin when present (another port of localhost is
- * "same-site": refused too); the Origin must be this console's, or "null" (what a browser sends
- * under Referrer-Policy: no-referrer) from the same origin.
- */
-function sameOrigin(request: IncomingMessage): boolean {
-  const site = request.headers['sec-fetch-site'];
-  if (site !== undefined && site !== 'same-origin') return false;
-  const origin = request.headers.origin;
-  if (origin === 'null') return site === 'same-origin';
-  return origin === undefined || origin === `http://${request.headers.host}`;
 }
 
 function matchRoute(pathname: string): { handler: Handler; params: string[] } | null {
@@ -310,35 +269,6 @@ function matchRoute(pathname: string): { handler: Handler; params: string[] } | 
     if (parts.length !== decoded.length) continue;
     if (!parts.every((part, i) => part === '*' || part === decoded[i])) continue;
     return { handler, params: decoded.filter((_, i) => parts[i] === '*') };
-  }
-  return null;
-}
-
-/** `/runs/<id>/<action>` or `/runs/<id>/steps/<step>/<action>`. */
-/** `/schedules/<name>/<action>`: a schedule's pause, resume or trigger. */
-function scheduleTarget(pathname: string): { name: string; action: string } | null {
-  const parts = pathname.split('/').slice(1);
-  if (parts.length !== 3 || parts[0] !== 'schedules') return null;
-  try {
-    return { name: decodeURIComponent(parts[1]!), action: parts[2]! };
-  } catch {
-    return null;
-  }
-}
-
-function actionTarget(pathname: string): { runId: string; stepId?: string; action: string } | null {
-  const parts = pathname.split('/').slice(1);
-  try {
-    if (parts.length === 3 && parts[0] === 'runs')
-      return { runId: decodeURIComponent(parts[1]!), action: parts[2]! };
-    if (parts.length === 5 && parts[0] === 'runs' && parts[2] === 'steps')
-      return {
-        runId: decodeURIComponent(parts[1]!),
-        stepId: decodeURIComponent(parts[3]!),
-        action: parts[4]!,
-      };
-  } catch {
-    return null;
   }
   return null;
 }

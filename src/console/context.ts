@@ -1,30 +1,25 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { Plan } from '../core/plan/types.js';
-import type { WaitAction, WaitIdentity } from '../engine/wait-urls.js';
-import type { Store } from '../store/store.js';
+import type { CommandContext } from '../runtime/commands/context.js';
 import type { EventHub } from './event-hub.js';
 import type { ConsoleSession } from './session.js';
 
 /** What every handler of the console works with. */
 export interface ConsoleContext {
-  /** The store, its reads masked (maskedReads) as every command that prints them. */
-  store: Store;
   /**
-   * The same store unmasked, for reads whose result is masked by the handler itself because it
-   * keeps little of them (the timeline keeps numbers and short labels, masked once).
+   * The runtime's command context, made once when the console starts: every page reads through
+   * `commands.store` (the store behind the masking boundary) or a runtime read, and every action
+   * is a runtime command. The console never holds the store itself.
    */
-  unmasked: Store;
-  /** The Baton home: attempt logs are under it. */
-  home: string;
+  commands: CommandContext;
   session: ConsoleSession;
   hub: EventHub;
-  /** The values masked in a run's logs (this process's secrets and the ones its plan names). */
-  secretsOf(plan: Plan): readonly string[];
-  now(): number;
   /** How often a live log is read again (ms). */
   logPollMs: number;
-  /** The capability URLs of a wait, under the console's public address (shown to the operator only). */
-  waitUrls(wait: WaitIdentity, kind: 'approval' | 'event'): Partial<Record<WaitAction, string>>;
+  /**
+   * The address outsiders reach this console at: the base of the capability URLs the inbox shows
+   * (to the operator only).
+   */
+  publicUrl(): string;
 }
 
 export interface Request {

@@ -1,5 +1,5 @@
 import type { StoredEvent } from '../core/events.js';
-import type { Store } from '../store/store.js';
+import type { Store } from '../runtime/types.js';
 import { EventCursor } from './event-cursor.js';
 
 /** What a page's stream is told about an event: enough to know what changed, no free text. */

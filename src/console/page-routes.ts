@@ -1,12 +1,14 @@
 import { BatonError } from '../core/errors.js';
-import { redactSecrets } from '../core/redact.js';
 import { attemptLogFile, LogFollower, readLogTail } from '../runtime/attempt-logs.js';
-import { listScheduleViews } from '../runtime/schedule-view.js';
-import type { RunDetail } from '../store/store.js';
+import { waitCapabilities } from '../runtime/capability-urls.js';
+import { listSchedules } from '../runtime/commands/schedule-commands.js';
+import { planSecrets } from '../runtime/plan-secrets.js';
+import { keptOfRunHistory } from '../runtime/run-history.js';
+import { requireRun, requireStepOf } from '../runtime/run-reads.js';
+import type { RunDetail } from '../runtime/types.js';
 import { artifactFile, sendDownload } from './artifact-download.js';
 import type { ConsoleContext, Handler, Request } from './context.js';
 import { consolePath, type SafeHtml } from './html.js';
-import { requireRun, requireStep } from './lookups.js';
 import { errorPage } from './pages/error-page.js';
 import { inboxPage } from './pages/inbox-page.js';
 import { layout, type PageOptions } from './pages/layout.js';
@@ -19,7 +21,12 @@ import { workersPage } from './pages/workers-page.js';
 import { sendHtml, sendJson, sendText } from './respond.js';
 import { openEventStream } from './sse.js';
 import { timelineOf } from './timeline-data.js';
-import { currentWait } from './wait-answers.js';
+
+/**
+ * The console's pages and streams (GET): each reads through the store behind the masking boundary
+ * (`ctx.commands.store`) or a runtime read, and renders; an attempt's log is masked with its run's
+ * secrets (runtime/plan-secrets.ts).
+ */
 
 /** Blocked steps, waiting steps and proposals an inbox shows at most. */
 const INBOX_MAX = 200;
@@ -53,40 +60,36 @@ async function page(
 const runsList: Handler = async (ctx, req) => {
   const { query, page: number } = runsQueryOf(req.url.searchParams);
   await page(ctx, req, { title: 'Runs', section: 'runs' }, undefined, async () =>
-    runsPage(await ctx.store.listRunPage(query), number, req.url.searchParams),
+    runsPage(await ctx.commands.store.listRunPage(query), number, req.url.searchParams),
   );
 };
 
 const runDetail: Handler = async (ctx, req) => {
-  const run = await requireRun(ctx.store, req.params[0]!);
+  const run = await requireRun(ctx.commands.store, req.params[0]!);
   await page(ctx, req, { title: `Run ${run.id}`, section: 'runs' }, run.id, async () =>
-    runPage(run, ctx.session.csrfToken, ctx.now()),
+    runPage(run, ctx.session.csrfToken, ctx.commands.now()),
   );
 };
 
 const runTimeline: Handler = async (ctx, req) => {
-  const runId = req.params[0]!;
-  const run = await requireRun(ctx.store, runId);
-  // Masking thousands of attempts and events costs more than the rest of the answer: the timeline
-  // keeps only numbers, step ids and short labels, and its labels are masked here instead.
-  const [attempts, events] = await Promise.all([
-    ctx.unmasked.getAttempts(runId),
-    ctx.unmasked.getEvents(runId),
-  ]);
-  const timeline = timelineOf(run, attempts, events, ctx.now());
-  const secrets = ctx.secretsOf(run.plan);
-  for (const mark of timeline.marks) mark[3] = redactSecrets(mark[3], secrets);
+  const run = await requireRun(ctx.commands.store, req.params[0]!);
+  // The timeline keeps numbers, step ids and short labels of thousands of attempts and events:
+  // read as stored, and what it keeps masked (runtime/run-history.ts).
+  const now = ctx.commands.now();
+  const timeline = await keptOfRunHistory(ctx.commands, run, (attempts, events) =>
+    timelineOf(run, attempts, events, now),
+  );
   sendJson(req.res, 200, timeline);
 };
 
 const stepDetail: Handler = async (ctx, req) => {
   const [runId, stepId] = req.params as [string, string];
-  const run = await requireRun(ctx.store, runId);
-  requireStep(run, stepId);
+  const run = await requireRun(ctx.commands.store, runId);
+  requireStepOf(run, stepId);
   const state = run.steps.find((s) => s.stepId === stepId)!;
   const [attempts, results] = await Promise.all([
-    ctx.store.getAttempts(runId, stepId),
-    ctx.store.getStepResults(
+    ctx.commands.store.getAttempts(runId, stepId),
+    ctx.commands.store.getStepResults(
       runId,
       run.steps.map((s) => s.stepId),
     ),
@@ -94,45 +97,48 @@ const stepDetail: Handler = async (ctx, req) => {
   const wanted = req.url.searchParams.get('attempt');
   const shown = wanted !== null ? attemptNumber(wanted) : state.attempt;
   const live = state.status === 'running' && state.attempt === shown;
-  const file = shown > 0 ? attemptLogFile(ctx.home, run, stepId, shown, attempts) : null;
+  const file = shown > 0 ? attemptLogFile(ctx.commands.home, run, stepId, shown, attempts) : null;
   const log =
     file === null
       ? null
       : live
         ? { attempt: shown, live, text: '', truncated: false }
-        : { attempt: shown, live, ...(await readLogTail(file, ctx.secretsOf(run.plan))) };
+        : { attempt: shown, live, ...(await readLogTail(file, planSecrets(ctx.commands, run.plan))) };
   await page(ctx, req, { title: `${stepId} · ${run.id}`, section: 'runs' }, run.id, async () =>
-    stepPage({ run, stepId, attempts, results, log, csrf: ctx.session.csrfToken, now: ctx.now() }),
+    stepPage({ run, stepId, attempts, results, log, csrf: ctx.session.csrfToken, now: ctx.commands.now() }),
   );
 };
 
+/** The log an `…/attempts/<n>/log` address names (null: the attempt has none), and its run's secrets. */
+async function attemptLogOf(ctx: ConsoleContext, req: Request) {
+  const [runId, stepId, n] = req.params as [string, string, string];
+  const run = await requireRun(ctx.commands.store, runId);
+  requireStepOf(run, stepId);
+  const attempt = attemptNumber(n);
+  const attempts = await ctx.commands.store.getAttempts(runId, stepId);
+  const file = attemptLogFile(ctx.commands.home, run, stepId, attempt, attempts);
+  return { runId, stepId, attempt, file, secrets: planSecrets(ctx.commands, run.plan) };
+}
+
 /** `…/attempts/<n>/log`: the whole log as text (masked), never as HTML. */
 const rawLog: Handler = async (ctx, req) => {
-  const [runId, stepId, n] = req.params as [string, string, string];
-  const run = await requireRun(ctx.store, runId);
-  requireStep(run, stepId);
-  const attempt = attemptNumber(n);
-  const file = attemptLogFile(ctx.home, run, stepId, attempt, await ctx.store.getAttempts(runId, stepId));
+  const { stepId, attempt, file, secrets } = await attemptLogOf(ctx, req);
   if (file === null)
     throw new BatonError('STEP_NOT_FOUND', `step ${stepId} has no log of attempt ${attempt}`);
-  const { text } = await readLogTail(file, ctx.secretsOf(run.plan), Number.MAX_SAFE_INTEGER);
+  const { text } = await readLogTail(file, secrets, Number.MAX_SAFE_INTEGER);
   sendText(req.res, 200, text);
 };
 
 /** `…/attempts/<n>/log/live`: the log as it grows (SSE), until the attempt has ended and all was read. */
 const liveLog: Handler = async (ctx, req) => {
-  const [runId, stepId, n] = req.params as [string, string, string];
-  const run = await requireRun(ctx.store, runId);
-  requireStep(run, stepId);
-  const attempt = attemptNumber(n);
-  const file = attemptLogFile(ctx.home, run, stepId, attempt, await ctx.store.getAttempts(runId, stepId));
+  const { runId, stepId, attempt, file, secrets } = await attemptLogOf(ctx, req);
   const stream = openEventStream(req.request, req.res);
   if (file === null) {
     stream.send(null, { event: 'end' });
     stream.end();
     return;
   }
-  const follower = new LogFollower(file, ctx.secretsOf(run.plan));
+  const follower = new LogFollower(file, secrets);
   let gone = false;
   void stream.closed.then(() => {
     gone = true;
@@ -140,7 +146,7 @@ const liveLog: Handler = async (ctx, req) => {
   while (!gone) {
     const text = await follower.read();
     if (text !== '') stream.send(text);
-    const now = await ctx.store.getRun(runId);
+    const now = await ctx.commands.store.getRun(runId);
     const state = now?.steps.find((s) => s.stepId === stepId);
     const running = state?.status === 'running' && state.attempt === attempt;
     if (!running && (await follower.atEnd())) {
@@ -156,11 +162,11 @@ const liveLog: Handler = async (ctx, req) => {
 
 const artifact: Handler = async (ctx, req) => {
   const [runId, stepId] = req.params as [string, string];
-  const run = await requireRun(ctx.store, runId);
-  requireStep(run, stepId);
+  const run = await requireRun(ctx.commands.store, runId);
+  requireStepOf(run, stepId);
   const number = attemptNumber(req.url.searchParams.get('attempt'));
   const path = req.url.searchParams.get('path') ?? '';
-  const attempt = (await ctx.store.getAttempts(runId, stepId)).find((a) => a.attempt === number);
+  const attempt = (await ctx.commands.store.getAttempts(runId, stepId)).find((a) => a.attempt === number);
   if (!attempt) throw new BatonError('STEP_NOT_FOUND', `step ${stepId} has no attempt ${number}`);
   const found = await artifactFile(run.workspace, attempt, path);
   if ('status' in found) {
@@ -177,30 +183,23 @@ const artifact: Handler = async (ctx, req) => {
 
 /** The waiting steps with their capability URLs (the current wait's, so a used one is never shown). */
 async function waitingItems(ctx: ConsoleContext): Promise<WaitingItem[]> {
-  const { steps } = await ctx.store.listWaitingSteps(INBOX_MAX);
-  const runs = new Map<string, Promise<RunDetail | null>>();
-  const items = await Promise.all(
-    steps.map(async (step) => {
-      if (!runs.has(step.runId)) runs.set(step.runId, ctx.unmasked.getRun(step.runId));
-      const run = await runs.get(step.runId)!;
-      const wait = run ? await currentWait(ctx.unmasked, run, step.stepId) : null;
-      if (!wait) return null;
-      const urls = ctx.waitUrls({ runId: step.runId, stepId: step.stepId, waitSeq: wait.waitSeq }, wait.kind);
-      return { step, kind: wait.kind, urls };
-    }),
-  );
-  return items.filter((item): item is WaitingItem => item !== null);
+  const { steps } = await ctx.commands.store.listWaitingSteps(INBOX_MAX);
+  const waits = await waitCapabilities(ctx.commands, ctx.publicUrl(), steps);
+  return steps.flatMap((step, i) => {
+    const wait = waits[i];
+    return wait ? [{ step, kind: wait.kind, urls: wait.urls }] : [];
+  });
 }
 
 const inbox: Handler = async (ctx, req) => {
   await page(ctx, req, { title: 'Blockers', section: 'inbox' }, undefined, async () => {
     const [blocked, budget, proposed, waiting] = await Promise.all([
-      ctx.store.listBlockedSteps(INBOX_MAX),
-      ctx.store.listRunPage({ status: 'blocked', limit: INBOX_MAX }),
-      ctx.store.listRunPage({ status: 'awaiting_approval', limit: INBOX_MAX }),
+      ctx.commands.store.listBlockedSteps(INBOX_MAX),
+      ctx.commands.store.listRunPage({ status: 'blocked', limit: INBOX_MAX }),
+      ctx.commands.store.listRunPage({ status: 'awaiting_approval', limit: INBOX_MAX }),
       waitingItems(ctx),
     ]);
-    const details = await Promise.all(proposed.runs.map((run) => ctx.store.getRun(run.id)));
+    const details = await Promise.all(proposed.runs.map((run) => ctx.commands.store.getRun(run.id)));
     return inboxPage({
       blocked,
       budgetBlocked: budget.runs.filter((run) => run.blockedReason?.startsWith('budget:')),
@@ -213,8 +212,11 @@ const inbox: Handler = async (ctx, req) => {
 
 const workers: Handler = async (ctx, req) => {
   await page(ctx, req, { title: 'Flow & workers', section: 'workers' }, undefined, async () => {
-    const now = ctx.now();
-    const [limits, leases] = await Promise.all([ctx.store.listFlowLimits(now), ctx.store.listLeases()]);
+    const now = ctx.commands.now();
+    const [limits, leases] = await Promise.all([
+      ctx.commands.store.listFlowLimits(now),
+      ctx.commands.store.listLeases(),
+    ]);
     return workersPage(limits, leases, now);
   });
 };
@@ -224,9 +226,12 @@ const SLOTS_SHOWN = 10;
 
 const schedules: Handler = async (ctx, req) => {
   await page(ctx, req, { title: 'Schedules', section: 'schedules' }, undefined, async () => {
-    const views = await listScheduleViews(ctx.store, ctx.now());
+    const views = await listSchedules(ctx.commands);
     const withSlots = await Promise.all(
-      views.map(async (view) => ({ view, slots: await ctx.store.listScheduleSlots(view.name, SLOTS_SHOWN) })),
+      views.map(async (view) => ({
+        view,
+        slots: await ctx.commands.store.listScheduleSlots(view.name, SLOTS_SHOWN),
+      })),
     );
     return schedulesPage(withSlots, ctx.session.csrfToken);
   });

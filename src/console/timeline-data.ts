@@ -1,7 +1,7 @@
 import type { StoredEvent } from '../core/events.js';
 import { FINAL_RUN_STATUSES } from '../core/run-state.js';
 import { skipCause } from '../runtime/format.js';
-import type { AttemptRecord, RunDetail } from '../store/store.js';
+import type { AttemptRecord, RunDetail } from '../runtime/types.js';
 
 /** How an attempt (or a wait) is drawn. */
 type SpanKind = 'running' | 'succeeded' | 'failed' | 'interrupted' | 'discarded' | 'wait';

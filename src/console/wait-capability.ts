@@ -1,131 +1,63 @@
-import type { IncomingMessage, ServerResponse } from 'node:http';
 import { isBatonError } from '../core/errors.js';
-import { WAIT_ACTIONS, type WaitAction, waitSeqOfToken } from '../engine/wait-urls.js';
-import {
-  type CapabilityTarget,
-  capabilityTargetOf,
-  MAX_ANSWER_BYTES,
-  readAnswerBody,
-  sendAnswer,
-  sendQuestionPage,
-} from './capability-page.js';
+import { WAIT_ACTIONS, type WaitAction, waitOfCapability } from '../runtime/capability-urls.js';
+import { answerWait, decideStep } from '../runtime/commands/run-commands.js';
+import type { CapabilityKind } from './capability-answer.js';
 import type { ConsoleContext } from './context.js';
-import { sendJson } from './respond.js';
-import { currentWait, decideWait, sendWaitEvent, waitIsOver } from './wait-answers.js';
 
 /**
  * `POST /wait/<run>/<step>/<token>/<action>`: a capability URL answers a waiting step without a
- * session (a Slack button, a webhook, a mail link); the token is the credential, so neither the
- * session cookie nor the CSRF token is asked. A GET (a chat button opens the URL in a browser)
- * shows a page that asks first (capability-page.ts). An unknown run or step, a step that no longer
- * waits (the URL was used), a wrong action and a wrong token all get the same 404, so the answer
- * says nothing about what exists: the token is checked from the URL alone before anything is read.
+ * session (a Slack button, a webhook, a mail link), as `baton approve|reject|send` do: approve or
+ * reject with a comment, or the event the step waits for with its JSON payload. How every
+ * capability URL is answered (GET asks first; the same 404 for anything wrong): capability-answer.ts.
  */
 
-const REFUSED = {
-  error: 'no waiting step answers to this URL (it is wrong, was used, or its wait ended)',
-};
-const REFUSED_TEXT = 'This link no longer works: it is wrong, was used, or the wait ended';
+const DONE: Record<WaitAction, string> = { approve: 'approved', reject: 'rejected', event: 'received' };
 
-export function isWaitCapabilityPath(pathname: string): boolean {
-  return pathname.startsWith('/wait/');
-}
-
-export async function answerWaitCapability(
-  ctx: ConsoleContext,
-  key: Buffer,
-  request: IncomingMessage,
-  res: ServerResponse,
-  pathname: string,
-): Promise<void> {
-  if (request.method !== 'POST' && request.method !== 'GET') {
-    res.writeHead(405, { Allow: 'GET, POST' }).end();
-    return;
-  }
-  const body = request.method === 'POST' ? await readAnswerBody(request) : '';
-  if (body === null) {
-    sendJson(res, 413, { error: `the body is larger than ${MAX_ANSWER_BYTES} bytes` });
-    return;
-  }
-  const target = targetOf(pathname);
-  // The token first, from the URL alone: a wrong one reads nothing, so an unknown run or step and a
-  // known one cost the same. Only then is the wait read, which must still be the one it was made for.
-  const waitSeq = waitSeqOfToken(key, target ?? NO_TARGET, target?.action ?? 'approve', target?.token ?? '');
-  const wait = target && waitSeq !== null ? await waitOfTarget(ctx, target) : null;
-  if (!target || !wait || wait.waitSeq !== waitSeq) {
-    sendAnswer(request, res, 404, REFUSED, REFUSED_TEXT);
-    return;
-  }
-  if (request.method === 'GET') {
-    askFirst(res, target);
-    return;
-  }
-  const type = String(request.headers['content-type'] ?? '');
-  try {
-    if (target.action === 'event') {
-      await sendWaitEvent(ctx.store, target.runId, wait.waitingFor, body, ctx.secretsOf, ctx.now());
-    } else {
-      const comment = commentOf(body, type);
-      await decideWait(
-        ctx.store,
-        target.runId,
-        target.stepId,
-        target.action,
-        { by: 'capability URL', comment },
-        ctx.now(),
-      );
-    }
-  } catch (error) {
-    if (waitIsOver(error)) {
-      sendAnswer(request, res, 404, REFUSED, REFUSED_TEXT);
-      return;
-    }
-    if (isBatonError(error, 'INVALID_ARGUMENT')) {
-      sendAnswer(request, res, 400, { error: error.message }, error.message);
-      return;
-    }
-    throw error;
-  }
-  const done = { approve: 'approved', reject: 'rejected', event: 'received' }[target.action];
-  sendAnswer(
-    request,
-    res,
-    200,
-    { ok: true, runId: target.runId, stepId: target.stepId, outcome: done },
-    `Step ${target.stepId} of run ${target.runId}: ${done}`,
-  );
-}
-
-/** The page a GET shows: a question and a button that POSTs; an event's payload is POSTed as JSON instead. */
-function askFirst(res: ServerResponse, target: Target): void {
-  const step = `step ${target.stepId} of run ${target.runId}`;
-  if (target.action === 'event') {
-    sendQuestionPage(res, {
-      question: `Send the event ${step} waits for? POST its JSON payload to this URL; the button sends none (null)`,
-      button: 'Send without a payload',
-      comment: false,
-    });
-    return;
-  }
-  const verb = target.action === 'approve' ? 'Approve' : 'Reject';
-  sendQuestionPage(res, { question: `${verb} ${step}?`, button: verb, comment: true });
-}
-
-type Target = CapabilityTarget<WaitAction>;
-
-/** What a path that names no capability is checked as: the same work as any other. */
-const NO_TARGET = { runId: '', stepId: '' };
-
-const targetOf = (pathname: string): Target | null => capabilityTargetOf(pathname, 'wait', WAIT_ACTIONS);
-
-/** The wait the URL names, if its step waits now and the action fits its kind. */
-async function waitOfTarget(ctx: ConsoleContext, target: Target) {
-  const run = await ctx.unmasked.getRun(target.runId);
-  if (!run) return null;
-  const wait = await currentWait(ctx.unmasked, run, target.stepId);
-  if (!wait) return null;
-  const fits = wait.kind === 'event' ? target.action === 'event' : target.action !== 'event';
-  return fits ? wait : null;
+/** How a waiting step's URL is checked, asked about and answered (the key: the home's, as it is now). */
+export function waitCapability(ctx: ConsoleContext, key: Buffer): CapabilityKind<WaitAction> {
+  return {
+    kind: 'wait',
+    actions: WAIT_ACTIONS,
+    refused: {
+      error: 'no waiting step answers to this URL (it is wrong, was used, or its wait ended)',
+      text: 'This link no longer works: it is wrong, was used, or the wait ended',
+    },
+    holds: async (target) => (await waitOfCapability(ctx.commands, key, target)) !== null,
+    question: ({ runId, stepId, action }) => {
+      const step = `step ${stepId} of run ${runId}`;
+      // An event's payload is POSTed as JSON; the page's button sends none.
+      if (action === 'event')
+        return {
+          question: `Send the event ${step} waits for? POST its JSON payload to this URL; the button sends none (null)`,
+          button: 'Send without a payload',
+          comment: false,
+        };
+      const verb = action === 'approve' ? 'Approve' : 'Reject';
+      return { question: `${verb} ${step}?`, button: verb, comment: true };
+    },
+    act: async ({ runId, stepId, action }, body, type) => {
+      if (action === 'event') await answerWait(ctx.commands, { runId, stepId, action: 'send', data: body });
+      else
+        await decideStep(ctx.commands, {
+          runId,
+          stepId,
+          decision: action,
+          by: 'capability URL',
+          comment: commentOf(body, type),
+        });
+      return DONE[action];
+    },
+    refusal: (error) => {
+      // Someone answered first: the wait is over, and the URL reads as used.
+      if (
+        isBatonError(error) &&
+        ['INVALID_TRANSITION', 'STEP_NOT_FOUND', 'RUN_NOT_FOUND'].includes(error.code)
+      )
+        return 'refused';
+      if (isBatonError(error, 'INVALID_ARGUMENT')) return { status: 400, message: error.message };
+      return null;
+    },
+  };
 }
 
 /** The comment of an approval: `{"comment": ...}`, a form's `comment`, or plain text; empty: none. */

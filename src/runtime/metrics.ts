@@ -3,6 +3,7 @@ import { ModelSeries } from '../core/model-label.js';
 import { RUN_STATUSES, STEP_STATUSES } from '../core/run-state.js';
 import { CYCLE_SECONDS_BUCKETS, type EngineMeter } from '../engine/engine-meter.js';
 import type { EndedAttempts, EndedUsage, MetricsSnapshot, Store } from '../store/store.js';
+import { maskedReads } from './masked-reads.js';
 import { MetricsText } from './metrics-text.js';
 import { PlanModelLabels } from './model-labels.js';
 
@@ -20,6 +21,11 @@ interface MetricsOptions {
   settleMs?: number;
   /** This process's engine tallies (claim-cycle latency); absent: not exported. */
   meter?: EngineMeter;
+  /**
+   * What the store's answers are masked with (its model labels come from plan text), when it is
+   * not a masked store already (a door's `CommandContext.store`). Default process.env, no values.
+   */
+  masking?: { env: NodeJS.ProcessEnv; secretValues: readonly string[] };
 }
 
 const OUTCOMES = ['succeeded', 'degraded'] as const;
@@ -51,14 +57,18 @@ export class BatonMetrics {
   private readonly modelSeries = new ModelSeries();
   private leasesReclaimed = 0;
   private scraping: Promise<string> | null = null;
+  /** The store behind the masking boundary. */
+  private readonly store: Store;
 
   constructor(
-    private readonly store: Store,
+    store: Store,
     private readonly options: MetricsOptions = {},
   ) {
+    // Read through the masking boundary, as every answer is: labels come from plan text.
+    this.store = maskedReads(store, options.masking?.env ?? process.env, options.masking?.secretValues);
     this.now = options.now ?? Date.now;
     this.settleMs = options.settleMs ?? (store.kind === 'postgres' ? 5000 : 0);
-    this.labels = new PlanModelLabels(store);
+    this.labels = new PlanModelLabels(this.store);
   }
 
   /** The exposition (Prometheus text format 0.0.4). Scrapes at the same time share one read. */

@@ -5,9 +5,14 @@ import { join } from 'node:path';
 import { type RunningConsole, startConsole } from '../../src/console/console-server.js';
 import { validatePlanObject } from '../../src/core/plan/parse.js';
 import type { Store } from '../../src/store/store.js';
+import { TRUSTED_FIXTURES } from './trusted-fixtures.js';
 
 export const TEST_TOKEN = 'console-test-token-0123456789abcdef';
 
+/**
+ * A console over `store` whose environment is `env` and the fixture agents' trust (what a fork from
+ * the console checks its agents against), as `baton serve` would have it.
+ */
 export function startTestConsole(
   store: Store,
   home: string,
@@ -19,7 +24,7 @@ export function startTestConsole(
     host: '127.0.0.1',
     port: 0,
     token: TEST_TOKEN,
-    env,
+    env: { BATON_TRUSTED_AGENTS: TRUSTED_FIXTURES, ...env },
     pollMs: 50,
     logPollMs: 50,
   });

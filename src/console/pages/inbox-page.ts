@@ -1,5 +1,5 @@
 import type { FailureClass } from '../../core/failure.js';
-import type { BlockedStep, RunDetail, RunSummary } from '../../store/store.js';
+import type { BlockedStep, RunDetail, RunSummary } from '../../runtime/types.js';
 import { consolePath, html, type SafeHtml } from '../html.js';
 import { actionForm, formatTime, statusBadge } from './parts.js';
 import { approveForm } from './run-page.js';

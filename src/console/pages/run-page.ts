@@ -2,7 +2,7 @@ import { FINAL_RUN_STATUSES, type StepStatus } from '../../core/run-state.js';
 import { staleSteps } from '../../core/stale-steps.js';
 import { fanOutProgress } from '../../runtime/fan-out-progress.js';
 import { stepProgress } from '../../runtime/format.js';
-import type { RunDetail } from '../../store/store.js';
+import type { RunDetail } from '../../runtime/types.js';
 import { consolePath, html, type SafeHtml } from '../html.js';
 import { GRAPH_MAX_STEPS, planGraphSvg } from '../plan-graph.js';
 import {

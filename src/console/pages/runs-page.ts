@@ -1,7 +1,7 @@
 import { BatonError } from '../../core/errors.js';
 import { RUN_STATUSES, type RunStatus } from '../../core/run-state.js';
 import { stepProgress } from '../../runtime/format.js';
-import type { RunPage, RunPageQuery } from '../../store/store.js';
+import type { RunPage, RunPageQuery } from '../../runtime/types.js';
 import { consolePath, html, type SafeHtml } from '../html.js';
 import { emptyRow, firstLine, formatTime, statusBadge } from './parts.js';
 

@@ -1,5 +1,5 @@
 import type { ScheduleView } from '../../runtime/schedule-view.js';
-import type { ScheduleSlot } from '../../store/store.js';
+import type { ScheduleSlot } from '../../runtime/types.js';
 import { consolePath, html, type SafeHtml } from '../html.js';
 import { CSRF_FIELD } from '../session.js';
 import { emptyRow, formatTime, statusBadge } from './parts.js';

@@ -1,6 +1,6 @@
 import type { StepResult } from '../../core/run-state.js';
 import { renderStepText } from '../../executors/render-step-text.js';
-import type { AttemptRecord, ClaimedStep, RunDetail } from '../../store/store.js';
+import type { AttemptRecord, ClaimedStep, RunDetail } from '../../runtime/types.js';
 import { consolePath, html, type SafeHtml } from '../html.js';
 import { actionForm, formatDuration, formatTime, statusBadge, usageText } from './parts.js';
 import { waitAnswerForms } from './waiting-items.js';

@@ -1,5 +1,4 @@
-import type { WaitAction } from '../../engine/wait-urls.js';
-import type { WaitingStep } from '../../store/store.js';
+import type { WaitAction, WaitingStep } from '../../runtime/types.js';
 import { consolePath, html, type SafeHtml } from '../html.js';
 import { actionForm, formatTime, statusBadge } from './parts.js';
 

@@ -1,5 +1,5 @@
 import { formatFlowRate } from '../../core/flow.js';
-import type { FlowLimitStatus, LiveLease } from '../../store/store.js';
+import type { FlowLimitStatus, LiveLease } from '../../runtime/types.js';
 import { consolePath, html, type SafeHtml } from '../html.js';
 import { emptyRow, formatDuration, formatTime } from './parts.js';
 
