@@ -119,10 +119,15 @@ export function maskedReads(store: Store, env: NodeJS.ProcessEnv, values: readon
     let found = byRun.get(runId);
     if (!found) {
       if (byRun.size >= RUNS_KEPT) byRun.clear();
-      found = store.getRunSteps(runId, NO_STEPS).then(
-        (run) => (run ? ofPlan(run.plan) : processSecrets),
-        () => processSecrets,
-      );
+      // Not stored yet (its id looked up before it is created), or not read: asked again next time.
+      const forget = () => {
+        if (byRun.get(runId) === looked) byRun.delete(runId);
+        return processSecrets;
+      };
+      const looked: Promise<readonly string[]> = store
+        .getRunSteps(runId, NO_STEPS)
+        .then((run) => (run ? ofPlan(run.plan) : forget()), forget);
+      found = looked;
       byRun.set(runId, found);
     }
     return found;
