@@ -3,7 +3,7 @@ import { staleSteps } from '../core/stale-steps.js';
 import { fanOutLine, fanOutProgress } from '../runtime/fan-out-progress.js';
 import { blockedHints, formatTime, stepProgress, waitingHints } from '../runtime/format.js';
 import { type FlowWait, LISTED_STATUSES } from '../runtime/run-reads.js';
-import type { RunSummary, RunWithSteps } from '../store/store.js';
+import type { RunSummary, RunWithSteps } from '../runtime/types.js';
 import { type Painter, paintStatus } from './colour.js';
 import { EXIT } from './exit-codes.js';
 import { table } from './format.js';
