@@ -64,6 +64,9 @@ registerSetupCommands(program, act);
 registerMcpCommands(program, act);
 registerAdminCommands(program, act);
 
+/** Every command of `baton`, as registered (a test enumerates the commands that take --json). */
+export { program };
+
 /** Parses the command line with commander and runs the command; returns its exit code. */
 export async function runProgram(argv: string[]): Promise<number> {
   try {
