@@ -161,65 +161,48 @@ describe('every baton command that takes --json answers masked', () => {
       const done = await result;
       expect(done.code, `${done.stdout}\n${done.stderr}`).toBe(code);
     };
-    const hooks = [{ on: ['failed'], urlEnv: 'NOTIFY_URL' }];
-    const contract = writePlan(
-      dir,
-      {
-        name: 'contract',
-        inputs: INPUT_DEFAULTS,
-        hooks,
-        defaults: { agent: { command: agentCommand('agent-echo-argv') } },
-        steps: [
-          { id: 'echo', instruction: SAYS },
-          { id: 'gate', dependsOn: ['echo'], wait: { for: 'approval', prompt: 'Send {{inputs.phrase}}?' } },
-          { id: 'gate2', dependsOn: ['echo'], wait: { for: 'approval' } },
-          { id: 'ev', dependsOn: ['echo'], wait: { for: 'event', event: 'go' } },
-        ],
-      },
-      { name: 'contract.yaml' },
-    );
-    const simple = writePlan(
-      dir,
-      {
-        name: 'simple',
-        inputs: INPUT_DEFAULTS,
-        hooks,
-        defaults: { agent: { command: agentCommand('agent-echo-argv') } },
-        steps: [{ id: 'echo', instruction: SAYS }],
-      },
-      { name: 'simple.yaml' },
-    );
-    const failing = writePlan(
-      dir,
-      {
-        name: 'failing',
-        inputs: INPUT_DEFAULTS,
-        hooks,
-        defaults: {
-          agent: { command: agentCommand('agent-fail-echo') },
-          retry: { maxAttempts: 1 },
+    // Each plan takes the secrets as inputs, and its hook names NOTIFY_URL (a plan's secret).
+    const plan = (
+      name: string,
+      steps: object[],
+      extra: Record<string, unknown> = {},
+      agent = 'agent-echo-argv',
+    ) =>
+      writePlan(
+        dir,
+        {
+          name,
+          inputs: INPUT_DEFAULTS,
+          hooks: [{ on: ['failed'], urlEnv: 'NOTIFY_URL' }],
+          defaults: { agent: { command: agentCommand(agent) }, retry: { maxAttempts: 1 } },
+          ...extra,
+          steps,
         },
-        steps: [
-          { id: 'boom', instruction: SAYS },
-          { id: 'after', dependsOn: ['boom'], instruction: 'then' },
-        ],
-      },
-      { name: 'failing.yaml' },
+        { name: `${name}.yaml` },
+      );
+    const contract = plan('contract', [
+      { id: 'echo', instruction: SAYS },
+      { id: 'gate', dependsOn: ['echo'], wait: { for: 'approval', prompt: 'Send {{inputs.phrase}}?' } },
+      { id: 'gate2', dependsOn: ['echo'], wait: { for: 'approval' } },
+      { id: 'ev', dependsOn: ['echo'], wait: { for: 'event', event: 'go' } },
+    ]);
+    const simple = plan('simple', [{ id: 'echo', instruction: SAYS }]);
+    const failing = plan(
+      'failing',
+      [
+        { id: 'boom', instruction: SAYS },
+        { id: 'after', dependsOn: ['boom'], instruction: 'then' },
+      ],
+      {},
+      'agent-fail-echo',
     );
-    const budget = writePlan(
-      dir,
-      {
-        name: 'budget',
-        inputs: INPUT_DEFAULTS,
-        hooks,
-        limits: { maxSteps: 1 },
-        defaults: { agent: { command: agentCommand('agent-echo-argv') } },
-        steps: [
-          { id: 'echo1', instruction: SAYS },
-          { id: 'echo2', dependsOn: ['echo1'], instruction: `again ${SAYS}` },
-        ],
-      },
-      { name: 'budget.yaml' },
+    const budget = plan(
+      'budget',
+      [
+        { id: 'echo1', instruction: SAYS },
+        { id: 'echo2', dependsOn: ['echo1'], instruction: `again ${SAYS}` },
+      ],
+      { limits: { maxSteps: 1 } },
     );
     // The writer's runs: a waiting one, two blocked by a failure, one stopped by its budget, two
     // proposed, a schedule; and a SQLite home to migrate.
