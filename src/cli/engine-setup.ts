@@ -1,8 +1,7 @@
-import type { Engine, EngineOptions } from '../engine/engine.js';
-import type { EngineMeter } from '../engine/engine-meter.js';
-import { createEngine } from '../runtime/create-engine.js';
+import type { CommandContext } from '../runtime/commands/context.js';
+import { engineFor } from '../runtime/create-engine.js';
 import type { EngineSettings } from '../runtime/settings.js';
-import type { Store } from '../store/store.js';
+import type { Engine, EngineMeter, EngineOptions } from '../runtime/types.js';
 
 /** The engine flags of `run`, `check` and `worker`, as commander hands them over. */
 export interface EngineCliOptions {
@@ -33,15 +32,12 @@ export function handleStopSignals(engine: Engine, graceMs: number, say: (line: s
 
 /** The runtime's engine, with the CLI's progress observers, its failure lines on stderr, and `meter` for `/metrics`. */
 export function engineFromCli(
-  store: Store,
-  home: string,
+  ctx: CommandContext,
   settings: EngineSettings,
   observers: Pick<EngineOptions, 'onClaim' | 'onSettle'> = {},
   meter?: EngineMeter,
 ): Engine {
-  return createEngine({
-    store,
-    home,
+  return engineFor(ctx, {
     settings,
     ...(meter === undefined ? {} : { meter }),
     observers: {

@@ -1,4 +1,4 @@
-import type { AttemptRecord } from '../store/store.js';
+import type { AttemptRecord } from '../runtime/types.js';
 import { displayWidth, padToWidth } from './text-width.js';
 
 /**

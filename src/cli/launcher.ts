@@ -9,7 +9,7 @@
 import Database from 'better-sqlite3';
 import sqlitePackage from 'better-sqlite3/package.json' with { type: 'json' };
 import { isBatonError } from '../core/errors.js';
-import { type BundledSqliteDriver, offerSqliteDriver } from '../store/sqlite/sqlite-driver.js';
+import { type BundledSqliteDriver, offerSqliteDriver } from '../runtime/sqlite-driver.js';
 import { type QuickCheck, quickCheckArgs } from './check-args.js';
 import { idleCheck } from './commands/check-idle.js';
 import { failedCommand } from './exit-codes.js';

@@ -1,8 +1,6 @@
 import { BatonError } from '../core/errors.js';
-import type { Plan } from '../core/plan/types.js';
+import { type PreparedRun, prepareRun } from '../runtime/commands/start-commands.js';
 import { resolveHome } from '../runtime/home.js';
-import { preparePlanRun } from '../runtime/plan-run.js';
-import type { NewRun } from '../store/store.js';
 import { loadPlanFile } from '../workflow/load-plan-file.js';
 import type { GlobalOptions } from './global-options.js';
 
@@ -17,14 +15,18 @@ interface PrepareOptions extends GlobalOptions {
   shadow?: boolean;
 }
 
-function parseInputs(pairs: readonly string[] = []): Record<string, string> {
+/** The inputs of `--input name=value` (repeatable); `example` shows the form in a refusal. */
+export function parseInputs(
+  pairs: readonly string[] = [],
+  example = 'topic="durable execution"',
+): Record<string, string> {
   const inputs: Record<string, string> = {};
   for (const pair of pairs) {
     const eq = pair.indexOf('=');
     if (eq <= 0) {
       throw new BatonError(
         'INVALID_ARGUMENT',
-        `--input "${pair}": expected name=value, e.g. --input topic="durable execution"`,
+        `--input "${pair}": expected name=value, e.g. --input ${example}`,
       );
     }
     inputs[pair.slice(0, eq)] = pair.slice(eq + 1);
@@ -33,19 +35,21 @@ function parseInputs(pairs: readonly string[] = []): Record<string, string> {
 }
 
 /**
- * Loads and checks a plan for `run` and `propose` (runtime/plan-run.ts): everything is validated
- * before any database is opened, so bad input creates and changes nothing.
+ * Loads and checks a plan for `run`, `propose` and `schedule add|update` (the runtime's one
+ * prepareRun, runtime/commands/start-commands.ts): everything is validated before any database is
+ * opened, so bad input creates and changes nothing.
  */
 export async function prepareRunFromCli(
   planPath: string,
   options: PrepareOptions,
   extra: { awaitingApproval?: boolean } = {},
-): Promise<{ plan: Plan; prepared: NewRun }> {
+): Promise<PreparedRun> {
   const loaded = await loadPlanFile(planPath);
-  const { plan, prepared, warnings } = preparePlanRun(
-    { plan: loaded.plan, planPath },
+  const prepared = prepareRun(
+    { home: resolveHome(options) },
     {
-      home: resolveHome(options),
+      plan: loaded.plan,
+      planPath,
       inputs: () => parseInputs(options.input),
       ...(options.workspace ? { workspace: options.workspace } : {}),
       ...(options.allowWorkspace ? { allowWorkspace: options.allowWorkspace } : {}),
@@ -55,7 +59,7 @@ export async function prepareRunFromCli(
       ...(extra.awaitingApproval ? { awaitingApproval: true } : {}),
     },
   );
-  for (const warning of warnings)
+  for (const warning of prepared.warnings)
     process.stderr.write(`baton: warning: ${planPath}: ${warning.where}: ${warning.message}\n`);
-  return { plan, prepared };
+  return prepared;
 }

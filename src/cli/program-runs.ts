@@ -59,7 +59,7 @@ baton agents says whether it works here.`,
     if (verb === 'approve')
       command.option(
         '--delay <duration>',
-        'wait this long before each step that follows another (e.g. 2m for rate-limited APIs)',
+        'wait this long before each step that follows another (e.g. 2m for rate-limited APIs; none or 0: no wait, the default)',
       );
     command
       .option('--comment <text>', "with a step: why (kept in the step's result)")

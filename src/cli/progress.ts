@@ -1,5 +1,5 @@
 import { clockTime, formatDuration } from '../runtime/format.js';
-import type { ClaimedStep, Completion } from '../store/store.js';
+import type { ClaimedStep, Completion } from '../runtime/types.js';
 import { type Painter, painter, paintStatus, useColour } from './colour.js';
 import { displayWidth, fitToWidth, padToWidth } from './text-width.js';
 

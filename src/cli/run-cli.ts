@@ -1,4 +1,4 @@
-import { type BundledSqliteDriver, offerSqliteDriver } from '../store/sqlite/sqlite-driver.js';
+import { type BundledSqliteDriver, offerSqliteDriver } from '../runtime/sqlite-driver.js';
 import { quickCheckArgs } from './check-args.js';
 import { failedCommand } from './exit-codes.js';
 import { guardStdout } from './stdout-guard.js';

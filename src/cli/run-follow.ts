@@ -2,8 +2,8 @@ import type { StoredEvent } from '../core/events.js';
 import type { Plan, PlanStep } from '../core/plan/types.js';
 import { fanOutLine, fanOutProgress } from '../runtime/fan-out-progress.js';
 import { clockTime, skipCause } from '../runtime/format.js';
+import type { Store } from '../runtime/types.js';
 import { waitUrlLines } from '../runtime/wait-url-lines.js';
-import type { Store } from '../store/store.js';
 import { waitingLines } from './commands/check-waiting.js';
 import type { LiveStepList } from './progress.js';
 

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { BatonError } from '../core/errors.js';
 import { attemptLogPath } from '../executors/step-executor.js';
 import { formatDuration } from '../runtime/format.js';
-import type { AttemptRecord, RunDetail, Store } from '../store/store.js';
+import type { AttemptRecord, RunDetail, Store } from '../runtime/types.js';
 import { EXIT } from './exit-codes.js';
 import { attemptLine } from './format.js';
 import { requireRun, runSettled } from './status-view.js';

@@ -1,5 +1,5 @@
 import type { StoredEvent } from '../core/events.js';
-import type { RunWithSteps, Store } from '../store/store.js';
+import type { RunWithSteps, Store } from '../runtime/types.js';
 import { painter, useColour } from './colour.js';
 import { tableRow } from './format.js';
 import { ganttChart } from './gantt.js';

@@ -5,6 +5,7 @@ import { FunctionExecutor, FunctionRegistry } from '../executors/function-execut
 import type { ModelExecutorOptions } from '../executors/model-executor.js';
 import type { AttemptResult, ExecutionContext, StepExecutor } from '../executors/step-executor.js';
 import type { Store } from '../store/store.js';
+import type { CommandContext } from './commands/context.js';
 import { ownerId } from './owner-id.js';
 import type { EngineSettings } from './settings.js';
 
@@ -66,4 +67,13 @@ export function createEngine(parts: EngineParts): Engine {
     ...(parts.meter === undefined ? {} : { meter: parts.meter }),
     ...parts.observers,
   });
+}
+
+/**
+ * The engine of a front door that holds a command context (`baton run`, `check`, `worker`): it
+ * drives the runs of the context's store as stored (the engine records; it answers nobody, and
+ * what a door shows of its work it reads again through `ctx.store`), with the context's home.
+ */
+export function engineFor(ctx: CommandContext, parts: Omit<EngineParts, 'store' | 'home'>): Engine {
+  return createEngine({ ...parts, store: ctx.unmasked, home: ctx.home });
 }

@@ -7,6 +7,8 @@ import { maskedReads } from './masked-reads.js';
 import { MetricsText } from './metrics-text.js';
 import { PlanModelLabels } from './model-labels.js';
 
+/** This process's engine tallies, made by the door that serves `/metrics` beside its engine. */
+export { EngineMeter } from '../engine/engine-meter.js';
 export { METRICS_CONTENT_TYPE } from './metrics-text.js';
 
 interface MetricsOptions {

@@ -3,6 +3,7 @@ import { basename, dirname } from 'node:path';
 import { BatonError } from '../core/errors.js';
 import { isPostgresUrl, readPostgresUrl } from '../store/postgres/pg-url.js';
 import type { Store } from '../store/store.js';
+import { type CommandContext, commandContext } from './commands/context.js';
 import {
   databasePath,
   HOME_FOLDER,
@@ -12,7 +13,6 @@ import {
   type RuntimeOptions,
   resolveHome,
 } from './home.js';
-import { maskedReads } from './masked-reads.js';
 import { parseDurationOption } from './parse-values.js';
 
 /** The store the options and environment select. */
@@ -71,7 +71,7 @@ export function storeSecrets(options: RuntimeOptions): string[] {
  * create a home or a database; they are refused when there is none. Commands that write (run,
  * propose, import, worker, check with work) create them.
  */
-type StoreUse = 'read' | 'write';
+export type StoreUse = 'read' | 'write';
 
 /** Whether the SQLite store of the command line exists (always true for PostgreSQL). */
 export function storeExists(options: RuntimeOptions): boolean {
@@ -183,18 +183,50 @@ export function storeWaitMs(value: string | undefined, fallbackMs: number): numb
 }
 
 /**
- * Runs \`fn\` on the home's existing store (a missing one is refused, exit 2) with secrets masked
- * in what it reads, and closes the store after.
+ * The command context of one command of the command line over `store` (see commands/context.ts):
+ * its home, and the store URL given with `--store` among the secrets every answer is masked of.
  */
-export async function withExistingStore<T>(
+export function commandContextOf(options: RuntimeOptions, store: Store): CommandContext {
+  return commandContext({ store, home: resolveHome(options), secretValues: storeSecrets(options) });
+}
+
+/** A command context with its store open, and how to close that store. */
+export interface OpenCommandContext {
+  ctx: CommandContext;
+  close(): Promise<void>;
+}
+
+/** `openStoreWaiting`, answered as a command context (null: stopped while waiting, nothing opened). */
+export async function openCommandContextWaiting(
   options: RuntimeOptions,
-  fn: (store: Store, home: string) => Promise<T>,
+  wait: StoreWait,
+): Promise<OpenCommandContext | null> {
+  const store = await openStoreWaiting(options, wait);
+  return store === null ? null : { ctx: commandContextOf(options, store), close: () => store.close() };
+}
+
+/** A command context over the store the options select (`read`: see withCommandContext); close it after. */
+export async function openCommandContext(
+  options: RuntimeOptions,
+  use: StoreUse = 'read',
+): Promise<OpenCommandContext> {
+  const store = await openStore(options, use);
+  return { ctx: commandContextOf(options, store), close: () => store.close() };
+}
+
+/**
+ * Runs `fn` with a command context over the store the options select (`read`: a missing SQLite
+ * store is refused, exit 2, and none is made), and closes the store after.
+ */
+export async function withCommandContext<T>(
+  options: RuntimeOptions,
+  fn: (ctx: CommandContext) => Promise<T>,
+  use: StoreUse = 'read',
 ): Promise<T> {
-  const home = resolveHome(options);
-  const store = await openStore(options, 'read');
+  const { ctx, close } = await openCommandContext(options, use);
   try {
-    return await fn(maskedReads(store, process.env, storeSecrets(options)), home);
+    return await fn(ctx);
   } finally {
-    await store.close();
+    await close();
   }
 }

@@ -5,6 +5,9 @@ import { SlotClock, timingText } from '../core/schedule/slot-clock.js';
 import { scheduleNotFound } from '../store/schedules/schedule-rows.js';
 import type { ScheduleDetail, ScheduleSlot, ScheduleSummary, Store } from '../store/store.js';
 
+/** The refusal of a name no schedule has (a door says it without a store when there is none yet). */
+export { scheduleNotFound };
+
 /** How many slots of its history `schedule list` reads per schedule (for the missed ones). */
 const HISTORY_READ = 50;
 

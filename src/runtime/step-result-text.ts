@@ -9,20 +9,21 @@ import { readPayloadFile } from './payload-file.js';
 const SUMMARY_MAX_CHARS = 64_000;
 
 /**
- * A file's content (JSON if it parses, else its text: a regular file within the payload limit,
- * UTF-8, see payload-file.ts), or the argument itself as JSON.
+ * The result `--result` gives, as text for resultOfText: a file's content (JSON if it parses, else
+ * its text: a regular file within the payload limit, UTF-8, see payload-file.ts), or the argument
+ * itself, which must be JSON. `where` names it in resultOfText's messages.
  */
-export function readResult(argument: string): StepResult {
-  if (existsSync(argument)) return resultOfText(readPayloadFile(argument, `--result ${argument}`), argument);
+export function readResultArgument(argument: string): { text: string; where: string } {
+  if (existsSync(argument))
+    return { text: readPayloadFile(argument, `--result ${argument}`), where: argument };
   checkPayloadSize(argument, '--result');
-  const parsed = parseJson(argument, '--result');
-  if (parsed === undefined) {
+  if (parseJson(argument, '--result') === undefined) {
     throw new BatonError(
       'INVALID_ARGUMENT',
       `--result ${argument.slice(0, 80)}: not valid JSON and no such file (quote text as JSON: '"sent"')`,
     );
   }
-  return toResult(parsed);
+  return { text: argument, where: '--result' };
 }
 
 /**

@@ -1,13 +1,11 @@
 import { SLOT_RUNS_PER_CHECK } from '../../core/schedule/schedule-rules.js';
-import type { EngineReport } from '../../engine/engine.js';
 import { drainDueWork, needsAPerson } from '../../runtime/due-work.js';
 import { blockedHints } from '../../runtime/format.js';
 import { databasePath, homeIsNamed, resolveHome } from '../../runtime/home.js';
-import { maskedReads } from '../../runtime/masked-reads.js';
 import { storeExists, storeWaitMs } from '../../runtime/open-store.js';
 import { parseDurationOption } from '../../runtime/parse-values.js';
 import { engineSettings } from '../../runtime/settings.js';
-import type { Store } from '../../store/store.js';
+import type { EngineReport, Store } from '../../runtime/types.js';
 import { type EngineCliOptions, engineFromCli } from '../engine-setup.js';
 import { EXIT } from '../exit-codes.js';
 import { printJson } from '../format.js';
@@ -39,13 +37,13 @@ export async function checkCommand(options: CheckOptions): Promise<number> {
     }
     return answerNothingDue(options);
   }
-  const store = await openStoreUntilStopped(options, storeWaitMs(options.storeWait, 30_000), 'check');
-  if (store === null) return EXIT.ok;
+  const opened = await openStoreUntilStopped(options, storeWaitMs(options.storeWait, 30_000), 'check');
+  if (opened === null) return EXIT.ok;
+  const { ctx } = opened;
   try {
     const progress = options.json || options.quiet ? null : new LineProgress(process.stdout, true);
     const engine = engineFromCli(
-      store,
-      home,
+      ctx,
       settings,
       progress ? { onClaim: progress.onClaim, onSettle: progress.onSettle } : {},
     );
@@ -53,8 +51,7 @@ export async function checkCommand(options: CheckOptions): Promise<number> {
     process.once('SIGTERM', stop);
     process.once('SIGINT', stop);
     const report = await drainDueWork(engine, maxTimeMs);
-    const reads = maskedReads(store, process.env, settings.secrets);
-    const { blocked, waiting } = await needsAPerson(reads);
+    const { blocked, waiting } = await needsAPerson(ctx.store);
     if (options.json) {
       printJson({ ...report, blocked: blocked.map((run) => ({ id: run.id, reason: run.reason })), waiting });
     } else {
@@ -64,11 +61,11 @@ export async function checkCommand(options: CheckOptions): Promise<number> {
         for (const stepId of run.stepIds) process.stdout.write(`  ${blockedHints(run.id, stepId)}\n`);
       }
       // Waiting is not a failure: the exit code stays 0 while only waiting.
-      if (!options.quiet) process.stdout.write(await waitingText(reads));
+      if (!options.quiet) process.stdout.write(await waitingText(ctx.store));
     }
     return blocked.length > 0 ? EXIT.workFailed : EXIT.ok;
   } finally {
-    await store.close();
+    await opened.close();
   }
 }
 

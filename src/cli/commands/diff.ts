@@ -1,10 +1,10 @@
-import { runNotFound } from '../../core/errors.js';
 import type { StoredEvent } from '../../core/events.js';
 import type { StepResult } from '../../core/run-state.js';
-import { resolveResults } from '../../engine/result-artifacts.js';
-import { resolveHome } from '../../runtime/home.js';
-import { openStore } from '../../runtime/open-store.js';
-import type { RunDetail, Store } from '../../store/store.js';
+import type { CommandContext } from '../../runtime/commands/context.js';
+import { withCommandContext } from '../../runtime/open-store.js';
+import { requireRun } from '../../runtime/run-reads.js';
+import { readStepResults } from '../../runtime/step-results.js';
+import type { RunDetail } from '../../runtime/types.js';
 import { EXIT } from '../exit-codes.js';
 import { printJson, table } from '../format.js';
 import type { GlobalOptions } from '../global-options.js';
@@ -95,11 +95,9 @@ function resultText(result: StepResult | undefined): string | null {
  * fork (`baton fork`) says which run and step it came from.
  */
 export async function diffCommand(runIdA: string, runIdB: string, options: GlobalOptions): Promise<number> {
-  const store = await openStore(options, 'read');
-  try {
-    const home = resolveHome(options);
-    const sideA = await loadSide(store, runIdA, home);
-    const sideB = await loadSide(store, runIdB, home);
+  return withCommandContext(options, async (ctx) => {
+    const sideA = await loadSide(ctx, runIdA);
+    const sideB = await loadSide(ctx, runIdB);
     const differences = diffRuns(sideA, sideB);
     const shadowA = sideA.run.plan.shadow === true;
     const shadowB = sideB.run.plan.shadow === true;
@@ -125,9 +123,7 @@ export async function diffCommand(runIdA: string, runIdB: string, options: Globa
       process.stdout.write(`${table(rows)}\n`);
     }
     return differences.every((d) => d.same) ? EXIT.ok : EXIT.workFailed;
-  } finally {
-    await store.close();
-  }
+  });
 }
 
 function standInNote(runId: string, standIn: ShadowStandIn | undefined): string {
@@ -139,18 +135,15 @@ function standInNote(runId: string, standIn: ShadowStandIn | undefined): string 
   return `${runId}: ${parts.join(', ')}`;
 }
 
-async function loadSide(store: Store, runId: string, home: string): Promise<DiffSide> {
-  const run = await store.getRun(runId);
-  if (!run) throw runNotFound(runId);
-  // Large results are compared whole, read back from the artifact store.
-  const results = await resolveResults(
-    await store.getStepResults(
-      runId,
-      run.steps.map((s) => s.stepId),
-    ),
-    home,
+/** One run, read through the masking boundary (its large results compared whole). */
+async function loadSide(ctx: CommandContext, runId: string): Promise<DiffSide> {
+  const run = await requireRun(ctx.store, runId);
+  const results = await readStepResults(
+    ctx,
+    run,
+    run.steps.map((s) => s.stepId),
   );
-  const standIns = run.plan.shadow === true ? shadowStandIns(await store.getEvents(runId)) : {};
+  const standIns = run.plan.shadow === true ? shadowStandIns(await ctx.store.getEvents(runId)) : {};
   return { run, results, standIns };
 }
 

@@ -1,8 +1,7 @@
 import { once } from 'node:events';
 import { createWriteStream } from 'node:fs';
-import { runNotFound } from '../../core/errors.js';
-import { maskedReads } from '../../runtime/masked-reads.js';
-import { openStore, storeSecrets } from '../../runtime/open-store.js';
+import { withCommandContext } from '../../runtime/open-store.js';
+import { requireRun } from '../../runtime/run-reads.js';
 import { EXIT } from '../exit-codes.js';
 import type { GlobalOptions } from '../global-options.js';
 
@@ -11,9 +10,8 @@ export async function exportCommand(
   runId: string,
   options: GlobalOptions & { output?: string },
 ): Promise<number> {
-  const store = maskedReads(await openStore(options, 'read'), process.env, storeSecrets(options));
-  try {
-    if (!(await store.getRun(runId))) throw runNotFound(runId);
+  return withCommandContext(options, async ({ store }) => {
+    await requireRun(store, runId);
     const events = await store.getEvents(runId);
     const out = options.output ? createWriteStream(options.output, { mode: 0o600 }) : process.stdout;
     for (const event of events) {
@@ -25,7 +23,5 @@ export async function exportCommand(
       process.stderr.write(`wrote ${events.length} event(s) to ${options.output}\n`);
     }
     return EXIT.ok;
-  } finally {
-    await store.close();
-  }
+  });
 }

@@ -1,13 +1,13 @@
-import { BatonError } from '../../core/errors.js';
+import { type FlowLimit, formatFlowRate } from '../../core/flow.js';
 import {
-  FLOW_KEY_PATTERN,
-  type FlowLimit,
-  formatFlowRate,
-  parseFlowRate,
-  validateFlowLimit,
-} from '../../core/flow.js';
-import { openStore, storeExists } from '../../runtime/open-store.js';
-import { parsePositiveInt } from '../../runtime/parse-values.js';
+  checkFlowKey,
+  flowLimitOf,
+  listFlowLimits,
+  noFlowLimit,
+  removeFlowLimit,
+  setFlowLimit,
+} from '../../runtime/commands/flow-commands.js';
+import { storeExists, withCommandContext } from '../../runtime/open-store.js';
 import { EXIT } from '../exit-codes.js';
 import { printJson } from '../format.js';
 import type { GlobalOptions } from '../global-options.js';
@@ -20,20 +20,14 @@ export async function flowSetCommand(
   key: string,
   options: GlobalOptions & { concurrency?: string; rate?: string },
 ): Promise<number> {
-  const limit: FlowLimit = validateFlowLimit({
+  const request = {
     key,
-    concurrency:
-      options.concurrency === undefined
-        ? null
-        : parsePositiveInt(options.concurrency, '--concurrency', 100_000),
-    rate: options.rate === undefined ? null : parseFlowRate(options.rate, '--rate'),
-  });
-  const store = await openStore(options);
-  try {
-    await store.setFlowLimit(limit, Date.now());
-  } finally {
-    await store.close();
-  }
+    ...(options.concurrency === undefined ? {} : { concurrency: options.concurrency }),
+    ...(options.rate === undefined ? {} : { rate: options.rate }),
+  };
+  // Checked before a store is opened (or a home made).
+  flowLimitOf(request);
+  const limit = await withCommandContext(options, (ctx) => setFlowLimit(ctx, request), 'write');
   if (options.json) printJson(limit);
   else process.stdout.write(`flow ${key}: ${describeLimit(limit)}\n`);
   return EXIT.ok;
@@ -41,25 +35,19 @@ export async function flowSetCommand(
 
 /** `baton flow rm <key>`: removes a key's limit (its steps run unlimited from the next claim). */
 export async function flowRemoveCommand(key: string, options: GlobalOptions): Promise<number> {
-  if (!FLOW_KEY_PATTERN.test(key)) validateFlowLimit({ key, concurrency: 1, rate: null });
-  const noLimit = () =>
-    new BatonError('INVALID_ARGUMENT', `flow ${key}: no limit is set (baton flow list shows the limits)`);
+  checkFlowKey(key);
   // No store yet: no limit either (and no home is made to say so).
-  if (!storeExists(options)) throw noLimit();
-  const store = await openStore(options, 'read');
-  try {
-    if (!(await store.removeFlowLimit(key))) throw noLimit();
-  } finally {
-    await store.close();
-  }
-  if (options.json) printJson({ key, removed: true });
+  if (!storeExists(options)) throw noFlowLimit(key);
+  const removed = await withCommandContext(options, (ctx) => removeFlowLimit(ctx, { key }));
+  if (options.json) printJson(removed);
   else process.stdout.write(`flow ${key}: limit removed\n`);
   return EXIT.ok;
 }
 
 /** `baton flow list`: every limit, with what runs under it now and its starts in the current window. */
 export async function flowListCommand(options: GlobalOptions): Promise<number> {
-  const limits = storeExists(options) ? await listLimits(options) : [];
+  // The limits of an existing store (a missing one has none and is not made to say so).
+  const limits = storeExists(options) ? await withCommandContext(options, listFlowLimits) : [];
   if (options.json) {
     printJson(limits);
     return EXIT.ok;
@@ -96,14 +84,4 @@ function describeLimit(limit: FlowLimit): string {
     parts.push(`at most ${count} started in any ${window}`);
   }
   return parts.join(', ');
-}
-
-/** The limits of an existing store (a missing one has none and is not made to say so). */
-async function listLimits(options: GlobalOptions) {
-  const store = await openStore(options, 'read');
-  try {
-    return await store.listFlowLimits(Date.now());
-  } finally {
-    await store.close();
-  }
 }

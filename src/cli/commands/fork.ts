@@ -1,13 +1,10 @@
-import { BatonError } from '../../core/errors.js';
-import { trustedPrograms } from '../../executors/trusted-programs.js';
-import { forkRun } from '../../runtime/fork-run.js';
-import { resolveHome } from '../../runtime/home.js';
-import { openStore } from '../../runtime/open-store.js';
-import { defaultAgent } from '../../runtime/settings.js';
+import { forkRun } from '../../runtime/commands/rerun-commands.js';
+import { withCommandContext } from '../../runtime/open-store.js';
 import { loadPlanFile } from '../../workflow/load-plan-file.js';
 import { EXIT } from '../exit-codes.js';
 import { printJson } from '../format.js';
 import type { GlobalOptions } from '../global-options.js';
+import { parseInputs } from '../prepare-run.js';
 
 interface ForkOptions extends GlobalOptions {
   from: string;
@@ -19,32 +16,16 @@ interface ForkOptions extends GlobalOptions {
   agent?: string;
 }
 
-function parseInputs(pairs: readonly string[] = []): Record<string, string> {
-  const inputs: Record<string, string> = {};
-  for (const pair of pairs) {
-    const eq = pair.indexOf('=');
-    if (eq <= 0)
-      throw new BatonError(
-        'INVALID_ARGUMENT',
-        `--input "${pair}": expected name=value, e.g. --input region=eu`,
-      );
-    inputs[pair.slice(0, eq)] = pair.slice(eq + 1);
-  }
-  return inputs;
-}
-
 /**
  * `baton fork <run> --from <step>`: a new run keeping the results of the steps that do not depend
- * on `<step>` (runtime/fork-run.ts). It reads the store unmasked: kept results are copied as stored.
+ * on `<step>` (runtime/commands/rerun-commands.ts: kept results are copied as stored, the answer
+ * is masked).
  */
 export async function forkCommand(runId: string, options: ForkOptions): Promise<number> {
-  const inputs = parseInputs(options.input);
+  const inputs = parseInputs(options.input, 'region=eu');
   const loaded = options.plan === undefined ? undefined : await loadPlanFile(options.plan);
-  const home = resolveHome(options);
-  const agent = defaultAgent(options.agent);
-  const store = await openStore(options, 'read');
-  try {
-    const fork = await forkRun(store, {
+  return withCommandContext(options, async (ctx) => {
+    const fork = await forkRun(ctx, {
       runId,
       from: options.from,
       ...(loaded ? { plan: loaded.plan, planPath: options.plan! } : {}),
@@ -52,9 +33,7 @@ export async function forkCommand(runId: string, options: ForkOptions): Promise<
       ...(options.id ? { newRunId: options.id } : {}),
       ...(options.workspace ? { workspace: options.workspace } : {}),
       ...(options.allowWorkspace ? { allowWorkspace: options.allowWorkspace } : {}),
-      batonHome: home,
-      trust: () => trustedPrograms(home, process.env),
-      ...(agent ? { defaultAgent: agent } : {}),
+      ...(options.agent ? { agent: options.agent } : {}),
     });
     const id = fork.summary.id;
     if (options.json) {
@@ -70,7 +49,5 @@ export async function forkCommand(runId: string, options: ForkOptions): Promise<
     ];
     process.stdout.write(`${lines.join('\n')}\n`);
     return EXIT.ok;
-  } finally {
-    await store.close();
-  }
+  });
 }

@@ -78,47 +78,58 @@ export async function importCommand(
   const { legacyConfigFromEnv } = await import('../../legacy/legacy-config.js');
   const { readLegacyState } = await import('../../legacy/state-file-io.js');
   const { planFromLegacyState } = await import('../../legacy/import-state.js');
-  const { prepareRun, startRun } = await import('../../engine/start-run.js');
-  const { openStore } = await import('../../runtime/open-store.js');
+  const { prepareRun, startRun } = await import('../../runtime/commands/start-commands.js');
+  const { withCommandContext } = await import('../../runtime/open-store.js');
   const { resolveHome } = await import('../../runtime/home.js');
   const state = readLegacyState(statePath);
   if (!state) throw new BatonError('PLAN_NOT_FOUND', `state file not found: ${statePath}`);
   const { trustedPrograms } = await import('../../executors/trusted-programs.js');
-  const trust = trustedPrograms(resolveHome(options), process.env);
-  const config = legacyConfigFromEnv(process.env, dirname(resolve(statePath)), trust);
+  const home = resolveHome(options);
+  const config = legacyConfigFromEnv(
+    process.env,
+    dirname(resolve(statePath)),
+    trustedPrograms(home, process.env),
+  );
   const { plan, completedSteps, workspace } = planFromLegacyState(state, statePath, config);
-  const prepared = prepareRun({
-    plan,
-    trust,
-    workspace,
-    completedSteps,
-    batonHome: resolveHome(options),
-    ...(options.allowWorkspace ? { allowWorkspace: options.allowWorkspace } : {}),
-    ...(options.id ? { runId: options.id } : options.new ? {} : { runId: importRunId(statePath) }),
-  });
-  const store = await openStore(options);
-  try {
-    // The same file with the same content was imported before: that run, not a second one.
-    const earlier = options.id || options.new ? null : await store.getRun(prepared.id);
-    if (earlier) {
-      if (options.json) printJson({ ...earlier, created: false });
-      else
+  // Named by the file and its content unless told otherwise: importing it again finds that run.
+  const derivedId = !options.id && !options.new;
+  const prepared = prepareRun(
+    { home },
+    {
+      plan,
+      workspace,
+      completedSteps,
+      ...(options.allowWorkspace ? { allowWorkspace: options.allowWorkspace } : {}),
+      ...(options.id ? { runId: options.id } : derivedId ? { runId: importRunId(statePath) } : {}),
+    },
+  );
+  return withCommandContext(
+    options,
+    async (ctx) => {
+      // The same file with the same content was imported before: that run, not a second one.
+      const earlier = derivedId ? await ctx.store.getRun(prepared.run.id) : null;
+      if (earlier) {
+        if (options.json) printJson({ ...earlier, created: false });
+        else
+          process.stdout.write(
+            `${statePath} was already imported as run ${earlier.id} (same file, same content; ${earlier.status}): nothing changed\n` +
+              'import it again as another run with: baton import --new\n',
+          );
+        return EXIT.ok;
+      }
+      const started = await startRun(ctx, prepared);
+      // `--id` of a stored run: refused, whether or not it is this run.
+      if (!started.created)
+        throw new BatonError('INVALID_ARGUMENT', `a run with id "${prepared.run.id}" already exists`);
+      if (options.json) printJson({ ...started.run, created: true });
+      else {
         process.stdout.write(
-          `${statePath} was already imported as run ${earlier.id} (same file, same content; ${earlier.status}): nothing changed\n` +
-            'import it again as another run with: baton import --new\n',
+          `imported ${statePath} as run ${started.run.id}: ${plan.steps.length} steps, ${completedSteps.length} already done\n` +
+            `drive it with: baton check   (the state file was not changed; stop its old heartbeat line)\n`,
         );
+      }
       return EXIT.ok;
-    }
-    const run = await startRun(store, prepared);
-    if (options.json) printJson({ ...run, created: true });
-    else {
-      process.stdout.write(
-        `imported ${statePath} as run ${run.id}: ${plan.steps.length} steps, ${completedSteps.length} already done\n` +
-          `drive it with: baton check   (the state file was not changed; stop its old heartbeat line)\n`,
-      );
-    }
-    return EXIT.ok;
-  } finally {
-    await store.close();
-  }
+    },
+    'write',
+  );
 }

@@ -1,10 +1,14 @@
 import { dirname, resolve } from 'node:path';
-import { BatonError, isBatonError } from '../../core/errors.js';
+import { BatonError } from '../../core/errors.js';
 import { formatDuration } from '../../runtime/format.js';
 import { databasePath, resolveHome } from '../../runtime/home.js';
-import { type StoreTarget, storeTarget } from '../../runtime/open-store.js';
-import { COPIED_TABLES, copyHomeToPostgres, type HomeCopyResult } from '../../store/home-copy/copy-home.js';
-import { maskPassword } from '../../store/postgres/pg-url.js';
+import {
+  COPIED_TABLES,
+  type HomeCopyResult,
+  maskStoreUrl,
+  migrateHome,
+  migrationTarget,
+} from '../../runtime/home-migration.js';
 import { EXIT } from '../exit-codes.js';
 import { printJson, table } from '../format.js';
 import type { GlobalOptions } from '../global-options.js';
@@ -13,35 +17,6 @@ interface MigrateOptions extends GlobalOptions {
   from?: string;
   to?: string;
   runs?: string;
-}
-
-const POSTGRES_URL = /^postgres(ql)?:\/\//i;
-
-/** The PostgreSQL store to copy into: `--to`, else `--store`, else BATON_DATABASE_URL. */
-function copyTarget(options: MigrateOptions): Extract<StoreTarget, { kind: 'postgres' }> {
-  if (options.to === undefined) {
-    const target = storeTarget(options);
-    if (target.kind === 'postgres') return target;
-    throw new BatonError(
-      'CONFIG_INVALID',
-      '--to: required: the PostgreSQL database to copy into, e.g. --to postgres://user:password@host:5432/db ' +
-        '(or set BATON_DATABASE_URL)',
-    );
-  }
-  if (!POSTGRES_URL.test(options.to.trim())) {
-    throw new BatonError(
-      'CONFIG_INVALID',
-      `--to: ${JSON.stringify(maskPassword(options.to))} is not a PostgreSQL URL; give postgres://user:password@host:5432/database ` +
-        '(add ?schema=<name> for a schema other than "baton")',
-    );
-  }
-  try {
-    return storeTarget({ store: options.to }) as Extract<StoreTarget, { kind: 'postgres' }>;
-  } catch (error) {
-    // storeTarget names the flag it usually reads; here the URL came from --to.
-    if (isBatonError(error)) throw new BatonError(error.code, error.message.replace(/^--store:/, '--to:'));
-    throw error;
-  }
 }
 
 function parseRunList(value: string): string[] {
@@ -90,15 +65,15 @@ function countsTable(result: HomeCopyResult): string {
  */
 export async function migrateCommand(options: MigrateOptions): Promise<number> {
   const from = resolve(options.from ?? databasePath(resolveHome(options)));
-  const target = copyTarget(options);
+  const target = migrationTarget(options.to, options);
   const runIds = options.runs === undefined ? null : parseRunList(options.runs);
-  const result = await copyHomeToPostgres({ from, url: target.url, schema: target.schema, runIds });
+  const result = await migrateHome({ from, target, runIds });
   const home = dirname(from);
   if (options.json) {
     printJson({
       ok: result.ok,
       from,
-      to: maskPassword(target.url),
+      to: maskStoreUrl(target.url),
       schema: target.schema,
       runs: result.runIds.length,
       counts: Object.fromEntries(

@@ -3,9 +3,9 @@ import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { BatonError } from '../../core/errors.js';
 import { staleSteps } from '../../core/stale-steps.js';
-import { withExistingStore } from '../../runtime/open-store.js';
+import { withCommandContext } from '../../runtime/open-store.js';
 import { parsePositiveInt } from '../../runtime/parse-values.js';
-import type { ScheduleSlot } from '../../store/store.js';
+import type { ScheduleSlot } from '../../runtime/types.js';
 import { painter, useColour } from '../colour.js';
 import { EXIT } from '../exit-codes.js';
 import { attemptLine, printJson } from '../format.js';
@@ -55,7 +55,7 @@ export async function statusCommand(
 ): Promise<number> {
   if (options.watch && runId === undefined)
     refuse('status --watch follows one run: baton status <run> --watch (baton status lists the runs)');
-  return withExistingStore(options, async (store) => {
+  return withCommandContext(options, async ({ store }) => {
     if (runId === undefined) {
       const runs = await store.listRuns({
         limit: options.limit ? parsePositiveInt(options.limit, '--limit') : 20,
@@ -100,7 +100,7 @@ export async function timelineCommand(
   runId: string,
   options: GlobalOptions & { watch?: boolean },
 ): Promise<number> {
-  return withExistingStore(options, async (store) => {
+  return withCommandContext(options, async ({ store }) => {
     if (options.watch) {
       const { watchTimeline } = await import('../watch-run.js');
       return watchTimeline(store, runId, options.json === true);
@@ -130,7 +130,7 @@ export async function logsCommand(
 ): Promise<number> {
   if (options.follow && options.json)
     refuse('logs --follow prints the log as it grows, --json lists finished attempts: give one of them');
-  return withExistingStore(options, async (store, home) => {
+  return withCommandContext(options, async ({ store, home }) => {
     const run = await requireRun(store, runId);
     const step = run.steps.find((s) => s.stepId === stepId);
     if (!step) {

@@ -1,5 +1,5 @@
-import { withExistingStore } from '../../runtime/open-store.js';
-import { decidedBy } from '../../runtime/wait-inputs.js';
+import { rerunRun } from '../../runtime/commands/rerun-commands.js';
+import { withCommandContext } from '../../runtime/open-store.js';
 import { EXIT } from '../exit-codes.js';
 import { printJson } from '../format.js';
 import type { GlobalOptions } from '../global-options.js';
@@ -13,16 +13,17 @@ interface RerunOptions extends GlobalOptions {
 
 /**
  * `baton rerun <run> --from <step> [--only] [--redo-effects]`: the step and the steps after it run
- * again (Store.rerunFrom, one transaction); a worker or `baton check` drives them.
+ * again (runtime/commands/rerun-commands.ts, one transaction); a worker or `baton check` drives them.
  */
 export async function rerunCommand(runId: string, options: RerunOptions): Promise<number> {
-  return withExistingStore(options, async (store) => {
-    const only = options.only === true;
-    const summary = await store.rerunFrom(
+  return withCommandContext(options, async (ctx) => {
+    const summary = await rerunRun(ctx, {
       runId,
-      { from: options.from, only, redoEffects: options.redoEffects === true, by: decidedBy(options.by) },
-      Date.now(),
-    );
+      from: options.from,
+      only: options.only === true,
+      redoEffects: options.redoEffects === true,
+      ...(options.by === undefined ? {} : { by: options.by }),
+    });
     const { steps, stale } = summary.rerun;
     if (options.json) {
       printJson({ ...summary, rerun: { from: options.from, ...summary.rerun } });

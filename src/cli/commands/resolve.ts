@@ -1,7 +1,7 @@
 import { BatonError } from '../../core/errors.js';
-import { openStore } from '../../runtime/open-store.js';
-import { resolveRunStep } from '../../runtime/run-actions.js';
-import { readResult } from '../../runtime/step-result-text.js';
+import { resolveStep } from '../../runtime/commands/run-commands.js';
+import { withCommandContext } from '../../runtime/open-store.js';
+import { readResultArgument } from '../../runtime/step-result-text.js';
 import { EXIT } from '../exit-codes.js';
 import { printJson } from '../format.js';
 import type { GlobalOptions } from '../global-options.js';
@@ -21,17 +21,15 @@ export async function resolveCommand(
       '--result is required: a JSON value, or a file holding one (or text)',
     );
   }
-  const result = readResult(options.result);
-  const store = await openStore(options, 'read');
-  try {
-    const summary = await resolveRunStep(store, runId, stepId, result, Date.now());
+  // Read (a file) and checked before any store is opened.
+  const result = readResultArgument(options.result);
+  return withCommandContext(options, async (ctx) => {
+    const summary = await resolveStep(ctx, { runId, stepId, result: result.text, where: result.where });
     if (options.json) printJson(summary);
     else {
       const next = summary.status === 'running' ? ' (baton check or baton worker drives it)' : '';
       process.stdout.write(`step ${stepId} resolved; run is ${summary.status}${next}\n`);
     }
     return EXIT.ok;
-  } finally {
-    await store.close();
-  }
+  });
 }

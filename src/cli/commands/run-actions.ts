@@ -1,5 +1,5 @@
-import { withExistingStore } from '../../runtime/open-store.js';
-import { applyRunCommand, type RunCommand } from '../../runtime/run-actions.js';
+import { applyRunCommand, type RunCommand } from '../../runtime/commands/run-commands.js';
+import { withCommandContext } from '../../runtime/open-store.js';
 import { EXIT } from '../exit-codes.js';
 import { printJson } from '../format.js';
 import type { GlobalOptions } from '../global-options.js';
@@ -24,8 +24,12 @@ export async function manageCommand(
   stepId: string | undefined,
   options: GlobalOptions,
 ): Promise<number> {
-  return withExistingStore(options, async (store) => {
-    const summary = await applyRunCommand(store, command, runId, stepId, Date.now());
+  return withCommandContext(options, async (ctx) => {
+    const summary = await applyRunCommand(ctx, {
+      command,
+      runId,
+      ...(stepId === undefined ? {} : { stepId }),
+    });
     const done = DONE[command];
     if (options.json) printJson(summary);
     else {

@@ -1,10 +1,9 @@
-import { BatonError } from '../../core/errors.js';
-import { resumeRefusal, startRun } from '../../engine/start-run.js';
+import { startRun } from '../../runtime/commands/start-commands.js';
 import { blockedHints, formatDuration, stepProgress } from '../../runtime/format.js';
-import { resolveHome } from '../../runtime/home.js';
-import { openStore } from '../../runtime/open-store.js';
+import { openCommandContext } from '../../runtime/open-store.js';
+import { requireRun } from '../../runtime/run-reads.js';
 import { engineSettings } from '../../runtime/settings.js';
-import type { RunDetail } from '../../store/store.js';
+import type { RunDetail } from '../../runtime/types.js';
 import { type EngineCliOptions, engineFromCli } from '../engine-setup.js';
 import { EXIT } from '../exit-codes.js';
 import { printJson } from '../format.js';
@@ -30,24 +29,24 @@ export interface RunOptions extends GlobalOptions, EngineCliOptions {
  * ended only reports); anything else is refused.
  */
 export async function runCommand(planPath: string, options: RunOptions): Promise<number> {
-  const { plan, prepared } = await prepareRunFromCli(planPath, options);
+  const prepared = await prepareRunFromCli(planPath, options);
+  const { plan } = prepared;
   const settings = engineSettings(options);
-  const home = resolveHome(options);
-  const store = await openStore(options);
+  const { ctx, close } = await openCommandContext(options, 'write');
   try {
-    const stored = options.id ? await store.getRun(prepared.id) : null;
+    // A run of that id (`--id`) that is this run is answered as it is; another one is refused.
+    const started = await startRun(ctx, prepared);
+    const stored = started.created ? null : await requireRun(ctx.store, started.run.id);
     if (stored) {
-      const refusal = resumeRefusal(stored, prepared);
-      if (refusal) throw new BatonError('INVALID_ARGUMENT', refusal);
-      const started = new Date(stored.createdAt).toISOString();
+      const startedAt = new Date(stored.createdAt).toISOString();
       const done = `${stepProgress(stored)} steps done`;
       process.stderr.write(
         stored.status === 'running'
-          ? `baton run: resuming run ${stored.id} (started ${started}, ${done})\n`
-          : `baton run: run ${stored.id} already ${stored.status.replace('_', ' ')} (started ${started}, ${done})\n`,
+          ? `baton run: resuming run ${stored.id} (started ${startedAt}, ${done})\n`
+          : `baton run: run ${stored.id} already ${stored.status.replace('_', ' ')} (started ${startedAt}, ${done})\n`,
       );
     }
-    const created = stored ?? (await startRun(store, prepared));
+    const created = stored ?? started.run;
     if (options.detach) {
       if (options.json) printJson(created);
       else
@@ -67,17 +66,16 @@ export async function runCommand(planPath: string, options: RunOptions): Promise
         ? null
         : new LineProgress(process.stdout, false);
     const engine = engineFromCli(
-      store,
-      home,
+      ctx,
       settings,
       progress ? { onClaim: progress.onClaim, onSettle: progress.onSettle } : {},
     );
     // WAITING lines and the statuses no attempt reports; with --json, on stderr: stdout is the run's JSON.
-    const follower = new RunFollower(store, created.id, plan, {
+    const follower = new RunFollower(ctx.store, created.id, plan, {
       out: options.json ? process.stderr : process.stdout,
       ...(progress instanceof LiveStepList ? { list: progress } : {}),
-      home,
-      env: process.env,
+      home: ctx.home,
+      env: ctx.env,
     });
     follower.start();
     const signals = watchStopSignals();
@@ -95,7 +93,7 @@ export async function runCommand(planPath: string, options: RunOptions): Promise
       signals.remove();
       await follower.stop();
     }
-    const run = (await store.getRun(created.id))!;
+    const run = await requireRun(ctx.store, created.id);
     if (signal) {
       const code = STOP_SIGNAL_EXIT[signal];
       process.stderr.write(`${stoppedLine(signal, run, planPath, options.stopAgents === true)}\n`);
@@ -109,7 +107,7 @@ export async function runCommand(planPath: string, options: RunOptions): Promise
     else printOutcome(run);
     return run.status === 'succeeded' ? EXIT.ok : run.status === 'running' ? EXIT.ok : EXIT.workFailed;
   } finally {
-    await store.close();
+    await close();
   }
 }
 

@@ -1,17 +1,25 @@
 import { validateScheduleName } from '../../core/schedule/schedule-rules.js';
+import {
+  addSchedule,
+  listSchedules,
+  removeSchedule,
+  scheduleSnapshot,
+  setSchedulePaused,
+  showSchedule,
+  triggerSchedule,
+  updateSchedule,
+} from '../../runtime/commands/schedule-commands.js';
 import { formatTime } from '../../runtime/format.js';
-import { openStore, storeExists, withExistingStore } from '../../runtime/open-store.js';
+import { storeExists, withCommandContext } from '../../runtime/open-store.js';
 import { parsePositiveInt } from '../../runtime/parse-values.js';
 import { parseTimeOption, type ScheduleOptions, scheduleRules } from '../../runtime/schedule-options.js';
-import { type ScheduleSnapshot, updatedSchedule } from '../../runtime/schedule-update.js';
+import type { ScheduleSnapshot } from '../../runtime/schedule-update.js';
 import {
-  listScheduleViews,
+  scheduleNotFound as noSchedule,
   previewFireTimes,
-  requireScheduleView,
   type ScheduleView,
 } from '../../runtime/schedule-view.js';
-import { scheduleNotFound as noSchedule } from '../../store/schedules/schedule-rows.js';
-import type { NewSchedule, ScheduleSlot, Store } from '../../store/store.js';
+import type { ScheduleSlot } from '../../runtime/types.js';
 import { EXIT } from '../exit-codes.js';
 import { printJson, table } from '../format.js';
 import type { GlobalOptions } from '../global-options.js';
@@ -27,27 +35,20 @@ interface ScheduleCliOptions extends GlobalOptions, ScheduleOptions {
 
 /** The plan snapshot of `schedule add` / `update`, checked before a store is opened. */
 async function planSnapshot(planPath: string, options: ScheduleCliOptions): Promise<ScheduleSnapshot> {
-  const { prepared } = await prepareRunFromCli(planPath, { ...options, id: undefined, shadow: false });
-  return {
-    plan: prepared.plan,
-    planHash: prepared.planHash,
-    inputs: prepared.inputs,
-    workspace: prepared.workspace,
-  };
+  return scheduleSnapshot(await prepareRunFromCli(planPath, { ...options, id: undefined, shadow: false }));
 }
 
 /** `baton schedule add <name> <plan> (--cron … | --every …)`: stores the schedule with its plan snapshot. */
 export async function scheduleAddCommand(name: string, planPath: string, options: ScheduleCliOptions) {
+  // Name and timing checked before the plan, and all before a store is opened (or a home made).
   validateScheduleName(name);
-  const rules = scheduleRules(options, Date.now());
-  const spec: NewSchedule = { name, ...(await planSnapshot(planPath, options)), rules, now: Date.now() };
-  const store = await openStore(options);
-  try {
-    const added = await store.addSchedule(spec);
-    return printAdded(await requireScheduleView(store, added.name, Date.now()), 'added', options.json);
-  } finally {
-    await store.close();
-  }
+  scheduleRules(options, Date.now());
+  const snapshot = await planSnapshot(planPath, options);
+  return withCommandContext(
+    options,
+    async (ctx) => printAdded(await addSchedule(ctx, { name, snapshot, options }), 'added', options.json),
+    'write',
+  );
 }
 
 /**
@@ -57,78 +58,52 @@ export async function scheduleAddCommand(name: string, planPath: string, options
 export async function scheduleUpdateCommand(name: string, options: ScheduleCliOptions) {
   validateScheduleName(name);
   if (!storeExists(options)) throw noSchedule(name);
-  const store = await openStore(options);
-  try {
-    const current = await store.getSchedule(name);
-    if (!current) throw noSchedule(name);
-    const spec = await updatedSchedule(current, {
+  return withCommandContext(options, async (ctx) => {
+    const { view } = await updateSchedule(ctx, {
+      name,
       options,
       runOptionsGiven: Boolean(options.input || options.workspace),
       ...(options.plan ? { snapshot: () => planSnapshot(options.plan!, options) } : {}),
-      now: Date.now(),
     });
-    await store.replaceSchedule(spec);
-    return printAdded(await requireScheduleView(store, name, Date.now()), 'updated', options.json);
-  } finally {
-    await store.close();
-  }
+    return printAdded(view, 'updated', options.json);
+  });
 }
 
 /** `baton schedule list`: each schedule with its next three slots, last run and outcome, missed slots. */
 export async function scheduleListCommand(options: GlobalOptions) {
-  if (!storeExists(options)) {
-    if (options.json) printJson([]);
-    else
-      process.stdout.write(
-        'no schedules yet: add one with baton schedule add <name> <plan> --cron "<expr>"\n',
-      );
-    return EXIT.ok;
-  }
-  return withExistingStore(options, async (store) => {
-    const views = await listScheduleViews(store, Date.now());
-    if (options.json) printJson(views);
-    else if (views.length === 0)
-      process.stdout.write(
-        'no schedules yet: add one with baton schedule add <name> <plan> --cron "<expr>"\n',
-      );
-    else process.stdout.write(`${scheduleTable(views)}\n`);
-    return EXIT.ok;
-  });
+  const views = storeExists(options) ? await withCommandContext(options, listSchedules) : [];
+  if (options.json) printJson(views);
+  else if (views.length === 0)
+    process.stdout.write('no schedules yet: add one with baton schedule add <name> <plan> --cron "<expr>"\n');
+  else process.stdout.write(`${scheduleTable(views)}\n`);
+  return EXIT.ok;
 }
 
 /** `baton schedule show <name>`: one schedule with its slot history and their runs. */
 export async function scheduleShowCommand(name: string, options: GlobalOptions & { limit?: string }) {
   if (!storeExists(options)) throw noSchedule(name);
-  return withExistingStore(options, async (store) => {
-    const view = await requireScheduleView(store, name, Date.now());
-    const slots = await store.listScheduleSlots(
-      name,
-      options.limit ? parsePositiveInt(options.limit, '--limit') : 20,
-    );
-    if (options.json) printJson({ ...view, slots });
-    else process.stdout.write(`${scheduleTable([view])}\n\n${slotTable(slots)}\n`);
+  const limit = options.limit ? parsePositiveInt(options.limit, '--limit') : 20;
+  return withCommandContext(options, async (ctx) => {
+    const shown = await showSchedule(ctx, { name, limit });
+    if (options.json) printJson(shown);
+    else process.stdout.write(`${scheduleTable([shown])}\n\n${slotTable(shown.slots)}\n`);
     return EXIT.ok;
   });
 }
 
 export async function schedulePauseCommand(name: string, options: GlobalOptions) {
-  return onSchedule(name, options, (store) => store.pauseSchedule(name, Date.now()), 'paused');
+  return pausedOrNot(name, options, true);
 }
 
 export async function scheduleResumeCommand(name: string, options: GlobalOptions) {
-  return onSchedule(name, options, (store) => store.resumeSchedule(name, Date.now()), 'resumed');
+  return pausedOrNot(name, options, false);
 }
 
 /** `baton schedule rm <name>`: the schedule and its slot history go; its runs stay. */
 export async function scheduleRemoveCommand(name: string, options: GlobalOptions) {
   if (!storeExists(options)) throw noSchedule(name);
-  const store = await openStore(options);
-  try {
-    if (!(await store.removeSchedule(name))) throw noSchedule(name);
-  } finally {
-    await store.close();
-  }
-  if (options.json) printJson({ name, removed: true });
+  const removed = await withCommandContext(options, (ctx) => removeSchedule(ctx, { name }));
+  if (options.json) printJson(removed);
   else process.stdout.write(`schedule ${name}: removed (its runs stay)\n`);
   return EXIT.ok;
 }
@@ -136,15 +111,12 @@ export async function scheduleRemoveCommand(name: string, options: GlobalOptions
 /** `baton schedule trigger <name>`: starts a run of it now, whatever its timing and overlap. */
 export async function scheduleTriggerCommand(name: string, options: GlobalOptions) {
   if (!storeExists(options)) throw noSchedule(name);
-  const store = await openStore(options);
-  try {
-    const run = await store.triggerSchedule(name, Date.now());
+  return withCommandContext(options, async (ctx) => {
+    const run = await triggerSchedule(ctx, { name });
     if (options.json) printJson(run);
     else process.stdout.write(`schedule ${name}: started run ${run.id}; baton check (or a worker) runs it\n`);
     return EXIT.ok;
-  } finally {
-    await store.close();
-  }
+  });
 }
 
 /** `baton schedule preview --cron "<expr>" [--tz] [--from] [--count]`: when an expression fires. Opens no store. */
@@ -163,20 +135,12 @@ export async function schedulePreviewCommand(
   return EXIT.ok;
 }
 
-async function onSchedule(
-  name: string,
-  options: GlobalOptions,
-  change: (store: Store) => Promise<unknown>,
-  verb: string,
-): Promise<number> {
+/** `baton schedule pause|resume <name>`. */
+async function pausedOrNot(name: string, options: GlobalOptions, paused: boolean): Promise<number> {
   if (!storeExists(options)) throw noSchedule(name);
-  const store = await openStore(options);
-  try {
-    await change(store);
-    return printAdded(await requireScheduleView(store, name, Date.now()), verb, options.json);
-  } finally {
-    await store.close();
-  }
+  return withCommandContext(options, async (ctx) =>
+    printAdded(await setSchedulePaused(ctx, { name, paused }), paused ? 'paused' : 'resumed', options.json),
+  );
 }
 
 function printAdded(view: ScheduleView, verb: string, json: boolean | undefined): number {

@@ -32,11 +32,7 @@ export async function serveCommand(options: ServeOptions): Promise<number> {
     );
   }
   const port = parsePort(options.port);
-  const { publicUrlOf } = await import('../../engine/wait-urls.js');
-  const publicUrl =
-    options.publicUrl !== undefined
-      ? publicUrlOf(options.publicUrl, '--public-url')
-      : publicUrlOf(process.env.BATON_PUBLIC_URL, 'BATON_PUBLIC_URL');
+  const publicUrl = (await import('../../runtime/public-url.js')).publicUrl(options.publicUrl);
   const token =
     options.tokenFile === undefined
       ? newSessionToken()

@@ -1,7 +1,6 @@
 import { BatonError } from '../../core/errors.js';
-import { openStore } from '../../runtime/open-store.js';
-import { decideWait, sendEventToWaits } from '../../runtime/run-actions.js';
-import { engineSettings } from '../../runtime/settings.js';
+import { decideStep, sendEvent } from '../../runtime/commands/run-commands.js';
+import { withCommandContext } from '../../runtime/open-store.js';
 import { decidedBy, readEventData } from '../../runtime/wait-inputs.js';
 import { EXIT } from '../exit-codes.js';
 import { printJson } from '../format.js';
@@ -30,16 +29,8 @@ export async function decideStepCommand(
       `--delay is for approving a proposed run (baton approve ${runId}), not a step: remove it`,
     );
   const by = decidedBy(options.by);
-  const store = await openStore(options, 'read');
-  try {
-    const summary = await decideWait(
-      store,
-      runId,
-      stepId,
-      decision,
-      { by, comment: options.comment ?? null },
-      Date.now(),
-    );
+  return withCommandContext(options, async (ctx) => {
+    const summary = await decideStep(ctx, { runId, stepId, decision, by, comment: options.comment ?? null });
     if (options.json) printJson(summary);
     else {
       const next =
@@ -51,9 +42,7 @@ export async function decideStepCommand(
       );
     }
     return EXIT.ok;
-  } finally {
-    await store.close();
-  }
+  });
 }
 
 /** `--comment` and `--by` are for a step: approving or rejecting a whole proposed run takes neither. */
@@ -75,15 +64,15 @@ export async function sendCommand(
   event: string,
   options: GlobalOptions & { run?: string; data?: string },
 ): Promise<number> {
-  const dataJson = readEventData(options.data);
-  const store = await openStore(options, 'read');
-  try {
-    const deliveries = await sendEventToWaits(
-      store,
-      { event, dataJson, ...(options.run === undefined ? {} : { runId: options.run }) },
-      { env: process.env, secretValues: engineSettings(options).secrets ?? [] },
-      Date.now(),
-    );
+  // Read (a file) and checked before any store is opened.
+  const data = readEventData(options.data);
+  return withCommandContext(options, async (ctx) => {
+    const deliveries = await sendEvent(ctx, {
+      event,
+      data,
+      where: '--data',
+      ...(options.run === undefined ? {} : { runId: options.run }),
+    });
     if (options.json) printJson(deliveries);
     else {
       for (const d of deliveries) {
@@ -97,7 +86,5 @@ export async function sendCommand(
       }
     }
     return EXIT.ok;
-  } finally {
-    await store.close();
-  }
+  });
 }

@@ -1,9 +1,9 @@
 import { BatonError } from '../../core/errors.js';
-import { resolveHome } from '../../runtime/home.js';
+import type { CommandContext } from '../../runtime/commands/context.js';
 import { storeTarget, storeWaitMs } from '../../runtime/open-store.js';
 import { parseDurationOption } from '../../runtime/parse-values.js';
 import { engineSettings } from '../../runtime/settings.js';
-import type { Store } from '../../store/store.js';
+import type { EngineMeter } from '../../runtime/types.js';
 import { type EngineCliOptions, engineFromCli, handleStopSignals } from '../engine-setup.js';
 import { EXIT } from '../exit-codes.js';
 import type { GlobalOptions } from '../global-options.js';
@@ -32,26 +32,24 @@ export async function workerCommand(options: WorkerOptions): Promise<number> {
   const settings = engineSettings(options);
   const graceMs = options.grace ? parseDurationOption(options.grace, '--grace') : 30_000;
   const listen = await metricsListen(options);
-  const home = resolveHome(options);
-  const store = await openStoreUntilStopped(
+  const opened = await openStoreUntilStopped(
     options,
     storeWaitMs(options.storeWait, Number.POSITIVE_INFINITY),
     'worker',
   );
   // SIGINT or SIGTERM while the store was still unreachable: nothing ran, nothing to finish.
-  if (store === null) return EXIT.ok;
+  if (opened === null) return EXIT.ok;
+  const { ctx } = opened;
   try {
     const progress = options.quiet ? null : new LineProgress(process.stdout, true);
-    const { EngineMeter } = await import('../../engine/engine-meter.js');
-    const meter = listen === null ? undefined : new EngineMeter();
+    const meter = listen === null ? undefined : new (await import('../../runtime/metrics.js')).EngineMeter();
     const engine = engineFromCli(
-      store,
-      home,
+      ctx,
       settings,
       progress ? { onClaim: progress.onClaim, onSettle: progress.onSettle } : {},
       meter,
     );
-    const metrics = listen === null ? null : await serveMetrics(store, meter!, listen, options);
+    const metrics = listen === null ? null : await serveMetrics(ctx, meter!, listen, options);
     const removeHandlers = handleStopSignals(engine, graceMs, (line) =>
       process.stderr.write(`baton worker: ${line}\n`),
     );
@@ -64,7 +62,7 @@ export async function workerCommand(options: WorkerOptions): Promise<number> {
     }
     return EXIT.ok;
   } finally {
-    await store.close();
+    await opened.close();
   }
 }
 
@@ -99,10 +97,10 @@ async function metricsListen(options: WorkerOptions): Promise<MetricsListen | nu
   return { host, port, scrapeToken };
 }
 
-/** This worker's `/metrics`: the store's figures and its own engine's cycle latency. */
+/** This worker's `/metrics`: the store's figures (read through the masking boundary) and its own engine's cycle latency. */
 async function serveMetrics(
-  store: Store,
-  meter: import('../../engine/engine-meter.js').EngineMeter,
+  ctx: CommandContext,
+  meter: EngineMeter,
   listen: MetricsListen,
   options: WorkerOptions,
 ): Promise<{ close(): Promise<void> }> {
@@ -111,7 +109,7 @@ async function serveMetrics(
     import('../../console/metrics-server.js'),
   ]);
   const running = await startMetricsServer({
-    metrics: new BatonMetrics(store, { meter }),
+    metrics: new BatonMetrics(ctx.store, { meter }),
     host: listen.host,
     port: listen.port,
     scrapeToken: listen.scrapeToken,

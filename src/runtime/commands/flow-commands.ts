@@ -16,8 +16,8 @@ export interface FlowLimitRequest {
   names?: { concurrency: string; rate: string };
 }
 
-/** `baton flow set <key>`: the key's limit, whole, from every worker's next claim on. */
-export async function setFlowLimit(ctx: CommandContext, request: FlowLimitRequest): Promise<FlowLimit> {
+/** The limit a request gives, checked (a door may check it before it opens a store). */
+export function flowLimitOf(request: FlowLimitRequest): FlowLimit {
   const names = request.names ?? { concurrency: '--concurrency', rate: '--rate' };
   const concurrency =
     request.concurrency === undefined
@@ -25,11 +25,16 @@ export async function setFlowLimit(ctx: CommandContext, request: FlowLimitReques
       : typeof request.concurrency === 'number'
         ? parsePositiveInt(String(request.concurrency), names.concurrency, 100_000)
         : parsePositiveInt(request.concurrency, names.concurrency, 100_000);
-  const limit = validateFlowLimit({
+  return validateFlowLimit({
     key: request.key,
     concurrency,
     rate: request.rate === undefined ? null : parseFlowRate(request.rate, names.rate),
   });
+}
+
+/** `baton flow set <key>`: the key's limit, whole, from every worker's next claim on. */
+export async function setFlowLimit(ctx: CommandContext, request: FlowLimitRequest): Promise<FlowLimit> {
+  const limit = flowLimitOf(request);
   await ctx.store.setFlowLimit(limit, ctx.now());
   ctx.nudge();
   return limit;
@@ -44,11 +49,16 @@ export async function removeFlowLimit(
   request: { key: string; missingOk?: boolean },
 ): Promise<{ key: string; removed: boolean }> {
   const { key } = request;
-  if (!FLOW_KEY_PATTERN.test(key)) validateFlowLimit({ key, concurrency: 1, rate: null });
+  checkFlowKey(key);
   const removed = await ctx.store.removeFlowLimit(key);
   if (!removed && !request.missingOk) throw noFlowLimit(key);
   ctx.nudge();
   return { key, removed };
+}
+
+/** Refuses a key no limit can have (validateFlowLimit's message, naming the pattern). */
+export function checkFlowKey(key: string): void {
+  if (!FLOW_KEY_PATTERN.test(key)) validateFlowLimit({ key, concurrency: 1, rate: null });
 }
 
 export function noFlowLimit(key: string): BatonError {

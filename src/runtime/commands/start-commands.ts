@@ -54,6 +54,8 @@ export interface RunRequest {
   shadow?: boolean;
   /** Stored as proposed: it starts when a person approves it. */
   awaitingApproval?: boolean;
+  /** Steps stored as done already (`baton import` of a skill state file). */
+  completedSteps?: readonly string[];
 }
 
 /** A run prepared for the store, with what its agent commands lack for Baton to read their output. */
@@ -84,6 +86,7 @@ export function prepareRun(starting: StartingProcess, request: RunRequest): Prep
     ...(agent ? { defaultAgent: agent } : {}),
     ...(request.runId ? { runId: request.runId } : {}),
     ...(request.awaitingApproval ? { awaitingApproval: true } : {}),
+    ...(request.completedSteps ? { completedSteps: request.completedSteps } : {}),
   });
   return {
     plan,
