@@ -34,7 +34,7 @@ const PLANTED: [string, string, boolean][] = [
   ['src/cli/from-engine.ts', '../engine/engine.js', true],
   ['src/mcp/from-cli.ts', '../cli/format.js', false],
   ['src/mcp/from-sqlite.ts', '../store/sqlite/sqlite-store.js', false],
-  ['src/mcp/from-runtime.ts', '../runtime/run-actions.js', true],
+  ['src/mcp/from-runtime.ts', '../runtime/commands/run-commands.js', true],
   ['src/runtime/from-mcp.ts', '../mcp/mcp-server.js', false],
 ];
 

@@ -1,8 +1,8 @@
 import { readdir, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { redactValue } from '../core/redact.js';
-import { RunSecretsCache } from '../engine/run-secrets-cache.js';
 import type { CommandContext } from './commands/context.js';
+import { planSecrets } from './plan-secrets.js';
 
 /**
  * `baton gc`: runs that finished before a time removed (their steps, events, attempts and logs), a
@@ -41,7 +41,7 @@ export async function collectGarbage(ctx: CommandContext, request: CollectReques
   const dryRun = request.dryRun ?? false;
   const vacuumed = (request.vacuum ?? false) && !dryRun;
   const store = ctx.unmasked;
-  const processSecrets = new RunSecretsCache(ctx.env, ctx.secretValues).secretsFor(undefined);
+  const processSecrets = planSecrets(ctx);
   const before = ctx.now() - request.olderThanMs;
   let runs = 0;
   let afterId: string | undefined;

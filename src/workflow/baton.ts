@@ -16,10 +16,10 @@ import type { BatonMetrics } from '../runtime/metrics.js';
 import { METRICS_CONTENT_TYPE } from '../runtime/metrics-text.js';
 import { openSqliteStoreNow } from '../runtime/open-sqlite-now.js';
 import { openStoreTarget, type StoreAsker, type StoreTarget, storeTarget } from '../runtime/open-store.js';
-import { runResults } from '../runtime/run-results.js';
 import { API_OPTION_NAMES } from '../runtime/schedule-options.js';
 import type { ScheduleView } from '../runtime/schedule-view.js';
 import { type EngineSettings, engineSettings } from '../runtime/settings.js';
+import { readStepResults } from '../runtime/step-results.js';
 import {
   type Engine,
   EngineMeter,
@@ -331,7 +331,7 @@ export class Baton {
       if (!current) throw runNotFound(runId);
       if (current.status === 'succeeded') {
         const ids = current.plan.steps.map((step) => step.id);
-        const results = await runResults(ctx, runId, ids);
+        const results = await readStepResults(ctx, current, ids);
         return Object.fromEntries(Object.entries(results).map(([id, result]) => [id, resultValue(result)]));
       }
       if (current.status !== 'running' && current.status !== 'awaiting_approval') {
