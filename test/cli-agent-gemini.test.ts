@@ -1,6 +1,7 @@
 import { mkdirSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { attemptBoundMs, CLI_START_MS } from './helpers/agent-cli-bounds.js';
 import { agentStepSuite } from './helpers/agent-step-suite.js';
 import {
   agentTurn,
@@ -45,13 +46,14 @@ describe('gemini through baton: its temp files', () => {
       defaults: { agent: { command: cliCommand('gemini', { shell: true }) }, retry: { maxAttempts: 1 } },
       limits: { concurrency: 2 },
       steps: [
-        { id: 'auth', instruction: 'FAULT-401', timeoutMs: '2m' },
-        { id: 'hang', instruction: 'HANG-HERE: run the long command', timeoutMs: 20_000 },
+        { id: 'auth', instruction: 'FAULT-401', timeoutMs: attemptBoundMs('gemini') },
+        // gemini must reach its shell tool before the timeout stops it: its start is the bound.
+        { id: 'hang', instruction: 'HANG-HERE: run the long command', timeoutMs: CLI_START_MS.gemini },
       ],
     });
     expect((await stepAttempts(c, run.id, 'auth'))[0]?.failureClass).toBe('fatal');
     const [hang] = await stepAttempts(c, run.id, 'hang');
-    expect(hang?.message).toMatch(/timed out after 20000 ms/);
+    expect(hang?.message).toMatch(`timed out after ${CLI_START_MS.gemini} ms`);
     // The model asked for the shell command before the attempt was stopped.
     expect(server.requests.some((r) => r.scriptIndex === 1)).toBe(true);
     expect(readdirSync(batonTmp).filter((name) => name.startsWith('gemini-'))).toEqual([]);

@@ -10,6 +10,7 @@ import { existsSync, mkdirSync, readdirSync, realpathSync, writeFileSync } from 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect, it } from 'vitest';
+import { attemptBoundMs, CLI_START_MS, testBoundMs } from './helpers/agent-cli-bounds.js';
 import {
   agentTurn,
   attemptTempFolders,
@@ -25,7 +26,8 @@ import { describeWithOpenclaw, openclawEntry, openclawNode } from './helpers/moc
 /** openclaw's lock folder: fixed under /tmp, keyed on the user id (see openclaw.ts). */
 const lockFolder = `/tmp/openclaw-state-locks-${process.getuid?.() ?? 0}`;
 
-describeWithOpenclaw('openclaw as the skill runs it', () => {
+// Long enough for two attempts one after the other (the --message-file test).
+describeWithOpenclaw('openclaw as the skill runs it', { timeout: testBoundMs('openclaw', 2) }, () => {
   const serve = mockPerTest();
 
   it('a command with --message-file - (or a bare --message-file last) gets the prompt on stdin and runs', async () => {
@@ -37,7 +39,7 @@ describeWithOpenclaw('openclaw as the skill runs it', () => {
     const seen = watchStateDirs(c.home, []);
     const { result, run } = await runPlan(c, {
       name: 'openclaw-message-file',
-      defaults: { timeoutMs: '3m' },
+      defaults: { timeoutMs: attemptBoundMs('openclaw') },
       steps: [
         {
           id: 'dash',
@@ -61,7 +63,7 @@ describeWithOpenclaw('openclaw as the skill runs it', () => {
     // openclaw removed its state folders itself, and Baton the lock files it left for them.
     expect(seen.dirs.size).toBeGreaterThan(0);
     expect(lockFilesOf(seen.dirs)).toEqual([]);
-  }, 300_000);
+  });
 
   it('an attempt stopped at its timeout leaves nothing in the temp folder Baton was given, nor lock files of its own in /tmp', async () => {
     const server = await serve([
@@ -75,19 +77,24 @@ describeWithOpenclaw('openclaw as the skill runs it', () => {
     const seen = watchStateDirs(c.home, [batonTmp]);
     const { run } = await runPlan(c, {
       name: 'openclaw-stopped',
-      defaults: { agent: { command: cliCommand('openclaw') }, timeoutMs: 60_000, retry: { maxAttempts: 1 } },
+      // openclaw must make its per-turn state before the timeout stops it: its start is the bound.
+      defaults: {
+        agent: { command: cliCommand('openclaw') },
+        timeoutMs: CLI_START_MS.openclaw,
+        retry: { maxAttempts: 1 },
+      },
       steps: [{ id: 'stall', instruction: 'STALL-HERE: wait for the model' }],
     }).finally(seen.stop);
     const [attempt] = await stepAttempts(c, run.id, 'stall');
     expect(attempt?.failureClass).toBe('transient');
-    expect(attempt?.message).toMatch(/timed out after 60000 ms/);
+    expect(attempt?.message).toMatch(`timed out after ${CLI_START_MS.openclaw} ms`);
     // openclaw got as far as making its per-turn state before it was stopped.
     expect(seen.dirs.size, 'openclaw-agent-exec-* folders seen during the attempt').toBeGreaterThan(0);
     expect(readdirSync(batonTmp)).toEqual([]);
     expect(attemptTempFolders(c.home)).toEqual([]);
     expect(execFolders(tmpdir()).filter((name) => !systemTmpBefore.includes(name))).toEqual([]);
     expect(lockFilesOf(seen.dirs)).toEqual([]);
-  }, 300_000);
+  });
 
   it('baton agents --plan reminds of its uncapped retries for [node, …/openclaw.mjs, agent, exec], until the workspace caps them', async () => {
     const server = await serve([]);

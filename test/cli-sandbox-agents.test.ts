@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, expect, it } from 'vitest';
 import { type MockLlmServer, startMockLlmServer } from '../src/testing/mock-llm/server.js';
+import { attemptBoundMs, testBoundMs } from './helpers/agent-cli-bounds.js';
 import { cliCase, cliCommand, runPlan, shellCall, stepAttempts, writeCall } from './helpers/agent-steps.js';
 import { removeTempDirs } from './helpers/cli.js';
 import { type AgentCli, describeWithOpenclaw } from './helpers/mock-cli.js';
@@ -44,7 +45,11 @@ async function confinedStep(cli: AgentCli): Promise<void> {
   );
   const { result, run } = await runPlan(c, {
     name: `${cli}-confined`,
-    defaults: { agent: { command: cliCommand(cli, { shell: true }) }, timeoutMs: '2m', sandbox: 'workspace' },
+    defaults: {
+      agent: { command: cliCommand(cli, { shell: true }) },
+      timeoutMs: attemptBoundMs(cli),
+      sandbox: 'workspace',
+    },
     steps: [{ id: 'write', instruction: 'CONFINED: write report.md', requiredOutputs: ['report.md'] }],
   });
   const [attempt] = await stepAttempts(c, run.id, 'write');
@@ -94,7 +99,7 @@ describeWithBwrap('real agent CLIs confined by sandbox: workspace', () => {
     it(
       'openclaw completes a step confined, writing its required output',
       () => confinedStep('openclaw'),
-      240_000,
+      testBoundMs('openclaw'),
     );
   });
 });

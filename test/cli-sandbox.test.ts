@@ -108,7 +108,9 @@ describeWithBwrap('sandbox: workspace', () => {
       fixturePlan(
         [{ id: 'hang', instruction: 'hang' }],
         {
-          defaults: { sandbox: 'workspace', timeoutMs: '3s', retry: { maxAttempts: 1 } },
+          // Long enough for both to start inside bwrap on a loaded machine (node and a child node
+          // took up to 3.3 s at a load of 25 on 2 cores): the test looks for both before the stop.
+          defaults: { sandbox: 'workspace', timeoutMs: '10s', retry: { maxAttempts: 1 } },
         },
         'agent-hang',
       ),
@@ -133,7 +135,7 @@ describeWithBwrap('sandbox: workspace', () => {
     const id = runId(result);
     const [attempt] = await attempts(home, id, 'hang');
     expect(attempt?.failureClass).toBe('transient');
-    expect(attempt?.message).toMatch(/timed out after 3000 ms/);
+    expect(attempt?.message).toMatch(/timed out after 10000 ms/);
     expect(processesOfRun(id)).toEqual([]);
     // Nor bwrap itself: its command line names the workspace.
     expect(processesWithArgument(dir)).toEqual([]);

@@ -9,6 +9,7 @@
 import { appendFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, expect, it } from 'vitest';
+import { attemptBoundMs } from './helpers/agent-cli-bounds.js';
 import { cliPath, expectExit, removeTempDirs, runBaton, tempDir } from './helpers/cli.js';
 import {
   type AgentCli,
@@ -68,11 +69,12 @@ function world(options: { codex?: boolean } = {}) {
   return { root, project, user, home: join(project, '.baton'), env, install, installAgain, agents };
 }
 
-/** The host's own CLI, stdin closed; resolves at its exit (its process group killed after 120 s). */
+/** The host's own CLI, stdin closed; resolves at its exit (its process group killed after attemptBoundMs). */
 function hostCli(cli: AgentCli, args: string[], cwd: string, env: Record<string, string>) {
+  const timeoutMs = attemptBoundMs(cli);
   return cli === 'openclaw'
-    ? runInOwnGroup(openclawNode, [openclawEntry, ...args], { cwd, env, timeoutMs: 120_000 })
-    : runInOwnGroup(agentCliPath(cli), args, { cwd, env, timeoutMs: 120_000 });
+    ? runInOwnGroup(openclawNode, [openclawEntry, ...args], { cwd, env, timeoutMs })
+    : runInOwnGroup(agentCliPath(cli), args, { cwd, env, timeoutMs });
 }
 
 const linesStarting = (text: string, prefix: string) =>
@@ -191,5 +193,6 @@ describeWithOpenclaw('openclaw reads the registration (its one config, ~/.opencl
     expect(probed.servers.baton.launch).toBe(`${process.execPath} ${cliPath} --home ${w.home} mcp`);
     expect(probed.tools).toEqual(expect.arrayContaining(['baton__propose', 'baton__run_status']));
     expect(await w.agents('openclaw')).toEqual({ host: 'openclaw', registeredIn: [config] });
-  }, 180_000);
+    // Two openclaw runs one after the other: testBoundMs('openclaw', 2).
+  }, 810_000);
 });

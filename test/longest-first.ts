@@ -3,17 +3,18 @@ import { BaseSequencer, type TestSpecification } from 'vitest/node';
 
 /**
  * The files that take longest, with their seconds on a loaded 2-core machine (measured
- * 2026-12-04, `vitest run --reporter=json`): the real agent CLIs (openclaw alone is about three
- * minutes, most of it the CLI starting), PostgreSQL clusters, SIGKILL tests. Vitest orders files
- * it has no timings for (a fresh clone, CI) by size, largest first, and the real-CLI suites are
- * one-line files (test/helpers/agent-step-suite.ts holds them), so they ran last and one worker
- * spent its last 200 s alone. Started first, the two workers finish together. Approximate figures
- * are enough: only the order matters.
+ * 2026-12-04, `vitest run --reporter=json`; the openclaw and gemini files plus the longer step
+ * timeouts they wait out since, test/helpers/agent-cli-bounds.ts): the real agent CLIs (openclaw
+ * alone is several minutes, most of it the CLI starting), PostgreSQL clusters, SIGKILL tests.
+ * Vitest orders files it has no timings for (a fresh clone, CI) by size, largest first, and the
+ * real-CLI suites are one-line files (test/helpers/agent-step-suite.ts holds them), so they ran
+ * last and one worker spent its last 200 s alone. Started first, the two workers finish together.
+ * Approximate figures are enough: only the order matters.
  */
 const SECONDS: Record<string, number> = {
-  'cli-agent-openclaw.test.ts': 390,
-  'cli-agent-openclaw-host.test.ts': 110,
-  'cli-agent-gemini.test.ts': 96,
+  'cli-agent-openclaw.test.ts': 510,
+  'cli-agent-openclaw-host.test.ts': 230,
+  'cli-agent-gemini.test.ts': 146,
   'openclaw-heartbeat.test.ts': 86,
   'pg-workers.test.ts': 66,
   'mcp-real-host.test.ts': 60,

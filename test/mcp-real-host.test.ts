@@ -6,7 +6,7 @@
  * its own MCP client; the proposed run is in the store. A server started without --allow-run has no
  * `run` tool, so a model asking for it starts nothing.
  */
-import { appendFileSync, mkdirSync, writeFileSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, expect, it } from 'vitest';
 import { type MockLlmServer, startMockLlmServer } from '../src/testing/mock-llm/server.js';
@@ -143,6 +143,18 @@ async function hostWorld(
   return { project, env, home: join(project, '.baton') };
 }
 
+/**
+ * The run's status as stored. A host that never reached the server's tools (codex starting its turn
+ * before the server was ready: see codexConfigToml) stored nothing: said with the host's output.
+ */
+async function storedRun<T>(home: string, output: string): Promise<T> {
+  expect(
+    existsSync(join(home, 'baton.db')),
+    `no store at ${home}: the host never called propose\n${output}`,
+  ).toBe(true);
+  return batonJson<T>(['status', RUN_ID], { home });
+}
+
 /** Turns the script answered (side requests, such as gemini's router, answer with no entry). */
 const scriptTurns = () => server!.requests.map((r) => r.scriptIndex).filter((i) => i !== null);
 
@@ -167,9 +179,10 @@ for (const host of ['claude', 'codex', 'gemini'] as const) {
       expect(result.code, result.stderr + result.stdout).toBe(0);
       // The tools are allowed by the host's current means, not a deprecated one.
       expect(result.stderr + result.stdout).not.toMatch(/deprecated/i);
-      const run = await batonJson<{ id: string; status: string; planName: string }>(['status', RUN_ID], {
+      const run = await storedRun<{ id: string; status: string; planName: string }>(
         home,
-      });
+        result.stderr + result.stdout,
+      );
       expect(run).toMatchObject({ id: RUN_ID, status: 'awaiting_approval', planName: 'from-an-mcp-host' });
       // Each call's result went back to the model, which then answered: the three turns of the script.
       expect(scriptTurns()).toEqual([0, 1, 2]);
@@ -190,7 +203,10 @@ for (const host of ['claude', 'codex', 'gemini'] as const) {
       expect(result.stderr + result.stdout).not.toMatch(/deprecated/i);
       expect(scriptTurns()).toEqual([0, 1, 2]);
       // The run exists only as the proposal: nothing started it.
-      const run = await batonJson<{ status: string; attemptsTotal: number }>(['status', RUN_ID], { home });
+      const run = await storedRun<{ status: string; attemptsTotal: number }>(
+        home,
+        result.stderr + result.stdout,
+      );
       expect(run).toMatchObject({ status: 'awaiting_approval', attemptsTotal: 0 });
     }, 240_000);
   });

@@ -214,12 +214,16 @@ describe('OpenAI Responses wire', () => {
     expect(limited.message).toContain('Please try again in 2s');
 
     server.enqueue({ fault: 'rate_limit', retryAfterDate: 30 });
+    // 30 s after the server answered, rounded up to a whole second: bounded by the times around the
+    // call, however long the call took.
+    const before = Date.now();
     const dated = (await failure(openai.responses.create({ model: 'm', input: 'x' }))) as InstanceType<
       typeof OpenAI.RateLimitError
     >;
+    const after = Date.now();
     const at = Date.parse(dated.headers?.get('retry-after') ?? '');
-    expect(at - Date.now()).toBeGreaterThan(25_000);
-    expect(at - Date.now()).toBeLessThanOrEqual(31_000);
+    expect(at).toBeGreaterThanOrEqual(before + 30_000);
+    expect(at).toBeLessThan(after + 31_000);
 
     for (const status of [500, 502, 503, 529] as const) {
       server.enqueue({ fault: 'server_error', status });

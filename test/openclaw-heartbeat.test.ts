@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { afterAll, expect, it } from 'vitest';
 import { openclawConfig, openclawEnv } from '../src/testing/mock-llm/agent-cli-setup.js';
 import { type MockLlmServer, startMockLlmServer } from '../src/testing/mock-llm/server.js';
+import { attemptBoundMs, testBoundMs } from './helpers/agent-cli-bounds.js';
 import { cliPath, removeTempDirs, runBaton, runStatus, tempDir, waitFor, writePlan } from './helpers/cli.js';
 import { describeWithOpenclaw, openclawEntry, openclawNode } from './helpers/mock-cli.js';
 import { fixturePlan } from './helpers/plans.js';
@@ -41,7 +42,8 @@ function freePort(): Promise<number> {
 
 const quote = (text: string) => `'${text.replaceAll("'", `'\\''`)}'`;
 
-describeWithOpenclaw('an OpenClaw heartbeat', () => {
+// Four openclaw runs one after the other: doctor, the Gateway listing its jobs, the heartbeat turn.
+describeWithOpenclaw('an OpenClaw heartbeat', { timeout: testBoundMs('openclaw', 4) }, () => {
   it('runs `baton check` from HEARTBEAT.md through its exec tool, and the stored run finishes', async () => {
     const dir = tempDir('baton-openclaw-heartbeat-');
     const batonHome = join(dir, 'baton-home');
@@ -100,7 +102,7 @@ describeWithOpenclaw('an OpenClaw heartbeat', () => {
         execFile(
           openclawNode,
           [openclawEntry, ...args],
-          { env, timeout: 180_000, maxBuffer: 1 << 24 },
+          { env, timeout: attemptBoundMs('openclaw'), maxBuffer: 1 << 24 },
           (error, stdout, stderr) => resolve({ code: error ? Number(error.code ?? 1) : 0, stdout, stderr }),
         );
       });
@@ -118,7 +120,7 @@ describeWithOpenclaw('an OpenClaw heartbeat', () => {
         const listed = await openclaw(['cron', 'list', '--all', '--json']);
         return listed.code === 0 ? listed.stdout : undefined;
       },
-      150_000,
+      attemptBoundMs('openclaw'),
       'the OpenClaw Gateway to list its jobs',
       1000,
     );
@@ -137,5 +139,5 @@ describeWithOpenclaw('an OpenClaw heartbeat', () => {
     // The heartbeat prompt carried the line, and the model's exec call ran baton check.
     expect(server.requests[0]?.userText).toContain('baton check --quiet');
     expect((await runStatus(batonHome, runId)).status).toBe('succeeded');
-  }, 300_000);
+  });
 });

@@ -23,7 +23,9 @@ function options(argv: readonly string[], extra: Partial<RunProcessOptions> = {}
     argv,
     cwd: root,
     env: { ...process.env },
-    timeoutMs: 5000,
+    // Only a bound for a child that would never end: a node fixture (20 MB of output included)
+    // takes seconds to start and finish on a loaded machine.
+    timeoutMs: 30_000,
     logPath: join(root, `logs-${counter}`, 'attempt.log'),
     ...extra,
   };
@@ -230,7 +232,7 @@ describe('runProcess', () => {
   });
 
   it('closes stdin by default', async () => {
-    const result = await runProcess(options(fixture('agent-stdin-wait.mjs'), { timeoutMs: 3000 }));
+    const result = await runProcess(options(fixture('agent-stdin-wait.mjs')));
     expect(result.timedOut).toBe(false);
     expect(result.exitCode).toBe(0);
     expect(result.stdoutTail).toBe('stdin closed\n');
@@ -241,7 +243,6 @@ describe('runProcess', () => {
       options(fixture('agent-echo-argv.mjs', 'a'), {
         env: { ...process.env, READ_STDIN: '1' },
         stdinText: 'the prompt\nline two',
-        timeoutMs: 3000,
       }),
     );
     expect(result.exitCode).toBe(0);

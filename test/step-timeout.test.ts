@@ -157,9 +157,10 @@ describe('timeoutMs of agent steps', () => {
     const pidFile = join(dir, 'grandchild.pid');
     const file = writePlan(
       dir,
-      // Long enough for the agent to start its grandchild on a loaded machine.
+      // Long enough for the agent to start its grandchild on a loaded machine (node and a child
+      // node took up to 3.3 s at a load of 25 on 2 cores).
       fixturePlan(
-        [{ id: 'send', instruction: 'hang', sideEffect: 'unsafe', timeoutMs: 2000 }],
+        [{ id: 'send', instruction: 'hang', sideEffect: 'unsafe', timeoutMs: 10_000 }],
         {},
         'agent-hang',
       ),
@@ -176,7 +177,7 @@ describe('timeoutMs of agent steps', () => {
     const tries = await attempts(home, 'a1', 'send');
     expect(tries).toHaveLength(1);
     expect(tries[0]?.message).toMatch(
-      /^timed out after 2000 ms; every process of the attempt was stopped; the step has an unsafe side effect/,
+      /^timed out after 10000 ms; every process of the attempt was stopped; the step has an unsafe side effect/,
     );
     // The agent's grandchild went with it.
     expect(existsSync(pidFile)).toBe(true);

@@ -7,6 +7,7 @@
 import { createHash } from 'node:crypto';
 import { readdirSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import { attemptBoundMs, CLI_START_MS, testBoundMs } from './agent-cli-bounds.js';
 import {
   agentTurn,
   cliCase,
@@ -23,22 +24,13 @@ import { waitFor } from './cli.js';
 import type { AgentCli } from './mock-cli.js';
 import { stepOf } from './plans.js';
 
-/**
- * The hang test's step timeout: the CLI must reach its shell tool call within it. openclaw takes
- * several seconds to start (its plugins, its SQLite state) before it asks the model anything, and
- * on a busy machine (2 cores, other suites running) it did not reach the model within 20 s at all.
- */
-const HANG_TIMEOUT_MS: Record<AgentCli, number> = {
-  claude: 20_000,
-  codex: 20_000,
-  gemini: 20_000,
-  openclaw: 60_000,
-};
-
 export function agentStepSuite(cli: AgentCli): void {
   const serve = mockPerTest();
+  // Where the test is not about timeouts: a start and a few turns on a loaded machine.
+  const attemptMs = attemptBoundMs(cli);
 
-  describe(`${cli} through baton`, () => {
+  // Long enough for three attempts one after the other (the 3-step plan).
+  describe(`${cli} through baton`, { timeout: testBoundMs(cli, 3) }, () => {
     it('runs a 3-step plan: each summary is the answer, passed on to the next prompt; usage is counted', async () => {
       const mock = await serve([
         { fault: 'ok', when: agentTurn('STEP-ONE'), reply: { text: 'first answer' } },
@@ -48,7 +40,7 @@ export function agentStepSuite(cli: AgentCli): void {
       const c = cliCase(cli, mock);
       const { result, run } = await runPlan(c, {
         name: `${cli}-three`,
-        defaults: { agent: { command: cliCommand(cli) }, timeoutMs: '2m' },
+        defaults: { agent: { command: cliCommand(cli) }, timeoutMs: attemptMs },
         steps: [
           { id: 'one', instruction: 'STEP-ONE: research' },
           { id: 'two', dependsOn: ['one'], instruction: 'STEP-TWO: build on {{steps.one.summary}}' },
@@ -72,7 +64,7 @@ export function agentStepSuite(cli: AgentCli): void {
       expect(second?.userText).toContain('build on first answer');
       expect(second?.userText).not.toContain('"session_id"');
       expect(run.usage.inputTokens).toBeGreaterThan(0);
-    }, 240_000);
+    });
 
     it('records a required output the CLI wrote through its own tool', async () => {
       const mock = await serve([]);
@@ -92,7 +84,7 @@ export function agentStepSuite(cli: AgentCli): void {
       );
       const { result, run } = await runPlan(c, {
         name: `${cli}-write`,
-        defaults: { agent: { command: cliCommand(cli) }, timeoutMs: '2m' },
+        defaults: { agent: { command: cliCommand(cli) }, timeoutMs: attemptMs },
         steps: [{ id: 'write', instruction: 'WRITE-IT: write report.md', requiredOutputs: ['report.md'] }],
       });
       expect(result.code, result.stderr).toBe(0);
@@ -106,7 +98,7 @@ export function agentStepSuite(cli: AgentCli): void {
           sha256: createHash('sha256').update(content).digest('hex'),
         },
       ]);
-    }, 240_000);
+    });
 
     it('429, 529 and 500 are transient: Baton backs off and retries, the CLI retries at most once itself', async () => {
       const mock = await serve([
@@ -119,7 +111,7 @@ export function agentStepSuite(cli: AgentCli): void {
         name: `${cli}-faults`,
         defaults: {
           agent: { command: cliCommand(cli) },
-          timeoutMs: '2m',
+          timeoutMs: attemptMs,
           retry: { maxAttempts: 2, initialDelayMs: 10, maxDelayMs: 50 },
         },
         limits: { noProgressAfter: 5, concurrency: 3 },
@@ -146,7 +138,7 @@ export function agentStepSuite(cli: AgentCli): void {
         expect(tries[1]!.startedAt!).toBeGreaterThanOrEqual(tries[0]!.endedAt!);
         expect(tries[1]!.message).not.toMatch(/\{"type"|"uuid"/);
       }
-    }, 240_000);
+    });
 
     it('401 is fatal at once, with the provider message', async () => {
       const mock = await serve([
@@ -157,7 +149,7 @@ export function agentStepSuite(cli: AgentCli): void {
         name: `${cli}-auth`,
         defaults: {
           agent: { command: cliCommand(cli) },
-          timeoutMs: '2m',
+          timeoutMs: attemptMs,
           retry: { maxAttempts: 3, initialDelayMs: 10 },
         },
         steps: [{ id: 'auth', instruction: 'FAULT-401' }],
@@ -167,7 +159,7 @@ export function agentStepSuite(cli: AgentCli): void {
       expect(tries.map((t) => t.failureClass)).toEqual(['fatal']);
       expect(tries[0]?.message).toMatch(/api key|authenticat|credential|401/i);
       expect(stepOf(run, 'auth').blockedReason ?? '').not.toBe('');
-    }, 240_000);
+    });
 
     it('a hang, with a long shell command running through its own tool, is killed at the step timeout; nothing of the attempt is left', async () => {
       const marker = `baton-long-${cli}-${Date.now()}`;
@@ -185,7 +177,8 @@ export function agentStepSuite(cli: AgentCli): void {
         },
       ]);
       const c = cliCase(cli, mock);
-      const timeoutMs = HANG_TIMEOUT_MS[cli];
+      // The CLI must reach its shell tool before the timeout stops it: its start is the bound.
+      const timeoutMs = CLI_START_MS[cli];
       let seen: { pid: number; cmdline: string }[] = [];
       let ended = false;
       const running = runPlan(c, {
@@ -223,7 +216,7 @@ export function agentStepSuite(cli: AgentCli): void {
       expect(attempt?.message).toMatch(new RegExp(`timed out after ${timeoutMs} ms`));
       expect(processesOfRun(run.id)).toEqual([]);
       for (const { pid } of seen) expect(processesOfRun(run.id).some((p) => p.pid === pid)).toBe(false);
-    }, 240_000);
+    });
   });
 }
 

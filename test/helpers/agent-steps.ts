@@ -9,6 +9,7 @@ import { afterAll, afterEach } from 'vitest';
 import type { ScriptEntry } from '../../src/testing/mock-llm/script-entry.js';
 import { startMockLlmServer } from '../../src/testing/mock-llm/server.js';
 import type { MockLlmServer, RecordedRequest } from '../../src/testing/mock-llm/types.js';
+import { runBoundMs } from './agent-cli-bounds.js';
 import {
   type AttemptJson,
   attempts,
@@ -104,6 +105,7 @@ export function cliCommand(cli: AgentCli, options: { shell?: boolean } = {}): st
 }
 
 export interface CliCase {
+  cli: AgentCli;
   dir: string;
   home: string;
   workspace: string;
@@ -132,10 +134,13 @@ export function cliCase(cli: AgentCli, server: MockLlmServer): CliCase {
   for (const name of Object.keys(process.env)) {
     if (name.startsWith('VITEST') || name === 'NODE_ENV' || name === 'TEST') env[name] = undefined;
   }
-  return { dir, home, workspace, env };
+  return { cli, dir, home, workspace, env };
 }
 
-/** Writes `plan` (workspace: ./work) and runs it to its end with `baton run --json`. */
+/**
+ * Writes `plan` (workspace: ./work) and runs it to its end with `baton run --json`, killed after
+ * runBoundMs of three attempts one after the other (a test's own timeout may end it sooner).
+ */
 export async function runPlan(
   c: CliCase,
   plan: Record<string, unknown>,
@@ -144,7 +149,7 @@ export async function runPlan(
   const result = await runBaton(['run', planPath, '--json'], {
     home: c.home,
     env: c.env,
-    timeoutMs: 240_000,
+    timeoutMs: runBoundMs(c.cli, 3),
   });
   const runId = (JSON.parse(result.stdout) as { id: string }).id;
   return { result, run: await runStatus(c.home, runId) };

