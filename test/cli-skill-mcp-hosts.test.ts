@@ -9,7 +9,7 @@
 import { appendFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, expect, it } from 'vitest';
-import { attemptBoundMs } from './helpers/agent-cli-bounds.js';
+import { attemptBoundMs, testBoundMs } from './helpers/agent-cli-bounds.js';
 import { cliPath, expectExit, removeTempDirs, runBaton, tempDir } from './helpers/cli.js';
 import {
   type AgentCli,
@@ -173,26 +173,30 @@ describeWithAgentCli('gemini', 'gemini reads the project registration (.gemini/s
 });
 
 describeWithOpenclaw('openclaw reads the registration (its one config, ~/.openclaw/openclaw.json)', () => {
-  it('openclaw mcp list shows baton beside the other server; mcp probe starts it and lists its tools', async () => {
-    const w = world();
-    mkdirSync(join(w.user, '.openclaw'));
-    const config = join(w.user, '.openclaw', 'openclaw.json');
-    const docs = { command: 'uvx', args: ['docs-server'] };
-    writeFileSync(config, JSON.stringify({ mcp: { servers: { docs } } }));
-    expect((await w.install('openclaw')).mcp).toEqual({ host: 'openclaw', path: config, action: 'added' });
-    await w.installAgain('openclaw', config);
-    const list = await hostCli('openclaw', ['mcp', 'list', '--json'], w.project, w.env);
-    expect(list.code, list.stderr + list.stdout).toBe(0);
-    expect(JSON.parse(list.stdout.slice(list.stdout.indexOf('{')))).toEqual({
-      docs,
-      baton: { command: process.execPath, args: [cliPath, '--home', w.home, 'mcp'] },
-    });
-    const probe = await hostCli('openclaw', ['mcp', 'probe', 'baton', '--json'], w.project, w.env);
-    expect(probe.code, probe.stderr + probe.stdout).toBe(0);
-    const probed = JSON.parse(probe.stdout.slice(probe.stdout.indexOf('{')));
-    expect(probed.servers.baton.launch).toBe(`${process.execPath} ${cliPath} --home ${w.home} mcp`);
-    expect(probed.tools).toEqual(expect.arrayContaining(['baton__propose', 'baton__run_status']));
-    expect(await w.agents('openclaw')).toEqual({ host: 'openclaw', registeredIn: [config] });
-    // Two openclaw runs one after the other: testBoundMs('openclaw', 2).
-  }, 810_000);
+  it(
+    'openclaw mcp list shows baton beside the other server; mcp probe starts it and lists its tools',
+    async () => {
+      const w = world();
+      mkdirSync(join(w.user, '.openclaw'));
+      const config = join(w.user, '.openclaw', 'openclaw.json');
+      const docs = { command: 'uvx', args: ['docs-server'] };
+      writeFileSync(config, JSON.stringify({ mcp: { servers: { docs } } }));
+      expect((await w.install('openclaw')).mcp).toEqual({ host: 'openclaw', path: config, action: 'added' });
+      await w.installAgain('openclaw', config);
+      const list = await hostCli('openclaw', ['mcp', 'list', '--json'], w.project, w.env);
+      expect(list.code, list.stderr + list.stdout).toBe(0);
+      expect(JSON.parse(list.stdout.slice(list.stdout.indexOf('{')))).toEqual({
+        docs,
+        baton: { command: process.execPath, args: [cliPath, '--home', w.home, 'mcp'] },
+      });
+      const probe = await hostCli('openclaw', ['mcp', 'probe', 'baton', '--json'], w.project, w.env);
+      expect(probe.code, probe.stderr + probe.stdout).toBe(0);
+      const probed = JSON.parse(probe.stdout.slice(probe.stdout.indexOf('{')));
+      expect(probed.servers.baton.launch).toBe(`${process.execPath} ${cliPath} --home ${w.home} mcp`);
+      expect(probed.tools).toEqual(expect.arrayContaining(['baton__propose', 'baton__run_status']));
+      expect(await w.agents('openclaw')).toEqual({ host: 'openclaw', registeredIn: [config] });
+      // Two openclaw runs one after the other.
+    },
+    testBoundMs('openclaw', 2),
+  );
 });

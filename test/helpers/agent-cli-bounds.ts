@@ -12,13 +12,13 @@ import type { AgentCli } from './mock-cli.js';
 /**
  * The step timeout of a test that expects the timeout to stop the CLI at work (a hang in its shell
  * tool, a stalled model): the CLI must have started and reached that work within it, or the test
- * sees nothing to stop. About 8 times the idle start, and at least 20 s. Such a test waits it out.
+ * sees nothing to stop. About 5-8 times the idle start, and at least 20 s. Such a test waits it out.
  */
 export const CLI_START_MS: Record<AgentCli, number> = {
   claude: 20_000,
   codex: 20_000,
   gemini: 45_000,
-  openclaw: 180_000,
+  openclaw: 120_000,
 };
 
 /** The step timeout of a test that is not about timeouts: a start and a few turns. */
