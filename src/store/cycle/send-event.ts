@@ -1,37 +1,12 @@
 import '../core-libraries.js';
 import { BatonError } from '../../core/errors.js';
-import type { Plan, PlanStep } from '../../core/plan/types.js';
+import type { PlanStep } from '../../core/plan/types.js';
 import { FINAL_RUN_STATUSES, FINAL_STEP_STATUSES, type RunState } from '../../core/run-state.js';
 import type { Transition } from '../../core/transitions.js';
 import { receiveWaitEvent } from '../../core/waits.js';
+import type { SentEvent } from '../contract/events.js';
 
-/** An event sent by `baton send` (or `baton.send`): its name, its payload as JSON text, its run if given. */
-export interface SentEvent {
-  event: string;
-  dataJson: string;
-  /** Only this run; absent: every run with a step waiting for the event. */
-  runId?: string;
-  /**
-   * Checks the payload against the step it goes to (its `wait.schema`), throwing a BatonError to
-   * refuse it: called for every run it would reach before anything is written.
-   */
-  checkPayload?: (step: PlanStep, runId: string) => void;
-  /**
-   * The payload as stored for a run: with the secrets of that run (its plan's and the sender's)
-   * masked, as every result is before it is stored. Absent: stored as given.
-   */
-  maskPayload?: (plan: Plan) => string;
-}
-
-/**
- * Where a sent event went in one run: to a waiting step (`stepId`), kept for a step that will wait
- * (`kept`), or dropped because an event of that name was kept for the run already (the first wins).
- */
-export interface EventDelivery {
-  runId: string;
-  stepId: string | null;
-  outcome: 'received' | 'kept' | 'dropped';
-}
+export type { EventDelivery, SentEvent } from '../contract/events.js';
 
 /** The step of `run` waiting for `event` now, or null (in plan order: the first such step). */
 export function stepWaitingFor(run: RunState, event: string): string | null {
