@@ -26,7 +26,6 @@ import {
   slotFromRow,
   slotRun,
   tickStateOf,
-  UNFINISHED_RUN_SQL,
 } from '../schedules/schedule-rows.js';
 import type {
   NewSchedule,
@@ -34,6 +33,7 @@ import type {
   ScheduleSlot,
   ScheduleSummary,
 } from '../schedules/schedule-types.js';
+import { queuedSlotFreeSql, slotDueSql } from '../schedules/slots-due.js';
 import type { NewRun } from '../store.js';
 import type { PgClient, PgPool } from './open-pool.js';
 import { toPgJson } from './pg-json.js';
@@ -83,9 +83,7 @@ export class PostgresSchedules {
     const { now, dueBy } = bounds;
     const { rows } = await client.query<FullRow>(
       `SELECT ${this.columns}, s.plan_json FROM ${s}.schedules s
-       WHERE (s.next_fire_at IS NOT NULL AND s.next_fire_at <= $1)
-          OR (s.queued_slot_at IS NOT NULL AND NOT s.paused AND NOT EXISTS (
-                SELECT 1 FROM ${s}.runs r WHERE r.id = s.last_run_id AND r.status IN ${UNFINISHED_RUN_SQL}))
+       WHERE (${slotDueSql('$1')}) OR (${queuedSlotFreeSql(`${s}.runs`)})
        ORDER BY s.next_fire_at LIMIT $2 FOR UPDATE OF s SKIP LOCKED`,
       [dueBy, SCHEDULE_TICK_BATCH],
     );

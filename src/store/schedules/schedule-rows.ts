@@ -157,5 +157,3 @@ export function triggerTaken(runId: string): BatonError {
     `a run with id "${runId}" exists already (triggered within the same second): trigger again in a second`,
   );
 }
-
-export { UNFINISHED_RUN_SQL } from './unfinished-runs.js';

@@ -27,7 +27,6 @@ import {
   slotFromRow,
   slotRun,
   tickStateOf,
-  UNFINISHED_RUN_SQL,
 } from '../schedules/schedule-rows.js';
 import type {
   NewSchedule,
@@ -35,6 +34,7 @@ import type {
   ScheduleSlot,
   ScheduleSummary,
 } from '../schedules/schedule-types.js';
+import { queuedSlotFreeSql, slotDueSql } from '../schedules/slots-due.js';
 import type { NewRun } from '../store.js';
 import type { SqliteDatabase } from './open-database.js';
 
@@ -86,12 +86,11 @@ export class SqliteSchedules {
     const { now, dueBy } = bounds;
     const due = this.sql<[number, number], FullRow>(
       `SELECT ${scheduleColumns()}, s.plan_json FROM schedules s INDEXED BY schedules_due
-       WHERE s.next_fire_at IS NOT NULL AND s.next_fire_at <= ? ORDER BY s.next_fire_at LIMIT ?`,
+       WHERE ${slotDueSql('?')} ORDER BY s.next_fire_at LIMIT ?`,
     ).all(dueBy, SCHEDULE_TICK_BATCH);
     const queued = this.sql<[], FullRow>(
       `SELECT ${scheduleColumns()}, s.plan_json FROM schedules s INDEXED BY schedules_queued
-       WHERE s.queued_slot_at IS NOT NULL AND s.paused = 0
-         AND NOT EXISTS (SELECT 1 FROM runs r WHERE r.id = s.last_run_id AND r.status IN ${UNFINISHED_RUN_SQL})`,
+       WHERE ${queuedSlotFreeSql()}`,
     ).all();
     const rows = new Map<string, FullRow>();
     for (const row of [...due, ...queued]) rows.set(row.name, row);
