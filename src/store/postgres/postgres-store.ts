@@ -6,7 +6,7 @@ import type { StoredAttempt } from '../../core/settle-report.js';
 import type { Transition } from '../../core/transitions.js';
 import { type RunChange, withHumanCommands } from '../cycle/human-commands.js';
 import { RECLAIM_BATCH, ReclaimSchedule, WAIT_LOOK_INTERVAL_MS } from '../cycle/reclaim-schedule.js';
-import type { EventDelivery, SentEvent } from '../cycle/send-event.js';
+import { type EventDelivery, type SentEvent, sendEventToRuns } from '../cycle/send-event.js';
 import { afterTick, NO_TICK, ScheduleLook, tickBounds } from '../schedules/schedule-look.js';
 import { triggerTaken } from '../schedules/schedule-rows.js';
 import type {
@@ -50,7 +50,7 @@ import { parsePgUrl, serverAddress } from './pg-url.js';
 import { PostgresReads } from './postgres-reads.js';
 import { PostgresRetention } from './postgres-retention.js';
 import { PostgresSchedules } from './postgres-schedules.js';
-import { sendEventPostgres } from './postgres-send-event.js';
+import { postgresEventRuns } from './postgres-send-event.js';
 import { type PreparedSql, prepared } from './prepared.js';
 import { renewLeaseRows } from './renew-leases.js';
 import type { PgLoadedRun } from './run-loader.js';
@@ -344,17 +344,14 @@ export class PostgresStore extends withHumanCommands(PostgresReads) implements S
   }
 
   async sendEvent(sent: SentEvent, now: number): Promise<EventDelivery[]> {
-    return sendEventPostgres(
-      {
-        pool: this.pool,
-        schema: this.schema,
-        loader: this.loader,
-        lockRun: (client, runId) => this.lockRun(client, runId),
-        writeCommand: (client, entry, transition) => this.writeCommand(client, entry, transition, now),
-      },
-      sent,
-      now,
-    );
+    const runs = postgresEventRuns({
+      pool: this.pool,
+      schema: this.schema,
+      loader: this.loader,
+      lockRun: (client, runId) => this.lockRun(client, runId),
+      writeCommand: (client, entry, transition, at) => this.writeCommand(client, entry, transition, at),
+    });
+    return sendEventToRuns(runs, sent, now);
   }
 
   /** Locks a run's row for a human command and loads it; undefined: no such run. */

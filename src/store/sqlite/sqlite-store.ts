@@ -6,7 +6,7 @@ import { type FlowLimit, validateFlowLimit } from '../../core/flow.js';
 import type { RunState } from '../../core/run-state.js';
 import { type RunChange, withHumanCommands } from '../cycle/human-commands.js';
 import { newRunState } from '../cycle/new-run.js';
-import type { EventDelivery, SentEvent } from '../cycle/send-event.js';
+import { type EventDelivery, type EventRuns, type SentEvent, sendEventToRuns } from '../cycle/send-event.js';
 import { stepFlowKey } from '../flow-accounting.js';
 import { afterTick, NO_TICK, ScheduleLook, tickBounds } from '../schedules/schedule-look.js';
 import { triggerTaken } from '../schedules/schedule-rows.js';
@@ -44,7 +44,7 @@ import { SqliteFlow } from './sqlite-flow.js';
 import { SqliteReads } from './sqlite-reads.js';
 import { SqliteRetention } from './sqlite-retention.js';
 import { SqliteSchedules } from './sqlite-schedules.js';
-import { sendEventSqlite } from './sqlite-send-event.js';
+import { sqliteEventRuns } from './sqlite-send-event.js';
 import { prepareStoreStatements } from './store-statements.js';
 
 /** Pages `vacuum()` gives back per transaction (4 MB of 4 KB pages). */
@@ -62,6 +62,8 @@ export class SqliteStore extends withHumanCommands(SqliteReads) implements Store
   private readonly cycles: SqliteCycle;
   private readonly schedules: SqliteSchedules;
   private readonly scheduleLook = new ScheduleLook();
+  /** `baton send`'s rows, prepared at the first send. */
+  private eventRuns: EventRuns | undefined;
 
   static open(path: string, options?: OpenSqliteOptions): SqliteStore {
     const db = openSqliteDatabase(path, options);
@@ -423,16 +425,8 @@ export class SqliteStore extends withHumanCommands(SqliteReads) implements Store
   }
 
   async sendEvent(sent: SentEvent, now: number): Promise<EventDelivery[]> {
-    return sendEventSqlite(
-      {
-        db: this.db,
-        rows: this.rows,
-        write: (fn) => this.write(fn),
-        requireRun: (runId) => this.requireRun(runId),
-      },
-      sent,
-      now,
-    );
+    this.eventRuns ??= sqliteEventRuns({ db: this.db, rows: this.rows, write: (fn) => this.write(fn) });
+    return sendEventToRuns(this.eventRuns, sent, now);
   }
 
   async close(): Promise<void> {
