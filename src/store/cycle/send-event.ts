@@ -95,10 +95,13 @@ export interface EventRuns {
   load(runIds: readonly string[]): Promise<RunState[]>;
   /**
    * In one transaction holding the run: `decide` is given the run as stored (null: none) and its
-   * answer is written, the kept event or the transition. Resolves whether a `keep` kept the event
-   * (false: one of that name was kept for the run already).
+   * answer is written, the kept event or the transition. Resolves with that answer, and whether a
+   * `keep` kept the event (false: one of that name was kept for the run already).
    */
-  inRun(runId: string, decide: (run: RunState | null) => EventAction): Promise<boolean>;
+  inRun(
+    runId: string,
+    decide: (run: RunState | null) => EventAction,
+  ): Promise<{ action: EventAction; kept: boolean }>;
 }
 
 /**
@@ -116,14 +119,10 @@ export async function sendEventToRuns(
   if (sent.runId === undefined && runIds.length > 0) checkBeforeSending(await runs.load(runIds), sent);
   const deliveries: EventDelivery[] = [];
   for (const runId of runIds) {
-    let action: EventAction = NO_ACTION;
-    const kept = await runs.inRun(runId, (run) => {
-      action = eventAction(runId, run, sent, now);
-      return action;
-    });
-    const done = action as EventAction;
-    if (done.kind === 'keep') deliveries.push({ runId, stepId: null, outcome: kept ? 'kept' : 'dropped' });
-    else if (done.kind === 'receive') deliveries.push({ runId, stepId: done.stepId, outcome: 'received' });
+    const { action, kept } = await runs.inRun(runId, (run) => eventAction(runId, run, sent, now));
+    if (action.kind === 'keep') deliveries.push({ runId, stepId: null, outcome: kept ? 'kept' : 'dropped' });
+    else if (action.kind === 'receive')
+      deliveries.push({ runId, stepId: action.stepId, outcome: 'received' });
   }
   if (deliveries.length === 0) throw noRunWaitsFor(sent.event);
   return deliveries;

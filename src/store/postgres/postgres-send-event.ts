@@ -33,12 +33,13 @@ export function postgresEventRuns(store: SendEventAccess): EventRuns {
       inTransaction(pool, async (client) => {
         const entry = await store.lockRun(client, runId);
         const action = decide(entry?.state ?? null);
-        if (action.kind === 'keep') return keepEvent(client, schema, { runId, ...action });
+        if (action.kind === 'keep')
+          return { action, kept: await keepEvent(client, schema, { runId, ...action }) };
         if (action.kind === 'receive') {
           const written = await store.writeCommand(client, entry!, action.transition, action.at);
           if (written.hash) loader.rememberPlan(runId, written.hash, written.state.plan);
         }
-        return false;
+        return { action, kept: false };
       }),
   };
 }

@@ -32,9 +32,9 @@ export function sqliteEventRuns(store: SendEventAccess): EventRuns {
       store.write(() => {
         const action = decide(state(rows.load(runId)));
         if (action.kind === 'keep')
-          return keep.run(runId, action.event, action.dataJson, action.at).changes > 0;
+          return { action, kept: keep.run(runId, action.event, action.dataJson, action.at).changes > 0 };
         if (action.kind === 'receive') rows.persist(action.transition, action.at);
-        return false;
+        return { action, kept: false };
       }),
   };
 }
