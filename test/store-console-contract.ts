@@ -7,7 +7,8 @@ const random = () => 0;
 /**
  * The reads `baton serve` is made of, as every store answers them: a filtered, paginated run list
  * with counts per status, the blocked steps across runs, the live leases with their owners, and the
- * event log of every run after a position.
+ * event log of every run after a position. Nouns: `OverviewStore` (src/store/contract/overview.ts)
+ * and `EventStore.listEventsAfter`.
  */
 export function describeConsoleReadsContract(name: string, makeHarness: () => StoreHarness): void {
   describe(`Store console reads: ${name}`, () => {

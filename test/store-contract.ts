@@ -7,6 +7,15 @@ import { type Completion, NO_STEPS, type Store } from '../src/store/store.js';
 /**
  * The contract every Store implementation passes (SQLite and PostgreSQL; see src/store/store.ts).
  * `open` returns a fresh, empty store; `reopen` a second handle on the same data (another process's view).
+ *
+ * This suite covers the nouns that have no suite of their own (src/store/contract/): `RunStore`
+ * (stores and reads a run), `ClaimStore` (claims, claim order, chains, leases, reclaim, retries,
+ * budgets, fallbacks, two handles), `RunCommands` (retry, skip, cancel, approve, reject, resolve,
+ * resume), `EventStore.appendEvents`, `EffectStore`, `HookStore` and `RetentionStore` (gc). The
+ * others: store-flow-contract.ts (FlowLimitStore), store-waits-contract.ts (EventStore's waits),
+ * store-console-contract.ts (OverviewStore), store-schedules-contract.ts (ScheduleStore),
+ * store-metrics-contract.ts (MetricsStore), store-rerun-contract.ts (RunCommands.rerunFrom),
+ * store-when-contract.ts and store-for-each-contract.ts (the claims of `when` and fan-outs).
  */
 export interface StoreHarness {
   open(): Promise<Store>;

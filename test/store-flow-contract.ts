@@ -15,7 +15,8 @@ const random = () => 0;
 /**
  * Flow control as every store enforces it: limits stored in the store, held across store handles
  * (other processes) and across runs, a slot freed in a cycle reused in the same cycle, a rate
- * window, and work held back by a limit never hiding claimable work behind it.
+ * window, and work held back by a limit never hiding claimable work behind it. Nouns:
+ * `FlowLimitStore` (src/store/contract/flow-limits.ts) and the claims of `ClaimStore.cycle`.
  */
 export function describeFlowContract(name: string, makeHarness: () => StoreHarness): void {
   describe(`Store flow control: ${name}`, () => {

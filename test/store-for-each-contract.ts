@@ -8,7 +8,8 @@ import type { StoreHarness } from './store-contract.js';
 /**
  * A fan-out (`forEach`), on every store: the group expands into item steps `<id>[i]` when claimed
  * (one transaction), items run under the group's concurrency, the group's result is the item results
- * in item order, tolerated failures let it succeed, and too many items block it `invalid`.
+ * in item order, tolerated failures let it succeed, and too many items block it `invalid`. Noun:
+ * `ClaimStore` (src/store/contract/claims.ts).
  */
 
 function summarisePlan(forEach: Record<string, unknown>): Plan {

@@ -8,7 +8,8 @@ const random = () => 0;
 /**
  * `Store.metricsSnapshot`, what `/metrics` exports, as every store answers it: runs per status,
  * the steps of unfinished runs, due work and its oldest due time, expired leases, hook calls, and
- * the attempts ended (with leases reclaimed) in a range of the event log.
+ * the attempts ended (with leases reclaimed) in a range of the event log. Noun: `MetricsStore`
+ * (src/store/contract/metrics.ts).
  */
 export function describeMetricsContract(name: string, makeHarness: () => StoreHarness): void {
   describe(`Store metrics: ${name}`, () => {

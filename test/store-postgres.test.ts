@@ -44,6 +44,7 @@ const schemaHarness = (label: string) => () => {
   };
 };
 
+// The contract suites, one per noun of the Store (src/store/contract/; test/store-contract.ts lists them).
 describeStoreContract('postgres', schemaHarness('contract'));
 describeFlowContract('postgres', schemaHarness('flow'));
 describeWaitsContract('postgres', schemaHarness('waits'));

@@ -8,7 +8,8 @@ import type { StoreHarness } from './store-contract.js';
 /**
  * `Store.rerunFrom` on every store (core/rerun.ts): a step and its dependents run again with fresh
  * tries and continuing attempt numbers, every other step keeps its result, effects are kept unless
- * redone, and what cannot be rerun is refused with nothing stored.
+ * redone, and what cannot be rerun is refused with nothing stored. Noun: `RunCommands.rerunFrom`
+ * (src/store/contract/run-commands.ts).
  */
 
 /** The daily report: fetch, analyze, report, send; `notes` beside, depending on nothing. */

@@ -10,6 +10,7 @@ import type { StoreHarness } from './store-contract.js';
  * (one run per slot, id `<name>-<slot in UTC>`, also with two handles cycling at once), daylight
  * saving through the cron library, overlap (skip, queue, allow), catch-up and missed slots,
  * pause, resume, trigger and remove, and `nextWakeAt` waking for the next slot. Time is injected.
+ * Noun: `ScheduleStore` (src/store/contract/schedules.ts).
  */
 const random = () => 0;
 const plan = validatePlanObject({ name: 'report', steps: [{ id: 'fetch', fn: 'noop' }] }, 'schedules');

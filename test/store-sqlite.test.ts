@@ -30,6 +30,7 @@ const fileHarness = (prefix: string) => () => {
   };
 };
 
+// The contract suites, one per noun of the Store (src/store/contract/; test/store-contract.ts lists them).
 describeStoreContract('sqlite', fileHarness('baton-store-'));
 describeFlowContract('sqlite', fileHarness('baton-flow-'));
 describeWaitsContract('sqlite', fileHarness('baton-waits-'));

@@ -8,7 +8,8 @@ import type { StoreHarness } from './store-contract.js';
 /**
  * Steps that wait for a person or an event (core/waits.ts), on every store: they wait without a
  * lease, approvals, rejections and events end them through the human-command path, events sent
- * early are kept (the first wins), and timeouts fire from the due machinery.
+ * early are kept (the first wins), and timeouts fire from the due machinery. Nouns: `EventStore`
+ * (src/store/contract/events.ts: `sendEvent`, `listWaitingSteps`) and `RunCommands` (approve, reject).
  */
 const random = () => 0;
 

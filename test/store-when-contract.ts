@@ -7,7 +7,8 @@ import type { StoreHarness } from './store-contract.js';
 /**
  * A step's `when`, on every store: decided by the core when the step is first claimed, over its
  * dependencies' results and statuses and the run's inputs. False skips it with the reason and its
- * dependents go on; a condition that cannot be decided blocks it `invalid`.
+ * dependents go on; a condition that cannot be decided blocks it `invalid`. Noun: `ClaimStore`
+ * (src/store/contract/claims.ts).
  */
 
 /** The daily competitor report: fix-report runs only when the quality check failed. */

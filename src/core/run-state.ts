@@ -160,6 +160,15 @@ export function isDueStep(step: Pick<StepState, 'status' | 'dueAt'>, now: number
   return TIMED_STEP_STATUSES.has(step.status) && step.dueAt !== null && step.dueAt <= now;
 }
 
+/**
+ * Whether the lease of a step's running attempt ran out by `now`: its worker died or stalled, and
+ * whoever cycles next reclaims it (expireLease, core/transitions.ts). The stores' SQL says the
+ * same (store/lease-rules.ts).
+ */
+export function leaseExpired(step: Pick<StepState, 'status' | 'leaseExpiresAt'>, now: number): boolean {
+  return step.status === 'running' && step.leaseExpiresAt !== null && step.leaseExpiresAt <= now;
+}
+
 /** Whether a step still holds the lease of an attempt that is stopping (a rerun or a cancel): it may not start again yet. */
 export function stoppingLease(
   step: Pick<StepState, 'status' | 'leaseOwner' | 'leaseExpiresAt'>,

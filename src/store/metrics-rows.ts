@@ -29,9 +29,6 @@ export function fellBackSql(events: string): string {
     ORDER BY f.seq DESC LIMIT 1) = 'step.fallback'`;
 }
 
-/** The run statuses whose steps are still counted (`MetricsSnapshot.steps`). */
-export const UNFINISHED_RUN_STATUSES_SQL = "'awaiting_approval', 'running', 'blocked'";
-
 export interface AttemptEndRow {
   type: string;
   failure_class: string | null;

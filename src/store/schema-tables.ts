@@ -29,6 +29,26 @@ export const RUN_TABLES = [
   'wait_events',
 ] as const;
 
+/**
+ * Every index of a fully migrated SQLite database (the migrations create them; a test holds the two
+ * equal): the statements of the SQLite store name them (INDEXED BY), and `baton check`'s idle read
+ * answers only for a database that has them all, as the full check's open would find it.
+ */
+export const SQLITE_INDEXES: readonly string[] = [
+  'events_by_run',
+  'hook_deliveries_due',
+  'hook_deliveries_failed',
+  'runs_by_created',
+  'runs_by_status',
+  'schedule_slots_by_run',
+  'schedules_due',
+  'schedules_queued',
+  'steps_due',
+  'steps_leased',
+  'steps_stopping_flow',
+  'steps_waiting_for',
+];
+
 /** Every table a store reads: the metadata, the run tables, the flow limits and the schedules. */
 export const BATON_TABLES: readonly string[] = [
   'baton_meta',

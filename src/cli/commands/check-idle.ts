@@ -8,9 +8,8 @@ import { RunSecretsCache } from '../../engine/run-secrets-cache.js';
 import { NEEDS_A_PERSON_LIMIT } from '../../runtime/due-work.js';
 import { databasePath, resolveHome } from '../../runtime/home.js';
 import { engineSettings } from '../../runtime/settings.js';
-import { dueStepOfRunningRunSql } from '../../store/due-steps.js';
-import { UNFINISHED_RUN_SQL } from '../../store/schedules/unfinished-runs.js';
-import { BATON_TABLES, SCHEMA_APP_ID, SQLITE_SCHEMA_VERSION } from '../../store/schema-tables.js';
+import { SCHEMA_APP_ID, SQLITE_SCHEMA_VERSION } from '../../store/schema-tables.js';
+import { ANYTHING_TO_DO_SQL, IDLE_SCHEMA_OBJECTS, IDLE_SCHEMA_SQL } from '../../store/sqlite/idle-read.js';
 import { openSqliteFile } from '../../store/sqlite/sqlite-driver.js';
 import type { WaitingStep } from '../../store/store.js';
 import {
@@ -24,29 +23,6 @@ import type { GlobalOptions } from '../global-options.js';
 import { guardStdout } from '../stdout-guard.js';
 import { WAITING_SHOWN, waitingLines } from './check-waiting.js';
 
-const INDEXES = [
-  'runs_by_status',
-  'steps_due',
-  'steps_leased',
-  'steps_stopping_flow',
-  'events_by_run',
-  'hook_deliveries_due',
-  'steps_waiting_for',
-  'schedules_due',
-  'schedules_queued',
-];
-
-function quoted(names: readonly string[]): string {
-  return names.map((name) => `'${name}'`).join(', ');
-}
-
-/** What the full check's open verifies, read at once: the metadata and every table and index it uses. */
-const SCHEMA_OK = `SELECT
-  (SELECT value FROM baton_meta WHERE key = 'app') AS app,
-  (SELECT value FROM baton_meta WHERE key = 'schema_version') AS version,
-  (SELECT count(*) FROM sqlite_master WHERE (type = 'table' AND name IN (${quoted(BATON_TABLES)}))
-    OR (type = 'index' AND name IN (${quoted(INDEXES)}))) AS present`;
-
 /** Whether the database file or its WAL sidecars are readable by others (the full open makes them 0600). */
 function notPrivate(path: string): boolean {
   for (const file of [path, `${path}-wal`, `${path}-shm`]) {
@@ -58,24 +34,6 @@ function notPrivate(path: string): boolean {
   }
   return false;
 }
-
-/**
- * One read of what `baton check` would act on: a due step of a running run (the claim's own
- * condition, store/due-steps.ts; a waiting step whose timeout came too), a lease that ran out,
- * a hook call owed, a blocked run (reported, exit 1), a schedule's slot come (store/schedules/), a
- * queued slot whose run ended. Each is answered from a partial index. A
- * step that waits and whose timeout has not come is nothing to do: its timeout is a due time like
- * any other, and the idle answer lists it itself (readWaiting).
- */
-const ANYTHING_TO_DO = `SELECT
-  EXISTS (SELECT 1 FROM steps s INDEXED BY steps_due WHERE ${dueStepOfRunningRunSql('@now')})
-  OR EXISTS (SELECT 1 FROM steps INDEXED BY steps_leased WHERE status = 'running' AND lease_expires_at <= @now)
-  OR EXISTS (SELECT 1 FROM hook_deliveries INDEXED BY hook_deliveries_due
-    WHERE state = 'pending' AND due_at <= @now AND (lease_expires_at IS NULL OR lease_expires_at <= @now))
-  OR EXISTS (SELECT 1 FROM runs INDEXED BY runs_by_status WHERE status = 'blocked')
-  OR EXISTS (SELECT 1 FROM schedules INDEXED BY schedules_due WHERE next_fire_at IS NOT NULL AND next_fire_at <= @now)
-  OR EXISTS (SELECT 1 FROM schedules s INDEXED BY schedules_queued WHERE s.queued_slot_at IS NOT NULL AND s.paused = 0
-    AND NOT EXISTS (SELECT 1 FROM runs r WHERE r.id = s.last_run_id AND r.status IN ${UNFINISHED_RUN_SQL}))`;
 
 /** The steps that wait, as the full check reports them: masked with each run's secrets as its reads are. */
 interface IdleWaiting {
@@ -124,8 +82,9 @@ function writeOut(text: string): void {
 
 /**
  * The heartbeat's usual answer, fast: `baton check` on the embedded store with nothing to do.
- * Read with better-sqlite3 alone (no engine, no store, no migration), so a check every few
- * minutes costs little more than starting Node. Anything else returns null and the full check
+ * Read with better-sqlite3 and what the store says of it (store/sqlite/idle-read.ts: its rules of
+ * what is due, its tables and indexes), without loading the engine, the store or a migration, so
+ * a check every few minutes costs little more than starting Node. Anything else returns null and the full check
  * runs: something to do, no database yet, another schema version or a damaged one, files readable
  * by others (the full open makes them 0600 again), any error (the full check reports it properly).
  */
@@ -139,12 +98,12 @@ export function idleCheck(options: GlobalOptions & { quiet?: boolean }): number 
   let waiting: IdleWaiting | undefined;
   try {
     db = openSqliteFile(path, { fileMustExist: true, timeout: 10_000 });
-    const schema = db.prepare(SCHEMA_OK).get() as { app: unknown; version: unknown; present: number };
+    const schema = db.prepare(IDLE_SCHEMA_SQL).get() as { app: unknown; version: unknown; present: number };
     if (schema.app !== SCHEMA_APP_ID || schema.version !== String(SQLITE_SCHEMA_VERSION)) return null;
-    if (schema.present !== BATON_TABLES.length + INDEXES.length) return null;
+    if (schema.present !== IDLE_SCHEMA_OBJECTS) return null;
     // One snapshot: nothing due, and the steps that wait meanwhile.
     db.exec('BEGIN');
-    if (db.prepare(ANYTHING_TO_DO).pluck().get({ now: Date.now() }) !== 0) return null;
+    if (db.prepare(ANYTHING_TO_DO_SQL).pluck().get({ now: Date.now() }) !== 0) return null;
     if (!options.quiet)
       waiting = readWaiting(db, options.json ? NEEDS_A_PERSON_LIMIT : WAITING_SHOWN, settings.secrets ?? []);
   } catch {

@@ -12,25 +12,11 @@ import {
 import type { RunState, StepResult } from '../../core/run-state.js';
 import type { Transition } from '../../core/transitions.js';
 import { approveWaitStep, rejectWaitStep, type WaitDecision } from '../../core/waits.js';
-import type { RerunSummary, RunSummary, Store } from '../store.js';
+import type { RerunSummary, RunCommands } from '../contract/run-commands.js';
+import type { RunSummary } from '../contract/runs.js';
 
 /** What a human command does to a run, as the core decides it (core/run-commands.ts). */
 export type RunChange = (run: RunState) => Transition;
-
-/** The human commands of the Store contract. */
-type HumanCommandMethods = Pick<
-  Store,
-  | 'retryStep'
-  | 'skipStep'
-  | 'cancelRun'
-  | 'approveRun'
-  | 'rejectRun'
-  | 'resolveStep'
-  | 'resumeRun'
-  | 'approveStep'
-  | 'rejectStep'
-  | 'rerunFrom'
->;
 
 // biome-ignore lint/suspicious/noExplicitAny: a mixin's base must be constructible with any[] (TS2545).
 type StoreBase = abstract new (...args: any[]) => object;
@@ -40,7 +26,7 @@ type StoreBase = abstract new (...args: any[]) => object;
  * the run under its write lock, applies the change and writes the transition in ONE transaction.
  */
 export function withHumanCommands<B extends StoreBase>(Base: B) {
-  abstract class WithHumanCommands extends Base implements HumanCommandMethods {
+  abstract class WithHumanCommands extends Base implements RunCommands {
     /**
      * In one transaction: the run as stored now (throws runNotFound when there is none), `change`
      * applied to it, its events and new state written. Returns the run's summary after it.

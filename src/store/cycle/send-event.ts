@@ -1,40 +1,15 @@
 import '../core-libraries.js';
-import { BatonError } from '../../core/errors.js';
-import type { Plan, PlanStep } from '../../core/plan/types.js';
+import { BatonError, runNotFound } from '../../core/errors.js';
+import type { PlanStep } from '../../core/plan/types.js';
 import { FINAL_RUN_STATUSES, FINAL_STEP_STATUSES, type RunState } from '../../core/run-state.js';
 import type { Transition } from '../../core/transitions.js';
 import { receiveWaitEvent } from '../../core/waits.js';
+import type { EventDelivery, SentEvent } from '../contract/events.js';
 
-/** An event sent by `baton send` (or `baton.send`): its name, its payload as JSON text, its run if given. */
-export interface SentEvent {
-  event: string;
-  dataJson: string;
-  /** Only this run; absent: every run with a step waiting for the event. */
-  runId?: string;
-  /**
-   * Checks the payload against the step it goes to (its `wait.schema`), throwing a BatonError to
-   * refuse it: called for every run it would reach before anything is written.
-   */
-  checkPayload?: (step: PlanStep, runId: string) => void;
-  /**
-   * The payload as stored for a run: with the secrets of that run (its plan's and the sender's)
-   * masked, as every result is before it is stored. Absent: stored as given.
-   */
-  maskPayload?: (plan: Plan) => string;
-}
-
-/**
- * Where a sent event went in one run: to a waiting step (`stepId`), kept for a step that will wait
- * (`kept`), or dropped because an event of that name was kept for the run already (the first wins).
- */
-export interface EventDelivery {
-  runId: string;
-  stepId: string | null;
-  outcome: 'received' | 'kept' | 'dropped';
-}
+export type { EventDelivery, SentEvent } from '../contract/events.js';
 
 /** The step of `run` waiting for `event` now, or null (in plan order: the first such step). */
-export function stepWaitingFor(run: RunState, event: string): string | null {
+function stepWaitingFor(run: RunState, event: string): string | null {
   for (const [position, step] of run.steps.entries()) {
     if (
       step.status === 'waiting' &&
@@ -52,7 +27,7 @@ export function stepWaitingFor(run: RunState, event: string): string | null {
  * the first per (run, event) winning). Throws for a finished run, or one with no step that could
  * ever wait for the event.
  */
-export function eventForRun(run: RunState, sent: SentEvent, now: number): Transition | 'keep' {
+function eventForRun(run: RunState, sent: SentEvent, now: number): Transition | 'keep' {
   if (FINAL_RUN_STATUSES.has(run.status))
     throw new BatonError(
       'INVALID_TRANSITION',
@@ -74,7 +49,7 @@ export function eventForRun(run: RunState, sent: SentEvent, now: number): Transi
 }
 
 /** The payload as stored for `run` (see SentEvent.maskPayload): what a kept event holds too. */
-export function storedPayload(run: RunState, sent: SentEvent): string {
+function storedPayload(run: RunState, sent: SentEvent): string {
   return sent.maskPayload ? sent.maskPayload(run.plan) : sent.dataJson;
 }
 
@@ -90,7 +65,7 @@ function stepsTaking(run: RunState, event: string, waiting: string | null): Plan
 }
 
 /** Checks the payload against every run a send without a run reaches, before any is written. */
-export function checkBeforeSending(runs: readonly RunState[], sent: SentEvent): void {
+function checkBeforeSending(runs: readonly RunState[], sent: SentEvent): void {
   if (!sent.checkPayload) return;
   for (const run of runs) {
     const stepId = stepWaitingFor(run, sent.event);
@@ -102,8 +77,76 @@ function planStepOf(run: RunState, stepId: string): PlanStep {
   return run.plan.steps.find((step) => step.id === stepId)!;
 }
 
+/** What a sent event does in one run, decided in the run's transaction: nothing, kept for it, or taken by a step. */
+export type EventAction =
+  | { kind: 'none' }
+  | { kind: 'keep'; event: string; dataJson: string; at: number }
+  | { kind: 'receive'; stepId: string; transition: Transition; at: number };
+
+/**
+ * What `baton send` asks of a dialect: find the runs, and hold one run at a time in a transaction of
+ * its own under its write lock (SQLite's BEGIN IMMEDIATE, PostgreSQL's row lock, the lock a cycle
+ * takes before a step starts waiting and takes a kept event) to write what `sendEventToRuns` decided.
+ */
+export interface EventRuns {
+  /** The runs with a step waiting for `event` now, in id order (the partial index steps_waiting_for). */
+  waitingFor(event: string): Promise<string[]>;
+  /** These runs as stored (unknown ones left out): the payload is checked against each before anything is written. */
+  load(runIds: readonly string[]): Promise<RunState[]>;
+  /**
+   * In one transaction holding the run: `decide` is given the run as stored (null: none) and its
+   * answer is written, the kept event or the transition. Resolves with that answer, and whether a
+   * `keep` kept the event (false: one of that name was kept for the run already).
+   */
+  inRun(
+    runId: string,
+    decide: (run: RunState | null) => EventAction,
+  ): Promise<{ action: EventAction; kept: boolean }>;
+}
+
+/**
+ * `Store.sendEvent`, once for both dialects: each run in its own transaction, so a step takes the
+ * event, or the event is kept for it, exactly once under races; a send without a run checks the
+ * payload against every run it reaches before any is written, and skips a run whose step stopped
+ * waiting meanwhile.
+ */
+export async function sendEventToRuns(
+  runs: EventRuns,
+  sent: SentEvent,
+  now: number,
+): Promise<EventDelivery[]> {
+  const runIds = sent.runId !== undefined ? [sent.runId] : await runs.waitingFor(sent.event);
+  if (sent.runId === undefined && runIds.length > 0) checkBeforeSending(await runs.load(runIds), sent);
+  const deliveries: EventDelivery[] = [];
+  for (const runId of runIds) {
+    const { action, kept } = await runs.inRun(runId, (run) => eventAction(runId, run, sent, now));
+    if (action.kind === 'keep') deliveries.push({ runId, stepId: null, outcome: kept ? 'kept' : 'dropped' });
+    else if (action.kind === 'receive')
+      deliveries.push({ runId, stepId: action.stepId, outcome: 'received' });
+  }
+  if (deliveries.length === 0) throw noRunWaitsFor(sent.event);
+  return deliveries;
+}
+
+const NO_ACTION: EventAction = { kind: 'none' };
+
+/** What the event does in `run` as its transaction holds it (null: no such run). */
+function eventAction(runId: string, run: RunState | null, sent: SentEvent, now: number): EventAction {
+  if (!run) {
+    if (sent.runId !== undefined) throw runNotFound(runId);
+    return NO_ACTION;
+  }
+  const stepId = stepWaitingFor(run, sent.event);
+  // Sent without a run: only runs whose step still waits (another send may have ended it).
+  if (sent.runId === undefined && stepId === null) return NO_ACTION;
+  const change = eventForRun(run, sent, now);
+  if (change === 'keep')
+    return { kind: 'keep', event: sent.event, dataJson: storedPayload(run, sent), at: now };
+  return { kind: 'receive', stepId: stepId!, transition: change, at: now };
+}
+
 /** The answer when a send without a run found no run waiting. */
-export function noRunWaitsFor(event: string): BatonError {
+function noRunWaitsFor(event: string): BatonError {
   return new BatonError(
     'INVALID_TRANSITION',
     `no run waits for event "${event}" now; to keep it for a run whose step will wait for it: baton send ${event} --run <run>`,

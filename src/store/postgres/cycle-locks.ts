@@ -1,4 +1,5 @@
 import { dueStepSql } from '../due-steps.js';
+import { leaseExpiredSql, takesFlowSlotSql } from '../lease-rules.js';
 
 /** Which part of a cycle locked a run; `flow` rows name a flow key with a limit (nothing locked). */
 export type LockPhase = 'complete' | 'reclaim' | 'claim' | 'flow';
@@ -39,7 +40,7 @@ export function cycleLockSql(schema: string): string {
     SELECT r.id FROM ${schema}.runs r WHERE r.id = ANY ($1::text[]) ORDER BY r.id FOR NO KEY UPDATE
   ), expired AS (
     SELECT r.id FROM ${schema}.steps s JOIN ${schema}.runs r ON r.id = s.run_id
-    WHERE $2::bigint IS NOT NULL AND s.status = 'running' AND s.lease_expires_at <= $2::bigint
+    WHERE $2::bigint IS NOT NULL AND ${leaseExpiredSql('$2::bigint')}
     ORDER BY s.lease_expires_at LIMIT $3::integer
     FOR NO KEY UPDATE OF r SKIP LOCKED
   ), saturated AS (
@@ -49,8 +50,7 @@ export function cycleLockSql(schema: string): string {
       -- limit itself is enforced after locking the key).
       (f.concurrency IS NOT NULL AND f.concurrency <= (
         SELECT count(*) FROM ${schema}.steps s
-        WHERE s.flow_key = f.key AND s.run_id <> ALL ($1::text[]) AND (s.status = 'running'
-          OR (s.status = 'cancelled' AND s.lease_expires_at IS NOT NULL AND s.lease_expires_at > $5::bigint))))
+        WHERE s.flow_key = f.key AND s.run_id <> ALL ($1::text[]) AND ${takesFlowSlotSql('$5::bigint')}))
       OR (f.rate_count IS NOT NULL AND f.rate_count <= (
         SELECT count(*) FROM unnest(f.starts) AS t (at) WHERE t.at > $5::bigint - f.rate_window_ms)))
   ), claimable AS (
@@ -98,8 +98,7 @@ export function flowLockSql(schema: string, skipLocked: boolean): string {
  * snapshot that holds every claim committed by the key's previous holder.
  */
 export function flowRunningSql(schema: string): string {
-  return `SELECT flow_key AS key, count(*)::integer AS running FROM ${schema}.steps
-    WHERE flow_key = ANY ($1::text[]) AND (status = 'running'
-      OR (status = 'cancelled' AND lease_expires_at IS NOT NULL AND lease_expires_at > $2::bigint))
-    GROUP BY flow_key`;
+  return `SELECT s.flow_key AS key, count(*)::integer AS running FROM ${schema}.steps s
+    WHERE s.flow_key = ANY ($1::text[]) AND ${takesFlowSlotSql('$2::bigint')}
+    GROUP BY s.flow_key`;
 }

@@ -2,6 +2,7 @@ import { claimableStep, runTakesClaims } from '../../core/claim-rules.js';
 import { compareDueSteps, type DueStep, pushDueSteps } from '../../core/due-order.js';
 import { FlowGate, type FlowKeyState } from '../../core/flow.js';
 import type { Plan } from '../../core/plan/types.js';
+import { leaseExpired } from '../../core/run-state.js';
 import { type StoredAttempt, storedAttemptSays } from '../../core/settle-report.js';
 import { waitStepDue } from '../../core/waits.js';
 import { CycleRuns } from '../cycle/cycle-runs.js';
@@ -93,12 +94,12 @@ export class CycleWork {
     for (const runId of this.runs.heldRunIds) {
       const entry = this.runs.entry(runId);
       for (const step of entry?.state.steps ?? []) {
-        if (step.status === 'running' && step.leaseExpiresAt !== null && step.leaseExpiresAt <= now)
+        if (leaseExpired(step, now))
           expired.push({
             entry: entry!,
             stepId: step.stepId,
             attempt: step.attempt,
-            at: step.leaseExpiresAt,
+            at: step.leaseExpiresAt!,
           });
       }
     }

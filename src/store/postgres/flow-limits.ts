@@ -1,4 +1,5 @@
 import type { FlowKeyState, FlowLimit } from '../../core/flow.js';
+import { takesFlowSlotSql } from '../lease-rules.js';
 import type { FlowLimitStatus } from '../store.js';
 import { flowKeyState, flowLimitStatus } from '../store-rows.js';
 import { flowLockSql, flowRunningSql } from './cycle-locks.js';
@@ -74,9 +75,8 @@ export class PostgresFlow {
   async list(now: number): Promise<FlowLimitStatus[]> {
     const { rows } = await this.pool.query<FlowRow & { updated_at: string; running: number }>(
       `SELECT f.key, f.concurrency, f.rate_count, f.rate_window_ms, f.starts, f.updated_at,
-         (SELECT count(*)::integer FROM ${this.schema}.steps s WHERE s.flow_key = f.key AND (s.status = 'running'
-           OR (s.status = 'cancelled' AND s.lease_expires_at IS NOT NULL AND s.lease_expires_at > $1::bigint)))
-           AS running
+         (SELECT count(*)::integer FROM ${this.schema}.steps s
+           WHERE s.flow_key = f.key AND ${takesFlowSlotSql('$1::bigint')}) AS running
        FROM ${this.schema}.flow_limits f ORDER BY f.key`,
       [now],
     );

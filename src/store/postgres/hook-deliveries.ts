@@ -2,6 +2,7 @@ import type { StoredEvent } from '../../core/events.js';
 import type { Plan } from '../../core/plan/types.js';
 import { planSecretEnv } from '../../core/run-secrets.js';
 import type { RunStatus } from '../../core/run-state.js';
+import { hookCallDueSql } from '../hook-calls-due.js';
 import type { HookDelivery, HookDeliveryKey } from '../store.js';
 import type { PgPool } from './open-pool.js';
 
@@ -34,9 +35,9 @@ export class PostgresHookDeliveries {
     const s = this.schema;
     const { rows } = await this.pool.query<DeliveryRow>(
       `WITH due AS (
-         SELECT run_id, event_seq, hook FROM ${s}.hook_deliveries
-         WHERE state = 'pending' AND due_at <= $1 AND (lease_expires_at IS NULL OR lease_expires_at <= $1)
-         ORDER BY due_at LIMIT $2 FOR UPDATE SKIP LOCKED),
+         SELECT d.run_id, d.event_seq, d.hook FROM ${s}.hook_deliveries d
+         WHERE ${hookCallDueSql('$1')}
+         ORDER BY d.due_at LIMIT $2 FOR UPDATE SKIP LOCKED),
        leased AS (
          UPDATE ${s}.hook_deliveries d SET lease_owner = $3, lease_expires_at = $4
          FROM due WHERE d.run_id = due.run_id AND d.event_seq = due.event_seq AND d.hook = due.hook

@@ -1,5 +1,6 @@
 import { RUN_STATUSES } from '../../core/run-state.js';
 import { dueStepSql } from '../due-steps.js';
+import { leaseExpiredSql } from '../lease-rules.js';
 import {
   ATTEMPT_END_EVENTS_SQL,
   type AttemptEndRow,
@@ -9,10 +10,10 @@ import {
   fellBackSql,
   LEASE_RECLAIMED_MESSAGE_LIKE,
   type StatusCountRow,
-  UNFINISHED_RUN_STATUSES_SQL,
   type UsageEndRow,
 } from '../metrics-rows.js';
 import type { MetricsQuery, MetricsSnapshot } from '../store.js';
+import { UNFINISHED_RUN_SQL } from '../unfinished-runs.js';
 import type { PgPool } from './open-pool.js';
 
 interface StepMetricsRow extends StatusCountRow {
@@ -56,10 +57,10 @@ export async function postgresMetricsSnapshot(
        (SELECT json_agg(x) FROM (
           SELECT s.status, count(*) AS n, count(*) FILTER (WHERE ${due}) AS due,
             min(s.due_at) FILTER (WHERE ${due}) AS oldest,
-            count(*) FILTER (WHERE s.status = 'running' AND s.lease_expires_at <= $1) AS expired
+            count(*) FILTER (WHERE ${leaseExpiredSql('$1')}) AS expired
           FROM ${s}.runs r CROSS JOIN LATERAL (
             SELECT status, due_at, lease_expires_at FROM ${s}.steps WHERE run_id = r.id OFFSET 0) s
-          WHERE r.status IN (${UNFINISHED_RUN_STATUSES_SQL}) GROUP BY s.status) x) AS steps,
+          WHERE r.status IN ${UNFINISHED_RUN_SQL} GROUP BY s.status) x) AS steps,
        (SELECT count(*) FROM ${s}.hook_deliveries WHERE state = 'pending' AND attempts = 0) AS pending,
        (SELECT count(*) FROM ${s}.hook_deliveries WHERE state = 'pending' AND attempts > 0) AS retrying,
        (SELECT count(*) FROM ${s}.hook_deliveries WHERE state = 'failed') AS failed,

@@ -1,15 +1,6 @@
-import { runNotFound } from '../../core/errors.js';
 import type { RunState } from '../../core/run-state.js';
 import type { Transition } from '../../core/transitions.js';
-import {
-  checkBeforeSending,
-  type EventDelivery,
-  eventForRun,
-  noRunWaitsFor,
-  type SentEvent,
-  stepWaitingFor,
-  storedPayload,
-} from '../cycle/send-event.js';
+import type { EventRuns } from '../cycle/send-event.js';
 import type { PgClient, PgPool } from './open-pool.js';
 import type { PgLoadedRun, RunLoader } from './run-loader.js';
 import { inTransaction } from './transaction.js';
@@ -25,50 +16,30 @@ interface SendEventAccess {
     client: PgClient,
     entry: PgLoadedRun,
     transition: Transition,
+    now: number,
   ): Promise<{ state: RunState; hash: string | null }>;
 }
 
 /**
- * `Store.sendEvent` on PostgreSQL: each run in its own transaction under its row lock (the lock a
- * cycle takes before a step starts waiting and takes a kept event), so a step takes the event, or
- * the event is kept for it, exactly once.
+ * The PostgreSQL rows of `Store.sendEvent` (the loop and its decisions are store/cycle/send-event.ts):
+ * each run held in its own transaction under its row lock.
  */
-export async function sendEventPostgres(
-  store: SendEventAccess,
-  sent: SentEvent,
-  now: number,
-): Promise<EventDelivery[]> {
-  const runIds =
-    sent.runId !== undefined ? [sent.runId] : await runsWaitingFor(store.pool, store.schema, sent.event);
-  if (sent.runId === undefined && runIds.length > 0)
-    checkBeforeSending(
-      [...(await store.loader.load(store.pool, runIds)).values()].map((entry) => entry.state),
-      sent,
-    );
-  const deliveries: EventDelivery[] = [];
-  for (const runId of runIds) {
-    // One transaction per run, under its row lock: the step takes the event, or it is kept, once.
-    const delivery = await inTransaction(store.pool, async (client): Promise<EventDelivery | null> => {
-      const entry = await store.lockRun(client, runId);
-      if (!entry && sent.runId !== undefined) throw runNotFound(runId);
-      const stepId = entry ? stepWaitingFor(entry.state, sent.event) : null;
-      if (!entry || (sent.runId === undefined && stepId === null)) return null;
-      const change = eventForRun(entry.state, sent, now);
-      if (change === 'keep') {
-        const kept = await keepEvent(client, store.schema, {
-          runId,
-          event: sent.event,
-          dataJson: storedPayload(entry.state, sent),
-          at: now,
-        });
-        return { runId, stepId: null, outcome: kept ? 'kept' : 'dropped' };
-      }
-      const written = await store.writeCommand(client, entry, change);
-      if (written.hash) store.loader.rememberPlan(runId, written.hash, written.state.plan);
-      return { runId, stepId, outcome: 'received' };
-    });
-    if (delivery) deliveries.push(delivery);
-  }
-  if (deliveries.length === 0) throw noRunWaitsFor(sent.event);
-  return deliveries;
+export function postgresEventRuns(store: SendEventAccess): EventRuns {
+  const { pool, schema, loader } = store;
+  return {
+    waitingFor: (event) => runsWaitingFor(pool, schema, event),
+    load: async (runIds) => [...(await loader.load(pool, runIds)).values()].map((entry) => entry.state),
+    inRun: (runId, decide) =>
+      inTransaction(pool, async (client) => {
+        const entry = await store.lockRun(client, runId);
+        const action = decide(entry?.state ?? null);
+        if (action.kind === 'keep')
+          return { action, kept: await keepEvent(client, schema, { runId, ...action }) };
+        if (action.kind === 'receive') {
+          const written = await store.writeCommand(client, entry!, action.transition, action.at);
+          if (written.hash) loader.rememberPlan(runId, written.hash, written.state.plan);
+        }
+        return { action, kept: false };
+      }),
+  };
 }

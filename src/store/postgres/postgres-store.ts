@@ -6,9 +6,9 @@ import type { StoredAttempt } from '../../core/settle-report.js';
 import type { Transition } from '../../core/transitions.js';
 import { type RunChange, withHumanCommands } from '../cycle/human-commands.js';
 import { RECLAIM_BATCH, ReclaimSchedule, WAIT_LOOK_INTERVAL_MS } from '../cycle/reclaim-schedule.js';
-import type { EventDelivery, SentEvent } from '../cycle/send-event.js';
-import { afterTick, NO_TICK, ScheduleLook, tickBounds } from '../schedules/schedule-look.js';
-import { triggerTaken } from '../schedules/schedule-rows.js';
+import { withSchedules } from '../cycle/schedule-commands.js';
+import { scheduleTickDue, tickSchedules } from '../cycle/schedule-tick.js';
+import { type EventDelivery, type SentEvent, sendEventToRuns } from '../cycle/send-event.js';
 import type {
   AttemptKey,
   CycleRequest,
@@ -20,12 +20,7 @@ import type {
   HookDelivery,
   HookDeliveryKey,
   NewRun,
-  NewSchedule,
-  RunFilter,
   RunSummary,
-  ScheduleDetail,
-  ScheduleSlot,
-  ScheduleSummary,
   Store,
 } from '../store.js';
 import { storeId } from '../store-id.js';
@@ -50,7 +45,7 @@ import { parsePgUrl, serverAddress } from './pg-url.js';
 import { PostgresReads } from './postgres-reads.js';
 import { PostgresRetention } from './postgres-retention.js';
 import { PostgresSchedules } from './postgres-schedules.js';
-import { sendEventPostgres } from './postgres-send-event.js';
+import { postgresEventRuns } from './postgres-send-event.js';
 import { type PreparedSql, prepared } from './prepared.js';
 import { renewLeaseRows } from './renew-leases.js';
 import type { PgLoadedRun } from './run-loader.js';
@@ -77,7 +72,7 @@ const CLAIM_MAX_ROUNDS = 4;
  * several workers claim different runs without waiting and no step is claimed twice. Each commit
  * that makes work due sends NOTIFY baton_<schema>; `waitForWork` listens for it.
  */
-export class PostgresStore extends withHumanCommands(PostgresReads) implements Store {
+export class PostgresStore extends withSchedules(withHumanCommands(PostgresReads)) implements Store {
   readonly kind = 'postgres' as const;
   readonly id: string;
   private readonly writeSql: PreparedSql;
@@ -92,8 +87,7 @@ export class PostgresStore extends withHumanCommands(PostgresReads) implements S
   private readonly flow: PostgresFlow;
   private readonly listener: WorkListener;
   private readonly reclaims = new ReclaimSchedule();
-  private readonly schedules: PostgresSchedules;
-  private readonly scheduleLook = new ScheduleLook();
+  readonly schedules: PostgresSchedules;
   private readonly waitLooks = new ReclaimSchedule(WAIT_LOOK_INTERVAL_MS);
   private closed = false;
 
@@ -148,7 +142,9 @@ export class PostgresStore extends withHumanCommands(PostgresReads) implements S
     this.retention = new PostgresRetention(pool, schema);
     this.flow = new PostgresFlow(pool, schema);
     this.listener = listener;
-    this.schedules = new PostgresSchedules(pool, schema);
+    this.schedules = new PostgresSchedules(pool, schema, async (client, specs) => {
+      await client.query({ ...this.createManySql, values: createRunsValues(specs) });
+    });
   }
 
   async createRun(spec: NewRun): Promise<RunSummary> {
@@ -165,15 +161,8 @@ export class PostgresStore extends withHumanCommands(PostgresReads) implements S
     const reclaim = this.reclaims.take(request.now);
     const lookForWaits = this.waitLooks.take(request.now);
     // Schedules are ticked by cycles of every run (see ScheduleLook for when they look).
-    const tickSchedules =
-      request.runId === undefined && this.scheduleLook.due(request.now, request.completions.length);
-    if (
-      !reclaim &&
-      !lookForWaits &&
-      !tickSchedules &&
-      request.completions.length === 0 &&
-      request.claimLimit <= 0
-    )
+    const tickDue = scheduleTickDue(request, this.scheduleLook);
+    if (!reclaim && !lookForWaits && !tickDue && request.completions.length === 0 && request.claimLimit <= 0)
       return { claimed: [], accepted: [], reclaimed: [] };
     const work = new CycleWork(request);
     const completionRunIds = [...new Set(request.completions.map((c) => c.runId))].sort();
@@ -239,20 +228,14 @@ export class PostgresStore extends withHumanCommands(PostgresReads) implements S
       const finished = work.finish();
       if (!work.batch.empty) await client.query({ ...this.writeSql, values: work.batch.params() });
       await takeKeptEvents(client, this.schema, work.batch.takenEvents);
-      if (!tickSchedules) return finished;
-      // In the same transaction: the due slots of schedules start their runs; a run started makes
-      // the engine look again at once (settledUnclaimed), which claims its first steps.
-      const bounds = tickBounds(request);
-      const tick =
-        bounds.runLimit > 0
-          ? await this.schedules.tick(client, bounds, async (specs) => {
-              await client.query({ ...this.createManySql, values: createRunsValues(specs) });
-            })
-          : { ...NO_TICK, next: await this.schedules.nextFire(client) };
-      return {
-        ...finished,
-        result: afterTick(finished.result, tick, bounds, this.scheduleLook, tick.next),
-      };
+      // In the same transaction: the due slots of schedules start their runs (cycle/schedule-tick.ts).
+      const result = await tickSchedules(
+        this.schedules.on(client),
+        request,
+        finished.result,
+        this.scheduleLook,
+      );
+      return { ...finished, result };
     });
     for (const changed of changedPlans) this.loader.rememberPlan(changed.runId, changed.hash, changed.plan);
     return result;
@@ -344,17 +327,14 @@ export class PostgresStore extends withHumanCommands(PostgresReads) implements S
   }
 
   async sendEvent(sent: SentEvent, now: number): Promise<EventDelivery[]> {
-    return sendEventPostgres(
-      {
-        pool: this.pool,
-        schema: this.schema,
-        loader: this.loader,
-        lockRun: (client, runId) => this.lockRun(client, runId),
-        writeCommand: (client, entry, transition) => this.writeCommand(client, entry, transition, now),
-      },
-      sent,
-      now,
-    );
+    const runs = postgresEventRuns({
+      pool: this.pool,
+      schema: this.schema,
+      loader: this.loader,
+      lockRun: (client, runId) => this.lockRun(client, runId),
+      writeCommand: (client, entry, transition, at) => this.writeCommand(client, entry, transition, at),
+    });
+    return sendEventToRuns(runs, sent, now);
   }
 
   /** Locks a run's row for a human command and loads it; undefined: no such run. */
@@ -432,68 +412,6 @@ export class PostgresStore extends withHumanCommands(PostgresReads) implements S
   async vacuum(options: { full?: boolean } = {}): Promise<void> {
     // Without `full`, autovacuum makes the space reusable in its own time.
     if (options.full) await this.retention.vacuum();
-  }
-
-  override async nextWakeAt(filter: RunFilter = {}): Promise<number | null> {
-    const runs = await super.nextWakeAt(filter);
-    if (filter.runId !== undefined) return runs;
-    const fire = await this.schedules.nextFireAt();
-    return runs === null ? fire : fire === null ? runs : Math.min(runs, fire);
-  }
-
-  async addSchedule(spec: NewSchedule): Promise<ScheduleSummary> {
-    await this.schedules.add(spec);
-    this.scheduleLook.changed();
-    return this.schedules.summary(spec.name);
-  }
-
-  async replaceSchedule(spec: NewSchedule): Promise<ScheduleSummary> {
-    await this.schedules.replace(spec);
-    this.scheduleLook.changed();
-    return this.schedules.summary(spec.name);
-  }
-
-  getSchedule(name: string): Promise<ScheduleDetail | null> {
-    return this.schedules.get(name);
-  }
-
-  listSchedules(): Promise<ScheduleSummary[]> {
-    return this.schedules.list();
-  }
-
-  async pauseSchedule(name: string, now: number): Promise<ScheduleSummary> {
-    await this.schedules.setPaused(name, true, now);
-    return this.schedules.summary(name);
-  }
-
-  async resumeSchedule(name: string, now: number): Promise<ScheduleSummary> {
-    await this.schedules.setPaused(name, false, now);
-    this.scheduleLook.changed();
-    return this.schedules.summary(name);
-  }
-
-  removeSchedule(name: string): Promise<boolean> {
-    return this.schedules.remove(name);
-  }
-
-  async triggerSchedule(name: string, now: number): Promise<RunSummary> {
-    const { state } = await inTransaction(this.pool, async (client) => {
-      const spec = await this.schedules.trigger(client, name, now);
-      const taken = await client.query(`SELECT 1 FROM ${this.schema}.runs WHERE id = $1`, [spec.id]);
-      if (taken.rowCount) throw triggerTaken(spec.id);
-      const created = createRunValues(spec);
-      await client.query({ ...this.createSql, values: created.values });
-      return created;
-    });
-    return summaryOf(state, NO_USAGE);
-  }
-
-  listScheduleSlots(name: string, limit = 20): Promise<ScheduleSlot[]> {
-    return this.schedules.slots(name, limit);
-  }
-
-  scheduleSlotOfRun(runId: string): Promise<ScheduleSlot | null> {
-    return this.schedules.slotOfRun(runId);
   }
 
   /** Sleeps until a commit notifies due work, `untilMs`, or the safety poll (see OpenPostgresOptions.pollMs). */

@@ -6,6 +6,7 @@ import { backfillFlowKeys, type KeylessStep } from '../flow-backfill.js';
 import { latestMigrationVersion, type Migration, readMigrations } from '../schema-migration-files.js';
 import { BATON_TABLES } from '../schema-tables.js';
 import { recordedSchemaVersion, refuseNewerSchema, SCHEMA_APP_ID } from '../schema-version.js';
+import { UNFINISHED_RUN_SQL } from '../unfinished-runs.js';
 import type { PgClient, PgPool } from './open-pool.js';
 import { quoteSchema } from './schema-name.js';
 import { inTransaction } from './transaction.js';
@@ -20,7 +21,7 @@ async function backfillPostgresFlowKeys(client: PgClient): Promise<void> {
   const { rows } = await client.query<KeylessStep & { plan: Plan }>(
     `SELECT s.run_id, s.step_id, s.on_fallback, p.plan FROM steps s
      JOIN runs r ON r.id = s.run_id JOIN run_plans p ON p.run_id = s.run_id
-     WHERE s.flow_key IS NULL AND r.status NOT IN ('succeeded', 'failed', 'cancelled')`,
+     WHERE s.flow_key IS NULL AND r.status IN ${UNFINISHED_RUN_SQL}`,
   );
   if (rows.length === 0) return;
   const plans = new Map(rows.map((row) => [row.run_id, row.plan]));

@@ -1,5 +1,6 @@
-import { WAIT_FLOW_KEY } from '../../core/flow.js';
 import type { KeptEvent } from '../../core/waits.js';
+import { dueStepSql } from '../due-steps.js';
+import { WAIT_MOVES_IN_RUN_SQL, WAIT_STEP_SQL } from '../due-waits.js';
 import type { PgClient, PgPool } from './open-pool.js';
 
 /** The events kept for these runs (sent before their steps waited): looked up under the runs' locks. */
@@ -35,9 +36,7 @@ export async function lockDueWaits(
      WHERE (r.status = 'running' OR r.status = 'blocked') AND r.next_due_at <= $1::bigint
        AND r.id <> ALL ($2::text[]) AND ($3::text IS NULL OR r.id = $3::text)
        AND EXISTS (SELECT 1 FROM ${schema}.steps s
-         WHERE s.run_id = r.id AND s.due_at <= $1::bigint
-           AND (s.status = 'waiting'
-             OR (s.status = 'ready' AND s.flow_key = '${WAIT_FLOW_KEY}' AND r.status = 'running')))
+         WHERE s.run_id = r.id AND ${dueStepSql('$1::bigint')} AND ${WAIT_STEP_SQL} AND ${WAIT_MOVES_IN_RUN_SQL})
      ORDER BY r.next_due_at, r.id LIMIT $4::integer
      FOR NO KEY UPDATE OF r SKIP LOCKED`,
     [scope.now, scope.exclude, scope.runId, scope.limit],

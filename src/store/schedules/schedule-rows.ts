@@ -102,8 +102,11 @@ export function tickStateOf(row: ScheduleRow): ScheduleTickState {
   };
 }
 
+/** A `schedules` row with its plan snapshot: what a tick, a trigger and a command read. */
+export type ScheduleRowWithPlan = ScheduleRow & { plan_json: string };
+
 /** The run a slot starts: the schedule's plan snapshot, inputs and workspace under the slot's run id. */
-export function slotRun(row: ScheduleRow & { plan_json: string }, runId: string, now: number): NewRun {
+export function slotRun(row: ScheduleRowWithPlan, runId: string, now: number): NewRun {
   return {
     id: runId,
     plan: JSON.parse(row.plan_json) as Plan,
@@ -114,8 +117,36 @@ export function slotRun(row: ScheduleRow & { plan_json: string }, runId: string,
   };
 }
 
-/** The stored values of a new (or replaced) schedule: its first slot is the first after `now`. */
-export function scheduleValues(spec: NewSchedule, cursorAt = spec.now) {
+/**
+ * The next slot a schedule stores: none while it is paused (a paused schedule decides no slot, and
+ * `next_fire_at` null keeps it out of the schedules_due index), else `next()`. The one place that
+ * says so: adding, replacing, pausing, resuming and ticking a schedule all store through it.
+ */
+export function storedNextFire(paused: boolean | number, next: () => number | null): number | null {
+  return paused ? null : next();
+}
+
+/** The stored values of a new or replaced schedule: its first slot is the first after `cursorAt`. */
+export interface ScheduleValues {
+  name: string;
+  planName: string;
+  planJson: string;
+  planHash: string;
+  inputsJson: string;
+  workspace: string;
+  rulesJson: string;
+  paused: boolean;
+  cursorAt: number;
+  nextFireAt: number | null;
+  now: number;
+}
+
+/** A new schedule's values (`baton schedule add`): stored paused when `spec.paused`, else active. */
+export function scheduleValues(
+  spec: NewSchedule,
+  cursorAt = spec.now,
+  paused = spec.paused === true,
+): ScheduleValues {
   return {
     name: spec.name,
     planName: spec.plan.name,
@@ -124,16 +155,43 @@ export function scheduleValues(spec: NewSchedule, cursorAt = spec.now) {
     inputsJson: JSON.stringify(spec.inputs),
     workspace: spec.workspace,
     rulesJson: JSON.stringify(spec.rules),
+    paused,
     cursorAt,
-    nextFireAt: new SlotClock(spec.rules).next(cursorAt),
-    paused: spec.paused === true,
+    nextFireAt: storedNextFire(paused, () => new SlotClock(spec.rules).next(cursorAt)),
     now: spec.now,
   };
 }
 
-/** The next slot of stored rules after `after` (resume). */
-export function nextFireOf(rulesJson: string, after: number): number | null {
-  return new SlotClock(JSON.parse(rulesJson) as ScheduleRules).next(after);
+/**
+ * A replaced schedule's values (`baton schedule update`) over its stored row: slots already decided
+ * stay decided (the cursor never goes back), and it keeps its pause state unless `spec` says.
+ */
+export function replacedValues(row: ScheduleRow, spec: NewSchedule): ScheduleValues {
+  return scheduleValues(spec, Math.max(row.cursor_at, spec.now), spec.paused ?? Boolean(row.paused));
+}
+
+/** What pausing or resuming writes of a schedule, at `at`. */
+export interface PauseChange {
+  paused: boolean;
+  cursorAt: number;
+  nextFireAt: number | null;
+  at: number;
+}
+
+/**
+ * Pausing or resuming the schedule `row` at `now`; null when it is in that state already. Resumed,
+ * it goes on from now: the slots of the pause are not made up.
+ */
+export function pauseChange(row: ScheduleRow, paused: boolean, now: number): PauseChange | null {
+  if (Boolean(row.paused) === paused) return null;
+  const cursorAt = paused ? row.cursor_at : Math.max(row.cursor_at, now);
+  const rules = JSON.parse(row.rules_json) as ScheduleRules;
+  return {
+    paused,
+    cursorAt,
+    nextFireAt: storedNextFire(paused, () => new SlotClock(rules).next(cursorAt)),
+    at: now,
+  };
 }
 
 export function scheduleNotFound(name: string): BatonError {
@@ -157,5 +215,3 @@ export function triggerTaken(runId: string): BatonError {
     `a run with id "${runId}" exists already (triggered within the same second): trigger again in a second`,
   );
 }
-
-export { UNFINISHED_RUN_SQL } from './unfinished-runs.js';

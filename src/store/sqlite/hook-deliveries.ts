@@ -2,6 +2,7 @@ import type { BatonEvent, StoredEvent } from '../../core/events.js';
 import type { Plan } from '../../core/plan/types.js';
 import { planSecretEnv } from '../../core/run-secrets.js';
 import type { RunStatus } from '../../core/run-state.js';
+import { hookCallDueSql } from '../hook-calls-due.js';
 import type { HookDelivery, HookDeliveryKey } from '../store.js';
 import type { SqliteDatabase } from './open-database.js';
 
@@ -28,19 +29,18 @@ export class SqliteHookDeliveries {
   private readonly probe;
 
   constructor(db: SqliteDatabase) {
-    this.due = db.prepare<[number, number, number], DeliveryRow>(
+    this.due = db.prepare<[{ now: number; limit: number }], DeliveryRow>(
       `SELECT d.run_id, d.event_seq, d.hook, d.attempts, e.type, e.at, e.data_json, p.plan_json, r.plan_name,
          r.status, r.blocked_reason
        FROM hook_deliveries d INDEXED BY hook_deliveries_due
        JOIN events e ON e.seq = d.event_seq
        JOIN run_plans p ON p.run_id = d.run_id
        JOIN runs r ON r.id = d.run_id
-       WHERE d.state = 'pending' AND d.due_at <= ? AND (d.lease_expires_at IS NULL OR d.lease_expires_at <= ?)
-       ORDER BY d.due_at LIMIT ?`,
+       WHERE ${hookCallDueSql('@now')}
+       ORDER BY d.due_at LIMIT @limit`,
     );
-    this.probe = db.prepare<[number, number], { one: number }>(
-      `SELECT 1 AS one FROM hook_deliveries INDEXED BY hook_deliveries_due
-       WHERE state = 'pending' AND due_at <= ? AND (lease_expires_at IS NULL OR lease_expires_at <= ?) LIMIT 1`,
+    this.probe = db.prepare<[{ now: number }], { one: number }>(
+      `SELECT 1 AS one FROM hook_deliveries d INDEXED BY hook_deliveries_due WHERE ${hookCallDueSql('@now')} LIMIT 1`,
     );
     this.lease = db.prepare(
       'UPDATE hook_deliveries SET lease_owner = ?, lease_expires_at = ? WHERE run_id = ? AND event_seq = ? AND hook = ?',
@@ -57,13 +57,13 @@ export class SqliteHookDeliveries {
 
   /** Whether any call is due now (a read through the partial index). */
   anyDue(now: number): boolean {
-    return this.probe.get(now, now) !== undefined;
+    return this.probe.get({ now }) !== undefined;
   }
 
   /** Call inside a write transaction. */
   claim(owner: string, now: number, leaseMs: number, limit: number): HookDelivery[] {
     const claimed: HookDelivery[] = [];
-    for (const row of this.due.all(now, now, limit)) {
+    for (const row of this.due.all({ now, limit })) {
       const plan = JSON.parse(row.plan_json) as Plan;
       const spec = plan.hooks?.[row.hook];
       if (!spec) continue;

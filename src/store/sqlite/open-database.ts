@@ -7,6 +7,7 @@ import type { Plan } from '../../core/plan/types.js';
 import { backfillFlowKeys, type KeylessStep } from '../flow-backfill.js';
 import { latestMigrationVersion, type Migration, readMigrations } from '../schema-migration-files.js';
 import { recordedSchemaVersion, refuseNewerSchema, SCHEMA_APP_ID } from '../schema-version.js';
+import { UNFINISHED_RUN_SQL } from '../unfinished-runs.js';
 import type { OpenSqliteOptions } from './open-sqlite-options.js';
 import { openSqliteFile } from './sqlite-driver.js';
 
@@ -76,7 +77,7 @@ function backfillSqliteFlowKeys(db: SqliteDatabase): void {
   const steps = db
     .prepare(
       `SELECT s.run_id, s.step_id, s.on_fallback FROM steps s JOIN runs r ON r.id = s.run_id
-       WHERE s.flow_key IS NULL AND r.status NOT IN ('succeeded', 'failed', 'cancelled')`,
+       WHERE s.flow_key IS NULL AND r.status IN ${UNFINISHED_RUN_SQL}`,
     )
     .all() as KeylessStep[];
   if (steps.length === 0) return;

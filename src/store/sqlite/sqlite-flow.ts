@@ -1,4 +1,5 @@
 import { FlowGate, type FlowLimit } from '../../core/flow.js';
+import { LEASED_STEP_SQL, stoppingAttemptSql } from '../lease-rules.js';
 import type { FlowLimitStatus } from '../store.js';
 import { flowKeyState, flowLimitStatus } from '../store-rows.js';
 import type { SqliteDatabase } from './open-database.js';
@@ -27,11 +28,9 @@ export class SqliteFlow {
   constructor(db: SqliteDatabase) {
     this.selectAll = db.prepare<[number], FlowRow>(
       `SELECT f.key, f.concurrency, f.rate_count, f.rate_window_ms, f.starts_json, f.updated_at,
-         (SELECT count(*) FROM steps s INDEXED BY steps_leased
-          WHERE s.status = 'running' AND s.flow_key = f.key)
+         (SELECT count(*) FROM steps s INDEXED BY steps_leased WHERE ${LEASED_STEP_SQL} AND s.flow_key = f.key)
          + (SELECT count(*) FROM steps s INDEXED BY steps_stopping_flow
-          WHERE s.status = 'cancelled' AND s.lease_expires_at IS NOT NULL AND s.flow_key = f.key
-            AND s.lease_expires_at > ?) AS running
+          WHERE ${stoppingAttemptSql('?')} AND s.flow_key = f.key) AS running
        FROM flow_limits f ORDER BY f.key`,
     );
     this.updateStarts = db.prepare('UPDATE flow_limits SET starts_json = ? WHERE key = ?');

@@ -1,5 +1,6 @@
 import type { Statement } from 'better-sqlite3';
 import { dueStepOfRunningRunSql } from '../due-steps.js';
+import { leaseExpiredSql } from '../lease-rules.js';
 import {
   ATTEMPT_END_EVENTS_SQL,
   type AttemptEndRow,
@@ -9,10 +10,10 @@ import {
   fellBackSql,
   LEASE_RECLAIMED_MESSAGE_LIKE,
   type StatusCountRow,
-  UNFINISHED_RUN_STATUSES_SQL,
   type UsageEndRow,
 } from '../metrics-rows.js';
 import type { MetricsQuery, MetricsSnapshot } from '../store.js';
+import { UNFINISHED_RUN_SQL } from '../unfinished-runs.js';
 import type { SqliteDatabase } from './open-database.js';
 
 type Prepare = <P extends unknown[], R>(text: string) => Statement<P, R>;
@@ -33,15 +34,14 @@ export function sqliteMetricsSnapshot(
     const runs = sql<[], StatusCountRow>('SELECT status, n FROM run_counts').all();
     const steps = sql<[], StatusCountRow>(
       `SELECT s.status, count(*) AS n FROM runs r JOIN steps s ON s.run_id = r.id
-       WHERE r.status IN (${UNFINISHED_RUN_STATUSES_SQL}) GROUP BY s.status`,
+       WHERE r.status IN ${UNFINISHED_RUN_SQL} GROUP BY s.status`,
     ).all();
     const due = sql<[number], { n: number; oldest: number | null }>(
       `SELECT count(*) AS n, min(s.due_at) AS oldest FROM steps s INDEXED BY steps_due
        WHERE ${dueStepOfRunningRunSql('?')}`,
     ).get(query.now)!;
     const expired = sql<[number], { n: number }>(
-      `SELECT count(*) AS n FROM steps INDEXED BY steps_leased
-       WHERE status = 'running' AND lease_expires_at <= ?`,
+      `SELECT count(*) AS n FROM steps s INDEXED BY steps_leased WHERE ${leaseExpiredSql('?')}`,
     ).get(query.now)!;
     const owed = sql<[], { pending: number | null; retrying: number | null }>(
       `SELECT sum(attempts = 0) AS pending, sum(attempts > 0) AS retrying

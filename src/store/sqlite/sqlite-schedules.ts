@@ -1,56 +1,48 @@
 import '../core-libraries.js';
 import type { Statement } from 'better-sqlite3';
-import { triggerRunId } from '../../core/schedule/schedule-rules.js';
+import { type Maybe, settled } from '../cycle/maybe-async.js';
+import type { ScheduleRowsDialect } from '../cycle/schedule-commands.js';
+import type { ScheduleTickRows, ScheduleWrite } from '../cycle/schedule-tick.js';
+import type { NextFire } from '../schedules/schedule-look.js';
 import {
-  decideTick,
-  type ScheduleTick,
-  type SlotRecord,
-  ticksWithin,
-} from '../../core/schedule/schedule-tick.js';
-import {
-  type NextFire,
-  SCHEDULE_TICK_BATCH,
-  type TickBounds,
-  type TickOutcome,
-} from '../schedules/schedule-look.js';
-import {
-  nextFireOf,
+  type PauseChange,
   type ScheduleRow,
+  type ScheduleRowWithPlan,
+  type ScheduleValues,
   type SlotRow,
   scheduleColumns,
   scheduleDetailFromRow,
-  scheduleExists,
   scheduleFromRow,
   scheduleNotFound,
-  scheduleValues,
   slotColumns,
   slotFromRow,
-  slotRun,
-  tickStateOf,
-  UNFINISHED_RUN_SQL,
 } from '../schedules/schedule-rows.js';
-import type {
-  NewSchedule,
-  ScheduleDetail,
-  ScheduleSlot,
-  ScheduleSummary,
-} from '../schedules/schedule-types.js';
+import type { ScheduleDetail, ScheduleSlot, ScheduleSummary } from '../schedules/schedule-types.js';
+import { queuedSlotFreeSql, slotDueSql } from '../schedules/slots-due.js';
 import type { NewRun } from '../store.js';
 import type { SqliteDatabase } from './open-database.js';
 
-type FullRow = ScheduleRow & { plan_json: string };
-
 const SLOT_COLUMNS = slotColumns();
 
+/** What the schedules need of the SQLite store: its write transaction and how it stores a run. */
+export interface SqliteScheduleAccess {
+  write<T>(fn: () => T): T;
+  insertRun(spec: NewRun): void;
+}
+
 /**
- * The schedules of the SQLite store. Every write runs inside the caller's write transaction
- * (BEGIN IMMEDIATE): writers are serialized, so a tick that reads a due schedule decides its slots
- * and advances its cursor before any other process can look, and each slot starts one run.
+ * The schedule rows of the SQLite store (the decisions are store/cycle/'s: schedule-tick.ts,
+ * schedule-commands.ts). Every write runs inside a write transaction (BEGIN IMMEDIATE): writers are
+ * serialized, so a tick that reads a due schedule decides its slots and advances its cursor before
+ * any other process can look, and each slot starts one run. Its tick rows answer at once.
  */
-export class SqliteSchedules {
+export class SqliteSchedules implements ScheduleTickRows, ScheduleRowsDialect {
   private readonly statements = new Map<string, Statement>();
 
-  constructor(private readonly db: SqliteDatabase) {}
+  constructor(
+    private readonly db: SqliteDatabase,
+    private readonly store: SqliteScheduleAccess,
+  ) {}
 
   private sql<P extends unknown[], R>(text: string): Statement<P, R> {
     let statement = this.statements.get(text);
@@ -59,11 +51,6 @@ export class SqliteSchedules {
       this.statements.set(text, statement);
     }
     return statement as Statement<P, R>;
-  }
-
-  /** The next slot of any schedule, from the schedules_due index; null: none. */
-  nextFireAt(): number | null {
-    return this.nextFire().at;
   }
 
   /** The next slot of any schedule, and whether a slot is queued (two partial indexes). */
@@ -76,168 +63,153 @@ export class SqliteSchedules {
     return { at: row?.at ?? null, queued: row?.queued === 1 };
   }
 
-  /**
-   * Decides the due slots (by `bounds.dueBy`) of up to SCHEDULE_TICK_BATCH schedules, and of queued
-   * slots whose run ended, inside the caller's write transaction, as far as their runs fit in
-   * `bounds.runLimit` (ticksWithin); `insertRun` stores a run in the same one. A schedule left over
-   * keeps its cursor: it is still due.
-   */
-  tick(bounds: TickBounds, insertRun: (spec: NewRun) => void): TickOutcome {
-    const { now, dueBy } = bounds;
-    const due = this.sql<[number, number], FullRow>(
+  async nextFireAt(): Promise<number | null> {
+    return this.nextFire().at;
+  }
+
+  /** Up to `limit` schedules due by `dueBy` (schedules_due), and every queued slot whose run ended (schedules_queued). */
+  dueSchedules(dueBy: number, limit: number): { rows: ScheduleRowWithPlan[]; more: boolean } {
+    const due = this.sql<[number, number], ScheduleRowWithPlan>(
       `SELECT ${scheduleColumns()}, s.plan_json FROM schedules s INDEXED BY schedules_due
-       WHERE s.next_fire_at IS NOT NULL AND s.next_fire_at <= ? ORDER BY s.next_fire_at LIMIT ?`,
-    ).all(dueBy, SCHEDULE_TICK_BATCH);
-    const queued = this.sql<[], FullRow>(
+       WHERE ${slotDueSql('?')} ORDER BY s.next_fire_at LIMIT ?`,
+    ).all(dueBy, limit);
+    const queued = this.sql<[], ScheduleRowWithPlan>(
       `SELECT ${scheduleColumns()}, s.plan_json FROM schedules s INDEXED BY schedules_queued
-       WHERE s.queued_slot_at IS NOT NULL AND s.paused = 0
-         AND NOT EXISTS (SELECT 1 FROM runs r WHERE r.id = s.last_run_id AND r.status IN ${UNFINISHED_RUN_SQL})`,
+       WHERE ${queuedSlotFreeSql()}`,
     ).all();
-    const rows = new Map<string, FullRow>();
+    const rows = new Map<string, ScheduleRowWithPlan>();
     for (const row of [...due, ...queued]) rows.set(row.name, row);
-    const decided = [...rows.values()].map((row) => ({ row, tick: this.decide(row, dueBy) }));
-    const { taken, full } = ticksWithin(decided, bounds.runLimit);
-    let started = 0;
-    for (const { row, tick } of taken) {
-      for (const start of tick.starts) insertRun(slotRun(row, start.runId, now));
-      this.recordSlots(row.name, false, tick.records, now);
-      this.sql(
-        `UPDATE schedules SET cursor_at = ?, next_fire_at = ?, queued_slot_at = ?, last_run_id = ?, updated_at = ?
-         WHERE name = ?`,
-      ).run(
-        tick.cursorAt,
-        row.paused ? null : tick.nextFireAt,
-        tick.queuedSlotAt,
-        tick.lastRunId,
-        now,
-        row.name,
-      );
-      started += tick.starts.length;
-    }
-    return { started, full, more: !full && due.length >= SCHEDULE_TICK_BATCH };
+    return { rows: [...rows.values()], more: due.length >= limit };
   }
 
-  /** The tick's decision at `dueBy`, again without the run ids that exist already (made by hand). */
-  private decide(row: FullRow, dueBy: number): ScheduleTick {
-    const state = tickStateOf(row);
-    const tick = decideTick(state, dueBy);
+  lockSchedule(name: string): ScheduleRowWithPlan | null {
+    return this.row(name) ?? null;
+  }
+
+  takenRunIds(ids: readonly string[]): ReadonlySet<string> {
     const exists = this.sql<[string], { id: string }>('SELECT id FROM runs WHERE id = ?');
-    const taken = new Set(tick.starts.map((s) => s.runId).filter((id) => exists.get(id) !== undefined));
-    return taken.size === 0 ? tick : decideTick(state, dueBy, taken);
+    return new Set(ids.filter((id) => exists.get(id) !== undefined));
   }
 
-  private recordSlots(name: string, manual: boolean, records: readonly SlotRecord[], now: number): void {
-    const insert = this.sql(
+  writeTick(write: ScheduleWrite): void {
+    for (const spec of write.runs) this.store.insertRun(spec);
+    const slot = this.sql(
       `INSERT INTO schedule_slots (schedule, manual, slot_at, outcome, run_id, reason, slot_count, last_slot_at, recorded_at)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
        ON CONFLICT (schedule, manual, slot_at) DO UPDATE SET outcome = excluded.outcome, run_id = excluded.run_id,
          reason = excluded.reason, recorded_at = excluded.recorded_at`,
     );
-    for (const r of records)
-      insert.run(name, manual ? 1 : 0, r.slotAt, r.outcome, r.runId, r.reason, r.count, r.lastSlotAt, now);
-  }
-
-  add(spec: NewSchedule): void {
-    if (this.row(spec.name)) throw scheduleExists(spec.name);
-    const v = scheduleValues(spec);
-    this.sql(
-      `INSERT INTO schedules (name, plan_name, plan_json, plan_hash, inputs_json, workspace, rules_json, paused,
-         cursor_at, next_fire_at, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-    ).run(
-      v.name,
-      v.planName,
-      v.planJson,
-      v.planHash,
-      v.inputsJson,
-      v.workspace,
-      v.rulesJson,
-      v.paused ? 1 : 0,
-      v.cursorAt,
-      v.paused ? null : v.nextFireAt,
-      v.now,
-      v.now,
+    for (const { schedule, manual, record: r } of write.slots)
+      slot.run(
+        schedule,
+        manual ? 1 : 0,
+        r.slotAt,
+        r.outcome,
+        r.runId,
+        r.reason,
+        r.count,
+        r.lastSlotAt,
+        write.now,
+      );
+    const cursor = this.sql(
+      `UPDATE schedules SET cursor_at = ?, next_fire_at = ?, queued_slot_at = ?, last_run_id = ?, updated_at = ?
+       WHERE name = ?`,
     );
+    for (const c of write.cursors)
+      cursor.run(c.cursorAt, c.nextFireAt, c.queuedSlotAt, c.lastRunId, write.now, c.name);
   }
 
-  replace(spec: NewSchedule): void {
-    const row = this.row(spec.name);
-    if (!row) throw scheduleNotFound(spec.name);
-    const v = scheduleValues(spec, Math.max(row.cursor_at, spec.now));
-    const paused = spec.paused ?? Boolean(row.paused);
-    this.sql(
-      `UPDATE schedules SET plan_name = ?, plan_json = ?, plan_hash = ?, inputs_json = ?, workspace = ?, rules_json = ?,
-         paused = ?, cursor_at = ?, next_fire_at = ?, updated_at = ? WHERE name = ?`,
-    ).run(
-      v.planName,
-      v.planJson,
-      v.planHash,
-      v.inputsJson,
-      v.workspace,
-      v.rulesJson,
-      paused ? 1 : 0,
-      v.cursorAt,
-      paused ? null : v.nextFireAt,
-      v.now,
-      v.name,
-    );
+  async inTransaction<T>(fn: (rows: ScheduleTickRows) => Maybe<T>): Promise<T> {
+    return this.store.write(() => settled(fn(this)));
   }
 
-  setPaused(name: string, paused: boolean, now: number): void {
-    const row = this.row(name);
-    if (!row) throw scheduleNotFound(name);
-    if (Boolean(row.paused) === paused) return;
-    // Resumed, it goes on from now: the slots of the pause are not made up.
-    const cursor = paused ? row.cursor_at : Math.max(row.cursor_at, now);
-    const next = paused ? null : nextFireOf(row.rules_json, cursor);
-    this.sql(
-      'UPDATE schedules SET paused = ?, cursor_at = ?, next_fire_at = ?, updated_at = ? WHERE name = ?',
-    ).run(paused ? 1 : 0, cursor, next, now, name);
+  async insert(v: ScheduleValues): Promise<boolean> {
+    return this.store.write(() => {
+      if (this.row(v.name)) return false;
+      this.sql(
+        `INSERT INTO schedules (name, plan_name, plan_json, plan_hash, inputs_json, workspace, rules_json, paused,
+           cursor_at, next_fire_at, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      ).run(
+        v.name,
+        v.planName,
+        v.planJson,
+        v.planHash,
+        v.inputsJson,
+        v.workspace,
+        v.rulesJson,
+        v.paused ? 1 : 0,
+        v.cursorAt,
+        v.nextFireAt,
+        v.now,
+        v.now,
+      );
+      return true;
+    });
   }
 
-  remove(name: string): boolean {
-    this.sql('DELETE FROM schedule_slots WHERE schedule = ?').run(name);
-    return this.sql('DELETE FROM schedules WHERE name = ?').run(name).changes > 0;
+  async replace(name: string, decide: (row: ScheduleRow) => ScheduleValues): Promise<void> {
+    this.store.write(() => {
+      const v = decide(this.requireRow(name));
+      this.sql(
+        `UPDATE schedules SET plan_name = ?, plan_json = ?, plan_hash = ?, inputs_json = ?, workspace = ?, rules_json = ?,
+           paused = ?, cursor_at = ?, next_fire_at = ?, updated_at = ? WHERE name = ?`,
+      ).run(
+        v.planName,
+        v.planJson,
+        v.planHash,
+        v.inputsJson,
+        v.workspace,
+        v.rulesJson,
+        v.paused ? 1 : 0,
+        v.cursorAt,
+        v.nextFireAt,
+        v.now,
+        name,
+      );
+    });
   }
 
-  /** The run `baton schedule trigger` starts, recorded as a manual slot; the caller stores it. */
-  trigger(name: string, now: number): NewRun {
-    const row = this.row(name);
-    if (!row) throw scheduleNotFound(name);
-    const runId = triggerRunId(name, now);
-    this.recordSlots(
-      name,
-      true,
-      [{ slotAt: now, outcome: 'triggered', runId, reason: null, count: 1, lastSlotAt: now }],
-      now,
-    );
-    this.sql('UPDATE schedules SET last_run_id = ?, updated_at = ? WHERE name = ?').run(runId, now, name);
-    return slotRun(row, runId, now);
+  async setPaused(name: string, decide: (row: ScheduleRow) => PauseChange | null): Promise<void> {
+    this.store.write(() => {
+      const change = decide(this.requireRow(name));
+      if (!change) return;
+      this.sql(
+        'UPDATE schedules SET paused = ?, cursor_at = ?, next_fire_at = ?, updated_at = ? WHERE name = ?',
+      ).run(change.paused ? 1 : 0, change.cursorAt, change.nextFireAt, change.at, name);
+    });
   }
 
-  private row(name: string): FullRow | undefined {
-    return this.sql<[string], FullRow>(
+  async remove(name: string): Promise<boolean> {
+    return this.store.write(() => {
+      this.sql('DELETE FROM schedule_slots WHERE schedule = ?').run(name);
+      return this.sql('DELETE FROM schedules WHERE name = ?').run(name).changes > 0;
+    });
+  }
+
+  private row(name: string): ScheduleRowWithPlan | undefined {
+    return this.sql<[string], ScheduleRowWithPlan>(
       `SELECT ${scheduleColumns()}, s.plan_json FROM schedules s WHERE s.name = ?`,
     ).get(name);
   }
 
-  get(name: string): ScheduleDetail | null {
+  private requireRow(name: string): ScheduleRowWithPlan {
+    const row = this.row(name);
+    if (!row) throw scheduleNotFound(name);
+    return row;
+  }
+
+  async get(name: string): Promise<ScheduleDetail | null> {
     const row = this.row(name);
     return row ? scheduleDetailFromRow(row) : null;
   }
 
-  summary(name: string): ScheduleSummary {
-    const row = this.row(name);
-    if (!row) throw scheduleNotFound(name);
-    return scheduleFromRow(row);
-  }
-
-  list(): ScheduleSummary[] {
+  async list(): Promise<ScheduleSummary[]> {
     return this.sql<[], ScheduleRow>(`SELECT ${scheduleColumns()} FROM schedules s ORDER BY s.name`)
       .all()
       .map(scheduleFromRow);
   }
 
-  slots(name: string, limit: number): ScheduleSlot[] {
+  async slots(name: string, limit: number): Promise<ScheduleSlot[]> {
     return this.sql<[string, number], SlotRow>(
       `SELECT ${SLOT_COLUMNS} FROM schedule_slots l WHERE l.schedule = ? ORDER BY l.slot_at DESC, l.manual LIMIT ?`,
     )
@@ -245,7 +217,7 @@ export class SqliteSchedules {
       .map(slotFromRow);
   }
 
-  slotOfRun(runId: string): ScheduleSlot | null {
+  async slotOfRun(runId: string): Promise<ScheduleSlot | null> {
     const row = this.sql<[string], SlotRow>(
       `SELECT ${SLOT_COLUMNS} FROM schedule_slots l INDEXED BY schedule_slots_by_run WHERE l.run_id = ? LIMIT 1`,
     ).get(runId);

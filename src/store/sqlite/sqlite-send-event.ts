@@ -1,12 +1,4 @@
-import {
-  checkBeforeSending,
-  type EventDelivery,
-  eventForRun,
-  noRunWaitsFor,
-  type SentEvent,
-  stepWaitingFor,
-  storedPayload,
-} from '../cycle/send-event.js';
+import type { EventRuns } from '../cycle/send-event.js';
 import type { LoadedRun } from '../loaded-run.js';
 import type { SqliteDatabase } from './open-database.js';
 import type { RunRows } from './run-rows.js';
@@ -16,53 +8,33 @@ interface SendEventAccess {
   db: SqliteDatabase;
   rows: RunRows;
   write<T>(fn: () => T): T;
-  requireRun(runId: string): LoadedRun;
 }
 
 /**
- * `Store.sendEvent` on SQLite: each run in its own BEGIN IMMEDIATE transaction (writers are
- * serialized), so a step takes the event, or the event is kept for it, exactly once.
+ * The SQLite rows of `Store.sendEvent` (the loop and its decisions are store/cycle/send-event.ts):
+ * each run held in its own BEGIN IMMEDIATE transaction (writers are serialized).
  */
-export async function sendEventSqlite(
-  store: SendEventAccess,
-  sent: SentEvent,
-  now: number,
-): Promise<EventDelivery[]> {
-  const runIds =
-    sent.runId !== undefined
-      ? [sent.runId]
-      : store.db
-          .prepare<[string], { run_id: string }>(
-            "SELECT DISTINCT run_id FROM steps INDEXED BY steps_waiting_for WHERE status = 'waiting' AND waiting_for = ? ORDER BY run_id",
-          )
-          .all(sent.event)
-          .map((row) => row.run_id);
-  if (sent.runId === undefined)
-    checkBeforeSending(
-      runIds.flatMap((runId) => store.rows.load(runId)?.state ?? []),
-      sent,
-    );
-  const deliveries: EventDelivery[] = [];
-  for (const runId of runIds) {
-    // One transaction per run: the step takes the event, or the event is kept, exactly once.
-    const delivery = store.write((): EventDelivery | null => {
-      const entry = sent.runId === undefined ? store.rows.load(runId) : store.requireRun(runId);
-      if (!entry) return null;
-      if (sent.runId === undefined && stepWaitingFor(entry.state, sent.event) === null) return null;
-      const change = eventForRun(entry.state, sent, now);
-      if (change === 'keep') {
-        const kept = store.db
-          .prepare(
-            'INSERT INTO wait_events (run_id, event, data_json, sent_at) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING',
-          )
-          .run(runId, sent.event, storedPayload(entry.state, sent), now);
-        return { runId, stepId: null, outcome: kept.changes > 0 ? 'kept' : 'dropped' };
-      }
-      store.rows.persist(change, now);
-      return { runId, stepId: stepWaitingFor(entry.state, sent.event), outcome: 'received' };
-    });
-    if (delivery) deliveries.push(delivery);
-  }
-  if (deliveries.length === 0) throw noRunWaitsFor(sent.event);
-  return deliveries;
+export function sqliteEventRuns(store: SendEventAccess): EventRuns {
+  const { db, rows } = store;
+  const waiting = db
+    .prepare<[string], string>(
+      "SELECT DISTINCT run_id FROM steps INDEXED BY steps_waiting_for WHERE status = 'waiting' AND waiting_for = ? ORDER BY run_id",
+    )
+    .pluck();
+  const keep = db.prepare(
+    'INSERT INTO wait_events (run_id, event, data_json, sent_at) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING',
+  );
+  const state = (entry: LoadedRun | null) => entry?.state ?? null;
+  return {
+    waitingFor: async (event) => waiting.all(event),
+    load: async (runIds) => runIds.flatMap((runId) => rows.load(runId)?.state ?? []),
+    inRun: async (runId, decide) =>
+      store.write(() => {
+        const action = decide(state(rows.load(runId)));
+        if (action.kind === 'keep')
+          return { action, kept: keep.run(runId, action.event, action.dataJson, action.at).changes > 0 };
+        if (action.kind === 'receive') rows.persist(action.transition, action.at);
+        return { action, kept: false };
+      }),
+  };
 }

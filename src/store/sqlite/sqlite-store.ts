@@ -5,11 +5,12 @@ import type { BatonEvent } from '../../core/events.js';
 import { type FlowLimit, validateFlowLimit } from '../../core/flow.js';
 import type { RunState } from '../../core/run-state.js';
 import { type RunChange, withHumanCommands } from '../cycle/human-commands.js';
+import { settled } from '../cycle/maybe-async.js';
 import { newRunState } from '../cycle/new-run.js';
-import type { EventDelivery, SentEvent } from '../cycle/send-event.js';
+import { withSchedules } from '../cycle/schedule-commands.js';
+import { tickSchedules } from '../cycle/schedule-tick.js';
+import { type EventDelivery, type EventRuns, type SentEvent, sendEventToRuns } from '../cycle/send-event.js';
 import { stepFlowKey } from '../flow-accounting.js';
-import { afterTick, NO_TICK, ScheduleLook, tickBounds } from '../schedules/schedule-look.js';
-import { triggerTaken } from '../schedules/schedule-rows.js';
 import type {
   AttemptKey,
   CycleRequest,
@@ -21,12 +22,7 @@ import type {
   HookDelivery,
   HookDeliveryKey,
   NewRun,
-  NewSchedule,
-  RunFilter,
   RunSummary,
-  ScheduleDetail,
-  ScheduleSlot,
-  ScheduleSummary,
   Store,
 } from '../store.js';
 import { storeId } from '../store-id.js';
@@ -44,14 +40,14 @@ import { SqliteFlow } from './sqlite-flow.js';
 import { SqliteReads } from './sqlite-reads.js';
 import { SqliteRetention } from './sqlite-retention.js';
 import { SqliteSchedules } from './sqlite-schedules.js';
-import { sendEventSqlite } from './sqlite-send-event.js';
+import { sqliteEventRuns } from './sqlite-send-event.js';
 import { prepareStoreStatements } from './store-statements.js';
 
 /** Pages `vacuum()` gives back per transaction (4 MB of 4 KB pages). */
 const FREE_PAGES_PER_TRANSACTION = 1024;
 
 /** The embedded default store: one SQLite file, WAL, synchronous=FULL, writers serialized by BEGIN IMMEDIATE. */
-export class SqliteStore extends withHumanCommands(SqliteReads) implements Store {
+export class SqliteStore extends withSchedules(withHumanCommands(SqliteReads)) implements Store {
   readonly kind = 'sqlite' as const;
   readonly id: string;
   private readonly statements;
@@ -60,8 +56,9 @@ export class SqliteStore extends withHumanCommands(SqliteReads) implements Store
   private readonly retention: SqliteRetention;
   private readonly flow: SqliteFlow;
   private readonly cycles: SqliteCycle;
-  private readonly schedules: SqliteSchedules;
-  private readonly scheduleLook = new ScheduleLook();
+  readonly schedules: SqliteSchedules;
+  /** `baton send`'s rows, prepared at the first send. */
+  private eventRuns: EventRuns | undefined;
 
   static open(path: string, options?: OpenSqliteOptions): SqliteStore {
     const db = openSqliteDatabase(path, options);
@@ -88,7 +85,10 @@ export class SqliteStore extends withHumanCommands(SqliteReads) implements Store
     this.retention = new SqliteRetention(db);
     this.flow = new SqliteFlow(db);
     this.cycles = new SqliteCycle(this.rows, this.statements, this.flow);
-    this.schedules = new SqliteSchedules(db);
+    this.schedules = new SqliteSchedules(db, {
+      write: (fn) => this.write(fn),
+      insertRun: (spec) => this.insertRun(spec),
+    });
   }
 
   /**
@@ -195,19 +195,12 @@ export class SqliteStore extends withHumanCommands(SqliteReads) implements Store
    */
   async cycle(request: CycleRequest): Promise<CycleResult> {
     const queued = this.takeQueuedRuns();
-    if (queued.length === 0)
-      return this.write(() =>
-        this.tickSchedules(
-          request,
-          this.rows.inCycle(() => this.cycles.run(request)),
-        ),
-      );
+    if (queued.length === 0) return this.write(() => this.cycleAndTick(request));
     let outcome: { stored: StoredRuns; result: CycleResult };
     try {
       outcome = this.write(() => {
         const stored = this.insertQueuedRuns(queued);
-        const result = this.rows.inCycle(() => this.cycles.run(request));
-        return { stored, result: this.tickSchedules(request, result) };
+        return { stored, result: this.cycleAndTick(request) };
       });
     } catch (error) {
       // The cycle failed, not the runs: they go back to the queue for a transaction of their own.
@@ -220,75 +213,13 @@ export class SqliteStore extends withHumanCommands(SqliteReads) implements Store
   }
 
   /**
-   * After the cycle, in its transaction: the due slots of schedules start their runs (a cycle of
-   * every run only; see ScheduleLook for when it looks). A run started makes the engine look again
-   * at once (settledUnclaimed), which claims its first steps.
+   * Inside a cycle's write transaction: the cycle, then the due slots of schedules start their runs
+   * (cycle/schedule-tick.ts; a run started makes the engine look again at once, which claims its
+   * first steps).
    */
-  private tickSchedules(request: CycleRequest, result: CycleResult): CycleResult {
-    if (request.runId !== undefined || !this.scheduleLook.due(request.now, request.completions.length))
-      return result;
-    const bounds = tickBounds(request);
-    const tick = bounds.runLimit > 0 ? this.schedules.tick(bounds, (spec) => this.insertRun(spec)) : NO_TICK;
-    return afterTick(result, tick, bounds, this.scheduleLook, this.schedules.nextFire());
-  }
-
-  override async nextWakeAt(filter: RunFilter = {}): Promise<number | null> {
-    const runs = await super.nextWakeAt(filter);
-    if (filter.runId !== undefined) return runs;
-    const fire = this.schedules.nextFireAt();
-    return runs === null ? fire : fire === null ? runs : Math.min(runs, fire);
-  }
-
-  async addSchedule(spec: NewSchedule): Promise<ScheduleSummary> {
-    this.write(() => this.schedules.add(spec));
-    this.scheduleLook.changed();
-    return this.schedules.summary(spec.name);
-  }
-
-  async replaceSchedule(spec: NewSchedule): Promise<ScheduleSummary> {
-    this.write(() => this.schedules.replace(spec));
-    this.scheduleLook.changed();
-    return this.schedules.summary(spec.name);
-  }
-
-  async getSchedule(name: string): Promise<ScheduleDetail | null> {
-    return this.schedules.get(name);
-  }
-
-  async listSchedules(): Promise<ScheduleSummary[]> {
-    return this.schedules.list();
-  }
-
-  async pauseSchedule(name: string, now: number): Promise<ScheduleSummary> {
-    this.write(() => this.schedules.setPaused(name, true, now));
-    return this.schedules.summary(name);
-  }
-
-  async resumeSchedule(name: string, now: number): Promise<ScheduleSummary> {
-    this.write(() => this.schedules.setPaused(name, false, now));
-    this.scheduleLook.changed();
-    return this.schedules.summary(name);
-  }
-
-  async removeSchedule(name: string): Promise<boolean> {
-    return this.write(() => this.schedules.remove(name));
-  }
-
-  async triggerSchedule(name: string, now: number): Promise<RunSummary> {
-    const created = this.write(() => {
-      const spec = this.schedules.trigger(name, now);
-      if (this.rows.runRow(spec.id)) throw triggerTaken(spec.id);
-      return this.insertRun(spec);
-    });
-    return summaryOf(created, created.usage ?? NO_USAGE);
-  }
-
-  async listScheduleSlots(name: string, limit = 20): Promise<ScheduleSlot[]> {
-    return this.schedules.slots(name, limit);
-  }
-
-  async scheduleSlotOfRun(runId: string): Promise<ScheduleSlot | null> {
-    return this.schedules.slotOfRun(runId);
+  private cycleAndTick(request: CycleRequest): CycleResult {
+    const result = this.rows.inCycle(() => this.cycles.run(request));
+    return settled(tickSchedules(this.schedules, request, result, this.scheduleLook));
   }
 
   /**
@@ -423,16 +354,8 @@ export class SqliteStore extends withHumanCommands(SqliteReads) implements Store
   }
 
   async sendEvent(sent: SentEvent, now: number): Promise<EventDelivery[]> {
-    return sendEventSqlite(
-      {
-        db: this.db,
-        rows: this.rows,
-        write: (fn) => this.write(fn),
-        requireRun: (runId) => this.requireRun(runId),
-      },
-      sent,
-      now,
-    );
+    this.eventRuns ??= sqliteEventRuns({ db: this.db, rows: this.rows, write: (fn) => this.write(fn) });
+    return sendEventToRuns(this.eventRuns, sent, now);
   }
 
   async close(): Promise<void> {

@@ -1,7 +1,8 @@
 import type Database from 'better-sqlite3';
 import type { DueStep } from '../../core/due-order.js';
-import { WAIT_FLOW_KEY } from '../../core/flow.js';
 import { dueStepOfRunningRunSql, dueStepSql } from '../due-steps.js';
+import { WAIT_MOVES_IN_RUN_SQL, WAIT_STEP_SQL } from '../due-waits.js';
+import { leaseExpiredSql } from '../lease-rules.js';
 import { ATTEMPT_USAGE_ONCE, NO_USAGE_YET } from '../store-rows.js';
 import type { SqliteDatabase } from './open-database.js';
 
@@ -83,17 +84,15 @@ export function prepareStoreStatements(db: SqliteDatabase): StoreStatements {
       [number, number],
       { run_id: string; step_id: string; attempt: number; pid: number | null; host: string | null }
     >(
-      `SELECT run_id, step_id, attempt, pid, host FROM steps
-       WHERE status = 'running' AND lease_expires_at <= ? ORDER BY lease_expires_at LIMIT ?`,
+      `SELECT s.run_id, s.step_id, s.attempt, s.pid, s.host FROM steps s
+       WHERE ${leaseExpiredSql('?')} ORDER BY s.lease_expires_at LIMIT ?`,
     ),
     // From the index of due steps: what is looked at is what is due, never every waiting step.
     dueWaits: db
       .prepare<[number, number], string>(
         `SELECT s.run_id FROM steps s INDEXED BY steps_due
-         WHERE ${dueStepSql('?')}
-           AND (s.status = 'waiting' OR (s.status = 'ready' AND s.flow_key = '${WAIT_FLOW_KEY}'))
-           AND EXISTS (SELECT 1 FROM runs r WHERE r.id = s.run_id
-             AND (r.status = 'running' OR (r.status = 'blocked' AND s.status = 'waiting')))
+         WHERE ${dueStepSql('?')} AND ${WAIT_STEP_SQL}
+           AND EXISTS (SELECT 1 FROM runs r WHERE r.id = s.run_id AND ${WAIT_MOVES_IN_RUN_SQL})
          ORDER BY s.due_at LIMIT ?`,
       )
       .pluck(),

@@ -1,0 +1,36 @@
+import type { RerunRequest, RerunSelection } from '../../core/rerun.js';
+import type { StepResult } from '../../core/run-state.js';
+import type { WaitDecision } from '../../core/waits.js';
+import type { RunSummary } from './runs.js';
+
+// The human commands of the Store contract, each one transaction (store/cycle/human-commands.ts
+// writes them once for both dialects). Contract suites: test/store-contract.ts ("commands"),
+// store-rerun-contract.ts, store-waits-contract.ts (approve and reject a step).
+
+export interface RunCommands {
+  /** Human commands, each one transaction. Throws BatonError for an unknown run/step or an impossible change. */
+  retryStep(runId: string, stepId: string, now: number): Promise<RunSummary>;
+  skipStep(runId: string, stepId: string, now: number): Promise<RunSummary>;
+  cancelRun(runId: string, now: number): Promise<RunSummary>;
+  /** Starts a run stored with `awaitingApproval`; `delayMs` becomes the minimum wait before each dependent step. */
+  approveRun(runId: string, now: number, delayMs?: number): Promise<RunSummary>;
+  rejectRun(runId: string, now: number): Promise<RunSummary>;
+  /** `baton resolve`: a human supplies the result of a blocked step, which succeeds with it. */
+  resolveStep(runId: string, stepId: string, result: StepResult, now: number): Promise<RunSummary>;
+  /** Gives a run stopped by its maxSteps budget as many attempts again. */
+  resumeRun(runId: string, now: number): Promise<RunSummary>;
+  /** `baton approve <run> <step>`: a waiting approval succeeds with `{ approved: true, by, comment, at }`. */
+  approveStep(runId: string, stepId: string, decision: WaitDecision, now: number): Promise<RunSummary>;
+  /** `baton reject <run> <step>`: a waiting approval is rejected; the steps after it are skipped. */
+  rejectStep(runId: string, stepId: string, decision: WaitDecision, now: number): Promise<RunSummary>;
+  /**
+   * `baton rerun <run> --from <step>`: the step and the steps that depend on it run again with fresh
+   * tries (core/rerun.ts), recorded as `run.rerun_requested`; with `redoEffects` their recorded
+   * effects are forgotten in the same transaction. Refuses a cancelled run, a step that has not run,
+   * an unsafe step without `redoEffects`.
+   */
+  rerunFrom(runId: string, request: RerunRequest, now: number): Promise<RerunSummary>;
+}
+
+/** A run after `rerunFrom`, with the steps it runs again and those it left stale (`only`). */
+export type RerunSummary = RunSummary & { rerun: RerunSelection };
