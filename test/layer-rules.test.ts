@@ -31,11 +31,22 @@ const PLANTED: [string, string, boolean][] = [
   ['src/workflow/from-runtime.ts', '../runtime/home.js', true],
   ['src/legacy/from-runtime.ts', '../runtime/home.js', false],
   ['src/testing/from-store.ts', '../store/store.js', false],
-  ['src/cli/from-engine.ts', '../engine/engine.js', true],
   ['src/mcp/from-cli.ts', '../cli/format.js', false],
   ['src/mcp/from-sqlite.ts', '../store/sqlite/sqlite-store.js', false],
   ['src/mcp/from-runtime.ts', '../runtime/commands/run-commands.js', true],
   ['src/runtime/from-mcp.ts', '../mcp/mcp-server.js', false],
+  // A front door reaches the store and the engine only through runtime/ (issue 39).
+  ['src/cli/commands/from-store.ts', '../../store/store.js', false],
+  ['src/cli/from-sqlite-idle.ts', '../store/sqlite/idle-read.js', false],
+  ['src/cli/commands/from-engine.ts', '../../engine/engine.js', false],
+  ['src/cli/from-runtime.ts', '../runtime/commands/run-commands.js', true],
+  ['src/cli/from-legacy.ts', '../legacy/state-file.js', true],
+  ['src/console/from-store.ts', '../store/store.js', false],
+  ['src/console/pages/from-engine.ts', '../../engine/engine.js', false],
+  ['src/mcp/from-store.ts', '../store/store.js', false],
+  ['src/mcp/from-engine.ts', '../engine/engine.js', false],
+  ['src/workflow/from-store.ts', '../store/core-libraries.js', false],
+  ['src/workflow/from-engine.ts', '../engine/engine.js', false],
 ];
 
 interface Diagnostic {

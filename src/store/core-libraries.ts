@@ -15,7 +15,8 @@ import { type CelLibrary, provideWhenLanguage } from '../core/when-language.js';
  *   schedule added, listed or ticked (about 6 ms of every `import` of the package and every CLI
  *   command when the core imported it; its CommonJS build, required, about 3.5 ms).
  * Imported, for this effect, by what runs the core's decisions (store/cycle/, store/schedules/),
- * what validates plans (workflow/define-workflow.ts, workflow/parse-plan-text.ts) and what checks
+ * what validates plans (workflow/define-workflow.ts, workflow/parse-plan-text.ts, through
+ * runtime/core-libraries.ts) and what checks
  * schedules (runtime/schedule-options.ts, runtime/schedule-view.ts).
  */
 const require = createRequire(import.meta.url);

@@ -1,7 +1,7 @@
 import { TIMED_STEP_STATUSES } from '../core/run-state.js';
 
 // What is due, in SQL, for the claim of either store and `baton check`'s cheap idle read
-// (cli/commands/check-idle.ts, which must not load the store: keep this module's imports tiny): a
+// (runtime/idle-read.ts, which must not load the store: keep this module's imports tiny): a
 // ready or retry_wait step whose `dueAt` has come, or a waiting step whose timeout (its `dueAt`)
 // has. The same rule in memory is the core's `isDueStep` (core/run-state.ts).
 

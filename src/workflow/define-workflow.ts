@@ -1,4 +1,4 @@
-import '../store/core-libraries.js';
+import '../runtime/core-libraries.js';
 import { validatePlanObject } from '../core/plan/parse.js';
 import type { Plan, SideEffect } from '../core/plan/types.js';
 

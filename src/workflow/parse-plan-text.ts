@@ -1,4 +1,4 @@
-import '../store/core-libraries.js';
+import '../runtime/core-libraries.js';
 import { createRequire } from 'node:module';
 import { parsePlanTextWith, type YamlModule } from '../core/plan/plan-text.js';
 import type { Plan } from '../core/plan/types.js';

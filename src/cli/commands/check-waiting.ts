@@ -1,6 +1,6 @@
 import type { PlanStep } from '../../core/plan/types.js';
 import { waitingHints } from '../../runtime/format.js';
-import type { WaitingStep } from '../../store/store.js';
+import type { WaitingStep } from '../../runtime/types.js';
 
 // What `baton check` prints of the steps that wait, once for the full check (check.ts), the idle
 // read (check-idle.ts) and a foreground `baton run` whose step starts waiting (run-follow.ts): light
