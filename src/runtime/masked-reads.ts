@@ -106,6 +106,13 @@ export function isMaskedStore(store: Store): boolean {
   return (store as unknown as Record<symbol, unknown>)[MASKED] === true;
 }
 
+/** The plan of `value` when it is the run `runId` as read (getRun, getRunSteps), else undefined. */
+function ownPlanOf(runId: unknown, value: unknown): Plan | undefined {
+  if (value === null || typeof value !== 'object') return undefined;
+  const run = value as { id?: unknown; plan?: Plan };
+  return typeof runId === 'string' && run.id === runId && run.plan !== undefined ? run.plan : undefined;
+}
+
 /** `store` behind the masking boundary (see above): every answer masked by its method's rule. */
 export function maskedReads(store: Store, env: NodeJS.ProcessEnv, values: readonly string[] = []): Store {
   if (isMaskedStore(store)) return store;
@@ -147,6 +154,17 @@ export function maskedReads(store: Store, env: NodeJS.ProcessEnv, values: readon
     const detail = await store.getSchedule(name).catch(() => null);
     return detail ? ofPlan(detail.plan) : processSecrets;
   };
+  const ownPlan = (runId: unknown, value: unknown): Promise<readonly string[]> | undefined => {
+    const plan = ownPlanOf(runId, value);
+    if (plan === undefined) return undefined;
+    // Kept as the lookup would keep it, so the run's next read (its schedule slot) needs none.
+    const found = Promise.resolve(ofPlan(plan));
+    if (!byRun.has(runId as string)) {
+      if (byRun.size >= RUNS_KEPT) byRun.clear();
+      byRun.set(runId as string, found);
+    }
+    return found;
+  };
   const maskRows = async (rows: readonly unknown[]): Promise<unknown[]> =>
     Promise.all(rows.map(async (row) => redactValue(row, await ofRun(runIdOf(row)))));
   const mask = async (rule: MaskRule, args: unknown[], value: unknown): Promise<unknown> => {
@@ -154,7 +172,8 @@ export function maskedReads(store: Store, env: NodeJS.ProcessEnv, values: readon
       case 'process':
         return redactValue(value, processSecrets);
       case 'run':
-        return redactValue(value, await ofRun(args[0]));
+        // A read that answers the run itself carries its plan: no second read for its secrets.
+        return redactValue(value, await (ownPlan(args[0], value) ?? ofRun(args[0])));
       case 'new-run':
         return redactValue(value, ofPlan((args[0] as { plan?: Plan } | undefined)?.plan));
       case 'schedule':
