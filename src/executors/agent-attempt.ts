@@ -71,6 +71,8 @@ type AgentAttemptResult =
       report?: AgentReport;
       /** Declared outputs that are missing or resolve outside the workspace, in declared order. */
       failedOutputs?: string[];
+      /** The agent declared the class itself (classify-agent-run.ts): the state.json path honours it. */
+      declared?: true;
     };
 
 /**
@@ -196,6 +198,7 @@ export async function runAgentAttempt(options: AgentAttemptOptions): Promise<Age
     stdoutTail: result.stdoutTail,
     stderrTail: result.stderrTail,
     report,
+    ...(options.agent.exitCodes ? { exitCodes: options.agent.exitCodes } : {}),
     ...(result.spawnError ? { spawnErrorCode: result.spawnError.code } : {}),
   });
   if (!exit.ok) {
@@ -209,6 +212,7 @@ export async function runAgentAttempt(options: AgentAttemptOptions): Promise<Age
       process: result,
       report,
       ...retryAfter,
+      ...(exit.declared ? { declared: true as const } : {}),
     };
   }
   const missing: string[] = [];

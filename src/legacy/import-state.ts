@@ -28,7 +28,7 @@ export function planFromLegacyState(
       name: `imported-${folder}`,
       description: `Imported from ${resolve(statePath)}`,
       defaults: {
-        agent: { command: config.agentArgv },
+        agent: { command: config.agentArgv, ...(config.exitCodes ? { exitCodes: config.exitCodes } : {}) },
         retry: {
           maxAttempts,
           maxInterruptions: config.maxInterruptions,

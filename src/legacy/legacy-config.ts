@@ -1,3 +1,4 @@
+import { DECLARABLE_CLASSES, type DeclarableClass, isDeclarableClass } from '../core/declared-failure.js';
 import { BatonError, parseArgvJson } from '../core/errors.js';
 import { assertAgentCommand } from '../executors/command-policy.js';
 import { DEFAULT_EXEC_PATH } from '../executors/program-lookup.js';
@@ -19,6 +20,8 @@ export interface LegacyConfig {
   maxInterruptions: number;
   /** The programs the operator trusted, checked again before every try. */
   trust: TrustedPrograms;
+  /** STEP_EXIT_CODES (`64=invalid,75=transient`): what the agent's exit codes mean, as a plan's `agent.exitCodes`. */
+  exitCodes?: Record<string, DeclarableClass>;
 }
 
 /**
@@ -41,7 +44,29 @@ export function legacyConfigFromEnv(
   });
   const maxRetries = wholeNumberVariable(env, 'STEP_MAX_RETRIES', 3, 0);
   const maxInterruptions = wholeNumberVariable(env, 'STEP_MAX_INTERRUPTIONS', 10, 0);
-  return { agentArgv: argv, maxRetries, maxInterruptions, trust };
+  const exitCodes = exitCodesVariable(env.STEP_EXIT_CODES);
+  return { agentArgv: argv, maxRetries, maxInterruptions, trust, ...(exitCodes ? { exitCodes } : {}) };
+}
+
+/**
+ * STEP_EXIT_CODES: `<code>=<class>` pairs separated by commas or spaces (`64=invalid,75=transient`),
+ * the state.json path's `agent.exitCodes`.
+ */
+function exitCodesVariable(text: string | undefined): Record<string, DeclarableClass> | undefined {
+  if (text === undefined || text.trim() === '') return undefined;
+  const map: Record<string, DeclarableClass> = {};
+  for (const pair of text.trim().split(/[\s,]+/)) {
+    const match = /^(\d{1,3})=(.*)$/.exec(pair);
+    const code = match ? Number(match[1]) : Number.NaN;
+    if (!match || code < 1 || code > 255 || !isDeclarableClass(match[2])) {
+      throw new BatonError(
+        'CONFIG_INVALID',
+        `STEP_EXIT_CODES: "${pair}" is not <exit code 1-255>=<class>; use e.g. 64=invalid,75=transient,77=fatal (classes: ${DECLARABLE_CLASSES.join(', ')})`,
+      );
+    }
+    map[String(code)] = match[2];
+  }
+  return map;
 }
 
 function wholeNumberVariable(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number): number {

@@ -85,6 +85,8 @@ function blockReason(run: LegacyStepRun, limits: LegacyLimits): string | null {
   // An interrupted step is resumed whatever its tries: only the interruption budget stops it.
   if (interrupted)
     return interruptions > limits.maxInterruptions ? interruptedReason(interruptions, limits) : null;
+  if (run.status === 'FAILED' && run.failureClass !== undefined)
+    return `${run.failureClass}, as the agent declared: not retried; last error: ${run.error ?? UNKNOWN_ERROR}`;
   if (run.status === 'FAILED' && tries >= limits.maxRetries) return failedReason(tries, run.error);
   return null;
 }

@@ -81,12 +81,17 @@ export async function runLegacyStep(
     lastRunIso: new Date(now()).toISOString(),
   };
   delete state.stepRuns[stepId]!.error;
+  delete state.stepRuns[stepId]!.failureClass;
   save();
   log(`${stepId}: started (try ${tries})`);
   const runId = legacyRunId(statePath);
   const outputs = legacyOutputs(workspace, requiredOutputsOf(state.plan.steps[stepId]!));
   const result = await runAgentAttempt({
-    agent: { command: driver.config.agentArgv, promptVia: 'arg' },
+    agent: {
+      command: driver.config.agentArgv,
+      promptVia: 'arg',
+      ...(driver.config.exitCodes ? { exitCodes: driver.config.exitCodes } : {}),
+    },
     prompt,
     workspace,
     requiredOutputs: outputs.map((output) => output.path),
@@ -128,7 +133,8 @@ export async function runLegacyStep(
       ? `Missing required outputs: ${result.failedOutputs.map(declaredAs).join(', ')}`
       : result.process?.timedOut
         ? 'Timeout'
-        : redactSecrets(stderr || result.message, driver.secrets);
+        : // What the agent declared is its own word on the failure; otherwise stderr, as the skill.
+          redactSecrets(result.declared ? result.message : stderr || result.message, driver.secrets);
   } else {
     // Beyond the skill, which leaves `artifacts` to its agent: "paths to files created, for the
     // final summary" is what a step's required outputs are, so a step that succeeds lists them.
@@ -142,6 +148,9 @@ export async function runLegacyStep(
   entry.lastRunIso = new Date(now()).toISOString();
   entry.log = logRel;
   if (error !== null) entry.error = shortError(error);
+  // A class the agent declared that needs a person: the step is blocked, not tried again.
+  if (!result.ok && result.declared && (result.failureClass === 'invalid' || result.failureClass === 'fatal'))
+    entry.failureClass = result.failureClass;
   log(`${stepId}: ${entry.status}${error ? `: ${error.split('\n')[0]}` : ''}`);
   return entry.status;
 }

@@ -23,6 +23,11 @@ const stepRun = z.looseObject({
   interruptions: z.number().int().min(0).optional(),
   lastRunIso: z.string().optional(),
   error: z.string().optional(),
+  /**
+   * Baton's own: the class the agent declared for a FAILED try when it sends the step to a person
+   * at once (invalid, fatal: docs/agent-clis.md, "Declaring a failure class"); not retried.
+   */
+  failureClass: z.enum(['invalid', 'fatal']).optional(),
 });
 
 const stateFile = z.looseObject({

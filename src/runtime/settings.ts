@@ -150,6 +150,14 @@ export const SETTINGS: readonly Setting[] = [
     meaning: 'state.json: tries cut short by a check that died, allowed before a step is blocked',
   },
   {
+    option: null,
+    variable: 'STEP_EXIT_CODES',
+    api: null,
+    default: 'unset: exit codes mean what the profile says',
+    meaning:
+      "state.json: what the agent's exit codes mean, e.g. `64=invalid,75=transient` (a plan's `agent.exitCodes`); invalid and fatal block the step after one try",
+  },
+  {
     option: '--public-url',
     variable: 'BATON_PUBLIC_URL',
     api: null,

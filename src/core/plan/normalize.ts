@@ -348,6 +348,7 @@ function normalizeAgent(agent: RawAgent): AgentSpec {
     promptVia: agent.promptVia ?? 'arg',
     ...(agent.profile === undefined ? {} : { profile: agent.profile }),
     ...(agent.capRetries === undefined ? {} : { capRetries: agent.capRetries }),
+    ...(agent.exitCodes === undefined ? {} : { exitCodes: { ...agent.exitCodes } }),
     ...(agent.env === undefined
       ? {}
       : {

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { isCodeLoadingVariable } from '../code-loading-variables.js';
+import { DECLARABLE_CLASSES } from '../declared-failure.js';
 import { HOOK_FORMATS } from '../hook-format.js';
 import { hookUrlProblem } from '../hooks.js';
 import { STORE_SECRET_ENV } from '../run-secrets.js';
@@ -78,6 +79,25 @@ function setProblem(name: string): string | null {
   return null;
 }
 
+const agentExitCodesSchema = z
+  .record(
+    z.string().regex(/^(?:[1-9]|[1-9]\d|1\d\d|2[0-4]\d|25[0-5])$/, {
+      error: (issue) =>
+        `${describeValue(issue.input)} is not an exit code: use a whole number from 1 to 255 (0 is success)`,
+    }),
+    z.enum(DECLARABLE_CLASSES, {
+      error: (issue) =>
+        `${describeValue(issue.input)} is not a class an agent may declare: use ${DECLARABLE_CLASSES.join(', ')}`,
+    }),
+    {
+      error: (issue) =>
+        `expected a map of exit codes to failure classes, e.g. { 64: invalid, 75: transient }, got ${describeValue(issue.input)}`,
+    },
+  )
+  .describe(
+    'What the agent\'s exit codes mean, e.g. { 64: invalid, 75: transient, 77: fatal }: an exit with a code listed ends the attempt with that class (invalid and fatal go to a person at once, transient and agent_failed are retried), whatever the agent printed, unless it printed a {"baton":{"class":…}} line. Codes not listed are read as the profile reads them.',
+  );
+
 const agentSchema = strictObject(
   {
     command: z
@@ -113,8 +133,9 @@ const agentSchema = strictObject(
         "Whether Baton caps the CLI's own retries to one (default true), so that Baton's retry policy, budgets and no-progress detection decide. false leaves the CLI's own retry settings alone.",
       ),
     env: agentEnvSchema.optional(),
+    exitCodes: agentExitCodesSchema.optional(),
   },
-  'an agent: { command: [...], promptVia?, profile?, capRetries?, env? }',
+  'an agent: { command: [...], promptVia?, profile?, capRetries?, env?, exitCodes? }',
 )
   .superRefine((agent, ctx) => {
     const placeholders = agent.command.filter((arg) => arg === '{prompt}').length;

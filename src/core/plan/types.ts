@@ -1,3 +1,4 @@
+import type { DeclarableClass } from '../declared-failure.js';
 import type { HookFormat } from '../hook-format.js';
 /**
  * The normalized plan: what the rest of Baton works with once a plan file (or a plan built in
@@ -42,6 +43,8 @@ export interface AgentSpec {
   capRetries?: boolean;
   /** Which variables of Baton's environment the agent gets (see core/child-env.ts); undefined: the default policy. */
   env?: AgentEnvSpec;
+  /** What the agent's exit codes mean (`agent.exitCodes`): an exit listed ends the attempt with that class. */
+  exitCodes?: Readonly<Record<string, DeclarableClass>>;
 }
 
 /** `agent.env`: the agent's environment as a policy. */

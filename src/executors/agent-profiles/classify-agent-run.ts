@@ -1,3 +1,4 @@
+import { classOfExitCode, type DeclarableClass, declaredFailure } from '../../core/declared-failure.js';
 import type { FailureClass } from '../../core/failure.js';
 import { classifyModelError } from '../../model-call/classify-model-error.js';
 import { classOfAgentText, retryAfterInText } from './error-texts.js';
@@ -18,17 +19,28 @@ interface AgentRun {
   stdoutTail: string;
   stderrTail: string;
   report: AgentReport;
+  /** The plan's `agent.exitCodes` (STEP_EXIT_CODES on the state.json path). */
+  exitCodes?: Readonly<Record<string, DeclarableClass>>;
 }
 
 type AgentRunVerdict =
   | { ok: true }
-  | { ok: false; failureClass: FailureClass; message: string; retryAfterMs?: number };
+  | {
+      ok: false;
+      failureClass: FailureClass;
+      message: string;
+      retryAfterMs?: number;
+      /** The agent declared this class itself (docs/agent-clis.md, "Declaring a failure class"). */
+      declared?: true;
+    };
 
 /** What `status`, events and the troubleshoot prompt may show of a failure. */
 const AGENT_MESSAGE_MAX_CHARS = 500;
 
 /**
- * Classifies one agent run, structured facts first: a start failure, the timeout, a setup problem
+ * Classifies one agent run, structured facts first: a start failure, the timeout, what the agent
+ * declared (its `{"baton":{"class":…}}` line, the plan's `agent.exitCodes`, the class its error
+ * record's HTTP status names in the generic profile), a setup problem
  * the profile recognised (untrusted folder, no auth, a bad flag), the CLI's own error record (its
  * HTTP status and type through the model-call classifier, text rules only over its message), the
  * exit code's documented meaning, then the exit itself. Exit 0 without an error record is a success
@@ -48,7 +60,29 @@ export function classifyAgentRun(run: AgentRun): AgentRunVerdict {
       `timed out after ${run.timeoutMs} ms; every process of the attempt was stopped${last}`,
     );
   }
+  // What the agent declared comes before anything Baton would infer: its JSON line, then the
+  // plan's meaning of its exit code (core/declared-failure.ts).
+  const declared = declaredFailure(run.stdoutTail);
+  if (declared)
+    return { ...fail(declared.failureClass, declared.message, declared.retryAfterMs), declared: true };
+  const byExit = classOfExitCode(run.exitCodes, run.exitCode);
+  if (byExit) {
+    const detail = lastLines(run.stderrTail) || lastLines(run.stdoutTail) || '(no output)';
+    return {
+      ...fail(byExit, `${name} exited with code ${run.exitCode} (${byExit} by agent.exitCodes): ${detail}`),
+      declared: true,
+    };
+  }
   const { report } = run;
+  if (report.error?.declaredClass)
+    return {
+      ...fail(
+        report.error.declaredClass,
+        report.error.message,
+        report.error.declaredClass === 'transient' ? report.error.retryAfterMs : undefined,
+      ),
+      declared: true,
+    };
   // With exit 0 only a structured error record fails an attempt: a setup problem the profile read
   // from loose stderr text counts only on a failed exit (or beside such a record).
   if (report.setup && (run.exitCode !== 0 || report.error))
@@ -114,7 +148,11 @@ function classOf(kind: ReturnType<typeof classifyModelError>['kind']): FailureCl
   return kind === 'transient' ? 'transient' : kind === 'fatal' ? 'fatal' : 'agent_failed';
 }
 
-function fail(failureClass: FailureClass, message: string, retryAfterMs?: number): AgentRunVerdict {
+function fail(
+  failureClass: FailureClass,
+  message: string,
+  retryAfterMs?: number,
+): Extract<AgentRunVerdict, { ok: false }> {
   return {
     ok: false,
     failureClass,

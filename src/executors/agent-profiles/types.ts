@@ -1,3 +1,4 @@
+import type { DeclarableClass } from '../../core/declared-failure.js';
 import type { FailureClass, StepUsage } from '../../core/failure.js';
 import type { AgentProfileName, AgentSpec } from '../../core/plan/types.js';
 
@@ -19,6 +20,11 @@ export interface ProviderError {
   message: string;
   /** A wait the CLI or the provider asked for. */
   retryAfterMs?: number;
+  /**
+   * The class the record itself declares (the generic profile: its HTTP status, through
+   * core/declared-failure.ts `classOfDeclaredStatus`); it decides before any other rule.
+   */
+  declaredClass?: DeclarableClass;
 }
 
 /** Tokens an agent run used, summed over every model the CLI called. */
