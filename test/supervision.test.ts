@@ -65,7 +65,7 @@ const look = { kind: 'look-for-survivors' } as const;
 const start = (timer: SupervisionTimer, ms: number) => ({ kind: 'start-timer', timer, ms }) as const;
 const finish = (outcome: Partial<Extract<SupervisionAction, { kind: 'finish' }>['outcome']>) => ({
   kind: 'finish',
-  outcome: { exitCode: null, signal: null, timedOut: false, aborted: false, ...outcome },
+  outcome: { exitCode: null, signal: null, timedOut: false, aborted: false, stalled: false, ...outcome },
 });
 
 describe('supervision, event by event', () => {
@@ -154,6 +154,17 @@ describe('supervision, event by event', () => {
     run.send(exited(null, 'SIGTERM'));
     expect(run.send(closed)).toEqual([look]); // unmarked: is the group still there?
     expect(run.send(looked(false))).toEqual([finish({ signal: 'SIGTERM' })]);
+  });
+
+  it('a stall (no output for stallTimeoutMs: run-process.ts watches) stops the run and says stalled; a later deadline is no timeout', () => {
+    const run = machine({ marked: false });
+    expect(run.send({ type: 'stalled' })).toEqual([term, start('kill', 5000)]);
+    expect(run.state).toMatchObject({ phase: 'terminating', stoppedBy: 'stall' });
+    expect(run.send(fire('deadline'))).toEqual([]);
+    expect(run.send({ type: 'stalled' })).toEqual([]);
+    run.send(exited(null, 'SIGTERM'));
+    expect(run.send(closed)).toEqual([look]);
+    expect(run.send(looked(false))).toEqual([finish({ signal: 'SIGTERM', stalled: true })]);
   });
 
   it('an exit that leaves processes behind stops them at once; a later deadline is no timeout', () => {
@@ -389,7 +400,7 @@ function deliver(
 
 /** The events that can come next, each with the world it comes in (a timer moves the clock). */
 function nextEvents(world: World, spawned: boolean): [World, SupervisionEvent][] {
-  const here: SupervisionEvent[] = [aborted, faulted];
+  const here: SupervisionEvent[] = [aborted, faulted, { type: 'stalled' }];
   if (!spawned && !world.spawnFailed) here.push(spawnFailed);
   if (spawned && world.exitAt === null) {
     const signal = world.killedAt === null ? null : 'SIGKILL';

@@ -44,6 +44,15 @@ interface AgentAttemptOptions {
   trust?: TrustedPrograms;
   /** Run the agent confined (`sandbox: workspace`, see sandbox.ts); undefined: unconfined. */
   sandbox?: SandboxSpec;
+  /**
+   * The stall watchdog (run-process.ts): ms the agent may print nothing and change no file of the
+   * workspace before it is stopped as stalled; undefined or 0: no watchdog.
+   */
+  stallTimeoutMs?: number;
+  /** Called when the agent has been silent for half of stallTimeoutMs. */
+  onStalling?: (silentMs: number) => void;
+  /** Paths in the workspace whose changes are no sign of the agent's life (the Baton home). */
+  stallIgnore?: readonly string[];
 }
 
 type AgentAttemptResult =
@@ -73,6 +82,8 @@ type AgentAttemptResult =
       failedOutputs?: string[];
       /** The agent declared the class itself (classify-agent-run.ts): the state.json path honours it. */
       declared?: true;
+      /** Stopped by the stall watchdog (stallTimeoutMs). */
+      stalled?: true;
     };
 
 /**
@@ -157,6 +168,14 @@ export async function runAgentAttempt(options: AgentAttemptOptions): Promise<Age
     logPath: options.logPath,
     ...(options.signal ? { signal: options.signal } : {}),
     ...(options.onSpawn ? { onSpawn: options.onSpawn } : {}),
+    ...(options.stallTimeoutMs
+      ? {
+          stallTimeoutMs: options.stallTimeoutMs,
+          watchFolder: options.workspace,
+          ...(options.stallIgnore ? { watchIgnore: options.stallIgnore } : {}),
+          ...(options.onStalling ? { onStalling: options.onStalling } : {}),
+        }
+      : {}),
     ...(marker ? { marker } : {}),
   }).finally(cleanup);
   const unconfinable = confined ? sandboxStartFailure(result) : undefined;
@@ -195,6 +214,7 @@ export async function runAgentAttempt(options: AgentAttemptOptions): Promise<Age
     signal: result.signal,
     timedOut: result.timedOut,
     timeoutMs: options.timeoutMs,
+    ...(result.stalled ? { stalledAfterMs: options.stallTimeoutMs ?? 0 } : {}),
     stdoutTail: result.stdoutTail,
     stderrTail: result.stderrTail,
     report,
@@ -213,6 +233,7 @@ export async function runAgentAttempt(options: AgentAttemptOptions): Promise<Age
       report,
       ...retryAfter,
       ...(exit.declared ? { declared: true as const } : {}),
+      ...(result.stalled ? { stalled: true as const } : {}),
     };
   }
   const missing: string[] = [];

@@ -1,7 +1,9 @@
-import { join } from 'node:path';
+import { realpathSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import { troubleshootPrompt } from '../core/agent-prompt.js';
 import { childEnvironment } from '../core/child-env.js';
-import type { AgentSpec } from '../core/plan/types.js';
+import { type AgentSpec, DEFAULT_STALL_TIMEOUT_MS } from '../core/plan/types.js';
+import { unknownIfUnsafe } from '../core/unsafe-outcome.js';
 import { runAgentAttempt } from './agent-attempt.js';
 import { renderStepText } from './render-step-text.js';
 import { probeSandbox, type SandboxSpec } from './sandbox.js';
@@ -12,6 +14,17 @@ import {
   type StepExecutor,
 } from './step-executor.js';
 import { trustedPrograms } from './trusted-programs.js';
+
+/** A path as given (absolute) and as its real path, for comparing with paths found under a workspace. */
+function bothSpellings(path: string): string[] {
+  const given = resolve(path);
+  try {
+    const real = realpathSync(given);
+    return real === given ? [given] : [given, real];
+  } catch {
+    return [given];
+  }
+}
 
 export interface AgentCliExecutorOptions {
   /** Used for steps whose stored plan sets no agent (plans built in code). */
@@ -48,6 +61,7 @@ export class AgentCliExecutor implements StepExecutor {
         ? troubleshootPrompt(claim.stepId, claim.attempt - 1, claim.lastError, instruction)
         : instruction;
     const logPath = attemptLogPath(claim);
+    const stallTimeoutMs = agent.stallTimeoutMs ?? DEFAULT_STALL_TIMEOUT_MS;
     // This process's environment as the attempt starts, copied once: each walk of process.env
     // costs about 50 µs (every read crosses into C++), and an attempt reads it three times.
     const ownEnv = this.options.env ?? { ...process.env };
@@ -96,6 +110,15 @@ export class AgentCliExecutor implements StepExecutor {
       signal: context.signal,
       onSpawn: (pid) => context.onProcess(pid),
       ...(sandbox ? { sandbox } : {}),
+      stallTimeoutMs,
+      // The store and the attempt logs change while the agent is silent: no sign of its life.
+      stallIgnore: [context.home, ...(this.options.hiddenPaths ?? [])].flatMap(bothSpellings),
+      onStalling: (silentMs) => {
+        const event = { type: 'step.stalling' as const, stepId: claim.stepId, attempt: claim.attempt };
+        context.recordEvents([{ ...event, silentMs, stallTimeoutMs }]).catch(() => {
+          // The watch goes on: a timeline without this notice loses nothing of the attempt.
+        });
+      },
     });
     const loggedPath = result.ok || result.process !== null ? logPath : null;
     const reported = result.report?.usage;
@@ -122,16 +145,18 @@ export class AgentCliExecutor implements StepExecutor {
       };
     }
     const retryAfter = result.retryAfterMs === undefined ? {} : { retryAfterMs: result.retryAfterMs };
-    return {
-      outcome: {
-        ok: false,
-        failureClass: result.failureClass,
-        message: result.message,
-        exitCode: result.exitCode,
-        ...retryAfter,
-        ...usage,
-      },
-      logPath: loggedPath,
+    const failed = {
+      ok: false as const,
+      failureClass: result.failureClass,
+      message: result.message,
+      exitCode: result.exitCode,
+      ...retryAfter,
+      ...usage,
     };
+    // A stalled attempt of an unsafe step may have had its effect: as at a timeout, a person decides.
+    const outcome = result.stalled
+      ? unknownIfUnsafe(failed, claim.step.sideEffect, { runId: claim.runId, stepId: claim.stepId })
+      : failed;
+    return { outcome, logPath: loggedPath };
   }
 }

@@ -27,6 +27,7 @@ import {
   startSupervision,
   transition,
 } from './supervision.js';
+import { latestChangeUnder } from './workspace-activity.js';
 
 export interface RunProcessOptions {
   /** argv[0] is the executable (looked up on PATH by spawn); the rest are literal arguments. */
@@ -69,6 +70,19 @@ export interface RunProcessOptions {
   launcher?: boolean;
   /** fd 3 of the child is a pipe whose text is returned as `statusText` (bwrap's --json-status-fd 3). */
   statusFd?: boolean;
+  /**
+   * Ms the child may print nothing before it is stopped as stalled (result.stalled); 0 or undefined:
+   * never. Output is any byte on stdout or stderr, except a chunk repeating the one before it (a
+   * CLI's own retry notice printed over and over), or a file changed under `watchFolder`. Looked at
+   * every second at most.
+   */
+  stallTimeoutMs?: number;
+  /** Called once the child has printed nothing for half its stall timeout (again after new output). */
+  onStalling?: (silentMs: number) => void;
+  /** With stallTimeoutMs: a change of a file under this folder (the workspace) counts as output. */
+  watchFolder?: string;
+  /** Absolute paths under watchFolder whose changes do not count (the Baton home). */
+  watchIgnore?: readonly string[];
 }
 
 export interface ProcessResult {
@@ -76,6 +90,8 @@ export interface ProcessResult {
   signal: NodeJS.Signals | null;
   timedOut: boolean;
   aborted: boolean;
+  /** Stopped because it printed nothing for `stallTimeoutMs`. */
+  stalled: boolean;
   durationMs: number;
   /** The child could not be started (ENOENT: not found, EACCES: not executable); exitCode is null. */
   spawnError?: { code: string; message: string };
@@ -238,6 +254,7 @@ function resultOf(stdout: ByteTail, stderr: ByteTail, logPath: string): ProcessR
     signal: null,
     timedOut: false,
     aborted: false,
+    stalled: false,
     durationMs: 0,
     stdoutTail: stdout.text(),
     stderrTail: stderr.text(),
@@ -319,6 +336,7 @@ function supervise(
     const onAbort = () => dispatch({ type: 'aborted' });
 
     const finish = (outcome: SupervisionOutcome) => {
+      clearInterval(stallWatch);
       for (const timer of timers.values()) clearTimeout(timer);
       timers.clear();
       options.signal?.removeEventListener('abort', onAbort);
@@ -328,6 +346,7 @@ function supervise(
         signal: outcome.signal,
         timedOut: outcome.timedOut,
         aborted: outcome.aborted,
+        stalled: outcome.stalled,
         durationMs: Math.round(performance.now() - started),
         ...(outcome.spawnError ? { spawnError: outcome.spawnError } : {}),
         ...(status === undefined ? {} : { statusText: status.text() }),
@@ -345,10 +364,73 @@ function supervise(
       dispatch({ type: 'faulted' });
     });
     statusStream?.on('data', (chunk: Buffer) => status?.push(chunk));
+    // The stall watchdog: when the child last printed something new, looked at every second at most.
+    let lastOutput = performance.now();
+    let warned = false;
+    let previous: Buffer | undefined;
+    const stallMs = options.stallTimeoutMs ?? 0;
+    // A file changed under `watchFolder` counts as output too; looked at only while the child is
+    // silent past half its timeout, at most every tenth of it, and once more before stopping it.
+    const scanEveryMs = Math.max(1000, stallMs / 10);
+    let lastScan = Number.NEGATIVE_INFINITY;
+    let scanning = false;
+    const filesChanged = async (): Promise<void> => {
+      if (options.watchFolder === undefined) return;
+      lastScan = performance.now();
+      const changedAt = await latestChangeUnder(options.watchFolder, options.watchIgnore);
+      // mtime is wall clock: how long ago, on the monotonic clock of lastOutput.
+      const ago = Date.now() - changedAt;
+      const at = performance.now() - ago;
+      if (at > lastOutput) {
+        lastOutput = Math.min(at, performance.now());
+        warned = false;
+      }
+    };
+    const lookAtSilence = async (): Promise<void> => {
+      let silent = performance.now() - lastOutput;
+      if (silent < stallMs / 2) return;
+      if (silent >= stallMs || performance.now() - lastScan >= scanEveryMs) {
+        await filesChanged();
+        silent = performance.now() - lastOutput;
+      }
+      if (state.phase !== 'running') return;
+      if (silent >= stallMs) {
+        clearInterval(stallWatch);
+        dispatch({ type: 'stalled' });
+      } else if (!warned && silent >= stallMs / 2) {
+        warned = true;
+        options.onStalling?.(Math.round(silent));
+      }
+    };
+    const stallWatch =
+      stallMs > 0 && pid !== undefined
+        ? setInterval(
+            () => {
+              if (scanning || state.phase !== 'running') return;
+              scanning = true;
+              lookAtSilence()
+                .catch(() => {
+                  // A failed look (or report) changes nothing of the watch.
+                })
+                .finally(() => {
+                  scanning = false;
+                });
+            },
+            Math.max(10, Math.min(1000, Math.floor(stallMs / 4))),
+          )
+        : undefined;
+    const heard = (chunk: Buffer) => {
+      // The same chunk again is a notice repeated, not progress.
+      if (previous !== undefined && previous.equals(chunk)) return;
+      previous = chunk;
+      lastOutput = performance.now();
+      warned = false;
+    };
     let paused = false;
     const forward = (stream: Readable, tail: ByteTail) => {
       stream.on('data', (chunk: Buffer) => {
         tail.push(chunk);
+        if (stallWatch !== undefined) heard(chunk);
         if (failure !== undefined || log.write(chunk) || paused) return;
         paused = true; // the log is slower than the child: hold the child back instead of buffering
         for (const s of streams) s.pause();

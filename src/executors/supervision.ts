@@ -32,8 +32,8 @@
  *   reaping             kill timer             → (same)               SIGKILL run, look
  *   looking-*, awaiting-survivors, reaping: looked: none → finished (finish)
  *
- * ¹ stop: the deadline timer, an abort or a fault, only while nothing asked the run to stop
- *   (`stoppedBy` keeps the first reason: timedOut and aborted in the outcome).
+ * ¹ stop: the deadline timer, an abort, a fault or a stall, only while nothing asked the run to
+ *   stop (`stoppedBy` keeps the first reason: timedOut, aborted and stalled in the outcome).
  * ² left behind: processes of the run outlive the child (exit) or its pipes (close): `leftovers`.
  * Every other event is ignored: timers nobody waits for, a late close, and all once finished.
  * A look is always a step's last action and is answered at once with a `looked` event: a
@@ -62,9 +62,10 @@ type SupervisionPhase =
 /**
  * Why the run was first sent SIGTERM: its deadline (timedOut), its AbortSignal (aborted: cancel,
  * lost lease, shutdown), a fault (a log write failed or onSpawn threw: runProcess then rejects),
- * or processes of the run outliving the child or its pipes (leftovers).
+ * processes of the run outliving the child or its pipes (leftovers), or its silence (stall: no
+ * output for `stallTimeoutMs`, watched by run-process.ts).
  */
-type StopReason = 'deadline' | 'abort' | 'fault' | 'leftovers';
+type StopReason = 'deadline' | 'abort' | 'fault' | 'leftovers' | 'stall';
 
 /** deadline: timeoutMs; kill: killGraceMs after SIGTERM; close: CLOSE_AFTER_EXIT_MS; reap: REAP_AFTER_KILL_MS. */
 export type SupervisionTimer = 'deadline' | 'kill' | 'close' | 'look' | 'reap';
@@ -83,6 +84,8 @@ export type SupervisionEvent =
   | { type: 'closed' }
   | { type: 'aborted' }
   | { type: 'faulted' }
+  /** The child printed nothing for its stall timeout (run-process.ts watches its output). */
+  | { type: 'stalled' }
   | { type: 'timer-fired'; timer: SupervisionTimer }
   /** The answer to look-for-survivors. */
   | { type: 'looked'; survivors: boolean };
@@ -93,6 +96,8 @@ export interface SupervisionOutcome {
   signal: NodeJS.Signals | null;
   timedOut: boolean;
   aborted: boolean;
+  /** Stopped because it printed nothing for its stall timeout. */
+  stalled: boolean;
   spawnError?: SpawnFailure;
 }
 
@@ -166,6 +171,8 @@ export function transition(state: SupervisionState, event: SupervisionEvent): Su
       return stop(state, 'abort');
     case 'faulted':
       return stop(state, 'fault');
+    case 'stalled':
+      return stop(state, 'stall');
     case 'timer-fired':
       return onTimer(state, event.timer);
     case 'looked':
@@ -312,6 +319,7 @@ function finish(
     signal: state.exit?.signal ?? null,
     timedOut: state.stoppedBy === 'deadline',
     aborted: state.stoppedBy === 'abort',
+    stalled: state.stoppedBy === 'stall',
     ...(spawnError ? { spawnError } : {}),
   };
   return move(state, 'finished', [...before, { kind: 'finish', outcome }]);

@@ -47,3 +47,12 @@ function invalidDuration(value: unknown, where: string): BatonError {
     `${where}: ${got} is not a duration: use whole milliseconds or a number with a unit (ms, s, m, h, d), e.g. ${DURATION_EXAMPLES}`,
   );
 }
+
+/** `ms` as a plan writes it: in the largest unit that holds it whole (600000 is `10m`, 1500 `1500ms`). */
+export function durationText(ms: number): string {
+  for (const unit of ['d', 'h', 'm', 's'] as const) {
+    const size = UNIT_MS[unit]!;
+    if (ms >= size && ms % size === 0) return `${ms / size}${unit}`;
+  }
+  return `${ms}ms`;
+}

@@ -174,7 +174,7 @@ function normalizeStep(
     ...(step.fn === undefined ? {} : { fn: step.fn }),
     ...(step.args === undefined ? {} : { args: structuredClone(step.args) }),
     ...(step.model === undefined ? {} : { model: normalizeModel(step.model, `${path}.model`) }),
-    ...(agent === undefined ? {} : { agent: normalizeAgent(agent) }),
+    ...(agent === undefined ? {} : { agent: normalizeAgent(agent, `${path}.agent`) }),
     ...(wait === undefined ? {} : { wait }),
     dependsOn: [...(step.dependsOn ?? [])],
     ...(step.when === undefined ? {} : { when: step.when }),
@@ -224,7 +224,7 @@ function normalizeFallback(
   return {
     kind,
     ...(fallback.instruction === undefined ? {} : { instruction: fallback.instruction }),
-    ...(agent === undefined ? {} : { agent: normalizeAgent(agent) }),
+    ...(agent === undefined ? {} : { agent: normalizeAgent(agent, `${path}.agent`) }),
     ...(fallback.fn === undefined ? {} : { fn: fallback.fn }),
     ...(fallback.args === undefined ? {} : { args: structuredClone(fallback.args) }),
     ...(fallback.model === undefined ? {} : { model: normalizeModel(fallback.model, `${path}.model`) }),
@@ -342,13 +342,16 @@ function mergeRetry(
   return retry;
 }
 
-function normalizeAgent(agent: RawAgent): AgentSpec {
+function normalizeAgent(agent: RawAgent, path: string): AgentSpec {
   return {
     command: [...agent.command],
     promptVia: agent.promptVia ?? 'arg',
     ...(agent.profile === undefined ? {} : { profile: agent.profile }),
     ...(agent.capRetries === undefined ? {} : { capRetries: agent.capRetries }),
     ...(agent.exitCodes === undefined ? {} : { exitCodes: { ...agent.exitCodes } }),
+    ...(agent.stallTimeoutMs === undefined
+      ? {}
+      : { stallTimeoutMs: parseDurationMs(agent.stallTimeoutMs, `${path}.stallTimeoutMs`) }),
     ...(agent.env === undefined
       ? {}
       : {

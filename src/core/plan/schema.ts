@@ -4,12 +4,14 @@ import { DECLARABLE_CLASSES } from '../declared-failure.js';
 import { HOOK_FORMATS } from '../hook-format.js';
 import { hookUrlProblem } from '../hooks.js';
 import { STORE_SECRET_ENV } from '../run-secrets.js';
+import { isDuration, parseDurationMs } from './duration.js';
 import {
   argvElementSchema,
   durationSchema,
   flowKeySchema,
   idSchema,
   jsonValueSchema,
+  MAX_TIMEOUT_MS,
   nameSchema,
   strictObject,
   timeoutSchema,
@@ -21,7 +23,7 @@ import { waitSchema } from './schema-wait.js';
 import { AGENT_PROFILE_NAMES, ENV_NAME_PATTERN, PLAN_NAME_PATTERN, SANDBOX_MODES } from './types.js';
 import { describeValue } from './zod-issues.js';
 
-export { MAX_TIMEOUT_MS } from './schema-fields.js';
+export { MAX_TIMEOUT_MS };
 
 /**
  * The plan file format as written by people (YAML or JSON) or built in code, before defaults
@@ -134,8 +136,16 @@ const agentSchema = strictObject(
       ),
     env: agentEnvSchema.optional(),
     exitCodes: agentExitCodesSchema.optional(),
+    stallTimeoutMs: durationSchema(
+      'How long the agent may print nothing (no byte on stdout or stderr, a line repeated over and over not counted) before its attempt is stopped as stalled: a step.stalling event at half of it, then the attempt ends transient and is retried (an unsafe step is blocked unknown_outcome). Default 10m; 0 never stops it.',
+    )
+      .refine((value) => !isDuration(value) || parseDurationMs(value, 'stallTimeoutMs') <= MAX_TIMEOUT_MS, {
+        error: (issue) =>
+          `${describeValue(issue.input)} is out of range: use at most 24.8 days (0 turns it off)`,
+      })
+      .optional(),
   },
-  'an agent: { command: [...], promptVia?, profile?, capRetries?, env?, exitCodes? }',
+  'an agent: { command: [...], promptVia?, profile?, capRetries?, env?, exitCodes?, stallTimeoutMs? }',
 )
   .superRefine((agent, ctx) => {
     const placeholders = agent.command.filter((arg) => arg === '{prompt}').length;

@@ -43,6 +43,11 @@ export interface AgentSpec {
   capRetries?: boolean;
   /** Which variables of Baton's environment the agent gets (see core/child-env.ts); undefined: the default policy. */
   env?: AgentEnvSpec;
+  /**
+   * `agent.stallTimeoutMs`: how long the agent may print nothing before its attempt is stopped as
+   * stalled (undefined: DEFAULT_STALL_TIMEOUT_MS; 0: never).
+   */
+  stallTimeoutMs?: number;
   /** What the agent's exit codes mean (`agent.exitCodes`): an exit listed ends the attempt with that class. */
   exitCodes?: Readonly<Record<string, DeclarableClass>>;
 }
@@ -339,3 +344,5 @@ export const DEFAULT_LIMITS: PlanLimits = Object.freeze({ maxSteps: 50, noProgre
 
 /** One hour. */
 export const DEFAULT_TIMEOUT_MS = 3_600_000;
+/** An agent silent this long (no output, `agent.stallTimeoutMs`) is stopped and its attempt retried. */
+export const DEFAULT_STALL_TIMEOUT_MS = 600_000;

@@ -1,5 +1,6 @@
 import { classOfExitCode, type DeclarableClass, declaredFailure } from '../../core/declared-failure.js';
 import type { FailureClass } from '../../core/failure.js';
+import { durationText } from '../../core/plan/duration.js';
 import { classifyModelError } from '../../model-call/classify-model-error.js';
 import { classOfAgentText, retryAfterInText } from './error-texts.js';
 import { lastLines } from './json-output.js';
@@ -14,6 +15,8 @@ interface AgentRun {
   signal: string | null;
   timedOut: boolean;
   timeoutMs: number;
+  /** Stopped by the stall watchdog after this many ms without output (agent.stallTimeoutMs). */
+  stalledAfterMs?: number;
   /** The process could not start (ENOENT, EACCES). */
   spawnErrorCode?: string;
   stdoutTail: string;
@@ -58,6 +61,13 @@ export function classifyAgentRun(run: AgentRun): AgentRunVerdict {
     return fail(
       'transient',
       `timed out after ${run.timeoutMs} ms; every process of the attempt was stopped${last}`,
+    );
+  }
+  if (run.stalledAfterMs !== undefined) {
+    const last = run.report.error ? `; last error: ${run.report.error.message}` : '';
+    return fail(
+      'transient',
+      `no output or workspace change for ${durationText(run.stalledAfterMs)} (agent.stallTimeoutMs); every process of the attempt was stopped${last}`,
     );
   }
   // What the agent declared comes before anything Baton would infer: its JSON line, then the
