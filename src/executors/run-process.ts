@@ -421,7 +421,7 @@ function supervise(
         : undefined;
     const heard = (chunk: Buffer) => {
       // The same chunk again is a notice repeated, not progress.
-      if (previous !== undefined && previous.equals(chunk)) return;
+      if (previous?.equals(chunk)) return;
       previous = chunk;
       lastOutput = performance.now();
       warned = false;
