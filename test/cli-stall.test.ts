@@ -15,8 +15,10 @@ import {
   removeTempDirs,
   runBaton,
   runStatus,
+  spawnBaton,
   tempDir,
   timeline,
+  waitFor,
   writePlan,
 } from './helpers/cli.js';
 
@@ -127,6 +129,40 @@ describe('agent.stallTimeoutMs', () => {
       ['writing', 'succeeded'],
     ]);
     expect((await timeline(home, run.id)).filter((e) => e.type === 'step.stalling')).toEqual([]);
+  }, 240_000);
+
+  it('a worker SIGKILLed while its agent is silent: that attempt is reclaimed as interrupted, not stalled; the next one stalls', async () => {
+    const dir = tempDir('baton-stall-kill-');
+    const home = join(dir, 'home');
+    const pidFile = join(dir, 'child.pid');
+    const env = { STALL_MODE: 'quiet', STALL_CHILD_PIDFILE: pidFile };
+    const file = writePlan(dir, {
+      name: 'stall-kill',
+      defaults: {
+        agent: { command: agentCommand('agent-stall'), stallTimeoutMs: '3s' },
+        retry: { maxAttempts: 1 },
+      },
+      steps: [{ id: 'quiet', instruction: 'wait for nothing' }],
+    });
+    expect((await runBaton(['run', file, '--id', 'r', '--detach'], { home })).code).toBe(0);
+    // A short lease: the dead worker's attempt is reclaimed a second after it stopped renewing.
+    const worker = spawnBaton(['worker', '--lease', '1s'], { home, env });
+    await waitFor(() => existsSync(pidFile), 60_000, 'the agent to start');
+    worker.child.kill('SIGKILL');
+    expect((await worker.exited).signal).toBe('SIGKILL');
+    await waitFor(
+      async () => {
+        await runBaton(['check', '--lease', '1s'], { home, env, timeoutMs: 120_000 });
+        return (await runStatus(home, 'r')).status === 'blocked';
+      },
+      180_000,
+      'the step to be reclaimed, run again and stall',
+      200,
+    );
+    const tries = await attempts(home, 'r', 'quiet');
+    expect(tries.map((t) => t.failureClass)).toEqual(['interrupted', 'transient']);
+    expect(tries[1]?.message).toMatch(/^no output or workspace change for 3s/);
+    expect(processesOfRun('r')).toEqual([]);
   }, 240_000);
 
   it('0 is accepted (no watchdog); a value that is not a duration is refused naming the field (exit 2)', async () => {
