@@ -10,6 +10,8 @@
  * `Baton` is their public face (`start`, `startPlan`, `result`, `worker`, `functions`), and the
  * CLI and the console use them from their own modules.
  */
+
+export type { DeclarableClass } from './core/declared-failure.js';
 export { BatonError, type BatonErrorCode, isBatonError } from './core/errors.js';
 export type {
   BatonEvent,
