@@ -144,7 +144,9 @@ describe('agent.stallTimeoutMs', () => {
       },
       steps: [{ id: 'quiet', instruction: 'wait for nothing' }],
     });
-    expect((await runBaton(['run', file, '--id', 'r', '--detach'], { home })).code).toBe(0);
+    // A run id of its own: processesOfRun looks at every process of the machine.
+    const id = `stall-kill-${process.pid}-${Date.now()}`;
+    expect((await runBaton(['run', file, '--id', id, '--detach'], { home })).code).toBe(0);
     // A short lease: the dead worker's attempt is reclaimed a second after it stopped renewing.
     const worker = spawnBaton(['worker', '--lease', '1s'], { home, env });
     await waitFor(() => existsSync(pidFile), 60_000, 'the agent to start');
@@ -153,16 +155,49 @@ describe('agent.stallTimeoutMs', () => {
     await waitFor(
       async () => {
         await runBaton(['check', '--lease', '1s'], { home, env, timeoutMs: 120_000 });
-        return (await runStatus(home, 'r')).status === 'blocked';
+        return (await runStatus(home, id)).status === 'blocked';
       },
       180_000,
       'the step to be reclaimed, run again and stall',
       200,
     );
-    const tries = await attempts(home, 'r', 'quiet');
+    const tries = await attempts(home, id, 'quiet');
     expect(tries.map((t) => t.failureClass)).toEqual(['interrupted', 'transient']);
     expect(tries[1]?.message).toMatch(/^no output or workspace change for 3s/);
-    expect(processesOfRun('r')).toEqual([]);
+    expect(processesOfRun(id)).toEqual([]);
+  }, 240_000);
+
+  it('baton status says when each running agent step last printed something', async () => {
+    const dir = tempDir('baton-stall-status-');
+    const home = join(dir, 'home');
+    const pidFile = join(dir, 'child.pid');
+    const file = writePlan(dir, {
+      name: 'last-output',
+      defaults: { agent: { command: agentCommand('agent-stall'), stallTimeoutMs: '10m' } },
+      steps: [{ id: 'quiet', instruction: 'wait for nothing' }],
+    });
+    const id = `stall-status-${process.pid}-${Date.now()}`;
+    const run = spawnBaton(['run', file, '--id', id, '--stop-agents'], {
+      home,
+      env: { STALL_MODE: 'quiet', STALL_CHILD_PIDFILE: pidFile },
+    });
+    try {
+      await waitFor(() => existsSync(pidFile), 60_000, 'the agent to start');
+      // The agent printed its first line: the log has it.
+      const status = await waitFor(
+        async () => {
+          const text = (await runBaton(['status', id], { home })).stdout;
+          return /^quiet is running: last output \d+[smh] ago$/m.test(text) ? text : undefined;
+        },
+        60_000,
+        'the last-output line',
+      );
+      expect(status).toMatch(/running/);
+    } finally {
+      run.child.kill('SIGTERM');
+      await run.exited;
+    }
+    expect(processesOfRun(id)).toEqual([]);
   }, 240_000);
 
   it('0 is accepted (no watchdog); a value that is not a duration is refused naming the field (exit 2)', async () => {

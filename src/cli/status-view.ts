@@ -4,6 +4,7 @@ import { planIndex, type RunStatus, STEP_STATUSES } from '../core/run-state.js';
 import { staleSteps } from '../core/stale-steps.js';
 import { fanOutLine, fanOutProgress } from '../runtime/fan-out-progress.js';
 import { blockedHints, formatTime, skipCause, stepProgress, waitingHints } from '../runtime/format.js';
+import { agoText } from '../runtime/last-output.js';
 import { type FlowWait, LISTED_STATUSES } from '../runtime/run-reads.js';
 import type { RunSummary, RunWithSteps } from '../runtime/types.js';
 import { budgetLeftText, usageText } from '../runtime/usage-text.js';
@@ -67,6 +68,8 @@ export interface StatusContext {
   now: number;
   /** From addSkipReasons over the run's events; absent: skipped steps are shown without a reason. */
   skips?: ReadonlyMap<string, SkipReason>;
+  /** When each running agent step last printed (runtime/last-output.ts); absent: not shown. */
+  lastOutput?: ReadonlyMap<string, number>;
 }
 
 /**
@@ -137,6 +140,11 @@ export function runStatusLines(
     lines.push(
       `${unlisted} ${hidden.join('/')} steps not listed: baton status ${run.id} --all lists every step`,
     );
+  }
+  for (const step of run.steps) {
+    const at = step.status === 'running' ? context.lastOutput?.get(step.stepId) : undefined;
+    if (at !== undefined)
+      lines.push(`${step.stepId} is running: last output ${agoText(context.now - at)} ago`);
   }
   const skipped = run.steps.filter((step) => step.status === 'skipped' && context.skips?.has(step.stepId));
   if (skipped.length > 0)

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { BatonError } from '../../core/errors.js';
 import { staleSteps } from '../../core/stale-steps.js';
+import { lastOutputTimes } from '../../runtime/last-output.js';
 import { withCommandContext } from '../../runtime/open-store.js';
 import { parsePositiveInt } from '../../runtime/parse-values.js';
 import type { ScheduleSlot } from '../../runtime/types.js';
@@ -55,7 +56,7 @@ export async function statusCommand(
 ): Promise<number> {
   if (options.watch && runId === undefined)
     refuse('status --watch follows one run: baton status <run> --watch (baton status lists the runs)');
-  return withCommandContext(options, async ({ store }) => {
+  return withCommandContext(options, async ({ store, home }) => {
     if (runId === undefined) {
       const runs = await store.listRuns({
         limit: options.limit ? parsePositiveInt(options.limit, '--limit') : 20,
@@ -87,7 +88,10 @@ export async function statusCommand(
     const skips = run.steps.some((step) => step.status === 'skipped')
       ? addSkipReasons(await store.getEvents(runId))
       : undefined;
-    const context = { now, ...(skips ? { skips } : {}) };
+    const lastOutput = run.steps.some((step) => step.status === 'running')
+      ? await lastOutputTimes(home, run)
+      : undefined;
+    const context = { now, ...(skips ? { skips } : {}), ...(lastOutput ? { lastOutput } : {}) };
     process.stdout.write(`${runStatusLines(run, waits, paintFor(options), context).join('\n')}\n`);
     const schedule = scheduleOfRun(await store.scheduleSlotOfRun(runId));
     if (schedule) process.stdout.write(`${scheduleLine(schedule)}\n`);
