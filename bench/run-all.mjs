@@ -391,6 +391,33 @@ const BENCHMARKS = [
       { key: 'cliNodeMs', label: '  (a bare node -e 0)', unit: 'ms', higher: false },
     ],
   },
+  // Issue 40: the stall watchdog of agent steps.
+  {
+    name: 'stall',
+    script: 'stall.mjs',
+    figures: [
+      {
+        key: 'stallLateMs',
+        label: 'stall stop after stallTimeoutMs (2 s, 1k files)',
+        unit: 'ms',
+        higher: false,
+        goal: 1000,
+      },
+      {
+        key: 'deadlineLateMs',
+        label: '  (floor: the same child stopped at a 2 s deadline)',
+        unit: 'ms',
+        higher: false,
+      },
+      {
+        key: 'watchCostPct',
+        label: 'watchdog CPU while an agent streams, % of a core',
+        unit: '%',
+        higher: false,
+        goal: 2,
+      },
+    ],
+  },
   {
     name: 'waiting',
     script: 'waiting.mjs',
