@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Plan } from '../src/core/plan/types.js';
+import { stallMessage } from '../src/core/stall-message.js';
 import type { Completion, Store } from '../src/store/store.js';
 import { chainPlan, type StoreHarness } from './store-contract.js';
 
@@ -87,7 +88,12 @@ export function describeMetricsContract(name: string, makeHarness: () => StoreHa
       await create('a', retried);
       const start = await store.metricsSnapshot({ now: 1000, events: { afterSeq: 0, upToSeq: 0 } });
       const first = await cycle(1000, [], 10, 'a');
-      const transient = { ok: false as const, failureClass: 'transient' as const, message: 'HTTP 503' };
+      // A transient failure of the stall watchdog's: counted apart too (baton_attempts_stalled_total).
+      const transient = {
+        ok: false as const,
+        failureClass: 'transient' as const,
+        message: `${stallMessage(600_000)}; every process of the attempt was stopped`,
+      };
       const second = await cycle(1001, [ended(first.claimed[0]!, 1001, transient)], 10, 'a');
       // The second attempt's lease runs out: the next cycle reclaims it (interrupted).
       const third = await cycle(5000, [], 10, 'a');
@@ -105,6 +111,7 @@ export function describeMetricsContract(name: string, makeHarness: () => StoreHa
       );
       expect(byOutcome).toEqual({ 'failed/transient': 1, 'failed/interrupted': 1, 'degraded/null': 1 });
       expect(counted.leasesReclaimed).toBe(1);
+      expect(counted.attemptsStalled).toBe(1);
       // An empty or reversed range counts nothing.
       const none = await store.metricsSnapshot({
         now: 6000,
@@ -112,6 +119,7 @@ export function describeMetricsContract(name: string, makeHarness: () => StoreHa
       });
       expect(none.attemptsEnded).toEqual([]);
       expect(none.leasesReclaimed).toBe(0);
+      expect(none.attemptsStalled).toBe(0);
       const tail = await store.metricsSnapshot({
         now: 6000,
         events: { afterSeq: start.lastEventSeq, upToSeq: start.lastEventSeq + 2 },

@@ -58,6 +58,7 @@ export class BatonMetrics {
   private readonly labels: PlanModelLabels;
   private readonly modelSeries = new ModelSeries();
   private leasesReclaimed = 0;
+  private attemptsStalled = 0;
   private scraping: Promise<string> | null = null;
   /** The store behind the masking boundary. */
   private readonly store: Store;
@@ -110,6 +111,7 @@ export class BatonMetrics {
     for (const ended of snapshot.attemptsEnded)
       this.attempts.set(attemptKey(ended), (this.attempts.get(attemptKey(ended)) ?? 0) + ended.count);
     this.leasesReclaimed += snapshot.leasesReclaimed;
+    this.attemptsStalled += snapshot.attemptsStalled;
     this.counted = upToSeq;
     const out = new MetricsText();
     this.writeStore(out, snapshot, now);
@@ -169,6 +171,12 @@ export class BatonMetrics {
         "Expired leases reclaimed (every worker's, from the event log): attempts of a worker that died or stalled.",
       )
       .sample('baton_leases_reclaimed_total', this.leasesReclaimed)
+      .family(
+        'baton_attempts_stalled_total',
+        'counter',
+        "Agent attempts stopped by the stall watchdog (every worker's, from the event log): no output and no workspace change for agent.stallTimeoutMs. Each also counts in baton_attempts_total (transient, or unknown_outcome for an unsafe step).",
+      )
+      .sample('baton_attempts_stalled_total', this.attemptsStalled)
       .family(
         'baton_hook_deliveries',
         'gauge',

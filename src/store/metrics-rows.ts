@@ -1,5 +1,6 @@
 import type { FailureClass } from '../core/failure.js';
 import type { RunStatus, StepStatus } from '../core/run-state.js';
+import { STALL_MESSAGE_START } from '../core/stall-message.js';
 import type { EndedAttempts, EndedUsage } from './store.js';
 
 // What both dialects share of `Store.metricsSnapshot`: the events that end an attempt, the one
@@ -14,6 +15,9 @@ export const ATTEMPT_END_EVENTS_SQL = "'step.succeeded', 'step.degraded', 'step.
  * stalled. The store contract's metrics test fails if the two part.
  */
 export const LEASE_RECLAIMED_MESSAGE_LIKE = "'lease of worker % expired: %'";
+
+/** A `step.failed` whose message matches this (SQL LIKE) was stopped by the stall watchdog. */
+export const STALLED_MESSAGE_LIKE = `'${STALL_MESSAGE_START}%'`;
 
 /**
  * Whether the attempt that event `e` ended ran its step's fallback, for a step on its fallback now
@@ -34,6 +38,7 @@ export interface AttemptEndRow {
   failure_class: string | null;
   n: number | string;
   reclaims: number | string | null;
+  stalls: number | string | null;
 }
 
 export interface StatusCountRow {
@@ -52,11 +57,14 @@ export function countsByStatus<S extends RunStatus | StepStatus>(
 export function endedAttempts(rows: readonly AttemptEndRow[]): {
   attemptsEnded: EndedAttempts[];
   leasesReclaimed: number;
+  attemptsStalled: number;
 } {
   let leasesReclaimed = 0;
+  let attemptsStalled = 0;
   const attemptsEnded: EndedAttempts[] = [];
   for (const row of rows) {
     leasesReclaimed += Number(row.reclaims ?? 0);
+    attemptsStalled += Number(row.stalls ?? 0);
     const outcome = row.type.slice('step.'.length) as EndedAttempts['outcome'];
     attemptsEnded.push({
       outcome,
@@ -64,7 +72,7 @@ export function endedAttempts(rows: readonly AttemptEndRow[]): {
       count: Number(row.n),
     });
   }
-  return { attemptsEnded, leasesReclaimed };
+  return { attemptsEnded, leasesReclaimed, attemptsStalled };
 }
 
 /** A row of the attempts with usage ended in the counted range, per plan, step and executor. */

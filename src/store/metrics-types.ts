@@ -34,6 +34,8 @@ export interface MetricsSnapshot {
   attemptsEnded: EndedAttempts[];
   /** Expired leases reclaimed in the `events` range (each ends its attempt `interrupted`). */
   leasesReclaimed: number;
+  /** Attempts the stall watchdog stopped in the `events` range (`agent.stallTimeoutMs`). */
+  attemptsStalled: number;
   /**
    * Tokens and cost of the attempts ended in the `events` range that reported usage (their attempt
    * rows'), per plan and step: what the reader turns into usage by model (runtime/model-labels.ts).

@@ -1,6 +1,6 @@
 import { classOfExitCode, type DeclarableClass, declaredFailure } from '../../core/declared-failure.js';
 import type { FailureClass } from '../../core/failure.js';
-import { durationText } from '../../core/plan/duration.js';
+import { stallMessage } from '../../core/stall-message.js';
 import { classifyModelError } from '../../model-call/classify-model-error.js';
 import { classOfAgentText, retryAfterInText } from './error-texts.js';
 import { lastLines } from './json-output.js';
@@ -67,7 +67,7 @@ export function classifyAgentRun(run: AgentRun): AgentRunVerdict {
     const last = run.report.error ? `; last error: ${run.report.error.message}` : '';
     return fail(
       'transient',
-      `no output or workspace change for ${durationText(run.stalledAfterMs)} (agent.stallTimeoutMs); every process of the attempt was stopped${last}`,
+      `${stallMessage(run.stalledAfterMs)}; every process of the attempt was stopped${last}`,
     );
   }
   // What the agent declared comes before anything Baton would infer: its JSON line, then the

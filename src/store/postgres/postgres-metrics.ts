@@ -9,6 +9,7 @@ import {
   endedUsage,
   fellBackSql,
   LEASE_RECLAIMED_MESSAGE_LIKE,
+  STALLED_MESSAGE_LIKE,
   type StatusCountRow,
   type UsageEndRow,
 } from '../metrics-rows.js';
@@ -68,7 +69,9 @@ export async function postgresMetricsSnapshot(
        (SELECT json_agg(x) FROM (
           SELECT type, data->>'failureClass' AS failure_class, count(*) AS n,
             count(*) FILTER (WHERE type = 'step.failed'
-              AND data->>'message' LIKE ${LEASE_RECLAIMED_MESSAGE_LIKE}) AS reclaims
+              AND data->>'message' LIKE ${LEASE_RECLAIMED_MESSAGE_LIKE}) AS reclaims,
+            count(*) FILTER (WHERE type = 'step.failed'
+              AND data->>'message' LIKE ${STALLED_MESSAGE_LIKE}) AS stalls
           FROM ${s}.events WHERE seq > $3 AND seq <= $4 AND type IN (${ATTEMPT_END_EVENTS_SQL})
           GROUP BY type, failure_class) x) AS ended,
        (SELECT json_agg(x) FROM (
