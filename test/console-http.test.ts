@@ -217,6 +217,42 @@ function describeConsoleHttp(
       expect(received).not.toContain(SECRET);
     });
 
+    it("a running agent step's page says when it last printed, from its attempt log", async () => {
+      const plan = validatePlanObject(
+        {
+          name: 'quiet',
+          defaults: { agent: { command: [process.execPath] } },
+          steps: [{ id: 's', instruction: 'think' }],
+        },
+        'quiet',
+      );
+      await store.createRun({
+        id: 'quiet',
+        plan,
+        planHash: 'h',
+        inputs: {},
+        workspace: join(dir, 'ws'),
+        now: Date.now(),
+      });
+      const cycle = await store.cycle({
+        owner: 'w8',
+        now: Date.now(),
+        leaseMs: 60_000,
+        completions: [],
+        claimLimit: 1,
+        random: () => 0,
+      });
+      expect(cycle.claimed).toHaveLength(1);
+      const pageText = async () =>
+        (await fetch(`${origin}/runs/quiet/steps/s`, { headers: withSession() })).text();
+      // No output yet: nothing to say.
+      expect(await pageText()).not.toContain('Last output');
+      const log = join(dir, 'home', 'runs', 'quiet', 's', 'attempt-1.log');
+      mkdirSync(join(log, '..'), { recursive: true });
+      writeFileSync(log, 'thinking\n');
+      expect(await pageText()).toMatch(/<dt>Last output<\/dt><dd id="last-output">\d+[smh] ago<\/dd>/);
+    });
+
     it('refuses a request whose Host is not this loopback console (DNS rebinding)', async () => {
       const { request } = await import('node:http');
       const status = await new Promise<number>((resolve, reject) => {

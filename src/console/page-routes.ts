@@ -2,6 +2,7 @@ import { BatonError } from '../core/errors.js';
 import { attemptLogFile, LogFollower, readLogTail } from '../runtime/attempt-logs.js';
 import { waitCapabilities } from '../runtime/capability-urls.js';
 import { listSchedules } from '../runtime/commands/schedule-commands.js';
+import { lastOutputTimes } from '../runtime/last-output.js';
 import { planSecrets } from '../runtime/plan-secrets.js';
 import { keptOfRunHistory } from '../runtime/run-history.js';
 import { requireRun, requireStepOf } from '../runtime/run-reads.js';
@@ -104,8 +105,19 @@ const stepDetail: Handler = async (ctx, req) => {
       : live
         ? { attempt: shown, live, text: '', truncated: false }
         : { attempt: shown, live, ...(await readLogTail(file, planSecrets(ctx.commands, run.plan))) };
+  const lastOutputAt =
+    state.status === 'running' ? (await lastOutputTimes(ctx.commands.home, run)).get(stepId) : undefined;
   await page(ctx, req, { title: `${stepId} · ${run.id}`, section: 'runs' }, run.id, async () =>
-    stepPage({ run, stepId, attempts, results, log, csrf: ctx.session.csrfToken, now: ctx.commands.now() }),
+    stepPage({
+      run,
+      stepId,
+      attempts,
+      results,
+      log,
+      csrf: ctx.session.csrfToken,
+      now: ctx.commands.now(),
+      ...(lastOutputAt === undefined ? {} : { lastOutputAt }),
+    }),
   );
 };
 

@@ -1,5 +1,6 @@
 import type { StepResult } from '../../core/run-state.js';
 import { renderStepText } from '../../executors/render-step-text.js';
+import { agoText } from '../../runtime/last-output.js';
 import type { AttemptRecord, ClaimedStep, RunDetail } from '../../runtime/types.js';
 import { consolePath, html, type SafeHtml } from '../html.js';
 import { actionForm, formatDuration, formatTime, statusBadge, usageText } from './parts.js';
@@ -14,6 +15,8 @@ export interface StepView {
   log: { attempt: number; live: boolean; text: string; truncated: boolean } | null;
   csrf: string;
   now: number;
+  /** A running agent step: when it last printed (runtime/last-output.ts); absent: not known. */
+  lastOutputAt?: number;
 }
 
 /** The step's prompt as its agent (or model) gets it, or the raw text with why it cannot be rendered yet. */
@@ -64,7 +67,8 @@ ${state.blockedReason ? html`<p class="blocked-reason">${state.blockedReason}</p
 <div class="run-actions">${actions}</div>
 <dl class="totals"><dt>Attempt</dt><dd>${state.attempt}</dd><dt>Tries</dt><dd>${state.tries}</dd><dt>Usage</dt><dd>${usageText(state.usage)}</dd>
 <dt>Depends on</dt><dd>${state.dependsOn.length > 0 ? state.dependsOn.map((d, i) => html`${i > 0 ? ', ' : ''}<a href="${consolePath('runs', run.id, 'steps', d)}">${d}</a>`) : 'nothing'}</dd>
-${state.onFallback ? html`<dt>Executor</dt><dd>its fallback</dd>` : ''}</dl>
+${state.onFallback ? html`<dt>Executor</dt><dd>its fallback</dd>` : ''}
+${view.lastOutputAt !== undefined && state.status === 'running' ? html`<dt>Last output</dt><dd id="last-output">${agoText(view.now - view.lastOutputAt)} ago</dd>` : ''}</dl>
 <h2>${text.label}</h2>${text.note ? html`<p class="note">${text.note}</p>` : ''}<pre class="prompt" id="prompt">${text.text}</pre>
 ${result ? html`<h2>Result</h2><pre class="result" id="result">${result.summary}</pre>` : ''}
 ${logBlock(view, stepPath)}
