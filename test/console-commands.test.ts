@@ -7,10 +7,10 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { type RunningConsole, startConsole } from '../src/console/console-server.js';
+import type { RunningConsole } from '../src/console/console-server.js';
 import { validatePlanObject } from '../src/core/plan/parse.js';
 import { SqliteStore } from '../src/store/sqlite/sqlite-store.js';
-import { csrfOf, TEST_TOKEN, withSession } from './helpers/console.js';
+import { csrfOf, startTestConsole, withSession } from './helpers/console.js';
 
 const form = (fields: Record<string, string>) => ({
   method: 'POST',
@@ -27,13 +27,7 @@ describe('console: actions as the runtime commands take them', () => {
   beforeEach(async () => {
     dir = mkdtempSync(join(tmpdir(), 'baton-console-commands-'));
     store = SqliteStore.open(join(dir, 'baton.db'));
-    console = await startConsole({
-      store,
-      home: join(dir, 'home'),
-      host: '127.0.0.1',
-      port: 0,
-      token: TEST_TOKEN,
-    });
+    console = await startTestConsole(store, join(dir, 'home'));
   });
   afterEach(async () => {
     await console.close();
