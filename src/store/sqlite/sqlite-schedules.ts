@@ -129,20 +129,7 @@ export class SqliteSchedules implements ScheduleTickRows, ScheduleRowsDialect {
       this.sql(
         `INSERT INTO schedules (name, plan_name, plan_json, plan_hash, inputs_json, workspace, rules_json, paused,
            cursor_at, next_fire_at, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      ).run(
-        v.name,
-        v.planName,
-        v.planJson,
-        v.planHash,
-        v.inputsJson,
-        v.workspace,
-        v.rulesJson,
-        v.paused ? 1 : 0,
-        v.cursorAt,
-        v.nextFireAt,
-        v.now,
-        v.now,
-      );
+      ).run(v.name, ...storedValues(v), v.now);
       return true;
     });
   }
@@ -153,19 +140,7 @@ export class SqliteSchedules implements ScheduleTickRows, ScheduleRowsDialect {
       this.sql(
         `UPDATE schedules SET plan_name = ?, plan_json = ?, plan_hash = ?, inputs_json = ?, workspace = ?, rules_json = ?,
            paused = ?, cursor_at = ?, next_fire_at = ?, updated_at = ? WHERE name = ?`,
-      ).run(
-        v.planName,
-        v.planJson,
-        v.planHash,
-        v.inputsJson,
-        v.workspace,
-        v.rulesJson,
-        v.paused ? 1 : 0,
-        v.cursorAt,
-        v.nextFireAt,
-        v.now,
-        name,
-      );
+      ).run(...storedValues(v), name);
     });
   }
 
@@ -223,4 +198,24 @@ export class SqliteSchedules implements ScheduleTickRows, ScheduleRowsDialect {
     ).get(runId);
     return row ? slotFromRow(row) : null;
   }
+}
+
+/**
+ * A schedule's values from plan_name to next_fire_at, then the time of the write: the INSERT puts
+ * the name before them and updated_at after (the time is created_at there), the UPDATE the name after.
+ */
+function storedValues(v: ScheduleValues): (string | number | null)[] {
+  const paused = v.paused ? 1 : 0;
+  return [
+    v.planName,
+    v.planJson,
+    v.planHash,
+    v.inputsJson,
+    v.workspace,
+    v.rulesJson,
+    paused,
+    v.cursorAt,
+    v.nextFireAt,
+    v.now,
+  ];
 }
