@@ -19,6 +19,7 @@ import { BatonError } from '../core/errors.js';
 import type { AttemptMarker } from './attempt-processes.js';
 import { ByteTail } from './byte-tail.js';
 import { signalGroupQuietly, survivorsOf } from './run-survivors.js';
+import { StallWatch } from './stall-watch.js';
 import {
   type SupervisionAction,
   type SupervisionEvent,
@@ -27,7 +28,6 @@ import {
   startSupervision,
   transition,
 } from './supervision.js';
-import { latestChangeUnder } from './workspace-activity.js';
 
 export interface RunProcessOptions {
   /** argv[0] is the executable (looked up on PATH by spawn); the rest are literal arguments. */
@@ -336,7 +336,7 @@ function supervise(
     const onAbort = () => dispatch({ type: 'aborted' });
 
     const finish = (outcome: SupervisionOutcome) => {
-      clearInterval(stallWatch);
+      stallWatch?.stop();
       for (const timer of timers.values()) clearTimeout(timer);
       timers.clear();
       options.signal?.removeEventListener('abort', onAbort);
@@ -364,73 +364,22 @@ function supervise(
       dispatch({ type: 'faulted' });
     });
     statusStream?.on('data', (chunk: Buffer) => status?.push(chunk));
-    // The stall watchdog: when the child last printed something new, looked at every second at most.
-    let lastOutput = performance.now();
-    let warned = false;
-    let previous: Buffer | undefined;
-    const stallMs = options.stallTimeoutMs ?? 0;
-    // A file changed under `watchFolder` counts as output too; looked at only while the child is
-    // silent past half its timeout, at most every tenth of it, and once more before stopping it.
-    const scanEveryMs = Math.max(1000, stallMs / 10);
-    let lastScan = Number.NEGATIVE_INFINITY;
-    let scanning = false;
-    const filesChanged = async (): Promise<void> => {
-      if (options.watchFolder === undefined) return;
-      lastScan = performance.now();
-      const changedAt = await latestChangeUnder(options.watchFolder, options.watchIgnore);
-      // mtime is wall clock: how long ago, on the monotonic clock of lastOutput.
-      const ago = Date.now() - changedAt;
-      const at = performance.now() - ago;
-      if (at > lastOutput) {
-        lastOutput = Math.min(at, performance.now());
-        warned = false;
-      }
-    };
-    const lookAtSilence = async (): Promise<void> => {
-      let silent = performance.now() - lastOutput;
-      if (silent < stallMs / 2) return;
-      if (silent >= stallMs || performance.now() - lastScan >= scanEveryMs) {
-        await filesChanged();
-        silent = performance.now() - lastOutput;
-      }
-      if (state.phase !== 'running') return;
-      if (silent >= stallMs) {
-        clearInterval(stallWatch);
-        dispatch({ type: 'stalled' });
-      } else if (!warned && silent >= stallMs / 2) {
-        warned = true;
-        options.onStalling?.(Math.round(silent));
-      }
-    };
     const stallWatch =
-      stallMs > 0 && pid !== undefined
-        ? setInterval(
-            () => {
-              if (scanning || state.phase !== 'running') return;
-              scanning = true;
-              lookAtSilence()
-                .catch(() => {
-                  // A failed look (or report) changes nothing of the watch.
-                })
-                .finally(() => {
-                  scanning = false;
-                });
-            },
-            Math.max(10, Math.min(1000, Math.floor(stallMs / 4))),
-          )
+      (options.stallTimeoutMs ?? 0) > 0 && pid !== undefined
+        ? new StallWatch({
+            stallTimeoutMs: options.stallTimeoutMs!,
+            ...(options.onStalling ? { onStalling: options.onStalling } : {}),
+            ...(options.watchFolder === undefined ? {} : { watchFolder: options.watchFolder }),
+            ...(options.watchIgnore ? { watchIgnore: options.watchIgnore } : {}),
+            running: () => state.phase === 'running',
+            onStalled: () => dispatch({ type: 'stalled' }),
+          })
         : undefined;
-    const heard = (chunk: Buffer) => {
-      // The same chunk again is a notice repeated, not progress.
-      if (previous?.equals(chunk)) return;
-      previous = chunk;
-      lastOutput = performance.now();
-      warned = false;
-    };
     let paused = false;
     const forward = (stream: Readable, tail: ByteTail) => {
       stream.on('data', (chunk: Buffer) => {
         tail.push(chunk);
-        if (stallWatch !== undefined) heard(chunk);
+        stallWatch?.heard(chunk);
         if (failure !== undefined || log.write(chunk) || paused) return;
         paused = true; // the log is slower than the child: hold the child back instead of buffering
         for (const s of streams) s.pause();
