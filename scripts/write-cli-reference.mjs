@@ -25,7 +25,8 @@ variables).
 
 Exit codes: **0** ok; **1** work failed, is blocked or was cancelled; **2** bad input or
 configuration (one message on stderr; nothing stored is changed); \`baton run\` stopped by SIGINT or
-SIGTERM: **130** or **143**. Every read command takes \`--json\` (\`export\` always writes JSON lines).
+SIGTERM: **130** or **143**. Every read command takes \`--json\`: indented on a terminal, one line when
+piped or redirected (\`export\` always writes JSON lines).
 `;
 
 /** The environment of the CLI: no colours, no settings of the developer's shell. */

@@ -4,6 +4,15 @@ import type { RunSummary } from '../store/store.js';
 
 /** How every front door (the CLI, the console, the MCP server) writes times, durations and progress. */
 
+/**
+ * `12,345`: an integer with its thousands grouped, as `toLocaleString('en')` writes it without
+ * loading ICU's number formats (about 20 ms, the first time, in every `baton status`).
+ */
+export function groupedNumber(value: number): string {
+  if (!Number.isSafeInteger(value)) return String(value);
+  return String(value).replace(/\B(?=(\d{3})+$)/g, ',');
+}
+
 export function formatDuration(ms: number | null): string {
   if (ms === null || !Number.isFinite(ms)) return '-';
   if (ms < 1000) return `${Math.round(ms)} ms`;

@@ -1,6 +1,6 @@
 import type { BudgetLeft } from '../core/budget.js';
 import type { StepUsage } from '../core/failure.js';
-import { formatDuration } from './format.js';
+import { formatDuration, groupedNumber } from './format.js';
 
 /** How the CLI and the console write tokens, cost and what is left of a budget. */
 
@@ -8,12 +8,12 @@ import { formatDuration } from './format.js';
 export function usageText(usage: StepUsage | null | undefined): string {
   if (!usage) return '-';
   const tokens = usage.inputTokens + usage.outputTokens;
-  return `${tokens.toLocaleString('en')} tokens (${usage.inputTokens} in, ${usage.outputTokens} out), $${usage.costUsd.toFixed(4)}`;
+  return `${groupedNumber(tokens)} tokens (${usage.inputTokens} in, ${usage.outputTokens} out), $${usage.costUsd.toFixed(4)}`;
 }
 
 /** `left of max` in each limit's unit. */
 const LEFT_TEXT: Record<BudgetLeft['limit'], (left: number, max: number) => string> = {
-  maxTokens: (left, max) => `${left.toLocaleString('en')} of ${max.toLocaleString('en')} tokens`,
+  maxTokens: (left, max) => `${groupedNumber(left)} of ${groupedNumber(max)} tokens`,
   maxCostUsd: (left, max) => `$${left.toFixed(4)} of $${max.toFixed(4)}`,
   maxWallMs: (left, max) => `${formatDuration(left)} of ${formatDuration(max)} wall time`,
 };

@@ -1,4 +1,5 @@
 import { writeSync } from 'node:fs';
+import { isatty } from 'node:tty';
 import { NEEDS_A_PERSON_LIMIT } from '../../runtime/due-work.js';
 import { databasePath, resolveHome } from '../../runtime/home.js';
 import { type IdleWaiting, readIdle } from '../../runtime/idle-read.js';
@@ -63,7 +64,8 @@ export function answerNothingDue(
       blocked: [],
       waiting: waiting.shown.map((entry) => entry.waiting),
     } satisfies EngineReport & { blocked: []; waiting: WaitingStep[] };
-    writeOut(`${JSON.stringify(report, null, 2)}\n`);
+    // As printJson (cli/format.ts) writes it, without building process.stdout (see writeOut).
+    writeOut(`${JSON.stringify(report, null, isatty(1) ? 2 : undefined)}\n`);
   } else if (!options.quiet) writeOut(`nothing due\n${waitingLines(waiting.shown, waiting.total)}`);
   return EXIT.ok;
 }
