@@ -112,7 +112,10 @@ export type BatonEvent =
     }
   /** A step reported progress (`ctx.heartbeat()`). */
   | { type: 'step.heartbeat'; stepId: string; attempt: number; note: string }
-  /** An agent printed nothing and changed no file for half its `agent.stallTimeoutMs`. */
+  /**
+   * An agent printed nothing and changed no file for half its `agent.stallTimeoutMs`, or a function
+   * called no `ctx.heartbeat()` for half its `heartbeatTimeoutMs` (then `stallTimeoutMs` is that).
+   */
   | { type: 'step.stalling'; stepId: string; attempt: number; silentMs: number; stallTimeoutMs: number }
   /** A human supplied the outcome of a blocked step (`baton resolve`). */
   | { type: 'step.resolved'; stepId: string }

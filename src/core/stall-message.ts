@@ -1,11 +1,18 @@
 import { durationText } from './plan/duration.js';
 
 /**
- * How an attempt the stall watchdog stopped (`agent.stallTimeoutMs`) is worded: the start of its
- * failure message. One place, because `/metrics` counts stalls by it in SQL (store/metrics-rows.ts).
+ * How an attempt stopped as stalled is worded: an agent the watchdog of `agent.stallTimeoutMs`
+ * stopped, or a function that called no `ctx.heartbeat()` for its `heartbeatTimeoutMs`. The start
+ * of its failure message. One place, because `/metrics` counts stalls by it in SQL
+ * (store/metrics-rows.ts).
  */
 export const STALL_MESSAGE_START = 'no output or workspace change for ';
+export const HEARTBEAT_STALL_MESSAGE_START = 'no heartbeat for ';
 
 export function stallMessage(stallTimeoutMs: number): string {
   return `${STALL_MESSAGE_START}${durationText(stallTimeoutMs)} (agent.stallTimeoutMs)`;
+}
+
+export function heartbeatStallMessage(heartbeatTimeoutMs: number): string {
+  return `${HEARTBEAT_STALL_MESSAGE_START}${durationText(heartbeatTimeoutMs)} (heartbeatTimeoutMs)`;
 }

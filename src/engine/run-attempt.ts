@@ -64,13 +64,14 @@ export async function runAttempt(
     const ended = await runWithDeadline(
       claim,
       abort,
-      (attemptSignal) =>
+      (attemptSignal, heartbeat) =>
         executor.execute({
           claim,
           results,
           home,
           storeId: store.id,
           signal: attemptSignal,
+          heartbeat,
           onProcess: (pid) =>
             void store.recordAttemptProcess(claim, { pid, host: hostname() }).catch(() => undefined),
           recordEvents: async (recorded) => {
@@ -82,12 +83,28 @@ export async function runAttempt(
           },
           effects: stepEffects(store, claim, home, now, () => expired),
         }),
-      () => {
-        expired = true;
+      {
+        onExpired: () => {
+          expired = true;
+        },
+        onStalling: (silentMs) => {
+          const stallTimeoutMs = claim.step.heartbeatTimeoutMs ?? 0;
+          const event = {
+            type: 'step.stalling' as const,
+            stepId: claim.stepId,
+            attempt: claim.attempt,
+            silentMs,
+            stallTimeoutMs,
+          };
+          void store.appendEvents(claim.runId, [event], now()).catch(() => undefined);
+        },
+        now,
       },
     );
     over = true;
-    const attempt = ended.timedOut ? timedOutAttempt(claim, home, ended.settled) : ended.result;
+    const attempt = ended.timedOut
+      ? timedOutAttempt(claim, home, ended.settled, ended.stalled)
+      : ended.result;
     const finished =
       claim.fallback && attempt.outcome.ok && !attempt.outcome.degraded
         ? { ...attempt.outcome, degraded: 'finished by its fallback' }

@@ -49,7 +49,17 @@ export interface FunctionStepContext {
   recordEvents(events: readonly BatonEvent[]): Promise<void>;
   /** Appends a line to this attempt's log (`baton logs <run> <step>`), created on first use. */
   log(message: string): void;
+  /**
+   * Says the function is alive: a step with `heartbeatTimeoutMs` is stopped (its signal aborted,
+   * the attempt retried as transient) after that long without a call. Cheap: call it in a loop.
+   * The first call and at most one every 5 s record a `step.heartbeat` event (with `note`) in the
+   * run's timeline.
+   */
+  heartbeat(note?: string): void;
 }
+
+/** The least time between two `step.heartbeat` events of one attempt. */
+const HEARTBEAT_EVENT_EVERY_MS = 5_000;
 
 /** A function step returns a string (its summary) or any JSON value (summary = its JSON). */
 export type StepFunction = (context: FunctionStepContext) => unknown | Promise<unknown>;
@@ -140,6 +150,17 @@ export class FunctionExecutor implements StepExecutor {
       appendFileSync(file, `${new Date().toISOString()} ${message}\n`, { mode: 0o600 });
     };
     const logPath = () => (logFile === null ? null : attemptLogPath(claim));
+    let lastBeatEvent = Number.NEGATIVE_INFINITY;
+    const heartbeat = (note?: string) => {
+      context.heartbeat();
+      const at = Date.now();
+      if (at - lastBeatEvent < HEARTBEAT_EVENT_EVERY_MS) return;
+      lastBeatEvent = at;
+      const event = { type: 'step.heartbeat' as const, stepId: claim.stepId, attempt: claim.attempt };
+      void context
+        .recordEvents([{ ...event, note: typeof note === 'string' ? note.slice(0, 300) : '' }])
+        .catch(() => undefined);
+    };
     try {
       const value = await fn({
         runId: claim.runId,
@@ -161,6 +182,7 @@ export class FunctionExecutor implements StepExecutor {
         effects: context.effects,
         recordEvents: context.recordEvents,
         log,
+        heartbeat,
       });
       const summary = typeof value === 'string' ? value : value === undefined ? '' : JSON.stringify(value);
       return {

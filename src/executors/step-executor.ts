@@ -15,6 +15,11 @@ export interface ExecutionContext {
   storeId: string;
   /** Aborted when the lease is lost, the run is cancelled or the worker stops. */
   signal: AbortSignal;
+  /**
+   * Says the attempt is alive (a function's `ctx.heartbeat()`): a function step with
+   * `heartbeatTimeoutMs` is stopped after that long without one. Cheap: call it as often as you like.
+   */
+  heartbeat(): void;
   /** Called with the OS process id of an agent, so an orphan can be stopped after a crash. */
   onProcess(pid: number): void;
   /** Appends events to the run's log while the attempt runs (model recovery, tool failures). */

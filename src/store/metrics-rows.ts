@@ -1,6 +1,6 @@
 import type { FailureClass } from '../core/failure.js';
 import type { RunStatus, StepStatus } from '../core/run-state.js';
-import { STALL_MESSAGE_START } from '../core/stall-message.js';
+import { HEARTBEAT_STALL_MESSAGE_START, STALL_MESSAGE_START } from '../core/stall-message.js';
 import type { EndedAttempts, EndedUsage } from './store.js';
 
 // What both dialects share of `Store.metricsSnapshot`: the events that end an attempt, the one
@@ -16,8 +16,13 @@ export const ATTEMPT_END_EVENTS_SQL = "'step.succeeded', 'step.degraded', 'step.
  */
 export const LEASE_RECLAIMED_MESSAGE_LIKE = "'lease of worker % expired: %'";
 
-/** A `step.failed` whose message matches this (SQL LIKE) was stopped by the stall watchdog. */
-export const STALLED_MESSAGE_LIKE = `'${STALL_MESSAGE_START}%'`;
+/**
+ * Whether a `step.failed` whose message is the SQL expression `message` was an attempt stopped as
+ * stalled: an agent's by the stall watchdog, a function's for want of heartbeats.
+ */
+export function stalledMessageSql(message: string): string {
+  return `(${message} LIKE '${STALL_MESSAGE_START}%' OR ${message} LIKE '${HEARTBEAT_STALL_MESSAGE_START}%')`;
+}
 
 /**
  * Whether the attempt that event `e` ended ran its step's fallback, for a step on its fallback now

@@ -24,7 +24,10 @@ export interface StepContext<Inputs, Results> {
   itemIndex?: number;
   /** Run id + step id: the same in every attempt, for keying side effects outside Baton. */
   idempotencyKey: string;
-  /** Records progress in the run's timeline (`step.heartbeat`, at most one every 5 s). */
+  /**
+   * Says the step is alive (see `heartbeatTimeoutMs`) and records progress in the run's timeline
+   * (`step.heartbeat`, at most one every 5 s).
+   */
   heartbeat(note?: string): void;
   /** Appends a line to the attempt's log (`baton logs <run> <step>`). */
   log(message: string): void;
@@ -82,6 +85,12 @@ export interface StepPolicy<Inputs, Deps extends string> {
    * the attempt fails as a timeout (retried like any transient failure), whether or not the step stops.
    */
   timeoutMs?: number | string;
+  /**
+   * The longest the step may go without `ctx.heartbeat()` (milliseconds or "30s", from the
+   * attempt's start): then `ctx.signal` fires and the attempt fails as stalled (retried like any
+   * transient failure). Default: no such watch, only `timeoutMs`.
+   */
+  heartbeatTimeoutMs?: number | string;
   /**
    * Default `none`. `unsafe`: an interrupted or timed-out attempt is an unknown outcome, never
    * retried blindly. In a shadow run a step with a side effect is not called at all.
@@ -265,6 +274,9 @@ export class Workflow<Inputs extends Record<string, string>, Results extends Rec
           ...(policy.forEach === undefined ? {} : { forEach: { ...policy.forEach } }),
           ...(policy.retry === undefined ? {} : { retry: policy.retry }),
           ...(policy.timeoutMs === undefined ? {} : { timeoutMs: policy.timeoutMs }),
+          ...(policy.heartbeatTimeoutMs === undefined
+            ? {}
+            : { heartbeatTimeoutMs: policy.heartbeatTimeoutMs }),
           ...(policy.sideEffect === undefined ? {} : { sideEffect: policy.sideEffect }),
           ...(policy.flowKey === undefined ? {} : { flowKey: policy.flowKey }),
           ...(policy.shadowResult === undefined ? {} : { shadowResult: policy.shadowResult }),

@@ -2,8 +2,6 @@ import type { StepResult } from '../core/run-state.js';
 import { type FunctionStepContext, StepFailure } from '../executors/function-executor.js';
 import type { StepContext, StepPolicy } from './define-workflow.js';
 
-const HEARTBEAT_EVERY_MS = 5_000;
-
 /** The value a step's function returned, as its dependents see it in `ctx.results`. */
 export function resultValue(result: StepResult): unknown {
   return result.value !== undefined ? result.value : result.summary;
@@ -20,10 +18,8 @@ function resultValues(results: Record<string, StepResult>): Record<string, unkno
 export function stepContext(
   base: FunctionStepContext,
   policy: StepPolicy<unknown, string>,
-  now: () => number = Date.now,
 ): StepContext<Record<string, string>, Record<string, unknown>> {
   const idempotencyKey = `${base.runId}:${base.stepId}`;
-  let lastHeartbeat = Number.NEGATIVE_INFINITY;
   const context: StepContext<Record<string, string>, Record<string, unknown>> = {
     runId: base.runId,
     stepId: base.stepId,
@@ -35,14 +31,7 @@ export function stepContext(
     ...(base.item === undefined ? {} : { item: base.item, itemIndex: base.itemIndex }),
     idempotencyKey,
     heartbeat(note) {
-      const at = now();
-      if (at - lastHeartbeat < HEARTBEAT_EVERY_MS) return;
-      lastHeartbeat = at;
-      void base
-        .recordEvents([
-          { type: 'step.heartbeat', stepId: base.stepId, attempt: base.attempt, note: note ?? '' },
-        ])
-        .catch(() => undefined);
+      base.heartbeat(note);
     },
     log(message) {
       base.log(message);

@@ -190,6 +190,7 @@ function normalizeStep(
       : { fallback: normalizeFallback(step.fallback, agent ?? defaults.agent, `${path}.fallback`, issues) }),
     retry: mergeRetry(defaults.retry, step.retry, `${path}.retry`, issues),
     timeoutMs: parseDurationMs(timeout, `${path}.timeoutMs`),
+    ...heartbeatTimeout(step, kind, path, issues),
     delayBeforeMs: parseDurationMs(delayBefore, `${path}.delayBeforeMs`),
     ...(step.forEach === undefined
       ? {}
@@ -265,6 +266,29 @@ function normalizeHooks(hooks: NonNullable<PlanFile['hooks']>, issues: PlanIssue
       retries: hook.retries ?? 3,
     };
   });
+}
+
+/**
+ * `heartbeatTimeoutMs` of a function step (only a function calls `ctx.heartbeat()`; an agent has
+ * `agent.stallTimeoutMs`), left out when absent or 0.
+ */
+function heartbeatTimeout(
+  step: PlanFileStep,
+  kind: PlanStep['kind'],
+  path: string,
+  issues: PlanIssue[],
+): Pick<PlanStep, 'heartbeatTimeoutMs'> {
+  if (step.heartbeatTimeoutMs === undefined) return {};
+  if (kind !== 'fn') {
+    const instead = kind === 'agent' ? ' (an agent step has agent.stallTimeoutMs)' : '';
+    issues.push({
+      path: `${path}.heartbeatTimeoutMs`,
+      problem: `only a function step calls ctx.heartbeat()${instead}: remove "heartbeatTimeoutMs"`,
+    });
+    return {};
+  }
+  const ms = parseDurationMs(step.heartbeatTimeoutMs, `${path}.heartbeatTimeoutMs`);
+  return ms === 0 ? {} : { heartbeatTimeoutMs: ms };
 }
 
 function normalizeBudget(

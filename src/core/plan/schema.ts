@@ -317,6 +317,17 @@ const stepSchema = strictObject(
     timeoutMs: timeoutSchema(
       'Timeout of one attempt of this step. Default: defaults.timeoutMs, else 1h.',
     ).optional(),
+    heartbeatTimeoutMs: durationSchema(
+      "Function steps: how long the function may go without calling ctx.heartbeat() before its attempt is stopped as stalled: a step.stalling event at half of it, then its signal is aborted, the attempt ends transient and is retried (an unsafe step is blocked unknown_outcome). Counted from the attempt's start. Default: none (only timeoutMs); 0 is none.",
+    )
+      .refine(
+        (value) => !isDuration(value) || parseDurationMs(value, 'heartbeatTimeoutMs') <= MAX_TIMEOUT_MS,
+        {
+          error: (issue) =>
+            `${describeValue(issue.input)} is out of range: use at most 24.8 days (0 turns it off)`,
+        },
+      )
+      .optional(),
     delayBeforeMs: durationSchema(
       'Durable delay before the first attempt of this step. Default: defaults.delayBeforeMs, else 0.',
     ).optional(),

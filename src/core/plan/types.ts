@@ -191,6 +191,12 @@ export interface PlanStep {
   retry: RetryPolicy;
   /** Per-attempt timeout in ms (>= 1). */
   timeoutMs: number;
+  /**
+   * A function step: the longest it may go without `ctx.heartbeat()` (from the attempt's start)
+   * before its attempt is stopped as stalled. Absent: no such watch (also for `0`, so that plans
+   * without it keep their hash).
+   */
+  heartbeatTimeoutMs?: number;
   /** Durable delay before the step's first attempt, in ms. */
   delayBeforeMs: number;
   /** The step runs once per element of a list (core/for-each.ts): it is a group of item steps. */

@@ -9,8 +9,8 @@ import {
   endedUsage,
   fellBackSql,
   LEASE_RECLAIMED_MESSAGE_LIKE,
-  STALLED_MESSAGE_LIKE,
   type StatusCountRow,
+  stalledMessageSql,
   type UsageEndRow,
 } from '../metrics-rows.js';
 import type { MetricsQuery, MetricsSnapshot } from '../store.js';
@@ -71,7 +71,7 @@ export async function postgresMetricsSnapshot(
             count(*) FILTER (WHERE type = 'step.failed'
               AND data->>'message' LIKE ${LEASE_RECLAIMED_MESSAGE_LIKE}) AS reclaims,
             count(*) FILTER (WHERE type = 'step.failed'
-              AND data->>'message' LIKE ${STALLED_MESSAGE_LIKE}) AS stalls
+              AND ${stalledMessageSql("data->>'message'")}) AS stalls
           FROM ${s}.events WHERE seq > $3 AND seq <= $4 AND type IN (${ATTEMPT_END_EVENTS_SQL})
           GROUP BY type, failure_class) x) AS ended,
        (SELECT json_agg(x) FROM (

@@ -9,8 +9,8 @@ import {
   endedUsage,
   fellBackSql,
   LEASE_RECLAIMED_MESSAGE_LIKE,
-  STALLED_MESSAGE_LIKE,
   type StatusCountRow,
+  stalledMessageSql,
   type UsageEndRow,
 } from '../metrics-rows.js';
 import type { MetricsQuery, MetricsSnapshot } from '../store.js';
@@ -58,7 +58,7 @@ export function sqliteMetricsSnapshot(
         ? sql<[number, number], AttemptEndRow>(
             `SELECT type, json_extract(data_json, '$.failureClass') AS failure_class, count(*) AS n,
                sum(type = 'step.failed' AND json_extract(data_json, '$.message') LIKE ${LEASE_RECLAIMED_MESSAGE_LIKE}) AS reclaims,
-               sum(type = 'step.failed' AND json_extract(data_json, '$.message') LIKE ${STALLED_MESSAGE_LIKE}) AS stalls
+               sum(type = 'step.failed' AND ${stalledMessageSql("json_extract(data_json, '$.message')")}) AS stalls
              FROM events WHERE seq > ? AND seq <= ? AND type IN (${ATTEMPT_END_EVENTS_SQL})
              GROUP BY type, failure_class`,
           ).all(afterSeq, upToSeq)
