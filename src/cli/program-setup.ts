@@ -111,7 +111,7 @@ Examples:
       'after',
       `
 Faults: ok, rate_limit[:seconds], rate_window_too_large, server_error[:500|502|503|529], stall[:ms],
-reset[:bytes], midstream_error, cut_stream, overflow[:flavour], truncate_text, stop_at_limit,
+reset[:bytes], midstream_error, cut_stream, silent_stream[:ms], overflow[:flavour], truncate_text, stop_at_limit,
 truncate_tool, finished_cut_json, unknown_tool, invalid_args, fatal[:400|401|403|404], quota.
 --mix probabilities add up to 1 at most; the rest of the requests get ok.
 Point a model step at it with  model: { provider: openai, baseUrl: <printed url>/v1, ... }

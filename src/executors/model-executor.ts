@@ -2,7 +2,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { RandomSource } from '../core/backoff.js';
 import type { BatonEvent } from '../core/events.js';
-import type { ModelTargetSpec } from '../core/plan/types.js';
+import type { ModelStepSpec, ModelTargetSpec } from '../core/plan/types.js';
 import { DEFAULT_API_KEY_ENV } from '../core/run-secrets.js';
 import { runAgent } from '../model-call/agent-loop.js';
 import type { BackoffSettings } from '../model-call/call-state.js';
@@ -81,10 +81,10 @@ export class ModelExecutor implements StepExecutor {
     const system = spec.system === undefined ? null : renderStepText(spec.system, context);
     if (system && !system.ok) return invalid(system.message);
 
-    const primary = this.provider(spec, spec.stream);
+    const primary = this.provider(spec, spec);
     if (!primary.ok)
       return { outcome: { ok: false, failureClass: 'fatal', message: primary.message }, logPath: null };
-    const fallback = spec.fallback ? this.provider(spec.fallback, spec.stream) : null;
+    const fallback = spec.fallback ? this.provider(spec.fallback, spec) : null;
     if (fallback && !fallback.ok) {
       return { outcome: { ok: false, failureClass: 'fatal', message: fallback.message }, logPath: null };
     }
@@ -169,7 +169,7 @@ export class ModelExecutor implements StepExecutor {
 
   private provider(
     target: ModelTargetSpec,
-    stream: boolean,
+    { stream, stallTimeoutMs }: Pick<ModelStepSpec, 'stream'> & { stallTimeoutMs?: number | undefined },
   ): { ok: true; provider: ModelProvider; apiKey: string } | { ok: false; message: string } {
     const env = this.options.env ?? process.env;
     const keyEnv = target.apiKeyEnv ?? DEFAULT_API_KEY_ENV[target.provider];
@@ -186,6 +186,7 @@ export class ModelExecutor implements StepExecutor {
     const base = {
       apiKey: key,
       stream,
+      ...(stallTimeoutMs === undefined ? {} : { stallTimeoutMs }),
       ...(target.baseUrl === undefined ? {} : { baseURL: target.baseUrl }),
     };
     const provider =

@@ -174,7 +174,7 @@ export class BatonMetrics {
       .family(
         'baton_attempts_stalled_total',
         'counter',
-        "Attempts stopped as stalled (every worker's, from the event log): agents with no output and no workspace change for agent.stallTimeoutMs, functions without ctx.heartbeat() for heartbeatTimeoutMs. Each also counts in baton_attempts_total (transient, or unknown_outcome for an unsafe step).",
+        "Attempts stopped as stalled (every worker's, from the event log): agents with no output and no workspace change for agent.stallTimeoutMs, functions without ctx.heartbeat() for heartbeatTimeoutMs, model steps whose stream was silent for model.stallTimeoutMs. Each also counts in baton_attempts_total (transient, or unknown_outcome for an unsafe step).",
       )
       .sample('baton_attempts_stalled_total', this.attemptsStalled)
       .family(

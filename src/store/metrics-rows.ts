@@ -1,6 +1,10 @@
 import type { FailureClass } from '../core/failure.js';
 import type { RunStatus, StepStatus } from '../core/run-state.js';
-import { HEARTBEAT_STALL_MESSAGE_START, STALL_MESSAGE_START } from '../core/stall-message.js';
+import {
+  HEARTBEAT_STALL_MESSAGE_START,
+  STALL_MESSAGE_START,
+  STREAM_STALL_MESSAGE_START,
+} from '../core/stall-message.js';
 import type { EndedAttempts, EndedUsage } from './store.js';
 
 // What both dialects share of `Store.metricsSnapshot`: the events that end an attempt, the one
@@ -18,10 +22,12 @@ export const LEASE_RECLAIMED_MESSAGE_LIKE = "'lease of worker % expired: %'";
 
 /**
  * Whether a `step.failed` whose message is the SQL expression `message` was an attempt stopped as
- * stalled: an agent's by the stall watchdog, a function's for want of heartbeats.
+ * stalled: an agent's by the stall watchdog, a function's for want of heartbeats, a model's whose
+ * stream went silent.
  */
 export function stalledMessageSql(message: string): string {
-  return `(${message} LIKE '${STALL_MESSAGE_START}%' OR ${message} LIKE '${HEARTBEAT_STALL_MESSAGE_START}%')`;
+  const starts = [STALL_MESSAGE_START, HEARTBEAT_STALL_MESSAGE_START, STREAM_STALL_MESSAGE_START];
+  return `(${starts.map((start) => `${message} LIKE '${start}%'`).join(' OR ')})`;
 }
 
 /**

@@ -150,6 +150,13 @@ function normalizeStep(
     const problem = outputPathProblem(output);
     if (problem !== undefined) issues.push({ path: `${path}.requiredOutputs[${index}]`, problem });
   });
+  if (step.model?.stallTimeoutMs !== undefined && step.model.stream !== true) {
+    issues.push({
+      path: `${path}.model.stallTimeoutMs`,
+      problem:
+        'only a streamed response is watched for silence: add "stream: true" or remove "stallTimeoutMs"',
+    });
+  }
   const timeout = step.timeoutMs ?? defaults.timeoutMs;
   const delayBefore = step.delayBeforeMs ?? defaults.delayBeforeMs;
 
@@ -291,6 +298,15 @@ function heartbeatTimeout(
   return ms === 0 ? {} : { heartbeatTimeoutMs: ms };
 }
 
+/** A model's `stallTimeoutMs`, left out when absent or 0. */
+function streamStall(
+  value: string | number | undefined,
+  path: string,
+): Pick<ModelStepSpec, 'stallTimeoutMs'> {
+  const ms = value === undefined ? 0 : parseDurationMs(value, path);
+  return ms === 0 ? {} : { stallTimeoutMs: ms };
+}
+
 function normalizeBudget(
   budget: {
     maxWallMs?: string | number | undefined;
@@ -325,6 +341,7 @@ function normalizeModel(model: NonNullable<PlanFileStep['model']>, path: string)
     maxOutputTokens: model.maxOutputTokens ?? 1024,
     maxTurns: model.maxTurns ?? 20,
     stream: model.stream ?? false,
+    ...streamStall(model.stallTimeoutMs, `${path}.stallTimeoutMs`),
     requestTimeoutMs: parseDurationMs(
       model.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS,
       `${path}.requestTimeoutMs`,

@@ -68,6 +68,22 @@ export const timeoutSchema = (description: string) =>
     { error: (issue) => `${describeValue(issue.input)} is out of range: use between 1 ms and 24.8 days` },
   );
 
+/**
+ * How long something may stay silent before it is stopped as stalled (`agent.stallTimeoutMs`,
+ * `heartbeatTimeoutMs`, `model.stallTimeoutMs`): a duration of at most 24.8 days, 0 turning it off.
+ */
+export const silenceTimeoutSchema = (description: string) =>
+  durationSchema(description).refine(
+    (value) => {
+      if (!isDuration(value)) return true;
+      return parseDurationMs(value, '') <= MAX_TIMEOUT_MS;
+    },
+    {
+      error: (issue) =>
+        `${describeValue(issue.input)} is out of range: use at most 24.8 days (0 turns it off)`,
+    },
+  );
+
 export const jsonValueSchema = z.unknown().refine((value) => isJsonValue(value), {
   error: 'must be plain JSON (no NaN, Infinity or non-plain objects)',
 });

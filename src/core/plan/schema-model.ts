@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { strictObject, timeoutSchema } from './schema-fields.js';
+import { silenceTimeoutSchema, strictObject, timeoutSchema } from './schema-fields.js';
 import { describeValue } from './zod-issues.js';
 
 /** A model step's call in the plan file: the provider, model and prompt, and a fallback model. */
@@ -71,6 +71,9 @@ export const modelSchema = strictObject(
       .optional()
       .describe('Tool-calling turns before giving up. Default 20.'),
     stream: z.boolean().optional().describe('Stream responses. Default false.'),
+    stallTimeoutMs: silenceTimeoutSchema(
+      'With stream: how long a streamed response may send nothing (no event, a keep-alive ping counts) before its request is stopped as stalled and sent again (a transient failure, like a request timeout; the attempt ends transient with the stall message once the retries are spent). Default: none (requestTimeoutMs bounds each request); 0 is none.',
+    ).optional(),
     requestTimeoutMs: timeoutSchema('Timeout of one model request. Default 2m.').optional(),
     fallback: strictObject(modelTargetShape, 'a fallback model: { provider, model, baseUrl?, apiKeyEnv? }')
       .optional()

@@ -4,7 +4,6 @@ import { DECLARABLE_CLASSES } from '../declared-failure.js';
 import { HOOK_FORMATS } from '../hook-format.js';
 import { hookUrlProblem } from '../hooks.js';
 import { STORE_SECRET_ENV } from '../run-secrets.js';
-import { isDuration, parseDurationMs } from './duration.js';
 import {
   argvElementSchema,
   durationSchema,
@@ -13,6 +12,7 @@ import {
   jsonValueSchema,
   MAX_TIMEOUT_MS,
   nameSchema,
+  silenceTimeoutSchema,
   strictObject,
   timeoutSchema,
 } from './schema-fields.js';
@@ -136,14 +136,9 @@ const agentSchema = strictObject(
       ),
     env: agentEnvSchema.optional(),
     exitCodes: agentExitCodesSchema.optional(),
-    stallTimeoutMs: durationSchema(
+    stallTimeoutMs: silenceTimeoutSchema(
       'How long the agent may print nothing (no byte on stdout or stderr, a line repeated over and over not counted) before its attempt is stopped as stalled: a step.stalling event at half of it, then the attempt ends transient and is retried (an unsafe step is blocked unknown_outcome). Default 10m; 0 never stops it.',
-    )
-      .refine((value) => !isDuration(value) || parseDurationMs(value, 'stallTimeoutMs') <= MAX_TIMEOUT_MS, {
-        error: (issue) =>
-          `${describeValue(issue.input)} is out of range: use at most 24.8 days (0 turns it off)`,
-      })
-      .optional(),
+    ).optional(),
   },
   'an agent: { command: [...], promptVia?, profile?, capRetries?, env?, exitCodes?, stallTimeoutMs? }',
 )
@@ -317,17 +312,9 @@ const stepSchema = strictObject(
     timeoutMs: timeoutSchema(
       'Timeout of one attempt of this step. Default: defaults.timeoutMs, else 1h.',
     ).optional(),
-    heartbeatTimeoutMs: durationSchema(
+    heartbeatTimeoutMs: silenceTimeoutSchema(
       "Function steps: how long the function may go without calling ctx.heartbeat() before its attempt is stopped as stalled: a step.stalling event at half of it, then its signal is aborted, the attempt ends transient and is retried (an unsafe step is blocked unknown_outcome). Counted from the attempt's start. Default: none (only timeoutMs); 0 is none.",
-    )
-      .refine(
-        (value) => !isDuration(value) || parseDurationMs(value, 'heartbeatTimeoutMs') <= MAX_TIMEOUT_MS,
-        {
-          error: (issue) =>
-            `${describeValue(issue.input)} is out of range: use at most 24.8 days (0 turns it off)`,
-        },
-      )
-      .optional(),
+    ).optional(),
     delayBeforeMs: durationSchema(
       'Durable delay before the first attempt of this step. Default: defaults.delayBeforeMs, else 0.',
     ).optional(),

@@ -109,6 +109,11 @@ export interface ModelStepSpec extends ModelTargetSpec {
   maxOutputTokens: number;
   maxTurns: number;
   stream: boolean;
+  /**
+   * With `stream`: the longest a streamed response may send no event before its request is stopped
+   * as stalled. Absent: no such watch (also for `0`, so that plans without it keep their hash).
+   */
+  stallTimeoutMs?: number;
   requestTimeoutMs: number;
   fallback?: ModelTargetSpec;
 }

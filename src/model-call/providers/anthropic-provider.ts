@@ -14,6 +14,7 @@ import type {
 } from '../types.js';
 import { toAnthropicMessages } from './anthropic-messages.js';
 import { headersOf, streamCut, toModelCallError } from './sdk-error.js';
+import { StreamStall } from './stream-stall.js';
 
 export interface AnthropicProviderOptions {
   /** Name used in events and config; default `anthropic`. */
@@ -22,6 +23,8 @@ export interface AnthropicProviderOptions {
   baseURL?: string;
   /** Stream the response; default false. */
   stream?: boolean;
+  /** With `stream`: a response silent this long (ms) is stopped as stalled (see stream-stall.ts). */
+  stallTimeoutMs?: number;
   /** How many `pause_turn` stops are continued within one call; default 3. */
   maxPauseContinuations?: number;
 }
@@ -48,6 +51,7 @@ export function createAnthropicProvider(options: AnthropicProviderOptions = {}):
     maxRetries: 0,
   });
   const stream = options.stream ?? false;
+  const stallMs = stream && options.stallTimeoutMs ? options.stallTimeoutMs : undefined;
   const maxPauses = options.maxPauseContinuations ?? 3;
   return {
     name: options.name ?? 'anthropic',
@@ -80,7 +84,7 @@ export function createAnthropicProvider(options: AnthropicProviderOptions = {}):
       // pause_turn: the API paused a long turn; sending its content back as the assistant turn resumes it.
       for (let pauses = 0; ; pauses++) {
         const part = stream
-          ? await collectStreaming(client, body, requestOptions)
+          ? await collectStreaming(client, body, requestOptions, stallMs)
           : await collectOnce(client, body, requestOptions);
         total = total === null ? part : merge(total, part);
         if (part.stopReason !== 'pause_turn' || pauses >= maxPauses) break;
@@ -136,17 +140,22 @@ async function collectStreaming(
   client: Anthropic,
   body: MessageCreateParamsBase,
   requestOptions: { signal?: AbortSignal; timeout?: number },
+  stallMs: number | undefined,
 ): Promise<Collected> {
   let received = false;
   let stopped = false;
+  // With model.stallTimeoutMs: the SDK follows the watch's signal, which follows the caller's.
+  const stall = stallMs === undefined ? null : new StreamStall(stallMs, requestOptions.signal);
+  const options = stall ? { ...requestOptions, signal: stall.signal } : requestOptions;
   try {
     const { data, response } = await client.messages
-      .create({ ...body, stream: true }, requestOptions)
+      .create({ ...body, stream: true }, options)
       .withResponse();
     const collected = emptyCollected(body.model, headersOf(response.headers));
     const open = new Map<number, ToolCall>();
     for await (const event of data as AsyncIterable<RawMessageStreamEvent>) {
       received = true;
+      stall?.seen();
       switch (event.type) {
         case 'message_start':
           collected.model = event.message.model;
@@ -189,7 +198,10 @@ async function collectStreaming(
     }
     return collected;
   } catch (error) {
+    if (stall?.stalled) throw stall.failure(error);
     throw toModelCallError(error, { midStream: received });
+  } finally {
+    stall?.stop();
   }
 }
 

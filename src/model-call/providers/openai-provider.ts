@@ -14,6 +14,7 @@ import type {
   ToolCall,
 } from '../types.js';
 import { headersOf, streamCut, toModelCallError } from './sdk-error.js';
+import { StreamStall } from './stream-stall.js';
 
 export interface OpenAiProviderOptions {
   /** Name used in events and config; default `openai`. */
@@ -23,6 +24,8 @@ export interface OpenAiProviderOptions {
   baseURL?: string;
   /** Stream the response (recommended for long outputs); default false. */
   stream?: boolean;
+  /** With `stream`: a response silent this long (ms) is stopped as stalled (see stream-stall.ts). */
+  stallTimeoutMs?: number;
   /**
    * The field carrying the output budget. OpenAI's own API wants `max_completion_tokens` (reasoning
    * models refuse `max_tokens`); many compatible servers only know `max_tokens`. Default: the former
@@ -44,6 +47,7 @@ export function createOpenAiProvider(options: OpenAiProviderOptions = {}): Model
   const maxTokensField =
     options.maxTokensField ?? (options.baseURL === undefined ? 'max_completion_tokens' : 'max_tokens');
   const stream = options.stream ?? false;
+  const stallMs = stream && options.stallTimeoutMs ? options.stallTimeoutMs : undefined;
   return {
     name: options.name ?? 'openai',
     kind: 'openai',
@@ -66,7 +70,7 @@ export function createOpenAiProvider(options: OpenAiProviderOptions = {}): Model
         ...(call.signal === undefined ? {} : { signal: call.signal }),
         ...(call.timeoutMs === undefined ? {} : { timeout: call.timeoutMs }),
       };
-      if (stream) return completeStreaming(client, body, requestOptions);
+      if (stream) return completeStreaming(client, body, requestOptions, stallMs);
       try {
         const { data, response } = await client.chat.completions
           .create({ ...body, stream: false }, requestOptions)
@@ -102,11 +106,15 @@ async function completeStreaming(
   client: OpenAI,
   body: ChatCompletionCreateParamsBase,
   requestOptions: { signal?: AbortSignal; timeout?: number },
+  stallMs: number | undefined,
 ): Promise<ModelResponse> {
   let received = false;
+  // With model.stallTimeoutMs: the SDK follows the watch's signal, which follows the caller's.
+  const stall = stallMs === undefined ? null : new StreamStall(stallMs, requestOptions.signal);
+  const options = stall ? { ...requestOptions, signal: stall.signal } : requestOptions;
   try {
     const { data, response } = await client.chat.completions
-      .create({ ...body, stream: true, stream_options: { include_usage: true } }, requestOptions)
+      .create({ ...body, stream: true, stream_options: { include_usage: true } }, options)
       .withResponse();
     let text = '';
     let refusal = '';
@@ -116,6 +124,7 @@ async function completeStreaming(
     const calls = new Map<number, ToolCall>();
     for await (const chunk of data as AsyncIterable<ChatCompletionChunk>) {
       received = true;
+      stall?.seen();
       model = chunk.model || model;
       if (chunk.usage) {
         usage.inputTokens = chunk.usage.prompt_tokens;
@@ -145,7 +154,10 @@ async function completeStreaming(
       model,
     };
   } catch (error) {
+    if (stall?.stalled) throw stall.failure(error);
     throw toModelCallError(error, { midStream: received });
+  } finally {
+    stall?.stop();
   }
 }
 

@@ -35,6 +35,11 @@ export const FAULT_NAMES = [
    * Non-streaming requests get a 500.
    */
   'cut_stream',
+  /**
+   * Streaming only: the start of a normal answer, then nothing for `ms` (no event, no keep-alive),
+   * then the connection is dropped: a stream that went silent. Non-streaming requests get a 500.
+   */
+  'silent_stream',
   /** The provider's real context-overflow status and body, for the chosen flavour. */
   'overflow',
   /** 200 with partial text; finish `length` / stop `max_tokens`; output tokens = the max tokens. */
@@ -75,6 +80,8 @@ export type FaultSpec =
   | { fault: 'reset'; afterBytes?: number; beforeHeaders?: boolean }
   | { fault: 'midstream_error' }
   | { fault: 'cut_stream' }
+  /** `ms` defaults to 60_000. */
+  | { fault: 'silent_stream'; ms?: number }
   | { fault: 'overflow'; flavour: OverflowFlavour }
   | { fault: 'truncate_text' }
   | { fault: 'stop_at_limit' }
@@ -107,6 +114,7 @@ export const FAULT_FIELDS: Readonly<Partial<Record<FaultName, readonly FaultFiel
   ],
   server_error: [{ name: 'status', oneOf: SERVER_ERROR_STATUSES }],
   stall: [{ name: 'ms', unit: 'milliseconds' }],
+  silent_stream: [{ name: 'ms', unit: 'milliseconds' }],
   reset: [{ name: 'afterBytes', unit: 'bytes' }],
   overflow: [{ name: 'flavour', oneOf: OVERFLOW_FLAVOURS }],
   fatal: [{ name: 'status', oneOf: FATAL_STATUSES }],

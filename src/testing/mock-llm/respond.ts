@@ -118,6 +118,23 @@ function sendCutStream(input: AnswerInput): void {
   sendSse(res, frames.slice(0, Math.max(0, frames.length - finish)));
 }
 
+/**
+ * Streams the first frames of a normal answer, then nothing until `ms` have passed, then drops the
+ * connection: a stream gone silent; non-streaming requests get a 500.
+ */
+function sendSilentStream(spec: Extract<FaultSpec, { fault: 'silent_stream' }>, input: AnswerInput): void {
+  const { res, request } = input;
+  if (!request.stream) {
+    sendError(res, serverErrorResponse(request.wire, 500));
+    return;
+  }
+  const frames = streamFrames(plan('ok', input), input);
+  res.writeHead(200, SSE_HEADERS);
+  for (const frame of frames.slice(0, Math.min(2, frames.length - 1))) res.write(frame);
+  const cancel = input.schedule(spec.ms ?? DEFAULT_STALL_MS, () => res.socket?.destroy());
+  res.once('close', cancel);
+}
+
 type ErrorSpec = Extract<
   FaultSpec,
   { fault: 'rate_limit' | 'rate_window_too_large' | 'server_error' | 'fatal' | 'quota' | 'overflow' }
@@ -166,6 +183,8 @@ export function answer(input: AnswerInput): void {
     sendReset(spec, input);
   } else if (spec.fault === 'midstream_error') {
     sendMidstreamError(input);
+  } else if (spec.fault === 'silent_stream') {
+    sendSilentStream(spec, input);
   } else if (spec.fault === 'cut_stream') {
     sendCutStream(input);
   } else {
