@@ -302,14 +302,31 @@ describe('baton worker processes on PostgreSQL', () => {
     for (const worker of workers) expect(isAlive(worker.pid)).toBe(true);
     await stopGracefully(workers);
     const counts = countByStep(readCounts(work.countFile));
-    // Every step ran; a step runs again only if its lease ran out while the server was down.
+    // Every step ran, and succeeded once. A step runs again only after an attempt of it that did not
+    // succeed (a lease that ran out while the server was down, or on a loaded machine, is reclaimed
+    // as interrupted): how many is the machine's timing, that each one is accounted for is not.
     expect(counts.size).toBe(total);
     const again = [...counts.values()].filter((n) => n > 1).length;
     const retried = workers.filter((worker) => worker.stderr().includes('retrying')).length;
     console.info(
       `server restart: ${retried} of ${WORKERS} workers retried a failed cycle; ${again} of ${total} steps ran twice`,
     );
-    expect(again).toBeLessThanOrEqual(WORKERS * 4);
+    const attempts = await attemptRows(work.schema);
+    for (const [key, n] of counts) {
+      const forStep = attempts.filter((a) => `${a.run_id} ${a.step_id}` === key);
+      const outcomes = forStep.map((a) => a.outcome);
+      expect({ key, succeeded: outcomes.filter((o) => o === 'succeeded').length }).toEqual({
+        key,
+        succeeded: 1,
+      });
+      // Each execution after the first follows an attempt of it that did not succeed.
+      const unaccounted = n - 1 - outcomes.filter((o) => o !== 'succeeded').length;
+      expect({ key, runs: n, unaccounted: Math.max(0, unaccounted) }).toEqual({
+        key,
+        runs: n,
+        unaccounted: 0,
+      });
+    }
   }, 180_000);
 
   it("recovers when one worker's connections are terminated (pool and LISTEN)", async () => {
