@@ -137,6 +137,13 @@ function describeEvent(event: StoredEvent, starts: Map<string, number>): { what:
         what: `model call gave up (${event.reason ?? event.failureClass}): ${event.message ?? ''}`,
         took: '',
       };
+    case 'step.session':
+      return {
+        what: event.resumed
+          ? `resumed the agent's session (${event.sessionId})`
+          : `agent session ${event.sessionId}${event.reason ? `, not resumed: ${event.reason}` : ''}`,
+        took: '',
+      };
     case 'tool.failed':
       return { what: `tool ${event.tool} failed (${event.code})`, took: '' };
     default:

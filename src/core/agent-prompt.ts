@@ -14,6 +14,14 @@ export function troubleshootPrompt(
 }
 
 /**
+ * The prompt of a retry that continues the agent's own session (`agent.resume`): the conversation
+ * already holds the instruction and what the agent did, so the turn says only what went wrong.
+ */
+export function resumedTroubleshootPrompt(stepId: string, failedTries: number, lastError: string): string {
+  return `Step ${stepId} failed (tries: ${failedTries}). Previous run ended with: ${lastError}. Please troubleshoot and finish the task you were given above.`;
+}
+
+/**
  * The argv and stdin for one attempt: the prompt is always ONE argument (or stdin), never parsed.
  * A prompt that starts with "-" (from an input or an earlier step's summary) would be read as an
  * option by the agent CLI's parser; it gets a leading space, which keeps it a plain argument.

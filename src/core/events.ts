@@ -117,6 +117,19 @@ export type BatonEvent =
    * called no `ctx.heartbeat()` for half its `heartbeatTimeoutMs` (then `stallTimeoutMs` is that).
    */
   | { type: 'step.stalling'; stepId: string; attempt: number; silentMs: number; stallTimeoutMs: number }
+  /**
+   * The agent CLI's own session of an attempt (`agent.resume`): `resumed` when it continued the
+   * session of the attempt before, else started `sessionId` fresh; `reason`: why it did not resume
+   * when it meant to (the CLI found no such session).
+   */
+  | {
+      type: 'step.session';
+      stepId: string;
+      attempt: number;
+      sessionId: string;
+      resumed: boolean;
+      reason?: string;
+    }
   /** A human supplied the outcome of a blocked step (`baton resolve`). */
   | { type: 'step.resolved'; stepId: string }
   | { type: 'step.cancelled'; stepId: string }

@@ -4,8 +4,10 @@ import type { FailureClass, OutputArtifact } from '../core/failure.js';
 import type { AgentSpec } from '../core/plan/types.js';
 import { chooseProfile } from './agent-profiles/choose-profile.js';
 import { classifyAgentRun } from './agent-profiles/classify-agent-run.js';
+import { withOptions } from './agent-profiles/prompt-placement.js';
 import type { AgentProfile, AgentReport } from './agent-profiles/types.js';
 import { applyRetryCap } from './agent-retry-cap.js';
+import { type AttemptSession, type SessionUse, sessionOptions } from './agent-session.js';
 import { attemptMarkerOf } from './attempt-processes.js';
 import { attemptTempDir } from './attempt-temp-dir.js';
 import { type CommandPolicyMode, checkAgentCommand } from './command-policy.js';
@@ -53,6 +55,10 @@ interface AgentAttemptOptions {
   onStalling?: (silentMs: number) => void;
   /** Paths in the workspace whose changes are no sign of the agent's life (the Baton home). */
   stallIgnore?: readonly string[];
+  /** The attempt's session of the CLI (agent-session.ts); undefined: Baton leaves sessions alone. */
+  session?: AttemptSession;
+  /** The prompt when the attempt continues the session before (the troubleshoot turn alone). */
+  resumePrompt?: string;
 }
 
 type AgentAttemptResult =
@@ -65,6 +71,7 @@ type AgentAttemptResult =
       exitCode: number | null;
       process: ProcessResult;
       report: AgentReport;
+      session?: SessionUse;
     }
   | {
       ok: false;
@@ -84,6 +91,8 @@ type AgentAttemptResult =
       declared?: true;
       /** Stopped by the stall watchdog (stallTimeoutMs). */
       stalled?: true;
+      /** The CLI's session this attempt started or continued. */
+      session?: SessionUse;
     };
 
 /**
@@ -95,6 +104,18 @@ type AgentAttemptResult =
  * and the result file, if the step has one, must hold JSON that matches its schema.
  */
 export async function runAgentAttempt(options: AgentAttemptOptions): Promise<AgentAttemptResult> {
+  const result = await runAgentOnce(options);
+  const session = result.session;
+  if (!session?.missing) return result;
+  // The CLI found no session to continue (the attempt before died before it saved one, its files
+  // were removed): this attempt starts fresh, with the whole troubleshoot prompt, and says why.
+  const fresh = await runAgentOnce({ ...options, session: { id: session.sessionId } });
+  const why = `the CLI found no session ${options.session?.previous} to continue: started a fresh one`;
+  return { ...fresh, session: { sessionId: session.sessionId, resumed: false, reason: why } };
+}
+
+/** One launch of the CLI for the attempt (runAgentAttempt launches a second when a resume finds nothing). */
+async function runAgentOnce(options: AgentAttemptOptions): Promise<AgentAttemptResult> {
   // Checked before every attempt: the binary behind a name may change between attempts.
   const verdict = checkAgentCommand(options.agent.command, {
     cwd: options.workspace,
@@ -121,11 +142,20 @@ export async function runAgentAttempt(options: AgentAttemptOptions): Promise<Age
     attemptBase,
     verdict.programIndex,
   );
+  const sessionArgs = sessionOptions(profile, options.agent, options.session, true);
+  const resumed = sessionArgs !== null && options.session?.previous !== undefined;
+  const session: SessionUse | undefined =
+    sessionArgs !== null && options.session ? { sessionId: options.session.id, resumed } : undefined;
   const { argv, stdinText } = profile.invocation(
-    { ...options.agent, command: capped.command },
-    options.prompt,
+    {
+      ...options.agent,
+      command: sessionArgs ? withOptions(capped.command, sessionArgs, verdict.programIndex) : capped.command,
+    },
+    resumed && options.resumePrompt !== undefined ? options.resumePrompt : options.prompt,
     verdict.programIndex,
   );
+  const withSession = <T extends object>(value: T): T & { session?: SessionUse } =>
+    session ? { ...value, session } : value;
   const temp = attemptTempDir(profile, capped.env, attemptBase);
   const env = temp.env;
   const cleanup = () => {
@@ -181,23 +211,21 @@ export async function runAgentAttempt(options: AgentAttemptOptions): Promise<Age
   const unconfinable = confined ? sandboxStartFailure(result) : undefined;
   if (unconfinable !== undefined) {
     // Never retried: the next attempt would fail the same way, and running unconfined is no option.
-    return {
+    return withSession({
       ok: false,
       failureClass: 'fatal',
       message: unconfinable,
       exitCode: null,
       aborted: false,
       process: result,
-    };
+    });
   }
-  const report = profile.read({
-    stdout: result.stdoutTail,
-    stderr: result.stderrTail,
-    exitCode: result.exitCode,
-  });
+  const output = { stdout: result.stdoutTail, stderr: result.stderrTail, exitCode: result.exitCode };
+  const report = profile.read(output);
+  if (session?.resumed && !result.aborted && profile.session?.missing(output)) session.missing = true;
   if (result.aborted) {
     const message = 'stopped before it finished (cancelled, lease lost, shutting down or out of time)';
-    return {
+    return withSession({
       ok: false,
       failureClass: 'interrupted',
       message,
@@ -205,7 +233,7 @@ export async function runAgentAttempt(options: AgentAttemptOptions): Promise<Age
       aborted: true,
       process: result,
       report,
-    };
+    });
   }
   const exit = classifyAgentRun({
     profile,
@@ -223,7 +251,7 @@ export async function runAgentAttempt(options: AgentAttemptOptions): Promise<Age
   });
   if (!exit.ok) {
     const retryAfter = exit.retryAfterMs === undefined ? {} : { retryAfterMs: exit.retryAfterMs };
-    return {
+    return withSession({
       ok: false,
       failureClass: exit.failureClass,
       message: exit.message,
@@ -234,7 +262,7 @@ export async function runAgentAttempt(options: AgentAttemptOptions): Promise<Age
       ...retryAfter,
       ...(exit.declared ? { declared: true as const } : {}),
       ...(result.stalled ? { stalled: true as const } : {}),
-    };
+    });
   }
   const missing: string[] = [];
   const refused: string[] = [];
@@ -249,16 +277,17 @@ export async function runAgentAttempt(options: AgentAttemptOptions): Promise<Age
       else refused.push(check.message);
     }
   }
-  const failed = (failureClass: FailureClass, message: string): AgentAttemptResult => ({
-    ok: false,
-    failureClass,
-    message,
-    exitCode: result.exitCode,
-    aborted: false,
-    process: result,
-    report,
-    failedOutputs,
-  });
+  const failed = (failureClass: FailureClass, message: string): AgentAttemptResult =>
+    withSession({
+      ok: false as const,
+      failureClass,
+      message,
+      exitCode: result.exitCode,
+      aborted: false,
+      process: result,
+      report,
+      failedOutputs,
+    });
   // An output resolving outside the workspace is a safety problem for a human, not something to retry.
   if (refused.length > 0) return failed('invalid', `Refused outputs: ${refused.join('; ')}`);
   if (missing.length > 0) return failed('agent_failed', `Missing required outputs: ${missing.join(', ')}`);
@@ -268,7 +297,7 @@ export async function runAgentAttempt(options: AgentAttemptOptions): Promise<Age
       ? undefined
       : await readResultFile(options.workspace, options.resultFile, options.resultSchema);
   if (resultFile?.ok === false) return failed('agent_failed', resultFile.message);
-  return {
+  return withSession({
     ok: true,
     summary: (report.answer ?? '').slice(-SUMMARY_MAX_CHARS),
     outputs,
@@ -276,7 +305,7 @@ export async function runAgentAttempt(options: AgentAttemptOptions): Promise<Age
     exitCode: result.exitCode,
     process: result,
     report,
-  };
+  });
 }
 
 /** `make()`, running `cleanup` when it throws (what the attempt made is not left behind). */

@@ -1,10 +1,11 @@
 import { realpathSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { troubleshootPrompt } from '../core/agent-prompt.js';
+import { resumedTroubleshootPrompt, troubleshootPrompt } from '../core/agent-prompt.js';
 import { childEnvironment } from '../core/child-env.js';
 import { type AgentSpec, DEFAULT_STALL_TIMEOUT_MS } from '../core/plan/types.js';
 import { unknownIfUnsafe } from '../core/unsafe-outcome.js';
 import { runAgentAttempt } from './agent-attempt.js';
+import { attemptSession } from './agent-session.js';
 import { renderStepText } from './render-step-text.js';
 import { probeSandbox, type SandboxSpec } from './sandbox.js';
 import {
@@ -56,10 +57,10 @@ export class AgentCliExecutor implements StepExecutor {
       return { outcome: { ok: false, failureClass: 'invalid', message: rendered.message }, logPath: null };
     }
     const instruction = rendered.text;
-    const prompt =
-      claim.lastError !== null && claim.attempt > 1
-        ? troubleshootPrompt(claim.stepId, claim.attempt - 1, claim.lastError, instruction)
-        : instruction;
+    const retrying = claim.lastError !== null && claim.attempt > 1;
+    const prompt = retrying
+      ? troubleshootPrompt(claim.stepId, claim.attempt - 1, claim.lastError!, instruction)
+      : instruction;
     const logPath = attemptLogPath(claim);
     const stallTimeoutMs = agent.stallTimeoutMs ?? DEFAULT_STALL_TIMEOUT_MS;
     // This process's environment as the attempt starts, copied once: each walk of process.env
@@ -111,6 +112,10 @@ export class AgentCliExecutor implements StepExecutor {
       onSpawn: (pid) => context.onProcess(pid),
       ...(sandbox ? { sandbox } : {}),
       stallTimeoutMs,
+      session: attemptSession(claim),
+      ...(retrying
+        ? { resumePrompt: resumedTroubleshootPrompt(claim.stepId, claim.attempt - 1, claim.lastError!) }
+        : {}),
       // The store and the attempt logs change while the agent is silent: no sign of its life.
       stallIgnore: [context.home, ...(this.options.hiddenPaths ?? [])].flatMap(bothSpellings),
       onStalling: (silentMs) => {
@@ -120,6 +125,13 @@ export class AgentCliExecutor implements StepExecutor {
         });
       },
     });
+    if (result.session) {
+      const { sessionId, resumed, reason } = result.session;
+      const event = { type: 'step.session' as const, stepId: claim.stepId, attempt: claim.attempt };
+      await context
+        .recordEvents([{ ...event, sessionId, resumed, ...(reason ? { reason } : {}) }])
+        .catch(() => undefined);
+    }
     const loggedPath = result.ok || result.process !== null ? logPath : null;
     const reported = result.report?.usage;
     const usage = reported

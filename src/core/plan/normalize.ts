@@ -390,6 +390,7 @@ function normalizeAgent(agent: RawAgent, path: string): AgentSpec {
     ...(agent.profile === undefined ? {} : { profile: agent.profile }),
     ...(agent.capRetries === undefined ? {} : { capRetries: agent.capRetries }),
     ...(agent.exitCodes === undefined ? {} : { exitCodes: { ...agent.exitCodes } }),
+    ...(agent.resume === 'never' ? { resume: 'never' as const } : {}),
     ...(agent.stallTimeoutMs === undefined
       ? {}
       : { stallTimeoutMs: parseDurationMs(agent.stallTimeoutMs, `${path}.stallTimeoutMs`) }),

@@ -50,6 +50,12 @@ export interface AgentSpec {
   stallTimeoutMs?: number;
   /** What the agent's exit codes mean (`agent.exitCodes`): an exit listed ends the attempt with that class. */
   exitCodes?: Readonly<Record<string, DeclarableClass>>;
+  /**
+   * `agent.resume`: `never` starts every attempt in a fresh session of the CLI; absent (`on-retry`,
+   * the default, left out so that plans without it keep their hash): a retry continues the session
+   * of the attempt before, where the CLI's profile knows how (executors/agent-session.ts).
+   */
+  resume?: 'never';
 }
 
 /** `agent.env`: the agent's environment as a policy. */

@@ -74,6 +74,22 @@ export const claudeProfile: AgentProfile = {
     return report;
   },
   confinedWritable: claudeFolders,
+  // `--resume=<id>` (its value is optional: the `=` form keeps the next argument apart), forked into
+  // a session named in advance: each attempt has its own id, and the one before stays as it was.
+  session: {
+    ownFlags: [
+      '--session-id',
+      '--resume',
+      '-r',
+      '--continue',
+      '-c',
+      '--fork-session',
+      '--no-session-persistence',
+    ],
+    start: (id) => ['--session-id', id],
+    resume: (previous, id) => [`--resume=${previous}`, '--fork-session', '--session-id', id],
+    missing: ({ stderr }) => /No conversation found with session ID/.test(stderr),
+  },
   exitCodes: {
     0: { meaning: 'finished (the result record may still say is_error)' },
     1: { meaning: 'failed: the result record or stderr says why' },

@@ -61,7 +61,7 @@ export interface ExitMeaning {
 }
 
 /** What one process printed, for a profile to read. */
-interface AgentOutput {
+export interface AgentOutput {
   stdout: string;
   stderr: string;
   exitCode: number | null;
@@ -163,6 +163,23 @@ export interface AgentProfile {
   attemptTemp?: {
     strays?(tempDir: string, entries: readonly string[], uid: number | undefined): StrayFiles[];
   };
+  /**
+   * How the CLI keeps a conversation across attempts (`agent.resume`), for a CLI whose session Baton
+   * can name in advance; undefined: every attempt starts fresh.
+   */
+  session?: AgentSessionSupport;
+}
+
+/** What Baton adds to a CLI's command to start or continue a session of its own (agent-session.ts). */
+export interface AgentSessionSupport {
+  /** Flags already in the user's command that choose the session themselves: Baton then adds none. */
+  ownFlags: readonly string[];
+  /** The options that start a new session named `id` (a UUID). */
+  start(id: string): string[];
+  /** The options that continue session `previous` as a new session named `id`. */
+  resume(previous: string, id: string): string[];
+  /** Whether the CLI refused to resume because it found no session `previous` (its stderr). */
+  missing(output: AgentOutput): boolean;
 }
 
 /** The provider keys a CLI that talks to many providers (opencode, aider, openclaw) may read. */

@@ -1,5 +1,5 @@
 import type { RandomSource } from '../../core/backoff.js';
-import type { StepOutcome } from '../../core/failure.js';
+import type { FailureClass, StepOutcome } from '../../core/failure.js';
 import type { PlanStep } from '../../core/plan/types.js';
 import type { PlanSecretEnv } from '../../core/run-secrets.js';
 import type { StepResult } from '../../core/run-state.js';
@@ -82,6 +82,8 @@ export interface ClaimedStep extends AttemptKey {
   workspace: string;
   /** The previous attempt's error, for the troubleshoot prompt. */
   lastError: string | null;
+  /** The previous attempt's failure class (absent: none failed), for resuming the agent's session. */
+  lastFailureClass?: FailureClass;
   /** The secret variables the run's plan names (planSecretEnv): withheld from its agent, masked in what it records. */
   secretEnv?: PlanSecretEnv;
   /** This attempt runs the step's fallback (`step` is the fallback's executor): success is degraded. */

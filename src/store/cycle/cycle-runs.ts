@@ -260,6 +260,7 @@ export class CycleRuns<E extends LoadedRun> {
       inputs: slot.entry.inputs,
       workspace: slot.entry.workspace,
       lastError: step.lastError,
+      ...(step.lastFailureClass ? { lastFailureClass: step.lastFailureClass } : {}),
       secretEnv: planSecretEnv(state.plan),
       results: claimResults(transition.run, planStep),
       ...(step.onFallback ? { fallback: true } : {}),

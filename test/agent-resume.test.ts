@@ -1,0 +1,131 @@
+/**
+ * `agent.resume`: a retry continues the agent CLI's own session. The real claude CLI against the
+ * mock model server: attempt 1 writes a file through its Write tool, then its provider fails for
+ * good; attempt 2 resumes the conversation (the mock sees attempt 1's tool call and its result) and
+ * finishes without writing again. With `resume: never` the retry starts over.
+ */
+import { readdirSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { attemptBoundMs, testBoundMs } from './helpers/agent-cli-bounds.js';
+import {
+  agentTurn,
+  cliCase,
+  cliCommand,
+  mockPerTest,
+  requestsDuring,
+  runPlan,
+  stepAttempts,
+  writeCall,
+} from './helpers/agent-steps.js';
+import { expectExit, runBaton, timeline } from './helpers/cli.js';
+
+const serve = mockPerTest();
+
+describe('claude resumes its session on retry', { timeout: testBoundMs('claude', 3) }, () => {
+  const script = (path: string) => [
+    // Only a resumed attempt says this, and its conversation already holds attempt 1's tool call.
+    {
+      fault: 'ok' as const,
+      when: agentTurn('finish the task you were given above', { hasToolResult: true }),
+      reply: { text: 'finished after resume' },
+    },
+    // Attempt 1: writes the file through its own tool...
+    {
+      fault: 'ok' as const,
+      when: agentTurn('RESUME-ME', { hasToolResult: false }),
+      reply: { toolCalls: [writeCall('claude', path, 'written once')] },
+    },
+    // ...then its provider fails (claude retries once itself, then gives up).
+    {
+      fault: 'server_error' as const,
+      status: 500 as const,
+      when: agentTurn('RESUME-ME', { hasToolResult: true }),
+      repeat: 'forever' as const,
+    },
+  ];
+
+  const plan = (c: ReturnType<typeof cliCase>, agent: Record<string, unknown> = {}) => ({
+    name: 'claude-resume',
+    defaults: {
+      agent: { command: cliCommand('claude'), ...agent },
+      timeoutMs: attemptBoundMs('claude'),
+      retry: { maxAttempts: 2, initialDelayMs: 10, maxDelayMs: 50 },
+    },
+    steps: [{ id: 'write', instruction: `RESUME-ME: write ${c.workspace}/notes.md, then say done` }],
+  });
+
+  it('attempt 2 continues attempt 1 conversation: the model sees its tool call, which is not made again', async () => {
+    const mock = await serve([]);
+    const c = cliCase('claude', mock);
+    mock.enqueue(...script(`${c.workspace}/notes.md`));
+    const { result, run } = await runPlan(c, plan(c));
+    expect(result.code, result.stderr).toBe(0);
+    expect(run.status).toBe('succeeded');
+    const [first, second] = await stepAttempts(c, run.id, 'write');
+    expect(first).toMatchObject({ outcome: 'failed', failureClass: 'transient' });
+    expect(second).toMatchObject({ outcome: 'succeeded', summary: 'finished after resume' });
+    // The write was asked for once, in attempt 1; attempt 2's first request already carried it.
+    expect(mock.requests.filter((r) => r.scriptIndex === 1)).toHaveLength(1);
+    // Answered by entry 0, which only a request holding a tool result matches: attempt 1's.
+    const [resumed] = requestsDuring(mock, second!, 0);
+    const [started] = requestsDuring(mock, first!, 1);
+    expect(resumed?.userText).toContain('RESUME-ME');
+    expect(resumed!.messagesCount).toBeGreaterThan(started!.messagesCount + 1);
+    // The timeline says which attempt resumed which session.
+    const sessions = (await timeline(c.home, run.id)).filter((e) => e.type === 'step.session');
+    expect(sessions.map((e) => [e.attempt, e.resumed])).toEqual([
+      [1, false],
+      [2, true],
+    ]);
+    expect(sessions[0]!.sessionId).not.toBe(sessions[1]!.sessionId);
+  });
+
+  it('starts fresh, and says why, when the session to continue is gone', async () => {
+    const mock = await serve([]);
+    const c = cliCase('claude', mock);
+    mock.enqueue(...script(`${c.workspace}/notes.md`), {
+      fault: 'ok',
+      when: agentTurn('Please troubleshoot and retry: RESUME-ME', { hasToolResult: false }),
+      reply: { text: 'started over' },
+    });
+    const once = plan(c);
+    const { result, run } = await runPlan(c, {
+      ...once,
+      defaults: { ...once.defaults, retry: { maxAttempts: 1 } },
+    });
+    expect(result.code, result.stderr).toBe(1);
+    // claude keeps its conversations under its config folder in HOME: remove them all.
+    const projects = join(String(c.env.HOME), '.claude', 'projects');
+    expect(readdirSync(projects).length).toBeGreaterThan(0);
+    rmSync(projects, { recursive: true, force: true });
+    expectExit(await runBaton(['retry', run.id, 'write'], { home: c.home }), 0);
+    expectExit(
+      await runBaton(['check'], { home: c.home, env: c.env, timeoutMs: attemptBoundMs('claude') * 2 }),
+      0,
+    );
+    const [, second] = await stepAttempts(c, run.id, 'write');
+    expect(second).toMatchObject({ outcome: 'succeeded', summary: 'started over' });
+    const sessions = (await timeline(c.home, run.id)).filter((e) => e.type === 'step.session');
+    expect(sessions.at(-1)).toMatchObject({ attempt: 2, resumed: false });
+    expect(String(sessions.at(-1)!.reason)).toMatch(
+      /^the CLI found no session [0-9a-f-]{36} to continue: started a fresh one$/,
+    );
+  });
+
+  it('with resume: never the retry starts a fresh conversation', async () => {
+    const mock = await serve([]);
+    const c = cliCase('claude', mock);
+    mock.enqueue(...script(`${c.workspace}/notes.md`), {
+      fault: 'ok',
+      when: agentTurn('Please troubleshoot and retry: RESUME-ME', { hasToolResult: false }),
+      reply: { text: 'started over' },
+    });
+    const { result, run } = await runPlan(c, plan(c, { resume: 'never' }));
+    expect(result.code, result.stderr).toBe(0);
+    const [, second] = await stepAttempts(c, run.id, 'write');
+    expect(second).toMatchObject({ outcome: 'succeeded', summary: 'started over' });
+    expect(requestsDuring(mock, second!).some((r) => r.hasToolResult)).toBe(false);
+    expect((await timeline(c.home, run.id)).some((e) => e.type === 'step.session')).toBe(false);
+  });
+});
