@@ -1,8 +1,9 @@
 /**
- * `agent.resume`: a retry continues the agent CLI's own session. The real claude CLI against the
- * mock model server: attempt 1 writes a file through its Write tool, then its provider fails for
- * good; attempt 2 resumes the conversation (the mock sees attempt 1's tool call and its result) and
- * finishes without writing again. With `resume: never` the retry starts over.
+ * `agent.resume`: a retry continues the agent CLI's own session. Each real CLI that supports it
+ * (claude, codex) against the mock model server: attempt 1 writes a file through its own tool, then
+ * its provider fails for good; attempt 2 resumes the conversation (the mock sees attempt 1's tool
+ * call and its result) and finishes without writing again. A session the CLI cannot find starts
+ * fresh with the reason in the timeline; with `resume: never` the retry starts over.
  */
 import { readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
@@ -19,10 +20,26 @@ import {
   writeCall,
 } from './helpers/agent-steps.js';
 import { expectExit, runBaton, timeline } from './helpers/cli.js';
+import type { AgentCli } from './helpers/mock-cli.js';
 
 const serve = mockPerTest();
 
-describe('claude resumes its session on retry', { timeout: testBoundMs('claude', 3) }, () => {
+/** Where each CLI keeps its conversations, under the folders the test gave it: removed, none is found. */
+const SESSION_STORES: Record<'claude' | 'codex', (env: Record<string, string | undefined>) => string[]> = {
+  claude: (env) => [join(String(env.HOME), '.claude', 'projects')],
+  codex: (env) => {
+    const home = String(env.CODEX_HOME);
+    return [
+      join(home, 'sessions'),
+      ...readdirSync(home)
+        .filter((name) => name.startsWith('state_'))
+        .map((name) => join(home, name)),
+    ];
+  },
+};
+
+describe.each(['claude', 'codex'] as const)('%s resumes its session on retry', (cli: AgentCli &
+  ('claude' | 'codex')) => {
   const script = (path: string) => [
     // Only a resumed attempt says this, and its conversation already holds attempt 1's tool call.
     {
@@ -34,7 +51,7 @@ describe('claude resumes its session on retry', { timeout: testBoundMs('claude',
     {
       fault: 'ok' as const,
       when: agentTurn('RESUME-ME', { hasToolResult: false }),
-      reply: { toolCalls: [writeCall('claude', path, 'written once')] },
+      reply: { toolCalls: [writeCall(cli, path, 'written once')] },
     },
     // ...then its provider fails (claude retries once itself, then gives up).
     {
@@ -46,18 +63,20 @@ describe('claude resumes its session on retry', { timeout: testBoundMs('claude',
   ];
 
   const plan = (c: ReturnType<typeof cliCase>, agent: Record<string, unknown> = {}) => ({
-    name: 'claude-resume',
+    name: `${cli}-resume`,
     defaults: {
-      agent: { command: cliCommand('claude'), ...agent },
-      timeoutMs: attemptBoundMs('claude'),
+      agent: { command: cliCommand(cli), ...agent },
+      timeoutMs: attemptBoundMs(cli),
       retry: { maxAttempts: 2, initialDelayMs: 10, maxDelayMs: 50 },
     },
     steps: [{ id: 'write', instruction: `RESUME-ME: write ${c.workspace}/notes.md, then say done` }],
   });
 
-  it('attempt 2 continues attempt 1 conversation: the model sees its tool call, which is not made again', async () => {
+  it('attempt 2 continues attempt 1 conversation: the model sees its tool call, which is not made again', {
+    timeout: testBoundMs(cli, 3),
+  }, async () => {
     const mock = await serve([]);
-    const c = cliCase('claude', mock);
+    const c = cliCase(cli, mock);
     mock.enqueue(...script(`${c.workspace}/notes.md`));
     const { result, run } = await runPlan(c, plan(c));
     expect(result.code, result.stderr).toBe(0);
@@ -78,12 +97,16 @@ describe('claude resumes its session on retry', { timeout: testBoundMs('claude',
       [1, false],
       [2, true],
     ]);
-    expect(sessions[0]!.sessionId).not.toBe(sessions[1]!.sessionId);
+    // claude forks the conversation into the new attempt's own session; codex goes on in its thread.
+    if (cli === 'claude') expect(sessions[1]!.sessionId).not.toBe(sessions[0]!.sessionId);
+    else expect(sessions[1]!.sessionId).toBe(sessions[0]!.sessionId);
   });
 
-  it('starts fresh, and says why, when the session to continue is gone', async () => {
+  it('starts fresh, and says why, when the session to continue is gone', {
+    timeout: testBoundMs(cli, 3),
+  }, async () => {
     const mock = await serve([]);
-    const c = cliCase('claude', mock);
+    const c = cliCase(cli, mock);
     mock.enqueue(...script(`${c.workspace}/notes.md`), {
       fault: 'ok',
       when: agentTurn('Please troubleshoot and retry: RESUME-ME', { hasToolResult: false }),
@@ -95,13 +118,12 @@ describe('claude resumes its session on retry', { timeout: testBoundMs('claude',
       defaults: { ...once.defaults, retry: { maxAttempts: 1 } },
     });
     expect(result.code, result.stderr).toBe(1);
-    // claude keeps its conversations under its config folder in HOME: remove them all.
-    const projects = join(String(c.env.HOME), '.claude', 'projects');
-    expect(readdirSync(projects).length).toBeGreaterThan(0);
-    rmSync(projects, { recursive: true, force: true });
+    const stores = SESSION_STORES[cli](c.env);
+    expect(readdirSync(stores[0]!).length).toBeGreaterThan(0);
+    for (const store of stores) rmSync(store, { recursive: true, force: true });
     expectExit(await runBaton(['retry', run.id, 'write'], { home: c.home }), 0);
     expectExit(
-      await runBaton(['check'], { home: c.home, env: c.env, timeoutMs: attemptBoundMs('claude') * 2 }),
+      await runBaton(['check'], { home: c.home, env: c.env, timeoutMs: attemptBoundMs(cli) * 2 }),
       0,
     );
     const [, second] = await stepAttempts(c, run.id, 'write');
@@ -113,9 +135,11 @@ describe('claude resumes its session on retry', { timeout: testBoundMs('claude',
     );
   });
 
-  it('with resume: never the retry starts a fresh conversation', async () => {
+  it('with resume: never the retry starts a fresh conversation', {
+    timeout: testBoundMs(cli, 3),
+  }, async () => {
     const mock = await serve([]);
-    const c = cliCase('claude', mock);
+    const c = cliCase(cli, mock);
     mock.enqueue(...script(`${c.workspace}/notes.md`), {
       fault: 'ok',
       when: agentTurn('Please troubleshoot and retry: RESUME-ME', { hasToolResult: false }),

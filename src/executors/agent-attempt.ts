@@ -7,7 +7,7 @@ import { classifyAgentRun } from './agent-profiles/classify-agent-run.js';
 import { withOptions } from './agent-profiles/prompt-placement.js';
 import type { AgentProfile, AgentReport } from './agent-profiles/types.js';
 import { applyRetryCap } from './agent-retry-cap.js';
-import { type AttemptSession, type SessionUse, sessionOptions } from './agent-session.js';
+import { type AttemptSession, type SessionUse, sessionLaunch } from './agent-session.js';
 import { attemptMarkerOf } from './attempt-processes.js';
 import { attemptTempDir } from './attempt-temp-dir.js';
 import { type CommandPolicyMode, checkAgentCommand } from './command-policy.js';
@@ -109,9 +109,9 @@ export async function runAgentAttempt(options: AgentAttemptOptions): Promise<Age
   if (!session?.missing) return result;
   // The CLI found no session to continue (the attempt before died before it saved one, its files
   // were removed): this attempt starts fresh, with the whole troubleshoot prompt, and says why.
-  const fresh = await runAgentOnce({ ...options, session: { id: session.sessionId } });
-  const why = `the CLI found no session ${options.session?.previous} to continue: started a fresh one`;
-  return { ...fresh, session: { sessionId: session.sessionId, resumed: false, reason: why } };
+  const fresh = await runAgentOnce({ ...options, session: { id: options.session!.id } });
+  const why = `the CLI found no session ${session.sessionId} to continue: started a fresh one`;
+  return { ...fresh, session: { ...fresh.session, resumed: false, reason: why } };
 }
 
 /** One launch of the CLI for the attempt (runAgentAttempt launches a second when a resume finds nothing). */
@@ -142,10 +142,10 @@ async function runAgentOnce(options: AgentAttemptOptions): Promise<AgentAttemptR
     attemptBase,
     verdict.programIndex,
   );
-  const sessionArgs = sessionOptions(profile, options.agent, options.session, true);
-  const resumed = sessionArgs !== null && options.session?.previous !== undefined;
-  const session: SessionUse | undefined =
-    sessionArgs !== null && options.session ? { sessionId: options.session.id, resumed } : undefined;
+  const launch = sessionLaunch(profile, options.agent, options.session);
+  const sessionArgs = launch && launch.args.length > 0 ? launch.args : null;
+  const session: SessionUse | undefined = launch?.use;
+  const resumed = session?.resumed === true;
   const { argv, stdinText } = profile.invocation(
     {
       ...options.agent,
@@ -223,6 +223,11 @@ async function runAgentOnce(options: AgentAttemptOptions): Promise<AgentAttemptR
   const output = { stdout: result.stdoutTail, stderr: result.stderrTail, exitCode: result.exitCode };
   const report = profile.read(output);
   if (session?.resumed && !result.aborted && profile.session?.missing(output)) session.missing = true;
+  // A CLI that names its sessions: this attempt's own, from its output.
+  if (session && session.sessionId === undefined) {
+    const found = profile.session?.found?.(output.stdout);
+    if (found !== undefined) session.sessionId = found;
+  }
   if (result.aborted) {
     const message = 'stopped before it finished (cancelled, lease lost, shutting down or out of time)';
     return withSession({

@@ -112,7 +112,7 @@ export class AgentCliExecutor implements StepExecutor {
       onSpawn: (pid) => context.onProcess(pid),
       ...(sandbox ? { sandbox } : {}),
       stallTimeoutMs,
-      session: attemptSession(claim),
+      session: attemptSession(claim, (attempt) => join(context.home, attemptLogPath({ ...claim, attempt }))),
       ...(retrying
         ? { resumePrompt: resumedTroubleshootPrompt(claim.stepId, claim.attempt - 1, claim.lastError!) }
         : {}),
@@ -125,7 +125,7 @@ export class AgentCliExecutor implements StepExecutor {
         });
       },
     });
-    if (result.session) {
+    if (result.session?.sessionId !== undefined) {
       const { sessionId, resumed, reason } = result.session;
       const event = { type: 'step.session' as const, stepId: claim.stepId, attempt: claim.attempt };
       await context

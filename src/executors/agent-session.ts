@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { closeSync, openSync, readSync } from 'node:fs';
 import type { FailureClass } from '../core/failure.js';
 import type { AgentSpec } from '../core/plan/types.js';
 import { hasFlag } from './agent-profiles/prompt-placement.js';
@@ -18,15 +19,18 @@ const RESUMABLE: ReadonlySet<FailureClass> = new Set(['transient', 'agent_failed
 
 /** What an attempt asks of its CLI's session. */
 export interface AttemptSession {
-  /** This attempt's own session id. */
+  /** This attempt's own session id, for a CLI whose sessions Baton names. */
   id: string;
-  /** The session to continue, when the attempt before failed in a way a retry may pick up. */
+  /** The attempt before's session id, when it failed in a way a retry may pick up. */
   previous?: string;
+  /** That attempt's log (its output), for a CLI that names its sessions itself (codex). */
+  previousLog?: () => string | undefined;
 }
 
 /** What an attempt did with its session, for its `step.session` event. */
 export interface SessionUse {
-  sessionId: string;
+  /** Unknown until the CLI says it, for a CLI that names its sessions itself. */
+  sessionId?: string;
   resumed: boolean;
   /** Why it did not resume the attempt before, when it had meant to. */
   reason?: string;
@@ -41,35 +45,71 @@ export function attemptSessionId(runId: string, stepId: string, attempt: number)
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-4${hex.slice(13, 16)}-${variant}${hex.slice(17, 20)}-${hex.slice(20, 32)}`;
 }
 
-/** The session of attempt `attempt`, continuing the one before after a failure a retry may pick up. */
-export function attemptSession(claim: {
-  runId: string;
-  stepId: string;
-  attempt: number;
-  lastFailureClass?: FailureClass;
-}): AttemptSession {
+/**
+ * The session of attempt `attempt`, continuing the one before after a failure a retry may pick up.
+ * `logOf(attempt)`: the path of an attempt's log, read (its first MiB) only for a CLI that names its
+ * sessions itself.
+ */
+export function attemptSession(
+  claim: { runId: string; stepId: string; attempt: number; lastFailureClass?: FailureClass },
+  logOf: (attempt: number) => string,
+): AttemptSession {
   const id = attemptSessionId(claim.runId, claim.stepId, claim.attempt);
   const resumable =
     claim.attempt > 1 && claim.lastFailureClass !== undefined && RESUMABLE.has(claim.lastFailureClass);
-  return resumable
-    ? { id, previous: attemptSessionId(claim.runId, claim.stepId, claim.attempt - 1) }
-    : { id };
+  if (!resumable) return { id };
+  return {
+    id,
+    previous: attemptSessionId(claim.runId, claim.stepId, claim.attempt - 1),
+    previousLog: () => readHead(logOf(claim.attempt - 1), LOG_HEAD_BYTES),
+  };
+}
+
+/** How much of the attempt before's log is searched for its session id (codex prints it first). */
+const LOG_HEAD_BYTES = 1024 * 1024;
+
+/** The first `bytes` of a file as text, or undefined when it cannot be read (not on this machine). */
+function readHead(path: string, bytes: number): string | undefined {
+  let fd: number | undefined;
+  try {
+    fd = openSync(path, 'r');
+    const buffer = Buffer.alloc(bytes);
+    const read = readSync(fd, buffer, 0, bytes, 0);
+    return buffer.subarray(0, read).toString('utf8');
+  } catch {
+    return undefined;
+  } finally {
+    if (fd !== undefined) closeSync(fd);
+  }
 }
 
 /**
- * The options that give the CLI its session, or none: a CLI without session support, a plan that
- * says `resume: never`, or a command that already chooses its session (`--resume`, `--session-id`).
+ * The options that give the CLI its session and what the attempt does with it, or null (Baton
+ * leaves the session alone): a CLI without session support, a plan that says `resume: never`, or a
+ * command that already chooses its session (`--resume`, `--session-id`).
  */
-export function sessionOptions(
+export function sessionLaunch(
   profile: AgentProfile,
   agent: AgentSpec,
   session: AttemptSession | undefined,
-  resume: boolean,
-): string[] | null {
+): { args: string[]; use: SessionUse } | null {
   const support = profile.session;
   if (!session || !support || agent.resume === 'never') return null;
   if (hasFlag(agent.command, ...support.ownFlags)) return null;
-  return resume && session.previous !== undefined
-    ? support.resume(session.previous, session.id)
-    : support.start(session.id);
+  const fresh = (reason?: string) => ({
+    args: support.start ? support.start(session.id) : [],
+    use: {
+      ...(support.start ? { sessionId: session.id } : {}),
+      resumed: false,
+      ...(reason ? { reason } : {}),
+    },
+  });
+  if (session.previous === undefined) return fresh();
+  // A CLI that names its sessions itself said the name in the attempt before's output.
+  const previous = support.start ? session.previous : support.found?.(session.previousLog?.() ?? '');
+  if (previous === undefined)
+    return fresh('the attempt before left no session id in its log on this machine: started a fresh one');
+  // A named session is forked into the attempt's own; a CLI's own goes on under its name.
+  const sessionId = support.start ? session.id : previous;
+  return { args: support.resume(previous, session.id), use: { sessionId, resumed: true } };
 }

@@ -91,6 +91,14 @@ export const codexProfile: AgentProfile = {
     return report;
   },
   confinedWritable: codexFolders,
+  // codex names its threads itself (`thread.started`, the first line of `exec --json`), and
+  // `exec [its options] resume <id> -- <prompt>` continues one: -s, -C and --add-dir stay before it.
+  session: {
+    ownFlags: ['resume', '--ephemeral'],
+    found: (log) => /\{"type":"thread\.started","thread_id":"([0-9a-fA-F-]{36})"\}/.exec(log)?.[1],
+    resume: (previous) => ['resume', previous],
+    missing: ({ stderr }) => /no rollout found for (?:thread|conversation) id/.test(stderr),
+  },
   exitCodes: {
     0: { meaning: 'finished' },
     1: { meaning: 'failed: a turn.failed or error event says why' },

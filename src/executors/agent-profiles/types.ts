@@ -172,11 +172,13 @@ export interface AgentProfile {
 
 /** What Baton adds to a CLI's command to start or continue a session of its own (agent-session.ts). */
 export interface AgentSessionSupport {
-  /** Flags already in the user's command that choose the session themselves: Baton then adds none. */
+  /** Flags (or subcommands) already in the user's command that choose the session: Baton adds none. */
   ownFlags: readonly string[];
-  /** The options that start a new session named `id` (a UUID). */
-  start(id: string): string[];
-  /** The options that continue session `previous` as a new session named `id`. */
+  /** The options that start a new session named `id` (a UUID); absent: the CLI names its sessions. */
+  start?(id: string): string[];
+  /** A CLI that names its sessions: the id it printed, found in an attempt's log. */
+  found?(log: string): string | undefined;
+  /** The options (before the CLI's `--`) that continue session `previous`, as a session named `id`. */
   resume(previous: string, id: string): string[];
   /** Whether the CLI refused to resume because it found no session `previous` (its stderr). */
   missing(output: AgentOutput): boolean;
