@@ -1,6 +1,6 @@
 /**
  * `agent.resume`: a retry continues the agent CLI's own session. Each real CLI that supports it
- * (claude, codex) against the mock model server: attempt 1 writes a file through its own tool, then
+ * (claude, codex, gemini) against the mock model server: attempt 1 writes a file through its own tool, then
  * its provider fails for good; attempt 2 resumes the conversation (the mock sees attempt 1's tool
  * call and its result) and finishes without writing again. A session the CLI cannot find starts
  * fresh with the reason in the timeline; with `resume: never` the retry starts over.
@@ -25,7 +25,11 @@ import type { AgentCli } from './helpers/mock-cli.js';
 const serve = mockPerTest();
 
 /** Where each CLI keeps its conversations, under the folders the test gave it: removed, none is found. */
-const SESSION_STORES: Record<'claude' | 'codex', (env: Record<string, string | undefined>) => string[]> = {
+const SESSION_STORES: Record<
+  'claude' | 'codex' | 'gemini',
+  (env: Record<string, string | undefined>) => string[]
+> = {
+  gemini: (env) => [join(String(env.HOME), '.gemini', 'tmp')],
   claude: (env) => [join(String(env.HOME), '.claude', 'projects')],
   codex: (env) => {
     const home = String(env.CODEX_HOME);
@@ -38,7 +42,7 @@ const SESSION_STORES: Record<'claude' | 'codex', (env: Record<string, string | u
   },
 };
 
-describe.each(['claude', 'codex'] as const)('%s resumes its session on retry', (cli: AgentCli &
+describe.each(['claude', 'codex', 'gemini'] as const)('%s resumes its session on retry', (cli: AgentCli &
   ('claude' | 'codex')) => {
   const script = (path: string) => [
     // Only a resumed attempt says this, and its conversation already holds attempt 1's tool call.
@@ -97,7 +101,7 @@ describe.each(['claude', 'codex'] as const)('%s resumes its session on retry', (
       [1, false],
       [2, true],
     ]);
-    // claude forks the conversation into the new attempt's own session; codex goes on in its thread.
+    // claude forks the conversation into the new attempt's own session; codex and gemini go on in theirs.
     if (cli === 'claude') expect(sessions[1]!.sessionId).not.toBe(sessions[0]!.sessionId);
     else expect(sessions[1]!.sessionId).toBe(sessions[0]!.sessionId);
   });

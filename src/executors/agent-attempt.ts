@@ -225,7 +225,8 @@ async function runAgentOnce(options: AgentAttemptOptions): Promise<AgentAttemptR
   if (session?.resumed && !result.aborted && profile.session?.missing(output)) session.missing = true;
   // A CLI that names its sessions: this attempt's own, from its output.
   if (session && session.sessionId === undefined) {
-    const found = profile.session?.found?.(output.stdout);
+    // (gemini prints its record on stderr when it fails.)
+    const found = profile.session?.found?.(output.stdout) ?? profile.session?.found?.(output.stderr);
     if (found !== undefined) session.sessionId = found;
   }
   if (result.aborted) {

@@ -62,6 +62,13 @@ function writeOverlay(
   const config = join(dir, overlay.configDir);
   rmSync(dir, { recursive: true, force: true });
   mkdirSync(config, { recursive: true, mode: 0o700 });
+  for (const name of overlay.keptFolders ?? []) {
+    try {
+      mkdirSync(join(userConfig, name), { recursive: true, mode: 0o700 });
+    } catch {
+      // Not writable: the CLI keeps them in the overlay, and they go with it.
+    }
+  }
   let entries: string[] = [];
   try {
     entries = readdirSync(userConfig);

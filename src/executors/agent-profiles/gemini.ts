@@ -50,6 +50,8 @@ export const geminiProfile: AgentProfile = {
         settingsFile: 'settings.json',
         settings: { general: { maxAttempts } },
         homeFiles: ['.env'],
+        // Its sessions (tmp/<project>/chats): a retry resumes the attempt before's.
+        keptFolders: ['tmp'],
       },
       description: `general.maxAttempts=${maxAttempts} (your ~/.gemini/settings.json merged, through GEMINI_CLI_HOME)`,
     };
@@ -84,6 +86,15 @@ export const geminiProfile: AgentProfile = {
     return report;
   },
   confinedWritable: geminiFolders,
+  // gemini names its sessions itself (`session_id` in its -o json object, or stream-json's init
+  // event); `--resume=<id>` continues one under the same id.
+  session: {
+    ownFlags: ['--resume', '-r', '--session-id', '--list-sessions'],
+    found: (log) => /"session_id"\s*:\s*"([0-9a-fA-F-]{36})"/.exec(log)?.[1],
+    resume: (previous) => [`--resume=${previous}`],
+    missing: ({ stderr }) =>
+      /Error resuming session: (?:Invalid session identifier|No previous sessions found)/.test(stderr),
+  },
   // Its API error reports (gemini-client-error-*.json) and the folder of a shell command it was
   // stopped in (gemini-shell-*) go to os.tmpdir(), i.e. TMPDIR, and are never removed by gemini.
   attemptTemp: {},

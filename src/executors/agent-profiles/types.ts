@@ -84,6 +84,12 @@ export interface RetryCap {
     settings: Record<string, unknown>;
     /** Files the CLI reads from its home itself (gemini: `.env`), linked into the overlay's root. */
     homeFiles?: readonly string[];
+    /**
+     * Folders of its config folder where the CLI keeps what must outlive the attempt (gemini's
+     * `tmp`, its saved sessions): created in the user's config folder when missing, so that the
+     * overlay links to them rather than the CLI making them in the overlay, removed with it.
+     */
+    keptFolders?: readonly string[];
   };
   /** Shown by `baton agents` and docs/agent-clis.md: what Baton sets. */
   description: string;
