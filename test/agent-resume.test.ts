@@ -42,8 +42,16 @@ const SESSION_STORES: Record<
   },
 };
 
-describe.each(['claude', 'codex', 'gemini'] as const)('%s resumes its session on retry', (cli: AgentCli &
-  ('claude' | 'codex')) => {
+type ResumingCli = AgentCli & ('claude' | 'codex' | 'gemini');
+
+/** The tool calls attempt 1 makes before its provider fails: none of them is made again. */
+const TOOL_CALLS = 6;
+
+describe.each([
+  'claude',
+  'codex',
+  'gemini',
+] as const)('%s resumes its session on retry', (cli: ResumingCli) => {
   const script = (path: string) => [
     // Only a resumed attempt says this, and its conversation already holds attempt 1's tool call.
     {
@@ -51,11 +59,17 @@ describe.each(['claude', 'codex', 'gemini'] as const)('%s resumes its session on
       when: agentTurn('finish the task you were given above', { hasToolResult: true }),
       reply: { text: 'finished after resume' },
     },
-    // Attempt 1: writes the file through its own tool...
+    // Attempt 1: writes the file through its own tool, six times over six turns...
     {
       fault: 'ok' as const,
       when: agentTurn('RESUME-ME', { hasToolResult: false }),
       reply: { toolCalls: [writeCall(cli, path, 'written once')] },
+    },
+    {
+      fault: 'ok' as const,
+      when: agentTurn('RESUME-ME', { hasToolResult: true }),
+      reply: { toolCalls: [writeCall(cli, path, 'written again')] },
+      repeat: TOOL_CALLS - 1,
     },
     // ...then its provider fails (claude retries once itself, then gives up).
     {
@@ -76,7 +90,7 @@ describe.each(['claude', 'codex', 'gemini'] as const)('%s resumes its session on
     steps: [{ id: 'write', instruction: `RESUME-ME: write ${c.workspace}/notes.md, then say done` }],
   });
 
-  it('attempt 2 continues attempt 1 conversation: the model sees its tool call, which is not made again', {
+  it('attempt 2 continues attempt 1 conversation: the model sees its six tool calls, none made again', {
     timeout: testBoundMs(cli, 3),
   }, async () => {
     const mock = await serve([]);
@@ -88,8 +102,12 @@ describe.each(['claude', 'codex', 'gemini'] as const)('%s resumes its session on
     const [first, second] = await stepAttempts(c, run.id, 'write');
     expect(first).toMatchObject({ outcome: 'failed', failureClass: 'transient' });
     expect(second).toMatchObject({ outcome: 'succeeded', summary: 'finished after resume' });
-    // The write was asked for once, in attempt 1; attempt 2's first request already carried it.
-    expect(mock.requests.filter((r) => r.scriptIndex === 1)).toHaveLength(1);
+    // The six tool calls were asked for in attempt 1 only; attempt 2's first request carried them.
+    const toolTurns = mock.requests.filter((r) => r.scriptIndex === 1 || r.scriptIndex === 2);
+    expect(toolTurns).toHaveLength(TOOL_CALLS);
+    expect(requestsDuring(mock, second!).filter((r) => r.scriptIndex === 1 || r.scriptIndex === 2)).toEqual(
+      [],
+    );
     // Answered by entry 0, which only a request holding a tool result matches: attempt 1's.
     const [resumed] = requestsDuring(mock, second!, 0);
     const [started] = requestsDuring(mock, first!, 1);
