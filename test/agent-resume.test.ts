@@ -44,6 +44,13 @@ const SESSION_STORES: Record<
 
 type ResumingCli = AgentCli & ('claude' | 'codex' | 'gemini');
 
+/** What a retry that starts a fresh conversation (the whole troubleshoot prompt) is answered. */
+const STARTED_OVER = {
+  fault: 'ok' as const,
+  when: agentTurn('Please troubleshoot and retry: RESUME-ME', { hasToolResult: false }),
+  reply: { text: 'started over' },
+};
+
 /** The tool calls attempt 1 makes before its provider fails: none of them is made again. */
 const TOOL_CALLS = 6;
 
@@ -129,11 +136,7 @@ describe.each([
   }, async () => {
     const mock = await serve([]);
     const c = cliCase(cli, mock);
-    mock.enqueue(...script(`${c.workspace}/notes.md`), {
-      fault: 'ok',
-      when: agentTurn('Please troubleshoot and retry: RESUME-ME', { hasToolResult: false }),
-      reply: { text: 'started over' },
-    });
+    mock.enqueue(...script(`${c.workspace}/notes.md`), STARTED_OVER);
     const once = plan(c);
     const { result, run } = await runPlan(c, {
       ...once,
@@ -162,11 +165,7 @@ describe.each([
   }, async () => {
     const mock = await serve([]);
     const c = cliCase(cli, mock);
-    mock.enqueue(...script(`${c.workspace}/notes.md`), {
-      fault: 'ok',
-      when: agentTurn('Please troubleshoot and retry: RESUME-ME', { hasToolResult: false }),
-      reply: { text: 'started over' },
-    });
+    mock.enqueue(...script(`${c.workspace}/notes.md`), STARTED_OVER);
     const { result, run } = await runPlan(c, plan(c, { resume: 'never' }));
     expect(result.code, result.stderr).toBe(0);
     const [, second] = await stepAttempts(c, run.id, 'write');

@@ -21,3 +21,18 @@ export function heartbeatStallMessage(heartbeatTimeoutMs: number): string {
 export function streamStallMessage(stallTimeoutMs: number): string {
   return `${STREAM_STALL_MESSAGE_START}${durationText(stallTimeoutMs)} (model.stallTimeoutMs)`;
 }
+
+/** The `step.stalling` notice of an attempt silent for `silentMs`, half of its `stallTimeoutMs`. */
+export function stallingEvent(
+  attempt: { stepId: string; attempt: number },
+  silentMs: number,
+  stallTimeoutMs: number,
+) {
+  return {
+    type: 'step.stalling' as const,
+    stepId: attempt.stepId,
+    attempt: attempt.attempt,
+    silentMs,
+    stallTimeoutMs,
+  };
+}

@@ -1,6 +1,8 @@
 import { hostname } from 'node:os';
+import type { BatonEvent } from '../core/events.js';
 import type { PlanStep } from '../core/plan/types.js';
 import { redactOutcome, redactSecrets, redactValue } from '../core/redact.js';
+import { stallingEvent } from '../core/stall-message.js';
 import { shadowExecutor } from '../executors/shadow-executor.js';
 import type { StepExecutor } from '../executors/step-executor.js';
 import type { EffectLedger } from '../model-call/tools.js';
@@ -61,6 +63,13 @@ export async function runAttempt(
     // Past its deadline an attempt begins no effect; once it is over, what it records is dropped.
     let expired = false;
     let over = false;
+    const recordEvents = async (recorded: readonly BatonEvent[]): Promise<void> => {
+      if (over) return;
+      // An executor's own events (recovery, tool failures) quote providers' and tools' texts.
+      const events = redactValue(recorded, deps.secrets ?? []);
+      recordRecoverySpans(span, events);
+      return store.appendEvents(claim.runId, events, now());
+    };
     const ended = await runWithDeadline(
       claim,
       abort,
@@ -74,13 +83,7 @@ export async function runAttempt(
           heartbeat,
           onProcess: (pid) =>
             void store.recordAttemptProcess(claim, { pid, host: hostname() }).catch(() => undefined),
-          recordEvents: async (recorded) => {
-            if (over) return;
-            // An executor's own events (recovery, tool failures) quote providers' and tools' texts.
-            const events = redactValue(recorded, deps.secrets ?? []);
-            recordRecoverySpans(span, events);
-            return store.appendEvents(claim.runId, events, now());
-          },
+          recordEvents,
           effects: stepEffects(store, claim, home, now, () => expired),
         }),
       {
@@ -88,15 +91,8 @@ export async function runAttempt(
           expired = true;
         },
         onStalling: (silentMs) => {
-          const stallTimeoutMs = claim.step.heartbeatTimeoutMs ?? 0;
-          const event = {
-            type: 'step.stalling' as const,
-            stepId: claim.stepId,
-            attempt: claim.attempt,
-            silentMs,
-            stallTimeoutMs,
-          };
-          void store.appendEvents(claim.runId, [event], now()).catch(() => undefined);
+          const event = stallingEvent(claim, silentMs, claim.step.heartbeatTimeoutMs ?? 0);
+          void recordEvents([event]).catch(() => undefined);
         },
         now,
       },

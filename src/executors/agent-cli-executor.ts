@@ -3,6 +3,7 @@ import { join, resolve } from 'node:path';
 import { resumedTroubleshootPrompt, troubleshootPrompt } from '../core/agent-prompt.js';
 import { childEnvironment } from '../core/child-env.js';
 import { type AgentSpec, DEFAULT_STALL_TIMEOUT_MS } from '../core/plan/types.js';
+import { stallingEvent } from '../core/stall-message.js';
 import { unknownIfUnsafe } from '../core/unsafe-outcome.js';
 import { runAgentAttempt } from './agent-attempt.js';
 import { attemptSession } from './agent-session.js';
@@ -119,8 +120,7 @@ export class AgentCliExecutor implements StepExecutor {
       // The store and the attempt logs change while the agent is silent: no sign of its life.
       stallIgnore: [context.home, ...(this.options.hiddenPaths ?? [])].flatMap(bothSpellings),
       onStalling: (silentMs) => {
-        const event = { type: 'step.stalling' as const, stepId: claim.stepId, attempt: claim.attempt };
-        context.recordEvents([{ ...event, silentMs, stallTimeoutMs }]).catch(() => {
+        context.recordEvents([stallingEvent(claim, silentMs, stallTimeoutMs)]).catch(() => {
           // The watch goes on: a timeline without this notice loses nothing of the attempt.
         });
       },
