@@ -40,9 +40,13 @@ function decidingPlan(decide: Record<string, unknown>, checkFields: Record<strin
   );
 }
 
-/** Stores the plan as run `id` in `home` (without running it). */
-async function store(home: string, dir: string, plan: unknown, id: string) {
-  const file = writePlan(dir, plan, { name: `${id}.yaml` });
+/**
+ * Stores the plan as run `id` in `home` (without running it), working in its own folder `<dir>/<id>`:
+ * two runs whose `check` steps shared one workspace would remove each other's result.json, and the
+ * one whose file went missing would retry after a backoff, outside the check's horizon.
+ */
+async function store(home: string, dir: string, plan: object, id: string) {
+  const file = writePlan(dir, { ...plan, workspace: `./${id}` }, { name: `${id}.yaml` });
   expectExit(await runBaton(['run', file, '--id', id, '--detach'], { home, cwd: dir }), 0);
 }
 
