@@ -51,9 +51,13 @@ Ctrl-C (SIGINT) ends a watch with exit 130 (SIGTERM: 143).${colours}`,
     .option('--output <file>', 'write to this file (created 0600) instead of stdout')
     .action(act(async () => (await import('./commands/export.js')).exportCommand));
   program
-    .command('diff <runA> <runB>')
+    .command('diff <runA> [runB]')
     .description(
-      "how two runs' results differ, step by step (a shadow run against a real one, two models; a shadow run's stand-ins are marked); exit 1 if any differs",
+      "how two runs' results differ, step by step (a shadow run against a real one, two models; a shadow run's stand-ins are marked); exit 1 if any differs. With --files: what each step of one run changed in its workspace",
+    )
+    .option(
+      '--files',
+      'baton diff <run> --files [<step>]: the files each checkpointed step (checkpoint: workspace) added, changed and removed, with a unified diff of text files',
     )
     .addOption(json())
     .action(act(async () => (await import('./commands/diff.js')).diffCommand));

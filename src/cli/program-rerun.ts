@@ -18,6 +18,10 @@ export function registerRerunCommands(program: Command, act: Act): void {
       'forget the effects (ctx.effect) the rerun steps recorded, so they happen again; needed for unsafe steps',
     )
     .option('--by <name>', 'who asks, recorded on the timeline (default: the OS user)')
+    .option(
+      '--keep-files',
+      'leave the workspace as it is (default, when the step was checkpointed: its files are put back as they were before it)',
+    )
     .addOption(json())
     .addHelpText(
       'after',
@@ -26,6 +30,10 @@ Works on a run that succeeded, is blocked or is still running (a running step of
 stopped first, and starts again once its old attempt ended). Earlier attempts stay in the history;
 attempt numbers continue. A cancelled run is never rerun: fork it (baton fork). Nothing runs until
 baton check or baton worker drives the run.
+
+With checkpoint: workspace in the plan, the workspace first goes back to how it was before the
+step (files the old steps wrote are gone); that is refused while the run is still running
+(--keep-files reruns it on the files as they are).
 
 Example:
   baton rerun daily-20261012 --from analyze     # analyze, then report and send, run again
@@ -45,6 +53,10 @@ Example:
     .option('-i, --input <name=value...>', "an input that changes, repeatable (the others are the old run's)")
     .option('--id <run-id>', "the new run's id (default: <run>-fork-<random>)")
     .option(
+      '--keep-files',
+      "copy the old run's workspace as it ended (default, when the step was checkpointed: as it was before the step)",
+    )
+    .option(
       '--workspace <dir>',
       "folder the new run works in, used as it is (default: a copy of the old run's workspace under <home>/workspaces/<new id>)",
     )
@@ -63,4 +75,25 @@ Example:
   baton check`,
     )
     .action(act(async () => (await import('./commands/fork.js')).forkCommand));
+  program
+    .command('rollback <run> <step>')
+    .description(
+      "put a run's workspace back as it was before a step (checkpoint: workspace); the steps keep their state",
+    )
+    .option('--by <name>', 'who asks, recorded on the timeline (default: the OS user)')
+    .addOption(json())
+    .addHelpText(
+      'after',
+      `
+Refused while the run is running or awaiting approval: a step could start in a half-restored
+folder. Safe against a crash at any instant: the next rollback, rerun, diff --files, check or
+worker finishes or undoes an interrupted one, so the folder holds one recorded tree, never a mix.
+baton diff <run> --files shows what each step changed; a rollback can itself be undone with the
+tree it names (the timeline keeps both).
+
+Example:
+  baton rollback daily-20261012 report     # the workspace as it was before report ran
+  baton diff daily-20261012 --files report`,
+    )
+    .action(act(async () => (await import('./commands/rollback.js')).rollbackCommand));
 }

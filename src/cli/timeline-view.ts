@@ -144,6 +144,13 @@ function describeEvent(event: StoredEvent, starts: Map<string, number>): { what:
           : `agent session ${event.sessionId}${event.reason ? `, not resumed: ${event.reason}` : ''}`,
         took: '',
       };
+    case 'step.checkpoint':
+      return { what: `workspace recorded ${event.phase} the attempt (${event.tree.slice(0, 12)})`, took: '' };
+    case 'run.files_restored':
+      return {
+        what: `workspace put back as before ${event.stepId} (${event.cause}, asked by ${event.by})`,
+        took: '',
+      };
     case 'tool.failed':
       return { what: `tool ${event.tool} failed (${event.code})`, took: '' };
     default:

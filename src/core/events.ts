@@ -130,6 +130,24 @@ export type BatonEvent =
       resumed: boolean;
       reason?: string;
     }
+  /**
+   * The run's workspace was recorded (`checkpoint: workspace`) as git tree `tree` in the home's
+   * private checkpoint store: `before` an attempt of an agent step starts, `after` it ended.
+   */
+  | { type: 'step.checkpoint'; stepId: string; attempt: number; phase: 'before' | 'after'; tree: string }
+  /**
+   * The workspace was put back as it was before `stepId` (tree `tree`), by `baton rerun --from`,
+   * `fork --from` or `rollback` (`cause`), asked by `by`; `previous`: the tree it held before (a
+   * fork's fresh copy has none).
+   */
+  | {
+      type: 'run.files_restored';
+      stepId: string;
+      tree: string;
+      previous?: string;
+      cause: 'rerun' | 'rollback' | 'fork';
+      by: string;
+    }
   /** A human supplied the outcome of a blocked step (`baton resolve`). */
   | { type: 'step.resolved'; stepId: string }
   | { type: 'step.cancelled'; stepId: string }

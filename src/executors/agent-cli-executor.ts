@@ -7,6 +7,7 @@ import { stallingEvent } from '../core/stall-message.js';
 import { unknownIfUnsafe } from '../core/unsafe-outcome.js';
 import { runAgentAttempt } from './agent-attempt.js';
 import { attemptSession } from './agent-session.js';
+import { betweenCheckpoints } from './attempt-checkpoint.js';
 import { renderStepText } from './render-step-text.js';
 import { probeSandbox, type SandboxSpec } from './sandbox.js';
 import {
@@ -46,7 +47,13 @@ export interface AgentCliExecutorOptions {
 export class AgentCliExecutor implements StepExecutor {
   constructor(private readonly options: AgentCliExecutorOptions = {}) {}
 
-  async execute(context: ExecutionContext): Promise<AttemptResult> {
+  execute(context: ExecutionContext): Promise<AttemptResult> {
+    // The home (its store and attempt logs) is never part of the workspace's checkpoint.
+    const hidden = [context.home, ...(this.options.hiddenPaths ?? [])].flatMap(bothSpellings);
+    return betweenCheckpoints(context, hidden, () => this.attempt(context));
+  }
+
+  private async attempt(context: ExecutionContext): Promise<AttemptResult> {
     const { claim } = context;
     const agent = claim.step.agent ?? this.options.defaultAgent;
     if (!agent) {

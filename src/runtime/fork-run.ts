@@ -1,13 +1,17 @@
 import { cpSync, existsSync, mkdirSync, readdirSync, realpathSync, rmSync } from 'node:fs';
 import { isAbsolute, join, relative, resolve, sep } from 'node:path';
+import { planStep } from '../core/draft.js';
 import { BatonError, runNotFound } from '../core/errors.js';
 import { declaredPlan, forkKeptSteps, forkPoint } from '../core/fork.js';
+import { CHECKPOINT_ALWAYS_EXCLUDED } from '../core/plan/normalize-checkpoint.js';
 import type { AgentSpec, Plan } from '../core/plan/types.js';
 import { FINAL_RUN_STATUSES } from '../core/run-state.js';
 import { ulid } from '../core/ulid.js';
 import { prepareRun } from '../engine/start-run.js';
 import type { TrustedPrograms } from '../executors/trusted-programs.js';
+import { restoreWorkspace } from '../executors/workspace-checkpoints.js';
 import type { RunSummary, Store } from '../store/store.js';
+import { checkpointOfStep } from './workspace-restore.js';
 
 /** What `baton fork`, `Baton.fork` and the console's fork button ask for. */
 export interface ForkRunOptions {
@@ -34,6 +38,13 @@ export interface ForkRunOptions {
   trust?: TrustedPrograms | (() => TrustedPrograms);
   defaultAgent?: AgentSpec;
   now?: number;
+  /**
+   * Copy the old workspace as it ended. Default: when the step was checkpointed, the copy is put
+   * back as the files were before it (a given `workspace` is always used as it is).
+   */
+  keepFiles?: boolean;
+  /** Who asks, recorded on the new run's `run.files_restored` event. */
+  by?: string;
 }
 
 /** A stored fork: the new run, what it kept, and where it works. */
@@ -45,6 +56,8 @@ export interface ForkedRun {
   workspace: string;
   /** The old run's workspace when the new one is a copy of it. */
   copiedFrom: string | null;
+  /** The copy was put back as the files were before this step (its checkpoint); null: as they ended. */
+  filesRestoredBefore: string | null;
 }
 
 /**
@@ -88,8 +101,28 @@ export async function forkRun(store: Store, options: ForkRunOptions): Promise<Fo
     });
     const kept = forkKeptSteps(old, prepared.plan, options.from, options.planPath ?? `plan ${base.name}`);
     const copiedFrom = given ? null : copyWorkspace(old.workspace, prepared.workspace, options.batonHome);
+    // The copy goes back to the files as they were before `from`, while no run works in it yet.
+    const checkpoint =
+      copiedFrom === null || options.keepFiles === true ? null : await checkpointOfStep(store, old, from);
+    if (checkpoint) {
+      const exclude = planStep(old.plan, from).checkpoint?.exclude ?? [...CHECKPOINT_ALWAYS_EXCLUDED];
+      const place = { home: options.batonHome, runId: newRunId, workspace: prepared.workspace, exclude };
+      await restoreWorkspace({ ...place, hidden: [options.batonHome] }, checkpoint.tree);
+    }
     const summary = await store.createRun({ ...prepared, keptSteps: kept });
-    return { summary, from, kept: kept.map((k) => k.stepId), workspace: prepared.workspace, copiedFrom };
+    if (checkpoint) {
+      const restored = { stepId: checkpoint.stepId, tree: checkpoint.tree };
+      const event = { type: 'run.files_restored' as const, ...restored, cause: 'fork' as const };
+      await store.appendEvents(newRunId, [{ ...event, by: options.by ?? 'baton fork' }], now);
+    }
+    return {
+      summary,
+      from,
+      kept: kept.map((k) => k.stepId),
+      workspace: prepared.workspace,
+      copiedFrom,
+      filesRestoredBefore: checkpoint ? from : null,
+    };
   } catch (error) {
     if (!given && created) rmSync(workspace, { recursive: true, force: true });
     throw error;

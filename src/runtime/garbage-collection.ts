@@ -1,14 +1,15 @@
 import { readdir, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { redactValue } from '../core/redact.js';
+import { forgetCheckpoints, pruneCheckpoints } from '../executors/workspace-checkpoints.js';
 import type { CommandContext } from './commands/context.js';
 import { planSecrets } from './plan-secrets.js';
 
 /**
- * `baton gc`: runs that finished before a time removed (their steps, events, attempts and logs), a
- * batch at a time, then every result artifact no stored step references any more; the freed space
- * given back (see Store.vacuum). It deletes what the store holds as it is (`ctx.unmasked`: a run's
- * id is its key); the ids it reports are masked as every answer is.
+ * `baton gc`: runs that finished before a time removed (their steps, events, attempts, logs and
+ * workspace checkpoints), a batch at a time, then every result artifact no stored step references
+ * any more; the freed space given back (see Store.vacuum). It deletes what the store holds as it
+ * is (`ctx.unmasked`: a run's id is its key); the ids it reports are masked as every answer is.
  */
 
 /** An artifact younger than this may belong to a step that has not committed yet: never removed. */
@@ -34,6 +35,8 @@ export interface Collected {
   bytesFreed: number;
   dryRun: boolean;
   vacuumed: boolean;
+  /** Removed runs whose workspace checkpoints (`checkpoint: workspace`) were dropped with them. */
+  checkpointRuns: number;
 }
 
 /** Removes old finished runs and unreferenced artifacts (see above). */
@@ -44,6 +47,7 @@ export async function collectGarbage(ctx: CommandContext, request: CollectReques
   const processSecrets = planSecrets(ctx);
   const before = ctx.now() - request.olderThanMs;
   let runs = 0;
+  let checkpointRuns = 0;
   let afterId: string | undefined;
   for (;;) {
     const ids = await store.deleteFinishedRuns(before, { dryRun, limit: GC_BATCH_RUNS, afterId });
@@ -51,6 +55,7 @@ export async function collectGarbage(ctx: CommandContext, request: CollectReques
       await Promise.all(
         ids.map((runId) => rm(join(ctx.home, 'runs', runId), { recursive: true, force: true })),
       );
+      checkpointRuns += await forgetCheckpoints(ctx.home, ids);
     }
     request.onRuns?.(redactValue(ids, processSecrets));
     runs += ids.length;
@@ -66,8 +71,9 @@ export async function collectGarbage(ctx: CommandContext, request: CollectReques
     artifactsRemoved++;
     bytesFreed += file.size;
   }
+  if (checkpointRuns > 0) await pruneCheckpoints(ctx.home);
   if (!dryRun) await store.vacuum({ full: vacuumed });
-  return { runs, artifactsRemoved, bytesFreed, dryRun, vacuumed };
+  return { runs, artifactsRemoved, bytesFreed, dryRun, vacuumed, checkpointRuns };
 }
 
 async function artifactFiles(

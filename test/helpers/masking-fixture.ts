@@ -2,14 +2,17 @@
  * Secrets of every kind, planted IN CLEAR in a store (as a process that lacked them, or data given
  * before masking, would have left them): run inputs, plan texts, a step's summary and result, a
  * blocked step's message, a waiting step's prompt, an event's note, an attempt's log, a schedule's
- * inputs and plan. Every door that reads them with the secrets in its environment must mask them.
+ * inputs and plan, a file a step wrote (in its workspace checkpoint). Every door that reads them
+ * with the secrets in its environment must mask them.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { validatePlanObject } from '../../src/core/plan/parse.js';
 import { prepareRun } from '../../src/engine/start-run.js';
+import { snapshotWorkspace } from '../../src/executors/workspace-checkpoints.js';
 import type { Completion, Store } from '../../src/store/store.js';
 import { agentCommand, fixture } from './cli.js';
+import { gitAvailable } from './git.js';
 
 /** A value of each kind the masking boundary must know. */
 export const PLANTED = {
@@ -141,13 +144,32 @@ export async function plantSecrets(store: Store, home: string, dir: string): Pro
     1300,
   );
 
+  // Its own workspace, checkpointed before and after step a, which wrote the secrets to a file.
+  const doneWorkspace = join(dir, 'workspace-done');
+  mkdirSync(doneWorkspace, { recursive: true });
   const done = prepareRun({
     plan: plan('masked-done', [{ id: 'a', instruction: `Echo ${ALL_SECRETS_TEXT}` }]),
     runId: IDS.done,
     ...common,
+    workspace: doneWorkspace,
     now: 2000,
   });
   await store.createRun(done);
+  if (gitAvailable()) {
+    const place = { home, runId: IDS.done, workspace: doneWorkspace, exclude: ['.git/'], hidden: [home] };
+    const before = await snapshotWorkspace(place);
+    writeFileSync(join(doneWorkspace, 'report.md'), `the agent wrote ${ALL_SECRETS_TEXT}\n`);
+    const after = await snapshotWorkspace(place);
+    const checkpoint = { type: 'step.checkpoint', stepId: 'a', attempt: 1 } as const;
+    await store.appendEvents(
+      IDS.done,
+      [
+        { ...checkpoint, phase: 'before', tree: before },
+        { ...checkpoint, phase: 'after', tree: after },
+      ],
+      2050,
+    );
+  }
   const claim = await store.cycle({
     owner: 'planter',
     now: 2000,

@@ -1,3 +1,4 @@
+import { BatonError } from '../../core/errors.js';
 import type { StoredEvent } from '../../core/events.js';
 import type { StepResult } from '../../core/run-state.js';
 import type { CommandContext } from '../../runtime/commands/context.js';
@@ -94,7 +95,18 @@ function resultText(result: StepResult | undefined): string | null {
  * shadow run is marked as such, and so are its steps whose result or effects were stood in for; a
  * fork (`baton fork`) says which run and step it came from.
  */
-export async function diffCommand(runIdA: string, runIdB: string, options: GlobalOptions): Promise<number> {
+export async function diffCommand(
+  runIdA: string,
+  runIdB: string | undefined,
+  options: GlobalOptions & { files?: boolean },
+): Promise<number> {
+  if (options.files) return (await import('./diff-files.js')).diffFilesCommand(runIdA, runIdB, options);
+  if (runIdB === undefined) {
+    throw new BatonError(
+      'INVALID_ARGUMENT',
+      'baton diff needs two runs (baton diff <runA> <runB>), or one run with --files (baton diff <run> --files [<step>])',
+    );
+  }
   return withCommandContext(options, async (ctx) => {
     const sideA = await loadSide(ctx, runIdA);
     const sideB = await loadSide(ctx, runIdB);

@@ -14,6 +14,7 @@ interface ForkOptions extends GlobalOptions {
   workspace?: string;
   allowWorkspace?: string;
   agent?: string;
+  keepFiles?: boolean;
 }
 
 /**
@@ -34,13 +35,19 @@ export async function forkCommand(runId: string, options: ForkOptions): Promise<
       ...(options.workspace ? { workspace: options.workspace } : {}),
       ...(options.allowWorkspace ? { allowWorkspace: options.allowWorkspace } : {}),
       ...(options.agent ? { agent: options.agent } : {}),
+      keepFiles: options.keepFiles === true,
     });
     const id = fork.summary.id;
     if (options.json) {
       printJson({ ...fork.summary, forkedFrom: { runId, stepId: fork.from }, ...fork });
       return EXIT.ok;
     }
-    const workspace = fork.copiedFrom ? `${fork.workspace} (a copy of ${fork.copiedFrom})` : fork.workspace;
+    const restored = fork.filesRestoredBefore
+      ? `, its files as they were before ${fork.filesRestoredBefore}`
+      : '';
+    const workspace = fork.copiedFrom
+      ? `${fork.workspace} (a copy of ${fork.copiedFrom}${restored})`
+      : fork.workspace;
     const lines = [
       `run ${id} forked from run ${runId} at step ${fork.from}`,
       `kept from ${runId}: ${fork.kept.length > 0 ? fork.kept.join(', ') : 'nothing'}`,

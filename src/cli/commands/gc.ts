@@ -27,12 +27,12 @@ export async function gcCommand(
       ...(report ? { onRuns: (ids: readonly string[]) => report.runs(ids) } : {}),
     }),
   );
-  const { runs, artifactsRemoved, bytesFreed, dryRun, vacuumed } = done;
-  if (report) report.end({ artifactsRemoved, bytesFreed, dryRun, vacuumed });
+  const { runs, artifactsRemoved, bytesFreed, dryRun, vacuumed, checkpointRuns } = done;
+  if (report) report.end({ artifactsRemoved, bytesFreed, dryRun, vacuumed, checkpointRuns });
   else {
     const verb = dryRun ? 'would remove' : 'removed';
     process.stdout.write(
-      `${verb} ${runs} finished run(s) and ${artifactsRemoved} unreferenced artifact(s) (${bytesFreed} bytes)${vacuumed ? '; database vacuumed' : ''}\n`,
+      `${verb} ${runs} finished run(s) and ${artifactsRemoved} unreferenced artifact(s) (${bytesFreed} bytes)${checkpointRuns > 0 ? `; the workspace checkpoints of ${checkpointRuns} of them` : ''}${vacuumed ? '; database vacuumed' : ''}\n`,
     );
   }
   return EXIT.ok;

@@ -9,6 +9,7 @@ interface RerunOptions extends GlobalOptions {
   only?: boolean;
   redoEffects?: boolean;
   by?: string;
+  keepFiles?: boolean;
 }
 
 /**
@@ -23,6 +24,7 @@ export async function rerunCommand(runId: string, options: RerunOptions): Promis
       only: options.only === true,
       redoEffects: options.redoEffects === true,
       ...(options.by === undefined ? {} : { by: options.by }),
+      keepFiles: options.keepFiles === true,
     });
     const { steps, stale } = summary.rerun;
     if (options.json) {
@@ -35,6 +37,11 @@ export async function rerunCommand(runId: string, options: RerunOptions): Promis
       lines.push(
         `kept, resting on an older result of ${options.from}: ${stale.join(', ')} (baton rerun ${runId} --from ${stale[0]} brings them up to date)`,
       );
+    if (summary.filesRestored)
+      lines.push(
+        `files: put back as they were before ${summary.filesRestored.stepId} (baton diff ${runId} --files shows what each step changed)`,
+      );
+    else if (summary.filesKept) lines.push(`files: ${summary.filesKept}`);
     if (!options.redoEffects) lines.push('effects already recorded (ctx.effect) are not repeated');
     lines.push(`run is ${summary.status} (baton check or baton worker drives it)`);
     process.stdout.write(`${lines.join('\n')}\n`);

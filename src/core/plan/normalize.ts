@@ -4,6 +4,7 @@ import { checkWhens } from './check-when.js';
 import { parseDurationMs } from './duration.js';
 import { checkDependsOn, findCycles, SuggestionBudget } from './graph.js';
 import { formatIssuePath, PlanInvalidError, type PlanIssue, stepPathNames } from './issues.js';
+import { normalizeCheckpoint } from './normalize-checkpoint.js';
 import { normalizeWait } from './normalize-wait.js';
 import { checkPlanTemplates } from './plan-templates.js';
 import { normalizeResultFields } from './result-fields.js';
@@ -35,6 +36,7 @@ interface StepDefaults {
   delayBeforeMs: string | number;
   flowKey: string | undefined;
   sandbox: PlanFileStep['sandbox'];
+  checkpoint: PlanFileStep['checkpoint'];
 }
 
 /**
@@ -63,6 +65,7 @@ export function normalizePlan(file: PlanFile, fileName: string): Plan {
     delayBeforeMs: file.defaults?.delayBeforeMs ?? 0,
     flowKey: file.defaults?.flowKey,
     sandbox: file.defaults?.sandbox,
+    checkpoint: file.defaults?.checkpoint,
   };
   const steps = file.steps.map((step, index) => normalizeStep(step, defaults, pathOf(index), issues));
 
@@ -191,6 +194,7 @@ function normalizeStep(
     ...(step.budget === undefined ? {} : { budget: normalizeBudget(step.budget, `${path}.budget`) }),
     ...(flowKey === undefined ? {} : { flowKey }),
     ...(confined ? { sandbox: 'workspace' as const } : {}),
+    ...normalizeCheckpoint(step.checkpoint, defaults.checkpoint, runsAgent, path, issues),
     ...(step.shadowResult === undefined ? {} : { shadowResult: structuredClone(step.shadowResult) }),
     ...(step.fallback === undefined
       ? {}

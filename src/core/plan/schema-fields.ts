@@ -106,3 +106,41 @@ export const argvElementSchema = z
     const code = firstControlCharacter(arg);
     if (code !== undefined) ctx.addIssue({ code: 'custom', message: controlCharacterProblem(code) });
   });
+
+/** One `checkpoint.exclude` pattern: relative, gitignore-like, no `..` or control characters. */
+const excludePatternSchema = z
+  .string({ error: (issue) => `expected a pattern (a string), got ${describeValue(issue.input)}` })
+  .min(1, { error: 'an empty pattern excludes nothing: remove it' })
+  .max(200, { error: 'a pattern is at most 200 characters' })
+  .refine((pattern) => firstControlCharacter(pattern) === undefined, {
+    error: 'contains a control character: a path pattern cannot hold one; remove it',
+  })
+  .refine((pattern) => !pattern.split('/').includes('..'), {
+    error: (issue) => `${describeValue(issue.input)} leaves the workspace: a pattern names paths inside it`,
+  });
+
+/** `checkpoint:` of a step or of `defaults`: workspace, none, or { exclude: [...] } (workspace with more left out). */
+export function checkpointSchema(description: string) {
+  return z
+    .union(
+      [
+        z.enum(['workspace', 'none']),
+        strictObject(
+          {
+            exclude: z
+              .array(excludePatternSchema)
+              .max(100, { error: 'at most 100 exclude patterns' })
+              .describe(
+                'gitignore-like patterns left out of the checkpoint besides .git/ and node_modules/: node_modules/ (a folder anywhere), *.log, /build (at the top only).',
+              ),
+          },
+          'checkpoint: workspace, none or { exclude: [...] }',
+        ),
+      ],
+      {
+        error: (issue) =>
+          `${describeValue(issue.input)} is not allowed: use workspace, none or { exclude: [patterns] }`,
+      },
+    )
+    .describe(description);
+}

@@ -6,6 +6,7 @@ import { hookUrlProblem } from '../hooks.js';
 import { STORE_SECRET_ENV } from '../run-secrets.js';
 import {
   argvElementSchema,
+  checkpointSchema,
   durationSchema,
   flowKeySchema,
   idSchema,
@@ -311,6 +312,9 @@ const stepSchema = strictObject(
     sandbox: sandboxSchema(
       "Confinement of this step's agent (and agent fallback): workspace runs it under bubblewrap (the workspace and the CLI's own config folders writable, a private /tmp, everything else read-only, the Baton home hidden; network kept), none runs it unconfined. Default: defaults.sandbox, else none. Refused where bubblewrap cannot run (baton agents says why).",
     ).optional(),
+    checkpoint: checkpointSchema(
+      "Agent steps: workspace records the workspace's files before each attempt (and after it) in a private store under the Baton home, so that rerun and fork --from this step, and rollback, put them back as they were before it; none records nothing; { exclude: [...] } is workspace with more left out. .git/ and node_modules/ are always left out. Default: defaults.checkpoint, else none.",
+    ).optional(),
     shadowResult: jsonValueSchema
       .optional()
       .describe(
@@ -366,8 +370,11 @@ const defaultsSchema = strictObject(
     sandbox: sandboxSchema(
       'Confinement of every agent step that does not set its own: workspace or none. Default none.',
     ).optional(),
+    checkpoint: checkpointSchema(
+      'Workspace checkpoints of every agent step that does not set its own: workspace, none or { exclude: [...] }. Default none.',
+    ).optional(),
   },
-  'defaults: { agent?, retry?, timeoutMs?, delayBeforeMs?, flowKey?, sandbox? }',
+  'defaults: { agent?, retry?, timeoutMs?, delayBeforeMs?, flowKey?, sandbox?, checkpoint? }',
 ).describe('Applied to every step that does not set the field itself.');
 
 const limitsSchema = strictObject(

@@ -197,6 +197,12 @@ export interface PlanStep {
    * without it keep their hash.
    */
   sandbox?: 'workspace';
+  /**
+   * Workspace checkpoints (`checkpoint:` of the step, else of `defaults`), agent steps only: the
+   * patterns left out, `.git/` and `node_modules/` first. Absent: none (the key is left out so
+   * that plans without it keep their hash).
+   */
+  checkpoint?: { exclude: string[] };
   /** In a shadow run, what this step (if it has a side effect) passes on instead of running. */
   shadowResult?: unknown;
   retry: RetryPolicy;

@@ -1,9 +1,11 @@
+import { runNotFound } from '../../core/errors.js';
 import type { Plan } from '../../core/plan/types.js';
 import { trustedPrograms } from '../../executors/trusted-programs.js';
 import type { RerunSummary } from '../../store/store.js';
 import { type ForkedRun, forkRun as storeFork } from '../fork-run.js';
 import { defaultAgent } from '../settings.js';
 import { decidedBy } from '../wait-inputs.js';
+import { checkpointOfStep, type FilesRestored, restoreRunFiles } from '../workspace-restore.js';
 import type { CommandContext } from './context.js';
 
 /** Doing part of a run again, the same for every front door (`baton rerun` and `fork`, `Baton`, the console, MCP). */
@@ -18,22 +20,68 @@ export interface RerunRequest {
   redoEffects?: boolean;
   /** Who asks, recorded on the timeline; default the OS user. */
   by?: string;
+  /**
+   * Leave the workspace as it is. Default: when the step's attempts were checkpointed
+   * (`checkpoint: workspace`), its files are put back as they were before it first.
+   */
+  keepFiles?: boolean;
 }
 
-/** `baton rerun <run> --from <step>`: the step and the steps after it run again, in one transaction. */
-export async function rerunRun(ctx: CommandContext, request: RerunRequest): Promise<RerunSummary> {
-  const summary = await ctx.store.rerunFrom(
-    request.runId,
-    {
-      from: request.from,
-      only: request.only === true,
-      redoEffects: request.redoEffects === true,
-      by: decidedBy(request.by),
-    },
-    ctx.now(),
-  );
+/** A rerun, with what became of the workspace. */
+export interface RerunAnswer extends RerunSummary {
+  /** The files put back as they were before `stepId`; null: left as they are (`filesKept` says why). */
+  filesRestored: FilesRestored | null;
+  filesKept: string | null;
+}
+
+/**
+ * `baton rerun <run> --from <step>`: the step and the steps after it run again, in one transaction;
+ * first, unless `keepFiles`, the workspace goes back to its checkpoint before the step
+ * (runtime/workspace-restore.ts: refused while the run may start a step, safe against a crash).
+ */
+export async function rerunRun(ctx: CommandContext, request: RerunRequest): Promise<RerunAnswer> {
+  const by = decidedBy(request.by);
+  const rerun = () =>
+    ctx.store.rerunFrom(
+      request.runId,
+      { from: request.from, only: request.only === true, redoEffects: request.redoEffects === true, by },
+      ctx.now(),
+    );
+  let filesKept: string | null = 'kept as they are (--keep-files)';
+  let filesRestored: FilesRestored | null = null;
+  let summary: RerunSummary | undefined;
+  if (request.keepFiles !== true) {
+    const run = await ctx.unmasked.getRun(request.runId);
+    if (!run) throw runNotFound(request.runId);
+    const checkpoint = await checkpointOfStep(ctx.unmasked, run, request.from);
+    // A step that is not checkpointed keeps the files without a word (as before checkpoints).
+    const checkpointed = run.plan.steps.some((step) => step.checkpoint !== undefined);
+    filesKept =
+      checkpoint || !checkpointed
+        ? null
+        : `kept as they are: no checkpoint was recorded before ${request.from}`;
+    if (checkpoint) {
+      filesRestored = await restoreRunFiles(
+        ctx.unmasked,
+        ctx.home,
+        run,
+        checkpoint,
+        'rerun',
+        '--keep-files',
+        async (restored) => {
+          summary = await rerun();
+          await ctx.unmasked.appendEvents(
+            run.id,
+            [{ type: 'run.files_restored', ...restored, cause: 'rerun', by }],
+            ctx.now(),
+          );
+        },
+      );
+    }
+  }
+  summary ??= await rerun();
   ctx.nudge();
-  return summary;
+  return { ...summary, filesRestored, filesKept };
 }
 
 export interface ForkRequest {
@@ -51,6 +99,10 @@ export interface ForkRequest {
   allowWorkspace?: string;
   /** The agent of steps whose plan sets none (`--agent`); default BATON_AGENT_CMD. */
   agent?: string;
+  /** Copy the old workspace as it ended, not as it was before `from` (its checkpoint). */
+  keepFiles?: boolean;
+  /** Who asks, recorded on the timeline; default the OS user. */
+  by?: string;
 }
 
 /**
@@ -69,6 +121,8 @@ export async function forkRun(ctx: CommandContext, request: ForkRequest): Promis
     ...(request.workspace ? { workspace: request.workspace } : {}),
     ...(request.allowWorkspace ? { allowWorkspace: request.allowWorkspace } : {}),
     ...(agent ? { defaultAgent: agent } : {}),
+    keepFiles: request.keepFiles === true,
+    by: decidedBy(request.by),
     batonHome: ctx.home,
     trust: () => trustedPrograms(ctx.home, ctx.env),
     now: ctx.now(),

@@ -1,0 +1,282 @@
+import { execFile, spawn } from 'node:child_process';
+import { chmodSync, copyFileSync, existsSync, mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { isAbsolute, join, relative, sep } from 'node:path';
+import { promisify } from 'node:util';
+import { BatonError } from '../core/errors.js';
+
+/**
+ * Workspace checkpoints (`checkpoint: workspace`): the files of a run's workspace recorded as a git
+ * tree in a private object store under the Baton home (`<home>/checkpoints.git`), never the user's
+ * own repository, through the git program (measured: an unchanged 10,000-file tree is a stat walk
+ * against a per-run index, tens of ms). Each tree is kept reachable by a ref under
+ * `refs/baton/<run, hex>/` so that `baton gc` can drop a run's trees and nothing else. The user's
+ * configuration, attributes and filters are ignored: a checkpoint holds the bytes as they are.
+ */
+
+const run = promisify(execFile);
+
+/** Where a run's workspace is checkpointed, and what is left out. */
+export interface CheckpointPlace {
+  home: string;
+  runId: string;
+  workspace: string;
+  /** gitignore-like patterns (`node_modules/`, `*.log`, `/build`), relative to the workspace. */
+  exclude: readonly string[];
+  /** Folders never recorded (the Baton home, a database kept beside it) when inside the workspace. */
+  hidden?: readonly string[];
+}
+
+/** One file a step added, changed or removed. */
+export interface FileChange {
+  path: string;
+  change: 'added' | 'changed' | 'removed';
+}
+
+const EMPTY_TREE = '4b825dc642cb6eb9a060e54bf8d69288fbee4904';
+
+/** The private object store of a home, made on first use (0700). */
+export function checkpointRepo(home: string): string {
+  return join(home, 'checkpoints.git');
+}
+
+function indexFolder(home: string): string {
+  return join(home, 'checkpoints');
+}
+
+/** The run's own index file: the stat cache that makes an unchanged workspace cheap to record again. */
+function runIndex(home: string, runId: string): string {
+  return join(indexFolder(home), `${Buffer.from(runId).toString('hex')}.index`);
+}
+
+function runRefs(runId: string): string {
+  return `refs/baton/${Buffer.from(runId).toString('hex')}/`;
+}
+
+/** git with only our repository's settings: no user or system config, attributes or filters. */
+function gitEnv(home: string, extra: Record<string, string> = {}): NodeJS.ProcessEnv {
+  return {
+    PATH: process.env.PATH ?? '/usr/bin:/bin',
+    GIT_DIR: checkpointRepo(home),
+    GIT_CONFIG_NOSYSTEM: '1',
+    GIT_CONFIG_GLOBAL: '/dev/null',
+    GIT_TERMINAL_PROMPT: '0',
+    GIT_OPTIONAL_LOCKS: '0',
+    LC_ALL: 'C',
+    ...extra,
+  };
+}
+
+async function git(
+  home: string,
+  args: readonly string[],
+  options: { cwd?: string; env?: Record<string, string>; maxBuffer?: number } = {},
+): Promise<string> {
+  try {
+    const { stdout } = await run('git', ['-c', 'core.quotePath=false', ...args], {
+      env: gitEnv(home, options.env),
+      ...(options.cwd ? { cwd: options.cwd } : {}),
+      maxBuffer: options.maxBuffer ?? 64 * 1024 * 1024,
+      encoding: 'utf8',
+    });
+    return stdout;
+  } catch (error) {
+    const failure = error as NodeJS.ErrnoException & { stderr?: string };
+    if (failure.code === 'ENOENT') {
+      throw new BatonError(
+        'INVALID_ARGUMENT',
+        'checkpoint: workspace needs the git program, and none is on PATH: install git, or set checkpoint: none',
+      );
+    }
+    const said = (failure.stderr ?? failure.message).trim().split('\n').slice(-3).join('; ');
+    throw new BatonError('INVALID_ARGUMENT', `checkpoint: git ${args[0]} failed: ${said.slice(0, 500)}`);
+  }
+}
+
+/** Makes the private repository once: bare, 0700, attributes that keep every byte as it is. */
+async function ensureRepo(home: string): Promise<void> {
+  const repo = checkpointRepo(home);
+  if (existsSync(join(repo, 'info', 'attributes'))) return;
+  mkdirSync(repo, { recursive: true, mode: 0o700 });
+  chmodSync(repo, 0o700);
+  await git(home, ['init', '--bare', '--quiet']);
+  mkdirSync(join(repo, 'info'), { recursive: true });
+  // Highest precedence: a workspace's own .gitattributes cannot turn on line-ending conversion,
+  // filters or encodings, so a restore writes back exactly what was recorded.
+  writeFileSync(join(repo, 'info', 'attributes'), '* -text -eol -filter -ident -working-tree-encoding\n');
+  mkdirSync(indexFolder(home), { recursive: true, mode: 0o700 });
+}
+
+/** The pathspecs that leave out `exclude` and the hidden folders inside the workspace. */
+export function excludePathspecs(place: CheckpointPlace): string[] {
+  const specs: string[] = [];
+  for (const raw of place.exclude) {
+    const dirOnly = raw.endsWith('/');
+    const pattern = raw.replace(/^\/+/, '').replace(/\/+$/, '');
+    if (pattern === '') continue;
+    const anchored = raw.startsWith('/') || pattern.includes('/');
+    const base = anchored ? pattern : `**/${pattern}`;
+    specs.push(`:(exclude,glob)${base}/**`);
+    if (!dirOnly) specs.push(`:(exclude,glob)${base}`);
+  }
+  for (const folder of place.hidden ?? []) {
+    const rel = relative(place.workspace, folder);
+    if (rel === '' || rel === '..' || rel.startsWith(`..${sep}`) || isAbsolute(rel)) continue;
+    specs.push(`:(exclude,literal)${rel.split(sep).join('/')}`);
+  }
+  return specs;
+}
+
+/**
+ * Runs `work` with a private copy of the run's index, then keeps the copy as the run's index: two
+ * steps of a run checkpointing at once never meet on a lock (the later copy wins; it is a cache).
+ */
+async function withRunIndex<T>(place: CheckpointPlace, work: (index: string) => Promise<T>): Promise<T> {
+  const index = runIndex(place.home, place.runId);
+  const own = `${index}.${process.pid}.${Math.random().toString(36).slice(2)}`;
+  if (existsSync(index)) copyFileSync(index, own);
+  try {
+    const result = await work(own);
+    renameSync(own, index);
+    return result;
+  } finally {
+    rmSync(own, { force: true });
+    rmSync(`${own}.lock`, { force: true });
+  }
+}
+
+/** Brings `index` up to the workspace as it is now (`add -A`), and returns the tree it records. */
+async function recordInto(place: CheckpointPlace, index: string): Promise<string> {
+  const env = { GIT_INDEX_FILE: index, GIT_WORK_TREE: place.workspace };
+  // -f: the workspace's own .gitignore does not decide what a checkpoint holds; `exclude` does.
+  await git(place.home, ['add', '-A', '-f', '--', '.', ...excludePathspecs(place)], {
+    cwd: place.workspace,
+    env,
+  });
+  return (await git(place.home, ['write-tree'], { cwd: place.workspace, env })).trim();
+}
+
+/** Records the workspace as it is now; returns its tree id, kept until the run's checkpoints are dropped. */
+export async function snapshotWorkspace(place: CheckpointPlace): Promise<string> {
+  await ensureRepo(place.home);
+  mkdirSync(place.workspace, { recursive: true });
+  const tree = await withRunIndex(place, (index) => recordInto(place, index));
+  await git(place.home, ['update-ref', `${runRefs(place.runId)}${tree}`, tree]);
+  return tree;
+}
+
+/**
+ * Makes the workspace hold exactly `tree` (excluded and hidden paths untouched): files it lacks are
+ * written, files it does not hold are removed. Idempotent, so an interrupted restore is finished by
+ * running it again (see runtime/workspace-restore.ts for the journal that does).
+ */
+export async function restoreWorkspace(place: CheckpointPlace, tree: string): Promise<void> {
+  await ensureRepo(place.home);
+  mkdirSync(place.workspace, { recursive: true });
+  await withRunIndex(place, async (index) => {
+    // The index first learns what is there now (an interrupted restore left a mix), then
+    // read-tree moves the files from that to `tree`.
+    await recordInto(place, index);
+    const env = { GIT_INDEX_FILE: index, GIT_WORK_TREE: place.workspace };
+    await git(place.home, ['read-tree', '--reset', '-u', tree], { cwd: place.workspace, env });
+  });
+}
+
+/** What changed from tree `before` to tree `after` (null: an empty workspace), path by path. */
+export async function changedFiles(
+  home: string,
+  before: string | null,
+  after: string,
+): Promise<FileChange[]> {
+  if (!existsSync(checkpointRepo(home))) return [];
+  const out = await git(home, [
+    'diff-tree',
+    '-r',
+    '-z',
+    '--no-renames',
+    '--name-status',
+    before ?? EMPTY_TREE,
+    after,
+  ]);
+  const parts = out.split('\0');
+  const changes: FileChange[] = [];
+  for (let i = 0; i + 1 < parts.length; i += 2) {
+    const status = parts[i]!;
+    const path = parts[i + 1]!;
+    changes.push({ path, change: status === 'A' ? 'added' : status === 'D' ? 'removed' : 'changed' });
+  }
+  return changes;
+}
+
+/**
+ * The unified diff from `before` to `after` (text files; git says `Binary files differ` for the
+ * others), of `paths` or of everything, cut at `maxBytes`.
+ */
+export async function unifiedDiff(
+  home: string,
+  before: string | null,
+  after: string,
+  paths: readonly string[] = [],
+  maxBytes = 256 * 1024,
+): Promise<{ text: string; truncated: boolean }> {
+  if (!existsSync(checkpointRepo(home))) return { text: '', truncated: false };
+  const args = [
+    'diff',
+    '--no-renames',
+    '--no-ext-diff',
+    '--no-textconv',
+    '--no-color',
+    before ?? EMPTY_TREE,
+    after,
+  ];
+  const text = await git(
+    home,
+    paths.length > 0 ? [...args, '--', ...paths.map((p) => `:(literal)${p}`)] : args,
+    {
+      maxBuffer: 256 * 1024 * 1024,
+    },
+  );
+  if (Buffer.byteLength(text) <= maxBytes) return { text, truncated: false };
+  return { text: Buffer.from(text).subarray(0, maxBytes).toString('utf8'), truncated: true };
+}
+
+/**
+ * Forgets the checkpoints of `runIds` (their refs and index files); returns how many runs had any.
+ * Their objects stay until `pruneCheckpoints`.
+ */
+export async function forgetCheckpoints(home: string, runIds: readonly string[]): Promise<number> {
+  if (!existsSync(checkpointRepo(home)) || runIds.length === 0) return 0;
+  let forgotten = 0;
+  const deletes: string[] = [];
+  for (const runId of runIds) {
+    const refs = (await git(home, ['for-each-ref', '--format=%(refname)', runRefs(runId)]))
+      .split('\n')
+      .filter((ref) => ref !== '');
+    for (const ref of refs) deletes.push(`delete ${ref}\n`);
+    rmSync(runIndex(home, runId), { force: true });
+    if (refs.length > 0) forgotten++;
+  }
+  if (deletes.length > 0) await gitWithInput(home, ['update-ref', '--stdin'], deletes.join(''));
+  return forgotten;
+}
+
+/** Removes the objects no checkpoint reaches any more (after `forgetCheckpoints`). */
+export async function pruneCheckpoints(home: string): Promise<void> {
+  if (existsSync(checkpointRepo(home))) await git(home, ['prune', '--expire=now']);
+}
+
+function gitWithInput(home: string, args: readonly string[], input: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const child = spawn('git', args, { env: gitEnv(home), stdio: ['pipe', 'ignore', 'pipe'] });
+    let stderr = '';
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
+      stderr = (stderr + chunk).slice(-2000);
+    });
+    child.on('error', reject);
+    child.on('close', (code) =>
+      code === 0
+        ? resolve()
+        : reject(new BatonError('INVALID_ARGUMENT', `checkpoint: git ${args[0]} failed: ${stderr.trim()}`)),
+    );
+    child.stdin.end(input);
+  });
+}
