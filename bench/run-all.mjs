@@ -418,6 +418,46 @@ const BENCHMARKS = [
       },
     ],
   },
+  // Issue 40 item 4: a workspace checkpoint (`checkpoint: workspace`) of 10,000 files / 100 MB.
+  {
+    name: 'checkpoint',
+    script: 'checkpoint.mjs',
+    figures: [
+      {
+        key: 'firstMs',
+        label: 'workspace checkpoint, 10k files / 100 MB: first (cold)',
+        unit: 'ms',
+        higher: false,
+      },
+      { key: 'hashAllMs', label: '  (floor: read + sha1 of every file)', unit: 'ms', higher: false },
+      { key: 'unchangedMs', label: '  checkpoint, nothing changed', unit: 'ms', higher: false, goal: 200 },
+      {
+        key: 'statWalkMs',
+        label: '  (floor: lstat walk of the workspace)',
+        unit: 'ms',
+        higher: false,
+      },
+      {
+        key: 'changed100Ms',
+        label: '  checkpoint, 100 files changed',
+        unit: 'ms',
+        higher: false,
+        goal: 1000,
+      },
+      {
+        key: 'hash100Ms',
+        label: '  (floor: read + sha1 of the 100 files)',
+        unit: 'ms',
+        higher: false,
+      },
+      {
+        key: 'changed100FloorMs',
+        label: '  (floor: that + the lstat walk)',
+        unit: 'ms',
+        higher: false,
+      },
+    ],
+  },
   {
     name: 'waiting',
     script: 'waiting.mjs',

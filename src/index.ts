@@ -93,7 +93,10 @@ export {
   type ModelResponse,
   type ToolCall,
 } from './model-call/types.js';
+export type { RerunAnswer } from './runtime/commands/rerun-commands.js';
+export type { StepFileChanges } from './runtime/file-changes.js';
 export type { ScheduleView } from './runtime/schedule-view.js';
+export type { FilesRestored } from './runtime/workspace-restore.js';
 export type { EventDelivery, SentEvent } from './store/cycle/send-event.js';
 export type { StartPlanOptions } from './workflow/baton.js';
 export {

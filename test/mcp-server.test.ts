@@ -23,6 +23,7 @@ const TOOLS = [
   'cancel_run',
   'check',
   'classify',
+  'file_changes',
   'list_runs',
   'propose',
   'reject_run',
@@ -114,7 +115,7 @@ describe('baton mcp over stdio', () => {
       expect(listed, words.join(' ')).toBeDefined();
       const names = listed!.match(/[a-z_]+/g) ?? [];
       for (const name of served) expect(names, `${words.join(' ')}: ${name}`).toContain(name);
-      expect(listed).toContain('(and run, with --allow-run)');
+      expect(listed).toContain('(and run, rollback_run, with --allow-run)');
     }
   });
 

@@ -9,6 +9,7 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, expect, it } from 'vitest';
+import { Baton } from '../src/index.js';
 import {
   agentCommand,
   batonJson,
@@ -24,11 +25,15 @@ import {
   writePlan,
 } from './helpers/cli.js';
 import { describeWithGit } from './helpers/git.js';
+import { callOk, callRefused, closeClients, mcpClient } from './helpers/mcp.js';
 import { planDir } from './helpers/plans.js';
 
 const TEST_TIMEOUT = 120_000;
 
-afterEach(() => stopProcesses());
+afterEach(async () => {
+  await closeClients();
+  await stopProcesses();
+});
 afterAll(() => removeTempDirs());
 
 /** The seed's plan: analyse (analysis.md, and extra.md when EXTRA is set), then report from it. */
@@ -178,6 +183,47 @@ describeWithGit('workspace checkpoints', () => {
         await runBaton(['rollback', 'daily', 'nope'], { home, cwd: dir }),
         'unknown step "nope" (known: analyse, report)',
       );
+    },
+    TEST_TIMEOUT,
+  );
+
+  it(
+    'the same over MCP (file_changes always, rollback_run with --allow-run) and the TypeScript API',
+    async () => {
+      const { dir, home } = planDir('baton-ckpt-');
+      await runOnce(home, dir, { VERSION: '1', EXTRA: '1' });
+      const readOnly = await mcpClient(home, { cwd: dir });
+      const changes = await callOk<{ steps: { stepId: string; changes: unknown[] }[] }>(
+        readOnly,
+        'file_changes',
+        {
+          runId: 'daily',
+          stepId: 'report',
+        },
+      );
+      expect(changes.steps).toEqual([
+        expect.objectContaining({ stepId: 'report', changes: [{ path: 'report.md', change: 'added' }] }),
+      ]);
+      expect(await callRefused(readOnly, 'rollback_run', { runId: 'daily', stepId: 'report' })).toMatch(
+        /not found/i,
+      );
+      const allowed = await mcpClient(home, { cwd: dir, args: ['--allow-run'] });
+      await callOk(allowed, 'rollback_run', { runId: 'daily', stepId: 'report' });
+      expect(existsSync(join(dir, 'report.md'))).toBe(false);
+      await closeClients();
+
+      const baton = Baton.open({ home });
+      try {
+        const all = await baton.fileChanges('daily');
+        expect(all.steps.map((step) => step.stepId)).toEqual(['analyse', 'report']);
+        const restored = await baton.rollback('daily', 'analyse');
+        expect(restored.stepId).toBe('analyse');
+        expect(Object.keys(filesOf(dir))).toEqual(['plan.yaml']);
+        const rerun = await baton.rerun('daily', { from: 'report', keepFiles: true });
+        expect(rerun.filesRestored).toBeNull();
+      } finally {
+        await baton.close();
+      }
     },
     TEST_TIMEOUT,
   );

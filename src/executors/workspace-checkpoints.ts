@@ -99,6 +99,8 @@ async function ensureRepo(home: string): Promise<void> {
   mkdirSync(repo, { recursive: true, mode: 0o700 });
   chmodSync(repo, 0o700);
   await git(home, ['init', '--bare', '--quiet']);
+  // Checkpoints are written on the way to every agent attempt: fast zlib over small objects.
+  await git(home, ['config', 'core.looseCompression', '1']);
   mkdirSync(join(repo, 'info'), { recursive: true });
   // Highest precedence: a workspace's own .gitattributes cannot turn on line-ending conversion,
   // filters or encodings, so a restore writes back exactly what was recorded.
@@ -160,7 +162,10 @@ export async function snapshotWorkspace(place: CheckpointPlace): Promise<string>
   await ensureRepo(place.home);
   mkdirSync(place.workspace, { recursive: true });
   const tree = await withRunIndex(place, (index) => recordInto(place, index));
-  await git(place.home, ['update-ref', `${runRefs(place.runId)}${tree}`, tree]);
+  // An unchanged workspace gives the tree it gave before: its ref is there already (one process
+  // fewer). Refs are never packed here (no gc of refs), so a ref is a file.
+  const ref = `${runRefs(place.runId)}${tree}`;
+  if (!existsSync(join(checkpointRepo(place.home), ref))) await git(place.home, ['update-ref', ref, tree]);
   return tree;
 }
 

@@ -7,6 +7,7 @@
 
 export { validateScheduleName } from '../core/schedule/schedule-rules.js';
 export { checkDueWork } from '../runtime/commands/check-commands.js';
+export { fileChanges, rollbackRun } from '../runtime/commands/file-commands.js';
 export {
   applyRunCommand,
   approvalDelayMs,

@@ -1,4 +1,5 @@
 import type { BatonTool } from './tool-kit.js';
+import { fileChangesTool, rollbackTool } from './tools-files.js';
 import { planTools, runTool } from './tools-plans.js';
 import { runTools } from './tools-runs.js';
 import { scheduleTools } from './tools-schedules.js';
@@ -8,7 +9,13 @@ import { stepTools } from './tools-steps.js';
  * Every tool `baton mcp` serves, in the order a host lists them: the server registers these, and
  * `baton mcp --help` names them from here, so a new tool is listed in both or in neither.
  */
-export const MCP_TOOLS: readonly BatonTool[] = [...planTools, ...runTools, ...stepTools, ...scheduleTools];
+export const MCP_TOOLS: readonly BatonTool[] = [
+  ...planTools,
+  ...runTools,
+  ...stepTools,
+  ...scheduleTools,
+  fileChangesTool,
+];
 
-/** Served only with `--allow-run`: starting work without the person's approval. */
-export const ALLOW_RUN_TOOLS: readonly BatonTool[] = [runTool];
+/** Served only with `--allow-run`: starting work without the person's approval, rewriting files. */
+export const ALLOW_RUN_TOOLS: readonly BatonTool[] = [runTool, rollbackTool];

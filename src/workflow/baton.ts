@@ -5,12 +5,14 @@ import type { AgentCliExecutorOptions } from '../executors/agent-cli-executor.js
 import { FunctionRegistry } from '../executors/function-executor.js';
 import type { ModelExecutorOptions } from '../executors/model-executor.js';
 import { type CommandContext, commandContext } from '../runtime/commands/context.js';
+import { fileChanges, rollbackRun } from '../runtime/commands/file-commands.js';
 import { removeFlowLimit, setFlowLimit } from '../runtime/commands/flow-commands.js';
-import { forkRun, rerunRun } from '../runtime/commands/rerun-commands.js';
+import { forkRun, type RerunAnswer, rerunRun } from '../runtime/commands/rerun-commands.js';
 import { decideStep, sendEvent } from '../runtime/commands/run-commands.js';
 import { ensureSchedule, scheduleSnapshot } from '../runtime/commands/schedule-commands.js';
 import { prepareRun, startRuns } from '../runtime/commands/start-commands.js';
 import { createEngine } from '../runtime/create-engine.js';
+import type { StepFileChanges } from '../runtime/file-changes.js';
 import { resolveHome } from '../runtime/home.js';
 import type { BatonMetrics } from '../runtime/metrics.js';
 import { METRICS_CONTENT_TYPE } from '../runtime/metrics-text.js';
@@ -27,10 +29,10 @@ import {
   type EventDelivery,
   emptyEngineReport,
   NO_STEPS,
-  type RerunSummary,
   type RunSummary,
   type Store,
 } from '../runtime/types.js';
+import type { FilesRestored } from '../runtime/workspace-restore.js';
 import type { Workflow, WorkflowResults } from './define-workflow.js';
 import { type ScheduleApiOptions, type ScheduleControls, scheduleControls } from './schedule-plan.js';
 import { resultValue, stepContext } from './step-context.js';
@@ -422,8 +424,28 @@ export class Baton {
    * run that succeeded, is blocked or running; throws a BatonError for an unknown run or step, a
    * cancelled run (fork it) and a step that has not run yet. This process's workers drive it.
    */
-  async rerun(runId: string, options: RerunOptions): Promise<RerunSummary> {
+  async rerun(runId: string, options: RerunOptions): Promise<RerunAnswer> {
     return rerunRun(await this.commands(), { runId, ...options });
+  }
+
+  /**
+   * Puts the run's workspace back as it was before `stepId` (`checkpoint: workspace`), recorded as
+   * a `run.files_restored` event; the steps keep their state. Throws a BatonError while the run is
+   * running or awaiting approval, or when no checkpoint was recorded before the step.
+   */
+  async rollback(runId: string, stepId: string, options: { by?: string } = {}): Promise<FilesRestored> {
+    return rollbackRun(await this.commands(), { runId, stepId, ...options });
+  }
+
+  /**
+   * What each checkpointed step (`checkpoint: workspace`) added, changed and removed in the run's
+   * workspace, with a unified diff of its text files (masked); `stepId`: that step only.
+   */
+  async fileChanges(
+    runId: string,
+    options: { stepId?: string; maxBytes?: number } = {},
+  ): Promise<{ runId: string; steps: StepFileChanges[] }> {
+    return fileChanges(await this.commands(), { runId, ...options });
   }
 
   /**
@@ -537,6 +559,8 @@ export interface RerunOptions {
   redoEffects?: boolean;
   /** Who asks, recorded on the timeline. Default: the OS user. */
   by?: string;
+  /** Leave the workspace as it is (default: put back as before `from`, when it was checkpointed). */
+  keepFiles?: boolean;
 }
 
 /** `baton.fork(runId, options)`: see Baton.fork. */
@@ -554,6 +578,8 @@ export interface ForkOptions {
   /** The new run's workspace, used as it is. Default: a copy of the old one under `<home>/workspaces/`. */
   workspace?: string;
   allowWorkspace?: string;
+  /** Copy the old workspace as it ended (default: as before `from`, when it was checkpointed). */
+  keepFiles?: boolean;
 }
 
 interface DecisionOptions {

@@ -1,0 +1,55 @@
+import { z } from 'zod';
+import type { McpContext } from './mcp-context.js';
+import { defineTool, runIdField, stepIdField } from './tool-kit.js';
+
+/** The runtime, loaded by the first call (see runtime-calls.ts). */
+const runtime = () => import('./runtime-calls.js');
+
+/**
+ * The tools on a run's workspace checkpoints (`checkpoint: workspace`): file_changes (read-only,
+ * always served) and rollback_run (served with --allow-run: it rewrites the user's files).
+ */
+
+const MAX_PATCH_BYTES = 256 * 1024;
+
+export const fileChangesTool = defineTool({
+  name: 'file_changes',
+  description:
+    'What each checkpointed step of a run (checkpoint: workspace) added, changed and removed in its workspace, with a unified diff of text files (secrets masked), at most maxBytes of diff per step.',
+  input: {
+    runId: runIdField,
+    stepId: stepIdField.optional().describe('one step (default: every checkpointed step)'),
+    maxBytes: z
+      .number()
+      .int()
+      .min(0)
+      .max(MAX_PATCH_BYTES)
+      .optional()
+      .describe(
+        `the unified diff of each step, at most this many bytes (default 16384, at most ${MAX_PATCH_BYTES})`,
+      ),
+  },
+  output: { runId: z.string(), steps: z.array(z.looseObject({ stepId: z.string() })) },
+  readOnly: true,
+  call: async ({ runId, stepId, maxBytes }, ctx: McpContext) => {
+    const { fileChanges } = await runtime();
+    return fileChanges(await ctx.existingCommands(), {
+      runId,
+      ...(stepId === undefined ? {} : { stepId }),
+      maxBytes: maxBytes ?? 16_384,
+    });
+  },
+});
+
+export const rollbackTool = defineTool({
+  name: 'rollback_run',
+  description:
+    "Put a run's workspace back as it was before a step (its checkpoint); the steps keep their state. Refused while the run is running or awaiting approval.",
+  input: { runId: runIdField, stepId: stepIdField },
+  output: { stepId: z.string(), tree: z.string(), previous: z.string() },
+  destructive: true,
+  call: async ({ runId, stepId }, ctx: McpContext) => {
+    const { rollbackRun } = await runtime();
+    return { ...(await rollbackRun(await ctx.existingCommands(), { runId, stepId, by: 'mcp' })) };
+  },
+});
