@@ -10,6 +10,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 
 import { join } from 'node:path';
 import { afterAll, afterEach, expect, it } from 'vitest';
 import { Baton } from '../src/index.js';
+import { SqliteStore } from '../src/store/sqlite/sqlite-store.js';
 import {
   agentCommand,
   batonJson,
@@ -24,6 +25,7 @@ import {
   waitFor,
   writePlan,
 } from './helpers/cli.js';
+import { startTestConsole, withSession } from './helpers/console.js';
 import { describeWithGit } from './helpers/git.js';
 import { callOk, callRefused, closeClients, mcpClient } from './helpers/mcp.js';
 import { planDir } from './helpers/plans.js';
@@ -224,6 +226,72 @@ describeWithGit('workspace checkpoints', () => {
       } finally {
         await baton.close();
       }
+    },
+    TEST_TIMEOUT,
+  );
+
+  it(
+    "the console's step page lists the files the step changed, with their diff",
+    async () => {
+      const { dir, home } = planDir('baton-ckpt-');
+      await runOnce(home, dir, { VERSION: '1', EXTRA: '1' });
+      const store = SqliteStore.open(join(home, 'baton.db'));
+      const console = await startTestConsole(store, home);
+      try {
+        const page = await (
+          await fetch(`${console.origin}/runs/daily/steps/analyse`, { headers: withSession() })
+        ).text();
+        const table = /<table class="changed-files"[\s\S]*?<\/table>/.exec(page)?.[0] ?? '';
+        expect(table).toContain('analysis.md');
+        expect(table).toContain('extra.md');
+        expect(table).not.toContain('report.md');
+        expect(page).toContain('+extra notes');
+      } finally {
+        await console.close();
+        await store.close();
+      }
+    },
+    TEST_TIMEOUT,
+  );
+
+  it(
+    "baton gc drops a collected run's checkpoints and their objects, and keeps an unfinished run's",
+    async () => {
+      const { dir, home } = planDir('baton-ckpt-');
+      await runOnce(home, dir, { VERSION: '1', EXTRA: '1' });
+      const other = join(dir, 'other');
+      mkdirSync(other);
+      const waiting = reportPlan({
+        steps: [
+          { id: 'analyse', instruction: 'write analysis.md analysis v%VERSION%' },
+          { id: 'approve', dependsOn: ['analyse'], wait: { for: 'approval' } },
+        ],
+      });
+      const file = writePlan(other, waiting);
+      expectExit(await runBaton(['run', file, '--id', 'held', '--detach'], { home, cwd: other }), 0);
+      expectExit(await runBaton(['check'], { home, cwd: other, env: { VERSION: '7' } }), 0);
+      const refs = (runId: string) =>
+        join(home, 'checkpoints.git', 'refs', 'baton', Buffer.from(runId).toString('hex'));
+      expect(readdirSync(refs('daily')).length).toBeGreaterThan(0);
+      const objects = () =>
+        readdirSync(join(home, 'checkpoints.git', 'objects')).filter((d) => /^[0-9a-f]{2}$/.test(d)).length;
+      const before = objects();
+      const gc = await batonJson<{ runs: string[]; checkpointRuns: number }>(['gc', '--older-than', '0s'], {
+        home,
+        cwd: dir,
+      });
+      expect(gc).toMatchObject({ runs: ['daily'], checkpointRuns: 1 });
+      expect(existsSync(refs('daily'))).toBe(false);
+      expect(objects()).toBeLessThan(before);
+      // The run that still waits keeps what it recorded: its diff is still there.
+      const held = await batonJson<{ steps: { stepId: string; changes: unknown[] }[] }>(
+        ['diff', 'held', '--files'],
+        { home, cwd: other },
+      );
+      expect(held.steps[0]).toMatchObject({
+        stepId: 'analyse',
+        changes: [{ path: 'analysis.md', change: 'added' }],
+      });
     },
     TEST_TIMEOUT,
   );

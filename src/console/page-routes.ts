@@ -2,6 +2,7 @@ import { BatonError } from '../core/errors.js';
 import { attemptLogFile, LogFollower, readLogTail } from '../runtime/attempt-logs.js';
 import { waitCapabilities } from '../runtime/capability-urls.js';
 import { listSchedules } from '../runtime/commands/schedule-commands.js';
+import { readFileChanges } from '../runtime/file-changes.js';
 import { lastOutputTimes } from '../runtime/last-output.js';
 import { planSecrets } from '../runtime/plan-secrets.js';
 import { keptOfRunHistory } from '../runtime/run-history.js';
@@ -107,6 +108,13 @@ const stepDetail: Handler = async (ctx, req) => {
         : { attempt: shown, live, ...(await readLogTail(file, planSecrets(ctx.commands, run.plan))) };
   const lastOutputAt =
     state.status === 'running' ? (await lastOutputTimes(ctx.commands.home, run)).get(stepId) : undefined;
+  // A checkpointed step (checkpoint: workspace): the files it changed, with a bounded, masked diff.
+  const checkpointed = run.plan.steps.some((s) => s.checkpoint !== undefined);
+  const files = checkpointed
+    ? ((await readFileChanges(ctx.commands, { runId, stepId, maxBytes: 64 * 1024 })).steps.find(
+        (changes) => changes.stepId === stepId,
+      ) ?? null)
+    : null;
   await page(ctx, req, { title: `${stepId} · ${run.id}`, section: 'runs' }, run.id, async () =>
     stepPage({
       run,
@@ -117,6 +125,7 @@ const stepDetail: Handler = async (ctx, req) => {
       csrf: ctx.session.csrfToken,
       now: ctx.commands.now(),
       ...(lastOutputAt === undefined ? {} : { lastOutputAt }),
+      files,
     }),
   );
 };

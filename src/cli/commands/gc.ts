@@ -39,9 +39,9 @@ export async function gcCommand(
 }
 
 /**
- * The `--json` report, `{ runs: [...ids], artifactsRemoved, bytesFreed, dryRun, vacuumed }` as
- * printJson writes it, its ids written as they come. A failure part way leaves it unterminated
- * (and the exit code and stderr say so).
+ * The `--json` report, `{ runs: [...ids], artifactsRemoved, bytesFreed, dryRun, vacuumed,
+ * checkpointRuns }` as printJson writes it, its ids written as they come. A failure part way leaves
+ * it unterminated (and the exit code and stderr say so).
  */
 class JsonReport {
   private count = 0;

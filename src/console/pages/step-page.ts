@@ -1,5 +1,6 @@
 import type { StepResult } from '../../core/run-state.js';
 import { renderStepText } from '../../executors/render-step-text.js';
+import type { StepFileChanges } from '../../runtime/file-changes.js';
 import { agoText } from '../../runtime/last-output.js';
 import type { AttemptRecord, ClaimedStep, RunDetail } from '../../runtime/types.js';
 import { consolePath, html, type SafeHtml } from '../html.js';
@@ -17,6 +18,8 @@ export interface StepView {
   now: number;
   /** A running agent step: when it last printed (runtime/last-output.ts); absent: not known. */
   lastOutputAt?: number;
+  /** What a checkpointed step (`checkpoint: workspace`) changed in the workspace; null: not checkpointed. */
+  files?: StepFileChanges | null;
 }
 
 /** The step's prompt as its agent (or model) gets it, or the raw text with why it cannot be rendered yet. */
@@ -71,6 +74,7 @@ ${state.onFallback ? html`<dt>Executor</dt><dd>its fallback</dd>` : ''}
 ${view.lastOutputAt !== undefined && state.status === 'running' ? html`<dt>Last output</dt><dd id="last-output">${agoText(view.now - view.lastOutputAt)} ago</dd>` : ''}</dl>
 <h2>${text.label}</h2>${text.note ? html`<p class="note">${text.note}</p>` : ''}<pre class="prompt" id="prompt">${text.text}</pre>
 ${result ? html`<h2>Result</h2><pre class="result" id="result">${result.summary}</pre>` : ''}
+${filesBlock(view.files ?? null)}
 ${logBlock(view, stepPath)}
 <h2>Attempts</h2><div id="attempts">${attempts.length > 0 ? attempts : html`<p class="note">no finished attempt yet</p>`}</div>`;
 }
@@ -79,6 +83,21 @@ ${logBlock(view, stepPath)}
 export function resolveForm(stepPath: string, csrf: string, back: 'inbox' | 'step'): SafeHtml {
   const fields = html`<label class="result-box">Result <textarea name="result" rows="2" cols="30" placeholder='"sent", or {"id": 42}' required></textarea></label>`;
   return actionForm(`${stepPath}/resolve`, 'Resolve', csrf, back, { fields });
+}
+
+const CHANGE_MARK = { added: 'A', changed: 'M', removed: 'D' } as const;
+
+/** The files the step added (A), changed (M) and removed (D), and their unified diff. */
+function filesBlock(files: StepFileChanges | null): SafeHtml {
+  if (files === null) return html``;
+  if (files.after === null)
+    return html`<h2>Changed files</h2><p class="note">no attempt ended with a record of the files yet</p>`;
+  const rows = files.changes.map(
+    (c) => html`<tr><td class="change-${c.change}">${CHANGE_MARK[c.change]}</td><td>${c.path}</td></tr>`,
+  );
+  return html`<h2>Changed files <span class="note">(attempt ${files.attempt})</span></h2>
+${rows.length > 0 ? html`<table class="changed-files" id="changed-files"><tbody>${rows}</tbody></table>` : html`<p class="note">no file changed</p>`}
+${files.patch !== '' ? html`<pre class="log" id="file-diff">${files.patch}</pre>` : ''}${files.truncated ? html`<p class="note">the diff is cut; baton diff --files --json has the same cut</p>` : ''}`;
 }
 
 function logBlock(view: StepView, stepPath: string): SafeHtml {
