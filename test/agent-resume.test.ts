@@ -5,7 +5,7 @@
  * call and its result) and finishes without writing again. A session the CLI cannot find starts
  * fresh with the reason in the timeline; with `resume: never` the retry starts over.
  */
-import { readdirSync, rmSync } from 'node:fs';
+import { existsSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { attemptBoundMs, testBoundMs } from './helpers/agent-cli-bounds.js';
@@ -172,5 +172,57 @@ describe.each([
     expect(second).toMatchObject({ outcome: 'succeeded', summary: 'started over' });
     expect(requestsDuring(mock, second!).some((r) => r.hasToolResult)).toBe(false);
     expect((await timeline(c.home, run.id)).some((e) => e.type === 'step.session')).toBe(false);
+  });
+});
+
+describe('a workspace put back between attempts', () => {
+  it('claude starts a fresh session, saying why, when the files changed since the attempt before', {
+    timeout: testBoundMs('claude', 3),
+  }, async () => {
+    const mock = await serve([]);
+    const c = cliCase('claude', mock);
+    const notes = `${c.workspace}/notes.md`;
+    mock.enqueue(
+      {
+        fault: 'ok',
+        when: agentTurn('RESUME-ME', { hasToolResult: false }),
+        reply: { toolCalls: [writeCall('claude', notes, 'written once')] },
+      },
+      {
+        fault: 'server_error',
+        status: 500,
+        when: agentTurn('RESUME-ME', { hasToolResult: true }),
+        repeat: 'forever',
+      },
+      STARTED_OVER,
+    );
+    const { result, run } = await runPlan(c, {
+      name: 'claude-rollback',
+      defaults: {
+        agent: { command: cliCommand('claude') },
+        timeoutMs: attemptBoundMs('claude'),
+        retry: { maxAttempts: 1 },
+        checkpoint: 'workspace',
+      },
+      steps: [{ id: 'write', instruction: `RESUME-ME: write ${notes}, then say done` }],
+    });
+    expect(result.code, result.stderr).toBe(1);
+    expect(existsSync(notes)).toBe(true);
+    // Attempt 1's file goes: the conversation that wrote it no longer matches the folder.
+    expectExit(await runBaton(['rollback', run.id, 'write'], { home: c.home }), 0);
+    expect(existsSync(notes)).toBe(false);
+    expectExit(await runBaton(['retry', run.id, 'write'], { home: c.home }), 0);
+    expectExit(
+      await runBaton(['check'], { home: c.home, env: c.env, timeoutMs: attemptBoundMs('claude') * 2 }),
+      0,
+    );
+    const [, second] = await stepAttempts(c, run.id, 'write');
+    expect(second).toMatchObject({ outcome: 'succeeded', summary: 'started over' });
+    const sessions = (await timeline(c.home, run.id)).filter((e) => e.type === 'step.session');
+    expect(sessions.at(-1)).toMatchObject({
+      attempt: 2,
+      resumed: false,
+      reason: 'the workspace changed since attempt 1 ended (restored or edited): started a fresh session',
+    });
   });
 });

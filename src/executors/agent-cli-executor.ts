@@ -50,10 +50,11 @@ export class AgentCliExecutor implements StepExecutor {
   execute(context: ExecutionContext): Promise<AttemptResult> {
     // The home (its store and attempt logs) is never part of the workspace's checkpoint.
     const hidden = [context.home, ...(this.options.hiddenPaths ?? [])].flatMap(bothSpellings);
-    return betweenCheckpoints(context, hidden, () => this.attempt(context));
+    return betweenCheckpoints(context, hidden, (changedSince) => this.attempt(context, changedSince));
   }
 
-  private async attempt(context: ExecutionContext): Promise<AttemptResult> {
+  /** `changedSince`: why the attempt before's session is not continued (its files changed since). */
+  private async attempt(context: ExecutionContext, changedSince: string | null): Promise<AttemptResult> {
     const { claim } = context;
     const agent = claim.step.agent ?? this.options.defaultAgent;
     if (!agent) {
@@ -120,7 +121,9 @@ export class AgentCliExecutor implements StepExecutor {
       onSpawn: (pid) => context.onProcess(pid),
       ...(sandbox ? { sandbox } : {}),
       stallTimeoutMs,
-      session: attemptSession(claim, (attempt) => join(context.home, attemptLogPath({ ...claim, attempt }))),
+      session: changedSince
+        ? { id: attemptSession(claim, () => '').id }
+        : attemptSession(claim, (attempt) => join(context.home, attemptLogPath({ ...claim, attempt }))),
       ...(retrying
         ? { resumePrompt: resumedTroubleshootPrompt(claim.stepId, claim.attempt - 1, claim.lastError!) }
         : {}),
@@ -133,7 +136,12 @@ export class AgentCliExecutor implements StepExecutor {
       },
     });
     if (result.session?.sessionId !== undefined) {
-      const { sessionId, resumed, reason } = result.session;
+      const { sessionId, resumed } = result.session;
+      const wouldHaveResumed =
+        changedSince !== null &&
+        agent.resume !== 'never' &&
+        attemptSession(claim, () => '').previous !== undefined;
+      const reason = result.session.reason ?? (wouldHaveResumed ? changedSince : undefined);
       const event = { type: 'step.session' as const, stepId: claim.stepId, attempt: claim.attempt };
       await context
         .recordEvents([{ ...event, sessionId, resumed, ...(reason ? { reason } : {}) }])

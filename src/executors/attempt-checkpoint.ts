@@ -1,6 +1,11 @@
 import { isBatonError } from '../core/errors.js';
 import type { AttemptResult, ExecutionContext } from './step-executor.js';
-import { type CheckpointPlace, snapshotWorkspace } from './workspace-checkpoints.js';
+import {
+  type CheckpointPlace,
+  lastStepTree,
+  rememberStepTree,
+  snapshotWorkspace,
+} from './workspace-checkpoints.js';
 
 /**
  * An agent attempt between two workspace checkpoints (`checkpoint: workspace`): the tree before it
@@ -12,11 +17,11 @@ import { type CheckpointPlace, snapshotWorkspace } from './workspace-checkpoints
 export async function betweenCheckpoints(
   context: ExecutionContext,
   hidden: readonly string[],
-  attempt: () => Promise<AttemptResult>,
+  attempt: (changedSince: string | null) => Promise<AttemptResult>,
 ): Promise<AttemptResult> {
   const { claim } = context;
   const checkpoint = claim.step.checkpoint;
-  if (checkpoint === undefined) return attempt();
+  if (checkpoint === undefined) return attempt(null);
   const place: CheckpointPlace = {
     home: context.home,
     runId: claim.runId,
@@ -38,10 +43,18 @@ export async function betweenCheckpoints(
     const message = `checkpoint: the store did not take the workspace's record: ${(error as Error).message}`;
     return { outcome: { ok: false, failureClass: 'transient', message }, logPath: null };
   }
-  const result = await attempt();
+  // The folder is not as the attempt before left it (a rollback, a restore, a person's edit): an
+  // agent session that remembers those files must not be continued.
+  const left = claim.attempt > 1 ? lastStepTree(context.home, claim.runId, claim.stepId) : null;
+  const changedSince =
+    left !== null && left !== before
+      ? `the workspace changed since attempt ${claim.attempt - 1} ended (restored or edited): started a fresh session`
+      : null;
+  const result = await attempt(changedSince);
   if (!context.signal.aborted) {
     try {
       const after = await snapshotWorkspace(place);
+      rememberStepTree(context.home, claim.runId, claim.stepId, after);
       await context.recordEvents([{ ...event, phase: 'after', tree: after }]);
     } catch {
       // The attempt's outcome stands; only its `after` record is missing (diff --files says so).

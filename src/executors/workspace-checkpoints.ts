@@ -1,5 +1,15 @@
 import { execFile, spawn } from 'node:child_process';
-import { chmodSync, copyFileSync, existsSync, mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { isAbsolute, join, relative, sep } from 'node:path';
 import { promisify } from 'node:util';
 import { BatonError } from '../core/errors.js';
@@ -157,6 +167,27 @@ async function recordInto(place: CheckpointPlace, index: string): Promise<string
   return (await git(place.home, ['write-tree'], { cwd: place.workspace, env })).trim();
 }
 
+function stepTreeFile(home: string, runId: string, stepId: string): string {
+  return join(
+    indexFolder(home),
+    `${Buffer.from(runId).toString('hex')}.${Buffer.from(stepId).toString('hex')}.after`,
+  );
+}
+
+/** The tree the step's latest attempt left (`rememberStepTree`), or null. */
+export function lastStepTree(home: string, runId: string, stepId: string): string | null {
+  try {
+    return readFileSync(stepTreeFile(home, runId, stepId), 'utf8').trim() || null;
+  } catch {
+    return null;
+  }
+}
+
+/** Keeps the tree an attempt of the step left: the next attempt sees whether the folder changed since. */
+export function rememberStepTree(home: string, runId: string, stepId: string, tree: string): void {
+  writeFileSync(stepTreeFile(home, runId, stepId), `${tree}\n`, { mode: 0o600 });
+}
+
 /** Records the workspace as it is now; returns its tree id, kept until the run's checkpoints are dropped. */
 export async function snapshotWorkspace(place: CheckpointPlace): Promise<string> {
   await ensureRepo(place.home);
@@ -258,6 +289,11 @@ export async function forgetCheckpoints(home: string, runIds: readonly string[])
       .filter((ref) => ref !== '');
     for (const ref of refs) deletes.push(`delete ${ref}\n`);
     rmSync(runIndex(home, runId), { force: true });
+    const prefix = `${Buffer.from(runId).toString('hex')}.`;
+    for (const name of readdirSync(indexFolder(home)).filter(
+      (n) => n.startsWith(prefix) && n.endsWith('.after'),
+    ))
+      rmSync(join(indexFolder(home), name), { force: true });
     if (refs.length > 0) forgotten++;
   }
   if (deletes.length > 0) await gitWithInput(home, ['update-ref', '--stdin'], deletes.join(''));
