@@ -46,7 +46,11 @@ interface SetupContext {
   trust?: TrustedPrograms;
 }
 
-const VERSION_TIMEOUT_MS = 15_000;
+/**
+ * How long `<cli> --version` may take. The probes run at once, so this bounds `baton agents`; a
+ * large JavaScript CLI (gemini) took over 15 s to print its version on a 2-core machine under load.
+ */
+const VERSION_TIMEOUT_MS = 30_000;
 
 /** Every known CLI with a program name, found or not. */
 export async function inspectAgentClis(context: SetupContext): Promise<AgentCliInfo[]> {
