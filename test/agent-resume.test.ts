@@ -120,11 +120,15 @@ describe.each([
     const [started] = requestsDuring(mock, first!, 1);
     expect(resumed?.userText).toContain('RESUME-ME');
     expect(resumed!.messagesCount).toBeGreaterThan(started!.messagesCount + 1);
-    // The timeline says which attempt resumed which session.
+    // The timeline says which attempt resumed which session, and so do the attempt records.
     const sessions = (await timeline(c.home, run.id)).filter((e) => e.type === 'step.session');
     expect(sessions.map((e) => [e.attempt, e.resumed])).toEqual([
       [1, false],
       [2, true],
+    ]);
+    expect([first!.session, second!.session]).toEqual([
+      { sessionId: sessions[0]!.sessionId, resumed: false },
+      { sessionId: sessions[1]!.sessionId, resumed: true },
     ]);
     // claude forks the conversation into the new attempt's own session; codex and gemini go on in theirs.
     if (cli === 'claude') expect(sessions[1]!.sessionId).not.toBe(sessions[0]!.sessionId);
@@ -218,11 +222,11 @@ describe('a workspace put back between attempts', () => {
     );
     const [, second] = await stepAttempts(c, run.id, 'write');
     expect(second).toMatchObject({ outcome: 'succeeded', summary: 'started over' });
+    const reason =
+      'the workspace changed since attempt 1 ended (restored or edited): started a fresh session';
     const sessions = (await timeline(c.home, run.id)).filter((e) => e.type === 'step.session');
-    expect(sessions.at(-1)).toMatchObject({
-      attempt: 2,
-      resumed: false,
-      reason: 'the workspace changed since attempt 1 ended (restored or edited): started a fresh session',
-    });
+    expect(sessions.at(-1)).toMatchObject({ attempt: 2, resumed: false, reason });
+    // The attempt record says the same (baton logs --json).
+    expect(second!.session).toEqual({ sessionId: sessions.at(-1)!.sessionId, resumed: false, reason });
   });
 });

@@ -1,5 +1,6 @@
 import { BatonError } from '../core/errors.js';
 import { attemptLogFile, LogFollower, readLogTail } from '../runtime/attempt-logs.js';
+import { attemptsWithSessions } from '../runtime/attempt-sessions.js';
 import { waitCapabilities } from '../runtime/capability-urls.js';
 import { listSchedules } from '../runtime/commands/schedule-commands.js';
 import { readFileChanges } from '../runtime/file-changes.js';
@@ -90,7 +91,7 @@ const stepDetail: Handler = async (ctx, req) => {
   requireStepOf(run, stepId);
   const state = run.steps.find((s) => s.stepId === stepId)!;
   const [attempts, results] = await Promise.all([
-    ctx.commands.store.getAttempts(runId, stepId),
+    attemptsWithSessions(ctx.commands.store, runId, stepId),
     ctx.commands.store.getStepResults(
       runId,
       run.steps.map((s) => s.stepId),

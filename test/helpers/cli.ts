@@ -204,6 +204,8 @@ export interface AttemptJson {
   endedAt: number | null;
   exitCode: number | null;
   usage: { inputTokens: number; outputTokens: number; costUsd: number } | null;
+  /** The agent CLI's session it started or continued (`agent.resume`), from its step.session event. */
+  session?: { sessionId: string; resumed: boolean; reason?: string };
 }
 
 /** `status <run> --json` (exit 0 or 1: a blocked or cancelled run exits 1). */

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { BatonError } from '../../core/errors.js';
 import { staleSteps } from '../../core/stale-steps.js';
+import { attemptsWithSessions } from '../../runtime/attempt-sessions.js';
 import { lastOutputTimes } from '../../runtime/last-output.js';
 import { withCommandContext } from '../../runtime/open-store.js';
 import { parsePositiveInt } from '../../runtime/parse-values.js';
@@ -152,7 +153,7 @@ export async function logsCommand(
       const { followLogs } = await import('../watch-logs.js');
       return followLogs(store, home, runId, stepId, only);
     }
-    const attempts = await store.getAttempts(runId, stepId);
+    const attempts = await attemptsWithSessions(store, runId, stepId);
     if (options.json) {
       printJson(attempts);
       return EXIT.ok;

@@ -1,8 +1,9 @@
 import type { StepResult } from '../../core/run-state.js';
 import { renderStepText } from '../../executors/render-step-text.js';
+import type { AttemptWithSession } from '../../runtime/attempt-sessions.js';
 import type { StepFileChanges } from '../../runtime/file-changes.js';
 import { agoText } from '../../runtime/last-output.js';
-import type { AttemptRecord, ClaimedStep, RunDetail } from '../../runtime/types.js';
+import type { ClaimedStep, RunDetail } from '../../runtime/types.js';
 import { consolePath, html, type SafeHtml } from '../html.js';
 import { actionForm, formatDuration, formatTime, statusBadge, usageText } from './parts.js';
 import { waitAnswerForms } from './waiting-items.js';
@@ -10,7 +11,7 @@ import { waitAnswerForms } from './waiting-items.js';
 export interface StepView {
   run: RunDetail;
   stepId: string;
-  attempts: AttemptRecord[];
+  attempts: AttemptWithSession[];
   results: Record<string, StepResult>;
   /** The attempt whose log is shown, and its text (masked) when it has ended; null: none yet. */
   log: { attempt: number; live: boolean; text: string; truncated: boolean } | null;
@@ -110,7 +111,14 @@ ${truncated ? html`<p class="note">the end of the log; <a href="${logPath}">the 
 <pre class="log" id="log"${stream}>${text}</pre>`;
 }
 
-function attemptBlock(stepPath: string, a: AttemptRecord): SafeHtml {
+/** The agent CLI's session of an attempt: which, whether it continued the one before, why not. */
+function sessionText(a: AttemptWithSession): string {
+  if (!a.session) return '-';
+  const { sessionId, resumed, reason } = a.session;
+  return `${sessionId}${resumed ? ' (resumed the attempt before)' : ''}${reason ? ` (fresh: ${reason})` : ''}`;
+}
+
+function attemptBlock(stepPath: string, a: AttemptWithSession): SafeHtml {
   const outputs = a.outputs.map(
     (o) =>
       html`<tr><td><a href="${stepPath}/artifact?attempt=${a.attempt}&amp;path=${encodeURIComponent(o.path)}">${o.path}</a></td><td>${o.size.toLocaleString('en')} B</td><td><code>${o.sha256}</code></td></tr>`,
@@ -119,6 +127,7 @@ function attemptBlock(stepPath: string, a: AttemptRecord): SafeHtml {
   return html`<section class="attempt" data-attempt="${a.attempt}"><h3>Attempt ${a.attempt} ${statusBadge(a.outcome)}${a.failureClass ? html` <span class="class">${a.failureClass}</span>` : ''}</h3>
 <dl class="totals"><dt>Started</dt><dd>${formatTime(a.startedAt)}</dd><dt>Took</dt><dd>${took}</dd><dt>Exit code</dt><dd>${a.exitCode ?? '-'}</dd>
 <dt>Fingerprint</dt><dd><code>${a.fingerprint ?? '-'}</code></dd><dt>Usage</dt><dd>${usageText(a.usage)}</dd><dt>Worker</dt><dd>${a.owner ?? '-'}</dd>
+${a.session ? html`<dt>Session</dt><dd class="session">${sessionText(a)}</dd>` : ''}
 ${a.logPath ? html`<dt>Log</dt><dd><a href="${stepPath}/attempts/${a.attempt}/log">attempt-${a.attempt}.log</a></dd>` : ''}</dl>
 ${a.message ? html`<pre class="message">${a.message}</pre>` : ''}${a.summary ? html`<pre class="summary">${a.summary}</pre>` : ''}
 ${outputs.length > 0 ? html`<table class="artifacts"><thead><tr><th>Artifact</th><th>Size</th><th>sha256</th></tr></thead><tbody>${outputs}</tbody></table>` : ''}</section>`;
