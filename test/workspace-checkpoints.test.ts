@@ -6,6 +6,7 @@
  * `diff --files` and `rollback` show and undo exactly one step's changes; `fork --from` starts from
  * the files before the step; a SIGKILLed rollback leaves the old or the new tree, never a mix.
  */
+import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, expect, it } from 'vitest';
@@ -329,6 +330,10 @@ describeWithGit('workspace checkpoints', () => {
       mkdirSync(join(dir, 'node_modules', 'pkg'), { recursive: true });
       writeFileSync(join(dir, 'node_modules', 'pkg', 'index.js'), 'v1\n');
       writeFileSync(join(dir, '.gitignore'), 'build/\n');
+      // A nested repository (with no commit yet) is left out, as it is, and fails nothing.
+      mkdirSync(join(dir, 'vendor', 'lib'), { recursive: true });
+      expect(spawnSync('git', ['init', '-q'], { cwd: join(dir, 'vendor', 'lib') }).status).toBe(0);
+      writeFileSync(join(dir, 'vendor', 'lib', 'code.js'), 'kept\n');
       const plan = reportPlan({
         steps: [
           {
@@ -360,6 +365,7 @@ describeWithGit('workspace checkpoints', () => {
       // build/ is in the workspace's .gitignore, and a checkpoint holds it all the same: gone.
       expect(existsSync(join(dir, 'build'))).toBe(false);
       expect(existsSync(join(dir, 'analysis.md'))).toBe(false);
+      expect(readFileSync(join(dir, 'vendor', 'lib', 'code.js'), 'utf8')).toBe('kept\n');
       // *.log is excluded by the step: never recorded, never removed.
       expect(readFileSync(join(dir, 'logs', 'a.log'), 'utf8')).toBe('noise\n');
     },

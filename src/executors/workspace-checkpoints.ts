@@ -79,7 +79,7 @@ function gitEnv(home: string, extra: Record<string, string> = {}): NodeJS.Proces
 async function git(
   home: string,
   args: readonly string[],
-  options: { cwd?: string; env?: Record<string, string>; maxBuffer?: number } = {},
+  options: { cwd?: string; env?: Record<string, string>; maxBuffer?: number; benign?: RegExp } = {},
 ): Promise<string> {
   try {
     const { stdout } = await run('git', ['-c', 'core.quotePath=false', ...args], {
@@ -90,7 +90,16 @@ async function git(
     });
     return stdout;
   } catch (error) {
-    const failure = error as NodeJS.ErrnoException & { stderr?: string };
+    const failure = error as NodeJS.ErrnoException & { stderr?: string; stdout?: string };
+    // Errors git reports and goes on after (`add --ignore-errors`): the command did its work.
+    const errors = (failure.stderr ?? '').split('\n').filter((line) => /^(error|fatal):/.test(line));
+    const { benign } = options;
+    if (
+      benign &&
+      errors.length > 0 &&
+      errors.every((line) => benign.test(line) || line === 'fatal: adding files failed')
+    )
+      return failure.stdout ?? '';
     if (failure.code === 'ENOENT') {
       throw new BatonError(
         'INVALID_ARGUMENT',
@@ -160,9 +169,12 @@ async function withRunIndex<T>(place: CheckpointPlace, work: (index: string) => 
 async function recordInto(place: CheckpointPlace, index: string): Promise<string> {
   const env = { GIT_INDEX_FILE: index, GIT_WORK_TREE: place.workspace };
   // -f: the workspace's own .gitignore does not decide what a checkpoint holds; `exclude` does.
-  await git(place.home, ['add', '-A', '-f', '--', '.', ...excludePathspecs(place)], {
+  // A nested repository is left out: with commits it is recorded as its commit (a gitlink, its
+  // files untouched by a restore), without one git says so and goes on (--ignore-errors).
+  await git(place.home, ['add', '-A', '-f', '--ignore-errors', '--', '.', ...excludePathspecs(place)], {
     cwd: place.workspace,
     env,
+    benign: /^error: '.*' does not have a commit checked out$/,
   });
   return (await git(place.home, ['write-tree'], { cwd: place.workspace, env })).trim();
 }
