@@ -10,6 +10,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, expect, it } from 'vitest';
+import { restoreWorkspace, snapshotWorkspace } from '../src/executors/workspace-checkpoints.js';
 import { Baton } from '../src/index.js';
 import { SqliteStore } from '../src/store/sqlite/sqlite-store.js';
 import {
@@ -407,6 +408,16 @@ describeWithGit('workspace checkpoints', () => {
     },
     TEST_TIMEOUT,
   );
+
+  it('a run working in the Baton home itself is never recorded or restored there (it holds the store)', async () => {
+    const { home } = planDir('baton-ckpt-');
+    mkdirSync(home, { recursive: true });
+    const place = { home, runId: 'in-home', workspace: home, exclude: ['.git/'], hidden: [home] };
+    await expect(snapshotWorkspace(place)).rejects.toThrow(/holds the Baton store itself/);
+    await expect(restoreWorkspace(place, '4b825dc642cb6eb9a060e54bf8d69288fbee4904')).rejects.toThrow(
+      /holds the Baton store itself/,
+    );
+  });
 
   it('checkpoint on a function step, and an exclude leaving the workspace, are refused (exit 2, nothing stored)', async () => {
     const { dir, home } = planDir('baton-ckpt-');

@@ -200,8 +200,23 @@ export function rememberStepTree(home: string, runId: string, stepId: string, tr
   writeFileSync(stepTreeFile(home, runId, stepId), `${tree}\n`, { mode: 0o600 });
 }
 
+/**
+ * A run that works in a hidden folder itself (a workflow's default workspace is the Baton home)
+ * has nothing of its own to record, and a restore there would rewrite the store: refused.
+ */
+function refuseHiddenWorkspace(place: CheckpointPlace): void {
+  const same = (place.hidden ?? []).some((folder) => relative(place.workspace, folder) === '');
+  if (same) {
+    throw new BatonError(
+      'INVALID_ARGUMENT',
+      `checkpoint: the run works in ${place.workspace}, which holds the Baton store itself: give it a workspace of its own, or set checkpoint: none`,
+    );
+  }
+}
+
 /** Records the workspace as it is now; returns its tree id, kept until the run's checkpoints are dropped. */
 export async function snapshotWorkspace(place: CheckpointPlace): Promise<string> {
+  refuseHiddenWorkspace(place);
   await ensureRepo(place.home);
   mkdirSync(place.workspace, { recursive: true });
   const tree = await withRunIndex(place, (index) => recordInto(place, index));
@@ -218,6 +233,7 @@ export async function snapshotWorkspace(place: CheckpointPlace): Promise<string>
  * running it again (see runtime/workspace-restore.ts for the journal that does).
  */
 export async function restoreWorkspace(place: CheckpointPlace, tree: string): Promise<void> {
+  refuseHiddenWorkspace(place);
   await ensureRepo(place.home);
   mkdirSync(place.workspace, { recursive: true });
   await withRunIndex(place, async (index) => {
