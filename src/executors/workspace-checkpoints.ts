@@ -235,6 +235,7 @@ export async function snapshotWorkspace(place: CheckpointPlace): Promise<string>
 export async function restoreWorkspace(place: CheckpointPlace, tree: string): Promise<void> {
   refuseHiddenWorkspace(place);
   await ensureRepo(place.home);
+  await requireTree(place.home, tree);
   mkdirSync(place.workspace, { recursive: true });
   await withRunIndex(place, async (index) => {
     // The index first learns what is there now (an interrupted restore left a mix), then
@@ -243,6 +244,21 @@ export async function restoreWorkspace(place: CheckpointPlace, tree: string): Pr
     const env = { GIT_INDEX_FILE: index, GIT_WORK_TREE: place.workspace };
     await git(place.home, ['read-tree', '--reset', '-u', tree], { cwd: place.workspace, env });
   });
+}
+
+/**
+ * A checkpoint lives in the home of the worker that recorded it: on PostgreSQL with several
+ * machines, another one's tree is not here (nor is the workspace it belongs to).
+ */
+async function requireTree(home: string, tree: string): Promise<void> {
+  try {
+    await git(home, ['cat-file', '-e', `${tree}^{tree}`]);
+  } catch {
+    throw new BatonError(
+      'INVALID_ARGUMENT',
+      `checkpoint ${tree.slice(0, 12)} is not in ${checkpointRepo(home)}: a worker with another Baton home (another machine?) recorded it, where the run's workspace is; run this there, or keep the files (--keep-files)`,
+    );
+  }
 }
 
 /** What changed from tree `before` to tree `after` (null: an empty workspace), path by path. */

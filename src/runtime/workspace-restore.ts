@@ -109,12 +109,12 @@ export async function restoreRunFiles(
     cause,
   };
   writeJournal(home, journal);
-  await restoreWorkspace(place, checkpoint.tree);
   const restored = { stepId: checkpoint.stepId, tree: checkpoint.tree, previous };
   try {
+    await restoreWorkspace(place, checkpoint.tree);
     await record(restored);
   } catch (error) {
-    // The store refused the command: the folder goes back to what it held, as if never asked.
+    // The restore or the store refused: the folder goes back to what it held, as if never asked.
     await restoreWorkspace(place, previous);
     rmSync(journalPath(home, run.id), { force: true });
     throw error;
