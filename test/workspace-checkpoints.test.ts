@@ -156,9 +156,19 @@ describeWithGit('workspace checkpoints', () => {
       const { dir, home } = planDir('baton-ckpt-');
       writeFileSync(join(dir, 'analysis.md'), 'old analysis\n');
       await runOnce(home, dir, { VERSION: '1', EXTRA: '1' });
+      // A checkpoint's private index copy left by a killed process goes; a live process's stays.
+      const stray = join(home, 'checkpoints', `${Buffer.from('daily').toString('hex')}.index.4194305.k1`);
+      const live = join(
+        home,
+        'checkpoints',
+        `${Buffer.from('daily').toString('hex')}.index.${process.pid}.k2`,
+      );
+      writeFileSync(stray, '');
+      writeFileSync(live, '');
       const diff = await batonJson<{
         steps: { stepId: string; changes: { path: string; change: string }[]; patch: string }[];
       }>(['diff', 'daily', '--files'], { home, cwd: dir });
+      expect([existsSync(stray), existsSync(live)]).toEqual([false, true]);
       expect(diff.steps.map((s) => s.stepId)).toEqual(['analyse', 'report']);
       expect(diff.steps[0]!.changes).toEqual([
         { path: 'analysis.md', change: 'changed' },

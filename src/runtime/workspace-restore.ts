@@ -148,7 +148,9 @@ function commandRecorded(journal: RestoreJournal, events: readonly StoredEvent[]
 export async function finishInterruptedRestores(store: Store, home: string): Promise<string[]> {
   const folder = journalFolder(home);
   if (!existsSync(folder)) return [];
-  const journals = readdirSync(folder).filter((name) => name.endsWith('.restore.json'));
+  const names = readdirSync(folder);
+  removeStrayIndexCopies(folder, names);
+  const journals = names.filter((name) => name.endsWith('.restore.json'));
   const fixed: string[] = [];
   for (const name of journals) {
     const path = join(folder, name);
@@ -181,4 +183,24 @@ export async function finishInterruptedRestores(store: Store, home: string): Pro
     fixed.push(journal.runId);
   }
   return fixed;
+}
+
+/**
+ * The private index copies (`<run>.index.<pid>.<random>`, executors/workspace-checkpoints.ts) of
+ * processes killed while they checkpointed: removed once their process is gone.
+ */
+function removeStrayIndexCopies(folder: string, names: readonly string[]): void {
+  for (const name of names) {
+    const pid = /\.index\.(\d+)\.[a-z0-9]+(?:\.lock)?$/.exec(name)?.[1];
+    if (pid !== undefined && !processAlive(Number(pid))) rmSync(join(folder, name), { force: true });
+  }
+}
+
+function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code !== 'ESRCH';
+  }
 }
