@@ -49,7 +49,7 @@ export class AgentCliExecutor implements StepExecutor {
 
   execute(context: ExecutionContext): Promise<AttemptResult> {
     // The home (its store and attempt logs) is never part of the workspace's checkpoint.
-    const hidden = [context.home, ...(this.options.hiddenPaths ?? [])].flatMap(bothSpellings);
+    const hidden = () => [context.home, ...(this.options.hiddenPaths ?? [])].flatMap(bothSpellings);
     return betweenCheckpoints(context, hidden, (changedSince) => this.attempt(context, changedSince));
   }
 

@@ -16,7 +16,8 @@ import {
  */
 export async function betweenCheckpoints(
   context: ExecutionContext,
-  hidden: readonly string[],
+  /** The folders never recorded (the Baton home): asked only when the step is checkpointed. */
+  hidden: () => readonly string[],
   attempt: (changedSince: string | null) => Promise<AttemptResult>,
 ): Promise<AttemptResult> {
   const { claim } = context;
@@ -27,7 +28,7 @@ export async function betweenCheckpoints(
     runId: claim.runId,
     workspace: claim.workspace,
     exclude: checkpoint.exclude,
-    hidden,
+    hidden: hidden(),
   };
   const event = { type: 'step.checkpoint' as const, stepId: claim.stepId, attempt: claim.attempt };
   let before: string;
