@@ -86,10 +86,10 @@ Example:
       'after',
       `
 Refused while the run is running or awaiting approval: a step could start in a half-restored
-folder. Safe against a crash at any instant: the next rollback, rerun, diff --files, check or
-worker finishes or undoes an interrupted one, so the folder holds one recorded tree, never a mix.
-baton diff <run> --files shows what each step changed; a rollback can itself be undone with the
-tree it names (the timeline keeps both).
+folder. Safe against a crash at any instant: the next rollback, rerun, fork or diff --files
+finishes or undoes an interrupted one, so the folder holds one recorded tree, never a mix. The
+timeline's run.files_restored event keeps the tree it replaced; baton diff <run> --files shows
+what each step changed.
 
 Example:
   baton rollback daily-20261012 report     # the workspace as it was before report ran

@@ -17,7 +17,7 @@ import type { RunDetail, Store } from '../store/store.js';
  * a crash at any instant. The order: record the tree the workspace holds now (`previous`), write a
  * journal naming both trees, make the folder hold the target, then record what the command did in
  * the store (the rerun, the `run.files_restored` event), then drop the journal. A journal found
- * later (by the next restore, `diff --files`, `check` or `worker`) means the command died on the
+ * later (by the next rerun, rollback, fork or `diff --files`) means the command died on the
  * way: if the store holds its record, the restore is finished (roll forward), else the folder goes
  * back to `previous` (roll back). Either way the workspace holds one tree, never a mix.
  */

@@ -5,7 +5,12 @@ import type { RerunSummary } from '../../store/store.js';
 import { type ForkedRun, forkRun as storeFork } from '../fork-run.js';
 import { defaultAgent } from '../settings.js';
 import { decidedBy } from '../wait-inputs.js';
-import { checkpointOfStep, type FilesRestored, restoreRunFiles } from '../workspace-restore.js';
+import {
+  checkpointOfStep,
+  type FilesRestored,
+  finishInterruptedRestores,
+  restoreRunFiles,
+} from '../workspace-restore.js';
 import type { CommandContext } from './context.js';
 
 /** Doing part of a run again, the same for every front door (`baton rerun` and `fork`, `Baton`, the console, MCP). */
@@ -111,6 +116,8 @@ export interface ForkRequest {
  */
 export async function forkRun(ctx: CommandContext, request: ForkRequest): Promise<ForkedRun> {
   const agent = defaultAgent(request.agent, ctx.env);
+  // The old run's folder is copied: an interrupted restore of it is finished (or undone) first.
+  await finishInterruptedRestores(ctx.unmasked, ctx.home);
   const forked = await storeFork(ctx.unmasked, {
     runId: request.runId,
     from: request.from,
