@@ -157,11 +157,12 @@ describeWithGit('workspace checkpoints', () => {
       writeFileSync(join(dir, 'analysis.md'), 'old analysis\n');
       await runOnce(home, dir, { VERSION: '1', EXTRA: '1' });
       // A checkpoint's private index copy left by a killed process goes; a live process's stays.
-      const stray = join(home, 'checkpoints', `${Buffer.from('daily').toString('hex')}.index.4194305.k1`);
+      const stray = join(home, 'checkpoints', 'tmp', `${Buffer.from('daily').toString('hex')}.4194305.k1`);
       const live = join(
         home,
         'checkpoints',
-        `${Buffer.from('daily').toString('hex')}.index.${process.pid}.k2`,
+        'tmp',
+        `${Buffer.from('daily').toString('hex')}.${process.pid}.k2`,
       );
       writeFileSync(stray, '');
       writeFileSync(live, '');
@@ -394,7 +395,7 @@ describeWithGit('workspace checkpoints', () => {
       expectExit(await runBaton(['run', file, '--id', 'big'], { home, cwd: dir }), 0);
       const full = filesOf(dir);
       expect(Object.keys(full)).toHaveLength(3001);
-      const journal = join(home, 'checkpoints', `${Buffer.from('big').toString('hex')}.restore.json`);
+      const journal = join(home, 'checkpoints', 'journals', `${Buffer.from('big').toString('hex')}.json`);
       const rollback = spawnBaton(['rollback', 'big', 'fill'], { home, cwd: dir });
       const journalSeen = await Promise.race([
         waitFor(() => existsSync(journal), 60_000, 'the restore journal', 1),

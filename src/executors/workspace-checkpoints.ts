@@ -49,13 +49,23 @@ export function checkpointRepo(home: string): string {
   return join(home, 'checkpoints.git');
 }
 
-function indexFolder(home: string): string {
-  return join(home, 'checkpoints');
+/**
+ * Baton's own files beside the repository, under `<home>/checkpoints/`: per run a folder (its index
+ * and the tree each step's latest attempt left), `tmp/` for the index copies of checkpoints being
+ * made, `journals/` for restores under way (runtime/workspace-restore.ts).
+ */
+export function checkpointFiles(home: string): { runs: string; tmp: string; journals: string } {
+  const root = join(home, 'checkpoints');
+  return { runs: join(root, 'runs'), tmp: join(root, 'tmp'), journals: join(root, 'journals') };
+}
+
+function runFolder(home: string, runId: string): string {
+  return join(checkpointFiles(home).runs, Buffer.from(runId).toString('hex'));
 }
 
 /** The run's own index file: the stat cache that makes an unchanged workspace cheap to record again. */
 function runIndex(home: string, runId: string): string {
-  return join(indexFolder(home), `${Buffer.from(runId).toString('hex')}.index`);
+  return join(runFolder(home, runId), 'index');
 }
 
 function runRefs(runId: string): string {
@@ -124,7 +134,8 @@ async function ensureRepo(home: string): Promise<void> {
   // Highest precedence: a workspace's own .gitattributes cannot turn on line-ending conversion,
   // filters or encodings, so a restore writes back exactly what was recorded.
   writeFileSync(join(repo, 'info', 'attributes'), '* -text -eol -filter -ident -working-tree-encoding\n');
-  mkdirSync(indexFolder(home), { recursive: true, mode: 0o700 });
+  for (const folder of Object.values(checkpointFiles(home)))
+    mkdirSync(folder, { recursive: true, mode: 0o700 });
 }
 
 /** The pathspecs that leave out `exclude` and the hidden folders inside the workspace. */
@@ -153,7 +164,12 @@ export function excludePathspecs(place: CheckpointPlace): string[] {
  */
 async function withRunIndex<T>(place: CheckpointPlace, work: (index: string) => Promise<T>): Promise<T> {
   const index = runIndex(place.home, place.runId);
-  const own = `${index}.${process.pid}.${Math.random().toString(36).slice(2)}`;
+  mkdirSync(runFolder(place.home, place.runId), { recursive: true, mode: 0o700 });
+  const hex = Buffer.from(place.runId).toString('hex');
+  const own = join(
+    checkpointFiles(place.home).tmp,
+    `${hex}.${process.pid}.${Math.random().toString(36).slice(2)}`,
+  );
   if (existsSync(index)) copyFileSync(index, own);
   try {
     const result = await work(own);
@@ -180,10 +196,7 @@ async function recordInto(place: CheckpointPlace, index: string): Promise<string
 }
 
 function stepTreeFile(home: string, runId: string, stepId: string): string {
-  return join(
-    indexFolder(home),
-    `${Buffer.from(runId).toString('hex')}.${Buffer.from(stepId).toString('hex')}.after`,
-  );
+  return join(runFolder(home, runId), `${Buffer.from(stepId).toString('hex')}.after`);
 }
 
 /** The tree the step's latest attempt left (`rememberStepTree`), or null. */
@@ -328,20 +341,24 @@ export async function forgetCheckpoints(home: string, runIds: readonly string[])
   let forgotten = 0;
   const deletes: string[] = [];
   for (const runId of runIds) {
-    const refs = (await git(home, ['for-each-ref', '--format=%(refname)', runRefs(runId)]))
-      .split('\n')
-      .filter((ref) => ref !== '');
-    for (const ref of refs) deletes.push(`delete ${ref}\n`);
-    rmSync(runIndex(home, runId), { force: true });
-    const prefix = `${Buffer.from(runId).toString('hex')}.`;
-    for (const name of readdirSync(indexFolder(home)).filter(
-      (n) => n.startsWith(prefix) && n.endsWith('.after'),
-    ))
-      rmSync(join(indexFolder(home), name), { force: true });
-    if (refs.length > 0) forgotten++;
+    // The refs of a run are loose files (Baton never packs refs): listed without a git process.
+    const trees = filesIn(join(checkpointRepo(home), runRefs(runId)));
+    for (const tree of trees) deletes.push(`delete ${runRefs(runId)}${tree}\n`);
+    rmSync(runFolder(home, runId), { recursive: true, force: true });
+    if (trees.length > 0) forgotten++;
   }
   if (deletes.length > 0) await gitWithInput(home, ['update-ref', '--stdin'], deletes.join(''));
   return forgotten;
+}
+
+function filesIn(folder: string): string[] {
+  try {
+    return readdirSync(folder, { withFileTypes: true })
+      .filter((entry) => entry.isFile())
+      .map((entry) => entry.name);
+  } catch {
+    return [];
+  }
 }
 
 /** Removes the objects no checkpoint reaches any more (after `forgetCheckpoints`). */

@@ -7,6 +7,7 @@ import { CHECKPOINT_ALWAYS_EXCLUDED } from '../core/plan/normalize-checkpoint.js
 import { type CheckpointRef, checkpointBefore, restoreRefusal } from '../core/workspace-checkpoint.js';
 import {
   type CheckpointPlace,
+  checkpointFiles,
   restoreWorkspace,
   snapshotWorkspace,
 } from '../executors/workspace-checkpoints.js';
@@ -37,11 +38,11 @@ interface RestoreJournal {
 }
 
 function journalFolder(home: string): string {
-  return join(home, 'checkpoints');
+  return checkpointFiles(home).journals;
 }
 
 function journalPath(home: string, runId: string): string {
-  return join(journalFolder(home), `${Buffer.from(runId).toString('hex')}.restore.json`);
+  return join(journalFolder(home), `${Buffer.from(runId).toString('hex')}.json`);
 }
 
 /** Where a run's step was checkpointed: the step's patterns, the home left out. */
@@ -146,11 +147,10 @@ function commandRecorded(journal: RestoreJournal, events: readonly StoredEvent[]
  * workspace it put right. Cheap when there is nothing to do: one look at a folder.
  */
 export async function finishInterruptedRestores(store: Store, home: string): Promise<string[]> {
+  removeStrayIndexCopies(checkpointFiles(home).tmp);
   const folder = journalFolder(home);
   if (!existsSync(folder)) return [];
-  const names = readdirSync(folder);
-  removeStrayIndexCopies(folder, names);
-  const journals = names.filter((name) => name.endsWith('.restore.json'));
+  const journals = readdirSync(folder).filter((name) => name.endsWith('.json'));
   const fixed: string[] = [];
   for (const name of journals) {
     const path = join(folder, name);
@@ -186,12 +186,13 @@ export async function finishInterruptedRestores(store: Store, home: string): Pro
 }
 
 /**
- * The private index copies (`<run>.index.<pid>.<random>`, executors/workspace-checkpoints.ts) of
+ * The private index copies (`tmp/<run>.<pid>.<random>`, executors/workspace-checkpoints.ts) of
  * processes killed while they checkpointed: removed once their process is gone.
  */
-function removeStrayIndexCopies(folder: string, names: readonly string[]): void {
-  for (const name of names) {
-    const pid = /\.index\.(\d+)\.[a-z0-9]+(?:\.lock)?$/.exec(name)?.[1];
+function removeStrayIndexCopies(folder: string): void {
+  if (!existsSync(folder)) return;
+  for (const name of readdirSync(folder)) {
+    const pid = /^[0-9a-f]+\.(\d+)\.[a-z0-9]+(?:\.lock)?$/.exec(name)?.[1];
     if (pid !== undefined && !processAlive(Number(pid))) rmSync(join(folder, name), { force: true });
   }
 }
