@@ -115,25 +115,23 @@ describeWithOpenclaw('an OpenClaw heartbeat', { timeout: testBoundMs('openclaw',
       stdio: 'ignore',
       detached: true,
     });
-    const jobs = await waitFor(
+    // A Gateway still starting may answer with its jobs not loaded yet: wait for the heartbeat's.
+    let lastListing = '';
+    const heartbeat = await waitFor(
       async () => {
         const listed = await openclaw(['cron', 'list', '--all', '--json']);
-        return listed.code === 0 ? listed.stdout : undefined;
+        if (listed.code !== 0) return undefined;
+        lastListing = listed.stdout;
+        return heartbeatJob(listed.stdout);
       },
       attemptBoundMs('openclaw'),
-      'the OpenClaw Gateway to list its jobs',
+      'the OpenClaw Gateway to list its heartbeat job',
       1000,
-    );
-    const parsed = JSON.parse(jobs) as
-      | { jobs?: { id: string; declarationKey?: string }[] }
-      | { id: string }[];
-    const list = Array.isArray(parsed) ? parsed : (parsed.jobs ?? []);
-    const heartbeat = (list as { id: string; declarationKey?: string }[]).find(
-      (job) => job.declarationKey === 'heartbeat:main',
-    );
-    expect(heartbeat, jobs.slice(0, 2000)).toBeDefined();
+    ).catch((error: Error) => {
+      throw new Error(`${error.message}; last listing: ${lastListing.slice(0, 2000)}`);
+    });
 
-    const beat = await openclaw(['cron', 'run', heartbeat!.id, '--wait', '--json']);
+    const beat = await openclaw(['cron', 'run', heartbeat.id, '--wait', '--json']);
     expect(beat.code, beat.stderr.slice(-2000)).toBe(0);
     expect(JSON.parse(beat.stdout)).toMatchObject({ ok: true, completed: true, status: 'ok' });
     // The heartbeat prompt carried the line, and the model's exec call ran baton check.
@@ -141,3 +139,17 @@ describeWithOpenclaw('an OpenClaw heartbeat', { timeout: testBoundMs('openclaw',
     expect((await runStatus(batonHome, runId)).status).toBe('succeeded');
   });
 });
+
+/** The heartbeat job in `openclaw cron list --json` (a list, or `{ jobs }`), once doctor moved it there. */
+function heartbeatJob(stdout: string): { id: string } | undefined {
+  try {
+    const parsed = JSON.parse(stdout) as { jobs?: unknown[] } | unknown[];
+    const list = (Array.isArray(parsed) ? parsed : (parsed.jobs ?? [])) as {
+      id: string;
+      declarationKey?: string;
+    }[];
+    return list.find((job) => job.declarationKey === 'heartbeat:main');
+  } catch {
+    return undefined;
+  }
+}
