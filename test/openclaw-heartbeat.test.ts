@@ -42,8 +42,9 @@ function freePort(): Promise<number> {
 
 const quote = (text: string) => `'${text.replaceAll("'", `'\\''`)}'`;
 
-// Four openclaw runs one after the other: doctor, the Gateway listing its jobs, the heartbeat turn.
-describeWithOpenclaw('an OpenClaw heartbeat', { timeout: testBoundMs('openclaw', 4) }, () => {
+// Up to seven openclaw runs one after the other: doctor (again when its lease timed out), the
+// Gateway listing its jobs, the heartbeat turn.
+describeWithOpenclaw('an OpenClaw heartbeat', { timeout: testBoundMs('openclaw', 7) }, () => {
   it('runs `baton check` from HEARTBEAT.md through its exec tool, and the stored run finishes', async () => {
     const dir = tempDir('baton-openclaw-heartbeat-');
     const batonHome = join(dir, 'baton-home');
@@ -108,7 +109,12 @@ describeWithOpenclaw('an OpenClaw heartbeat', { timeout: testBoundMs('openclaw',
       });
 
     // openclaw 2026.9 reads HEARTBEAT.md only once doctor has moved it into its heartbeat job.
-    const doctor = await openclaw(['doctor', '--fix', '--non-interactive']);
+    // Under CPU load its own state lease can time out ("state lease heartbeat did not become
+    // ready"), and doctor refuses the migration: run again, as a person would (it is idempotent).
+    let doctor = await openclaw(['doctor', '--fix', '--non-interactive']);
+    for (let again = 0; again < 3 && doctor.code !== 0 && /lease/.test(doctor.stderr); again++) {
+      doctor = await openclaw(['doctor', '--fix', '--non-interactive']);
+    }
     expect(doctor.code, doctor.stderr.slice(-2000)).toBe(0);
     gateway = spawn(openclawNode, [openclawEntry, 'gateway', 'run'], {
       env,
