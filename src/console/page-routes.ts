@@ -1,4 +1,5 @@
 import { BatonError } from '../core/errors.js';
+import { planHasCheckpoints } from '../core/workspace-checkpoint.js';
 import { attemptLogFile, LogFollower, readLogTail } from '../runtime/attempt-logs.js';
 import { attemptsWithSessions } from '../runtime/attempt-sessions.js';
 import { waitCapabilities } from '../runtime/capability-urls.js';
@@ -110,8 +111,7 @@ const stepDetail: Handler = async (ctx, req) => {
   const lastOutputAt =
     state.status === 'running' ? (await lastOutputTimes(ctx.commands.home, run)).get(stepId) : undefined;
   // A checkpointed step (checkpoint: workspace): the files it changed, with a bounded, masked diff.
-  const checkpointed = run.plan.steps.some((s) => s.checkpoint !== undefined);
-  const files = checkpointed
+  const files = planHasCheckpoints(run.plan)
     ? ((await readFileChanges(ctx.commands, { runId, stepId, maxBytes: 64 * 1024 })).steps.find(
         (changes) => changes.stepId === stepId,
       ) ?? null)

@@ -1,7 +1,7 @@
 import type { StoredEvent } from './events.js';
 import type { Plan } from './plan/types.js';
 import { descendantPositions } from './rerun.js';
-import type { RunStatus } from './run-state.js';
+import { planIndex, type RunStatus } from './run-state.js';
 
 /**
  * Which recorded workspace (`step.checkpoint` events, `checkpoint: workspace`) stands for "the files
@@ -19,15 +19,20 @@ export interface CheckpointRef {
   seq: number;
 }
 
-/** Whether `stepId` is `group` or one of its items (`group[3]`). */
-function isStepOrItem(stepId: string, group: string): boolean {
-  return stepId === group || (stepId.startsWith(`${group}[`) && stepId.endsWith(']'));
+/** The group of an item step (its plan snapshot says: `forEachItem.group`), else the step itself. */
+function groupOf(plan: Plan, stepId: string): string {
+  const at = planIndex(plan).position.get(stepId);
+  return (at === undefined ? undefined : plan.steps[at]?.forEachItem?.group) ?? stepId;
 }
 
-/** The group of an item (`fan[2]` → `fan`), else the id itself. */
-function groupOf(stepId: string): string {
-  const bracket = stepId.indexOf('[');
-  return bracket > 0 && stepId.endsWith(']') ? stepId.slice(0, bracket) : stepId;
+/** Whether `stepId` is `target` or, when `target` is a fan-out group, one of its items. */
+export function isStepOrItemOf(plan: Plan, stepId: string, target: string): boolean {
+  return stepId === target || groupOf(plan, stepId) === target;
+}
+
+/** Whether any step of the plan is checkpointed (`checkpoint: workspace`). */
+export function planHasCheckpoints(plan: Plan): boolean {
+  return plan.steps.some((step) => step.checkpoint !== undefined);
 }
 
 /**
@@ -44,9 +49,12 @@ export function currentCheckpoints(
     if (event.type === 'run.rerun_requested') {
       const later = event.only
         ? new Set<string>()
-        : new Set([...descendantPositions(plan, [groupOf(event.stepId)])].map((at) => plan.steps[at]!.id));
+        : new Set(
+            [...descendantPositions(plan, [groupOf(plan, event.stepId)])].map((at) => plan.steps[at]!.id),
+          );
       for (const stepId of [...found.keys()]) {
-        if (isStepOrItem(stepId, event.stepId) || later.has(groupOf(stepId))) found.delete(stepId);
+        if (isStepOrItemOf(plan, stepId, event.stepId) || later.has(groupOf(plan, stepId)))
+          found.delete(stepId);
       }
       continue;
     }
@@ -71,7 +79,7 @@ export function checkpointBefore(
 ): CheckpointRef | null {
   let first: CheckpointRef | null = null;
   for (const [id, entry] of currentCheckpoints(plan, events)) {
-    if (!isStepOrItem(id, stepId) || entry.before === null) continue;
+    if (!isStepOrItemOf(plan, id, stepId) || entry.before === null) continue;
     if (first === null || entry.before.seq < first.seq) first = entry.before;
   }
   return first;

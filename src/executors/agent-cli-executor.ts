@@ -5,8 +5,9 @@ import { childEnvironment } from '../core/child-env.js';
 import { type AgentSpec, DEFAULT_STALL_TIMEOUT_MS } from '../core/plan/types.js';
 import { stallingEvent } from '../core/stall-message.js';
 import { unknownIfUnsafe } from '../core/unsafe-outcome.js';
+import type { ClaimedStep } from '../store/store.js';
 import { runAgentAttempt } from './agent-attempt.js';
-import { attemptSession } from './agent-session.js';
+import { type AttemptSession, attemptSession } from './agent-session.js';
 import { betweenCheckpoints } from './attempt-checkpoint.js';
 import { renderStepText } from './render-step-text.js';
 import { probeSandbox, type SandboxSpec } from './sandbox.js';
@@ -41,6 +42,17 @@ export interface AgentCliExecutorOptions {
    * kept outside the home, with its -wal and -shm files.
    */
   hiddenPaths?: readonly string[];
+}
+
+/**
+ * The CLI session the attempt asks for (executors/agent-session.ts); when its files changed since
+ * the attempt before (`changedSince`), a fresh one that says why instead of continuing that one.
+ */
+function sessionOf(claim: ClaimedStep, home: string, changedSince: string | null): AttemptSession {
+  const planned = attemptSession(claim, (attempt) => join(home, attemptLogPath({ ...claim, attempt })));
+  return changedSince !== null && planned.previous !== undefined
+    ? { id: planned.id, freshBecause: changedSince }
+    : planned;
 }
 
 /** Runs a step's instruction through an agent CLI: argv only, prompt as one argument, supervised. */
@@ -121,9 +133,7 @@ export class AgentCliExecutor implements StepExecutor {
       onSpawn: (pid) => context.onProcess(pid),
       ...(sandbox ? { sandbox } : {}),
       stallTimeoutMs,
-      session: changedSince
-        ? { id: attemptSession(claim, () => '').id }
-        : attemptSession(claim, (attempt) => join(context.home, attemptLogPath({ ...claim, attempt }))),
+      session: sessionOf(claim, context.home, changedSince),
       ...(retrying
         ? { resumePrompt: resumedTroubleshootPrompt(claim.stepId, claim.attempt - 1, claim.lastError!) }
         : {}),
@@ -136,12 +146,7 @@ export class AgentCliExecutor implements StepExecutor {
       },
     });
     if (result.session?.sessionId !== undefined) {
-      const { sessionId, resumed } = result.session;
-      const wouldHaveResumed =
-        changedSince !== null &&
-        agent.resume !== 'never' &&
-        attemptSession(claim, () => '').previous !== undefined;
-      const reason = result.session.reason ?? (wouldHaveResumed ? changedSince : undefined);
+      const { sessionId, resumed, reason } = result.session;
       const event = { type: 'step.session' as const, stepId: claim.stepId, attempt: claim.attempt };
       await context
         .recordEvents([{ ...event, sessionId, resumed, ...(reason ? { reason } : {}) }])

@@ -25,6 +25,8 @@ export interface AttemptSession {
   previous?: string;
   /** That attempt's log (its output), for a CLI that names its sessions itself (codex). */
   previousLog?: () => string | undefined;
+  /** Why the attempt before's session is not continued although it could be (its files changed). */
+  freshBecause?: string;
 }
 
 /** What an attempt did with its session, for its `step.session` event. */
@@ -104,7 +106,7 @@ export function sessionLaunch(
       ...(reason ? { reason } : {}),
     },
   });
-  if (session.previous === undefined) return fresh();
+  if (session.previous === undefined) return fresh(session.freshBecause);
   // A CLI that names its sessions itself said the name in the attempt before's output.
   const previous = support.start ? session.previous : support.found?.(session.previousLog?.() ?? '');
   if (previous === undefined)

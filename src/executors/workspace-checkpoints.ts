@@ -59,8 +59,13 @@ export function checkpointFiles(home: string): { runs: string; tmp: string; jour
   return { runs: join(root, 'runs'), tmp: join(root, 'tmp'), journals: join(root, 'journals') };
 }
 
+/** A run's (or step's) id as a file or ref name: hex, so that no id can name a path of its own. */
+export function checkpointKey(id: string): string {
+  return Buffer.from(id).toString('hex');
+}
+
 function runFolder(home: string, runId: string): string {
-  return join(checkpointFiles(home).runs, Buffer.from(runId).toString('hex'));
+  return join(checkpointFiles(home).runs, checkpointKey(runId));
 }
 
 /** The run's own index file: the stat cache that makes an unchanged workspace cheap to record again. */
@@ -69,7 +74,7 @@ function runIndex(home: string, runId: string): string {
 }
 
 function runRefs(runId: string): string {
-  return `refs/baton/${Buffer.from(runId).toString('hex')}/`;
+  return `refs/baton/${checkpointKey(runId)}/`;
 }
 
 /** git with only our repository's settings: no user or system config, attributes or filters. */
@@ -165,10 +170,9 @@ export function excludePathspecs(place: CheckpointPlace): string[] {
 async function withRunIndex<T>(place: CheckpointPlace, work: (index: string) => Promise<T>): Promise<T> {
   const index = runIndex(place.home, place.runId);
   mkdirSync(runFolder(place.home, place.runId), { recursive: true, mode: 0o700 });
-  const hex = Buffer.from(place.runId).toString('hex');
   const own = join(
     checkpointFiles(place.home).tmp,
-    `${hex}.${process.pid}.${Math.random().toString(36).slice(2)}`,
+    `${checkpointKey(place.runId)}.${process.pid}.${Math.random().toString(36).slice(2)}`,
   );
   if (existsSync(index)) copyFileSync(index, own);
   try {
@@ -196,7 +200,7 @@ async function recordInto(place: CheckpointPlace, index: string): Promise<string
 }
 
 function stepTreeFile(home: string, runId: string, stepId: string): string {
-  return join(runFolder(home, runId), `${Buffer.from(stepId).toString('hex')}.after`);
+  return join(runFolder(home, runId), `${checkpointKey(stepId)}.after`);
 }
 
 /** The tree the step's latest attempt left (`rememberStepTree`), or null. */

@@ -1,6 +1,6 @@
 import { redactValue } from '../core/redact.js';
 import { planSecretEnv, runSecrets } from '../core/run-secrets.js';
-import { currentCheckpoints } from '../core/workspace-checkpoint.js';
+import { currentCheckpoints, isStepOrItemOf } from '../core/workspace-checkpoint.js';
 import { changedFiles, type FileChange, unifiedDiff } from '../executors/workspace-checkpoints.js';
 import type { CommandContext } from './commands/context.js';
 import { requireRun, requireStepOf } from './run-reads.js';
@@ -11,6 +11,9 @@ import { requireRun, requireStepOf } from './run-reads.js';
  * to the tree after its latest, with a unified diff of the text files. Names and diffs are masked
  * with the secrets of the process and of the run's plan, like a step's log.
  */
+
+/** How a change is marked in lists: added, changed (modified), removed (deleted). */
+export const CHANGE_MARKS = { added: 'A', changed: 'M', removed: 'D' } as const;
 
 export interface StepFileChanges {
   stepId: string;
@@ -39,9 +42,7 @@ export async function readFileChanges(
   const run = await requireRun(ctx.store, request.runId);
   if (request.stepId !== undefined) requireStepOf(run, request.stepId);
   const wanted = (stepId: string) =>
-    request.stepId === undefined ||
-    stepId === request.stepId ||
-    (stepId.startsWith(`${request.stepId}[`) && stepId.endsWith(']'));
+    request.stepId === undefined || isStepOrItemOf(run.plan, stepId, request.stepId);
   const secrets = runSecrets({ env: ctx.env, values: ctx.secretValues, plan: planSecretEnv(run.plan) });
   const steps: StepFileChanges[] = [];
   for (const [stepId, entry] of currentCheckpoints(run.plan, await ctx.store.getEvents(run.id))) {

@@ -1,9 +1,7 @@
 import { cpSync, existsSync, mkdirSync, readdirSync, realpathSync, rmSync } from 'node:fs';
 import { isAbsolute, join, relative, resolve, sep } from 'node:path';
-import { planStep } from '../core/draft.js';
 import { BatonError, runNotFound } from '../core/errors.js';
 import { declaredPlan, forkKeptSteps, forkPoint } from '../core/fork.js';
-import { CHECKPOINT_ALWAYS_EXCLUDED } from '../core/plan/normalize-checkpoint.js';
 import type { AgentSpec, Plan } from '../core/plan/types.js';
 import { FINAL_RUN_STATUSES } from '../core/run-state.js';
 import { ulid } from '../core/ulid.js';
@@ -11,7 +9,7 @@ import { prepareRun } from '../engine/start-run.js';
 import type { TrustedPrograms } from '../executors/trusted-programs.js';
 import { restoreWorkspace } from '../executors/workspace-checkpoints.js';
 import type { RunSummary, Store } from '../store/store.js';
-import { checkpointOfStep } from './workspace-restore.js';
+import { checkpointOfStep, checkpointPlace } from './workspace-restore.js';
 
 /** What `baton fork`, `Baton.fork` and the console's fork button ask for. */
 export interface ForkRunOptions {
@@ -105,9 +103,14 @@ export async function forkRun(store: Store, options: ForkRunOptions): Promise<Fo
     const checkpoint =
       copiedFrom === null || options.keepFiles === true ? null : await checkpointOfStep(store, old, from);
     if (checkpoint) {
-      const exclude = planStep(old.plan, from).checkpoint?.exclude ?? [...CHECKPOINT_ALWAYS_EXCLUDED];
-      const place = { home: options.batonHome, runId: newRunId, workspace: prepared.workspace, exclude };
-      await restoreWorkspace({ ...place, hidden: [options.batonHome] }, checkpoint.tree);
+      const place = checkpointPlace(
+        options.batonHome,
+        newRunId,
+        prepared.workspace,
+        old.plan,
+        checkpoint.stepId,
+      );
+      await restoreWorkspace(place, checkpoint.tree);
     }
     const summary = await store.createRun({ ...prepared, keptSteps: kept });
     if (checkpoint) {

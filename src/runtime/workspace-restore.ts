@@ -4,10 +4,13 @@ import { planStep } from '../core/draft.js';
 import { BatonError } from '../core/errors.js';
 import type { StoredEvent } from '../core/events.js';
 import { CHECKPOINT_ALWAYS_EXCLUDED } from '../core/plan/normalize-checkpoint.js';
+import type { Plan } from '../core/plan/types.js';
 import { type CheckpointRef, checkpointBefore, restoreRefusal } from '../core/workspace-checkpoint.js';
+import { isLiveProcess } from '../executors/attempt-processes.js';
 import {
   type CheckpointPlace,
   checkpointFiles,
+  checkpointKey,
   restoreWorkspace,
   snapshotWorkspace,
 } from '../executors/workspace-checkpoints.js';
@@ -42,25 +45,23 @@ function journalFolder(home: string): string {
 }
 
 function journalPath(home: string, runId: string): string {
-  return join(journalFolder(home), `${Buffer.from(runId).toString('hex')}.json`);
+  return join(journalFolder(home), `${checkpointKey(runId)}.json`);
 }
 
-/** Where a run's step was checkpointed: the step's patterns, the home left out. */
-function placeOf(
+/**
+ * Where a checkpoint of `stepId` (of `plan`) is put back: `workspace`, under `runId`'s index, with
+ * the step's patterns left out and the home hidden. A rollback or rerun restores the run's own
+ * folder; a fork, its copy under the new run's id.
+ */
+export function checkpointPlace(
   home: string,
-  run: RunDetail,
+  runId: string,
+  workspace: string,
+  plan: Plan,
   stepId: string,
-): Omit<CheckpointPlace, 'exclude'> & {
-  exclude: string[];
-} {
-  const step = planStep(run.plan, stepId.includes('[') ? stepId.slice(0, stepId.indexOf('[')) : stepId);
-  return {
-    home,
-    runId: run.id,
-    workspace: run.workspace,
-    exclude: step.checkpoint?.exclude ?? [...CHECKPOINT_ALWAYS_EXCLUDED],
-    hidden: [home],
-  };
+): CheckpointPlace & { exclude: string[]; hidden: string[] } {
+  const exclude = planStep(plan, stepId).checkpoint?.exclude ?? [...CHECKPOINT_ALWAYS_EXCLUDED];
+  return { home, runId, workspace, exclude, hidden: [home] };
 }
 
 /** The checkpoint that stands for "before `stepId`" in `run`, or null (none was recorded). */
@@ -69,7 +70,7 @@ export async function checkpointOfStep(
   run: RunDetail,
   stepId: string,
 ): Promise<CheckpointRef | null> {
-  planStep(run.plan, stepId.includes('[') ? stepId.slice(0, stepId.indexOf('[')) : stepId);
+  planStep(run.plan, stepId);
   return checkpointBefore(run.plan, await store.getEvents(run.id), stepId);
 }
 
@@ -97,12 +98,11 @@ export async function restoreRunFiles(
   const running = run.steps.filter((step) => step.status === 'running').map((step) => step.stepId);
   const refusal = restoreRefusal(run.id, run.status, running, keepFilesFlag);
   if (refusal !== null) throw new BatonError('INVALID_ARGUMENT', refusal);
-  const place = placeOf(home, run, checkpoint.stepId);
+  const place = checkpointPlace(home, run.id, run.workspace, run.plan, checkpoint.stepId);
   const previous = await snapshotWorkspace(place);
   const events = await store.getEvents(run.id);
   const journal: RestoreJournal = {
     ...place,
-    hidden: [...(place.hidden ?? [])],
     stepId: checkpoint.stepId,
     target: checkpoint.tree,
     previous,
@@ -193,15 +193,6 @@ function removeStrayIndexCopies(folder: string): void {
   if (!existsSync(folder)) return;
   for (const name of readdirSync(folder)) {
     const pid = /^[0-9a-f]+\.(\d+)\.[a-z0-9]+(?:\.lock)?$/.exec(name)?.[1];
-    if (pid !== undefined && !processAlive(Number(pid))) rmSync(join(folder, name), { force: true });
-  }
-}
-
-function processAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code !== 'ESRCH';
+    if (pid !== undefined && !isLiveProcess(Number(pid))) rmSync(join(folder, name), { force: true });
   }
 }

@@ -1,10 +1,9 @@
 import { fileChanges } from '../../runtime/commands/file-commands.js';
+import { CHANGE_MARKS } from '../../runtime/file-changes.js';
 import { withCommandContext } from '../../runtime/open-store.js';
 import { EXIT } from '../exit-codes.js';
 import { printJson } from '../format.js';
 import type { GlobalOptions } from '../global-options.js';
-
-const MARK = { added: 'A', changed: 'M', removed: 'D' } as const;
 
 /**
  * `baton diff <run> --files [<step>]`: what each checkpointed step added (A), changed (M) and
@@ -35,11 +34,12 @@ export async function diffFilesCommand(
         out.push(`${step.stepId}: no attempt ended with a record of the files yet`);
         continue;
       }
-      const count = (change: keyof typeof MARK) => step.changes.filter((c) => c.change === change).length;
+      const count = (change: keyof typeof CHANGE_MARKS) =>
+        step.changes.filter((c) => c.change === change).length;
       out.push(
         `${step.stepId} (attempt ${step.attempt}): ${count('added')} added, ${count('changed')} changed, ${count('removed')} removed`,
       );
-      for (const change of step.changes) out.push(`  ${MARK[change.change]} ${change.path}`);
+      for (const change of step.changes) out.push(`  ${CHANGE_MARKS[change.change]} ${change.path}`);
       if (step.patch !== '') out.push('', step.patch.trimEnd());
       if (step.truncated)
         out.push(`(diff cut; baton diff ${runId} --files ${step.stepId} --json has the same cut)`);

@@ -1,7 +1,7 @@
 import type { StepResult } from '../../core/run-state.js';
 import { renderStepText } from '../../executors/render-step-text.js';
 import type { AttemptWithSession } from '../../runtime/attempt-sessions.js';
-import type { StepFileChanges } from '../../runtime/file-changes.js';
+import { CHANGE_MARKS, type StepFileChanges } from '../../runtime/file-changes.js';
 import { agoText } from '../../runtime/last-output.js';
 import type { ClaimedStep, RunDetail } from '../../runtime/types.js';
 import { consolePath, html, type SafeHtml } from '../html.js';
@@ -86,15 +86,13 @@ export function resolveForm(stepPath: string, csrf: string, back: 'inbox' | 'ste
   return actionForm(`${stepPath}/resolve`, 'Resolve', csrf, back, { fields });
 }
 
-const CHANGE_MARK = { added: 'A', changed: 'M', removed: 'D' } as const;
-
 /** The files the step added (A), changed (M) and removed (D), and their unified diff. */
 function filesBlock(files: StepFileChanges | null): SafeHtml {
   if (files === null) return html``;
   if (files.after === null)
     return html`<h2>Changed files</h2><p class="note">no attempt ended with a record of the files yet</p>`;
   const rows = files.changes.map(
-    (c) => html`<tr><td class="change-${c.change}">${CHANGE_MARK[c.change]}</td><td>${c.path}</td></tr>`,
+    (c) => html`<tr><td class="change-${c.change}">${CHANGE_MARKS[c.change]}</td><td>${c.path}</td></tr>`,
   );
   return html`<h2>Changed files <span class="note">(attempt ${files.attempt})</span></h2>
 ${rows.length > 0 ? html`<table class="changed-files" id="changed-files"><tbody>${rows}</tbody></table>` : html`<p class="note">no file changed</p>`}

@@ -1,5 +1,6 @@
 import { runNotFound } from '../../core/errors.js';
 import type { Plan } from '../../core/plan/types.js';
+import { planHasCheckpoints } from '../../core/workspace-checkpoint.js';
 import { trustedPrograms } from '../../executors/trusted-programs.js';
 import type { RerunSummary } from '../../store/store.js';
 import { type ForkedRun, forkRun as storeFork } from '../fork-run.js';
@@ -60,9 +61,8 @@ export async function rerunRun(ctx: CommandContext, request: RerunRequest): Prom
     if (!run) throw runNotFound(request.runId);
     const checkpoint = await checkpointOfStep(ctx.unmasked, run, request.from);
     // A step that is not checkpointed keeps the files without a word (as before checkpoints).
-    const checkpointed = run.plan.steps.some((step) => step.checkpoint !== undefined);
     filesKept =
-      checkpoint || !checkpointed
+      checkpoint || !planHasCheckpoints(run.plan)
         ? null
         : `kept as they are: no checkpoint was recorded before ${request.from}`;
     if (checkpoint) {
