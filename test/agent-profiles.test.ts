@@ -99,6 +99,8 @@ describe('recorded outputs of the real CLIs', () => {
     ['gemini', 'auth-401', 'fatal', 401],
     ['openclaw', 'rate-limit-429-default', 'transient', undefined],
     ['openclaw', 'server-error-500', 'transient', 500],
+    // agent --local says a provider's failure is a cli_error: its HTTP status still decides.
+    ['openclaw', 'server-error-500-local', 'transient', 500],
     ['openclaw', 'overloaded-529', 'transient', undefined],
     ['openclaw', 'auth-401', 'fatal', 401],
   ] as const)('%s %s: %s from the structured error', (cli, scenario, failureClass, status) => {
@@ -126,6 +128,29 @@ describe('recorded outputs of the real CLIs', () => {
       failureClass: 'invalid',
       message: expect.stringMatching(/gateway agent requires credentials/),
     });
+  });
+
+  it('openclaw agent --local: its retry budget is read from its agent folder in the state', () => {
+    const cap = (command: string[], env: Record<string, string>, files: Record<string, string>) =>
+      AGENT_PROFILES.openclaw.retryCap!(command, 1, { env, readTextFile: (path) => files[path] });
+    const capped = JSON.stringify({ retry: { provider: { maxRetries: 1 } } });
+    const local = ['openclaw', 'agent', '--local', '--agent', 'ops', '--json'];
+    expect(cap(local, { HOME: '/h' }, {}).reminder).toContain(
+      'in /h/.openclaw/agents/ops/agent/settings.json',
+    );
+    expect(
+      cap(local, { HOME: '/h' }, { '/h/.openclaw/agents/ops/agent/settings.json': capped }).reminder,
+    ).toBe(undefined);
+    // OPENCLAW_STATE_DIR moves the state; without --agent it is the main agent.
+    const main = ['openclaw', 'agent', '--local', '--json'];
+    expect(
+      cap(main, { HOME: '/h', OPENCLAW_STATE_DIR: '/s' }, { '/s/agents/main/agent/settings.json': capped })
+        .reminder,
+    ).toBe(undefined);
+    // The setting in the wrong place (a workspace's, read only by agent exec) still reminds.
+    expect(cap(main, { HOME: '/h' }, { '/w/.openclaw/settings.json': capped }).reminder).toContain(
+      'maxRetries',
+    );
   });
 
   it.each([

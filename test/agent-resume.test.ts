@@ -1,11 +1,11 @@
 /**
  * `agent.resume`: a retry continues the agent CLI's own session. Each real CLI that supports it
- * (claude, codex, gemini) against the mock model server: attempt 1 writes a file through its own tool, then
+ * (claude, codex, gemini; openclaw in its `agent --local` form) against the mock model server: attempt 1 writes a file through its own tool, then
  * its provider fails for good; attempt 2 resumes the conversation (the mock sees attempt 1's tool
  * call and its result) and finishes without writing again. A session the CLI cannot find starts
  * fresh with the reason in the timeline; with `resume: never` the retry starts over.
  */
-import { existsSync, readdirSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { attemptBoundMs, testBoundMs } from './helpers/agent-cli-bounds.js';
@@ -20,7 +20,7 @@ import {
   writeCall,
 } from './helpers/agent-steps.js';
 import { expectExit, runBaton, timeline } from './helpers/cli.js';
-import type { AgentCli } from './helpers/mock-cli.js';
+import { type AgentCli, describeWithOpenclaw, openclawEntry, openclawNode } from './helpers/mock-cli.js';
 
 const serve = mockPerTest();
 
@@ -176,6 +176,123 @@ describe.each([
     expect(second).toMatchObject({ outcome: 'succeeded', summary: 'started over' });
     expect(requestsDuring(mock, second!).some((r) => r.hasToolResult)).toBe(false);
     expect((await timeline(c.home, run.id)).some((e) => e.type === 'step.session')).toBe(false);
+  });
+});
+
+/**
+ * openclaw keeps a conversation per `--session-id` only in its `agent --local` (and Gateway) form;
+ * `agent exec` keeps none. It creates a session for an unknown id rather than refusing it: its JSON
+ * then counts no messages before the prompt, and Baton starts the attempt again, fresh.
+ */
+describeWithOpenclaw('openclaw resumes its session on retry (agent --local)', () => {
+  const OPENCLAW_TOOL_CALLS = 2;
+  const localCommand = () => [openclawNode, openclawEntry, 'agent', '--local', '--agent', 'main', '--json'];
+  const script = (path: string) => [
+    {
+      fault: 'ok' as const,
+      when: agentTurn('finish the task you were given above', { hasToolResult: true }),
+      reply: { text: 'finished after resume' },
+    },
+    {
+      fault: 'ok' as const,
+      when: agentTurn('RESUME-ME', { hasToolResult: false }),
+      reply: { toolCalls: [writeCall('openclaw', path, 'written once')] },
+    },
+    {
+      fault: 'ok' as const,
+      when: agentTurn('RESUME-ME', { hasToolResult: true }),
+      reply: { toolCalls: [writeCall('openclaw', path, 'written again')] },
+      repeat: OPENCLAW_TOOL_CALLS - 1,
+    },
+    {
+      fault: 'server_error' as const,
+      status: 500 as const,
+      when: agentTurn('RESUME-ME', { hasToolResult: true }),
+      repeat: 'forever' as const,
+    },
+  ];
+  /** A case whose `agent --local` retries a provider error once (its agent's own settings.json). */
+  const localCase = (mock: Parameters<typeof cliCase>[1]) => {
+    const c = cliCase('openclaw', mock);
+    const agentDir = join(String(c.env.HOME), '.openclaw', 'agents', 'main', 'agent');
+    mkdirSync(agentDir, { recursive: true });
+    writeFileSync(
+      join(agentDir, 'settings.json'),
+      JSON.stringify({ retry: { provider: { maxRetries: 1 } } }),
+    );
+    return { c, agentDir };
+  };
+  const plan = (c: ReturnType<typeof cliCase>, maxAttempts: number) => ({
+    name: 'openclaw-resume',
+    defaults: {
+      agent: { command: localCommand() },
+      timeoutMs: attemptBoundMs('openclaw'),
+      retry: { maxAttempts, initialDelayMs: 10, maxDelayMs: 50 },
+    },
+    steps: [{ id: 'write', instruction: `RESUME-ME: write ${c.workspace}/notes.md, then say done` }],
+  });
+
+  it('attempt 2 goes on in attempt 1 session: the model sees its tool calls, none made again', {
+    timeout: testBoundMs('openclaw', 3),
+  }, async () => {
+    const mock = await serve([]);
+    const { c } = localCase(mock);
+    mock.enqueue(...script(`${c.workspace}/notes.md`));
+    const { result, run } = await runPlan(c, plan(c, 2));
+    const [first, second] = await stepAttempts(c, run.id, 'write');
+    const seen = JSON.stringify({
+      first,
+      second,
+      requests: mock.requests.map((r) => [r.scriptIndex, r.userText]),
+    });
+    expect(result.code, `${result.stderr}\n${seen}`).toBe(0);
+    // Its agent's settings.json caps its retries, so the plan has nothing to remind.
+    expect(result.stderr).not.toContain('retries a 429');
+    expect(first, seen).toMatchObject({ outcome: 'failed', failureClass: 'transient' });
+    expect(second, seen).toMatchObject({ outcome: 'succeeded', summary: 'finished after resume' });
+    expect(mock.requests.filter((r) => r.scriptIndex === 1 || r.scriptIndex === 2)).toHaveLength(
+      OPENCLAW_TOOL_CALLS,
+    );
+    expect(requestsDuring(mock, second!).filter((r) => r.scriptIndex === 1 || r.scriptIndex === 2)).toEqual(
+      [],
+    );
+    const [resumed] = requestsDuring(mock, second!, 0);
+    const [started] = requestsDuring(mock, first!, 1);
+    expect(resumed!.messagesCount).toBeGreaterThan(started!.messagesCount + 1);
+    // openclaw goes on in the session it was given: both attempts name the same one.
+    const sessions = (await timeline(c.home, run.id)).filter((e) => e.type === 'step.session');
+    expect(sessions.map((e) => [e.attempt, e.resumed])).toEqual([
+      [1, false],
+      [2, true],
+    ]);
+    expect(sessions[1]!.sessionId).toBe(sessions[0]!.sessionId);
+    expect(second!.session).toEqual({ sessionId: sessions[0]!.sessionId, resumed: true });
+  });
+
+  it('starts fresh, and says why, when its state no longer holds the session', {
+    timeout: testBoundMs('openclaw', 4),
+  }, async () => {
+    const mock = await serve([]);
+    const { c, agentDir } = localCase(mock);
+    mock.enqueue(...script(`${c.workspace}/notes.md`), STARTED_OVER);
+    const { result, run } = await runPlan(c, plan(c, 1));
+    expect(result.code, result.stderr).toBe(1);
+    // Its sessions live in the agent's SQLite state: removed, the id is unknown to it.
+    const state = readdirSync(agentDir).filter((name) => name.startsWith('openclaw-agent.sqlite'));
+    expect(state.length).toBeGreaterThan(0);
+    for (const name of state) rmSync(join(agentDir, name), { recursive: true, force: true });
+    expectExit(await runBaton(['retry', run.id, 'write'], { home: c.home }), 0);
+    expectExit(
+      await runBaton(['check'], { home: c.home, env: c.env, timeoutMs: attemptBoundMs('openclaw') * 3 }),
+      0,
+    );
+    const [, second] = await stepAttempts(c, run.id, 'write');
+    expect(second).toMatchObject({ outcome: 'succeeded', summary: 'started over' });
+    const sessions = (await timeline(c.home, run.id)).filter((e) => e.type === 'step.session');
+    expect(sessions.at(-1)).toMatchObject({ attempt: 2, resumed: false });
+    expect(String(sessions.at(-1)!.reason)).toMatch(
+      /^the CLI found no session [0-9a-f-]{36} to continue: started a fresh one$/,
+    );
   });
 });
 

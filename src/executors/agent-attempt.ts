@@ -6,8 +6,9 @@ import { chooseProfile } from './agent-profiles/choose-profile.js';
 import { classifyAgentRun } from './agent-profiles/classify-agent-run.js';
 import { withOptions } from './agent-profiles/prompt-placement.js';
 import type { AgentProfile, AgentReport } from './agent-profiles/types.js';
+import { sumAgentUsage } from './agent-profiles/usage-sum.js';
 import { applyRetryCap } from './agent-retry-cap.js';
-import { type AttemptSession, type SessionUse, sessionLaunch } from './agent-session.js';
+import { type AttemptSession, recordSessionUse, type SessionUse, sessionLaunch } from './agent-session.js';
 import { attemptMarkerOf } from './attempt-processes.js';
 import { attemptTempDir } from './attempt-temp-dir.js';
 import { type CommandPolicyMode, checkAgentCommand } from './command-policy.js';
@@ -108,10 +109,18 @@ export async function runAgentAttempt(options: AgentAttemptOptions): Promise<Age
   const session = result.session;
   if (!session?.missing) return result;
   // The CLI found no session to continue (the attempt before died before it saved one, its files
-  // were removed): this attempt starts fresh, with the whole troubleshoot prompt, and says why.
+  // were removed): this attempt starts fresh, with the whole troubleshoot prompt, and says why. A
+  // CLI that said so only after a turn (openclaw starts an unknown session empty) spent that turn's
+  // tokens: they count in the attempt's usage.
   const fresh = await runAgentOnce({ ...options, session: { id: options.session!.id } });
   const why = `the CLI found no session ${session.sessionId} to continue: started a fresh one`;
-  return { ...fresh, session: { ...fresh.session, resumed: false, reason: why } };
+  const usage = sumAgentUsage(result.report?.usage, fresh.report?.usage);
+  const report = fresh.report || usage ? { ...fresh.report, ...(usage ? { usage } : {}) } : undefined;
+  return {
+    ...fresh,
+    ...(report ? { report } : {}),
+    session: { ...fresh.session, resumed: false, reason: why },
+  } as AgentAttemptResult;
 }
 
 /** One launch of the CLI for the attempt (runAgentAttempt launches a second when a resume finds nothing). */
@@ -145,6 +154,7 @@ async function runAgentOnce(options: AgentAttemptOptions): Promise<AgentAttemptR
   const launch = sessionLaunch(profile, options.agent, options.session);
   const sessionArgs = launch && launch.args.length > 0 ? launch.args : null;
   const session: SessionUse | undefined = launch?.use;
+  recordSessionUse(profile, options.logPath, session);
   const resumed = session?.resumed === true;
   const { argv, stdinText } = profile.invocation(
     {

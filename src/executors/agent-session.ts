@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
-import { closeSync, openSync, readSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync, readSync, writeFileSync } from 'node:fs';
+import { dirname } from 'node:path';
 import type { FailureClass } from '../core/failure.js';
 import type { AgentSpec } from '../core/plan/types.js';
 import { hasFlag } from './agent-profiles/prompt-placement.js';
@@ -10,7 +11,8 @@ import type { AgentProfile } from './agent-profiles/types.js';
  * session named in advance, a UUID derived from its run, step and attempt number (attempt numbers
  * go on across reruns, so no two attempts share one), which needs no record: a retry after an
  * interruption (the worker died), a stall, a transient failure or `agent_failed` continues the
- * session of the attempt before, forked into its own. Nothing is resumed after a success (a rerun
+ * session of the attempt before, forked into its own (claude), or goes on in it under its name
+ * (codex, gemini, openclaw: the id read from that attempt's log). Nothing is resumed after a success (a rerun
  * starts fresh) or when the plan says `resume: never`.
  */
 
@@ -25,6 +27,8 @@ export interface AttemptSession {
   previous?: string;
   /** That attempt's log (its output), for a CLI that names its sessions itself (codex). */
   previousLog?: () => string | undefined;
+  /** The session that attempt used, as recorded beside its log (sessionRecordPath), on this machine. */
+  previousUsed?: () => string | undefined;
   /** Why the attempt before's session is not continued although it could be (its files changed). */
   freshBecause?: string;
 }
@@ -64,7 +68,30 @@ export function attemptSession(
     id,
     previous: attemptSessionId(claim.runId, claim.stepId, claim.attempt - 1),
     previousLog: () => readHead(logOf(claim.attempt - 1), LOG_HEAD_BYTES),
+    previousUsed: () => {
+      const id = readHead(sessionRecordPath(logOf(claim.attempt - 1)), 128)?.trim();
+      return id !== undefined && SESSION_ID.test(id) ? id : undefined;
+    },
   };
+}
+
+/** What Baton names sessions (attemptSessionId): a UUID. */
+const SESSION_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+/** Beside an attempt's log, the session id it used, for a CLI that continues sessions in place. */
+function sessionRecordPath(logPath: string): string {
+  return logPath.replace(/\.log$/, '.session');
+}
+
+/**
+ * Records, beside the attempt's log, the session a CLI that continues sessions in place was given:
+ * the next attempt goes on in it, whatever this one printed (openclaw says its session only when its
+ * turn finished). Written before the CLI starts, so an attempt that dies still leaves it.
+ */
+export function recordSessionUse(profile: AgentProfile, logPath: string, use: SessionUse | undefined): void {
+  if (!profile.session?.inPlace || use?.sessionId === undefined) return;
+  mkdirSync(dirname(logPath), { recursive: true, mode: 0o700 });
+  writeFileSync(sessionRecordPath(logPath), `${use.sessionId}\n`, { mode: 0o600 });
 }
 
 /** How much of the attempt before's log is searched for its session id (codex prints it first). */
@@ -98,6 +125,7 @@ export function sessionLaunch(
   const support = profile.session;
   if (!session || !support || agent.resume === 'never') return null;
   if (hasFlag(agent.command, ...support.ownFlags)) return null;
+  if (support.keepsSessions && !support.keepsSessions(agent.command)) return null;
   const fresh = (reason?: string) => ({
     args: support.start ? support.start(session.id) : [],
     use: {
@@ -107,11 +135,20 @@ export function sessionLaunch(
     },
   });
   if (session.previous === undefined) return fresh(session.freshBecause);
-  // A CLI that names its sessions itself said the name in the attempt before's output.
-  const previous = support.start ? session.previous : support.found?.(session.previousLog?.() ?? '');
+  // A CLI that names its sessions itself said the name in the attempt before's output; one that goes
+  // on in a named session continues the one that attempt used (itself perhaps a continued one).
+  const previous = support.found
+    ? support.found(session.previousLog?.() ?? '')
+    : support.inPlace
+      ? session.previousUsed?.()
+      : session.previous;
   if (previous === undefined)
-    return fresh('the attempt before left no session id in its log on this machine: started a fresh one');
-  // A named session is forked into the attempt's own; a CLI's own goes on under its name.
-  const sessionId = support.start ? session.id : previous;
+    return fresh(
+      support.inPlace
+        ? 'the attempt before left no record of its session on this machine: started a fresh one'
+        : 'the attempt before left no session id in its log on this machine: started a fresh one',
+    );
+  // A named session is forked into the attempt's own; any other goes on under its name.
+  const sessionId = support.start && !support.inPlace ? session.id : previous;
   return { args: support.resume(previous, session.id), use: { sessionId, resumed: true } };
 }

@@ -143,7 +143,7 @@ const agentSchema = strictObject(
       })
       .optional()
       .describe(
-        "Whether a retry continues the agent CLI's own session (on-retry: the CLI resumes the conversation of the attempt before, with the troubleshoot prompt as its next turn; falls back to a fresh start when the session cannot be found) or starts fresh (never). Default on-retry; only the CLIs that support it resume (claude, codex, gemini), the others start fresh.",
+        "Whether a retry continues the agent CLI's own session (on-retry: the CLI resumes the conversation of the attempt before, with the troubleshoot prompt as its next turn; falls back to a fresh start when the session cannot be found) or starts fresh (never). Default on-retry; only the CLIs that support it resume (claude, codex, gemini, openclaw agent --local), the others start fresh.",
       ),
     stallTimeoutMs: silenceTimeoutSchema(
       'How long the agent may print nothing (no byte on stdout or stderr, a line repeated over and over not counted) before its attempt is stopped as stalled: a step.stalling event at half of it, then the attempt ends transient and is retried (an unsafe step is blocked unknown_outcome). Default 10m; 0 never stops it.',

@@ -38,10 +38,14 @@ export function geminiFolders(env: Env): WritablePath[] {
 
 /** openclaw: `$OPENCLAW_STATE_DIR`, else `~/.openclaw`; and its cache `~/.cache/openclaw-<uid>`. */
 export function openclawFolders(env: Env): WritablePath[] {
-  const state = env.OPENCLAW_STATE_DIR
-    ? [dir(env.OPENCLAW_STATE_DIR)]
-    : inHome(env, (home) => [dir(`${home}/.openclaw`)]);
+  const stateDir = openclawStateDir(env);
+  const state = stateDir === undefined ? [] : [dir(stateDir)];
   const cacheRoot = env.XDG_CACHE_HOME || (env.HOME ? `${env.HOME}/.cache` : undefined);
   const uid = process.getuid?.();
   return cacheRoot && uid !== undefined ? [...state, dir(`${cacheRoot}/openclaw-${uid}`)] : state;
+}
+
+/** openclaw's state folder (its config, agents and SQLite state): `$OPENCLAW_STATE_DIR`, else `~/.openclaw`. */
+export function openclawStateDir(env: Env): string | undefined {
+  return env.OPENCLAW_STATE_DIR || (env.HOME ? `${env.HOME}/.openclaw` : undefined);
 }

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { isAbsolute, join } from 'node:path';
 import type { AgentSpec } from '../../core/plan/types.js';
-import { openclawFolders } from './config-folders.js';
+import { openclawFolders, openclawStateDir } from './config-folders.js';
 import { asRecord, asString, count, type JsonRecord, lastJsonObject } from './json-output.js';
 import { flagValue, hasFlag, promptAfterDoubleDash, promptAsFlagValue } from './prompt-placement.js';
 import { type AgentProfile, type AgentReport, type AgentUsage, MULTI_PROVIDER_KEYS } from './types.js';
@@ -59,23 +59,22 @@ export const openclawProfile: AgentProfile = {
   },
   retryCap(command, _retries, context) {
     // Its retry budget is an embedded session setting read from <cwd>/.openclaw/settings.json
-    // (agent exec) or its agent's state folder (--local): no variable or flag, and Baton does not
-    // write into the workspace. So the plan warns until the user has set it.
+    // (agent exec) or its agent's own folder, <state>/agents/<id>/agent/settings.json (agent
+    // --local): no variable or flag, and Baton does not write there. So the plan warns until the user
+    // has set it.
     const description =
-      'nothing: openclaw reads retry.provider.maxRetries only from <workspace>/.openclaw/settings.json (agent exec); set it to 1 there';
+      "nothing: openclaw reads retry.provider.maxRetries only from <workspace>/.openclaw/settings.json (agent exec) or its agent's settings.json (agent --local); set it to 1 there";
     const setting = '{"retry":{"provider":{"maxRetries":1}}}';
-    const exec = isExecForm(command, 0);
-    const cwd = flagValue(command, '--cwd');
-    const folder =
-      !exec || context.workspace === undefined
-        ? undefined
-        : cwd === undefined || isAbsolute(cwd)
-          ? (cwd ?? context.workspace)
-          : join(context.workspace, cwd);
-    const settings = folder === undefined ? undefined : join(folder, '.openclaw', 'settings.json');
+    const settings = isExecForm(command, 0)
+      ? execSettings(command, context.workspace)
+      : agentSettings(command, context.env);
     if (settings !== undefined && hasMaxRetries(context.readTextFile(settings)))
       return { env: {}, args: [], description };
-    const where = settings ?? (exec ? '<workspace>/.openclaw/settings.json' : "its agent's settings.json");
+    const where =
+      settings ??
+      (isExecForm(command, 0)
+        ? '<workspace>/.openclaw/settings.json'
+        : '<state>/agents/<id>/agent/settings.json');
     return {
       env: {},
       args: [],
@@ -110,10 +109,31 @@ export const openclawProfile: AgentProfile = {
         `openclaw reported ${asString(record.status) ?? 'an error'}`;
       const status = /\bHTTP (\d{3})\b/.exec(message)?.[1];
       report.error = { message: message.trim(), ...(status === undefined ? {} : { status: Number(status) }) };
-      // Its own command line or setup (no Gateway, a bad flag): nothing a retry changes.
-      if (error?.type === 'cli_error') report.setup ??= { failureClass: 'invalid', message: message.trim() };
+      // Its own command line or setup (no Gateway, a bad flag): nothing a retry changes. `agent
+      // --local` reports a provider's failure as a cli_error too, with the provider's HTTP status:
+      // that status decides.
+      if (error?.type === 'cli_error' && status === undefined)
+        report.setup ??= { failureClass: 'invalid', message: message.trim() };
     }
     return report;
+  },
+  // `agent --local` and the Gateway form keep a conversation per `--session-id` in the agent's own
+  // state (its SQLite files), created when the id is new: a retry goes on in the session the attempt
+  // before used (Baton records it beside that attempt's log; openclaw prints it only when the turn
+  // finished); `agent exec` keeps none. An unknown id is not refused but started empty, which its
+  // JSON says (no messages before the prompt).
+  session: {
+    ownFlags: ['--session-id', '--session-key', '--to', '-t'],
+    keepsSessions: (command) => !isExecForm(command, 0),
+    start: (id) => ['--session-id', id],
+    inPlace: true,
+    resume: (previous) => ['--session-id', previous],
+    missing: ({ stdout }) => {
+      const status = asRecord(
+        asRecord(asRecord(lastJsonObject(stdout)?.meta)?.agentMeta)?.contextBudgetStatus,
+      );
+      return status?.messageCount === 0;
+    },
   },
   confinedWritable: openclawFolders,
   exitCodes: {
@@ -183,6 +203,24 @@ function promptAsMessageFile(
   return STDIN_FILES.includes(file)
     ? { argv: [...agent.command], stdinText: prompt }
     : { argv: [...agent.command] };
+}
+
+/** `agent exec`'s settings: `.openclaw/settings.json` in the folder it runs in (`--cwd`, else the workspace). */
+function execSettings(command: readonly string[], workspace: string | undefined): string | undefined {
+  if (workspace === undefined) return undefined;
+  const cwd = flagValue(command, '--cwd');
+  const folder = cwd === undefined || isAbsolute(cwd) ? (cwd ?? workspace) : join(workspace, cwd);
+  return join(folder, '.openclaw', 'settings.json');
+}
+
+/** `agent --local`'s settings: its agent's own folder in the state (`--agent`, else `main`). */
+function agentSettings(
+  command: readonly string[],
+  env: Readonly<Record<string, string | undefined>>,
+): string | undefined {
+  const state = openclawStateDir(env);
+  if (state === undefined) return undefined;
+  return join(state, 'agents', flagValue(command, '--agent') ?? 'main', 'agent', 'settings.json');
 }
 
 /** Whether a settings.json sets `retry.provider.maxRetries`. */

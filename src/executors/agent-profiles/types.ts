@@ -180,8 +180,15 @@ export interface AgentProfile {
 export interface AgentSessionSupport {
   /** Flags (or subcommands) already in the user's command that choose the session: Baton adds none. */
   ownFlags: readonly string[];
+  /** Whether this form of the command keeps a session at all (openclaw's `agent exec` does not); absent: every form. */
+  keepsSessions?(command: readonly string[]): boolean;
   /** The options that start a new session named `id` (a UUID); absent: the CLI names its sessions. */
   start?(id: string): string[];
+  /**
+   * A named session is continued under its own name instead of forked (openclaw): a retry goes on in
+   * the session the attempt before used, as recorded beside that attempt's log.
+   */
+  inPlace?: true;
   /** A CLI that names its sessions: the id it printed, found in an attempt's log. */
   found?(log: string): string | undefined;
   /** The options (before the CLI's `--`) that continue session `previous`, as a session named `id`. */

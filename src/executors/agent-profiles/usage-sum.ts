@@ -16,3 +16,16 @@ export function emptyUsage(): AgentUsage {
 export function usageOrUndefined(usage: AgentUsage): AgentUsage | undefined {
   return usage.inputTokens + usage.outputTokens + usage.costUsd === 0 ? undefined : usage;
 }
+
+/** Two runs' usage together (a resume that found no session, then the fresh start), or undefined for none. */
+export function sumAgentUsage(a: AgentUsage | undefined, b: AgentUsage | undefined): AgentUsage | undefined {
+  if (!a || !b) return a ?? b;
+  return {
+    inputTokens: a.inputTokens + b.inputTokens,
+    outputTokens: a.outputTokens + b.outputTokens,
+    costUsd: a.costUsd + b.costUsd,
+    cacheReadTokens: a.cacheReadTokens + b.cacheReadTokens,
+    cacheWriteTokens: a.cacheWriteTokens + b.cacheWriteTokens,
+    costReported: a.costReported || b.costReported,
+  };
+}
