@@ -29,13 +29,13 @@ afterEach(async () => {
 });
 
 /** The daily report: fetch, analyze, report, send; `notes` beside it. */
-function dailyPlan(reportInstruction = 'write the report from the analysis') {
+function dailyPlan(reportInstruction = 'write the report from the analysis', sendSideEffect = 'none') {
   return fixturePlan(
     [
       { id: 'fetch', instruction: 'fetch the competitors' },
       { id: 'analyze', instruction: 'analyze them', dependsOn: ['fetch'] },
       { id: 'report', instruction: reportInstruction, dependsOn: ['analyze'] },
-      { id: 'send', instruction: 'send the report', dependsOn: ['report'] },
+      { id: 'send', instruction: 'send the report', dependsOn: ['report'], sideEffect: sendSideEffect },
       { id: 'notes', instruction: 'keep notes' },
     ],
     { name: 'daily-report' },
@@ -43,11 +43,11 @@ function dailyPlan(reportInstruction = 'write the report from the analysis') {
   );
 }
 
-async function finishedRun(id = 'daily') {
+async function finishedRun(id = 'daily', sendSideEffect = 'none') {
   const { dir, home } = planDir('baton-rerun-');
   const ledger = join(dir, 'ledger');
   const env = { COUNT_FILE: ledger };
-  const plan = writePlan(dir, dailyPlan());
+  const plan = writePlan(dir, dailyPlan(undefined, sendSideEffect));
   expectExit(await runBaton(['run', plan, '--id', id], { home, env }), 0);
   const ran = () => readCounts(ledger).map((line) => `${line.run} ${line.step} ${line.attempt}`);
   expect(ran()).toHaveLength(5);
@@ -77,6 +77,57 @@ describe('baton rerun', () => {
     });
     const text = await runBaton(['timeline', 'daily'], { home });
     expect(text.stdout).toContain('rerun from analyze (3 step(s)) asked by ana');
+  });
+
+  it('--keep send: with send unsafe, analyze and report run again, send is not run, and the answer says so', async () => {
+    const { home, env, ran } = await finishedRun('daily-keep', 'unsafe');
+    const before = (await timeline(home, 'daily-keep')).length;
+    // Without it the rerun is refused, saying how to keep send.
+    expectRefused(
+      await runBaton(['rerun', 'daily-keep', '--from', 'analyze'], { home, env }),
+      'step send is unsafe',
+      '--keep send',
+    );
+    expect((await timeline(home, 'daily-keep')).length).toBe(before);
+    const rerun = expectExit(
+      await runBaton(['rerun', 'daily-keep', '--from', 'analyze', '--keep', 'send'], { home, env }),
+      0,
+    );
+    expect(rerun.stdout).toContain('2 step(s) will run again: analyze, report\n');
+    expect(rerun.stdout).toContain('kept as they are, not run: send\n');
+    expect(rerun.stdout).toContain('side effects: none of the steps that run again has any\n');
+    expectExit(await runBaton(['check'], { home, env }), 0);
+    expect(ran().slice(5).sort()).toEqual(['daily-keep analyze 2', 'daily-keep report 2']);
+    const run = await runStatus(home, 'daily-keep');
+    expect(run.status).toBe('succeeded');
+    expect(stepOf(run, 'send').attempt).toBe(1);
+    expect((await timeline(home, 'daily-keep')).find((e) => e.type === 'run.rerun_requested')).toMatchObject({
+      kept: ['send'],
+      steps: 2,
+    });
+    expect((await runBaton(['timeline', 'daily-keep'], { home })).stdout).toContain(
+      'rerun from analyze (2 step(s)) asked by',
+    );
+    expect((await runBaton(['timeline', 'daily-keep'], { home })).stdout).toContain('; kept: send');
+    // --keep-effects keeps it without naming it; --json carries the same lists.
+    const json = await batonJson<{ rerun: { steps: string[]; kept: string[]; effects: string[] } }>(
+      ['rerun', 'daily-keep', '--from', 'report', '--keep-effects'],
+      { home, env },
+    );
+    expect(json.rerun).toMatchObject({ steps: ['report'], kept: ['send'], effects: [] });
+    // A step that is not after --from cannot be kept: exit 2, naming it.
+    expectRefused(
+      await runBaton(['rerun', 'daily-keep', '--from', 'report', '--keep', 'notes'], { home, env }),
+      '--keep notes: it does not run again in a rerun from report',
+    );
+  });
+
+  it('names the side-effecting steps that run again', async () => {
+    const { home, env } = await finishedRun('daily-idem', 'idempotent');
+    const rerun = expectExit(await runBaton(['rerun', 'daily-idem', '--from', 'report'], { home, env }), 0);
+    expect(rerun.stdout).toContain(
+      'side effects: send will run again (effects they recorded with ctx.effect are not repeated)',
+    );
   });
 
   it('--only runs the step alone; status marks the steps after it stale until they run again', async () => {

@@ -65,6 +65,8 @@ describe('rerun (core)', () => {
     expect(rerunSteps(run, 'analyze', false)).toEqual({
       steps: ['analyze', 'report', 'gate', 'send'],
       stale: [],
+      kept: [],
+      effects: [],
     });
     const rerun = rerunFrom(run, { from: 'analyze', by: 'ana' }, tick());
     expect(status(rerun.run)).toMatchObject({
@@ -88,7 +90,7 @@ describe('rerun (core)', () => {
     for (const id of ['fetch', 'notes', 'analyze', 'report']) run = succeed(run, id);
     expect(staleSteps(run)).toEqual([]);
     const only = rerunFrom(run, { from: 'analyze', only: true, by: 'ana' }, tick());
-    expect(only.selection).toEqual({ steps: ['analyze'], stale: ['report'] });
+    expect(only.selection).toEqual({ steps: ['analyze'], stale: ['report'], kept: [], effects: [] });
     run = succeed(only.run, 'analyze');
     expect(status(run).report).toBe('succeeded');
     expect(staleSteps(run)).toEqual(['report']);
@@ -105,6 +107,93 @@ describe('rerun (core)', () => {
     const redone = rerunFrom(run, { from: 'report', redoEffects: true, by: 'x' }, clock);
     expect(redone.clearEffects).toEqual(['report', 'gate', 'send']);
     expect(rerunFrom(run, { from: 'report', only: true, by: 'x' }, clock).clearEffects).toBeUndefined();
+  });
+
+  it('--keep send: the unsafe send keeps its result and does not run; the steps before it run again', () => {
+    let run = finished('unsafe');
+    run = approveWaitStep(run, 'gate', { by: 'x' }, tick()).run;
+    run = succeed(run, 'send');
+    const kept = rerunFrom(run, { from: 'analyze', keep: ['send'], by: 'x' }, tick());
+    expect(kept.selection).toEqual({
+      steps: ['analyze', 'report', 'gate'],
+      stale: [],
+      kept: ['send'],
+      effects: [],
+    });
+    expect(status(kept.run)).toMatchObject({
+      analyze: 'ready',
+      report: 'pending',
+      gate: 'pending',
+      send: 'succeeded',
+    });
+    expect(kept.clearEffects).toBeUndefined();
+    expect(kept.events.find((e) => e.type === 'run.rerun_requested')).toMatchObject({
+      kept: ['send'],
+      steps: 3,
+    });
+    // --keep-effects keeps it too, without naming it; an idempotent step runs again only when not kept.
+    expect(rerunFrom(run, { from: 'analyze', keepEffects: true, by: 'x' }, tick()).selection.kept).toEqual([
+      'send',
+    ]);
+    let idempotent = finished('idempotent');
+    idempotent = approveWaitStep(idempotent, 'gate', { by: 'x' }, tick()).run;
+    idempotent = succeed(idempotent, 'send');
+    expect(rerunSteps(idempotent, 'analyze', false).effects).toEqual(['send']);
+    expect(rerunSteps(idempotent, 'analyze', false, { effects: true })).toMatchObject({
+      steps: ['analyze', 'report', 'gate'],
+      kept: ['send'],
+      effects: [],
+    });
+  });
+
+  it('a step resting only on a kept one keeps its result too; one that also rests on a rerun step runs', () => {
+    const plan = validatePlanObject(
+      {
+        name: 'chain',
+        steps: [
+          { id: 'a', fn: 'f' },
+          { id: 'send', fn: 'f', dependsOn: ['a'], sideEffect: 'unsafe' },
+          { id: 'archive', fn: 'f', dependsOn: ['send'] },
+          { id: 'summary', fn: 'f', dependsOn: ['a', 'send'] },
+        ],
+      },
+      'chain.json',
+    );
+    let run = runStateOf(plan, { id: 'chain' });
+    for (const id of ['a', 'send', 'archive', 'summary']) run = succeed(run, id);
+    const rerun = rerunFrom(run, { from: 'a', keep: ['send'], by: 'x' }, tick());
+    expect(rerun.selection).toMatchObject({ steps: ['a', 'summary'], kept: ['send'] });
+    expect(status(rerun.run)).toMatchObject({
+      a: 'ready',
+      send: 'succeeded',
+      archive: 'succeeded',
+      summary: 'pending',
+    });
+    // summary becomes due once a finishes again (send is still satisfied).
+    expect(status(succeed(rerun.run, 'a')).summary).toBe('ready');
+  });
+
+  it('refuses a --keep it cannot honour, naming the step and why', () => {
+    let run = finished('unsafe');
+    run = approveWaitStep(run, 'gate', { by: 'x' }, tick()).run;
+    run = succeed(run, 'send');
+    const refused = (keep: string[], extra: Record<string, unknown> = {}) => {
+      try {
+        rerunFrom(run, { from: 'analyze', keep, by: 'x', ...extra }, clock);
+        return 'accepted';
+      } catch (error) {
+        expect(isBatonError(error)).toBe(true);
+        return (error as Error).message;
+      }
+    };
+    expect(refused(['analyze'])).toBe('--keep analyze: it is the step the rerun starts from');
+    expect(refused(['notes'])).toMatch(/^--keep notes: it does not run again in a rerun from analyze/);
+    expect(refused(['nope'])).toMatch(/unknown step "nope"/);
+    expect(refused(['send'], { only: true })).toMatch(/do not go with --only/);
+    const waiting = finished('unsafe');
+    expect(() => rerunFrom(waiting, { from: 'analyze', keep: ['send'], by: 'x' }, clock)).toThrow(
+      /--keep send: it has no result to keep \(pending\)/,
+    );
   });
 
   it('takes a blocked run back to running: the blocked step runs again after the rerun step', () => {

@@ -413,6 +413,7 @@ describe('the masking boundary: every door, every read', () => {
         reject_run: { runId: IDS.proposed },
         schedule_add: { name: 'mask-sched-mcp', every: '1h' },
         schedule_rm: { name: 'mask-sched-mcp' },
+        rerun_run: { from: IDS.stepDone },
       };
       const { tools } = await client.listTools();
       const order = [...tools].sort(

@@ -102,6 +102,44 @@ describe('baton mcp over stdio', () => {
     expect(await callRefused(client, 'run', { plan: 'name: x\nsteps: []\n' })).toMatch(/PLAN_INVALID/);
   });
 
+  it('with --allow-run, rerun_run runs a step again keeping the unsafe send, and says what runs', async () => {
+    const { dir, home } = planDir('baton-mcp-rerun-');
+    const plan = writePlan(
+      dir,
+      fixturePlan([
+        { id: 'analyze', instruction: 'analyze' },
+        { id: 'report', instruction: 'report', dependsOn: ['analyze'] },
+        { id: 'send', instruction: 'send', dependsOn: ['report'], sideEffect: 'unsafe' },
+      ]),
+    );
+    expectExit(await runBaton(['run', plan, '--id', 'mcp-rerun'], { home }), 0);
+    const client = await mcpClient(home, { args: ['--allow-run'], cwd: dir });
+    expect(await callRefused(client, 'rerun_run', { runId: 'mcp-rerun', from: 'analyze' })).toMatch(
+      /step send is unsafe.*--keep send/,
+    );
+    const rerun = await callOk<{
+      status: string;
+      rerun: { steps: string[]; kept: string[]; effects: string[] };
+    }>(client, 'rerun_run', { runId: 'mcp-rerun', from: 'analyze', keep: ['send'] });
+    expect(rerun.rerun).toMatchObject({ steps: ['analyze', 'report'], kept: ['send'], effects: [] });
+    expect(rerun.status).toBe('running');
+    await callOk(client, 'check', { maxSeconds: 60 });
+    const status = await callOk<{ status: string; steps: { stepId: string; attempt: number }[] }>(
+      client,
+      'run_status',
+      { runId: 'mcp-rerun' },
+    );
+    expect(status.status).toBe('succeeded');
+    expect(status.steps.map((s) => [s.stepId, s.attempt])).toEqual([
+      ['analyze', 2],
+      ['report', 2],
+      ['send', 1],
+    ]);
+    // Without --allow-run it is not served.
+    const plain = await mcpClient(home);
+    expect((await plain.listTools()).tools.map((tool) => tool.name)).not.toContain('rerun_run');
+  });
+
   it('baton mcp --help (and baton help mcp) names every tool the server lists, run with --allow-run', async () => {
     const { home } = planDir('baton-mcp-help-');
     const client = await mcpClient(home, { args: ['--allow-run'] });
@@ -115,7 +153,7 @@ describe('baton mcp over stdio', () => {
       expect(listed, words.join(' ')).toBeDefined();
       const names = listed!.match(/[a-z_]+/g) ?? [];
       for (const name of served) expect(names, `${words.join(' ')}: ${name}`).toContain(name);
-      expect(listed).toContain('(and run, rollback_run, with --allow-run)');
+      expect(listed).toContain('(and run, rollback_run, rerun_run, with --allow-run)');
     }
   });
 

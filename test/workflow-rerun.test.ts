@@ -72,6 +72,30 @@ describe('baton.rerun and baton.fork', () => {
     }
   });
 
+  it('keep: send keeps its result and does not run; the answer lists what runs and what is kept', async () => {
+    const home = mkdtempSync(join(tmpdir(), 'baton-rerun-keep-api-'));
+    homes.push(home);
+    const { workflow, ran, mails } = daily();
+    const baton = Baton.open({ home, pollMs: 20 });
+    try {
+      await baton.run(workflow, {}, { runId: 'daily' });
+      ran.length = 0;
+      const summary = await baton.rerun('daily', { from: 'analyze', keep: ['send'] });
+      expect(summary.rerun).toMatchObject({ steps: ['analyze', 'report'], kept: ['send'] });
+      const results = await baton.result(workflow, 'daily');
+      expect(ran).toEqual(['analyze', 'report']);
+      expect(results.report).toBe('report from analysis 2');
+      expect(results.send).toEqual({ sent: 1 });
+      expect(mails).toEqual(['report from analysis 1']);
+      await expect(baton.rerun('daily', { from: 'analyze', keep: ['fetch'] })).rejects.toSatisfy(
+        (e) =>
+          isBatonError(e, 'INVALID_ARGUMENT') && e.message.startsWith('--keep fetch: it does not run again'),
+      );
+    } finally {
+      await baton.close();
+    }
+  });
+
   it('a fork keeps the steps before the fork point and runs the rest as a new run', async () => {
     const home = mkdtempSync(join(tmpdir(), 'baton-fork-api-'));
     homes.push(home);

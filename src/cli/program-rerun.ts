@@ -17,6 +17,15 @@ export function registerRerunCommands(program: Command, act: Act): void {
       '--redo-effects',
       'forget the effects (ctx.effect) the rerun steps recorded, so they happen again; needed for unsafe steps',
     )
+    .option(
+      '--keep <steps>',
+      'steps after --from that keep their results and do not run, comma-separated or repeated (what they did, e.g. a mail sent, is not done again)',
+      (value: string, previous: string[] = []) => [...previous, ...value.split(',')],
+    )
+    .option(
+      '--keep-effects',
+      'keep every succeeded step after --from that has side effects (sideEffect: idempotent or unsafe)',
+    )
     .option('--by <name>', 'who asks, recorded on the timeline (default: the OS user)')
     .option(
       '--keep-files',
@@ -35,8 +44,13 @@ With checkpoint: workspace in the plan, the workspace first goes back to how it 
 step (files the old steps wrote are gone); that is refused while the run is still running
 (--keep-files reruns it on the files as they are).
 
+The answer lists the steps that run again and, of them, those with side effects (their effects
+recorded with ctx.effect are not repeated unless --redo-effects). A step that ran with
+sideEffect: unsafe is not rerun unless kept (--keep, --keep-effects) or --redo-effects is given.
+
 Example:
   baton rerun daily-20261012 --from analyze     # analyze, then report and send, run again
+  baton rerun daily-20261012 --from analyze --keep send   # the report is rebuilt, not sent again
   baton check`,
     )
     .action(act(async () => (await import('./commands/rerun.js')).rerunCommand));

@@ -163,5 +163,6 @@ export function rerunText(event: Extract<StoredEvent, { type: 'run.rerun_request
   const scope = event.only ? 'only' : `${event.steps} step(s)`;
   const effects = event.redoEffects ? ', effects redone' : '';
   const stale = event.stale ? `; resting on an older result: ${event.stale.join(', ').slice(0, 100)}` : '';
-  return `rerun from ${event.stepId} (${scope}${effects}) asked by ${event.by}${stale}`;
+  const kept = event.kept ? `; kept: ${event.kept.join(', ').slice(0, 100)}` : '';
+  return `rerun from ${event.stepId} (${scope}${effects}) asked by ${event.by}${kept}${stale}`;
 }

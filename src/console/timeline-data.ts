@@ -107,7 +107,12 @@ export function timelineOf(
         mark(undefined, event.at, 'blocked', 'run blocked');
         break;
       case 'run.rerun_requested':
-        mark(event.stepId, event.at, 'human', `rerun asked by ${event.by}${event.only ? ' (only)' : ''}`);
+        mark(
+          event.stepId,
+          event.at,
+          'human',
+          `rerun asked by ${event.by}${event.only ? ' (only)' : ''}${event.kept ? `, keeping ${event.kept.join(', ')}` : ''}`,
+        );
         break;
       case 'step.skipped': {
         const cause = skipCause(event);

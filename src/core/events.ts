@@ -40,6 +40,8 @@ export type BatonEvent =
       redoEffects: boolean;
       steps: number;
       stale?: string[];
+      /** Steps after the rerun point kept as they were (`--keep`, `--keep-effects`). */
+      kept?: string[];
     }
   /** A worker claimed the step and leased it until `leaseExpiresAt`. */
   | { type: 'step.started'; stepId: string; attempt: number; owner: string; leaseExpiresAt: number }

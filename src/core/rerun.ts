@@ -24,6 +24,13 @@ export interface RerunRequest {
   only?: boolean;
   /** Effects recorded by `ctx.effect` in the rerun steps are forgotten, so they happen again. */
   redoEffects?: boolean;
+  /**
+   * Steps after `from` that keep their results and do not run (`--keep send`): what they did (a mail
+   * sent) is not done again, and the steps that rest on them alone keep theirs too.
+   */
+  keep?: readonly string[];
+  /** Keep every succeeded `idempotent` or `unsafe` step after `from` (`--keep-effects`). */
+  keepEffects?: boolean;
   /** Who asked (the OS user, or `--by`): recorded on the event. */
   by: string;
 }
@@ -34,17 +41,28 @@ export interface RerunSelection {
   steps: string[];
   /** Satisfied steps after `from` that keep a result resting on an older one (`only`). */
   stale: string[];
+  /** Steps after `from` kept as they are (`keep`, `keepEffects`), in plan order. */
+  kept: string[];
+  /** Of `steps`, those with side effects (`idempotent` or `unsafe`): what they did is done again. */
+  effects: string[];
 }
 
-/** Steps that depend on any of `roots`, transitively (roots excluded), as a set of positions. */
-export function descendantPositions(plan: Plan, roots: readonly string[]): Set<number> {
+/**
+ * Steps that depend on any of `roots`, transitively (roots excluded), as a set of positions; a step
+ * in `cut` is neither found nor followed (a kept step: what rests on it alone is not reached).
+ */
+export function descendantPositions(
+  plan: Plan,
+  roots: readonly string[],
+  cut: ReadonlySet<string> = new Set(),
+): Set<number> {
   const { position, dependents } = planIndex(plan);
   const found = new Set<number>();
   const work = [...roots];
   for (let next = work.pop(); next !== undefined; next = work.pop()) {
     for (const dependent of dependents.get(next) ?? []) {
       const at = position.get(dependent)!;
-      if (found.has(at)) continue;
+      if (found.has(at) || cut.has(dependent)) continue;
       found.add(at);
       work.push(dependent);
     }
@@ -62,28 +80,105 @@ export function rerunSteps(
   run: Pick<RunState, 'plan' | 'steps'>,
   from: string,
   only: boolean,
+  keep: { steps?: readonly string[]; effects?: boolean } = {},
 ): RerunSelection {
   const { plan } = run;
-  const { position } = planIndex(plan);
-  const item = planStep(plan, from).forEachItem;
-  // An item's group settles again; it is the root of what follows (its items depend on the group's dependencies).
-  const roots = item ? [from, item.group] : [from];
-  const selected = new Set(roots.map((id) => position.get(id)!));
-  const after = descendantPositions(plan, roots);
-  if (!only) for (const at of after) selected.add(at);
-  for (const at of [...selected]) {
-    const id = plan.steps[at]!.id;
-    if (id === item?.group || !isExpanded(run, id)) continue;
-    const range = itemPositions(plan, id)!;
-    for (let i = range.start; i < range.end; i += 1) selected.add(i);
-  }
+  const all = selectRerun(run, from, only, new Set());
+  const kept = keptSteps(run, from, all, keep);
+  const selected = kept.size === 0 ? all : selectRerun(run, from, only, kept);
+  const after = descendantPositions(plan, rootsOf(plan, from), kept);
   const stale = only
     ? [...after]
         .filter((at) => !selected.has(at) && SATISFIED_STEP_STATUSES.has(run.steps[at]!.status))
         .sort((a, b) => a - b)
         .map((at) => plan.steps[at]!.id)
     : [];
-  return { steps: [...selected].sort((a, b) => a - b).map((at) => plan.steps[at]!.id), stale };
+  const steps = [...selected].sort((a, b) => a - b).map((at) => plan.steps[at]!.id);
+  return {
+    steps,
+    stale,
+    kept: plan.steps.map((step) => step.id).filter((id) => kept.has(id) && !planStep(plan, id).forEachItem),
+    effects: steps.filter(
+      (id) => planStep(plan, id).sideEffect !== 'none' && !planStep(plan, id).forEachItem,
+    ),
+  };
+}
+
+/** `from`, and for an item its group, which settles again: the roots of what follows. */
+function rootsOf(plan: Plan, from: string): string[] {
+  const item = planStep(plan, from).forEachItem;
+  // An item's group is the root of what follows (its items depend on the group's dependencies).
+  return item ? [from, item.group] : [from];
+}
+
+/** The positions a rerun runs again: see rerunSteps; nothing in `cut` is reached. */
+function selectRerun(
+  run: Pick<RunState, 'plan' | 'steps'>,
+  from: string,
+  only: boolean,
+  cut: ReadonlySet<string>,
+): Set<number> {
+  const { plan } = run;
+  const { position } = planIndex(plan);
+  const roots = rootsOf(plan, from);
+  const group = planStep(plan, from).forEachItem?.group;
+  const selected = new Set(roots.map((id) => position.get(id)!));
+  if (!only) for (const at of descendantPositions(plan, roots, cut)) selected.add(at);
+  for (const at of [...selected]) {
+    const id = plan.steps[at]!.id;
+    if (id === group || !isExpanded(run, id)) continue;
+    const range = itemPositions(plan, id)!;
+    for (let i = range.start; i < range.end; i += 1) selected.add(i);
+  }
+  return selected;
+}
+
+/**
+ * The steps a rerun keeps (`keep` named, or with `effects` every succeeded side-effecting step it
+ * would run again after `from`), with the items of a kept fan-out; refuses a step it cannot keep.
+ */
+function keptSteps(
+  run: Pick<RunState, 'plan' | 'steps'>,
+  from: string,
+  would: ReadonlySet<number>,
+  keep: { steps?: readonly string[]; effects?: boolean },
+): Set<string> {
+  const { plan } = run;
+  const { position } = planIndex(plan);
+  const kept = new Set<string>();
+  for (const id of keep.steps ?? []) {
+    const step = planStep(plan, id);
+    const status = run.steps[position.get(id)!]!.status;
+    const refuse = (why: string) => {
+      throw new BatonError('INVALID_ARGUMENT', `--keep ${id}: ${why}`);
+    };
+    if (step.forEachItem)
+      refuse(
+        `it is one item of the fan-out ${step.forEachItem.group}: keep the whole fan-out (--keep ${step.forEachItem.group})`,
+      );
+    if (id === from) refuse(`it is the step the rerun starts from`);
+    if (!would.has(position.get(id)!))
+      refuse(
+        `it does not run again in a rerun from ${from} (it does not depend on it): it keeps its result anyway`,
+      );
+    if (status !== 'succeeded')
+      refuse(`it has no result to keep (${status}): only a step that succeeded is kept`);
+    kept.add(id);
+  }
+  if (keep.effects) {
+    for (const at of would) {
+      const step = plan.steps[at]!;
+      if (step.id === from || step.forEachItem || step.sideEffect === 'none') continue;
+      if (run.steps[at]!.status === 'succeeded') kept.add(step.id);
+    }
+  }
+  // A kept fan-out keeps its items.
+  for (const id of [...kept]) {
+    if (!isExpanded(run, id)) continue;
+    const range = itemPositions(plan, id)!;
+    for (let i = range.start; i < range.end; i += 1) kept.add(plan.steps[i]!.id);
+  }
+  return kept;
 }
 
 /**
@@ -127,8 +222,17 @@ export function rerunFrom(
   }
   const only = request.only === true;
   const redoEffects = request.redoEffects === true;
-  const selection = rerunSteps(run, from, only);
-  if (!redoEffects) refuseUnsafe(run, selection.steps);
+  const keeping = (request.keep?.length ?? 0) > 0 || request.keepEffects === true;
+  if (only && keeping)
+    throw new BatonError(
+      'INVALID_ARGUMENT',
+      '--keep and --keep-effects do not go with --only: --only already keeps every step after the one it runs',
+    );
+  const selection = rerunSteps(run, from, only, {
+    ...(request.keep ? { steps: request.keep } : {}),
+    ...(request.keepEffects ? { effects: true } : {}),
+  });
+  if (!redoEffects) refuseUnsafe(run, selection.steps, from);
 
   const draft = new Draft({ ...run, status: 'running', blockedReason: null, finishedAt: null }, now);
   for (const stepId of selection.steps) draft.setStep(stepId, freshState(draft.get(stepId)));
@@ -140,6 +244,7 @@ export function rerunFrom(
     redoEffects,
     steps: selection.steps.length,
     ...(selection.stale.length > 0 ? { stale: selection.stale } : {}),
+    ...(selection.kept.length > 0 ? { kept: selection.kept } : {}),
   });
   startAgain(draft, from);
   const transition = draft.finish();
@@ -147,12 +252,13 @@ export function rerunFrom(
 }
 
 /** An unsafe step that ran is rerun only when its effects are to be redone: say so. */
-function refuseUnsafe(run: RunState, steps: readonly string[]): void {
+function refuseUnsafe(run: RunState, steps: readonly string[], from: string): void {
   for (const stepId of steps) {
     if (planStep(run.plan, stepId).sideEffect !== 'unsafe' || stepState(run, stepId).attempt === 0) continue;
+    const keep = stepId === from ? '' : `keep its result (--keep ${stepId}, or --keep-effects), `;
     throw new BatonError(
       'INVALID_ARGUMENT',
-      `step ${stepId} is unsafe (sideEffect: unsafe): running it again repeats what it did; pass --redo-effects (redoEffects: true) if you mean it, or rerun --only an earlier step`,
+      `step ${stepId} is unsafe (sideEffect: unsafe): running it again repeats what it did; ${keep}pass --redo-effects (redoEffects: true) if you mean it, or rerun --only an earlier step`,
     );
   }
 }

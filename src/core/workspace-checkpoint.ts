@@ -38,7 +38,7 @@ export function planHasCheckpoints(plan: Plan): boolean {
 /**
  * Per step: the `before` tree of its current execution's first attempt, and the `after` tree of
  * its latest attempt. A rerun event resets the steps it ran again: `from` with its items, and
- * unless `only`, every step that depends on it.
+ * unless `only`, every step that depends on it, but for those it kept (and what rests on them alone).
  */
 export function currentCheckpoints(
   plan: Plan,
@@ -50,7 +50,9 @@ export function currentCheckpoints(
       const later = event.only
         ? new Set<string>()
         : new Set(
-            [...descendantPositions(plan, [groupOf(plan, event.stepId)])].map((at) => plan.steps[at]!.id),
+            [...descendantPositions(plan, [groupOf(plan, event.stepId)], new Set(event.kept ?? []))].map(
+              (at) => plan.steps[at]!.id,
+            ),
           );
       for (const stepId of [...found.keys()]) {
         if (isStepOrItemOf(plan, stepId, event.stepId) || later.has(groupOf(plan, stepId)))

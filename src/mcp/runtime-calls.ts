@@ -8,6 +8,7 @@
 export { validateScheduleName } from '../core/schedule/schedule-rules.js';
 export { checkDueWork } from '../runtime/commands/check-commands.js';
 export { fileChanges, rollbackRun } from '../runtime/commands/file-commands.js';
+export { rerunRun } from '../runtime/commands/rerun-commands.js';
 export {
   applyRunCommand,
   approvalDelayMs,

@@ -1,5 +1,5 @@
 import type { BatonTool } from './tool-kit.js';
-import { fileChangesTool, rollbackTool } from './tools-files.js';
+import { fileChangesTool, rerunTool, rollbackTool } from './tools-files.js';
 import { planTools, runTool } from './tools-plans.js';
 import { runTools } from './tools-runs.js';
 import { scheduleTools } from './tools-schedules.js';
@@ -17,5 +17,5 @@ export const MCP_TOOLS: readonly BatonTool[] = [
   fileChangesTool,
 ];
 
-/** Served only with `--allow-run`: starting work without the person's approval, rewriting files. */
-export const ALLOW_RUN_TOOLS: readonly BatonTool[] = [runTool, rollbackTool];
+/** Served only with `--allow-run`: starting work (or running it again) without the person's approval, rewriting files. */
+export const ALLOW_RUN_TOOLS: readonly BatonTool[] = [runTool, rollbackTool, rerunTool];

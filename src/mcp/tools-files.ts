@@ -7,7 +7,8 @@ const runtime = () => import('./runtime-calls.js');
 
 /**
  * The tools on a run's workspace checkpoints (`checkpoint: workspace`): file_changes (read-only,
- * always served) and rollback_run (served with --allow-run: it rewrites the user's files).
+ * always served) and rollback_run (served with --allow-run: it rewrites the user's files); and
+ * rerun_run (with --allow-run: work runs again without a person's approval), which restores them.
  */
 
 const MAX_PATCH_BYTES = 256 * 1024;
@@ -51,5 +52,55 @@ export const rollbackTool = defineTool({
   call: async ({ runId, stepId }, ctx: McpContext) => {
     const { rollbackRun } = await runtime();
     return { ...(await rollbackRun(await ctx.existingCommands(), { runId, stepId, by: 'mcp' })) };
+  },
+});
+
+export const rerunTool = defineTool({
+  name: 'rerun_run',
+  description:
+    'Run a step again with the steps that depend on it (baton rerun); keep: steps after it that keep their results and do not run (a mail sent is not sent again); keepEffects: keep every succeeded side-effecting step. Lists what runs again.',
+  input: {
+    runId: runIdField,
+    from: stepIdField.describe('the step to run again, as run_status lists it'),
+    only: z
+      .boolean()
+      .optional()
+      .describe('run that step alone: the steps after it keep their results (stale)'),
+    keep: z
+      .array(stepIdField)
+      .max(1000)
+      .optional()
+      .describe('steps after it that keep their results and do not run'),
+    keepEffects: z.boolean().optional().describe('keep every succeeded idempotent or unsafe step after it'),
+    redoEffects: z
+      .boolean()
+      .optional()
+      .describe('forget the effects (ctx.effect) the rerun steps recorded, so they happen again'),
+    keepFiles: z.boolean().optional().describe('leave the workspace as it is'),
+  },
+  output: {
+    id: z.string(),
+    status: z.string(),
+    rerun: z.looseObject({
+      steps: z.array(z.string()),
+      kept: z.array(z.string()),
+      effects: z.array(z.string()),
+    }),
+  },
+  destructive: true,
+  call: async ({ runId, from, only, keep, keepEffects, redoEffects, keepFiles }, ctx: McpContext) => {
+    const { rerunRun } = await runtime();
+    return {
+      ...(await rerunRun(await ctx.existingCommands(), {
+        runId,
+        from,
+        by: 'mcp',
+        ...(only === undefined ? {} : { only }),
+        ...(keep === undefined ? {} : { keep }),
+        ...(keepEffects === undefined ? {} : { keepEffects }),
+        ...(redoEffects === undefined ? {} : { redoEffects }),
+        ...(keepFiles === undefined ? {} : { keepFiles }),
+      })),
+    };
   },
 });

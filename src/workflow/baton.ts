@@ -557,6 +557,10 @@ export interface RerunOptions {
   only?: boolean;
   /** Forget the effects the rerun steps recorded (`ctx.effect`), so they happen again. */
   redoEffects?: boolean;
+  /** Steps after `from` that keep their results and do not run: what they did (a mail sent) is not done again. */
+  keep?: readonly string[];
+  /** Keep every succeeded `idempotent` or `unsafe` step after `from`. */
+  keepEffects?: boolean;
   /** Who asks, recorded on the timeline. Default: the OS user. */
   by?: string;
   /** Leave the workspace as it is (default: put back as before `from`, when it was checkpointed). */

@@ -24,6 +24,10 @@ export interface RerunRequest {
   only?: boolean;
   /** Forget the effects the rerun steps recorded (`ctx.effect`), so they happen again. */
   redoEffects?: boolean;
+  /** Steps after `from` that keep their results and do not run (what they did is not done again). */
+  keep?: readonly string[];
+  /** Keep every succeeded `idempotent` or `unsafe` step after `from`. */
+  keepEffects?: boolean;
   /** Who asks, recorded on the timeline; default the OS user. */
   by?: string;
   /**
@@ -50,7 +54,14 @@ export async function rerunRun(ctx: CommandContext, request: RerunRequest): Prom
   const rerun = () =>
     ctx.store.rerunFrom(
       request.runId,
-      { from: request.from, only: request.only === true, redoEffects: request.redoEffects === true, by },
+      {
+        from: request.from,
+        only: request.only === true,
+        redoEffects: request.redoEffects === true,
+        ...(request.keep && request.keep.length > 0 ? { keep: request.keep } : {}),
+        ...(request.keepEffects === true ? { keepEffects: true } : {}),
+        by,
+      },
       ctx.now(),
     );
   let filesKept: string | null = 'kept as they are (--keep-files)';

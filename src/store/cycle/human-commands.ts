@@ -71,7 +71,7 @@ export function withHumanCommands<B extends StoreBase>(Base: B) {
     }
 
     async rerunFrom(runId: string, request: RerunRequest, now: number): Promise<RerunSummary> {
-      let rerun: RerunSelection = { steps: [], stale: [] };
+      let rerun: RerunSelection = { steps: [], stale: [], kept: [], effects: [] };
       const summary = await this.applyCommand(
         runId,
         (run) => {
