@@ -1,4 +1,6 @@
 import { describe, expect, it } from 'vitest';
+// The core is handed the CEL library by the layers that run it (the stores, the workflow API).
+import '../src/store/core-libraries.js';
 import { isBatonError } from '../src/core/errors.js';
 import { declaredPlan, forkKeptSteps } from '../src/core/fork.js';
 import { validatePlanObject } from '../src/core/plan/parse.js';
@@ -171,6 +173,46 @@ describe('rerun (core)', () => {
     });
     // summary becomes due once a finishes again (send is still satisfied).
     expect(status(succeed(rerun.run, 'a')).summary).toBe('ready');
+  });
+
+  it('a kept fan-out keeps every item; one item cannot be kept alone', () => {
+    const plan = validatePlanObject(
+      {
+        name: 'mailing',
+        steps: [
+          { id: 'list', fn: 'f' },
+          {
+            id: 'mail',
+            fn: 'f',
+            dependsOn: ['list'],
+            sideEffect: 'unsafe',
+            forEach: { items: '[1, 2]', as: 'n', maxItems: 5 },
+          },
+          { id: 'done', fn: 'f', dependsOn: ['list', 'mail'] },
+        ],
+      },
+      'mailing.json',
+    );
+    let run = succeed(runStateOf(plan, { id: 'mailing' }), 'list');
+    run = claimStep(run, 'mail', 'w', tick(), 1000).run;
+    run = succeed(succeed(run, 'mail[0]'), 'mail[1]');
+    run = succeed(run, 'done');
+    expect(status(run)).toMatchObject({ mail: 'succeeded', 'mail[0]': 'succeeded', done: 'succeeded' });
+    const rerun = rerunFrom(run, { from: 'list', keep: ['mail'], by: 'x' }, tick());
+    expect(rerun.selection).toMatchObject({ steps: ['list', 'done'], kept: ['mail'], effects: [] });
+    expect(status(rerun.run)).toMatchObject({
+      mail: 'succeeded',
+      'mail[0]': 'succeeded',
+      'mail[1]': 'succeeded',
+    });
+    expect(() => rerunFrom(run, { from: 'list', keep: ['mail[1]'], by: 'x' }, clock)).toThrow(
+      '--keep mail[1]: it is one item of the fan-out mail: keep the whole fan-out (--keep mail)',
+    );
+    // Without keep the unsafe fan-out is refused; --keep-effects keeps it.
+    expect(() => rerunFrom(run, { from: 'list', by: 'x' }, clock)).toThrow(/step mail/);
+    expect(rerunFrom(run, { from: 'list', keepEffects: true, by: 'x' }, clock).selection.kept).toEqual([
+      'mail',
+    ]);
   });
 
   it('refuses a --keep it cannot honour, naming the step and why', () => {
