@@ -62,6 +62,72 @@ function mailPlan() {
   };
 }
 
+/** The mail plan with a person's approval before send, and `shadow` as given. */
+function gatedPlan(shadow?: unknown) {
+  const plan = mailPlan();
+  return {
+    ...plan,
+    ...(shadow === undefined ? {} : { shadow }),
+    steps: [
+      plan.steps[0]!,
+      { id: 'gate', dependsOn: ['draft'], wait: { for: 'approval', prompt: 'Send it?' } },
+      { ...plan.steps[1]!, dependsOn: ['gate'] },
+      plan.steps[2]!,
+    ],
+  };
+}
+
+describe('shadow runs decide their approvals', () => {
+  it('approve (the default): the gate is approved by shadow at once and the run ends without a person', async () => {
+    const effects = await effectServer();
+    const { dir, home } = planDir();
+    const file = writePlan(dir, gatedPlan());
+    expectExit(
+      await runBaton(['run', file, '--shadow', '--id', 'gated1'], { home, env: { EFFECT_URL: effects.url } }),
+      0,
+    );
+    expect((await runStatus(home, 'gated1')).status).toBe('succeeded');
+    expect(effects.received).toEqual([]);
+    const events = await timeline(home, 'gated1');
+    expect(events.find((e) => e.type === 'step.approved')).toMatchObject({
+      stepId: 'gate',
+      by: 'shadow',
+      comment: 'shadow run (shadow.approvals: approve)',
+    });
+    expect(events.some((e) => e.type === 'step.waiting')).toBe(false);
+    expect(events.find((e) => e.type === 'step.would_execute')).toMatchObject({ stepId: 'send' });
+    // The same plan live still asks a person.
+    expectExit(
+      await runBaton(['run', file, '--detach', '--id', 'live1'], { home, env: { EFFECT_URL: effects.url } }),
+      0,
+    );
+    expectExit(await runBaton(['check'], { home, env: { EFFECT_URL: effects.url } }), 0);
+    expect((await runStatus(home, 'live1')).steps.find((st) => st.stepId === 'gate')?.status).toBe('waiting');
+  });
+
+  it('reject skips the gate and what follows it; wait asks a person as a live run does', async () => {
+    const { dir, home } = planDir();
+    const rejecting = writePlan(dir, gatedPlan({ approvals: 'reject' }));
+    expectExit(await runBaton(['run', rejecting, '--id', 'rejected1'], { home }), 0);
+    const run = await runStatus(home, 'rejected1');
+    expect(run.steps.map((s) => [s.stepId, s.status])).toEqual([
+      ['draft', 'succeeded'],
+      ['gate', 'skipped'],
+      ['send', 'skipped'],
+      ['log', 'skipped'],
+    ]);
+    expect((await timeline(home, 'rejected1')).find((e) => e.type === 'step.rejected')).toMatchObject({
+      by: 'shadow',
+    });
+    const waiting = writePlan(dir, { ...gatedPlan({ approvals: 'wait' }), name: 'mail-wait' });
+    expectExit(await runBaton(['run', waiting, '--detach', '--id', 'waiting1'], { home }), 0);
+    expectExit(await runBaton(['check'], { home }), 0);
+    expect((await runStatus(home, 'waiting1')).steps.find((st) => st.stepId === 'gate')?.status).toBe(
+      'waiting',
+    );
+  });
+});
+
 describe('shadow runs', () => {
   it('do not execute steps with a side effect, record what they would do, and let the rest run', async () => {
     const effects = await effectServer();

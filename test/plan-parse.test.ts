@@ -100,6 +100,22 @@ describe('parsePlanText: valid plans', () => {
     expect(plan.steps.map((s) => s.id)).toEqual(['research', 'summarise', 'publish']);
   });
 
+  it('reads shadow as true or { approvals }, and names a wrong approvals value', () => {
+    const steps = [{ id: 'a', fn: 'f' }];
+    expect(validatePlanObject({ name: 'p', shadow: true, steps }, 'p.yaml')).toMatchObject({ shadow: true });
+    expect(
+      'shadowApprovals' in
+        validatePlanObject({ name: 'p', shadow: { approvals: 'approve' }, steps }, 'p.yaml'),
+    ).toBe(false);
+    expect(validatePlanObject({ name: 'p', shadow: { approvals: 'wait' }, steps }, 'p.yaml')).toMatchObject({
+      shadow: true,
+      shadowApprovals: 'wait',
+    });
+    expect(() => validatePlanObject({ name: 'p', shadow: { approvals: 'later' }, steps }, 'p.yaml')).toThrow(
+      'p.yaml: shadow: expected true, false or { approvals: approve | reject | wait }, got an object',
+    );
+  });
+
   it('normalizes the same plan written as JSON', () => {
     const json = JSON.stringify({
       name: 'tiny',

@@ -140,6 +140,17 @@ export function startWaiting(
     );
   const timeoutAt = wait.deadlineAt ?? (wait.timeoutMs === undefined ? null : now + wait.timeoutMs);
   const draft = new Draft(run, now);
+  if (wait.for === 'approval' && run.plan.shadow === true && run.plan.shadowApprovals !== 'wait') {
+    // A shadow run sends nothing: nobody is asked to approve what will not happen.
+    draft.setStep(stepId, { startedAt: now, firstStartedAt: step.firstStartedAt ?? now });
+    const decision = {
+      by: 'shadow',
+      comment: `shadow run (shadow.approvals: ${run.plan.shadowApprovals ?? 'approve'})`,
+    };
+    if (run.plan.shadowApprovals === 'reject') rejectOnDraft(draft, stepId, decision);
+    else approveOnDraft(draft, stepId, decision);
+    return draft.finish();
+  }
   draft.setStep(stepId, {
     status: 'waiting',
     dueAt: timeoutAt,
@@ -189,8 +200,13 @@ export function approveWaitStep(
   now: number,
 ): Transition {
   const draft = decisionDraft(run, stepId, 'approval', now);
+  approveOnDraft(draft, stepId, decision);
+  return draft.finish();
+}
+
+function approveOnDraft(draft: Draft, stepId: string, decision: WaitDecision): void {
   const comment = decision.comment ?? null;
-  const value = { approved: true, by: decision.by, comment, at: new Date(now).toISOString() };
+  const value = { approved: true, by: decision.by, comment, at: new Date(draft.now).toISOString() };
   draft.setStep(stepId, {
     status: 'succeeded',
     dueAt: null,
@@ -199,7 +215,6 @@ export function approveWaitStep(
   });
   draft.events.push({ type: 'step.approved', stepId, by: decision.by, comment });
   draft.releaseDependents(stepId);
-  return draft.finish();
 }
 
 /**

@@ -102,6 +102,11 @@ export function normalizePlan(file: PlanFile, fileName: string): Plan {
     },
     ...(hooks === undefined ? {} : { hooks }),
     ...(file.shadow ? { shadow: true } : {}),
+    ...(typeof file.shadow === 'object' &&
+    file.shadow.approvals !== undefined &&
+    file.shadow.approvals !== 'approve'
+      ? { shadowApprovals: file.shadow.approvals }
+      : {}),
     steps,
   };
   if (file.description !== undefined) plan.description = file.description;

@@ -494,9 +494,27 @@ export const planFileSchema = strictObject(
       .optional()
       .describe('Notifications on blocked, failed, succeeded and budget events.'),
     shadow: z
-      .boolean()
+      .union(
+        [
+          z.boolean(),
+          z.strictObject({
+            approvals: z
+              .enum(['approve', 'reject', 'wait'])
+              .optional()
+              .describe(
+                'How a wait for approval is decided in a shadow run: approve (default) or reject at once, recorded as by shadow, or wait for a person.',
+              ),
+          }),
+        ],
+        {
+          error: (issue) =>
+            `expected true, false or { approvals: approve | reject | wait }, got ${describeValue(issue.input)}`,
+        },
+      )
       .optional()
-      .describe('Shadow run: steps with a side effect are recorded (step.would_execute), not executed.'),
+      .describe(
+        'Shadow run: steps with a side effect are recorded (step.would_execute), not executed. true, or { approvals: approve | reject | wait }.',
+      ),
     steps: z
       .array(stepSchema, {
         error: (issue) => `expected a list of steps, got ${describeValue(issue.input)}`,

@@ -337,6 +337,12 @@ export interface Plan {
    */
   shadow?: boolean;
   /**
+   * How a shadow run decides a wait for approval (`shadow: { approvals }`): absent, approved at once
+   * by `shadow` (nobody approves a send that will not happen); `reject`, rejected by `shadow`;
+   * `wait`, it waits for a person as a live run does.
+   */
+  shadowApprovals?: 'reject' | 'wait';
+  /**
    * Set by `baton fork` on the new run's snapshot (never read from a plan file): the run and step it
    * was forked from (core/fork.ts).
    */
