@@ -9,6 +9,7 @@ import {
   agentCommand,
   batonJson,
   expectExit,
+  expectRefused,
   removeTempDirs,
   runBaton,
   runStatus,
@@ -124,6 +125,46 @@ describe('shadow runs decide their approvals', () => {
     expectExit(await runBaton(['check'], { home }), 0);
     expect((await runStatus(home, 'waiting1')).steps.find((st) => st.stepId === 'gate')?.status).toBe(
       'waiting',
+    );
+  });
+});
+
+describe('shadow schedules', () => {
+  it('a --shadow schedule records the send and approves its wait as shadow; update --live makes the next run send', async () => {
+    const effects = await effectServer();
+    const { dir, home } = planDir();
+    const env = { EFFECT_URL: effects.url };
+    const file = writePlan(dir, gatedPlan());
+    const added = expectExit(
+      await runBaton(['schedule', 'add', 'daily', file, '--every', '1h', '--shadow'], { home, env }),
+      0,
+    );
+    expect(added.stdout).toContain(', shadow runs; next:');
+    expect((await runBaton(['schedule', 'list'], { home })).stdout).toMatch(
+      /daily\s+mail\s+every 1h, skip, shadow/,
+    );
+    const shadow = await batonJson<{ id: string }>(['schedule', 'trigger', 'daily'], { home, env });
+    expectExit(await runBaton(['check'], { home, env }), 0);
+    expect((await runStatus(home, shadow.id)).status).toBe('succeeded');
+    expect(effects.received).toEqual([]);
+    const events = await timeline(home, shadow.id);
+    expect(events.find((e) => e.type === 'step.approved')).toMatchObject({ stepId: 'gate', by: 'shadow' });
+    expect(events.find((e) => e.type === 'step.would_execute')).toMatchObject({ stepId: 'send' });
+    expect((await runBaton(['status', shadow.id], { home })).stdout).toContain('(shadow)');
+
+    // Two weeks later: live from the next run on. It asks a person, then sends.
+    const updated = expectExit(await runBaton(['schedule', 'update', 'daily', '--live'], { home, env }), 0);
+    expect(updated.stdout).toContain(', live runs; next:');
+    const live = await batonJson<{ id: string }>(['schedule', 'trigger', 'daily'], { home, env });
+    expectExit(await runBaton(['check'], { home, env }), 0);
+    expect((await runStatus(home, live.id)).steps.find((st) => st.stepId === 'gate')?.status).toBe('waiting');
+    expectExit(await runBaton(['approve', live.id, 'gate'], { home }), 0);
+    expectExit(await runBaton(['check'], { home, env }), 0);
+    expect((await runStatus(home, live.id)).status).toBe('succeeded');
+    expect(effects.received).toEqual(['send to team: ok: draft a note for team']);
+    expectRefused(
+      await runBaton(['schedule', 'update', 'daily', '--live', '--shadow'], { home }),
+      '--live and --shadow: give one of them',
     );
   });
 });

@@ -41,6 +41,7 @@ describe('console: schedules', () => {
         catchUpMs: 3_600_000,
         startAt: null,
         endAt: null,
+        shadow: true,
       },
       now: T0 - 1,
     });
@@ -67,6 +68,9 @@ describe('console: schedules', () => {
     expect(page).toContain('data-schedule="daily-report"');
     expect(page).toContain('cron &quot;0 8 * * *&quot; (Asia/Shanghai)');
     expect(page).toContain('href="/runs/daily-report-20261203T000000Z"');
+    // A shadow schedule says so, and its slot's run is a shadow run.
+    expect(page).toContain('overlap skip, shadow runs');
+    expect((await store.getRun('daily-report-20261203T000000Z'))?.plan.shadow).toBe(true);
     expect(page).toMatch(/class="next">\d{4}-\d\d-\d\d 00:00:00Z, /);
     expect(page).toContain('data-action="pause"');
   });

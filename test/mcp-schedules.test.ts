@@ -272,6 +272,14 @@ describe('baton mcp: schedules', () => {
       planHash: added.schedule.planHash,
       inputs: { topic: 'prices' },
     });
+    // Into shadow and back to live: going live is a change the person says yes to again.
+    await callOk(client, 'schedule_resume', { name: 'daily' });
+    const shadowed = await callOk<Added>(client, 'schedule_update', { name: 'daily', shadow: true });
+    expect(shadowed.schedule).toMatchObject({ rules: { shadow: true } });
+    await callOk(client, 'schedule_resume', { name: 'daily' });
+    const live = await callOk<Added>(client, 'schedule_update', { name: 'daily', shadow: false });
+    expect(live.paused).toBe(true);
+    expect(live.schedule).toMatchObject({ rules: { shadow: false }, timing: 'cron "0 9 * * 1-5" (UTC)' });
     const rezoned = await callOk<Added>(client, 'schedule_update', { name: 'daily', tz: 'Europe/Berlin' });
     expect(rezoned.schedule.timing).toBe('cron "0 9 * * 1-5" (Europe/Berlin)');
     expect(rezoned.paused).toBe(true);

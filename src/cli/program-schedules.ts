@@ -43,6 +43,8 @@ Examples:
   baton schedule preview --cron "0 8 * * *" --tz Asia/Shanghai     when it fires
   baton schedule add daily-report report.yaml --cron "0 8 * * *" --tz Asia/Shanghai -i topic=rivals
   baton schedule add sync sync.yaml --every 15m --overlap queue --catch-up none
+  baton schedule add daily-report report.yaml --cron "0 8 * * *" --shadow   two weeks in shadow…
+  baton schedule update daily-report --live                               …then live
   baton schedule list                    next three slots, last run, missed slots
   baton schedule show daily-report       its slots: started (with the run), skipped, missed
   baton schedule trigger daily-report    start a run now
@@ -58,6 +60,10 @@ Examples:
       .description('add a schedule of a plan file: --cron "<expr>" [--tz <zone>] or --every <duration>'),
   )
     .option('-i, --input <name=value...>', 'a plan input, repeatable')
+    .option(
+      '--shadow',
+      'its runs are shadow runs: steps with a side effect are recorded, not executed, and waits for approval are decided by the plan (default: approved by shadow); schedule update --live makes them live',
+    )
     .option(
       '--workspace <dir>',
       "folder the agents work in (default: the plan's workspace, else the plan file's folder)",
@@ -75,6 +81,8 @@ Examples:
       ),
   )
     .option('--plan <file>', "the plan file to store as the schedule's new snapshot")
+    .option('--shadow', 'from the next slot on, its runs are shadow runs')
+    .option('--live', 'from the next slot on, its runs are live runs (even of a plan that says shadow)')
     .option('-i, --input <name=value...>', 'a plan input (with --plan), repeatable')
     .option('--workspace <dir>', 'folder the agents work in (with --plan)')
     .addOption(allowWorkspace())

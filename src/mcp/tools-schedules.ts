@@ -61,6 +61,12 @@ const scheduleOptions = {
   endAt: z.string().min(1).max(100).optional().describe('no slot after this time (ISO 8601)'),
   inputs: runOptions.inputs,
   workspace: runOptions.workspace,
+  shadow: z
+    .boolean()
+    .optional()
+    .describe(
+      'its runs are shadow runs (true: side effects recorded, not executed) or live ones (false), whatever the plan says',
+    ),
   start: z
     .boolean()
     .optional()
@@ -145,6 +151,11 @@ function timingOf(args: Partial<Record<(typeof TIMING_KEYS)[number], string | un
   return options;
 }
 
+/** The rules given: the timing, and whether its runs are shadow runs. */
+function rulesOf(args: Parameters<typeof timingOf>[0] & { shadow?: boolean | undefined }) {
+  return { ...timingOf(args), ...(args.shadow === undefined ? {} : { shadow: args.shadow }) };
+}
+
 export const scheduleTools = [
   defineTool({
     name: 'schedule_preview',
@@ -204,13 +215,13 @@ export const scheduleTools = [
       validateScheduleName(args.name);
       refuseStartUnlessAllowed(args.start, ctx);
       // The timing and the plan are checked before a store is opened (and so made) for them.
-      scheduleRules(timingOf(args), ctx.now(), API_OPTION_NAMES);
+      scheduleRules(rulesOf(args), ctx.now(), API_OPTION_NAMES);
       const snapshot = await snapshotOf(args, ctx);
       const commands = await ctx.commands();
       const view = await addSchedule(commands, {
         name: args.name,
         snapshot,
-        options: timingOf(args),
+        options: rulesOf(args),
         names: API_OPTION_NAMES,
         paused: args.start !== true,
       });
@@ -239,11 +250,11 @@ export const scheduleTools = [
         newPlan ||
         args.inputs !== undefined ||
         args.workspace !== undefined ||
-        Object.values(timingOf(args)).some((value) => value !== undefined);
+        Object.values(rulesOf(args)).some((value) => value !== undefined);
       const paused = args.start ? false : changed ? true : undefined;
       const { view, wasPaused } = await updateSchedule(commands, {
         name: args.name,
-        options: timingOf(args),
+        options: rulesOf(args),
         runOptionsGiven: args.inputs !== undefined || args.workspace !== undefined,
         ...(newPlan ? { snapshot: () => snapshotOf(args, ctx) } : {}),
         names: { ...API_OPTION_NAMES, plan: 'plan or path', runOptions: 'inputs and workspace' },

@@ -24,6 +24,8 @@ export interface ScheduleOptions {
   catchUp?: string | number;
   startAt?: string | number;
   endAt?: string | number;
+  /** Its runs are shadow runs (true) or live ones (false), whatever the plan says; default: as the plan says. */
+  shadow?: boolean;
 }
 
 /** The names the options go by in messages: the CLI's flags, or the API's fields. */
@@ -99,6 +101,7 @@ export function scheduleRules(
           : durationOf(options.catchUp, names.catchUp),
     startAt: options.startAt === undefined ? null : parseTimeOption(options.startAt, names.startAt),
     endAt: options.endAt === undefined ? null : parseTimeOption(options.endAt, names.endAt),
+    ...(options.shadow === undefined ? {} : { shadow: options.shadow }),
   };
   if (rules.startAt !== null && rules.endAt !== null && rules.endAt <= rules.startAt) {
     throw new BatonError('INVALID_ARGUMENT', `${names.endAt} must come after ${names.startAt}`);

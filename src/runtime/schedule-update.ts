@@ -59,6 +59,7 @@ export async function updatedSchedule(current: ScheduleDetail, update: ScheduleU
         ? {}
         : { startAt: old.startAt }),
     ...(given.endAt !== undefined ? { endAt: given.endAt } : old.endAt === null ? {} : { endAt: old.endAt }),
+    ...((given.shadow ?? old.shadow) === undefined ? {} : { shadow: given.shadow ?? old.shadow }),
   };
   const rules = scheduleRules(merged, update.now, names);
   if (!update.snapshot) {

@@ -29,6 +29,8 @@ export interface ScheduleApiOptions {
   endAt?: string | number;
   /** The runs' workspace; default the plan's own, else the current folder (as `baton schedule add`). */
   workspace?: string;
+  /** Its runs are shadow runs (true) or live ones (false), whatever the plan says (`--shadow`, `--live`). */
+  shadow?: boolean;
 }
 
 /** `baton.schedules`: the schedules of the store. */

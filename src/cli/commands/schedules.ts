@@ -1,3 +1,4 @@
+import { BatonError } from '../../core/errors.js';
 import { validateScheduleName } from '../../core/schedule/schedule-rules.js';
 import {
   addSchedule,
@@ -31,6 +32,8 @@ interface ScheduleCliOptions extends GlobalOptions, ScheduleOptions {
   allowWorkspace?: string;
   agent?: string;
   plan?: string;
+  /** `schedule update --live`: the runs from the next slot on are live (shadow: false). */
+  live?: boolean;
 }
 
 /** The plan snapshot of `schedule add` / `update`, checked before a store is opened. */
@@ -55,8 +58,12 @@ export async function scheduleAddCommand(name: string, planPath: string, options
  * `baton schedule update <name> [--plan <file>] [timing and options]`: a new plan snapshot, or new
  * rules (the options given replace theirs; the others stay). Slots already decided stay decided.
  */
-export async function scheduleUpdateCommand(name: string, options: ScheduleCliOptions) {
+export async function scheduleUpdateCommand(name: string, cli: ScheduleCliOptions) {
   validateScheduleName(name);
+  if (cli.live && cli.shadow)
+    throw new BatonError('INVALID_ARGUMENT', '--live and --shadow: give one of them');
+  const { live, ...rest } = cli;
+  const options: ScheduleCliOptions = live ? { ...rest, shadow: false } : rest;
   if (!storeExists(options)) throw noSchedule(name);
   return withCommandContext(options, async (ctx) => {
     const { view } = await updateSchedule(ctx, {
@@ -148,10 +155,15 @@ function printAdded(view: ScheduleView, verb: string, json: boolean | undefined)
   else {
     const next = view.nextFireTimes.map(formatTime).join(', ') || 'none';
     process.stdout.write(
-      `schedule ${view.name} ${verb}: ${view.timing}, plan ${view.planName}; next: ${next}\n`,
+      `schedule ${view.name} ${verb}: ${view.timing}, plan ${view.planName}${runsOf(view)}; next: ${next}\n`,
     );
   }
   return EXIT.ok;
+}
+
+/** What its runs are, when the schedule says (`--shadow`, `--live`). */
+function runsOf(view: ScheduleView): string {
+  return view.rules.shadow === undefined ? '' : view.rules.shadow ? ', shadow runs' : ', live runs';
 }
 
 function scheduleTable(views: readonly ScheduleView[]): string {
@@ -159,7 +171,8 @@ function scheduleTable(views: readonly ScheduleView[]): string {
   for (const v of views) {
     const next = v.paused ? 'paused' : v.nextFireTimes.map(formatTime).join(', ') || 'ended';
     const last = v.lastRun ? `${v.lastRun.id} (${v.lastRun.status ?? 'removed'})` : '-';
-    rows.push([v.name, v.planName, `${v.timing}, ${v.rules.overlap}`, next, last, String(v.missedSlots)]);
+    const when = `${v.timing}, ${v.rules.overlap}${v.rules.shadow === true ? ', shadow' : ''}`;
+    rows.push([v.name, v.planName, when, next, last, String(v.missedSlots)]);
   }
   return table(rows);
 }

@@ -15,6 +15,11 @@ export interface ScheduleRules {
   startAt: number | null;
   /** No slot after this time (null: no end). */
   endAt: number | null;
+  /**
+   * Its runs are shadow runs (`schedule add --shadow`; true) or live ones (`schedule update --live`;
+   * false), whatever the plan says; absent: as the plan says.
+   */
+  shadow?: boolean;
 }
 
 /** A cron expression (5 fields, or 6 with seconds first) in an IANA time zone, or an interval. */

@@ -109,12 +109,20 @@ export type ScheduleRowWithPlan = ScheduleRow & { plan_json: string };
 export function slotRun(row: ScheduleRowWithPlan, runId: string, now: number): NewRun {
   return {
     id: runId,
-    plan: JSON.parse(row.plan_json) as Plan,
+    plan: slotPlan(JSON.parse(row.plan_json) as Plan, JSON.parse(row.rules_json) as ScheduleRules),
     planHash: row.plan_hash,
     inputs: JSON.parse(row.inputs_json) as Record<string, string>,
     workspace: row.workspace,
     now,
   };
+}
+
+/** The plan a slot's run gets: the schedule's `shadow` (--shadow, --live) over the plan's own. */
+function slotPlan(plan: Plan, rules: ScheduleRules): Plan {
+  if (rules.shadow === undefined || rules.shadow === (plan.shadow === true)) return plan;
+  if (rules.shadow) return { ...plan, shadow: true };
+  const { shadow: _shadow, ...live } = plan;
+  return live;
 }
 
 /**
