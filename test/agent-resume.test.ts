@@ -54,19 +54,20 @@ const STARTED_OVER = {
 /** The tool calls attempt 1 makes before its provider fails: none of them is made again. */
 const TOOL_CALLS = 6;
 
-describe.each([
-  'claude',
-  'codex',
-  'gemini',
-] as const)('%s resumes its session on retry', (cli: ResumingCli) => {
-  const script = (path: string) => [
+/**
+ * What the mock answers a resuming CLI: attempt 1 writes `path` through its own tool `toolCalls`
+ * times over as many turns, then its provider fails for good; only a resumed attempt (whose
+ * conversation already holds those tool calls) is told it finished.
+ */
+function resumeScript(cli: AgentCli, path: string, toolCalls: number) {
+  return [
     // Only a resumed attempt says this, and its conversation already holds attempt 1's tool call.
     {
       fault: 'ok' as const,
       when: agentTurn('finish the task you were given above', { hasToolResult: true }),
       reply: { text: 'finished after resume' },
     },
-    // Attempt 1: writes the file through its own tool, six times over six turns...
+    // Attempt 1: writes the file through its own tool, once per turn...
     {
       fault: 'ok' as const,
       when: agentTurn('RESUME-ME', { hasToolResult: false }),
@@ -76,7 +77,7 @@ describe.each([
       fault: 'ok' as const,
       when: agentTurn('RESUME-ME', { hasToolResult: true }),
       reply: { toolCalls: [writeCall(cli, path, 'written again')] },
-      repeat: TOOL_CALLS - 1,
+      repeat: toolCalls - 1,
     },
     // ...then its provider fails (claude retries once itself, then gives up).
     {
@@ -86,6 +87,14 @@ describe.each([
       repeat: 'forever' as const,
     },
   ];
+}
+
+describe.each([
+  'claude',
+  'codex',
+  'gemini',
+] as const)('%s resumes its session on retry', (cli: ResumingCli) => {
+  const script = (path: string) => resumeScript(cli, path, TOOL_CALLS);
 
   const plan = (c: ReturnType<typeof cliCase>, agent: Record<string, unknown> = {}) => ({
     name: `${cli}-resume`,
@@ -187,30 +196,7 @@ describe.each([
 describeWithOpenclaw('openclaw resumes its session on retry (agent --local)', () => {
   const OPENCLAW_TOOL_CALLS = 2;
   const localCommand = () => [openclawNode, openclawEntry, 'agent', '--local', '--agent', 'main', '--json'];
-  const script = (path: string) => [
-    {
-      fault: 'ok' as const,
-      when: agentTurn('finish the task you were given above', { hasToolResult: true }),
-      reply: { text: 'finished after resume' },
-    },
-    {
-      fault: 'ok' as const,
-      when: agentTurn('RESUME-ME', { hasToolResult: false }),
-      reply: { toolCalls: [writeCall('openclaw', path, 'written once')] },
-    },
-    {
-      fault: 'ok' as const,
-      when: agentTurn('RESUME-ME', { hasToolResult: true }),
-      reply: { toolCalls: [writeCall('openclaw', path, 'written again')] },
-      repeat: OPENCLAW_TOOL_CALLS - 1,
-    },
-    {
-      fault: 'server_error' as const,
-      status: 500 as const,
-      when: agentTurn('RESUME-ME', { hasToolResult: true }),
-      repeat: 'forever' as const,
-    },
-  ];
+  const script = (path: string) => resumeScript('openclaw', path, OPENCLAW_TOOL_CALLS);
   /** A case whose `agent --local` retries a provider error once (its agent's own settings.json). */
   const localCase = (mock: Parameters<typeof cliCase>[1]) => {
     const c = cliCase('openclaw', mock);
