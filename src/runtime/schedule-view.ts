@@ -107,3 +107,8 @@ function localTime(at: number, tz: string): string {
   const get = (type: string) => parts.find((p) => p.type === type)?.value ?? '';
   return `${get('year')}-${get('month')}-${get('day')} ${get('hour')}:${get('minute')}:${get('second')}`;
 }
+
+/** What a schedule's runs are when it says so itself (`--shadow`, `--live`): the text its views show. */
+export function scheduleRunsText(rules: ScheduleRules): string {
+  return rules.shadow === undefined ? '' : rules.shadow ? 'shadow runs' : 'live runs';
+}

@@ -19,6 +19,7 @@ import {
   scheduleNotFound as noSchedule,
   previewFireTimes,
   type ScheduleView,
+  scheduleRunsText,
 } from '../../runtime/schedule-view.js';
 import type { ScheduleSlot } from '../../runtime/types.js';
 import { EXIT } from '../exit-codes.js';
@@ -163,7 +164,8 @@ function printAdded(view: ScheduleView, verb: string, json: boolean | undefined)
 
 /** What its runs are, when the schedule says (`--shadow`, `--live`). */
 function runsOf(view: ScheduleView): string {
-  return view.rules.shadow === undefined ? '' : view.rules.shadow ? ', shadow runs' : ', live runs';
+  const runs = scheduleRunsText(view.rules);
+  return runs === '' ? '' : `, ${runs}`;
 }
 
 function scheduleTable(views: readonly ScheduleView[]): string {
@@ -171,7 +173,7 @@ function scheduleTable(views: readonly ScheduleView[]): string {
   for (const v of views) {
     const next = v.paused ? 'paused' : v.nextFireTimes.map(formatTime).join(', ') || 'ended';
     const last = v.lastRun ? `${v.lastRun.id} (${v.lastRun.status ?? 'removed'})` : '-';
-    const when = `${v.timing}, ${v.rules.overlap}${v.rules.shadow === true ? ', shadow' : ''}`;
+    const when = `${v.timing}, ${v.rules.overlap}${runsOf(v)}`;
     rows.push([v.name, v.planName, when, next, last, String(v.missedSlots)]);
   }
   return table(rows);

@@ -1,4 +1,4 @@
-import type { ScheduleView } from '../../runtime/schedule-view.js';
+import { type ScheduleView, scheduleRunsText } from '../../runtime/schedule-view.js';
 import type { ScheduleSlot } from '../../runtime/types.js';
 import { consolePath, html, type SafeHtml } from '../html.js';
 import { CSRF_FIELD } from '../session.js';
@@ -36,9 +36,11 @@ export function schedulesPage(
     const last = view.lastRun
       ? html`<a href="${consolePath('runs', view.lastRun.id)}">${view.lastRun.id}</a> ${view.lastRun.status ? statusBadge(view.lastRun.status) : 'removed'}`
       : '-';
+    const runsText = scheduleRunsText(view.rules);
+    const runs = runsText === '' ? '' : `, ${runsText}`;
     const actions = html`${view.paused ? scheduleAction(view.name, 'resume', 'Resume', csrf) : scheduleAction(view.name, 'pause', 'Pause', csrf)}${scheduleAction(view.name, 'trigger', 'Run now', csrf)}`;
     return html`<section class="schedule" data-schedule="${view.name}"><h2>${view.name}</h2>
-<dl><dt>Plan</dt><dd>${view.planName}</dd><dt>When</dt><dd>${view.timing}, overlap ${view.rules.overlap}${view.rules.shadow === true ? ', shadow runs' : view.rules.shadow === false ? ', live runs' : ''}</dd><dt>Next</dt><dd class="next">${next}</dd><dt>Last run</dt><dd>${last}</dd><dt>Missed</dt><dd>${view.missedSlots}</dd></dl>
+<dl><dt>Plan</dt><dd>${view.planName}</dd><dt>When</dt><dd>${view.timing}, overlap ${view.rules.overlap}${runs}</dd><dt>Next</dt><dd class="next">${next}</dd><dt>Last run</dt><dd>${last}</dd><dt>Missed</dt><dd>${view.missedSlots}</dd></dl>
 <div class="actions">${actions}</div>
 <table class="slots"><thead><tr><th>Slot</th><th>Outcome</th><th>Run</th><th>Why</th></tr></thead>
 <tbody>${slots.length > 0 ? slots.map(slotRow) : emptyRow(4, 'no slot yet')}</tbody></table></section>`;

@@ -65,16 +65,12 @@ export const openclawProfile: AgentProfile = {
     const description =
       "nothing: openclaw reads retry.provider.maxRetries only from <workspace>/.openclaw/settings.json (agent exec) or its agent's settings.json (agent --local); set it to 1 there";
     const setting = '{"retry":{"provider":{"maxRetries":1}}}';
-    const settings = isExecForm(command, 0)
-      ? execSettings(command, context.workspace)
-      : agentSettings(command, context.env);
+    const exec = isExecForm(command, 0);
+    const settings = exec ? execSettings(command, context.workspace) : agentSettings(command, context.env);
     if (settings !== undefined && hasMaxRetries(context.readTextFile(settings)))
       return { env: {}, args: [], description };
     const where =
-      settings ??
-      (isExecForm(command, 0)
-        ? '<workspace>/.openclaw/settings.json'
-        : '<state>/agents/<id>/agent/settings.json');
+      settings ?? (exec ? '<workspace>/.openclaw/settings.json' : '<state>/agents/<id>/agent/settings.json');
     return {
       env: {},
       args: [],
