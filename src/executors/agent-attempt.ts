@@ -120,7 +120,7 @@ export async function runAgentAttempt(options: AgentAttemptOptions): Promise<Age
     ...fresh,
     ...(report ? { report } : {}),
     session: { ...fresh.session, resumed: false, reason: why },
-  } as AgentAttemptResult;
+  };
 }
 
 /** One launch of the CLI for the attempt (runAgentAttempt launches a second when a resume finds nothing). */
