@@ -458,6 +458,28 @@ const BENCHMARKS = [
       },
     ],
   },
+  // Issue 41 item 1: a verification gate's `verify.command` that exits at once.
+  {
+    name: 'verify',
+    script: 'verify.mjs',
+    figures: [
+      { key: 'stepMs', label: 'agent step (`true`), no verify', unit: 'ms', higher: false },
+      { key: 'verifiedStepMs', label: '  with verify: { command: [true] }', unit: 'ms', higher: false },
+      {
+        key: 'programMs',
+        label: "  (floor: the program's own time, true through runProcess)",
+        unit: 'ms',
+        higher: false,
+      },
+      {
+        key: 'verifyAddedMs',
+        label: 'verify.command cost beyond the program itself',
+        unit: 'ms',
+        higher: false,
+        goal: 50,
+      },
+    ],
+  },
   {
     name: 'waiting',
     script: 'waiting.mjs',

@@ -28,6 +28,7 @@ export {
   type ResultRef,
   type StepOutcome,
   type StepUsage,
+  type Verification,
 } from './core/failure.js';
 export type { HookFormat } from './core/hook-format.js';
 export { validatePlanObject } from './core/plan/parse.js';
@@ -51,6 +52,8 @@ export type {
   RetryPolicy,
   SandboxMode,
   SideEffect,
+  VerifyModelSpec,
+  VerifySpec,
   WaitSpec,
   WaitTimeoutAction,
 } from './core/plan/types.js';

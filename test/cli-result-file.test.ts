@@ -4,12 +4,12 @@
  * violation or a symlink out of the workspace fail the attempt (agent_failed) with a message the
  * retry's troubleshoot prompt quotes.
  */
-import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { SqliteStore } from '../src/store/sqlite/sqlite-store.js';
 import { attempts, expectExit, removeTempDirs, runBaton, stopProcesses, writePlan } from './helpers/cli.js';
 import { fixturePlan, planDir } from './helpers/plans.js';
+import { loggedPrompts } from './helpers/prompt-log.js';
 
 const TEST_TIMEOUT = 60_000;
 
@@ -36,19 +36,6 @@ function resultPlan(reportInstruction: string, checkFields: Record<string, unkno
     { defaults: { retry: { maxAttempts, initialDelayMs: 1, maxDelayMs: 5 } } },
     'agent-result-file',
   );
-}
-
-interface PromptLine {
-  step: string;
-  attempt: number;
-  prompt: string;
-}
-
-function prompts(file: string): PromptLine[] {
-  return readFileSync(file, 'utf8')
-    .trim()
-    .split('\n')
-    .map((line) => JSON.parse(line) as PromptLine);
 }
 
 async function storedResult(home: string, runId: string, stepId: string) {
@@ -82,7 +69,7 @@ describe('resultFile', () => {
       const stored = await storedResult(home, 'res', 'check');
       expect(stored?.value).toEqual(value);
       expect(stored?.summary).toBe('done check');
-      const report = prompts(promptLog).find((line) => line.step === 'report');
+      const report = loggedPrompts(promptLog).find((line) => line.step === 'report');
       expect(report?.prompt).toBe(
         `passed=true score=0.9 url=https://example.com/a all=${JSON.stringify(value)}`,
       );
@@ -116,7 +103,7 @@ describe('resultFile', () => {
       expect(tries[2]?.message).toBe(
         `resultFile result.json does not match the step's resultSchema: /: missing required property "passed"; /score: must be number`,
       );
-      const checkPrompts = prompts(promptLog).filter((line) => line.step === 'check');
+      const checkPrompts = loggedPrompts(promptLog).filter((line) => line.step === 'check');
       expect(checkPrompts.map((line) => line.attempt)).toEqual([1, 2, 3, 4]);
       expect(checkPrompts[0]?.prompt).toBe('check the site');
       // Each retry's troubleshoot prompt quotes the previous attempt's problem.
@@ -124,7 +111,7 @@ describe('resultFile', () => {
         expect(checkPrompts[index + 1]?.prompt).toContain(previous.message!);
         expect(checkPrompts[index + 1]?.prompt).toContain('check the site');
       }
-      expect(prompts(promptLog).find((line) => line.step === 'report')?.prompt).toBe('passed=true');
+      expect(loggedPrompts(promptLog).find((line) => line.step === 'report')?.prompt).toBe('passed=true');
     },
     TEST_TIMEOUT,
   );

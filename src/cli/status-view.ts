@@ -2,6 +2,7 @@ import { budgetLeft } from '../core/budget.js';
 import type { StoredEvent } from '../core/events.js';
 import { planIndex, type RunStatus, STEP_STATUSES } from '../core/run-state.js';
 import { staleSteps } from '../core/stale-steps.js';
+import { verificationOf, verificationText } from '../core/verify.js';
 import { fanOutLine, fanOutProgress } from '../runtime/fan-out-progress.js';
 import { blockedHints, formatTime, skipCause, stepProgress, waitingHints } from '../runtime/format.js';
 import { agoText } from '../runtime/last-output.js';
@@ -140,6 +141,10 @@ export function runStatusLines(
     lines.push(
       `${unlisted} ${hidden.join('/')} steps not listed: baton status ${run.id} --all lists every step`,
     );
+  }
+  for (const step of run.steps) {
+    const verification = verificationOf(step.resultJson);
+    if (verification) lines.push(`${step.stepId} ${verificationText(verification)}`);
   }
   for (const step of run.steps) {
     const at = step.status === 'running' ? context.lastOutput?.get(step.stepId) : undefined;

@@ -35,6 +35,15 @@ export interface StepUsage {
   costUsd: number;
 }
 
+/** What a step's verification gate (`verify:`) found: on its result once it passed. */
+export interface Verification {
+  passed: boolean;
+  /** Checks run in this round of tries, the passing one included. */
+  iterations: number;
+  /** What failed in the last check (empty when it passed). */
+  failures: string[];
+}
+
 /** What an attempt record keeps of a result's summary (the step keeps the result itself). */
 export const ATTEMPT_SUMMARY_MAX_CHARS = 2000;
 
@@ -60,6 +69,8 @@ export type StepOutcome =
       degraded?: string;
       /** The full result lives in the artifact store (it was too large for the state): see ResultRef. */
       resultRef?: ResultRef;
+      /** The step's `verify:` gate passed: how many checks it took. */
+      verification?: Verification;
     }
   | {
       ok: false;

@@ -89,12 +89,22 @@ export function redactOutcome(outcome: StepOutcome, secrets: readonly string[]):
       : outcome.value === outcome.summary
         ? summary
         : redactValue(outcome.value, secrets);
-  if (summary === outcome.summary && degraded === outcome.degraded && value === outcome.value) return outcome;
+  // A passed check keeps no failures today; masked all the same, like every text it stores.
+  const verification =
+    outcome.verification === undefined ? undefined : redactValue(outcome.verification, secrets);
+  if (
+    summary === outcome.summary &&
+    degraded === outcome.degraded &&
+    value === outcome.value &&
+    verification === outcome.verification
+  )
+    return outcome;
   return {
     ...outcome,
     summary,
     ...(degraded === undefined ? {} : { degraded }),
     ...(value === undefined ? {} : { value }),
+    ...(verification === undefined ? {} : { verification }),
   };
 }
 

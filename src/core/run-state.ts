@@ -1,4 +1,4 @@
-import type { FailureClass, ResultRef, StepUsage } from './failure.js';
+import type { FailureClass, ResultRef, StepUsage, Verification } from './failure.js';
 import type { Plan } from './plan/types.js';
 
 export const RUN_STATUSES = [
@@ -96,6 +96,8 @@ export interface StepResult {
   ref?: ResultRef;
   /** A fan-out's items that failed within `toleratedFailures`: their index and error. */
   failedItems?: { item: number; error: string }[];
+  /** The step's `verify:` gate passed: how many checks it took. */
+  verification?: Verification;
 }
 
 export interface RunState {

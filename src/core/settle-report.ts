@@ -79,6 +79,7 @@ export function resultOf(outcome: Extract<StepOutcome, { ok: true }>): StepResul
     outputs: outcome.outputs,
     ...(outcome.value === undefined ? {} : { value: outcome.value }),
     ...(outcome.resultRef === undefined ? {} : { ref: outcome.resultRef }),
+    ...(outcome.verification === undefined ? {} : { verification: outcome.verification }),
   };
 }
 

@@ -137,6 +137,10 @@ export function prepareRun(options: StartRunOptions): NewRun {
     }
     checkCommand(step.fallback.agent.command, `steps.${step.id}.fallback.agent.command`);
   }
+  // A verification command is run like the agent: a trusted program, no shell.
+  for (const step of plan.steps) {
+    if (step.verify?.command) checkCommand(step.verify.command, `steps.${step.id}.verify.command`);
+  }
   // Confinement asked for where it cannot work is refused, never run unconfined instead.
   assertSandboxAvailable(plan);
   // A result schema ajv cannot compile would fail every attempt: refused as the plan's problem.

@@ -1,6 +1,7 @@
 import { realpathSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { resumedTroubleshootPrompt, troubleshootPrompt } from '../core/agent-prompt.js';
+import { addUsage } from '../core/budget.js';
 import { childEnvironment } from '../core/child-env.js';
 import { type AgentSpec, DEFAULT_STALL_TIMEOUT_MS } from '../core/plan/types.js';
 import { stallingEvent } from '../core/stall-message.js';
@@ -18,6 +19,7 @@ import {
   type StepExecutor,
 } from './step-executor.js';
 import { trustedPrograms } from './trusted-programs.js';
+import { type Grader, runVerifyGate } from './verify-gate.js';
 
 /** A path as given (absolute) and as its real path, for comparing with paths found under a workspace. */
 function bothSpellings(path: string): string[] {
@@ -42,7 +44,18 @@ export interface AgentCliExecutorOptions {
    * kept outside the home, with its -wal and -shm files.
    */
   hiddenPaths?: readonly string[];
+  /**
+   * Makes the model call that grades a `verify.rubric` (the engine's model executor, with its
+   * providers, prices and limits). Default: a model executor with default options.
+   */
+  grader?: Grader;
 }
+
+/** The grader of an executor built without one: a model executor with default options. */
+const defaultGrader: Grader = async (context, spec, prompt, logPath) => {
+  const { ModelExecutor } = await import('./model-executor.js');
+  return new ModelExecutor().call(context, spec, { prompt }, logPath);
+};
 
 /**
  * The CLI session the attempt asks for (executors/agent-session.ts); when its files changed since
@@ -164,6 +177,32 @@ export class AgentCliExecutor implements StepExecutor {
         }
       : {};
     if (result.ok) {
+      const verify = claim.step.verify;
+      // A fallback's answer is second best already (the step ends degraded): it is not verified.
+      const gate =
+        verify && !claim.fallback
+          ? await runVerifyGate({
+              context,
+              spec: verify,
+              maxAttempts: claim.step.retry.maxAttempts,
+              task: instruction,
+              answer: result.summary,
+              ...(result.value === undefined ? {} : { value: result.value }),
+              outputs: result.outputs,
+              env: environmentFor([]),
+              trust: trustedPrograms(context.home, ownEnv),
+              ...(sandbox ? { sandbox } : {}),
+              killGraceMs: this.options.killGraceMs ?? 5000,
+              grader: this.options.grader ?? defaultGrader,
+            })
+          : undefined;
+      // The grader's tokens count in the step's and the run's budgets, whatever it decided.
+      const spent = usage.usage || gate?.usage ? addUsage(usage.usage, gate?.usage) : undefined;
+      const withUsage = spent ? { usage: spent } : {};
+      if (gate && !gate.passed) {
+        const failed = { ok: false as const, failureClass: gate.failureClass, message: gate.message };
+        return { outcome: { ...failed, exitCode: result.exitCode, ...withUsage }, logPath: loggedPath };
+      }
       return {
         outcome: {
           ok: true,
@@ -171,7 +210,8 @@ export class AgentCliExecutor implements StepExecutor {
           outputs: result.outputs,
           ...(result.value === undefined ? {} : { value: result.value }),
           exitCode: result.exitCode,
-          ...usage,
+          ...withUsage,
+          ...(gate?.passed ? { verification: gate.verification } : {}),
         },
         logPath: loggedPath,
       };

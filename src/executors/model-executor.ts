@@ -80,7 +80,21 @@ export class ModelExecutor implements StepExecutor {
     if (!prompt.ok) return invalid(prompt.message);
     const system = spec.system === undefined ? null : renderStepText(spec.system, context);
     if (system && !system.ok) return invalid(system.message);
+    return this.call(context, spec, { prompt: prompt.text, ...(system ? { system: system.text } : {}) });
+  }
 
+  /**
+   * One call of `spec` with its texts already rendered, through the recovery harness: the step's
+   * own (`execute`), or a grader's for a verification gate, which logs at `logPath` (relative to
+   * the home) instead of the attempt's log.
+   */
+  async call(
+    context: ExecutionContext,
+    spec: ModelStepSpec,
+    texts: { prompt: string; system?: string },
+    logPath = attemptLogPath(context.claim),
+  ): Promise<AttemptResult> {
+    const { claim } = context;
     const primary = this.provider(spec, spec);
     if (!primary.ok)
       return { outcome: { ok: false, failureClass: 'fatal', message: primary.message }, logPath: null };
@@ -100,8 +114,8 @@ export class ModelExecutor implements StepExecutor {
       provider: primary.provider,
       model: spec.model,
       capabilities: capabilitiesOf(spec, overrides),
-      ...(system ? { system: system.text } : {}),
-      prompt: prompt.text,
+      ...(texts.system === undefined ? {} : { system: texts.system }),
+      prompt: texts.prompt,
       tools: spec.tools.map((name) => this.tools.get(name)!),
       maxOutputTokens: spec.maxOutputTokens,
       maxTurns: spec.maxTurns,
@@ -137,7 +151,6 @@ export class ModelExecutor implements StepExecutor {
       outputTokens: result.usage.outputTokens,
       costUsd: result.costUsd,
     };
-    const logPath = attemptLogPath(claim);
     const logText = result.ok
       ? result.text
       : `${result.failureClass} (${result.reason}): ${result.message}\n`;

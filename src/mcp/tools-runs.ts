@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { planIndex, RUN_STATUSES } from '../core/run-state.js';
 import { staleSteps } from '../core/stale-steps.js';
+import { verificationOf } from '../core/verify.js';
 import type { RunSummary, RunWithSteps } from '../runtime/types.js';
 import type { McpContext } from './mcp-context.js';
 import { defineTool, runIdField, runSummaryOutput, stepIdField } from './tool-kit.js';
@@ -43,6 +44,7 @@ function stepActions(run: RunWithSteps, step: RunWithSteps['steps'][number]): st
 /** One step as run_status lists it: its state, its result's summary, and what acts on it. */
 function stepView(run: RunWithSteps, step: RunWithSteps['steps'][number]) {
   let summary: string | null = null;
+  const verification = verificationOf(step.resultJson);
   if (step.resultJson !== null) {
     try {
       summary = (JSON.parse(step.resultJson) as { summary?: string }).summary ?? null;
@@ -61,6 +63,7 @@ function stepView(run: RunWithSteps, step: RunWithSteps['steps'][number]) {
     blockedReason: step.blockedReason,
     ...(step.waitingFor === undefined ? {} : { waitingFor: step.waitingFor }),
     resultSummary: summary === null ? null : summary.slice(0, 2_000),
+    ...(verification ? { verification } : {}),
     actions: stepActions(run, step),
   };
 }

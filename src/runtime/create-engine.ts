@@ -2,8 +2,9 @@ import { Engine, type EngineOptions } from '../engine/engine.js';
 import type { EngineMeter } from '../engine/engine-meter.js';
 import type { AgentCliExecutorOptions } from '../executors/agent-cli-executor.js';
 import { FunctionExecutor, FunctionRegistry } from '../executors/function-executor.js';
-import type { ModelExecutorOptions } from '../executors/model-executor.js';
+import type { ModelExecutor, ModelExecutorOptions } from '../executors/model-executor.js';
 import type { AttemptResult, ExecutionContext, StepExecutor } from '../executors/step-executor.js';
+import type { Grader } from '../executors/verify-gate.js';
 import type { Store } from '../store/store.js';
 import type { CommandContext } from './commands/context.js';
 import { ownerId } from './owner-id.js';
@@ -47,18 +48,26 @@ interface EngineParts {
  */
 export function createEngine(parts: EngineParts): Engine {
   const { agent = {}, model = {}, settings } = parts;
+  // One model executor for model steps and for the graders of agent steps' `verify.rubric`.
+  let modelExecutor: Promise<ModelExecutor> | null = null;
+  const loadModel = () => {
+    modelExecutor ??= import('../executors/model-executor.js').then((m) => new m.ModelExecutor(model));
+    return modelExecutor;
+  };
+  const grader: Grader = async (context, spec, prompt, logPath) =>
+    (await loadModel()).call(context, spec, { prompt }, logPath);
   return new Engine({
     store: parts.store,
     home: parts.home,
     owner: ownerId(),
     executors: {
       agent: new LazyExecutor(() =>
-        import('../executors/agent-cli-executor.js').then((m) => new m.AgentCliExecutor(agent)),
+        import('../executors/agent-cli-executor.js').then(
+          (m) => new m.AgentCliExecutor({ grader, ...agent }),
+        ),
       ),
       fn: new FunctionExecutor(parts.functions ?? new FunctionRegistry()),
-      model: new LazyExecutor(() =>
-        import('../executors/model-executor.js').then((m) => new m.ModelExecutor(model)),
-      ),
+      model: new LazyExecutor(loadModel),
     },
     ...(settings.concurrency === undefined ? {} : { concurrency: settings.concurrency }),
     ...(settings.leaseMs === undefined ? {} : { leaseMs: settings.leaseMs }),

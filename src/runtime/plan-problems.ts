@@ -61,6 +61,7 @@ export function planRunProblems(
         });
       else check(spec.command, path);
     }
+    if (step.verify?.command) check(step.verify.command, `steps.${step.id}.verify.command`);
   }
   for (const [index, hook] of (plan.hooks ?? []).entries())
     if (hook.command) check(hook.command, `hooks[${index}].command`);

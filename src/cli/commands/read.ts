@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { BatonError } from '../../core/errors.js';
 import { staleSteps } from '../../core/stale-steps.js';
+import { verificationOf } from '../../core/verify.js';
 import { attemptsWithSessions } from '../../runtime/attempt-sessions.js';
 import { lastOutputTimes } from '../../runtime/last-output.js';
 import { withCommandContext } from '../../runtime/open-store.js';
@@ -76,6 +77,11 @@ export async function statusCommand(
       const schedule = scheduleOfRun(await store.scheduleSlotOfRun(runId));
       printJson({
         ...run,
+        // A verified step's verification, read out of its stored result for scripts.
+        steps: run.steps.map((step) => {
+          const verification = verificationOf(step.resultJson);
+          return verification ? { ...step, verification } : step;
+        }),
         stale: staleSteps(run),
         flowWaits: await flowWaits(store, run, Date.now()),
         ...(schedule ? { schedule } : {}),

@@ -1,4 +1,5 @@
 import type { StepResult } from '../../core/run-state.js';
+import { verificationText } from '../../core/verify.js';
 import { renderStepText } from '../../executors/render-step-text.js';
 import type { AttemptWithSession } from '../../runtime/attempt-sessions.js';
 import { CHANGE_MARKS, type StepFileChanges } from '../../runtime/file-changes.js';
@@ -72,6 +73,7 @@ ${state.blockedReason ? html`<p class="blocked-reason">${state.blockedReason}</p
 <dl class="totals"><dt>Attempt</dt><dd>${state.attempt}</dd><dt>Tries</dt><dd>${state.tries}</dd><dt>Usage</dt><dd>${usageText(state.usage)}</dd>
 <dt>Depends on</dt><dd>${state.dependsOn.length > 0 ? state.dependsOn.map((d, i) => html`${i > 0 ? ', ' : ''}<a href="${consolePath('runs', run.id, 'steps', d)}">${d}</a>`) : 'nothing'}</dd>
 ${state.onFallback ? html`<dt>Executor</dt><dd>its fallback</dd>` : ''}
+${result?.verification ? html`<dt>Verification</dt><dd id="verification">${verificationText(result.verification)}</dd>` : ''}
 ${view.lastOutputAt !== undefined && state.status === 'running' ? html`<dt>Last output</dt><dd id="last-output">${agoText(view.now - view.lastOutputAt)} ago</dd>` : ''}</dl>
 <h2>${text.label}</h2>${text.note ? html`<p class="note">${text.note}</p>` : ''}<pre class="prompt" id="prompt">${text.text}</pre>
 ${result ? html`<h2>Result</h2><pre class="result" id="result">${result.summary}</pre>` : ''}

@@ -5,6 +5,7 @@ import { parseDurationMs } from './duration.js';
 import { checkDependsOn, findCycles, SuggestionBudget } from './graph.js';
 import { formatIssuePath, PlanInvalidError, type PlanIssue, stepPathNames } from './issues.js';
 import { normalizeCheckpoint } from './normalize-checkpoint.js';
+import { normalizeVerify } from './normalize-verify.js';
 import { normalizeWait } from './normalize-wait.js';
 import { checkPlanTemplates } from './plan-templates.js';
 import { normalizeResultFields } from './result-fields.js';
@@ -195,6 +196,7 @@ function normalizeStep(
     ...(step.when === undefined ? {} : { when: step.when }),
     requiredOutputs: [...(step.requiredOutputs ?? [])],
     ...normalizeResultFields(step, kind, path, issues),
+    ...normalizeVerify(step, kind, path, issues),
     sideEffect: step.sideEffect ?? 'none',
     ...(step.budget === undefined ? {} : { budget: normalizeBudget(step.budget, `${path}.budget`) }),
     ...(flowKey === undefined ? {} : { flowKey }),

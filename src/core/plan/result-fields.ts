@@ -38,7 +38,7 @@ export function normalizeResultFields(
     });
     return {};
   }
-  const problem = resultPathProblem(resultFile);
+  const problem = workspaceFileProblem(resultFile, 'the result file', 'result.json');
   if (problem !== undefined) issues.push({ path: `${path}.resultFile`, problem });
   return {
     resultFile,
@@ -48,19 +48,22 @@ export function normalizeResultFields(
   };
 }
 
-/** Why `file` cannot name a file inside the run workspace, or undefined. */
-function resultPathProblem(file: string): string | undefined {
+/**
+ * Why `file` cannot name a file inside the run workspace, or undefined (`what` is the file's role,
+ * e.g. "the result file"; `example` a good name for it).
+ */
+export function workspaceFileProblem(file: string, what: string, example: string): string | undefined {
   const shown = JSON.stringify(file);
   if (file.includes('\u0000')) return `${shown} contains a NUL character`;
   if (file.startsWith('/') || file.startsWith('\\') || /^[A-Za-z]:/.test(file)) {
-    return `${shown} is absolute, and the result file must be inside the run workspace: use a path relative to it, e.g. result.json`;
+    return `${shown} is absolute, and ${what} must be inside the run workspace: use a path relative to it, e.g. ${example}`;
   }
   const parts = file.split(/[\\/]/);
   if (parts.includes('..')) {
-    return `${shown} leaves the run workspace through "..": use a path inside it, e.g. result.json`;
+    return `${shown} leaves the run workspace through "..": use a path inside it, e.g. ${example}`;
   }
   if (parts.every((part) => part === '' || part === '.')) {
-    return `${shown} is the run workspace itself: name a file in it, e.g. result.json`;
+    return `${shown} is the run workspace itself: name a file in it, e.g. ${example}`;
   }
   return undefined;
 }

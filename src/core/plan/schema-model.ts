@@ -4,7 +4,7 @@ import { describeValue } from './zod-issues.js';
 
 /** A model step's call in the plan file: the provider, model and prompt, and a fallback model. */
 
-const modelTargetShape = {
+export const modelTargetShape = {
   provider: z
     .enum(['openai', 'anthropic'], {
       error: (issue) => `expected "openai" or "anthropic", got ${describeValue(issue.input)}`,

@@ -20,6 +20,7 @@ import {
 import { forEachSchema } from './schema-for-each.js';
 import { modelSchema } from './schema-model.js';
 import { resultFileSchema, resultSchemaSchema } from './schema-result.js';
+import { verifySchema } from './schema-verify.js';
 import { waitSchema } from './schema-wait.js';
 import { AGENT_PROFILE_NAMES, ENV_NAME_PATTERN, PLAN_NAME_PATTERN, SANDBOX_MODES } from './types.js';
 import { describeValue } from './zod-issues.js';
@@ -296,6 +297,7 @@ const stepSchema = strictObject(
       .describe('Files the step must leave, relative to the run workspace; the step fails without them.'),
     resultFile: resultFileSchema.optional(),
     resultSchema: resultSchemaSchema.optional(),
+    verify: verifySchema.optional(),
     sideEffect: z
       .enum(['none', 'idempotent', 'unsafe'], {
         error: (issue) => `expected none, idempotent or unsafe, got ${describeValue(issue.input)}`,

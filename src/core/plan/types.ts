@@ -126,6 +126,31 @@ export interface ModelStepSpec extends ModelTargetSpec {
 
 export type SideEffect = 'none' | 'idempotent' | 'unsafe';
 
+/** The model that grades a rubric: where to call it, and the bounds of its one call. */
+export interface VerifyModelSpec extends ModelTargetSpec {
+  maxOutputTokens: number;
+  requestTimeoutMs: number;
+}
+
+/**
+ * A step's verification gate: a trusted program that must exit 0 in the workspace, a rubric a
+ * model grades the outputs against, or both (the program first).
+ */
+export interface VerifySpec {
+  /** Argv of a trusted program (never a shell), run in the workspace. */
+  command?: string[];
+  /** Of the program, in ms. */
+  timeoutMs: number;
+  /** A file in the run workspace holding the criteria, one per line or paragraph (with `model`). */
+  rubric?: string;
+  model?: VerifyModelSpec;
+  /** Checks that may fail before the step is blocked; absent: the step's `retry.maxAttempts`. */
+  maxIterations?: number;
+}
+
+/** The default `verify.timeoutMs`: a test suite may take a while. */
+export const DEFAULT_VERIFY_TIMEOUT_MS = 10 * 60_000;
+
 /**
  * Another executor for a step that could not be done: run when its retries are used up (or it
  * is blocked by its budget). A step finished by its fallback ends `degraded` and the run goes on.
@@ -205,6 +230,12 @@ export interface PlanStep {
   checkpoint?: { exclude: string[] };
   /** In a shadow run, what this step (if it has a side effect) passes on instead of running. */
   shadowResult?: unknown;
+  /**
+   * Agent steps: the check an attempt must pass once the agent exited 0 and its outputs and schema
+   * passed (executors/verify-gate.ts). Absent: none, and the key is left out so that plans without
+   * it keep their hash.
+   */
+  verify?: VerifySpec;
   retry: RetryPolicy;
   /** Per-attempt timeout in ms (>= 1). */
   timeoutMs: number;
