@@ -4,7 +4,9 @@
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { SqliteStore } from '../src/store/sqlite/sqlite-store.js';
 import {
   agentCommand,
   batonJson,
@@ -221,5 +223,60 @@ describe('shadow runs', () => {
     const file = writePlan(dir, { ...mailPlan(), shadow: true });
     expectExit(await runBaton(['run', file, '--id', 's2'], { home, env: { EFFECT_URL: effects.url } }), 0);
     expect(effects.received).toEqual([]);
+  });
+});
+
+describe('baton diff of a schedule slot', () => {
+  it('compares a shadow schedule run with the live run of the same slot, either way round', async () => {
+    const effects = await effectServer();
+    const { dir, home } = planDir();
+    const env = { EFFECT_URL: effects.url };
+    const file = writePlan(dir, mailPlan());
+    expectExit(await runBaton(['schedule', 'add', 'seed', file, '--every', '1h'], { home }), 0);
+    // Two schedules of the plan on one timing, added minutes ago: the next check starts the slot
+    // they both missed (catch-up none: only the latest), one live run and one shadow run.
+    const store = SqliteStore.open(join(home, 'baton.db'));
+    try {
+      const { plan, planHash, inputs, workspace } = (await store.getSchedule('seed'))!;
+      await store.removeSchedule('seed');
+      const rules = (shadow: boolean) => ({
+        timing: { cron: '* * * * *', tz: 'UTC' },
+        overlap: 'skip' as const,
+        catchUpMs: null,
+        startAt: null,
+        endAt: null,
+        shadow,
+      });
+      const now = Date.now() - 150_000;
+      for (const [name, shadow] of [
+        ['live', false],
+        ['rehearsal', true],
+      ] as const)
+        await store.addSchedule({ name, plan, planHash, inputs, workspace, rules: rules(shadow), now });
+    } finally {
+      await store.close();
+    }
+    expectExit(await runBaton(['check'], { home, env }), 0);
+    for (const name of ['live', 'rehearsal'])
+      expectExit(await runBaton(['schedule', 'pause', name], { home }), 0);
+    const runsOf = async (name: string) =>
+      (await batonJson<{ slots: { runId: string | null }[] }>(['schedule', 'show', name], { home })).slots
+        .map((slot) => slot.runId)
+        .filter((id) => id !== null);
+    const [live] = await runsOf('live');
+    const [shadow] = await runsOf('rehearsal');
+    expect(live && shadow).toBeTruthy();
+    expect(effects.received).toHaveLength(1);
+    const diff = expectExit(await runBaton(['diff', shadow!], { home }), 1);
+    expect(diff.stdout).toContain(`comparing with ${live}, the live run of the same slot`);
+    expect(diff.stdout).toContain('(schedule live)');
+    expect(diff.stdout).toMatch(/send\s+succeeded\s+succeeded\s+differs at line 1: would have sent the note/);
+    expect(diff.stdout).toContain('shadowResult stood in');
+    const back = expectExit(await runBaton(['diff', live!], { home }), 1);
+    expect(back.stdout).toContain(`comparing with ${shadow}, the shadow run of the same slot`);
+    // A run no schedule started has no slot to compare by.
+    expectExit(await runBaton(['run', file, '--shadow', '--id', 'by-hand'], { home, env }), 0);
+    const refused = expectExit(await runBaton(['diff', 'by-hand'], { home }), 2);
+    expect(refused.stderr).toContain('run by-hand was not started by a schedule slot');
   });
 });

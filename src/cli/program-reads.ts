@@ -53,7 +53,7 @@ Ctrl-C (SIGINT) ends a watch with exit 130 (SIGTERM: 143).${colours}`,
   program
     .command('diff <runA> [runB]')
     .description(
-      "how two runs' results differ, step by step (a shadow run against a real one, two models; a shadow run's stand-ins are marked); exit 1 if any differs. With --files: what each step of one run changed in its workspace",
+      "how two runs' results differ, step by step (a shadow run against a real one, two models; a shadow run's stand-ins are marked); exit 1 if any differs. One run a schedule started: against the run of the same slot on the other side (the live run of a shadow run's slot, started by a live schedule of the same plan beside it, or the reverse). With --files: what each step of one run changed in its workspace",
     )
     .option(
       '--files',

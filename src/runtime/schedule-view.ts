@@ -112,3 +112,41 @@ function localTime(at: number, tz: string): string {
 export function scheduleRunsText(rules: ScheduleRules): string {
   return rules.shadow === undefined ? '' : rules.shadow ? 'shadow runs' : 'live runs';
 }
+
+/** How far back in each schedule's history the run of a slot is looked for. */
+const SLOT_MATCH_READ = 1000;
+
+/** The other run of a run's schedule slot: the live one of a shadow run, or the reverse. */
+export interface SlotCounterpart {
+  /** The slot that started the run asked about. */
+  slot: ScheduleSlot;
+  /** Whether the run asked about is a shadow run. */
+  shadow: boolean;
+  /** The run of another schedule of the same plan, for the same slot time, live if `shadow` (else shadow); null: none. */
+  runId: string | null;
+  /** The schedule that started it. */
+  schedule: string | null;
+}
+
+/**
+ * For `baton diff <run>`: the run a schedule of the same plan started for the same slot time as
+ * this one, on the other side (a shadow schedule beside a live one on the same timing). Null when
+ * no schedule's slot started this run.
+ */
+export async function slotCounterpart(store: Store, runId: string): Promise<SlotCounterpart | null> {
+  const slot = await store.scheduleSlotOfRun(runId);
+  const run = slot === null ? null : await store.getRun(runId);
+  if (slot === null || run === null) return null;
+  const shadow = run.plan.shadow === true;
+  for (const schedule of await store.listSchedules()) {
+    if (schedule.name === slot.schedule || schedule.planName !== run.planName) continue;
+    for (const other of await store.listScheduleSlots(schedule.name, SLOT_MATCH_READ)) {
+      if (other.slotAt < slot.slotAt) break;
+      if (other.slotAt !== slot.slotAt || other.manual || other.runId === null) continue;
+      const candidate = await store.getRun(other.runId);
+      if (candidate && (candidate.plan.shadow === true) !== shadow)
+        return { slot, shadow, runId: other.runId, schedule: schedule.name };
+    }
+  }
+  return { slot, shadow, runId: null, schedule: null };
+}

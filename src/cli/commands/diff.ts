@@ -101,34 +101,30 @@ export async function diffCommand(
   options: GlobalOptions & { files?: boolean },
 ): Promise<number> {
   if (options.files) return (await import('./diff-files.js')).diffFilesCommand(runIdA, runIdB, options);
-  if (runIdB === undefined) {
-    throw new BatonError(
-      'INVALID_ARGUMENT',
-      'baton diff needs two runs (baton diff <runA> <runB>), or one run with --files (baton diff <run> --files [<step>])',
-    );
-  }
   return withCommandContext(options, async (ctx) => {
+    const runB = runIdB === undefined ? await sameSlotRun(ctx, runIdA) : { runId: runIdB };
     const sideA = await loadSide(ctx, runIdA);
-    const sideB = await loadSide(ctx, runIdB);
+    const sideB = await loadSide(ctx, runB.runId);
+    if (runB.note && !options.json) process.stdout.write(`${runB.note}\n`);
     const differences = diffRuns(sideA, sideB);
     const shadowA = sideA.run.plan.shadow === true;
     const shadowB = sideB.run.plan.shadow === true;
     const forkedFrom = { forkedFromA: sideA.run.plan.forkedFrom, forkedFromB: sideB.run.plan.forkedFrom };
     if (options.json)
-      printJson({ runA: runIdA, runB: runIdB, shadowA, shadowB, ...forkedFrom, steps: differences });
+      printJson({ runA: runIdA, runB: runB.runId, shadowA, shadowB, ...forkedFrom, steps: differences });
     else {
       // A fork and its origin: which run came from which, and from where it ran again.
       for (const [id, fork] of [
         [runIdA, forkedFrom.forkedFromA],
-        [runIdB, forkedFrom.forkedFromB],
+        [runB.runId, forkedFrom.forkedFromB],
       ] as const) {
         if (fork) process.stdout.write(`${id} was forked from run ${fork.runId} at step ${fork.stepId}\n`);
       }
       const name = (id: string, shadow: boolean) => (shadow ? `${id} (shadow)` : id);
-      const rows = [['STEP', name(runIdA, shadowA), name(runIdB, shadowB), 'RESULT']];
+      const rows = [['STEP', name(runIdA, shadowA), name(runB.runId, shadowB), 'RESULT']];
       for (const d of differences) {
         const what = d.same ? 'same' : `differs at line ${d.line}: ${clip(d.a)} | ${clip(d.b)}`;
-        const notes = [standInNote(runIdA, d.shadowA), standInNote(runIdB, d.shadowB)].filter(Boolean);
+        const notes = [standInNote(runIdA, d.shadowA), standInNote(runB.runId, d.shadowB)].filter(Boolean);
         const noted = notes.length > 0 ? `${what} (${notes.join('; ')})` : what;
         rows.push([d.stepId, d.statusA ?? '(none)', d.statusB ?? '(none)', noted]);
       }
@@ -145,6 +141,31 @@ function standInNote(runId: string, standIn: ShadowStandIn | undefined): string 
     ...(standIn.effects.length > 0 ? [`effects not performed: ${standIn.effects.join(', ')}`] : []),
   ];
   return `${runId}: ${parts.join(', ')}`;
+}
+
+/**
+ * `baton diff <run>` without a second run: the run of the same schedule slot on the other side (the
+ * live run of a shadow run's slot, or the reverse), with a line saying which it is.
+ */
+async function sameSlotRun(ctx: CommandContext, runId: string): Promise<{ runId: string; note?: string }> {
+  await requireRun(ctx.store, runId);
+  const { slotCounterpart } = await import('../../runtime/schedule-view.js');
+  const counterpart = await slotCounterpart(ctx.store, runId);
+  const usage =
+    'give the run to compare with (baton diff <runA> <runB>), or one run with --files (baton diff <run> --files [<step>])';
+  if (counterpart === null)
+    throw new BatonError('INVALID_ARGUMENT', `run ${runId} was not started by a schedule slot: ${usage}`);
+  const at = new Date(counterpart.slot.slotAt).toISOString();
+  const other = counterpart.shadow ? 'live' : 'shadow';
+  if (counterpart.runId === null)
+    throw new BatonError(
+      'INVALID_ARGUMENT',
+      `no ${other} run has the slot ${at} of run ${runId} (schedule ${counterpart.slot.schedule}): add a ${other} schedule of the same plan on the same timing, or ${usage}`,
+    );
+  return {
+    runId: counterpart.runId,
+    note: `comparing with ${counterpart.runId}, the ${other} run of the same slot ${at} (schedule ${counterpart.schedule})`,
+  };
 }
 
 /** One run, read through the masking boundary (its large results compared whole). */
