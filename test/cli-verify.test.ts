@@ -19,6 +19,7 @@ import {
 } from './helpers/cli.js';
 import { fixturePlan, planDir, stepOf } from './helpers/plans.js';
 import { loggedPrompts } from './helpers/prompt-log.js';
+import { describeWithBwrap } from './helpers/sandbox.js';
 
 const TEST_TIMEOUT = 60_000;
 let server: MockLlmServer | null = null;
@@ -193,4 +194,25 @@ describe('verify.rubric', () => {
     },
     TEST_TIMEOUT,
   );
+});
+
+describeWithBwrap('verify.command of a confined step', () => {
+  it('runs confined like the agent: it writes nothing outside the workspace (unconfined, it does)', async () => {
+    const { dir, home } = planDir();
+    const outside = join(dir, 'escaped.txt');
+    const plan = (sandbox: string) =>
+      fixturePlan(
+        [{ id: 'fix', instruction: 'fix it', requiredOutputs: ['answer.txt'], verify: testSuite }],
+        { workspace: './work', defaults: { sandbox, retry: { maxAttempts: 1 } } },
+        'agent-fix-test',
+      );
+    const env = { FIX_ANSWER: '42', VERIFY_OUTSIDE: outside };
+    const confined = writePlan(dir, plan('workspace'), 'confined.yaml');
+    expectExit(await runBaton(['run', confined, '--id', 'boxed'], { home, env }), 0);
+    expect(stepOf(await runStatus(home, 'boxed'), 'fix').status).toBe('succeeded');
+    expect(existsSync(outside)).toBe(false);
+    const open = writePlan(dir, plan('none'), 'open.yaml');
+    expectExit(await runBaton(['run', open, '--id', 'open'], { home, env }), 0);
+    expect(existsSync(outside)).toBe(true);
+  });
 });
