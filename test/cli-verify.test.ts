@@ -11,10 +11,14 @@ import type { MockLlmServer } from '../src/testing/mock-llm/types.js';
 import {
   agentCommand,
   expectExit,
+  isAlive,
   removeTempDirs,
   runBaton,
   runStatus,
+  spawnBaton,
   stopProcesses,
+  timeline,
+  waitFor,
   writePlan,
 } from './helpers/cli.js';
 import { fixturePlan, planDir, stepOf } from './helpers/plans.js';
@@ -215,4 +219,37 @@ describeWithBwrap('verify.command of a confined step', () => {
     expectExit(await runBaton(['run', open, '--id', 'open'], { home, env }), 0);
     expect(existsSync(outside)).toBe(true);
   });
+});
+
+describe('verify.command and a worker killed while it runs', () => {
+  it('the check is stopped as an orphan, the attempt counts as interrupted, and the next one passes', async () => {
+    const { dir, home } = planDir();
+    const pidFile = join(dir, 'verify.pid');
+    const env = { FIX_ANSWER: '42', VERIFY_HANG_ATTEMPT: '1', VERIFY_PID_FILE: pidFile };
+    const file = writePlan(dir, verifyPlan(testSuite));
+    expectExit(await runBaton(['run', file, '--id', 'killed', '--detach'], { home, env }), 0);
+    const doomed = spawnBaton(['worker', '--lease', '1s'], { home, env });
+    const pid = await waitFor(
+      () => (existsSync(pidFile) ? Number(readFileSync(pidFile, 'utf8')) : undefined),
+      30_000,
+      'the check to start',
+    );
+    doomed.child.kill('SIGKILL');
+    await doomed.exited;
+    expect(isAlive(pid)).toBe(true);
+    const rescuer = spawnBaton(['worker', '--lease', '1s'], { home, env });
+    await waitFor(() => !isAlive(pid), 30_000, `the orphaned check ${pid} to be stopped`);
+    await waitFor(
+      async () => ((await runStatus(home, 'killed')).status === 'succeeded' ? true : undefined),
+      60_000,
+      'the run to succeed',
+    );
+    rescuer.child.kill('SIGTERM');
+    await rescuer.exited;
+    const step = stepOf(await runStatus(home, 'killed'), 'fix') as ReturnType<typeof stepOf> & VerifiedStep;
+    // Attempt 1 never finished its check: only attempt 2's counts.
+    expect(step.verification).toEqual({ passed: true, iterations: 1, failures: [] });
+    const failed = (await timeline(home, 'killed')).filter((e) => e.type === 'step.failed');
+    expect(failed.map((e) => e.failureClass)).toEqual(['interrupted']);
+  }, 120_000);
 });
