@@ -62,6 +62,10 @@ baton agents says whether it works here.`,
         'wait this long before each step that follows another (e.g. 2m for rate-limited APIs; none or 0: no wait, the default)',
       );
     command
+      .option(
+        '--tool <call-id>',
+        `with a step: ${verb} the tool call the running agent waits on (agent.approve; baton status lists them); the agent goes on in its session`,
+      )
       .option('--comment <text>', "with a step: why (kept in the step's result)")
       .option('--by <name>', 'with a step: who decides (default: the OS user)')
       .addOption(json())

@@ -2,6 +2,7 @@ import { budgetLeft } from '../core/budget.js';
 import type { StoredEvent } from '../core/events.js';
 import { planIndex, type RunStatus, STEP_STATUSES } from '../core/run-state.js';
 import { staleSteps } from '../core/stale-steps.js';
+import type { PendingToolApproval } from '../core/tool-approval.js';
 import { verificationOf, verificationText } from '../core/verify.js';
 import { fanOutLine, fanOutProgress } from '../runtime/fan-out-progress.js';
 import { blockedHints, formatTime, skipCause, stepProgress, waitingHints } from '../runtime/format.js';
@@ -14,7 +15,7 @@ import { EXIT } from './exit-codes.js';
 import { table } from './format.js';
 
 // The reads moved to runtime/ (the MCP server shares them); their callers here import them from here.
-export { flowWaits, requireRun, requireRunSteps } from '../runtime/run-reads.js';
+export { flowWaits, requireRun, requireRunSteps, waitingToolCalls } from '../runtime/run-reads.js';
 
 /** Runs in these states wait for nobody but a human: a watch of them ends. */
 const SETTLED: ReadonlySet<RunStatus> = new Set(['succeeded', 'failed', 'blocked', 'cancelled']);
@@ -71,6 +72,8 @@ export interface StatusContext {
   skips?: ReadonlyMap<string, SkipReason>;
   /** When each running agent step last printed (runtime/last-output.ts); absent: not shown. */
   lastOutput?: ReadonlyMap<string, number>;
+  /** Tool calls its running agents wait on a person for (runtime/run-reads.ts waitingToolCalls). */
+  toolCalls?: readonly PendingToolApproval[];
 }
 
 /**
@@ -151,6 +154,12 @@ export function runStatusLines(
     if (at !== undefined)
       lines.push(`${step.stepId} is running: last output ${agoText(context.now - at)} ago`);
   }
+  for (const call of context.toolCalls ?? [])
+    lines.push(
+      '',
+      `${call.stepId} is waiting for tool approval: ${call.tool} ${JSON.stringify(firstLine(call.summary, 120))} (call ${call.callId}; denied unanswered at ${formatTime(call.timeoutAt)})`,
+      `  baton approve ${run.id} ${call.stepId} --tool ${call.callId}   or: baton reject ${run.id} ${call.stepId} --tool ${call.callId} --comment <why>`,
+    );
   const skipped = run.steps.filter((step) => step.status === 'skipped' && context.skips?.has(step.stepId));
   if (skipped.length > 0)
     lines.push(

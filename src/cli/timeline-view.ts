@@ -151,6 +151,16 @@ function describeEvent(event: StoredEvent, starts: Map<string, number>): { what:
         what: `workspace put back as before ${event.stepId} (${event.cause}, asked by ${event.by})`,
         took: '',
       };
+    case 'step.tool_approval_requested':
+      return {
+        what: `waiting for tool approval: ${event.tool} ${event.summary.slice(0, 60)} (call ${event.callId})`,
+        took: '',
+      };
+    case 'step.tool_approval_decided':
+      return {
+        what: `tool call ${event.callId} (${event.tool}) ${event.decision === 'allow' ? 'allowed' : 'denied'} by ${event.by}${event.comment ? `: ${event.comment.slice(0, 60)}` : ''}`,
+        took: '',
+      };
     case 'tool.failed':
       return { what: `tool ${event.tool} failed (${event.code})`, took: '' };
     default:

@@ -93,6 +93,33 @@ export type BatonEvent =
   | { type: 'step.approved'; stepId: string; by: string; comment: string | null }
   /** A person rejected a waiting step (`baton reject <run> <step>`), or its timeout did (`by`: timeout). */
   | { type: 'step.rejected'; stepId: string; by: string; comment: string | null }
+  /**
+   * The running agent asked to use a tool a rule of `agent.approve` names: it waits, in its session,
+   * for `baton approve|reject <run> <step> --tool <callId>`. `digest`: sha256 of the tool's input as
+   * JSON; `summary`: its command or path (masked, cut); `timeoutAt`: when it is denied unanswered.
+   */
+  | {
+      type: 'step.tool_approval_requested';
+      stepId: string;
+      attempt: number;
+      callId: string;
+      tool: string;
+      digest: string;
+      summary: string;
+      timeoutAt: number;
+    }
+  /** A tool call waiting for approval was answered: by a person, or denied by `timeout`. */
+  | {
+      type: 'step.tool_approval_decided';
+      stepId: string;
+      attempt: number;
+      callId: string;
+      tool: string;
+      digest: string;
+      decision: 'allow' | 'deny';
+      by: string;
+      comment: string | null;
+    }
   /** The event a step waited for arrived (`baton send`); `kept`: it was sent before the step waited. */
   | { type: 'event.received'; stepId: string; event: string; kept: boolean }
   /** A waiting step's timeout fired; `action`: its onTimeout (block, skip or reject). */

@@ -168,8 +168,8 @@ export function failedCheckMessage(
 }
 
 /** The verification a stored result carries (`verify:` passed), or undefined. */
-export function verificationOf(resultJson: string | null): Verification | undefined {
-  if (resultJson === null || !resultJson.includes('"verification"')) return undefined;
+export function verificationOf(resultJson: string | null | undefined): Verification | undefined {
+  if (typeof resultJson !== 'string' || !resultJson.includes('"verification"')) return undefined;
   try {
     const verification = (JSON.parse(resultJson) as { verification?: Verification }).verification;
     return typeof verification === 'object' && verification !== null ? verification : undefined;

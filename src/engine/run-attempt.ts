@@ -84,6 +84,7 @@ export async function runAttempt(
           onProcess: (pid) =>
             void store.recordAttemptProcess(claim, { pid, host: hostname() }).catch(() => undefined),
           recordEvents,
+          readEvents: (afterSeq) => store.getEvents(claim.runId, { afterSeq }),
           effects: stepEffects(store, claim, home, now, () => expired),
         }),
       {

@@ -6,6 +6,7 @@ import { ulid } from '../core/ulid.js';
 import { assertAgentCommand } from '../executors/command-policy.js';
 import { planSchemaIssues } from '../executors/result-schema.js';
 import { assertSandboxAvailable } from '../executors/sandbox.js';
+import { toolApprovalsProblem } from '../executors/tool-approval-check.js';
 import { type TrustedPrograms, trustedPrograms } from '../executors/trusted-programs.js';
 import type { NewRun, RunDetail, RunSummary, Store } from '../store/store.js';
 import { createRunWorkspace, resolveRunWorkspace } from './run-workspace.js';
@@ -140,6 +141,16 @@ export function prepareRun(options: StartRunOptions): NewRun {
   // A verification command is run like the agent: a trusted program, no shell.
   for (const step of plan.steps) {
     if (step.verify?.command) checkCommand(step.verify.command, `steps.${step.id}.verify.command`);
+    // Tool approvals need a CLI that asks before a tool runs.
+    for (const [agent, field] of [
+      [step.agent, `steps.${step.id}.agent.approve`],
+      [step.fallback?.agent, `steps.${step.id}.fallback.agent.approve`],
+    ] as const) {
+      const problem = agent
+        ? toolApprovalsProblem(agent, step.sandbox === 'workspace', workspace, trusted())
+        : null;
+      if (problem !== null) throw new BatonError('CONFIG_INVALID', `${source}${field}: ${problem}`);
+    }
   }
   // Confinement asked for where it cannot work is refused, never run unconfined instead.
   assertSandboxAvailable(plan);

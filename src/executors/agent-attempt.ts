@@ -56,6 +56,13 @@ interface AgentAttemptOptions {
   onStalling?: (silentMs: number) => void;
   /** Paths in the workspace whose changes are no sign of the agent's life (the Baton home). */
   stallIgnore?: readonly string[];
+  /** While true the agent waits for a person (a tool approval): its silence is no stall. */
+  stallPaused?: () => boolean;
+  /**
+   * `agent.approve`: the MCP config file (mcp/tool-approval-server.ts) the CLI asks before a tool
+   * runs; a profile that offers no such hook fails the attempt as `invalid`.
+   */
+  approvalConfig?: string;
   /** The attempt's session of the CLI (agent-session.ts); undefined: Baton leaves sessions alone. */
   session?: AttemptSession;
   /** The prompt when the attempt continues the session before (the troubleshoot turn alone). */
@@ -151,8 +158,20 @@ async function runAgentOnce(options: AgentAttemptOptions): Promise<AgentAttemptR
     attemptBase,
     verdict.programIndex,
   );
+  if (options.approvalConfig !== undefined && !profile.toolApprovals)
+    return {
+      ok: false,
+      failureClass: 'invalid',
+      message: `agent.approve: ${toolApprovalsRefusal(profile.name)}`,
+      exitCode: null,
+      aborted: false,
+      process: null,
+    };
   const launch = sessionLaunch(profile, options.agent, options.session);
-  const sessionArgs = launch && launch.args.length > 0 ? launch.args : null;
+  const approvalArgs =
+    options.approvalConfig === undefined ? [] : (profile.toolApprovals?.args(options.approvalConfig) ?? []);
+  const added = [...(launch?.args ?? []), ...approvalArgs];
+  const sessionArgs = added.length > 0 ? added : null;
   const session: SessionUse | undefined = launch?.use;
   recordSessionUse(profile, options.logPath, session);
   const resumed = session?.resumed === true;
@@ -214,6 +233,7 @@ async function runAgentOnce(options: AgentAttemptOptions): Promise<AgentAttemptR
           watchFolder: options.workspace,
           ...(options.stallIgnore ? { watchIgnore: options.stallIgnore } : {}),
           ...(options.onStalling ? { onStalling: options.onStalling } : {}),
+          ...(options.stallPaused ? { stallPaused: options.stallPaused } : {}),
         }
       : {}),
     ...(marker ? { marker } : {}),
@@ -322,6 +342,11 @@ async function runAgentOnce(options: AgentAttemptOptions): Promise<AgentAttemptR
     process: result,
     report,
   });
+}
+
+/** Why `agent.approve` cannot work with a profile (one place for the run's start and the attempt). */
+export function toolApprovalsRefusal(profile: string): string {
+  return `the ${profile} agent CLI offers no hook that asks Baton before a tool runs (claude does, with --permission-prompt-tool): remove "approve", or approve between steps with a wait step`;
 }
 
 /** `make()`, running `cleanup` when it throws (what the attempt made is not left behind). */

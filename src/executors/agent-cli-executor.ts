@@ -1,9 +1,11 @@
 import { realpathSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { mkdir, writeFile } from 'node:fs/promises';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { resumedTroubleshootPrompt, troubleshootPrompt } from '../core/agent-prompt.js';
 import { addUsage } from '../core/budget.js';
 import { childEnvironment } from '../core/child-env.js';
-import { type AgentSpec, DEFAULT_STALL_TIMEOUT_MS } from '../core/plan/types.js';
+import { type AgentSpec, DEFAULT_STALL_TIMEOUT_MS, type ToolApprovalSpec } from '../core/plan/types.js';
 import { stallingEvent } from '../core/stall-message.js';
 import { unknownIfUnsafe } from '../core/unsafe-outcome.js';
 import type { ClaimedStep } from '../store/store.js';
@@ -18,6 +20,7 @@ import {
   type ExecutionContext,
   type StepExecutor,
 } from './step-executor.js';
+import { startToolApprovalRelay, type ToolApprovalRelay } from './tool-approval-relay.js';
 import { trustedPrograms } from './trusted-programs.js';
 import { type Grader, runVerifyGate } from './verify-gate.js';
 
@@ -66,6 +69,42 @@ function sessionOf(claim: ClaimedStep, home: string, changedSince: string | null
   return changedSince !== null && planned.previous !== undefined
     ? { id: planned.id, freshBecause: changedSince }
     : planned;
+}
+
+/** The tool approval server's module, run by node as the CLI's MCP server (mcp/tool-approval-server.ts). */
+const APPROVAL_SERVER = fileURLToPath(new URL('../mcp/tool-approval-server.js', import.meta.url));
+
+/**
+ * An attempt's tool approvals: the MCP config the CLI reads (`<base>.approvals.json`, 0600), naming
+ * the approval server with the rules, and the relay of its requests in this worker.
+ */
+async function startApprovals(
+  context: ExecutionContext,
+  spec: ToolApprovalSpec,
+  base: string,
+): Promise<{ configPath: string; relay: ToolApprovalRelay }> {
+  const configPath = `${base}.approvals.json`;
+  const settings = { base, rules: spec.rules, workspace: context.claim.workspace };
+  const config = {
+    mcpServers: {
+      baton: {
+        type: 'stdio',
+        command: process.execPath,
+        args: [APPROVAL_SERVER],
+        env: { BATON_TOOL_APPROVALS: JSON.stringify(settings) },
+      },
+    },
+  };
+  await mkdir(dirname(configPath), { recursive: true, mode: 0o700 });
+  await writeFile(configPath, JSON.stringify(config), { mode: 0o600 });
+  const relay = startToolApprovalRelay({
+    claim: context.claim,
+    base,
+    timeoutMs: spec.timeoutMs,
+    recordEvents: (events) => context.recordEvents(events),
+    readEvents: (afterSeq) => context.readEvents?.(afterSeq) ?? Promise.resolve([]),
+  });
+  return { configPath, relay };
 }
 
 /** Runs a step's instruction through an agent CLI: argv only, prompt as one argument, supervised. */
@@ -126,6 +165,10 @@ export class AgentCliExecutor implements StepExecutor {
       }
       sandbox = { bwrap: probe.bwrap, hidden: [context.home, ...(this.options.hiddenPaths ?? [])] };
     }
+    // agent.approve: the CLI asks a permission tool of Baton's, and this worker relays its requests.
+    const approvals = agent.approve
+      ? await startApprovals(context, agent.approve, join(context.home, logPath).replace(/\.log$/, ''))
+      : undefined;
     const result = await runAgentAttempt({
       agent,
       // Read at each attempt: `baton trust rm` and a changed file take effect at once.
@@ -152,12 +195,15 @@ export class AgentCliExecutor implements StepExecutor {
         : {}),
       // The store and the attempt logs change while the agent is silent: no sign of its life.
       stallIgnore: [context.home, ...(this.options.hiddenPaths ?? [])].flatMap(bothSpellings),
+      ...(approvals
+        ? { approvalConfig: approvals.configPath, stallPaused: () => approvals.relay.pending() > 0 }
+        : {}),
       onStalling: (silentMs) => {
         context.recordEvents([stallingEvent(claim, silentMs, stallTimeoutMs)]).catch(() => {
           // The watch goes on: a timeline without this notice loses nothing of the attempt.
         });
       },
-    });
+    }).finally(() => approvals?.relay.stop());
     if (result.session?.sessionId !== undefined) {
       const { sessionId, resumed, reason } = result.session;
       const event = { type: 'step.session' as const, stepId: claim.stepId, attempt: claim.attempt };

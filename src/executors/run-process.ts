@@ -83,6 +83,8 @@ export interface RunProcessOptions {
   watchFolder?: string;
   /** Absolute paths under watchFolder whose changes do not count (the Baton home). */
   watchIgnore?: readonly string[];
+  /** With stallTimeoutMs: while true (a tool approval waits for a person), silence is no stall. */
+  stallPaused?: () => boolean;
 }
 
 export interface ProcessResult {
@@ -371,6 +373,7 @@ function supervise(
             ...(options.onStalling ? { onStalling: options.onStalling } : {}),
             ...(options.watchFolder === undefined ? {} : { watchFolder: options.watchFolder }),
             ...(options.watchIgnore ? { watchIgnore: options.watchIgnore } : {}),
+            ...(options.stallPaused ? { paused: options.stallPaused } : {}),
             running: () => state.phase === 'running',
             onStalled: () => dispatch({ type: 'stalled' }),
           })

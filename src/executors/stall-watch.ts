@@ -12,6 +12,8 @@ export interface StallWatchOptions {
   running: () => boolean;
   /** Called once, when the child has been silent for the whole timeout. */
   onStalled: () => void;
+  /** While true the child waits for someone else (a person's tool approval): its silence counts from after. */
+  paused?: () => boolean;
 }
 
 /**
@@ -59,6 +61,11 @@ export class StallWatch {
   }
 
   private async lookAtSilence(): Promise<void> {
+    if (this.options.paused?.()) {
+      this.lastOutput = performance.now();
+      this.warned = false;
+      return;
+    }
     const stallMs = this.options.stallTimeoutMs;
     let silent = performance.now() - this.lastOutput;
     if (silent < stallMs / 2) return;

@@ -1,4 +1,4 @@
-import type { BatonEvent } from '../core/events.js';
+import type { BatonEvent, StoredEvent } from '../core/events.js';
 import type { StepOutcome } from '../core/failure.js';
 import type { StepResult } from '../core/run-state.js';
 import type { EffectLedger } from '../model-call/tools.js';
@@ -24,6 +24,8 @@ export interface ExecutionContext {
   onProcess(pid: number): void;
   /** Appends events to the run's log while the attempt runs (model recovery, tool failures). */
   recordEvents(events: readonly BatonEvent[]): Promise<void>;
+  /** The run's events after `afterSeq` (a person's answer to a tool approval); absent: none read. */
+  readEvents?(afterSeq: number): Promise<StoredEvent[]>;
   /** This step's records in the store's effect table: a write recorded here never runs twice. */
   effects: EffectLedger;
 }

@@ -3,6 +3,7 @@ import type { Plan } from '../core/plan/types.js';
 import { resolveRunWorkspace } from '../engine/run-workspace.js';
 import { checkAgentCommand } from '../executors/command-policy.js';
 import { planSchemaIssues } from '../executors/result-schema.js';
+import { toolApprovalsProblem } from '../executors/tool-approval-check.js';
 import { trustedPrograms } from '../executors/trusted-programs.js';
 import type { StartingProcess } from './commands/start-commands.js';
 import { defaultAgent } from './settings.js';
@@ -62,6 +63,15 @@ export function planRunProblems(
       else check(spec.command, path);
     }
     if (step.verify?.command) check(step.verify.command, `steps.${step.id}.verify.command`);
+    const ownAgent = step.kind === 'agent' ? (step.agent ?? agent) : undefined;
+    const approvals = ownAgent
+      ? toolApprovalsProblem(ownAgent, step.sandbox === 'workspace', workspace, trust)
+      : null;
+    if (approvals !== null)
+      issues.push({
+        path: `steps.${step.id}.agent.approve`,
+        problem: approvals.replace(/^agent\.approve: /, ''),
+      });
   }
   for (const [index, hook] of (plan.hooks ?? []).entries())
     if (hook.command) check(hook.command, `hooks[${index}].command`);

@@ -2,6 +2,7 @@ import { BatonError, runNotFound } from '../core/errors.js';
 import type { StoredEvent } from '../core/events.js';
 import { flowKeyOf, formatFlowRate } from '../core/flow.js';
 import { planIndex, type StepStatus } from '../core/run-state.js';
+import { type PendingToolApproval, pendingToolApprovals } from '../core/tool-approval.js';
 import type { RunDetail, RunWithSteps, StepSelection, Store } from '../store/store.js';
 
 /**
@@ -104,4 +105,23 @@ export async function flowWaits(store: Store, run: RunWithSteps, now: number): P
       });
   }
   return waits;
+}
+
+/**
+ * The tool calls the run's running agents wait on a person for (`agent.approve`), oldest first;
+ * the run's events are read only when a running step's agent has approval rules.
+ */
+export async function waitingToolCalls(
+  store: Store,
+  run: Pick<RunWithSteps, 'id' | 'plan' | 'steps'>,
+): Promise<PendingToolApproval[]> {
+  const index = planIndex(run.plan);
+  const running = new Map<string, number>();
+  for (const step of run.steps) {
+    const planStep = run.plan.steps[index.position.get(step.stepId) ?? -1];
+    if (step.status === 'running' && (planStep?.agent?.approve || planStep?.fallback?.agent?.approve))
+      running.set(step.stepId, step.attempt);
+  }
+  if (running.size === 0) return [];
+  return pendingToolApprovals(await store.getEvents(run.id), running);
 }

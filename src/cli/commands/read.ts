@@ -22,6 +22,7 @@ import {
   runExitCode,
   runListLines,
   runStatusLines,
+  waitingToolCalls,
 } from '../status-view.js';
 import { timelineTable } from '../timeline-view.js';
 
@@ -83,6 +84,7 @@ export async function statusCommand(
           return verification ? { ...step, verification } : step;
         }),
         stale: staleSteps(run),
+        toolApprovals: await waitingToolCalls(store, run),
         flowWaits: await flowWaits(store, run, Date.now()),
         ...(schedule ? { schedule } : {}),
       });
@@ -98,7 +100,13 @@ export async function statusCommand(
     const lastOutput = run.steps.some((step) => step.status === 'running')
       ? await lastOutputTimes(home, run)
       : undefined;
-    const context = { now, ...(skips ? { skips } : {}), ...(lastOutput ? { lastOutput } : {}) };
+    const toolCalls = await waitingToolCalls(store, run);
+    const context = {
+      now,
+      ...(skips ? { skips } : {}),
+      ...(lastOutput ? { lastOutput } : {}),
+      ...(toolCalls.length > 0 ? { toolCalls } : {}),
+    };
     process.stdout.write(`${runStatusLines(run, waits, paintFor(options), context).join('\n')}\n`);
     const schedule = scheduleOfRun(await store.scheduleSlotOfRun(runId));
     if (schedule) process.stdout.write(`${scheduleLine(schedule)}\n`);

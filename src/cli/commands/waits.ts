@@ -1,5 +1,5 @@
 import { BatonError } from '../../core/errors.js';
-import { decideStep, sendEvent } from '../../runtime/commands/run-commands.js';
+import { decideStep, decideToolCall, sendEvent } from '../../runtime/commands/run-commands.js';
 import { withCommandContext } from '../../runtime/open-store.js';
 import { decidedBy, readEventData } from '../../runtime/wait-inputs.js';
 import { EXIT } from '../exit-codes.js';
@@ -8,6 +8,7 @@ import type { GlobalOptions } from '../global-options.js';
 
 /** Options of `baton approve <run> <step>` and `baton reject <run> <step>`. */
 interface DecideStepOptions extends GlobalOptions {
+  tool?: string;
   comment?: string;
   by?: string;
   delay?: string;
@@ -29,6 +30,7 @@ export async function decideStepCommand(
       `--delay is for approving a proposed run (baton approve ${runId}), not a step: remove it`,
     );
   const by = decidedBy(options.by);
+  if (options.tool !== undefined) return decideToolCommand(decision, runId, stepId, options.tool, options);
   return withCommandContext(options, async (ctx) => {
     const summary = await decideStep(ctx, { runId, stepId, decision, by, comment: options.comment ?? null });
     if (options.json) printJson(summary);
@@ -45,9 +47,36 @@ export async function decideStepCommand(
   });
 }
 
+/** `baton approve|reject <run> <step> --tool <call-id>`: answers a tool call the running agent waits on. */
+async function decideToolCommand(
+  decision: 'approve' | 'reject',
+  runId: string,
+  stepId: string,
+  callId: string,
+  options: DecideStepOptions,
+): Promise<number> {
+  return withCommandContext(options, async (ctx) => {
+    const made = await decideToolCall(ctx, {
+      runId,
+      stepId,
+      callId,
+      decision,
+      by: decidedBy(options.by),
+      comment: options.comment ?? null,
+    });
+    if (options.json) printJson(made);
+    else
+      process.stdout.write(
+        `tool call ${callId} (${made.tool}) of step ${stepId} ${made.decision === 'allow' ? 'allowed' : 'denied'} by ${made.by}; the agent ${made.decision === 'allow' ? 'runs it' : 'is told, and goes on without it'}\n`,
+      );
+    return EXIT.ok;
+  });
+}
+
 /** `--comment` and `--by` are for a step: approving or rejecting a whole proposed run takes neither. */
 export function refuseStepOptions(runId: string, options: DecideStepOptions): void {
   for (const [flag, value] of [
+    ['--tool', options.tool],
     ['--comment', options.comment],
     ['--by', options.by],
   ] as const) {

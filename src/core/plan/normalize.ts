@@ -13,6 +13,7 @@ import type { PlanFile, PlanFileStep } from './schema.js';
 import {
   type AgentSpec,
   type Budget,
+  DEFAULT_APPROVE_TIMEOUT_MS,
   DEFAULT_LIMITS,
   DEFAULT_RETRY,
   DEFAULT_TIMEOUT_MS,
@@ -402,6 +403,22 @@ function normalizeAgent(agent: RawAgent, path: string): AgentSpec {
     ...(agent.capRetries === undefined ? {} : { capRetries: agent.capRetries }),
     ...(agent.exitCodes === undefined ? {} : { exitCodes: { ...agent.exitCodes } }),
     ...(agent.resume === 'never' ? { resume: 'never' as const } : {}),
+    ...(agent.approve === undefined
+      ? {}
+      : {
+          approve: {
+            rules: agent.approve.map((rule) => ({
+              tool: rule.tool,
+              ...(rule.match === undefined ? {} : { match: rule.match }),
+              ...(rule.path === undefined ? {} : { path: rule.path }),
+            })),
+            timeoutMs: parseDurationMs(
+              agent.approveTimeout ?? DEFAULT_APPROVE_TIMEOUT_MS,
+              `${path}.approveTimeout`,
+            ),
+            onTimeout: agent.onTimeout ?? 'deny',
+          },
+        }),
     ...(agent.stallTimeoutMs === undefined
       ? {}
       : { stallTimeoutMs: parseDurationMs(agent.stallTimeoutMs, `${path}.stallTimeoutMs`) }),

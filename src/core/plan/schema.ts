@@ -102,6 +102,34 @@ const agentExitCodesSchema = z
     'What the agent\'s exit codes mean, e.g. { 64: invalid, 75: transient, 77: fatal }: an exit with a code listed ends the attempt with that class (invalid and fatal go to a person at once, transient and agent_failed are retried), whatever the agent printed, unless it printed a {"baton":{"class":…}} line. Codes not listed are read as the profile reads them.',
   );
 
+/** One rule of `agent.approve`. */
+const toolApprovalRuleSchema = strictObject(
+  {
+    tool: z
+      .string({ error: (issue) => `expected a tool name, e.g. Bash, got ${describeValue(issue.input)}` })
+      .min(1, { error: 'expected a tool name, e.g. Bash' })
+      .max(100)
+      .describe("The agent CLI's own name of the tool: Bash, Write, Edit, … (claude)."),
+    match: z
+      .string()
+      .min(1)
+      .max(500)
+      .optional()
+      .describe(
+        'A glob over the command a shell tool would run (* any text, ? one character), e.g. "git push*". Absent: every call of the tool.',
+      ),
+    path: z
+      .string()
+      .min(1)
+      .max(500)
+      .optional()
+      .describe(
+        'A glob over the path a file tool would write, relative to the workspace, e.g. ".env" or "secrets/*".',
+      ),
+  },
+  'an approval rule: { tool, match?, path? }',
+);
+
 const agentSchema = strictObject(
   {
     command: z
@@ -149,8 +177,28 @@ const agentSchema = strictObject(
     stallTimeoutMs: silenceTimeoutSchema(
       'How long the agent may print nothing (no byte on stdout or stderr, a line repeated over and over not counted) before its attempt is stopped as stalled: a step.stalling event at half of it, then the attempt ends transient and is retried (an unsafe step is blocked unknown_outcome). Default 10m; 0 never stops it.',
     ).optional(),
+    approve: z
+      .array(toolApprovalRuleSchema, {
+        error: (issue) =>
+          `expected a list of rules, e.g. [{ tool: Bash, match: "git push*" }], got ${describeValue(issue.input)}`,
+      })
+      .min(1, { error: 'an empty list approves nothing: remove "approve"' })
+      .max(50, { error: 'at most 50 approval rules' })
+      .optional()
+      .describe(
+        "Tool calls of the running agent that wait for a person's yes: the agent keeps its session while `baton approve|reject <run> <step> --tool <call-id>` answers (a denial goes back to the model, which goes on). Calls no rule names run as the CLI allows. Only agent CLIs that can ask Baton before a tool runs (claude) take it.",
+      ),
+    approveTimeout: timeoutSchema(
+      'How long a tool call waits for approval before onTimeout decides. Default 1h.',
+    ).optional(),
+    onTimeout: z
+      .enum(['deny'], { error: (issue) => `expected deny, got ${describeValue(issue.input)}` })
+      .optional()
+      .describe(
+        'What an unanswered tool approval becomes: deny (the model is told, and goes on). Default deny.',
+      ),
   },
-  'an agent: { command: [...], promptVia?, profile?, capRetries?, env?, exitCodes?, resume?, stallTimeoutMs? }',
+  'an agent: { command: [...], promptVia?, profile?, capRetries?, env?, exitCodes?, resume?, stallTimeoutMs?, approve?, approveTimeout?, onTimeout? }',
 )
   .superRefine((agent, ctx) => {
     const placeholders = agent.command.filter((arg) => arg === '{prompt}').length;

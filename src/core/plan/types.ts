@@ -56,7 +56,33 @@ export interface AgentSpec {
    * of the attempt before, where the CLI's profile knows how (executors/agent-session.ts).
    */
   resume?: 'never';
+  /**
+   * `agent.approve`: the tool calls of the running agent a person approves first (with
+   * `approveTimeout` and `onTimeout`); absent: none asked, and the key is left out so that plans
+   * without it keep their hash.
+   */
+  approve?: ToolApprovalSpec;
 }
+
+/** One rule of `agent.approve`: a tool, and optionally which of its calls. */
+export interface ToolApprovalRule {
+  /** The CLI's own name of the tool, e.g. Bash, Write. */
+  tool: string;
+  /** A glob (`*` any text, `?` one character) over the command a shell tool runs. */
+  match?: string;
+  /** A glob over the path a file tool writes, relative to the workspace. */
+  path?: string;
+}
+
+export interface ToolApprovalSpec {
+  rules: ToolApprovalRule[];
+  /** How long a call waits for a person; then `onTimeout` decides. */
+  timeoutMs: number;
+  onTimeout: 'deny';
+}
+
+/** The default `agent.approveTimeout`. */
+export const DEFAULT_APPROVE_TIMEOUT_MS = 3_600_000;
 
 /** `agent.env`: the agent's environment as a policy. */
 export interface AgentEnvSpec {

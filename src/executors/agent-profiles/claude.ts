@@ -90,6 +90,13 @@ export const claudeProfile: AgentProfile = {
     resume: (previous, id) => [`--resume=${previous}`, '--fork-session', '--session-id', id],
     missing: ({ stderr }) => /No conversation found with session ID/.test(stderr),
   },
+  // Print mode sends each permission request to the MCP tool named (claude 2.1: { tool_name,
+  // input, tool_use_id } in, { behavior: allow, updatedInput } or { behavior: deny, message } out).
+  // --mcp-config takes several files: the flag after it ends the list.
+  toolApprovals: {
+    args: (configPath) => ['--mcp-config', configPath, '--permission-prompt-tool', 'mcp__baton__approve'],
+    ownFlags: ['--permission-prompt-tool'],
+  },
   exitCodes: {
     0: { meaning: 'finished (the result record may still say is_error)' },
     1: { meaning: 'failed: the result record or stderr says why' },

@@ -174,6 +174,12 @@ export interface AgentProfile {
    * can name in advance; undefined: every attempt starts fresh.
    */
   session?: AgentSessionSupport;
+  /**
+   * `agent.approve`: the options that make the CLI ask Baton's permission prompt tool (an MCP
+   * server in `configPath`, see mcp/tool-approval-server.ts) before a tool runs; absent: the CLI
+   * offers no such hook, and a plan asking for it is refused.
+   */
+  toolApprovals?: { args: (configPath: string) => string[]; ownFlags: readonly string[] };
 }
 
 /** What Baton adds to a CLI's command to start or continue a session of its own (agent-session.ts). */

@@ -1,4 +1,5 @@
 import { BatonError } from '../../core/errors.js';
+import { pendingToolApprovals } from '../../core/tool-approval.js';
 import { RunSecretsCache } from '../../engine/run-secrets-cache.js';
 import type { EventDelivery } from '../../store/cycle/send-event.js';
 import { NO_STEPS, type RunSummary } from '../../store/store.js';
@@ -119,6 +120,91 @@ export async function decideStep(ctx: CommandContext, request: DecideStepRequest
       : await ctx.store.rejectStep(request.runId, request.stepId, made, now);
   ctx.nudge();
   return summary;
+}
+
+export interface DecideToolCallRequest {
+  runId: string;
+  stepId: string;
+  /** The call's id, as `baton status` shows it (the CLI's tool_use_id). */
+  callId: string;
+  decision: 'approve' | 'reject';
+  by?: string;
+  comment?: string | null;
+}
+
+export interface ToolCallDecision {
+  runId: string;
+  stepId: string;
+  callId: string;
+  tool: string;
+  decision: 'allow' | 'deny';
+  by: string;
+  comment: string | null;
+}
+
+/**
+ * `baton approve|reject <run> <step> --tool <call-id>`: a person answers a tool call the running
+ * agent waits on (`agent.approve`). Recorded as an event (tool, digest of its input, who, comment);
+ * the worker running the attempt hands the answer to the agent, which goes on in its session. Only
+ * a call of the attempt running now, not answered yet, can be answered.
+ */
+export async function decideToolCall(
+  ctx: CommandContext,
+  request: DecideToolCallRequest,
+): Promise<ToolCallDecision> {
+  const run = await requireRun(ctx.store, request.runId);
+  requireStepOf(run, request.stepId);
+  const step = run.steps.find((s) => s.stepId === request.stepId)!;
+  const events = await ctx.store.getEvents(request.runId);
+  const pending = pendingToolApprovals(
+    events,
+    new Map(step.status === 'running' ? [[step.stepId, step.attempt]] : []),
+  );
+  const call = pending.find((p) => p.callId === request.callId);
+  if (!call) {
+    const decided = events.findLast(
+      (e) =>
+        e.type === 'step.tool_approval_decided' && e.stepId === request.stepId && e.callId === request.callId,
+    );
+    const waiting = pending.map((p) => p.callId).join(', ');
+    throw new BatonError(
+      'INVALID_ARGUMENT',
+      decided?.type === 'step.tool_approval_decided'
+        ? `tool call ${request.callId} of step ${request.stepId} was already ${decided.decision === 'allow' ? 'allowed' : 'denied'} by ${decided.by}`
+        : `step ${request.stepId} of run ${request.runId} has no tool call ${request.callId} waiting for approval (${waiting === '' ? `none waits; the step is ${step.status}` : `waiting: ${waiting}`})`,
+    );
+  }
+  const requested = events.find(
+    (e) => e.type === 'step.tool_approval_requested' && e.stepId === call.stepId && e.callId === call.callId,
+  );
+  const digest = requested?.type === 'step.tool_approval_requested' ? requested.digest : '';
+  const decision: ToolCallDecision = {
+    runId: request.runId,
+    stepId: request.stepId,
+    callId: call.callId,
+    tool: call.tool,
+    decision: request.decision === 'approve' ? 'allow' : 'deny',
+    by: decidedBy(request.by),
+    comment: request.comment?.trim() || null,
+  };
+  await ctx.store.appendEvents(
+    request.runId,
+    [
+      {
+        type: 'step.tool_approval_decided',
+        stepId: call.stepId,
+        attempt: call.attempt,
+        callId: call.callId,
+        tool: call.tool,
+        digest,
+        decision: decision.decision,
+        by: decision.by,
+        comment: decision.comment,
+      },
+    ],
+    ctx.now(),
+  );
+  return decision;
 }
 
 export interface SendEventRequest {

@@ -35,8 +35,24 @@ export function parseAnthropicRequest(body: Record<string, unknown>, path = '/v1
     hasToolResult: userContents.some(
       (content) => Array.isArray(content) && content.some((block) => asRecord(block)?.type === 'tool_result'),
     ),
+    toolResultText: userContents
+      .flatMap((content) => (Array.isArray(content) ? content : []))
+      .map(asRecord)
+      .filter((block) => block?.type === 'tool_result')
+      .map((block) => toolResultContent(block?.content))
+      .join('\n'),
     body,
   };
+}
+
+/** A tool_result's content: a string, or its text blocks. */
+function toolResultContent(content: unknown): string {
+  if (typeof content === 'string') return content;
+  if (!Array.isArray(content)) return '';
+  return content
+    .map((part) => asRecord(part))
+    .flatMap((block) => (block && typeof block.text === 'string' ? [block.text] : []))
+    .join('\n');
 }
 
 const STOP_REASONS = { stop: 'end_turn', length: 'max_tokens', tool_calls: 'tool_use' } as const;

@@ -186,6 +186,7 @@ export async function startMockLlmServer(options: MockLlmOptions = {}): Promise<
       fault: spec.fault,
       scriptIndex: index,
       userText: request.userText,
+      toolResultText: request.toolResultText ?? '',
       at: Date.now(),
     });
     const ctx = { seq: requestSeq, model: request.model, created: Math.floor(Date.now() / 1000) };

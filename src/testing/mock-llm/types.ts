@@ -48,6 +48,8 @@ export interface MockRequest {
   lastUserText: string;
   /** Whether a tool result has come back (a `tool` message, `tool_result`, `function_call_output`, `functionResponse`). */
   hasToolResult: boolean;
+  /** The text of the tool results it carries (Anthropic wire; empty elsewhere), for tests. */
+  toolResultText?: string;
   /**
    * The JSON Schema of a requested structured output (Gemini `responseMimeType: application/json`
    * with `responseJsonSchema` / `responseSchema`, Responses `text.format` json_schema, Chat
@@ -97,6 +99,8 @@ export interface RecordedRequest {
   scriptIndex: number | null;
   /** The text of its user messages (what a test checks a prompt by); held in memory only. */
   userText: string;
+  /** The text of the tool results it carries (what a tool printed, or a denial); Anthropic wire only. */
+  toolResultText: string;
   /** Arrival time, epoch milliseconds. */
   at: number;
 }

@@ -1,0 +1,170 @@
+/**
+ * Tool approvals inside a running agent (`agent.approve`), with the real claude CLI against
+ * `baton mock-llm`, whose script makes the model call Bash with `git push --force`: the call waits
+ * for a person while the agent keeps its session; `approve --tool` lets it run (the model sees what
+ * git printed), `reject --tool` sends the model a denial and the turn goes on, a timeout denies.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import { agentTurn, type CliCase, cliCase, cliCommand, mockPerTest } from './helpers/agent-steps.js';
+import {
+  type BatonProcess,
+  batonJson,
+  expectExit,
+  runBaton,
+  runStatus,
+  spawnBaton,
+  stopProcesses,
+  timeline,
+  waitFor,
+  writePlan,
+} from './helpers/cli.js';
+
+const startServer = mockPerTest();
+afterEach(() => stopProcesses());
+
+/** The model pushes with Bash, then, once it has the tool's result, says it is done. */
+const pushScript = [
+  {
+    fault: 'ok' as const,
+    when: agentTurn('push the branch', { hasToolResult: false }),
+    reply: { toolCalls: [{ name: 'Bash', arguments: { command: 'git push --force', description: 'push' } }] },
+  },
+  {
+    fault: 'ok' as const,
+    when: agentTurn('push the branch', { hasToolResult: true }),
+    reply: { text: 'done' },
+  },
+];
+
+interface ToolCallJson {
+  stepId: string;
+  callId: string;
+  tool: string;
+  summary: string;
+}
+
+function pushPlan(approve: Record<string, unknown> = {}) {
+  return {
+    name: 'push',
+    workspace: './work',
+    steps: [
+      {
+        id: 'push',
+        instruction: 'push the branch',
+        agent: { command: cliCommand('claude'), approve: [{ tool: 'Bash', match: 'git push*' }], ...approve },
+      },
+    ],
+  };
+}
+
+/** Stores the run, starts a worker, and waits for the tool call to wait for a person. */
+async function waitingCall(
+  c: CliCase,
+  runId: string,
+  plan: object,
+): Promise<{ worker: BatonProcess; call: ToolCallJson }> {
+  const file = writePlan(c.dir, plan);
+  expectExit(await runBaton(['run', file, '--id', runId, '--detach'], { home: c.home, env: c.env }), 0);
+  const worker = spawnBaton(['worker'], { home: c.home, env: c.env });
+  const call = await waitFor(
+    async () =>
+      (await batonJson<{ toolApprovals: ToolCallJson[] }>(['status', runId], { home: c.home }, [0, 1]))
+        .toolApprovals[0],
+    120_000,
+    'the tool call to wait for approval',
+  );
+  return { worker, call };
+}
+
+async function settled(c: CliCase, runId: string, worker: BatonProcess) {
+  await waitFor(
+    async () => ((await runStatus(c.home, runId)).status === 'succeeded' ? true : undefined),
+    120_000,
+    'the run to succeed',
+  );
+  worker.child.kill('SIGTERM');
+  await worker.exited;
+}
+
+describe('agent.approve with claude', () => {
+  it('holds git push --force for a person; approve --tool lets it run and the model sees its result', async () => {
+    const server = await startServer(pushScript);
+    const c = cliCase('claude', server);
+    const { worker, call } = await waitingCall(c, 'ap1', pushPlan());
+    expect(call).toMatchObject({ stepId: 'push', tool: 'Bash', summary: 'git push --force' });
+    const text = expectExit(await runBaton(['status', 'ap1'], { home: c.home }), 0);
+    expect(text.stdout).toContain('push is waiting for tool approval: Bash "git push --force"');
+    expect(text.stdout).toContain(`baton approve ap1 push --tool ${call.callId}`);
+    expectExit(
+      await runBaton(['approve', 'ap1', 'push', '--tool', call.callId, '--comment', 'release day'], {
+        home: c.home,
+      }),
+      0,
+    );
+    await settled(c, 'ap1', worker);
+    // git ran (and found no repository here): its own words came back to the model.
+    const after = server.requests.filter((r) => r.scriptIndex === 1);
+    expect(after.map((r) => r.toolResultText).join('\n')).toMatch(/not a git repository/i);
+    const decided = (await timeline(c.home, 'ap1')).find((e) => e.type === 'step.tool_approval_decided');
+    expect(decided).toMatchObject({
+      callId: call.callId,
+      tool: 'Bash',
+      decision: 'allow',
+      comment: 'release day',
+    });
+    expect((decided as { digest?: string }).digest).toMatch(/^[0-9a-f]{64}$/);
+    // Answered once: a second answer is refused.
+    const again = expectExit(
+      await runBaton(['reject', 'ap1', 'push', '--tool', call.callId], { home: c.home }),
+      2,
+    );
+    expect(again.stderr).toContain('was already allowed');
+  }, 300_000);
+
+  it('reject --tool sends the model a denial and the turn goes on; git never runs', async () => {
+    const server = await startServer(pushScript);
+    const c = cliCase('claude', server);
+    const { worker, call } = await waitingCall(c, 'ap2', pushPlan());
+    expectExit(
+      await runBaton(['reject', 'ap2', 'push', '--tool', call.callId, '--comment', 'not on main'], {
+        home: c.home,
+      }),
+      0,
+    );
+    await settled(c, 'ap2', worker);
+    const after = server.requests
+      .filter((r) => r.scriptIndex === 1)
+      .map((r) => r.toolResultText)
+      .join('\n');
+    expect(after).toContain('a person denied this tool call');
+    expect(after).toContain('not on main');
+    expect(after).not.toMatch(/not a git repository/i);
+  }, 300_000);
+
+  it('an unanswered call is denied at approveTimeout, by timeout', async () => {
+    const server = await startServer(pushScript);
+    const c = cliCase('claude', server);
+    const file = writePlan(c.dir, pushPlan({ approveTimeout: '2s' }));
+    expectExit(
+      await runBaton(['run', file, '--id', 'ap3'], { home: c.home, env: c.env, timeoutMs: 240_000 }),
+      0,
+    );
+    const decided = (await timeline(c.home, 'ap3')).find((e) => e.type === 'step.tool_approval_decided');
+    expect(decided).toMatchObject({ decision: 'deny', by: 'timeout' });
+    const after = server.requests
+      .filter((r) => r.scriptIndex === 1)
+      .map((r) => r.toolResultText)
+      .join('\n');
+    expect(after).toContain('nobody approved this tool call');
+  }, 300_000);
+
+  it('is refused before the run is stored for a CLI that cannot ask, naming it', async () => {
+    const server = await startServer([]);
+    const c = cliCase('codex', server);
+    const plan = pushPlan();
+    plan.steps[0]!.agent.command = cliCommand('codex');
+    const file = writePlan(c.dir, plan);
+    const refused = expectExit(await runBaton(['run', file], { home: c.home, env: c.env }), 2);
+    expect(refused.stderr).toContain('steps.push.agent.approve: the codex agent CLI offers no hook');
+  }, 60_000);
+});
