@@ -158,6 +158,45 @@ describe('agent.approve with claude', () => {
     expect(after).toContain('nobody approved this tool call');
   }, 300_000);
 
+  it('a worker SIGKILLed while a call waits: the attempt ends interrupted, its call can no longer be answered, the retry asks again', async () => {
+    const server = await startServer([{ ...pushScript[0]!, repeat: 2 }, pushScript[1]!]);
+    const c = cliCase('claude', server);
+    // A fresh session for the retry: it makes the same call again (a resumed one would be told
+    // the call was interrupted).
+    const file = writePlan(c.dir, pushPlan({ resume: 'never' }));
+    expectExit(await runBaton(['run', file, '--id', 'ap4', '--detach'], { home: c.home, env: c.env }), 0);
+    const doomed = spawnBaton(['worker', '--lease', '1s'], { home: c.home, env: c.env });
+    const pendingCall = async () =>
+      (await batonJson<{ toolApprovals: ToolCallJson[] }>(['status', 'ap4'], { home: c.home }, [0, 1]))
+        .toolApprovals[0];
+    const first = await waitFor(pendingCall, 120_000, 'the first call to wait');
+    doomed.child.kill('SIGKILL');
+    await doomed.exited;
+    const rescuer = spawnBaton(['worker', '--lease', '1s'], { home: c.home, env: c.env });
+    const second = await waitFor(
+      async () => {
+        const call = await pendingCall();
+        return call && call.callId !== first.callId ? call : undefined;
+      },
+      120_000,
+      'the retry to ask again',
+    );
+    const stale = expectExit(
+      await runBaton(['approve', 'ap4', 'push', '--tool', first.callId], { home: c.home }),
+      2,
+    );
+    expect(stale.stderr).toContain(`has no tool call ${first.callId} waiting`);
+    expectExit(await runBaton(['approve', 'ap4', 'push', '--tool', second.callId], { home: c.home }), 0);
+    await settled(c, 'ap4', rescuer);
+    const events = await timeline(c.home, 'ap4');
+    expect(events.filter((e) => e.type === 'step.failed').map((e) => e.failureClass)).toEqual([
+      'interrupted',
+    ]);
+    expect(events.filter((e) => e.type === 'step.tool_approval_decided').map((e) => e.callId)).toEqual([
+      second.callId,
+    ]);
+  }, 300_000);
+
   it('is refused before the run is stored for a CLI that cannot ask, naming it', async () => {
     const server = await startServer([]);
     const c = cliCase('codex', server);
