@@ -480,6 +480,21 @@ const BENCHMARKS = [
       },
     ],
   },
+  // Issue 41 item 2: tool calls waiting for a person cost the claim cycle nothing.
+  {
+    name: 'tool-approvals',
+    script: 'tool-approvals.mjs',
+    figures: [
+      { key: 'claimMsNone', label: 'claim cycle, no tool call waiting', unit: 'ms', higher: false },
+      {
+        key: 'claimMsPending',
+        label: '  with 1,000 tool calls waiting for approval',
+        unit: 'ms',
+        higher: false,
+      },
+      { key: 'claimRatio', label: '  ratio (goal <= 1.1)', unit: 'x', higher: false, goal: 1.1 },
+    ],
+  },
   {
     name: 'waiting',
     script: 'waiting.mjs',
