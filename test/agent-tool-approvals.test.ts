@@ -18,9 +18,13 @@ import {
   waitFor,
   writePlan,
 } from './helpers/cli.js';
+import { callOk, closeClients, mcpClient } from './helpers/mcp.js';
 
 const startServer = mockPerTest();
-afterEach(() => stopProcesses());
+afterEach(async () => {
+  await closeClients();
+  await stopProcesses();
+});
 
 /** The model pushes with Bash, then, once it has the tool's result, says it is done. */
 const pushScript = [
@@ -195,6 +199,26 @@ describe('agent.approve with claude', () => {
     expect(events.filter((e) => e.type === 'step.tool_approval_decided').map((e) => e.callId)).toEqual([
       second.callId,
     ]);
+  }, 300_000);
+
+  it('over MCP: run_status lists the waiting call and reject_step with toolCallId answers it', async () => {
+    const server = await startServer(pushScript);
+    const c = cliCase('claude', server);
+    const { worker, call } = await waitingCall(c, 'ap5', pushPlan());
+    const client = await mcpClient(c.home);
+    const status = await callOk<{ toolApprovals: ToolCallJson[] }>(client, 'run_status', { runId: 'ap5' });
+    expect(status.toolApprovals.map((t) => [t.callId, t.tool, t.summary])).toEqual([
+      [call.callId, 'Bash', 'git push --force'],
+    ]);
+    await callOk(client, 'reject_step', {
+      runId: 'ap5',
+      stepId: 'push',
+      toolCallId: call.callId,
+      comment: 'no',
+    });
+    await settled(c, 'ap5', worker);
+    const decided = (await timeline(c.home, 'ap5')).find((e) => e.type === 'step.tool_approval_decided');
+    expect(decided).toMatchObject({ callId: call.callId, decision: 'deny', comment: 'no' });
   }, 300_000);
 
   it('is refused before the run is stored for a CLI that cannot ask, naming it', async () => {

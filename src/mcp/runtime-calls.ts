@@ -14,6 +14,7 @@ export {
   approvalDelayMs,
   decideRun,
   decideStep,
+  decideToolCall,
   resolveStep,
   sendEvent,
 } from '../runtime/commands/run-commands.js';
@@ -30,7 +31,7 @@ export {
 export { prepareRun, startRun } from '../runtime/commands/start-commands.js';
 export { planRunProblems } from '../runtime/plan-problems.js';
 export { DELAY_QUESTION, proposeRun } from '../runtime/proposal.js';
-export { flowWaits, requireRun, requireRunSteps } from '../runtime/run-reads.js';
+export { flowWaits, requireRun, requireRunSteps, waitingToolCalls } from '../runtime/run-reads.js';
 export { API_OPTION_NAMES, parseTimeOption, scheduleRules } from '../runtime/schedule-options.js';
 export { describeSchedule, SCHEDULE_QUESTION } from '../runtime/schedule-proposal.js';
 export { previewFireTimes } from '../runtime/schedule-view.js';

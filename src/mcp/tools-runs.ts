@@ -71,7 +71,7 @@ function stepView(run: RunWithSteps, step: RunWithSteps['steps'][number]) {
 /** `run_status`: `baton status <run> --json`'s read, in the form a model reads best. */
 export async function runStatusView(ctx: McpContext, runId: string) {
   const commands = await ctx.existingCommands();
-  const { flowWaits, requireRunSteps } = await runtime();
+  const { flowWaits, requireRunSteps, waitingToolCalls } = await runtime();
   const run = await requireRunSteps(commands.store, runId, false);
   const total = Object.values(run.stepCounts).reduce((sum, count) => sum + (count ?? 0), 0);
   return {
@@ -85,6 +85,8 @@ export async function runStatusView(ctx: McpContext, runId: string) {
     stepsListed: run.steps.length,
     stepsTotal: total,
     flowWaits: await flowWaits(commands.store, run, commands.now()),
+    // Tool calls its running agents wait on a person for: approve_step / reject_step with toolCallId.
+    toolApprovals: await waitingToolCalls(commands.store, run),
     ...(run.plan.forkedFrom ? { forkedFrom: run.plan.forkedFrom } : {}),
     // Known when every step is listed (as `baton status` marks them): kept results resting on an older one.
     stale: run.steps.length === run.plan.steps.length ? staleSteps(run) : [],

@@ -28,12 +28,24 @@ export const stepTools = [
         verb === 'approve'
           ? "Approve a step that waits for approval (wait: { for: approval }), relaying the person's answer; the steps after it may start."
           : "Reject a step that waits for approval, relaying the person's answer; the steps after it are skipped.",
-      input: decision,
+      input: {
+        ...decision,
+        toolCallId: z
+          .string()
+          .max(200)
+          .optional()
+          .describe(`${verb} this tool call the running agent waits on instead (run_status: toolApprovals)`),
+      },
       output: runSummaryOutput,
       destructive: verb === 'reject',
-      call: async ({ runId, stepId, comment, by }, ctx) => {
-        const { decideStep } = await runtime();
+      call: async ({ runId, stepId, comment, by, toolCallId }, ctx) => {
+        const { decideStep, decideToolCall, requireRun } = await runtime();
         const decision = { runId, stepId, decision: verb, ...(by === undefined ? {} : { by }) };
+        if (toolCallId !== undefined) {
+          const commands = await ctx.existingCommands();
+          await decideToolCall(commands, { ...decision, callId: toolCallId, comment: comment ?? null });
+          return summaryOf(await requireRun(commands.store, runId));
+        }
         return summaryOf(
           await decideStep(await ctx.existingCommands(), { ...decision, comment: comment ?? null }),
         );
