@@ -52,6 +52,8 @@ export type {
   RetryPolicy,
   SandboxMode,
   SideEffect,
+  ToolApprovalRule,
+  ToolApprovalSpec,
   VerifyModelSpec,
   VerifySpec,
   WaitSpec,

@@ -18,6 +18,8 @@ const NOT_SETTINGS = new Set([
   'BATON_IDEMPOTENCY_KEY',
   'BATON_STORE_ID',
   'BATON_TABLES',
+  // The settings Baton hands its own tool approval server (mcp/tool-approval-server.ts), never a user.
+  'BATON_TOOL_APPROVALS',
 ]);
 
 function sourceFiles(dir: string): string[] {
