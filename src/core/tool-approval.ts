@@ -80,6 +80,8 @@ export interface PendingToolApproval {
   attempt: number;
   callId: string;
   tool: string;
+  /** sha256 of the call's input as JSON. */
+  digest: string;
   summary: string;
   timeoutAt: number;
   requestedAt: number;
@@ -103,6 +105,7 @@ export function pendingToolApprovals(
         attempt: event.attempt,
         callId: event.callId,
         tool: event.tool,
+        digest: event.digest,
         summary: event.summary,
         timeoutAt: event.timeoutAt,
         requestedAt: event.at,

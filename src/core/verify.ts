@@ -149,10 +149,15 @@ export function failedChecksBefore(records: Iterable<CheckRecord | null>, round:
   let failed = 0;
   for (const record of records) {
     if (record === null) continue;
-    if (record.round !== round || record.exhausted || record.passed) break;
+    if (endsCount(record, round)) break;
     failed++;
   }
   return failed;
+}
+
+/** A record that ends the count of a round's failed checks, going back (see failedChecksBefore). */
+export function endsCount(record: CheckRecord, round: number): boolean {
+  return record.round !== round || record.exhausted || record.passed;
 }
 
 /** The message of a failed check: what a person reads and the next attempt's prompt quotes. */

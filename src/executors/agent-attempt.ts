@@ -170,15 +170,16 @@ async function runAgentOnce(options: AgentAttemptOptions): Promise<AgentAttemptR
   const launch = sessionLaunch(profile, options.agent, options.session);
   const approvalArgs =
     options.approvalConfig === undefined ? [] : (profile.toolApprovals?.args(options.approvalConfig) ?? []);
+  // The attempt's own options: its session's, and its permission tool's.
   const added = [...(launch?.args ?? []), ...approvalArgs];
-  const sessionArgs = added.length > 0 ? added : null;
+  const addedArgs = added.length > 0 ? added : null;
   const session: SessionUse | undefined = launch?.use;
   recordSessionUse(profile, options.logPath, session);
   const resumed = session?.resumed === true;
   const { argv, stdinText } = profile.invocation(
     {
       ...options.agent,
-      command: sessionArgs ? withOptions(capped.command, sessionArgs, verdict.programIndex) : capped.command,
+      command: addedArgs ? withOptions(capped.command, addedArgs, verdict.programIndex) : capped.command,
     },
     resumed && options.resumePrompt !== undefined ? options.resumePrompt : options.prompt,
     verdict.programIndex,

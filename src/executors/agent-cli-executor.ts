@@ -12,6 +12,7 @@ import type { ClaimedStep } from '../store/store.js';
 import { runAgentAttempt } from './agent-attempt.js';
 import { type AttemptSession, attemptSession } from './agent-session.js';
 import { betweenCheckpoints } from './attempt-checkpoint.js';
+import { type Grader, graderOf } from './grader.js';
 import { renderStepText } from './render-step-text.js';
 import { probeSandbox, type SandboxSpec } from './sandbox.js';
 import {
@@ -22,7 +23,7 @@ import {
 } from './step-executor.js';
 import { startToolApprovalRelay, type ToolApprovalRelay } from './tool-approval-relay.js';
 import { trustedPrograms } from './trusted-programs.js';
-import { type Grader, runVerifyGate } from './verify-gate.js';
+import { runVerifyGate } from './verify-gate.js';
 
 /** A path as given (absolute) and as its real path, for comparing with paths found under a workspace. */
 function bothSpellings(path: string): string[] {
@@ -55,10 +56,7 @@ export interface AgentCliExecutorOptions {
 }
 
 /** The grader of an executor built without one: a model executor with default options. */
-const defaultGrader: Grader = async (context, spec, prompt, logPath) => {
-  const { ModelExecutor } = await import('./model-executor.js');
-  return new ModelExecutor().call(context, spec, { prompt }, logPath);
-};
+const defaultGrader = graderOf(async () => new (await import('./model-executor.js')).ModelExecutor());
 
 /**
  * The CLI session the attempt asks for (executors/agent-session.ts); when its files changed since
@@ -165,14 +163,16 @@ export class AgentCliExecutor implements StepExecutor {
       }
       sandbox = { bwrap: probe.bwrap, hidden: [context.home, ...(this.options.hiddenPaths ?? [])] };
     }
+    // Read at each attempt (for the agent and its verify command alike): `baton trust rm` and a
+    // changed file take effect at once.
+    const trust = trustedPrograms(context.home, ownEnv);
     // agent.approve: the CLI asks a permission tool of Baton's, and this worker relays its requests.
     const approvals = agent.approve
       ? await startApprovals(context, agent.approve, join(context.home, logPath).replace(/\.log$/, ''))
       : undefined;
     const result = await runAgentAttempt({
       agent,
-      // Read at each attempt: `baton trust rm` and a changed file take effect at once.
-      trust: trustedPrograms(context.home, ownEnv),
+      trust,
       prompt,
       workspace: claim.workspace,
       requiredOutputs: claim.step.requiredOutputs,
@@ -236,7 +236,7 @@ export class AgentCliExecutor implements StepExecutor {
               ...(result.value === undefined ? {} : { value: result.value }),
               outputs: result.outputs,
               env: environmentFor([]),
-              trust: trustedPrograms(context.home, ownEnv),
+              trust,
               ...(sandbox ? { sandbox } : {}),
               killGraceMs: this.options.killGraceMs ?? 5000,
               grader: this.options.grader ?? defaultGrader,

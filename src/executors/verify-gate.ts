@@ -5,6 +5,7 @@ import type { FailureClass, OutputArtifact, StepUsage, Verification } from '../c
 import type { ModelStepSpec, VerifySpec } from '../core/plan/types.js';
 import {
   type CheckRecord,
+  endsCount,
   failedCheckMessage,
   failedChecksBefore,
   type GradedFile,
@@ -16,10 +17,11 @@ import {
 import { attemptMarkerOf } from './attempt-processes.js';
 import { ByteTail } from './byte-tail.js';
 import { checkAgentCommand } from './command-policy.js';
+import type { Grader } from './grader.js';
 import { DEFAULT_EXEC_PATH } from './program-lookup.js';
 import { runProcess } from './run-process.js';
 import { confineCommand, type SandboxSpec, sandboxStartFailure } from './sandbox.js';
-import { type AttemptResult, attemptLogPath, type ExecutionContext } from './step-executor.js';
+import { attemptLogPath, type ExecutionContext } from './step-executor.js';
 import type { TrustedPrograms } from './trusted-programs.js';
 import { checkOutputPath } from './workspace-paths.js';
 
@@ -29,14 +31,6 @@ export const VERIFY_OUTPUT_QUOTE_BYTES = 4096;
 const GRADED_FILE_MAX_BYTES = 32 * 1024;
 const GRADED_TOTAL_MAX_BYTES = 128 * 1024;
 const RUBRIC_MAX_BYTES = 64 * 1024;
-
-/** Makes the grader's one model call (the model executor's `call`), logging at `logPath`. */
-export type Grader = (
-  context: ExecutionContext,
-  spec: ModelStepSpec,
-  prompt: string,
-  logPath: string,
-) => Promise<AttemptResult>;
 
 export interface VerifyGateInput {
   context: ExecutionContext;
@@ -116,7 +110,7 @@ async function failedChecksSoFar(context: ExecutionContext, round: number): Prom
     const record = await readRecord(join(context.home, checkPaths(context, attempt).record));
     records.push(record);
     // The count ends at the first record that ends it: no need to read further back.
-    if (record !== null && (record.round !== round || record.exhausted || record.passed)) break;
+    if (record !== null && endsCount(record, round)) break;
   }
   return failedChecksBefore(records, round);
 }

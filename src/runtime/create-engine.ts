@@ -2,9 +2,9 @@ import { Engine, type EngineOptions } from '../engine/engine.js';
 import type { EngineMeter } from '../engine/engine-meter.js';
 import type { AgentCliExecutorOptions } from '../executors/agent-cli-executor.js';
 import { FunctionExecutor, FunctionRegistry } from '../executors/function-executor.js';
+import { graderOf } from '../executors/grader.js';
 import type { ModelExecutor, ModelExecutorOptions } from '../executors/model-executor.js';
 import type { AttemptResult, ExecutionContext, StepExecutor } from '../executors/step-executor.js';
-import type { Grader } from '../executors/verify-gate.js';
 import type { Store } from '../store/store.js';
 import type { CommandContext } from './commands/context.js';
 import { ownerId } from './owner-id.js';
@@ -54,8 +54,7 @@ export function createEngine(parts: EngineParts): Engine {
     modelExecutor ??= import('../executors/model-executor.js').then((m) => new m.ModelExecutor(model));
     return modelExecutor;
   };
-  const grader: Grader = async (context, spec, prompt, logPath) =>
-    (await loadModel()).call(context, spec, { prompt }, logPath);
+  const grader = graderOf(loadModel);
   return new Engine({
     store: parts.store,
     home: parts.home,

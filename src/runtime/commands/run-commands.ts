@@ -174,10 +174,6 @@ export async function decideToolCall(
         : `step ${request.stepId} of run ${request.runId} has no tool call ${request.callId} waiting for approval (${waiting === '' ? `none waits; the step is ${step.status}` : `waiting: ${waiting}`})`,
     );
   }
-  const requested = events.find(
-    (e) => e.type === 'step.tool_approval_requested' && e.stepId === call.stepId && e.callId === call.callId,
-  );
-  const digest = requested?.type === 'step.tool_approval_requested' ? requested.digest : '';
   const decision: ToolCallDecision = {
     runId: request.runId,
     stepId: request.stepId,
@@ -196,7 +192,7 @@ export async function decideToolCall(
         attempt: call.attempt,
         callId: call.callId,
         tool: call.tool,
-        digest,
+        digest: call.digest,
         decision: decision.decision,
         by: decision.by,
         comment: decision.comment,
