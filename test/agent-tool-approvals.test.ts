@@ -4,7 +4,12 @@
  * for a person while the agent keeps its session; `approve --tool` lets it run (the model sees what
  * git printed), `reject --tool` sends the model a denial and the turn goes on, a timeout denies.
  */
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import type { RunningConsole } from '../src/console/console-server.js';
+import { SqliteStore } from '../src/store/sqlite/sqlite-store.js';
 import { agentTurn, type CliCase, cliCase, cliCommand, mockPerTest } from './helpers/agent-steps.js';
 import {
   type BatonProcess,
@@ -18,13 +23,43 @@ import {
   waitFor,
   writePlan,
 } from './helpers/cli.js';
+import { startTestConsole, withSession } from './helpers/console.js';
 import { callOk, closeClients, mcpClient } from './helpers/mcp.js';
 
 const startServer = mockPerTest();
+const opened: { console?: RunningConsole; store?: SqliteStore; server?: Server }[] = [];
 afterEach(async () => {
   await closeClients();
   await stopProcesses();
+  for (const item of opened.splice(0)) {
+    await item.console?.close();
+    await item.store?.close();
+    if (item.server) await new Promise((resolve) => item.server!.close(resolve));
+  }
 });
+
+interface HookBody {
+  hook: string;
+  waiting?: { for: string; urls?: { approve: string; reject: string } };
+}
+
+/** An HTTP hook on 127.0.0.1 that keeps every body it is sent. */
+async function hookReceiver(): Promise<{ url: string; calls: HookBody[] }> {
+  const calls: HookBody[] = [];
+  const server = createServer((request, response) => {
+    let body = '';
+    request.on('data', (chunk) => {
+      body += chunk;
+    });
+    request.on('end', () => {
+      calls.push(JSON.parse(body));
+      response.end('ok');
+    });
+  });
+  opened.push({ server });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`, calls };
+}
 
 /** The model pushes with Bash, then, once it has the tool's result, says it is done. */
 const pushScript = [
@@ -66,10 +101,11 @@ async function waitingCall(
   c: CliCase,
   runId: string,
   plan: object,
+  workerEnv: Record<string, string> = {},
 ): Promise<{ worker: BatonProcess; call: ToolCallJson }> {
   const file = writePlan(c.dir, plan);
   expectExit(await runBaton(['run', file, '--id', runId, '--detach'], { home: c.home, env: c.env }), 0);
-  const worker = spawnBaton(['worker'], { home: c.home, env: c.env });
+  const worker = spawnBaton(['worker'], { home: c.home, env: { ...c.env, ...workerEnv } });
   const call = await waitFor(
     async () =>
       (await batonJson<{ toolApprovals: ToolCallJson[] }>(['status', runId], { home: c.home }, [0, 1]))
@@ -219,6 +255,58 @@ describe('agent.approve with claude', () => {
     await settled(c, 'ap5', worker);
     const decided = (await timeline(c.home, 'ap5')).find((e) => e.type === 'step.tool_approval_decided');
     expect(decided).toMatchObject({ callId: call.callId, decision: 'deny', comment: 'no' });
+  }, 300_000);
+
+  it("a held call calls the plan's waiting hooks; their capability URL, served by the console, answers it once", async () => {
+    const server = await startServer(pushScript);
+    const c = cliCase('claude', server);
+    const hook = await hookReceiver();
+    const store = SqliteStore.open(join(c.home, 'baton.db'));
+    const console = await startTestConsole(store, c.home);
+    opened.push({ console, store });
+    const plan = { ...pushPlan(), hooks: [{ on: ['waiting'], url: hook.url }] };
+    const { worker, call } = await waitingCall(c, 'ap6', plan, { BATON_PUBLIC_URL: console.origin });
+    const held = await waitFor(
+      async () => hook.calls.find((body) => body.waiting?.for === 'tool'),
+      120_000,
+      'the waiting hook of the held call',
+    );
+    expect(held).toMatchObject({
+      hook: 'waiting',
+      runId: 'ap6',
+      waiting: {
+        stepId: 'push',
+        for: 'tool',
+        tool: 'Bash',
+        callId: call.callId,
+        summary: 'git push --force',
+      },
+    });
+    const urls = held.waiting.urls!;
+    expect(urls.approve.startsWith(`${console.origin}/tool/ap6/push/`)).toBe(true);
+    // The inbox shows the same call with the same URLs.
+    const inbox = await (await fetch(`${console.origin}/inbox`, { headers: withSession() })).text();
+    expect(inbox).toContain(`data-call="${call.callId}"`);
+    expect(inbox).toContain(urls.approve);
+    const answered = await fetch(urls.approve, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ comment: 'from chat' }),
+    });
+    expect(answered.status).toBe(200);
+    expect((await fetch(urls.approve, { method: 'POST' })).status).toBe(404);
+    await settled(c, 'ap6', worker);
+    const after = server.requests.filter((r) => r.scriptIndex === 1);
+    expect(after.map((r) => r.toolResultText).join('\n')).toMatch(/not a git repository/i);
+    const decided = (await timeline(c.home, 'ap6')).filter((e) => e.type === 'step.tool_approval_decided');
+    expect(decided).toEqual([
+      expect.objectContaining({
+        callId: call.callId,
+        decision: 'allow',
+        by: 'capability URL',
+        comment: 'from chat',
+      }),
+    ]);
   }, 300_000);
 
   it('is refused before the run is stored for a CLI that cannot ask, naming it', async () => {

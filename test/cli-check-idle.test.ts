@@ -67,6 +67,7 @@ describe('baton check with nothing to do', () => {
       scheduleSlotsLeft: false,
       blocked: [],
       waiting: [],
+      toolApprovals: [],
     });
     expect(expectExit(await runBaton(['check', '--home', home, '--quiet']), 0).stdout).toBe('');
     const bad = expectExit(await runBaton(['check', '--home', home], { env: { BATON_LEASE_MS: '5' } }), 2);

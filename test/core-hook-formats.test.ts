@@ -148,4 +148,51 @@ describe('the services’ bodies', () => {
     expect(retrying.actions.map((a) => a.label)).toEqual(['Open in Baton']);
     expect(retrying.text).toContain('Baton tries it again');
   });
+
+  it("a held tool call: the tool and its command, Approve and Reject as the call's URLs; each service's body is valid", () => {
+    const facts: NotificationFacts = {
+      trigger: 'waiting',
+      runId: 'r4',
+      planName: 'release',
+      runStatus: 'running',
+      blockedReason: null,
+      event: {
+        type: 'step.tool_approval_requested',
+        stepId: 'push',
+        attempt: 1,
+        callId: 'toolu_1',
+        tool: 'Bash',
+        digest: 'a'.repeat(64),
+        summary: 'git push --force',
+        timeoutAt: 0,
+        seq: 9,
+        runId: 'r4',
+        at: 0,
+      },
+      publicUrl: 'https://baton.example.com',
+      waiting: {
+        stepId: 'push',
+        for: 'tool',
+        tool: 'Bash',
+        summary: 'git push --force',
+        urls: {
+          approve: 'https://baton.example.com/tool/r4/push/t1/approve',
+          reject: 'https://baton.example.com/tool/r4/push/t2/reject',
+        },
+      },
+    };
+    const notification = notificationOf(facts);
+    expect(notification.title).toBe('Tool approval needed at push: release');
+    expect(notification.text).toContain('wants to use Bash:\ngit push --force');
+    expect(notification.actions.map((a) => [a.label, a.url])).toEqual([
+      ['Approve push', 'https://baton.example.com/tool/r4/push/t1/approve'],
+      ['Reject push', 'https://baton.example.com/tool/r4/push/t2/reject'],
+      ['Open in Baton', 'https://baton.example.com/runs/r4'],
+    ]);
+    const payload = { hook: 'waiting', runId: 'r4' };
+    checkSlackMessage(hookBody('slack', payload, notification));
+    checkDiscordMessage(hookBody('discord', payload, notification));
+    checkFeishuMessage(hookBody('feishu', payload, notification));
+    checkNtfyMessage(hookBody('ntfy', payload, notification, 'baton'));
+  });
 });

@@ -827,6 +827,55 @@ export function describeStoreContract(name: string, makeHarness: () => StoreHarn
       }
     });
 
+    it("a running agent's held tool call, appended as an event, owes the plan's waiting hooks; other events owe none", async () => {
+      const plan = chainPlan(1, {
+        hooks: [
+          { on: ['waiting'], url: 'http://127.0.0.1:9/w' },
+          { on: ['failed'], url: 'http://127.0.0.1:9/f' },
+        ],
+      });
+      await create(plan);
+      await cycle(1000);
+      const requested = {
+        type: 'step.tool_approval_requested' as const,
+        stepId: 's1',
+        attempt: 1,
+        callId: 'toolu_1',
+        tool: 'Bash',
+        digest: 'd'.repeat(64),
+        summary: 'git push --force',
+        timeoutAt: 9000,
+      };
+      await store.appendEvents(
+        'run1',
+        [{ type: 'step.heartbeat', stepId: 's1', attempt: 1, note: 'x' }, requested],
+        1001,
+      );
+      const owed = await store.claimHookDeliveries('A', 1002, 60_000, 10);
+      expect(owed.map((d) => [d.hook, d.event.type])).toEqual([[0, 'step.tool_approval_requested']]);
+      expect(owed[0]!.event).toMatchObject({ callId: 'toolu_1', summary: 'git push --force' });
+      // Its answer calls no hook.
+      await store.appendEvents(
+        'run1',
+        [
+          {
+            type: 'step.tool_approval_decided',
+            stepId: 's1',
+            attempt: 1,
+            callId: 'toolu_1',
+            tool: 'Bash',
+            digest: requested.digest,
+            decision: 'allow',
+            by: 'ann',
+            comment: null,
+          },
+        ],
+        1003,
+      );
+      expect(await store.claimHookDeliveries('B', 1004, 60_000, 10)).toEqual([]);
+      await expect(store.appendEvents('nosuch', [requested], 1005)).rejects.toThrow(/nosuch/);
+    });
+
     it('hands a step whose retries are used up to its fallback, and remembers it across handles', async () => {
       await create(
         chainPlan(1, {

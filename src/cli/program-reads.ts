@@ -92,7 +92,8 @@ printed once, in the address to open; the browser keeps it in an HttpOnly, SameS
 cookie. Every page, stream and action needs it; actions also need the page's CSRF token.
 The one exception: capability URLs answer once without a session: a waiting step's
 (POST /wait/<run>/<step>/<token>/approve|reject|event, shown in the inbox and sent by hooks with
-on: waiting) and a blocked step's (POST /blocked/<run>/<step>/<token>/retry|skip, sent by hooks
+on: waiting), a tool call a running agent waits on (POST /tool/<run>/<step>/<token>/approve|reject,
+the same) and a blocked step's (POST /blocked/<run>/<step>/<token>/retry|skip, sent by hooks
 with on: blocked or budget). A GET on one only shows a page that asks (chat buttons open a browser).
 Hooks carry them when the process that sends them has BATON_PUBLIC_URL set to this address.
 With --metrics, GET /metrics answers the session (cookie or Authorization: Bearer <token>) or,

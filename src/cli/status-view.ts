@@ -2,7 +2,7 @@ import { budgetLeft } from '../core/budget.js';
 import type { StoredEvent } from '../core/events.js';
 import { planIndex, type RunStatus, STEP_STATUSES } from '../core/run-state.js';
 import { staleSteps } from '../core/stale-steps.js';
-import type { PendingToolApproval } from '../core/tool-approval.js';
+import { type PendingToolApproval, toolCallCommands, toolCallLine } from '../core/tool-approval.js';
 import { verificationOf, verificationText } from '../core/verify.js';
 import { fanOutLine, fanOutProgress } from '../runtime/fan-out-progress.js';
 import { blockedHints, formatTime, skipCause, stepProgress, waitingHints } from '../runtime/format.js';
@@ -154,12 +154,10 @@ export function runStatusLines(
     if (at !== undefined)
       lines.push(`${step.stepId} is running: last output ${agoText(context.now - at)} ago`);
   }
-  for (const call of context.toolCalls ?? [])
-    lines.push(
-      '',
-      `${call.stepId} is waiting for tool approval: ${call.tool} ${JSON.stringify(firstLine(call.summary, 120))} (call ${call.callId}; denied unanswered at ${formatTime(call.timeoutAt)})`,
-      `  baton approve ${run.id} ${call.stepId} --tool ${call.callId}   or: baton reject ${run.id} ${call.stepId} --tool ${call.callId} --comment <why>`,
-    );
+  for (const call of context.toolCalls ?? []) {
+    const [approve, reject] = toolCallCommands(run.id, call.stepId, call.callId);
+    lines.push('', toolCallLine(call, formatTime(call.timeoutAt)), `  ${approve}   or: ${reject}`);
+  }
   const skipped = run.steps.filter((step) => step.status === 'skipped' && context.skips?.has(step.stepId));
   if (skipped.length > 0)
     lines.push(

@@ -5,6 +5,7 @@ import {
   applyRunCommand,
   approvalDelayMs,
   decideRun,
+  decideToolCall,
   resolveStep,
 } from '../runtime/commands/run-commands.js';
 import { setSchedulePaused, triggerSchedule } from '../runtime/commands/schedule-commands.js';
@@ -15,7 +16,8 @@ import { consolePath } from './html.js';
 /**
  * The console's actions, each a translation of a form into one runtime command (the same the CLI
  * calls): a run's cancel, resume, approve (with the proposal's delay) and reject; a step's retry,
- * skip, resolve, rerun and fork; a waiting step's approve, reject and send; a schedule's pause,
+ * skip, resolve, rerun and fork; a waiting step's approve, reject and send; a held tool call's
+ * approve and reject; a schedule's pause,
  * resume and trigger.
  */
 type RunAction = (ctx: ConsoleContext, runId: string, form: URLSearchParams) => Promise<unknown>;
@@ -59,6 +61,23 @@ const STEP_ACTIONS: Record<string, StepAction> = {
     answerWait(ctx.commands, { runId, stepId, action: 'reject', comment: form.get('comment') }),
   send: (ctx, runId, stepId, form) =>
     answerWait(ctx.commands, { runId, stepId, action: 'send', data: form.get('payload') ?? '' }),
+  // The inbox's answers to a tool call a running agent waits on: its call id and a comment.
+  'approve-tool': (ctx, runId, stepId, form) =>
+    decideToolCall(ctx.commands, {
+      runId,
+      stepId,
+      callId: form.get('tool') ?? '',
+      decision: 'approve',
+      comment: form.get('comment'),
+    }),
+  'reject-tool': (ctx, runId, stepId, form) =>
+    decideToolCall(ctx.commands, {
+      runId,
+      stepId,
+      callId: form.get('tool') ?? '',
+      decision: 'reject',
+      comment: form.get('comment'),
+    }),
 };
 
 /** Runs one action; returns where the browser goes next (the page it came from, or a fork's new run). */

@@ -19,6 +19,7 @@ import { errorPage, statusOfError } from './pages/error-page.js';
 import { layout } from './pages/layout.js';
 import { redirect, sendBody, sendHtml, sendText } from './respond.js';
 import { ConsoleSession } from './session.js';
+import { toolCapability } from './tool-capability.js';
 import { waitCapability } from './wait-capability.js';
 
 interface ConsoleOptions {
@@ -160,11 +161,11 @@ export async function startConsole(options: ConsoleOptions): Promise<RunningCons
 }
 
 /** The capability URLs a console answers without a session, by their path's first segment. */
-const CAPABILITIES = { wait: waitCapability, blocked: blockedCapability } as const;
+const CAPABILITIES = { wait: waitCapability, blocked: blockedCapability, tool: toolCapability } as const;
 
 interface ServerState {
   assets: Map<string, { type: string; body: Buffer }>;
-  /** The key of waiting and blocked steps' capability URLs (engine/wait-urls.ts, engine/blocked-urls.ts). */
+  /** The key of capability URLs (engine/wait-urls.ts, engine/blocked-urls.ts, engine/tool-urls.ts). */
   waitKey: () => Buffer;
   loopback: boolean;
   port: () => number;
@@ -180,7 +181,7 @@ async function handle(
 ): Promise<void> {
   const path = (request.url ?? '/').split('?')[0]!;
   // The token in the path is the credential; it may come through a proxy under another Host.
-  const capability = /^\/(wait|blocked)\//.exec(path)?.[1] as keyof typeof CAPABILITIES | undefined;
+  const capability = /^\/(wait|blocked|tool)\//.exec(path)?.[1] as keyof typeof CAPABILITIES | undefined;
   if (capability !== undefined) {
     await answerCapability(CAPABILITIES[capability](ctx, state.waitKey()), request, res, path);
     return;

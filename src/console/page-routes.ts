@@ -2,13 +2,13 @@ import { BatonError } from '../core/errors.js';
 import { planHasCheckpoints } from '../core/workspace-checkpoint.js';
 import { attemptLogFile, LogFollower, readLogTail } from '../runtime/attempt-logs.js';
 import { attemptsWithSessions } from '../runtime/attempt-sessions.js';
-import { waitCapabilities } from '../runtime/capability-urls.js';
+import { toolCallCapabilities, waitCapabilities } from '../runtime/capability-urls.js';
 import { listSchedules } from '../runtime/commands/schedule-commands.js';
 import { readFileChanges } from '../runtime/file-changes.js';
 import { lastOutputTimes } from '../runtime/last-output.js';
 import { planSecrets } from '../runtime/plan-secrets.js';
 import { keptOfRunHistory } from '../runtime/run-history.js';
-import { requireRun, requireStepOf } from '../runtime/run-reads.js';
+import { everyWaitingToolCall, requireRun, requireStepOf } from '../runtime/run-reads.js';
 import type { RunDetail } from '../runtime/types.js';
 import { artifactFile, sendDownload } from './artifact-download.js';
 import type { ConsoleContext, Handler, Request } from './context.js';
@@ -20,7 +20,7 @@ import { runPage } from './pages/run-page.js';
 import { runsPage, runsQueryOf } from './pages/runs-page.js';
 import { schedulesPage } from './pages/schedules-page.js';
 import { stepPage } from './pages/step-page.js';
-import type { WaitingItem } from './pages/waiting-items.js';
+import type { ToolCallItem, WaitingItem } from './pages/waiting-items.js';
 import { workersPage } from './pages/workers-page.js';
 import { sendHtml, sendJson, sendText } from './respond.js';
 import { openEventStream } from './sse.js';
@@ -213,13 +213,21 @@ async function waitingItems(ctx: ConsoleContext): Promise<WaitingItem[]> {
   });
 }
 
+/** The tool calls running agents wait on a person for, with their capability URLs. */
+async function toolCallItems(ctx: ConsoleContext): Promise<ToolCallItem[]> {
+  const calls = await everyWaitingToolCall(ctx.commands.store, INBOX_MAX);
+  const urls = toolCallCapabilities(ctx.commands, ctx.publicUrl(), calls);
+  return calls.map((call, i) => ({ call, urls: urls[i]! }));
+}
+
 const inbox: Handler = async (ctx, req) => {
   await page(ctx, req, { title: 'Blockers', section: 'inbox' }, undefined, async () => {
-    const [blocked, budget, proposed, waiting] = await Promise.all([
+    const [blocked, budget, proposed, waiting, toolCalls] = await Promise.all([
       ctx.commands.store.listBlockedSteps(INBOX_MAX),
       ctx.commands.store.listRunPage({ status: 'blocked', limit: INBOX_MAX }),
       ctx.commands.store.listRunPage({ status: 'awaiting_approval', limit: INBOX_MAX }),
       waitingItems(ctx),
+      toolCallItems(ctx),
     ]);
     const details = await Promise.all(proposed.runs.map((run) => ctx.commands.store.getRun(run.id)));
     return inboxPage({
@@ -227,6 +235,7 @@ const inbox: Handler = async (ctx, req) => {
       budgetBlocked: budget.runs.filter((run) => run.blockedReason?.startsWith('budget:')),
       proposed: details.filter((run): run is RunDetail => run !== null),
       waiting,
+      toolCalls,
       csrf: ctx.session.csrfToken,
     });
   });

@@ -61,7 +61,7 @@ export function waitCapability(ctx: ConsoleContext, key: Buffer): CapabilityKind
 }
 
 /** The comment of an approval: `{"comment": ...}`, a form's `comment`, or plain text; empty: none. */
-function commentOf(body: string, type: string): string | null {
+export function commentOf(body: string, type: string): string | null {
   if (body.trim() === '') return null;
   if (type.startsWith('application/json')) {
     try {

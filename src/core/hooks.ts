@@ -1,7 +1,10 @@
 import type { BatonEvent } from './events.js';
 import type { HookSpec, HookTrigger } from './plan/types.js';
 
-/** The hook trigger an event is, or null: run.blocked, step.failed, run.succeeded, budget.exceeded, step.waiting. */
+/**
+ * The hook trigger an event is, or null: run.blocked, step.failed, run.succeeded, budget.exceeded,
+ * and `waiting` for step.waiting and for a running agent's tool call held for a person.
+ */
 export function hookTrigger(event: BatonEvent): HookTrigger | null {
   switch (event.type) {
     case 'run.blocked':
@@ -13,6 +16,7 @@ export function hookTrigger(event: BatonEvent): HookTrigger | null {
     case 'budget.exceeded':
       return 'budget';
     case 'step.waiting':
+    case 'step.tool_approval_requested':
       return 'waiting';
     default:
       return null;

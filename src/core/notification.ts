@@ -48,12 +48,18 @@ export interface BlockedStepAnswer {
   commands?: string[];
 }
 
-/** A waiting step's answers, as `waiting-hook-payload.ts` puts them in the payload. */
+/**
+ * A waiting step's answers, or a held tool call's (`for: 'tool'`), as `waiting-hook-payload.ts`
+ * puts them in the payload.
+ */
 export interface WaitingStepAnswer {
   stepId: string;
-  for: 'approval' | 'event';
+  for: 'approval' | 'event' | 'tool';
   prompt?: string;
   eventName?: string;
+  /** A held tool call: the tool and what it would do (its command or path). */
+  tool?: string;
+  summary?: string;
   urls?: Partial<Record<'approve' | 'reject' | 'event', string>>;
   commands?: string[];
 }
@@ -105,6 +111,7 @@ function describe(facts: NotificationFacts): Said {
   const { runId, event } = facts;
   switch (event.type) {
     case 'step.waiting':
+    case 'step.tool_approval_requested':
       return waitingSaid(runId, facts.waiting);
     case 'run.succeeded':
       return {
@@ -172,14 +179,27 @@ function waitingSaid(runId: string, waiting: WaitingStepAnswer | undefined): Sai
       stepId,
     });
   const lines =
-    waiting.for === 'approval'
-      ? [`Run ${runId} waits for approval at step ${stepId}:`, waiting.prompt ?? '']
-      : [
-          `Run ${runId} waits for event ${waiting.eventName ?? ''} at step ${stepId}.`,
-          ...(waiting.urls?.event ? [`POST the event's JSON payload to its URL: ${waiting.urls.event}`] : []),
-        ];
+    waiting.for === 'tool'
+      ? [
+          `The agent of step ${stepId} in run ${runId} wants to use ${waiting.tool ?? 'a tool'}:`,
+          waiting.summary ?? '',
+          'It waits in its session for your answer; unanswered, the call is denied at its timeout.',
+        ]
+      : waiting.for === 'approval'
+        ? [`Run ${runId} waits for approval at step ${stepId}:`, waiting.prompt ?? '']
+        : [
+            `Run ${runId} waits for event ${waiting.eventName ?? ''} at step ${stepId}.`,
+            ...(waiting.urls?.event
+              ? [`POST the event's JSON payload to its URL: ${waiting.urls.event}`]
+              : []),
+          ];
+  const titles = {
+    tool: `Tool approval needed at ${stepId}`,
+    approval: `Approval needed at ${stepId}`,
+    event: `Waiting for an event at ${stepId}`,
+  };
   return {
-    title: waiting.for === 'approval' ? `Approval needed at ${stepId}` : `Waiting for an event at ${stepId}`,
+    title: titles[waiting.for],
     tone: 'attention',
     lines,
     actions,

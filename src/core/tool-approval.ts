@@ -1,5 +1,5 @@
 import type { StoredEvent } from './events.js';
-import type { ToolApprovalRule } from './plan/types.js';
+import type { PlanStep, ToolApprovalRule } from './plan/types.js';
 
 /**
  * Tool approvals inside a running agent (`agent.approve`), the pure half: which rule a tool call
@@ -47,6 +47,11 @@ function pathOf(input: Record<string, unknown>, workspace: string): string | und
   return path.startsWith(root) ? path.slice(root.length) : path.replace(/^\.\//, '');
 }
 
+/** Whether the step's agent (or its fallback's) may hold tool calls for a person. */
+export function asksToolApprovals(step: Pick<PlanStep, 'agent' | 'fallback'> | undefined): boolean {
+  return step?.agent?.approve !== undefined || step?.fallback?.agent?.approve !== undefined;
+}
+
 /** The first rule a call falls under, or undefined: the call runs as the CLI allows. */
 export function approvalRuleFor(
   rules: readonly ToolApprovalRule[],
@@ -74,6 +79,27 @@ export function toolCallSummary(input: Record<string, unknown>, workspace: strin
   return text.length > 200 ? `${text.slice(0, 199)}…` : text;
 }
 
+/** The commands that answer a held tool call, exactly as a person types them. */
+export function toolCallCommands(runId: string, stepId: string, callId: string): [string, string] {
+  return [
+    `baton approve ${runId} ${stepId} --tool ${callId}`,
+    `baton reject ${runId} ${stepId} --tool ${callId} --comment '...'`,
+  ];
+}
+
+/**
+ * One line on a held call, as `status` and `check` print it:
+ * `push is waiting for tool approval: Bash "git push --force" (call …; denied unanswered at …)`.
+ */
+export function toolCallLine(
+  call: Pick<PendingToolApproval, 'stepId' | 'tool' | 'summary' | 'callId'>,
+  timeoutText: string,
+): string {
+  const chars = [...call.summary.split('\n', 1)[0]!];
+  const shown = chars.length > 120 ? `${chars.slice(0, 119).join('')}…` : chars.join('');
+  return `${call.stepId} is waiting for tool approval: ${call.tool} ${JSON.stringify(shown)} (call ${call.callId}; denied unanswered at ${timeoutText})`;
+}
+
 /** A tool call waiting for a person, as status, check and the console show it. */
 export interface PendingToolApproval {
   stepId: string;
@@ -85,6 +111,8 @@ export interface PendingToolApproval {
   summary: string;
   timeoutAt: number;
   requestedAt: number;
+  /** The seq of its `step.tool_approval_requested` event: what its capability URLs are bound to. */
+  requestSeq: number;
 }
 
 /**
@@ -109,6 +137,7 @@ export function pendingToolApprovals(
         summary: event.summary,
         timeoutAt: event.timeoutAt,
         requestedAt: event.at,
+        requestSeq: event.seq,
       });
     } else if (event.type === 'step.tool_approval_decided') {
       pending.delete(`${event.stepId}\u0000${event.callId}`);

@@ -1,7 +1,8 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 
 /**
- * The token of a capability URL (a waiting step's, wait-urls.ts; a blocked step's, blocked-urls.ts):
+ * The token of a capability URL (a waiting step's, wait-urls.ts; a blocked step's, blocked-urls.ts;
+ * a held tool call's, tool-urls.ts):
  * the seq of the event its capability is bound to (the `step.waiting` that started the wait, the
  * event that blocked the step), 8 bytes, then HMAC-SHA256(key, kind, run, step, that seq, action),
  * 32 bytes, URL-safe base64 (54 characters). The URL carries everything its MAC covers, so a token
@@ -10,9 +11,9 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
  * lookup, which then asks whether that seq is still the step's wait or block (single use).
  */
 
-/** What a token is bound to besides its seq. `kind` (`baton-wait`, `baton-blocked`): one never passes for another. */
+/** What a token is bound to besides its seq. `kind` (`baton-wait`, `baton-blocked`, `baton-tool`): one never passes for another. */
 export interface CapabilityFields {
-  kind: 'baton-wait' | 'baton-blocked';
+  kind: 'baton-wait' | 'baton-blocked' | 'baton-tool';
   runId: string;
   stepId: string;
   action: string;

@@ -4,7 +4,7 @@ import { notificationOf } from '../core/notification.js';
 import { redactValue } from '../core/redact.js';
 import type { HookDelivery, Store } from '../store/store.js';
 import { blockedPayloadSteps, blockedStepsOf, withBlockedUrls } from './blocked-hook-payload.js';
-import { waitAnswerSource, waitingPayload, withWaitUrls } from './waiting-hook-payload.js';
+import { toolCallPayload, waitAnswerSource, waitingPayload, withWaitUrls } from './waiting-hook-payload.js';
 
 /**
  * What one hook call says: Baton's payload (the event, the run, what to do) and the notification
@@ -35,19 +35,23 @@ export async function hookMessage(
   const base =
     delivery.event.type === 'step.waiting'
       ? waitingPayload(delivery, delivery.event, answers)
-      : {
-          id: `${runId}:${delivery.eventSeq}:${delivery.hook}`,
-          hook: hookTrigger(delivery.event),
-          runId,
-          planName: delivery.planName,
-          event: delivery.event,
-          run: { status: delivery.runStatus, blockedReason: delivery.blockedReason },
-          ...(blocked.length > 0 ? { blocked: { steps: blockedPayloadSteps(blocked, runId, answers) } } : {}),
-          hint:
-            delivery.runStatus === 'blocked'
-              ? `baton status ${runId} shows what is blocked and why; then baton retry|skip|resolve ${runId} <step>, or baton resume ${runId} for a budget`
-              : `baton status ${runId}`,
-        };
+      : delivery.event.type === 'step.tool_approval_requested'
+        ? toolCallPayload(delivery, delivery.event, answers)
+        : {
+            id: `${runId}:${delivery.eventSeq}:${delivery.hook}`,
+            hook: hookTrigger(delivery.event),
+            runId,
+            planName: delivery.planName,
+            event: delivery.event,
+            run: { status: delivery.runStatus, blockedReason: delivery.blockedReason },
+            ...(blocked.length > 0
+              ? { blocked: { steps: blockedPayloadSteps(blocked, runId, answers) } }
+              : {}),
+            hint:
+              delivery.runStatus === 'blocked'
+                ? `baton status ${runId} shows what is blocked and why; then baton retry|skip|resolve ${runId} <step>, or baton resume ${runId} for a budget`
+                : `baton status ${runId}`,
+          };
   const masked = redactValue(base, options.secrets);
   const budgetBlocked =
     delivery.runStatus === 'blocked' && (delivery.blockedReason?.startsWith('budget:') ?? false);

@@ -1,10 +1,13 @@
 import type { StoredEvent } from '../core/events.js';
+import { toolCallCommands } from '../core/tool-approval.js';
 import type { HookDelivery } from '../store/store.js';
+import { toolCallUrls } from './tool-urls.js';
 import { publicUrlOf, waitAnswers, waitUrlKey } from './wait-urls.js';
 
 /**
- * The payload of a hook with `on: waiting`: the step's prompt or event and how to answer it, by
- * capability URL (engine/wait-urls.ts) or by command.
+ * The payload of a hook with `on: waiting`: the step's prompt or event, or the tool call its running
+ * agent waits on a person for, and how to answer it, by capability URL (engine/wait-urls.ts,
+ * engine/tool-urls.ts) or by command.
  */
 
 export type WaitAnswerSource = Parameters<typeof waitAnswers>[0];
@@ -40,6 +43,39 @@ export function waitingPayload(
   };
 }
 
+/**
+ * A running agent's tool call is held for a person (`agent.approve`): the tool, what it would do,
+ * and how to answer it: the capability URLs under BATON_PUBLIC_URL, else the exact commands.
+ */
+export function toolCallPayload(
+  delivery: HookDelivery,
+  event: Extract<StoredEvent, { type: 'step.tool_approval_requested' }>,
+  answers: WaitAnswerSource,
+): Record<string, unknown> {
+  const { runId } = delivery;
+  return {
+    id: `${runId}:${delivery.eventSeq}:${delivery.hook}`,
+    hook: 'waiting',
+    runId,
+    planName: delivery.planName,
+    event,
+    run: { status: delivery.runStatus, blockedReason: delivery.blockedReason },
+    waiting: {
+      stepId: event.stepId,
+      for: 'tool',
+      tool: event.tool,
+      callId: event.callId,
+      summary: event.summary,
+      timeoutAt: event.timeoutAt,
+      // As for a wait: the URLs are added after masking (withWaitUrls).
+      ...(answers.publicUrl === null || answers.home === undefined
+        ? { commands: toolCallCommands(runId, event.stepId, event.callId) }
+        : {}),
+    },
+    hint: `baton status ${runId} shows the tool call step ${event.stepId} waits on (denied unanswered at its timeout)`,
+  };
+}
+
 /** The payload of a `waiting` hook with its capability URLs, when a public address is known. */
 export function withWaitUrls(
   payload: Record<string, unknown>,
@@ -47,7 +83,13 @@ export function withWaitUrls(
   answers: WaitAnswerSource,
 ): Record<string, unknown> {
   const { event } = delivery;
-  if (event.type !== 'step.waiting' || answers.publicUrl === null) return payload;
+  if (answers.publicUrl === null) return payload;
+  if (event.type === 'step.tool_approval_requested' && answers.home !== undefined) {
+    const call = { runId: delivery.runId, stepId: event.stepId, requestSeq: delivery.eventSeq };
+    const urls = toolCallUrls(answers.publicUrl, waitUrlKey(answers.home), call);
+    return { ...payload, waiting: { ...(payload.waiting as object), urls } };
+  }
+  if (event.type !== 'step.waiting') return payload;
   const wait = { runId: delivery.runId, stepId: event.stepId, waitSeq: delivery.eventSeq };
   const spec = { for: event.for, onTimeout: 'block' as const };
   const found = waitAnswers(answers, wait, spec, event.waitingFor);

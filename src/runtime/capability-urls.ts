@@ -1,10 +1,12 @@
 import { BLOCKED_ACTIONS, type BlockedAction, blockSeqOf, blockSeqOfToken } from '../engine/blocked-urls.js';
+import { TOOL_ACTIONS, type ToolAction, toolCallUrls, toolSeqOfToken } from '../engine/tool-urls.js';
 import { WAIT_ACTIONS, type WaitAction, waitSeqOfToken, waitUrlKey, waitUrls } from '../engine/wait-urls.js';
 import type { CommandContext } from './commands/context.js';
-import { currentWait } from './run-reads.js';
+import { currentWait, waitingToolCalls } from './run-reads.js';
 
 /**
- * The capability URLs of waiting and blocked steps (engine/wait-urls.ts, engine/blocked-urls.ts),
+ * The capability URLs of waiting and blocked steps and of tool calls held for a person
+ * (engine/wait-urls.ts, engine/blocked-urls.ts, engine/tool-urls.ts),
  * for the door that answers them (`baton serve`) and the ones that show them: what a URL names,
  * whether its token is the one of the wait or block its step is in now, and the URLs of waiting
  * steps. The token is checked from the URL alone before anything is read (a wrong one costs the
@@ -13,7 +15,7 @@ import { currentWait } from './run-reads.js';
  */
 
 export { publicUrlOf } from '../engine/wait-urls.js';
-export { BLOCKED_ACTIONS, type BlockedAction, WAIT_ACTIONS, type WaitAction };
+export { BLOCKED_ACTIONS, type BlockedAction, TOOL_ACTIONS, type ToolAction, WAIT_ACTIONS, type WaitAction };
 
 /** What a capability URL `/<kind>/<run>/<step>/<token>/<action>` names. */
 export interface CapabilityTarget<A extends string> {
@@ -98,4 +100,35 @@ export async function waitCapabilities(
       return { kind: wait.kind, urls: waitUrls(publicUrl, key, identity, wait.kind) };
     }),
   );
+}
+
+/**
+ * The id of the tool call a held call's URL names, when its token is the one of a call of that step
+ * that still waits (its attempt runs, nobody answered); else null (a wrong token, an unknown run or
+ * step, a call answered or ended: the URL was used).
+ */
+export async function toolCallOfCapability(
+  ctx: CommandContext,
+  key: Buffer,
+  target: CapabilityTarget<ToolAction> | null,
+): Promise<string | null> {
+  const seq = toolSeqOfToken(key, target ?? NO_STEP, target?.action ?? 'approve', target?.token ?? '');
+  if (target === null || seq === null) return null;
+  const run = await ctx.unmasked.getRunSteps(target.runId, { statuses: ['running'], everyStepUpTo: 0 });
+  if (!run) return null;
+  const call = (await waitingToolCalls(ctx.unmasked, run)).find(
+    (c) => c.stepId === target.stepId && c.requestSeq === seq,
+  );
+  return call?.callId ?? null;
+}
+
+/** The URLs of held tool calls under `publicUrl`, in the order given (the key read once, when any). */
+export function toolCallCapabilities(
+  ctx: CommandContext,
+  publicUrl: string,
+  calls: readonly { runId: string; stepId: string; requestSeq: number }[],
+): Record<ToolAction, string>[] {
+  if (calls.length === 0) return [];
+  const key = capabilityKey(ctx.home);
+  return calls.map((call) => toolCallUrls(publicUrl, key, call));
 }

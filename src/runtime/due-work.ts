@@ -1,5 +1,6 @@
 import type { Engine, EngineReport } from '../engine/engine.js';
 import type { Store, WaitingStep } from '../store/store.js';
+import { everyWaitingToolCall, type RunToolCall } from './run-reads.js';
 
 /**
  * `baton check`'s work, shared with the MCP server's `check`: drive what is due when it starts (and
@@ -25,11 +26,15 @@ export async function drainDueWork(engine: Engine, maxTimeMs: number | null): Pr
 /** How many blocked runs and waiting steps a report names at most (the idle check's too). */
 export const NEEDS_A_PERSON_LIMIT = 100;
 
-/** The blocked runs (with their reason) and the waiting steps, as `reads` (masked) return them. */
+/**
+ * The blocked runs (with their reason), the waiting steps and the tool calls running agents wait on
+ * a person for (`agent.approve`), as `reads` (masked) return them.
+ */
 export async function needsAPerson(reads: Store): Promise<{
   blocked: { id: string; planName: string; reason: string | null; stepIds: string[] }[];
   waiting: WaitingStep[];
   waitingTotal: number;
+  toolApprovals: RunToolCall[];
 }> {
   const runs = await reads.listRuns({ status: 'blocked', limit: NEEDS_A_PERSON_LIMIT });
   const details = await Promise.all(runs.map((run) => reads.getRun(run.id)));
@@ -46,5 +51,6 @@ export async function needsAPerson(reads: Store): Promise<{
       : [],
   );
   const { steps, total } = await reads.listWaitingSteps(NEEDS_A_PERSON_LIMIT);
-  return { blocked, waiting: steps, waitingTotal: total };
+  const toolApprovals = await everyWaitingToolCall(reads, NEEDS_A_PERSON_LIMIT);
+  return { blocked, waiting: steps, waitingTotal: total, toolApprovals };
 }

@@ -3,7 +3,9 @@ import type Database from 'better-sqlite3';
 import type { Plan, PlanStep } from '../core/plan/types.js';
 import { redactValue } from '../core/redact.js';
 import { planSecretEnv } from '../core/run-secrets.js';
+import { asksToolApprovals } from '../core/tool-approval.js';
 import { RunSecretsCache } from '../engine/run-secrets-cache.js';
+import { LEASED_STEP_SQL } from '../store/lease-rules.js';
 import { SCHEMA_APP_ID, SQLITE_SCHEMA_VERSION } from '../store/schema-tables.js';
 import { ANYTHING_TO_DO_SQL, IDLE_SCHEMA_OBJECTS, IDLE_SCHEMA_SQL } from '../store/sqlite/idle-read.js';
 import { openSqliteFile } from '../store/sqlite/sqlite-driver.js';
@@ -34,6 +36,27 @@ function notPrivate(path: string): boolean {
     }
   }
   return false;
+}
+
+/**
+ * Whether a running step's agent may hold a tool call for a person (`agent.approve`): the full
+ * check lists those calls (from the run's events), so the idle answer is not given.
+ */
+function mayHoldToolCalls(db: Database.Database): boolean {
+  const running = db
+    .prepare(`SELECT s.run_id, s.step_id FROM steps s INDEXED BY steps_leased WHERE ${LEASED_STEP_SQL}`)
+    .all() as { run_id: string; step_id: string }[];
+  if (running.length === 0) return false;
+  const planOf = db.prepare('SELECT plan_json FROM run_plans WHERE run_id = ?').pluck();
+  const plans = new Map<string, Plan>();
+  return running.some((row) => {
+    let plan = plans.get(row.run_id);
+    if (!plan) {
+      plan = JSON.parse(planOf.get(row.run_id) as string) as Plan;
+      plans.set(row.run_id, plan);
+    }
+    return asksToolApprovals(plan.steps.find((step) => step.id === row.step_id));
+  });
 }
 
 /** Up to `limit` waiting steps (longest waiting first) with their plan steps, masked (see maskedReads). */
@@ -93,6 +116,7 @@ export function readIdle(path: string, options: IdleReadOptions): IdleWaiting | 
     db.exec('BEGIN');
     if (db.prepare(ANYTHING_TO_DO_SQL).pluck().get({ now: options.now }) !== 0) return null;
     if (options.waitingLimit === 0) return { shown: [], total: 0 };
+    if (mayHoldToolCalls(db)) return null;
     return readWaiting(db, options.waitingLimit, options.env, options.secretValues);
   } catch {
     return null;

@@ -2,7 +2,7 @@ import { BatonError, runNotFound } from '../core/errors.js';
 import type { StoredEvent } from '../core/events.js';
 import { flowKeyOf, formatFlowRate } from '../core/flow.js';
 import { planIndex, type StepStatus } from '../core/run-state.js';
-import { type PendingToolApproval, pendingToolApprovals } from '../core/tool-approval.js';
+import { asksToolApprovals, type PendingToolApproval, pendingToolApprovals } from '../core/tool-approval.js';
 import type { RunDetail, RunWithSteps, StepSelection, Store } from '../store/store.js';
 
 /**
@@ -119,9 +119,35 @@ export async function waitingToolCalls(
   const running = new Map<string, number>();
   for (const step of run.steps) {
     const planStep = run.plan.steps[index.position.get(step.stepId) ?? -1];
-    if (step.status === 'running' && (planStep?.agent?.approve || planStep?.fallback?.agent?.approve))
-      running.set(step.stepId, step.attempt);
+    if (step.status === 'running' && asksToolApprovals(planStep)) running.set(step.stepId, step.attempt);
   }
   if (running.size === 0) return [];
   return pendingToolApprovals(await store.getEvents(run.id), running);
+}
+
+/** A held tool call with its run, as `check` and the console inbox list them. */
+export interface RunToolCall extends PendingToolApproval {
+  runId: string;
+  planName: string;
+}
+
+/**
+ * The tool calls every running agent waits on a person for, oldest first, at most `limit`: the runs
+ * of the leases held now are read (few: one per running attempt), and their events only when a
+ * running step's agent has approval rules.
+ */
+export async function everyWaitingToolCall(store: Store, limit: number): Promise<RunToolCall[]> {
+  const runIds = [...new Set((await store.listLeases()).map((lease) => lease.runId))];
+  const found = await Promise.all(
+    runIds.map(async (runId) => {
+      const run = await store.getRunSteps(runId, { statuses: ['running'], everyStepUpTo: 0 });
+      if (!run) return [];
+      const calls = await waitingToolCalls(store, run);
+      return calls.map((call) => ({ ...call, runId, planName: run.planName }));
+    }),
+  );
+  return found
+    .flat()
+    .sort((a, b) => a.requestedAt - b.requestedAt || a.requestSeq - b.requestSeq)
+    .slice(0, limit);
 }

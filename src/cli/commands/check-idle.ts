@@ -63,7 +63,8 @@ export function answerNothingDue(
       scheduleSlotsLeft: false,
       blocked: [],
       waiting: waiting.shown.map((entry) => entry.waiting),
-    } satisfies EngineReport & { blocked: []; waiting: WaitingStep[] };
+      toolApprovals: [],
+    } satisfies EngineReport & { blocked: []; waiting: WaitingStep[]; toolApprovals: [] };
     // As printJson (cli/format.ts) writes it, without building process.stdout (see writeOut).
     writeOut(`${JSON.stringify(report, null, isatty(1) ? 2 : undefined)}\n`);
   } else if (!options.quiet) writeOut(`nothing due\n${waitingLines(waiting.shown, waiting.total)}`);

@@ -13,7 +13,7 @@ import type { GlobalOptions } from '../global-options.js';
 import { LineProgress } from '../progress.js';
 import { openStoreUntilStopped } from '../store-wait.js';
 import { answerNothingDue } from './check-idle.js';
-import { WAITING_SHOWN, waitingLines } from './check-waiting.js';
+import { toolCallLines, WAITING_SHOWN, waitingLines } from './check-waiting.js';
 
 interface CheckOptions extends GlobalOptions, EngineCliOptions {
   maxTime?: string;
@@ -51,9 +51,14 @@ export async function checkCommand(options: CheckOptions): Promise<number> {
     process.once('SIGTERM', stop);
     process.once('SIGINT', stop);
     const report = await drainDueWork(engine, maxTimeMs);
-    const { blocked, waiting } = await needsAPerson(ctx.store);
+    const { blocked, waiting, toolApprovals } = await needsAPerson(ctx.store);
     if (options.json) {
-      printJson({ ...report, blocked: blocked.map((run) => ({ id: run.id, reason: run.reason })), waiting });
+      printJson({
+        ...report,
+        blocked: blocked.map((run) => ({ id: run.id, reason: run.reason })),
+        waiting,
+        toolApprovals,
+      });
     } else {
       if (!options.quiet) process.stdout.write(scheduleText(report));
       for (const run of blocked) {
@@ -61,7 +66,8 @@ export async function checkCommand(options: CheckOptions): Promise<number> {
         for (const stepId of run.stepIds) process.stdout.write(`  ${blockedHints(run.id, stepId)}\n`);
       }
       // Waiting is not a failure: the exit code stays 0 while only waiting.
-      if (!options.quiet) process.stdout.write(await waitingText(ctx.store));
+      if (!options.quiet)
+        process.stdout.write(`${await waitingText(ctx.store)}${toolCallLines(toolApprovals)}`);
     }
     return blocked.length > 0 ? EXIT.workFailed : EXIT.ok;
   } finally {

@@ -4,7 +4,7 @@ import { consolePath, html, type SafeHtml } from '../html.js';
 import { actionForm, formatTime, statusBadge } from './parts.js';
 import { approveForm } from './run-page.js';
 import { resolveForm } from './step-page.js';
-import { type WaitingItem, waitingItem } from './waiting-items.js';
+import { type ToolCallItem, toolCallItem, type WaitingItem, waitingItem } from './waiting-items.js';
 
 /** What the operator should do about a step blocked with this class. */
 function nextActionFor(failureClass: FailureClass | null): string {
@@ -31,6 +31,8 @@ interface InboxView {
   proposed: RunDetail[];
   /** Steps waiting for a person or an event. */
   waiting: WaitingItem[];
+  /** Tool calls running agents wait on a person for. */
+  toolCalls: ToolCallItem[];
   csrf: string;
 }
 
@@ -58,7 +60,9 @@ ${run.plan.description ? html`<p>${run.plan.description}</p>` : ''}<ol class="pr
   );
   const none = (text: string) => html`<p class="note empty">${text}</p>`;
   const waiting = view.waiting.map((item) => waitingItem(item, csrf));
+  const toolCalls = view.toolCalls.map((item) => toolCallItem(item, csrf));
   return html`<h1>Blockers</h1>
+${toolCalls.length > 0 ? html`<h2>Tool calls waiting <b class="count" id="tool-call-count">${toolCalls.length}</b></h2><ul class="inbox" id="tool-calls">${toolCalls}</ul>` : ''}
 <h2>Waiting steps <b class="count" id="waiting-count">${view.waiting.length}</b></h2>${waiting.length > 0 ? html`<ul class="inbox" id="waiting">${waiting}</ul>` : none('no step waits for a person or an event')}
 <h2>Blocked steps <b class="count" id="blocked-count">${view.blocked.length}</b></h2>${blocked.length > 0 ? html`<ul class="inbox" id="blocked">${blocked}</ul>` : none('nothing is blocked')}
 ${budget.length > 0 ? html`<h2>Runs stopped by their budget</h2><ul class="inbox" id="budget">${budget}</ul>` : ''}

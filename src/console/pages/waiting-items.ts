@@ -1,3 +1,5 @@
+import type { ToolAction } from '../../runtime/capability-urls.js';
+import type { RunToolCall } from '../../runtime/run-reads.js';
 import type { WaitAction, WaitingStep } from '../../runtime/types.js';
 import { consolePath, html, type SafeHtml } from '../html.js';
 import { actionForm, formatTime, statusBadge } from './parts.js';
@@ -41,4 +43,25 @@ export function waitAnswerForms(
     kind: 'primary',
     fields: html`<label class="result-box">Payload (JSON) <textarea name="payload" rows="2" cols="30" placeholder='{"version": "1.2"}'></textarea></label>`,
   });
+}
+
+/** A tool call a running agent waits on a person for (`agent.approve`), as the inbox shows it. */
+export interface ToolCallItem {
+  call: RunToolCall;
+  /** Its capability URLs (the inbox is behind the session): anyone holding one can answer. */
+  urls: Partial<Record<ToolAction, string>>;
+}
+
+/** The inbox's entry for a held tool call: what the agent wants to do; approve or reject with a comment. */
+export function toolCallItem(item: ToolCallItem, csrf: string): SafeHtml {
+  const { call } = item;
+  const stepPath = consolePath('runs', call.runId, 'steps', call.stepId);
+  const fields = html`<input type="hidden" name="tool" value="${call.callId}"><label class="result-box">Comment <input type="text" name="comment" size="30"></label>`;
+  const urls = Object.entries(item.urls).map(
+    ([action, url]) => html`<li><b>${action}</b> <code class="capability-url">${url}</code></li>`,
+  );
+  return html`<li class="inbox-item tool-call" data-run="${call.runId}" data-step="${call.stepId}" data-call="${call.callId}"><div class="what"><a href="${stepPath}"><b>${call.stepId}</b></a> of run <a href="${consolePath('runs', call.runId)}">${call.runId}</a> (${call.planName}) ${statusBadge('running')} <span class="when">asked ${formatTime(call.requestedAt)}, denied unanswered ${formatTime(call.timeoutAt)}</span></div>
+<p class="next">Its agent waits in its session to use <b>${call.tool}</b> (call <code>${call.callId}</code>):</p><pre class="reason prompt">${call.summary}</pre>
+<div class="actions">${actionForm(`${stepPath}/approve-tool`, 'Approve', csrf, 'inbox', { kind: 'primary', fields })}${actionForm(`${stepPath}/reject-tool`, 'Reject', csrf, 'inbox', { kind: 'danger', fields })}</div>
+${urls.length > 0 ? html`<details class="capability-urls"><summary>Capability URLs (POST; anyone holding one can answer, once)</summary><ul>${urls}</ul></details>` : ''}</li>`;
 }

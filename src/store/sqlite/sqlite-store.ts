@@ -263,8 +263,10 @@ export class SqliteStore extends withSchedules(withHumanCommands(SqliteReads)) i
   async appendEvents(runId: string, events: readonly BatonEvent[], now: number): Promise<void> {
     if (events.length === 0) return;
     this.write(() => {
-      if (!this.rows.load(runId)) throw runNotFound(runId);
-      for (const event of events) this.rows.appendEvent(runId, now, event);
+      const run = this.rows.load(runId);
+      if (!run) throw runNotFound(runId);
+      // A running agent's held tool call calls the plan's `waiting` hooks, as a waiting step does.
+      for (const event of events) this.rows.appendEvent(runId, now, event, run.state.plan.hooks);
     });
   }
 
