@@ -495,6 +495,46 @@ const BENCHMARKS = [
       { key: 'claimRatio', label: '  ratio (goal <= 1.1)', unit: 'x', higher: false, goal: 1.1 },
     ],
   },
+  // Issue 42 items 3 and 4: a bulk retry over 10,000 blocked runs (goal <= 2 s, the whole
+  // process, beside the process that opens the store and reads a row), and `status --label` over
+  // 100,000 runs (goal <= 1.2x `status`).
+  {
+    name: 'bulk',
+    script: 'bulk.mjs',
+    figures: [
+      {
+        key: 'sqliteRetryMs',
+        label: '`retry --blocked` over 10,000 runs, SQLite (goal <= 2 s)',
+        unit: 'ms',
+        higher: false,
+        goal: 2000,
+      },
+      { key: 'sqliteFloorMs', label: '  floor: `status --limit 1` on that store', unit: 'ms', higher: false },
+      {
+        key: 'pgRetryMs',
+        label: '`retry --blocked` over 10,000 runs, PostgreSQL (goal <= 2 s)',
+        unit: 'ms',
+        higher: false,
+        goal: 2000,
+        optional: true,
+      },
+      {
+        key: 'pgFloorMs',
+        label: '  floor: `status --limit 1` on that store',
+        unit: 'ms',
+        higher: false,
+        optional: true,
+      },
+      { key: 'statusMs', label: '`status` over 100,000 runs', unit: 'ms', higher: false },
+      {
+        key: 'statusLabelMs',
+        label: '  `status --label team=t3` (10,000 of them)',
+        unit: 'ms',
+        higher: false,
+      },
+      { key: 'statusLabelRatio', label: '  ratio (goal <= 1.2)', unit: 'x', higher: false, goal: 1.2 },
+    ],
+  },
   {
     name: 'waiting',
     script: 'waiting.mjs',

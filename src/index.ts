@@ -98,6 +98,7 @@ export {
   type ModelResponse,
   type ToolCall,
 } from './model-call/types.js';
+export type { BulkAnswer, BulkRun, RunsFilter } from './runtime/commands/bulk-commands.js';
 export type { RerunAnswer } from './runtime/commands/rerun-commands.js';
 export type { StepFileChanges } from './runtime/file-changes.js';
 export type { ScheduleView } from './runtime/schedule-view.js';

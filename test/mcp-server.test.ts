@@ -153,7 +153,9 @@ describe('baton mcp over stdio', () => {
       expect(listed, words.join(' ')).toBeDefined();
       const names = listed!.match(/[a-z_]+/g) ?? [];
       for (const name of served) expect(names, `${words.join(' ')}: ${name}`).toContain(name);
-      expect(listed).toContain('(and run, rollback_run, rerun_run, with --allow-run)');
+      expect(listed).toContain(
+        '(and run, rollback_run, rerun_run, retry_blocked, cancel_runs, with --allow-run)',
+      );
     }
   });
 

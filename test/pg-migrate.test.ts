@@ -138,7 +138,7 @@ beforeAll(async () => {
     'agent-succeed',
   );
   const made = await Promise.all([
-    runBaton(['run', okPlan, '--id', 'ok1'], { home, env }),
+    runBaton(['run', okPlan, '--id', 'ok1', '-l', 'team=growth'], { home, env }),
     runBaton(['run', blockedPlan, '--id', 'blk'], { home, env }),
     runBaton(['run', retryPlan, '--id', 'rty'], { home, env }),
     runBaton(['run', detachedPlan, '--id', 'det', '--detach'], { home, env }),

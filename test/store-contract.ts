@@ -415,6 +415,102 @@ export function describeStoreContract(name: string, makeHarness: () => StoreHarn
       expect(await store.getEvents('run1')).toEqual(eventsBefore);
     });
 
+    it('labels: stored with the run, read by getRunLabels, and they filter listRunPage, selectRuns and listBlockedSteps', async () => {
+      const plan = chainPlan(1, {
+        defaults: { retry: { maxAttempts: 1, initialDelayMs: 0, maxDelayMs: 0 } },
+      });
+      const make = (id: string, labels: Record<string, string>, now: number) =>
+        store.createRun({ id, plan, planHash: 'h', inputs: {}, workspace: '/ws', now, labels });
+      await make('a', { team: 'growth', env: 'prod' }, 1000);
+      await make('b', { team: 'growth' }, 1001);
+      await make('c', {}, 1002);
+      expect(await store.getRunLabels(['a', 'b', 'c', 'nope'])).toEqual({
+        a: { env: 'prod', team: 'growth' },
+        b: { team: 'growth' },
+      });
+      const page = await store.listRunPage({ labels: { team: 'growth' } });
+      expect(page.runs.map((r) => r.id)).toEqual(['b', 'a']);
+      expect(page.total).toBe(2);
+      expect(
+        (await store.listRunPage({ labels: { team: 'growth', env: 'prod' } })).runs.map((r) => r.id),
+      ).toEqual(['a']);
+      const selected = await store.selectRuns({
+        statuses: ['running'],
+        labels: { team: 'growth' },
+        limit: 10,
+      });
+      expect(selected).toEqual([
+        { id: 'a', planName: 'chain', status: 'running' },
+        { id: 'b', planName: 'chain', status: 'running' },
+      ]);
+      expect(await store.selectRuns({ statuses: ['blocked'], limit: 10 })).toEqual([]);
+      // All three fail once and are blocked: a and c as transient, b as fatal.
+      const claimed = (await cycle(1010)).claimed;
+      await cycle(
+        1020,
+        claimed.map((c) => ({
+          ...done(c, 1020),
+          outcome: { ok: false, failureClass: c.runId === 'b' ? 'fatal' : 'transient', message: 'down' },
+        })),
+      );
+      const blocked = await store.listBlockedSteps(100, {
+        failureClass: 'transient',
+        labels: { team: 'growth' },
+      });
+      expect(blocked.map((b) => [b.runId, b.stepId, b.failureClass])).toEqual([['a', 's1', 'transient']]);
+      expect(
+        (await store.listBlockedSteps(100, { failureClass: 'transient' })).map((b) => b.runId).sort(),
+      ).toEqual(['a', 'c']);
+      expect(await store.listBlockedSteps(100, { blockedFrom: 1021 })).toEqual([]);
+      expect((await store.listBlockedSteps(100, { planName: 'other' })).length).toBe(0);
+    });
+
+    it('bulk: retryRunSteps and cancelRuns change many runs at once; a run that cannot take it is refused, the rest written', async () => {
+      const plan = chainPlan(1, {
+        defaults: { retry: { maxAttempts: 1, initialDelayMs: 0, maxDelayMs: 0 } },
+      });
+      for (const [i, id] of ['a', 'b', 'c'].entries()) await create(plan, id, 1000 + i);
+      const claimed = (await cycle(1010)).claimed;
+      await cycle(
+        1020,
+        claimed.map((c) => ({
+          ...done(c, 1020),
+          outcome: { ok: false, failureClass: 'transient', message: 'down' },
+        })),
+      );
+      await store.cancelRun('c', 1025);
+      const retried = await store.retryRunSteps(
+        [
+          { runId: 'a', stepIds: ['s1'] },
+          { runId: 'b', stepIds: ['s1'] },
+          { runId: 'c', stepIds: ['s1'] },
+          { runId: 'nope', stepIds: ['s1'] },
+        ],
+        1030,
+      );
+      expect(retried.map((o) => [o.runId, 'summary' in o ? o.summary.status : 'refused'])).toEqual([
+        ['a', 'running'],
+        ['b', 'running'],
+        ['c', 'refused'],
+        ['nope', 'refused'],
+      ]);
+      expect((retried[2] as { refused: string }).refused).toContain('cancelled');
+      for (const id of ['a', 'b']) {
+        const run = await store.getRun(id);
+        expect(run?.steps[0]).toMatchObject({ status: 'ready', dueAt: 1030 });
+        expect((await store.getEvents(id)).filter((e) => e.type === 'step.retry_requested')).toHaveLength(1);
+      }
+      // Due again: the next cycle claims both.
+      expect((await cycle(1040)).claimed.map((c) => c.runId).sort()).toEqual(['a', 'b']);
+      const cancelled = await store.cancelRuns(['a', 'b', 'c'], 1050);
+      expect(cancelled.map((o) => [o.runId, 'summary' in o ? o.summary.status : 'refused'])).toEqual([
+        ['a', 'cancelled'],
+        ['b', 'cancelled'],
+        ['c', 'refused'],
+      ]);
+      expect((await store.getRun('a'))?.status).toBe('cancelled');
+    });
+
     it('blocks after the retry cap, and lets a human retry, skip and cancel', async () => {
       await create(chainPlan(2));
       let [claim] = (await cycle(1000)).claimed;

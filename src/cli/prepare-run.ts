@@ -1,4 +1,5 @@
 import { BatonError } from '../core/errors.js';
+import { parseLabels } from '../core/labels.js';
 import { type PreparedRun, prepareRun } from '../runtime/commands/start-commands.js';
 import { resolveHome } from '../runtime/home.js';
 import { loadPlanFile } from '../workflow/load-plan-file.js';
@@ -6,6 +7,8 @@ import type { GlobalOptions } from './global-options.js';
 
 interface PrepareOptions extends GlobalOptions {
   input?: string[];
+  /** `-l key=value`, repeatable. */
+  label?: string[];
   workspace?: string;
   /** `--allow-workspace <dir>`: this broad folder (root, home, above the Baton home) may be the workspace. */
   allowWorkspace?: string;
@@ -57,6 +60,7 @@ export async function prepareRunFromCli(
       ...(options.agent ? { agent: options.agent } : {}),
       ...(options.shadow ? { shadow: true } : {}),
       ...(extra.awaitingApproval ? { awaitingApproval: true } : {}),
+      ...(options.label ? { labels: parseLabels(options.label, '--label') } : {}),
     },
   );
   for (const warning of prepared.warnings)

@@ -33,6 +33,10 @@ export function withPlanOptions(command: Command): Command {
   return command
     .option('-i, --input <name=value...>', 'a plan input, repeatable')
     .option(
+      '-l, --label <key=value...>',
+      'a label of the run, repeatable (e.g. -l team=growth): find and act on runs by it (status --label, retry --blocked --label)',
+    )
+    .option(
       '--workspace <dir>',
       "folder the agents work in (default: the plan's workspace, else the plan file's folder)",
     )

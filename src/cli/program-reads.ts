@@ -9,6 +9,10 @@ export function registerReadCommands(program: Command, act: Act): void {
       "list recent runs, or show one run's steps (exit 1 if that run is blocked, failed or cancelled)",
     )
     .option('--limit <n>', 'how many runs to list (default 20)')
+    .option('-l, --label <key=value...>', 'list only runs with this label, repeatable (all must match)')
+    .option('--plan <name>', 'list only runs of this plan')
+    .option('--status <status>', 'list only runs in this status (running, blocked, succeeded, ...)')
+    .option('--since <duration>', 'list only runs created within this long (e.g. 2h)')
     .option(
       '--all',
       'with a run of more than 100 steps: list every step (without it: counts per status and the steps that are ready, running, waiting to retry, blocked or degraded)',

@@ -60,6 +60,7 @@ Examples:
       .description('add a schedule of a plan file: --cron "<expr>" [--tz <zone>] or --every <duration>'),
   )
     .option('-i, --input <name=value...>', 'a plan input, repeatable')
+    .option('-l, --label <key=value...>', 'a label of each of its runs, repeatable (e.g. -l team=growth)')
     .option(
       '--shadow',
       'its runs are shadow runs: steps with a side effect are recorded, not executed, and waits for approval are decided by the plan (default: approved by shadow); schedule update --live makes them live',
@@ -84,6 +85,10 @@ Examples:
     .option('--shadow', 'from the next slot on, its runs are shadow runs')
     .option('--live', 'from the next slot on, its runs are live runs (even of a plan that says shadow)')
     .option('-i, --input <name=value...>', 'a plan input (with --plan), repeatable')
+    .option(
+      '-l, --label <key=value...>',
+      'the labels of its runs from the next slot on (replacing theirs), repeatable',
+    )
     .option('--workspace <dir>', 'folder the agents work in (with --plan)')
     .addOption(allowWorkspace())
     .addOption(agent())

@@ -1,5 +1,6 @@
 import { budgetLeft } from '../core/budget.js';
 import type { StoredEvent } from '../core/events.js';
+import { labelsText } from '../core/labels.js';
 import { planIndex, type RunStatus, STEP_STATUSES } from '../core/run-state.js';
 import { staleSteps } from '../core/stale-steps.js';
 import { type PendingToolApproval, toolCallCommands, toolCallLine } from '../core/tool-approval.js';
@@ -32,8 +33,14 @@ export function runExitCode(run: RunSummary): number {
 }
 
 /** The recent runs, one line each (`baton status`). */
-export function runListLines(runs: readonly RunSummary[], paint: Painter): string {
-  const rows = [['RUN', 'PLAN', 'STATUS', 'STEPS', 'UPDATED']];
+export function runListLines(
+  runs: readonly RunSummary[],
+  paint: Painter,
+  labels: Readonly<Record<string, Record<string, string>>> = {},
+): string {
+  // A LABELS column when a listed run has labels.
+  const labelled = runs.some((run) => labels[run.id] !== undefined);
+  const rows = [['RUN', 'PLAN', 'STATUS', 'STEPS', 'UPDATED', ...(labelled ? ['LABELS'] : [])]];
   for (const run of runs)
     rows.push([
       run.id,
@@ -41,6 +48,7 @@ export function runListLines(runs: readonly RunSummary[], paint: Painter): strin
       paintStatus(paint, run.status),
       stepProgress(run),
       formatTime(run.updatedAt),
+      ...(labelled ? [labelsText(labels[run.id] ?? {})] : []),
     ]);
   return table(rows);
 }

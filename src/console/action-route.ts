@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { FORM_TOO_LARGE, readActionForm } from './action-form.js';
-import { runAction, scheduleAction } from './actions.js';
+import { bulkAction, runAction, scheduleAction } from './actions.js';
 import type { ConsoleContext } from './context.js';
 import { errorPage } from './pages/error-page.js';
 import { layout } from './pages/layout.js';
@@ -38,6 +38,11 @@ export async function answerAction(
         false,
       ),
     );
+    return;
+  }
+  const bulk = /^\/inbox\/(retry|cancel)$/.exec(pathname)?.[1] as 'retry' | 'cancel' | undefined;
+  if (bulk !== undefined) {
+    redirect(res, await bulkAction(ctx, bulk, form));
     return;
   }
   const schedule = scheduleTarget(pathname);

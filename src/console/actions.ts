@@ -1,4 +1,5 @@
 import { BatonError } from '../core/errors.js';
+import { cancelRuns, retryBlocked } from '../runtime/commands/bulk-commands.js';
 import { forkRun, rerunRun } from '../runtime/commands/rerun-commands.js';
 import {
   answerWait,
@@ -121,4 +122,22 @@ export async function scheduleAction(ctx: ConsoleContext, name: string, action: 
   if (!apply) throw new BatonError('INVALID_ARGUMENT', `unknown action "${action}"`);
   await apply(ctx, name);
   return '/schedules';
+}
+
+/**
+ * The inbox's multi-select (`POST /inbox/retry|cancel`, the runs ticked as `run` fields): every
+ * blocked step of those runs retried, or the runs cancelled, as `baton retry --blocked` and
+ * `baton cancel` with filters do; back to the inbox.
+ */
+export async function bulkAction(
+  ctx: ConsoleContext,
+  action: 'retry' | 'cancel',
+  form: URLSearchParams,
+): Promise<string> {
+  const runIds = form.getAll('run').filter((id) => id !== '');
+  if (runIds.length === 0) throw new BatonError('INVALID_ARGUMENT', 'no run ticked: tick the runs to act on');
+  const request = { filter: { runIds, ...(action === 'cancel' ? { blocked: true } : {}) } };
+  if (action === 'retry') await retryBlocked(ctx.commands, request);
+  else await cancelRuns(ctx.commands, request);
+  return '/inbox';
 }

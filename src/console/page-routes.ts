@@ -63,9 +63,11 @@ async function page(
 
 const runsList: Handler = async (ctx, req) => {
   const { query, page: number } = runsQueryOf(req.url.searchParams);
-  await page(ctx, req, { title: 'Runs', section: 'runs' }, undefined, async () =>
-    runsPage(await ctx.commands.store.listRunPage(query), number, req.url.searchParams),
-  );
+  await page(ctx, req, { title: 'Runs', section: 'runs' }, undefined, async () => {
+    const result = await ctx.commands.store.listRunPage(query);
+    const labels = await ctx.commands.store.getRunLabels(result.runs.map((run) => run.id));
+    return runsPage(result, number, req.url.searchParams, labels);
+  });
 };
 
 const runDetail: Handler = async (ctx, req) => {

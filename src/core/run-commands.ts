@@ -4,6 +4,23 @@ import { BatonError } from './errors.js';
 import type { Plan } from './plan/types.js';
 import { FINAL_RUN_STATUSES, type RunState } from './run-state.js';
 
+/**
+ * `baton retry --blocked`: several blocked steps of one run retried at once, as one transition
+ * (each as `retryStep` would retry it).
+ */
+export function retrySteps(run: RunState, stepIds: readonly string[], now: number): Transition {
+  let current = run;
+  const events: Transition['events'] = [];
+  const changed = new Set<string>();
+  for (const stepId of stepIds) {
+    const transition = retryStep(current, stepId, now);
+    current = transition.run;
+    events.push(...transition.events);
+    for (const id of transition.changedSteps) changed.add(id);
+  }
+  return { run: current, events, changedSteps: [...changed] };
+}
+
 /** `baton retry`: a blocked or waiting step becomes due now with fresh tries. */
 export function retryStep(run: RunState, stepId: string, now: number): Transition {
   const step = stepState(run, stepId);

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { BatonError } from '../core/errors.js';
+import { checkLabels } from '../core/labels.js';
 import { PlanInvalidError } from '../core/plan/issues.js';
 import type { AgentSpec, Plan } from '../core/plan/types.js';
 import { ulid } from '../core/ulid.js';
@@ -33,6 +34,8 @@ interface StartRunOptions {
   awaitingApproval?: boolean;
   /** Steps already done before the run existed (an imported state.json). */
   completedSteps?: readonly string[];
+  /** What the run is for (`-l team=growth`), checked by core/labels.ts. */
+  labels?: Readonly<Record<string, string>>;
   /**
    * The programs the operator trusted to receive prompt text (see trusted-programs.ts). Default:
    * BATON_TRUSTED_AGENTS only; the CLI and `new Baton({ home })` add their home's. A function is
@@ -176,6 +179,9 @@ export function prepareRun(options: StartRunOptions): NewRun {
     now,
     ...(options.awaitingApproval ? { awaitingApproval: true } : {}),
     ...(options.completedSteps ? { completedSteps: options.completedSteps } : {}),
+    ...(options.labels && Object.keys(options.labels).length > 0
+      ? { labels: checkLabels(options.labels, 'labels') }
+      : {}),
   };
 }
 

@@ -6,6 +6,7 @@
  */
 
 export { validateScheduleName } from '../core/schedule/schedule-rules.js';
+export { cancelRuns, retryBlocked } from '../runtime/commands/bulk-commands.js';
 export { checkDueWork } from '../runtime/commands/check-commands.js';
 export { fileChanges, rollbackRun } from '../runtime/commands/file-commands.js';
 export { rerunRun } from '../runtime/commands/rerun-commands.js';
@@ -29,6 +30,7 @@ export {
   updateSchedule,
 } from '../runtime/commands/schedule-commands.js';
 export { prepareRun, startRun } from '../runtime/commands/start-commands.js';
+export { parseDurationOption } from '../runtime/parse-values.js';
 export { planRunProblems } from '../runtime/plan-problems.js';
 export { DELAY_QUESTION, proposeRun } from '../runtime/proposal.js';
 export { flowWaits, requireRun, requireRunSteps, waitingToolCalls } from '../runtime/run-reads.js';

@@ -1,4 +1,5 @@
 import type { BatonTool } from './tool-kit.js';
+import { bulkTools } from './tools-bulk.js';
 import { fileChangesTool, rerunTool, rollbackTool } from './tools-files.js';
 import { planTools, runTool } from './tools-plans.js';
 import { runTools } from './tools-runs.js';
@@ -18,4 +19,4 @@ export const MCP_TOOLS: readonly BatonTool[] = [
 ];
 
 /** Served only with `--allow-run`: starting work (or running it again) without the person's approval, rewriting files. */
-export const ALLOW_RUN_TOOLS: readonly BatonTool[] = [runTool, rollbackTool, rerunTool];
+export const ALLOW_RUN_TOOLS: readonly BatonTool[] = [runTool, rollbackTool, rerunTool, ...bulkTools];

@@ -61,6 +61,10 @@ export const runOptions = {
     .max(4096)
     .optional()
     .describe("the folder the agents work in (default: the plan's workspace, else the plan file's folder)"),
+  labels: z
+    .record(z.string().max(63), z.string().max(200))
+    .optional()
+    .describe('what the run is for, e.g. {"team": "growth"}: list_runs and the bulk tools find runs by it'),
   runId: z
     .string()
     .regex(/^[A-Za-z0-9_-]{1,64}$/)
@@ -83,6 +87,7 @@ async function prepare(
     inputs: args.inputs ?? {},
     ...(args.workspace ? { workspace: args.workspace } : {}),
     ...(args.runId ? { runId: args.runId } : {}),
+    ...(args.labels ? { labels: args.labels } : {}),
     awaitingApproval,
   });
 }

@@ -133,21 +133,36 @@ export const runTools = [
   }),
   defineTool({
     name: 'list_runs',
-    description: 'Recent runs, newest first: id, plan, status, step counts.',
+    description:
+      'Recent runs, newest first: id, plan, status, step counts, labels; filtered by status, plan and labels.',
     input: {
       status: z.enum(RUN_STATUSES).optional().describe('only runs in this status'),
+      plan: z.string().max(200).optional().describe('only runs of this plan (its name)'),
+      labels: z
+        .record(z.string().max(63), z.string().max(200))
+        .optional()
+        .describe('only runs with every one of these labels, e.g. {"team": "growth"}'),
       limit: z.number().int().min(1).max(100).optional().describe('how many (default 20)'),
     },
     output: { runs: z.array(z.looseObject({ runId: z.string(), status: z.string() })) },
     readOnly: true,
-    call: async ({ status, limit }, ctx) => {
+    call: async ({ status, plan, labels, limit }, ctx) => {
       if (!ctx.hasStore()) return { runs: [] };
-      const runs = await (await ctx.commands()).store.listRuns({
+      const { store } = await ctx.commands();
+      const runs = await store.listRuns({
         limit: limit ?? 20,
         ...(status === undefined ? {} : { status }),
+        ...(plan === undefined ? {} : { planName: plan }),
+        ...(labels === undefined ? {} : { labels }),
       });
+      const labelled = await store.getRunLabels(runs.map((run) => run.id));
       return {
-        runs: runs.map((run) => ({ ...summaryOf(run), createdAt: run.createdAt, updatedAt: run.updatedAt })),
+        runs: runs.map((run) => ({
+          ...summaryOf(run),
+          createdAt: run.createdAt,
+          updatedAt: run.updatedAt,
+          ...(labelled[run.id] ? { labels: labelled[run.id] } : {}),
+        })),
       };
     },
   }),

@@ -61,6 +61,7 @@ const scheduleOptions = {
   endAt: z.string().min(1).max(100).optional().describe('no slot after this time (ISO 8601)'),
   inputs: runOptions.inputs,
   workspace: runOptions.workspace,
+  labels: runOptions.labels.describe('the labels of its runs, e.g. {"team": "growth"}'),
   shadow: z
     .boolean()
     .optional()
@@ -152,8 +153,17 @@ function timingOf(args: Partial<Record<(typeof TIMING_KEYS)[number], string | un
 }
 
 /** The rules given: the timing, and whether its runs are shadow runs. */
-function rulesOf(args: Parameters<typeof timingOf>[0] & { shadow?: boolean | undefined }) {
-  return { ...timingOf(args), ...(args.shadow === undefined ? {} : { shadow: args.shadow }) };
+function rulesOf(
+  args: Parameters<typeof timingOf>[0] & {
+    shadow?: boolean | undefined;
+    labels?: Record<string, string> | undefined;
+  },
+) {
+  return {
+    ...timingOf(args),
+    ...(args.shadow === undefined ? {} : { shadow: args.shadow }),
+    ...(args.labels === undefined ? {} : { labels: args.labels }),
+  };
 }
 
 export const scheduleTools = [

@@ -17,9 +17,11 @@ import { NO_STEPS, type Store } from '../store/store.js';
  * - `rows`: a list (or `{ runs }`, `{ steps }`) of rows, each by its own run (`runId`, else `id`);
  * - `schedule`: the schedule the first argument names (a new one: the plan it is given);
  * - `schedule-rows`: a list of schedules, each by its own plan;
- * - `process`: this process's secrets only (the answer names no plan, or only counts).
+ * - `process`: this process's secrets only (the answer names no plan, or only counts);
+ * - `plans`: a record of plans by run id, each by its own secrets.
  */
 type MaskRule =
+  | { by: 'plans' }
   | { by: 'run' }
   | { by: 'rows' }
   | { by: 'schedule' }
@@ -46,6 +48,11 @@ export const MASKING: { readonly [K in keyof Required<Store>]: MaskRule } = {
   listRuns: ROWS,
   listRunPage: ROWS,
   listBlockedSteps: ROWS,
+  selectRuns: ROWS,
+  retryRunSteps: ROWS,
+  cancelRuns: ROWS,
+  getRunLabels: PROCESS,
+  getRunPlans: { by: 'plans' },
   listWaitingSteps: ROWS,
   listLeases: ROWS,
   listEventsAfter: ROWS,
@@ -165,12 +172,33 @@ export function maskedReads(store: Store, env: NodeJS.ProcessEnv, values: readon
     }
     return found;
   };
-  const maskRows = async (rows: readonly unknown[]): Promise<unknown[]> =>
-    Promise.all(rows.map(async (row) => redactValue(row, await ofRun(runIdOf(row)))));
+  /** The secrets of many runs not looked up yet, from one read of their plans. */
+  const prefetch = async (runIds: readonly unknown[]): Promise<void> => {
+    const missing = [...new Set(runIds)].filter(
+      (id): id is string => typeof id === 'string' && !byRun.has(id),
+    );
+    if (missing.length < 2) return;
+    const plans = await store.getRunPlans(missing).catch(() => ({}) as Record<string, Plan>);
+    for (const [runId, plan] of Object.entries(plans)) {
+      if (byRun.size >= RUNS_KEPT) byRun.clear();
+      byRun.set(runId, Promise.resolve(ofPlan(plan)));
+    }
+  };
+  const maskRows = async (rows: readonly unknown[]): Promise<unknown[]> => {
+    await prefetch(rows.map(runIdOf));
+    return Promise.all(rows.map(async (row) => redactValue(row, await ofRun(runIdOf(row)))));
+  };
   const mask = async (rule: MaskRule, args: unknown[], value: unknown): Promise<unknown> => {
     switch (rule.by) {
       case 'process':
         return redactValue(value, processSecrets);
+      case 'plans':
+        return Object.fromEntries(
+          Object.entries(value as Record<string, Plan>).map(([runId, plan]) => [
+            runId,
+            redactValue(plan, ofPlan(plan)),
+          ]),
+        );
       case 'run':
         // A read that answers the run itself carries its plan: no second read for its secrets.
         return redactValue(value, await (ownPlan(args[0], value) ?? ofRun(args[0])));

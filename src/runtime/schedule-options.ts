@@ -1,3 +1,4 @@
+import { checkLabels } from '../core/labels.js';
 import '../store/core-libraries.js';
 import { BatonError } from '../core/errors.js';
 import {
@@ -26,6 +27,8 @@ export interface ScheduleOptions {
   endAt?: string | number;
   /** Its runs are shadow runs (true) or live ones (false), whatever the plan says; default: as the plan says. */
   shadow?: boolean;
+  /** The labels of its runs (checked by core/labels.ts). */
+  labels?: Readonly<Record<string, string>>;
 }
 
 /** The names the options go by in messages: the CLI's flags, or the API's fields. */
@@ -102,6 +105,9 @@ export function scheduleRules(
     startAt: options.startAt === undefined ? null : parseTimeOption(options.startAt, names.startAt),
     endAt: options.endAt === undefined ? null : parseTimeOption(options.endAt, names.endAt),
     ...(options.shadow === undefined ? {} : { shadow: options.shadow }),
+    ...(options.labels === undefined || Object.keys(options.labels).length === 0
+      ? {}
+      : { labels: checkLabels(options.labels, 'labels') }),
   };
   if (rules.startAt !== null && rules.endAt !== null && rules.endAt <= rules.startAt) {
     throw new BatonError('INVALID_ARGUMENT', `${names.endAt} must come after ${names.startAt}`);

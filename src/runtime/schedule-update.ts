@@ -60,6 +60,7 @@ export async function updatedSchedule(current: ScheduleDetail, update: ScheduleU
         : { startAt: old.startAt }),
     ...(given.endAt !== undefined ? { endAt: given.endAt } : old.endAt === null ? {} : { endAt: old.endAt }),
     ...((given.shadow ?? old.shadow) === undefined ? {} : { shadow: given.shadow ?? old.shadow }),
+    ...((given.labels ?? old.labels) === undefined ? {} : { labels: given.labels ?? old.labels }),
   };
   const rules = scheduleRules(merged, update.now, names);
   if (!update.snapshot) {

@@ -22,6 +22,7 @@ export type {
   NewSchedule,
   RerunSummary,
   RunDetail,
+  RunListQuery,
   RunPage,
   RunPageQuery,
   RunSummary,

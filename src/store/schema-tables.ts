@@ -11,7 +11,7 @@ export const SCHEMA_APP_ID = 'baton';
  * sqlite/migrations (a test holds the two equal). The idle check answers only for a database at
  * this version, without reading the migrations folder (it runs bundled, away from that folder).
  */
-export const SQLITE_SCHEMA_VERSION = 11;
+export const SQLITE_SCHEMA_VERSION = 12;
 
 /**
  * Tables holding a run's rows (what `baton migrate` copies per run, in the order it reports them):
@@ -27,6 +27,7 @@ export const RUN_TABLES = [
   'effects',
   'hook_deliveries',
   'wait_events',
+  'run_labels',
 ] as const;
 
 /**
@@ -38,6 +39,7 @@ export const SQLITE_INDEXES: readonly string[] = [
   'events_by_run',
   'hook_deliveries_due',
   'hook_deliveries_failed',
+  'run_labels_by_label',
   'runs_by_created',
   'runs_by_status',
   'schedule_slots_by_run',

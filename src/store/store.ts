@@ -25,13 +25,23 @@ export type { EventDelivery, EventStore, SentEvent, WaitingStep } from './contra
 export type { FlowLimitStatus, FlowLimitStore } from './contract/flow-limits.js';
 export type { HookDelivery, HookDeliveryKey, HookStore } from './contract/hooks.js';
 export type { MetricsStore } from './contract/metrics.js';
-export type { BlockedStep, LiveLease, OverviewStore, RunPage, RunPageQuery } from './contract/overview.js';
+export type {
+  BlockedStep,
+  BlockedStepFilter,
+  LiveLease,
+  OverviewStore,
+  RunPage,
+  RunPageQuery,
+  RunRef,
+  RunSelectQuery,
+} from './contract/overview.js';
 export type { FinishedRunsBatch, RetentionStore } from './contract/retention.js';
-export type { RerunSummary, RunCommands } from './contract/run-commands.js';
+export { BULK_RUNS, type BulkOutcome, type RerunSummary, type RunCommands } from './contract/run-commands.js';
 export {
   type NewRun,
   NO_STEPS,
   type RunDetail,
+  type RunListQuery,
   type RunStep,
   type RunStore,
   type RunSummary,

@@ -4,6 +4,12 @@ import type { RunStatus } from '../core/run-state.js';
 import type { AgentCliExecutorOptions } from '../executors/agent-cli-executor.js';
 import { FunctionRegistry } from '../executors/function-executor.js';
 import type { ModelExecutorOptions } from '../executors/model-executor.js';
+import {
+  type BulkAnswer,
+  cancelRuns,
+  type RunsFilter,
+  retryBlocked,
+} from '../runtime/commands/bulk-commands.js';
 import { type CommandContext, commandContext } from '../runtime/commands/context.js';
 import { fileChanges, rollbackRun } from '../runtime/commands/file-commands.js';
 import { removeFlowLimit, setFlowLimit } from '../runtime/commands/flow-commands.js';
@@ -303,6 +309,7 @@ export class Baton {
       ...(options.workspace === undefined ? {} : { workspace: options.workspace }),
       ...(options.planPath === undefined ? {} : { planPath: options.planPath }),
       ...(options.allowWorkspace === undefined ? {} : { allowWorkspace: options.allowWorkspace }),
+      ...(options.labels === undefined ? {} : { labels: options.labels }),
     });
     const [started] = await startRuns(ctx, [prepared]);
     return { runId: started!.run.id, created: started!.created };
@@ -415,6 +422,24 @@ export class Baton {
   /** Rejects a step waiting for approval: the steps after it are skipped (see `approve`). */
   async reject(runId: string, stepId: string, options: DecisionOptions = {}): Promise<RunSummary> {
     return decideStep(await this.commands(), { runId, stepId, decision: 'reject', ...options });
+  }
+
+  /**
+   * Retries every blocked step the filter chooses (`baton retry --blocked`): `{ failureClass:
+   * 'transient', sinceMs: 7_200_000, planName, labels }`, all optional (none: every blocked step).
+   * Returns each run touched (`retried`, or `refused` with why when it moved on meanwhile);
+   * `{ dryRun: true }` only lists them. This process's workers drive the runs again.
+   */
+  async retryBlocked(filter: RunsFilter = {}, options: { dryRun?: boolean } = {}): Promise<BulkAnswer> {
+    return retryBlocked(await this.commands(), { filter, ...options });
+  }
+
+  /**
+   * Cancels every unfinished run the filter chooses (`baton cancel` with filters; at least one
+   * filter: `blocked`, `failureClass`, `sinceMs`, `planName`, `labels`, or `runIds`), as `retryBlocked`.
+   */
+  async cancelRuns(filter: RunsFilter, options: { dryRun?: boolean } = {}): Promise<BulkAnswer> {
+    return cancelRuns(await this.commands(), { filter, ...options });
   }
 
   /**
@@ -620,4 +645,9 @@ export interface StartPlanOptions {
    * unless it is this folder (the CLI's `--allow-workspace`).
    */
   allowWorkspace?: string;
+  /**
+   * What the run is for, e.g. `{ team: 'growth' }` (`baton run -l team=growth`): find and act on
+   * runs by it (`baton status --label`, `retryBlocked({ labels })`). Never metric labels.
+   */
+  labels?: Record<string, string>;
 }

@@ -31,6 +31,8 @@ export interface ScheduleApiOptions {
   workspace?: string;
   /** Its runs are shadow runs (true) or live ones (false), whatever the plan says (`--shadow`, `--live`). */
   shadow?: boolean;
+  /** The labels of its runs, e.g. `{ team: 'growth' }` (`schedule add -l team=growth`). */
+  labels?: Record<string, string>;
 }
 
 /** `baton.schedules`: the schedules of the store. */

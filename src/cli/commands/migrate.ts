@@ -43,6 +43,7 @@ const TABLE_LABELS: Record<(typeof COPIED_TABLES)[number], string> = {
   effects: 'effects',
   hook_deliveries: 'hook deliveries',
   wait_events: 'kept events',
+  run_labels: 'labels',
 };
 
 function countsTable(result: HomeCopyResult): string {

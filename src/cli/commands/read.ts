@@ -2,13 +2,15 @@ import { createReadStream, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { BatonError } from '../../core/errors.js';
+import { labelsText, parseLabels } from '../../core/labels.js';
+import { RUN_STATUSES, type RunStatus } from '../../core/run-state.js';
 import { staleSteps } from '../../core/stale-steps.js';
 import { verificationOf } from '../../core/verify.js';
 import { attemptsWithSessions } from '../../runtime/attempt-sessions.js';
 import { lastOutputTimes } from '../../runtime/last-output.js';
 import { withCommandContext } from '../../runtime/open-store.js';
-import { parsePositiveInt } from '../../runtime/parse-values.js';
-import type { ScheduleSlot } from '../../runtime/types.js';
+import { parseDurationOption, parsePositiveInt } from '../../runtime/parse-values.js';
+import type { RunListQuery, ScheduleSlot } from '../../runtime/types.js';
 import { painter, useColour } from '../colour.js';
 import { EXIT } from '../exit-codes.js';
 import { attemptLine, printJson } from '../format.js';
@@ -55,18 +57,25 @@ function refuse(message: string): never {
  */
 export async function statusCommand(
   runId: string | undefined,
-  options: GlobalOptions & { limit?: string; watch?: boolean; all?: boolean },
+  options: GlobalOptions & StatusFilterOptions & { limit?: string; watch?: boolean; all?: boolean },
 ): Promise<number> {
   if (options.watch && runId === undefined)
     refuse('status --watch follows one run: baton status <run> --watch (baton status lists the runs)');
+  const filter = statusFilter(options);
+  if (runId !== undefined && filter !== null)
+    refuse('--label, --plan, --status and --since choose runs to list: give them without a run id');
   return withCommandContext(options, async ({ store, home }) => {
     if (runId === undefined) {
-      const runs = await store.listRuns({
-        limit: options.limit ? parsePositiveInt(options.limit, '--limit') : 20,
-      });
-      if (options.json) printJson(runs);
-      else if (runs.length === 0) process.stdout.write('no runs yet: start one with baton run <plan.yaml>\n');
-      else process.stdout.write(`${runListLines(runs, paintFor(options))}\n`);
+      const limit = options.limit ? parsePositiveInt(options.limit, '--limit') : 20;
+      const runs = await store.listRuns({ ...filter, limit });
+      const labels = await store.getRunLabels(runs.map((run) => run.id));
+      if (options.json)
+        printJson(runs.map((run) => (labels[run.id] ? { ...run, labels: labels[run.id] } : run)));
+      else if (runs.length === 0)
+        process.stdout.write(
+          filter === null ? 'no runs yet: start one with baton run <plan.yaml>\n' : 'no run matches\n',
+        );
+      else process.stdout.write(`${runListLines(runs, paintFor(options), labels)}\n`);
       return EXIT.ok;
     }
     if (options.watch) {
@@ -84,6 +93,7 @@ export async function statusCommand(
           return verification ? { ...step, verification } : step;
         }),
         stale: staleSteps(run),
+        labels: (await store.getRunLabels([runId]))[runId] ?? {},
         toolApprovals: await waitingToolCalls(store, run),
         flowWaits: await flowWaits(store, run, Date.now()),
         ...(schedule ? { schedule } : {}),
@@ -108,10 +118,42 @@ export async function statusCommand(
       ...(toolCalls.length > 0 ? { toolCalls } : {}),
     };
     process.stdout.write(`${runStatusLines(run, waits, paintFor(options), context).join('\n')}\n`);
+    const labels = (await store.getRunLabels([runId]))[runId];
+    if (labels) process.stdout.write(`labels: ${labelsText(labels)}\n`);
     const schedule = scheduleOfRun(await store.scheduleSlotOfRun(runId));
     if (schedule) process.stdout.write(`${scheduleLine(schedule)}\n`);
     return runExitCode(run);
   });
+}
+
+interface StatusFilterOptions {
+  label?: string[];
+  plan?: string;
+  status?: string;
+  since?: string;
+}
+
+/** The list's filters (`--label`, `--plan`, `--status`, `--since`), checked; null when none is given. */
+function statusFilter(options: StatusFilterOptions): RunListQuery | null {
+  if (
+    options.label === undefined &&
+    options.plan === undefined &&
+    options.status === undefined &&
+    options.since === undefined
+  )
+    return null;
+  if (options.status !== undefined && !(RUN_STATUSES as readonly string[]).includes(options.status))
+    refuse(
+      `--status: "${options.status.slice(0, 40)}" is not a run status (one of ${RUN_STATUSES.join(', ')})`,
+    );
+  return {
+    ...(options.label !== undefined ? { labels: parseLabels(options.label, '--label') } : {}),
+    ...(options.plan !== undefined ? { planName: options.plan } : {}),
+    ...(options.status !== undefined ? { status: options.status as RunStatus } : {}),
+    ...(options.since !== undefined
+      ? { createdFrom: Date.now() - parseDurationOption(options.since, '--since') }
+      : {}),
+  };
 }
 
 /** `baton timeline <run>`: every transition with time, duration, attempt and outcome (`--watch`: as they happen). */

@@ -1,5 +1,15 @@
+import { BatonError } from '../../core/errors.js';
+import type { FailureClass } from '../../core/failure.js';
+import { parseLabels } from '../../core/labels.js';
+import {
+  type BulkAnswer,
+  cancelRuns,
+  type RunsFilter,
+  retryBlocked,
+} from '../../runtime/commands/bulk-commands.js';
 import { applyRunCommand, type RunCommand } from '../../runtime/commands/run-commands.js';
 import { withCommandContext } from '../../runtime/open-store.js';
+import { parseDurationOption } from '../../runtime/parse-values.js';
 import { EXIT } from '../exit-codes.js';
 import { printJson } from '../format.js';
 import type { GlobalOptions } from '../global-options.js';
@@ -39,4 +49,80 @@ export async function manageCommand(
     }
     return EXIT.ok;
   });
+}
+
+interface BulkOptions extends GlobalOptions {
+  blocked?: boolean;
+  class?: string;
+  since?: string;
+  plan?: string;
+  label?: string[];
+  dryRun?: boolean;
+}
+
+/**
+ * `baton retry <run> <step>` or `retry --blocked [filters]`; `baton cancel <run>` or `cancel
+ * [filters]`: one run, or every run the filters choose, each printed as it is touched.
+ */
+export async function bulkOrOne(
+  command: 'retry' | 'cancel',
+  runId: string | undefined,
+  stepId: string | undefined,
+  options: BulkOptions,
+): Promise<number> {
+  const filter = filterOf(options);
+  const filtered = Object.keys(filter).length > 0 || options.dryRun === true;
+  if (runId !== undefined) {
+    if (filtered)
+      throw new BatonError(
+        'INVALID_ARGUMENT',
+        `${command} <run>: the filters (--blocked, --class, --since, --plan, --label, --dry-run) choose runs; give them without a run id`,
+      );
+    if (command === 'retry' && stepId === undefined)
+      throw new BatonError(
+        'INVALID_ARGUMENT',
+        'retry <run> <step>: name the step to retry (baton status <run> shows them)',
+      );
+    return manageCommand(command, runId, stepId, options);
+  }
+  if (command === 'retry' && !options.blocked)
+    throw new BatonError(
+      'INVALID_ARGUMENT',
+      'retry: name <run> <step>, or give --blocked to retry every blocked step the filters choose',
+    );
+  return withCommandContext(options, async (ctx) => {
+    const request = { filter, ...(options.dryRun ? { dryRun: true } : {}) };
+    const answer = command === 'retry' ? await retryBlocked(ctx, request) : await cancelRuns(ctx, request);
+    if (options.json) printJson(answer);
+    else process.stdout.write(bulkText(command, answer));
+    return EXIT.ok;
+  });
+}
+
+function filterOf(options: BulkOptions): RunsFilter {
+  return {
+    ...(options.blocked ? { blocked: true } : {}),
+    ...(options.class !== undefined ? { failureClass: options.class as FailureClass } : {}),
+    ...(options.since !== undefined ? { sinceMs: parseDurationOption(options.since, '--since') } : {}),
+    ...(options.plan !== undefined ? { planName: options.plan } : {}),
+    ...(options.label !== undefined ? { labels: parseLabels(options.label, '--label') } : {}),
+  };
+}
+
+/** One line per run touched (or that would be), then the count. */
+function bulkText(command: 'retry' | 'cancel', answer: BulkAnswer): string {
+  const lines = answer.runs.map((run) => {
+    const steps = run.stepIds ? ` step${run.stepIds.length === 1 ? '' : 's'} ${run.stepIds.join(', ')}` : '';
+    const why = run.reason ? `: ${run.reason}` : '';
+    return `${run.outcome} run ${run.runId} (${run.planName})${steps}${why}`;
+  });
+  const refused = answer.runs.filter((run) => run.outcome === 'refused').length;
+  const touched = answer.runs.length - refused;
+  const verb = answer.dryRun ? `would ${command}` : command === 'retry' ? 'retried' : 'cancelled';
+  lines.push(
+    answer.runs.length === 0
+      ? `no run matches: nothing to ${command}`
+      : `${touched} run${touched === 1 ? '' : 's'} ${verb}${refused > 0 ? `, ${refused} refused (they moved on meanwhile)` : ''}${answer.dryRun ? ' (dry run: nothing changed)' : command === 'retry' ? ' (baton check or baton worker drives them)' : ''}`,
+  );
+  return `${lines.join('\n')}\n`;
 }

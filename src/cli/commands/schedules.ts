@@ -1,4 +1,5 @@
 import { BatonError } from '../../core/errors.js';
+import { parseLabels } from '../../core/labels.js';
 import { validateScheduleName } from '../../core/schedule/schedule-rules.js';
 import {
   addSchedule,
@@ -35,6 +36,15 @@ interface ScheduleCliOptions extends GlobalOptions, ScheduleOptions {
   plan?: string;
   /** `schedule update --live`: the runs from the next slot on are live (shadow: false). */
   live?: boolean;
+  /** `-l key=value`, repeatable: the labels of its runs. */
+  label?: string[];
+}
+
+/** The options with `-l key=value` as the schedule's labels. */
+function withLabels(options: ScheduleCliOptions): ScheduleCliOptions {
+  return options.label === undefined
+    ? options
+    : { ...options, labels: parseLabels(options.label, '--label') };
 }
 
 /** The plan snapshot of `schedule add` / `update`, checked before a store is opened. */
@@ -43,7 +53,8 @@ async function planSnapshot(planPath: string, options: ScheduleCliOptions): Prom
 }
 
 /** `baton schedule add <name> <plan> (--cron … | --every …)`: stores the schedule with its plan snapshot. */
-export async function scheduleAddCommand(name: string, planPath: string, options: ScheduleCliOptions) {
+export async function scheduleAddCommand(name: string, planPath: string, cli: ScheduleCliOptions) {
+  const options = withLabels(cli);
   // Name and timing checked before the plan, and all before a store is opened (or a home made).
   validateScheduleName(name);
   scheduleRules(options, Date.now());
@@ -63,7 +74,7 @@ export async function scheduleUpdateCommand(name: string, cli: ScheduleCliOption
   validateScheduleName(name);
   if (cli.live && cli.shadow)
     throw new BatonError('INVALID_ARGUMENT', '--live and --shadow: give one of them');
-  const { live, ...rest } = cli;
+  const { live, ...rest } = withLabels(cli);
   const options: ScheduleCliOptions = live ? { ...rest, shadow: false } : rest;
   if (!storeExists(options)) throw noSchedule(name);
   return withCommandContext(options, async (ctx) => {

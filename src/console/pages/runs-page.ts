@@ -1,4 +1,5 @@
 import { BatonError } from '../../core/errors.js';
+import { parseLabels } from '../../core/labels.js';
 import { RUN_STATUSES, type RunStatus } from '../../core/run-state.js';
 import { stepProgress } from '../../runtime/format.js';
 import type { RunPage, RunPageQuery } from '../../runtime/types.js';
@@ -27,6 +28,9 @@ export function runsQueryOf(params: URLSearchParams): { query: RunPageQuery; pag
   if (plan !== undefined) query.planName = plan;
   const q = text('q');
   if (q !== undefined) query.idContains = q;
+  // `team=growth`, or several: `team=growth,env=prod` (every one must match).
+  const label = text('label');
+  if (label !== undefined) query.labels = parseLabels(label.split(','), 'label');
   const from = text('from');
   if (from !== undefined) query.createdFrom = dateOf(from, 'from');
   const to = text('to');
@@ -65,7 +69,12 @@ function linkWith(params: URLSearchParams, changes: Record<string, string | null
   return text === '' ? '/' : `/?${text}`;
 }
 
-export function runsPage(result: RunPage, page: number, params: URLSearchParams): SafeHtml {
+export function runsPage(
+  result: RunPage,
+  page: number,
+  params: URLSearchParams,
+  labels: Readonly<Record<string, Record<string, string>>> = {},
+): SafeHtml {
   const status = params.get('status') ?? '';
   const all = Object.values(result.counts).reduce((sum, n) => sum + (n ?? 0), 0);
   const chips = [
@@ -80,6 +89,7 @@ export function runsPage(result: RunPage, page: number, params: URLSearchParams)
 <input type="hidden" name="status" value="${status}">
 <label>Run id <input type="search" name="q" value="${value('q')}" placeholder="part of an id"></label>
 <label>Plan <input type="text" name="plan" value="${value('plan')}" placeholder="exact plan name"></label>
+<label>Label <input type="text" name="label" value="${value('label')}" placeholder="team=growth"></label>
 <label>From <input type="text" name="from" value="${value('from')}" placeholder="2025-01-31"></label>
 <label>To <input type="text" name="to" value="${value('to')}" placeholder="2025-01-31T18:00"></label>
 <button type="submit">Filter</button> <a href="/">clear</a></form>`;
@@ -87,12 +97,12 @@ export function runsPage(result: RunPage, page: number, params: URLSearchParams)
     (run) => html`<tr data-run="${run.id}"><td><a href="${consolePath('runs', run.id)}">${run.id}</a></td>
 <td><a href="${linkWith(params, { plan: run.planName })}">${run.planName}</a></td><td>${statusBadge(run.status)}</td>
 <td>${stepProgress(run)}</td><td>${run.attemptsTotal}</td><td>${formatTime(run.createdAt)}</td><td>${formatTime(run.updatedAt)}</td>
-<td class="reason">${firstLine(run.blockedReason, 100)}</td></tr>`,
+<td class="reason">${firstLine(run.blockedReason, 100)}</td><td class="labels">${Object.entries(labels[run.id] ?? {}).map(([key, label]) => html`<a class="label" href="${linkWith(params, { label: `${key}=${label}` })}">${key}=${label}</a> `)}</td></tr>`,
   );
   const pages = Math.max(1, Math.ceil(result.total / RUNS_PER_PAGE));
   const pager = html`<nav class="pager">${page > 1 ? html`<a rel="prev" href="${linkWith(params, { page: String(page - 1) })}">← newer</a>` : ''}
 <span>page ${page} of ${pages} · ${result.total} runs</span>${page < pages ? html`<a rel="next" href="${linkWith(params, { page: String(page + 1) })}">older →</a>` : ''}</nav>`;
   return html`<h1>Runs</h1><div class="chips" id="run-counts">${chips}</div>${filters}
-<table class="runs" id="runs"><thead><tr><th>Run</th><th>Plan</th><th>Status</th><th>Steps done</th><th>Attempts</th><th>Created</th><th>Updated</th><th>Blocked</th></tr></thead>
-<tbody>${rows.length > 0 ? rows : emptyRow(8, 'no runs match')}</tbody></table>${pager}`;
+<table class="runs" id="runs"><thead><tr><th>Run</th><th>Plan</th><th>Status</th><th>Steps done</th><th>Attempts</th><th>Created</th><th>Updated</th><th>Blocked</th><th>Labels</th></tr></thead>
+<tbody>${rows.length > 0 ? rows : emptyRow(9, 'no runs match')}</tbody></table>${pager}`;
 }

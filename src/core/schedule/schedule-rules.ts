@@ -20,6 +20,8 @@ export interface ScheduleRules {
    * false), whatever the plan says; absent: as the plan says.
    */
   shadow?: boolean;
+  /** The labels of its runs (`schedule add -l team=growth`). */
+  labels?: Readonly<Record<string, string>>;
 }
 
 /** A cron expression (5 fields, or 6 with seconds first) in an IANA time zone, or an interval. */

@@ -56,6 +56,8 @@ export interface RunRequest {
   awaitingApproval?: boolean;
   /** Steps stored as done already (`baton import` of a skill state file). */
   completedSteps?: readonly string[];
+  /** What the run is for (`-l team=growth`). */
+  labels?: Readonly<Record<string, string>>;
 }
 
 /** A run prepared for the store, with what its agent commands lack for Baton to read their output. */
@@ -87,6 +89,7 @@ export function prepareRun(starting: StartingProcess, request: RunRequest): Prep
     ...(request.runId ? { runId: request.runId } : {}),
     ...(request.awaitingApproval ? { awaitingApproval: true } : {}),
     ...(request.completedSteps ? { completedSteps: request.completedSteps } : {}),
+    ...(request.labels ? { labels: request.labels } : {}),
   });
   return {
     plan,

@@ -1,4 +1,5 @@
 import type { FailureClass } from '../../core/failure.js';
+import type { Plan } from '../../core/plan/types.js';
 import type { RunStatus } from '../../core/run-state.js';
 import type { AttemptKey } from './attempts.js';
 import type { RunSummary } from './runs.js';
@@ -10,8 +11,17 @@ import type { RunSummary } from './runs.js';
 export interface OverviewStore {
   /** One page of runs, newest first, with the counts per status of every run the other filters match (`baton serve`). */
   listRunPage(query?: RunPageQuery): Promise<RunPage>;
-  /** Every step blocked for a human in a run that is still going (running or blocked), newest first. */
-  listBlockedSteps(limit?: number): Promise<BlockedStep[]>;
+  /**
+   * Every step blocked for a human in a run that is still going (running or blocked), newest first;
+   * with `filter`, only those matching all of it (`baton retry --blocked`).
+   */
+  listBlockedSteps(limit?: number, filter?: BlockedStepFilter): Promise<BlockedStep[]>;
+  /** Runs matching every filter, oldest first, at most `limit` (`baton cancel` with filters). */
+  selectRuns(query: RunSelectQuery): Promise<RunRef[]>;
+  /** The plan snapshots of these runs (a run not found: absent), e.g. to mask many rows at once. */
+  getRunPlans(runIds: readonly string[]): Promise<Record<string, Plan>>;
+  /** The labels of these runs (a run without any: absent). */
+  getRunLabels(runIds: readonly string[]): Promise<Record<string, Record<string, string>>>;
   /** Every lease held now (steps running), with its owner and process, by owner then start. */
   listLeases(): Promise<LiveLease[]>;
 }
@@ -27,10 +37,38 @@ export interface RunPageQuery {
   createdBefore?: number;
   /** A part of the run id (any position, case-sensitive). */
   idContains?: string;
+  /** Runs carrying every one of these labels (`--label team=growth`). */
+  labels?: Readonly<Record<string, string>>;
   /** Runs skipped, for pages after the first. Default 0. */
   offset?: number;
   /** Runs in the page. Default 50. */
   limit?: number;
+}
+
+/** What `listBlockedSteps` keeps; every filter optional. */
+export interface BlockedStepFilter {
+  failureClass?: FailureClass;
+  /** Steps blocked at or after this time. */
+  blockedFrom?: number;
+  planName?: string;
+  labels?: Readonly<Record<string, string>>;
+}
+
+/** Filters of `selectRuns`: `statuses` and `limit` required, the rest optional. */
+export interface RunSelectQuery {
+  statuses: readonly RunStatus[];
+  planName?: string;
+  /** Runs created at or after this time. */
+  createdFrom?: number;
+  labels?: Readonly<Record<string, string>>;
+  limit: number;
+}
+
+/** A run `selectRuns` found. */
+export interface RunRef {
+  id: string;
+  planName: string;
+  status: RunStatus;
 }
 
 export interface RunPage {

@@ -30,7 +30,25 @@ export interface RunCommands {
    * an unsafe step without `redoEffects`.
    */
   rerunFrom(runId: string, request: RerunRequest, now: number): Promise<RerunSummary>;
+  /**
+   * `baton retry --blocked`: the named blocked steps of many runs retried, each run as `retryStep`
+   * would, in transactions of up to BULK_RUNS runs (one statement each on PostgreSQL). A run the
+   * change refuses (it ended, moved on, is stopped by its budget) is answered with why; the others
+   * are written.
+   */
+  retryRunSteps(
+    targets: readonly { runId: string; stepIds: readonly string[] }[],
+    now: number,
+  ): Promise<BulkOutcome[]>;
+  /** `baton cancel` with filters: many runs cancelled, each as `cancelRun` would, as retryRunSteps does. */
+  cancelRuns(runIds: readonly string[], now: number): Promise<BulkOutcome[]>;
 }
+
+/** Runs one bulk transaction writes at most. */
+export const BULK_RUNS = 500;
+
+/** What a bulk command did to one run: its summary after it, or why it was refused. */
+export type BulkOutcome = { runId: string; summary: RunSummary } | { runId: string; refused: string };
 
 /** A run after `rerunFrom`, with the steps it runs again and those it left stale (`only`). */
 export type RerunSummary = RunSummary & { rerun: RerunSelection };

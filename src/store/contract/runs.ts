@@ -21,7 +21,11 @@ export interface RunStore {
    * plan order. Null for an unknown run.
    */
   getRunSteps(runId: string, selection: StepSelection): Promise<RunWithSteps | null>;
-  listRuns(options?: { status?: RunStatus; limit?: number }): Promise<RunSummary[]>;
+  /**
+   * The newest runs, at most `limit` (default 50); with `status`, `planName`, `createdFrom` or
+   * `labels` (`baton status --label`), only those matching all of them.
+   */
+  listRuns(options?: RunListQuery): Promise<RunSummary[]>;
   getAttempts(runId: string, stepId?: string): Promise<AttemptRecord[]>;
   /** Results of succeeded steps, for templates (`{{steps.x.summary}}`). Missing or unfinished steps are absent. */
   getStepResults(runId: string, stepIds: readonly string[]): Promise<Record<string, StepResult>>;
@@ -41,6 +45,18 @@ export interface NewRun {
   completedSteps?: readonly string[];
   /** `baton fork`: steps that start settled with the old run's status and result (core/fork.ts). */
   keptSteps?: readonly KeptStep[];
+  /** What the run is for (`-l team=growth`), checked by core/labels.ts. */
+  labels?: Readonly<Record<string, string>>;
+}
+
+/** What `listRuns` lists: every filter optional. */
+export interface RunListQuery {
+  status?: RunStatus;
+  limit?: number;
+  planName?: string;
+  /** Runs created at or after this time. */
+  createdFrom?: number;
+  labels?: Readonly<Record<string, string>>;
 }
 
 export interface RunSummary {

@@ -7,12 +7,18 @@ import {
   resolveStep,
   resumeRun,
   retryStep,
+  retrySteps,
   skipStep,
 } from '../../core/run-commands.js';
 import type { RunState, StepResult } from '../../core/run-state.js';
 import type { Transition } from '../../core/transitions.js';
 import { approveWaitStep, rejectWaitStep, type WaitDecision } from '../../core/waits.js';
-import type { RerunSummary, RunCommands } from '../contract/run-commands.js';
+import {
+  BULK_RUNS,
+  type BulkOutcome,
+  type RerunSummary,
+  type RunCommands,
+} from '../contract/run-commands.js';
 import type { RunSummary } from '../contract/runs.js';
 
 /** What a human command does to a run, as the core decides it (core/run-commands.ts). */
@@ -32,6 +38,37 @@ export function withHumanCommands<B extends StoreBase>(Base: B) {
      * applied to it, its events and new state written. Returns the run's summary after it.
      */
     abstract applyCommand(runId: string, change: RunChange, now: number): Promise<RunSummary>;
+
+    /**
+     * In one transaction: each run as stored now, its change applied and written; a run that is
+     * gone, or whose change throws a BatonError, is answered `refused` and left as it is.
+     */
+    abstract applyCommands(
+      changes: readonly { runId: string; change: RunChange }[],
+      now: number,
+    ): Promise<BulkOutcome[]>;
+
+    async retryRunSteps(
+      targets: readonly { runId: string; stepIds: readonly string[] }[],
+      now: number,
+    ): Promise<BulkOutcome[]> {
+      return applyInChunks(
+        this,
+        targets.map(({ runId, stepIds }) => ({
+          runId,
+          change: (run: RunState) => retrySteps(run, stepIds, now),
+        })),
+        now,
+      );
+    }
+
+    cancelRuns(runIds: readonly string[], now: number): Promise<BulkOutcome[]> {
+      return applyInChunks(
+        this,
+        runIds.map((runId) => ({ runId, change: (run: RunState) => cancelRun(run, now) })),
+        now,
+      );
+    }
 
     retryStep(runId: string, stepId: string, now: number): Promise<RunSummary> {
       return this.applyCommand(runId, (run) => retryStep(run, stepId, now), now);
@@ -86,3 +123,34 @@ export function withHumanCommands<B extends StoreBase>(Base: B) {
   }
   return WithHumanCommands;
 }
+
+/**
+ * Bulk changes written BULK_RUNS runs per transaction, up to BULK_PARALLEL transactions at once
+ * (their runs are disjoint: each run is in one chunk); the outcomes in the order given.
+ */
+async function applyInChunks(
+  store: {
+    applyCommands(
+      changes: readonly { runId: string; change: RunChange }[],
+      now: number,
+    ): Promise<BulkOutcome[]>;
+  },
+  changes: readonly { runId: string; change: RunChange }[],
+  now: number,
+): Promise<BulkOutcome[]> {
+  const chunks: (typeof changes)[] = [];
+  for (let i = 0; i < changes.length; i += BULK_RUNS) chunks.push(changes.slice(i, i + BULK_RUNS));
+  const done: BulkOutcome[][] = new Array(chunks.length);
+  let next = 0;
+  const lane = async () => {
+    while (next < chunks.length) {
+      const index = next++;
+      done[index] = await store.applyCommands(chunks[index]!, now);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(BULK_PARALLEL, chunks.length) }, lane));
+  return done.flat();
+}
+
+/** Bulk transactions in flight at once (PostgreSQL overlaps them; SQLite writes them in turn). */
+const BULK_PARALLEL = 3;

@@ -58,7 +58,7 @@ class CountMismatch extends Error {
 
 /**
  * Copies runs with their plans, steps, attempts, events (in order, with new seq values), artifact
- * references, effects, hook deliveries and kept events (sent before their step waited) from a Baton SQLite file into a Baton PostgreSQL schema,
+ * references, effects, hook deliveries, labels and kept events (sent before their step waited) from a Baton SQLite file into a Baton PostgreSQL schema,
  * in ONE transaction, and verifies inside it that the target holds exactly as many rows of each
  * table for those runs as the source; otherwise it rolls back. Runs the target already holds are
  * refused before anything is written. Attempt logs and result artifacts are files under the home
@@ -143,6 +143,7 @@ async function copyRuns(
     await target.insertArtifacts(source.rowsOf('artifacts', batch));
     await target.insertEffects(source.rowsOf('effects', batch));
     await target.insertWaitEvents(source.rowsOf('wait_events', batch));
+    await target.insertLabels(source.rowsOf('run_labels', batch));
   }
   // Events in seq order across all runs, so the target numbers them in the order the source did.
   const eventFilter = allRuns ? null : runIds;

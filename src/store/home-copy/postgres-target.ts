@@ -186,6 +186,15 @@ export class PostgresCopyTarget {
     );
   }
 
+  /** The runs' labels (`-l team=growth`). */
+  async insertLabels(rows: readonly SourceRow[]): Promise<void> {
+    await this.insert(
+      `INSERT INTO ${this.schema}.run_labels (run_id, key, value)
+       SELECT run_id, key, value FROM json_to_recordset($1::json) AS x (run_id text, key text, value text)`,
+      rows,
+    );
+  }
+
   /**
    * Inserts events in their order. Their new `seq` values are taken from the events sequence first
    * (one nextval per event, sorted: values one session draws only grow), so old seq i maps to the

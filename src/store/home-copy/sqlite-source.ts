@@ -162,9 +162,9 @@ export class SqliteCopySource {
     });
   }
 
-  /** All rows of `table` (attempts, artifacts, effects or kept events) for these runs. */
+  /** All rows of `table` (attempts, artifacts, effects, kept events or labels) for these runs. */
   rowsOf(
-    table: 'attempts' | 'artifacts' | 'effects' | 'wait_events',
+    table: 'attempts' | 'artifacts' | 'effects' | 'wait_events' | 'run_labels',
     runIds: readonly string[],
   ): SourceRow[] {
     return this.db

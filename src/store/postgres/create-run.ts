@@ -39,6 +39,7 @@ export function createRunValues(spec: NewRun): { state: RunState; values: unknow
       dueAt,
       status === 'running' && dueAt !== null ? String(dueAt) : null,
       nextWaitAt(state),
+      toPgJson(spec.labels ?? {}),
     ],
   };
 }
@@ -54,6 +55,7 @@ export function createRunSql(schema: string, channel: string): string {
       concurrency, next_due_at, next_wait_at)
     VALUES ($1, $2, $3, $4::json, $5, $6, $7, $7, $8, $13, $15)),
   pl AS (INSERT INTO ${schema}.run_plans (run_id, plan) VALUES ($1, $9::json)),
+  lb AS (INSERT INTO ${schema}.run_labels (run_id, key, value) SELECT $1, l.key, l.value FROM json_each_text($16::json) AS l),
   st AS (
     INSERT INTO ${schema}.steps (run_id, step_id, position, fn, status, due_at, result, updated_at, flow_key)
     SELECT $1, x.step_id, x.position, x.fn, x.status, x.due_at, x.result::json, $7, x.flow_key
@@ -87,6 +89,7 @@ export function createRunsValues(specs: readonly NewRun[]): unknown[] {
       next_due_at: dueAt,
       next_wait_at: values[14],
       plan: spec.plan,
+      labels: spec.labels ?? {},
     });
     for (const row of JSON.parse(values[9] as string) as Record<string, unknown>[])
       steps.push({ run_id: spec.id, ...row });
@@ -108,6 +111,9 @@ export function createRunsSql(schema: string, channel: string): string {
     FROM json_to_recordset($1::json) AS x (id text, plan_name text, plan_hash text, inputs json, workspace text,
       status text, at bigint, concurrency integer, next_due_at bigint, next_wait_at bigint)),
   pl AS (INSERT INTO ${schema}.run_plans (run_id, plan) SELECT x.id, x.plan FROM json_to_recordset($1::json) AS x (id text, plan json)),
+  lb AS (
+    INSERT INTO ${schema}.run_labels (run_id, key, value)
+    SELECT x.id, l.key, l.value FROM json_to_recordset($1::json) AS x (id text, labels json), json_each_text(x.labels) AS l),
   st AS (
     INSERT INTO ${schema}.steps (run_id, step_id, position, fn, status, due_at, result, updated_at, flow_key)
     SELECT x.run_id, x.step_id, x.position, x.fn, x.status, x.due_at, x.result::json, r.at, x.flow_key

@@ -1,16 +1,21 @@
 import type { BatonEvent, StoredEvent } from '../../core/events.js';
+import type { Plan } from '../../core/plan/types.js';
 import type { RunStatus, StepResult, StepStatus } from '../../core/run-state.js';
 import { runPageBounds, runPageFilter } from '../run-page-filter.js';
 import type {
   AttemptRecord,
   BlockedStep,
+  BlockedStepFilter,
   LiveLease,
   MetricsQuery,
   MetricsSnapshot,
   RunDetail,
   RunFilter,
+  RunListQuery,
   RunPage,
   RunPageQuery,
+  RunRef,
+  RunSelectQuery,
   RunSummary,
   RunWithSteps,
   StepSelection,
@@ -116,11 +121,21 @@ export class PostgresReads {
        FROM ${from} r`;
   }
 
-  async listRuns(options: { status?: RunStatus; limit?: number } = {}): Promise<RunSummary[]> {
+  async listRuns(options: RunListQuery = {}): Promise<RunSummary[]> {
     // One statement per shape (not `$1 IS NULL OR status = $1`), so each reads its index in order
     // and stops at the limit: runs_by_created for every run, runs_by_status for one status.
     const limit = options.limit ?? 50;
     const order = 'ORDER BY r.created_at DESC, r.id DESC';
+    const filter = runPageFilter(options, 'postgres', { run: 'r.', schema: `${this.schema}.` });
+    if (filter.where.length > 0) {
+      const where = [...filter.where];
+      if (options.status !== undefined) where.push(`r.status = ${filter.bind(options.status)}`);
+      const { rows } = await this.pool.query<PgSummaryRow>(
+        `${this.summarySelect()} WHERE ${where.join(' AND ')} ${order} LIMIT ${filter.bind(limit)}`,
+        filter.values,
+      );
+      return rows.map(pgSummary);
+    }
     const { rows } =
       options.status === undefined
         ? await this.pool.query<PgSummaryRow>(`${this.summarySelect()} ${order} LIMIT $1`, [limit])
@@ -132,7 +147,7 @@ export class PostgresReads {
   }
 
   async listRunPage(query: RunPageQuery = {}): Promise<RunPage> {
-    const filter = runPageFilter(query, 'postgres');
+    const filter = runPageFilter(query, 'postgres', { schema: `${this.schema}.` });
     const whereOf = (clauses: string[]) => (clauses.length === 0 ? '' : `WHERE ${clauses.join(' AND ')}`);
     const countValues = [...filter.values];
     const countSql = `SELECT status, count(*) AS n FROM ${this.schema}.runs ${whereOf(filter.where)} GROUP BY status`;
@@ -157,17 +172,57 @@ export class PostgresReads {
     return { runs: pageRows.rows.map(pgSummary), counts, total };
   }
 
-  async listBlockedSteps(limit = 200): Promise<BlockedStep[]> {
+  async listBlockedSteps(limit = 200, filter: BlockedStepFilter = {}): Promise<BlockedStep[]> {
     const s = this.schema;
+    const { where, values, bind } = runPageFilter(filter, 'postgres', { run: 'r.', schema: `${s}.` });
+    if (filter.failureClass !== undefined) where.push(`st.last_failure_class = ${bind(filter.failureClass)}`);
+    if (filter.blockedFrom !== undefined) where.push(`st.updated_at >= ${bind(filter.blockedFrom)}`);
     const { rows } = await this.pool.query<BlockedStepRow>(
       `SELECT st.run_id, r.plan_name, r.status AS run_status, st.step_id, st.attempt, st.last_failure_class,
          st.blocked_reason, st.updated_at
        FROM ${s}.runs r JOIN ${s}.steps st ON st.run_id = r.id
-       WHERE r.status IN ('running', 'blocked') AND st.status = 'blocked'
-       ORDER BY st.updated_at DESC, st.run_id, st.step_id LIMIT $1`,
-      [limit],
+       WHERE r.status IN ('running', 'blocked') AND st.status = 'blocked'${where.map((w) => ` AND ${w}`).join('')}
+       ORDER BY st.updated_at DESC, st.run_id, st.step_id LIMIT ${bind(limit)}`,
+      values,
     );
     return rows.map(blockedStepFromRow);
+  }
+
+  async selectRuns(query: RunSelectQuery): Promise<RunRef[]> {
+    const s = this.schema;
+    const { where, values, bind } = runPageFilter(query, 'postgres', { run: 'r.', schema: `${s}.` });
+    const { rows } = await this.pool.query<{ id: string; plan_name: string; status: string }>(
+      `SELECT r.id, r.plan_name, r.status FROM ${s}.runs r
+       WHERE r.status = ANY(${bind([...query.statuses])}::text[])${where.map((w) => ` AND ${w}`).join('')}
+       ORDER BY r.created_at, r.id LIMIT ${bind(query.limit)}`,
+      values,
+    );
+    return rows.map((row) => ({ id: row.id, planName: row.plan_name, status: row.status as RunStatus }));
+  }
+
+  async getRunPlans(runIds: readonly string[]): Promise<Record<string, Plan>> {
+    const plans: Record<string, Plan> = {};
+    if (runIds.length === 0) return plans;
+    const { rows } = await this.pool.query<{ id: string; plan: Plan }>(
+      `SELECT p.run_id AS id, p.plan FROM ${this.schema}.run_plans p WHERE p.run_id = ANY($1::text[])`,
+      [[...runIds]],
+    );
+    for (const row of rows) plans[row.id] = row.plan;
+    return plans;
+  }
+
+  async getRunLabels(runIds: readonly string[]): Promise<Record<string, Record<string, string>>> {
+    const labels: Record<string, Record<string, string>> = {};
+    if (runIds.length === 0) return labels;
+    const { rows } = await this.pool.query<{ run_id: string; key: string; value: string }>(
+      `SELECT run_id, key, value FROM ${this.schema}.run_labels WHERE run_id = ANY($1::text[]) ORDER BY run_id, key`,
+      [[...runIds]],
+    );
+    for (const row of rows) {
+      labels[row.run_id] ??= {};
+      labels[row.run_id]![row.key] = row.value;
+    }
+    return labels;
   }
 
   async listWaitingSteps(limit = 100): Promise<{ steps: WaitingStep[]; total: number }> {

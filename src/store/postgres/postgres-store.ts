@@ -1,7 +1,8 @@
 import { NO_USAGE } from '../../core/budget.js';
-import { runNotFound } from '../../core/errors.js';
+import { isBatonError, runNotFound } from '../../core/errors.js';
 import type { BatonEvent } from '../../core/events.js';
 import { type FlowLimit, validateFlowLimit } from '../../core/flow.js';
+import type { Plan } from '../../core/plan/types.js';
 import type { StoredAttempt } from '../../core/settle-report.js';
 import type { Transition } from '../../core/transitions.js';
 import { type RunChange, withHumanCommands } from '../cycle/human-commands.js';
@@ -11,6 +12,7 @@ import { scheduleTickDue, tickSchedules } from '../cycle/schedule-tick.js';
 import { type EventDelivery, type SentEvent, sendEventToRuns } from '../cycle/send-event.js';
 import type {
   AttemptKey,
+  BulkOutcome,
   CycleRequest,
   CycleResult,
   EffectKey,
@@ -324,6 +326,50 @@ export class PostgresStore extends withSchedules(withHumanCommands(PostgresReads
     });
     if (run.hash) this.loader.rememberPlan(runId, run.hash, run.state.plan);
     return summaryOf(run.state, run.usage);
+  }
+
+  override async applyCommands(
+    changes: readonly { runId: string; change: RunChange }[],
+    now: number,
+  ): Promise<BulkOutcome[]> {
+    // Each run once (the callers group their changes by run).
+    const ids = [...new Set(changes.map((c) => c.runId))].sort();
+    const written = await inTransaction(this.pool, async (client) => {
+      // Locked in one order, so two bulk commands over the same runs never deadlock.
+      await client.query(
+        `SELECT id FROM ${this.schema}.runs WHERE id = ANY($1::text[]) ORDER BY id FOR NO KEY UPDATE`,
+        [ids],
+      );
+      const loaded = await this.loader.load(client, ids);
+      const batch = new WriteBatch();
+      const outcomes: BulkOutcome[] = [];
+      const plans: { runId: string; hash: string; plan: Plan }[] = [];
+      for (const { runId, change } of changes) {
+        const entry = loaded.get(runId);
+        if (!entry) {
+          outcomes.push({ runId, refused: `run ${runId} not found` });
+          continue;
+        }
+        let transition: Transition;
+        try {
+          transition = change(entry.state);
+        } catch (error) {
+          if (!isBatonError(error)) throw error;
+          outcomes.push({ runId, refused: error.message });
+          continue;
+        }
+        for (const event of transition.events) batch.event(runId, now, event, transition.run.plan.hooks);
+        const hash = batch.runState(transition.run, transition.changedSteps, transition.planChanged ?? false);
+        if (hash) plans.push({ runId, hash, plan: transition.run.plan });
+        if (entry.state.status !== 'running' && transition.run.status === 'running')
+          batch.noteDue(nextDueAt(transition.run));
+        outcomes.push({ runId, summary: summaryOf(transition.run, entry.usage) });
+      }
+      if (!batch.empty) await client.query({ ...this.writeSql, values: batch.params() });
+      return { outcomes, plans };
+    });
+    for (const { runId, hash, plan } of written.plans) this.loader.rememberPlan(runId, hash, plan);
+    return written.outcomes;
   }
 
   async sendEvent(sent: SentEvent, now: number): Promise<EventDelivery[]> {

@@ -107,13 +107,15 @@ export type ScheduleRowWithPlan = ScheduleRow & { plan_json: string };
 
 /** The run a slot starts: the schedule's plan snapshot, inputs and workspace under the slot's run id. */
 export function slotRun(row: ScheduleRowWithPlan, runId: string, now: number): NewRun {
+  const rules = JSON.parse(row.rules_json) as ScheduleRules;
   return {
     id: runId,
-    plan: slotPlan(JSON.parse(row.plan_json) as Plan, JSON.parse(row.rules_json) as ScheduleRules),
+    plan: slotPlan(JSON.parse(row.plan_json) as Plan, rules),
     planHash: row.plan_hash,
     inputs: JSON.parse(row.inputs_json) as Record<string, string>,
     workspace: row.workspace,
     now,
+    ...(rules.labels ? { labels: rules.labels } : {}),
   };
 }
 

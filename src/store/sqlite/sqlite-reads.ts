@@ -2,6 +2,7 @@ import type { Statement } from 'better-sqlite3';
 import { runNotFound } from '../../core/errors.js';
 import type { BatonEvent, StoredEvent } from '../../core/events.js';
 import type { OutputArtifact } from '../../core/failure.js';
+import type { Plan } from '../../core/plan/types.js';
 import type { RunStatus, StepResult, StepStatus } from '../../core/run-state.js';
 import { TIMED_STEP_SQL } from '../due-steps.js';
 import type { LoadedRun } from '../loaded-run.js';
@@ -9,13 +10,17 @@ import { runPageBounds, runPageFilter } from '../run-page-filter.js';
 import type {
   AttemptRecord,
   BlockedStep,
+  BlockedStepFilter,
   LiveLease,
   MetricsQuery,
   MetricsSnapshot,
   RunDetail,
   RunFilter,
+  RunListQuery,
   RunPage,
   RunPageQuery,
+  RunRef,
+  RunSelectQuery,
   RunSummary,
   RunWithSteps,
   StepSelection,
@@ -166,10 +171,22 @@ export class SqliteReads {
     });
   }
 
-  async listRuns(options: { status?: RunStatus; limit?: number } = {}): Promise<RunSummary[]> {
+  async listRuns(options: RunListQuery = {}): Promise<RunSummary[]> {
     // One statement per shape (not `? IS NULL OR status = ?`), so each reads its index in order and
     // stops at the limit: runs_by_created for every run, runs_by_status for one status.
     const limit = options.limit ?? 50;
+    const filter = runPageFilter(options, 'sqlite');
+    if (filter.where.length > 0) {
+      // Bound in the order the text names them: the filters', then the status and the limit.
+      const where = [...filter.where];
+      if (options.status !== undefined) where.push(`status = ${filter.bind(options.status)}`);
+      return this.sql<unknown[], SummaryRow>(
+        `SELECT ${SUMMARY_COLUMNS} FROM runs WHERE ${where.join(' AND ')}
+         ORDER BY created_at DESC, id DESC LIMIT ${filter.bind(limit)}`,
+      )
+        .all(...filter.values)
+        .map((row) => this.toSummary(row));
+    }
     const rows =
       options.status === undefined
         ? this.sql<[number], SummaryRow>(
@@ -207,16 +224,63 @@ export class SqliteReads {
     return { runs: rows.map((row) => this.toSummary(row)), counts, total };
   }
 
-  async listBlockedSteps(limit = 200): Promise<BlockedStep[]> {
+  async listBlockedSteps(limit = 200, filter: BlockedStepFilter = {}): Promise<BlockedStep[]> {
+    const { where, values, bind } = runPageFilter(filter, 'sqlite', { run: 'r.' });
+    if (filter.failureClass !== undefined) where.push(`s.last_failure_class = ${bind(filter.failureClass)}`);
+    if (filter.blockedFrom !== undefined) where.push(`s.updated_at >= ${bind(filter.blockedFrom)}`);
     // Found through the runs still going (runs_by_status): a run that ended has no step to unblock.
-    const rows = this.sql<[number], BlockedStepRow>(
+    const rows = this.sql<unknown[], BlockedStepRow>(
       `SELECT s.run_id, r.plan_name, r.status AS run_status, s.step_id, s.attempt, s.last_failure_class,
          s.blocked_reason, s.updated_at
        FROM runs r JOIN steps s ON s.run_id = r.id
-       WHERE r.status IN ('running', 'blocked') AND s.status = 'blocked'
-       ORDER BY s.updated_at DESC, s.run_id, s.step_id LIMIT ?`,
-    ).all(limit);
+       WHERE r.status IN ('running', 'blocked') AND s.status = 'blocked'${where.map((w) => ` AND ${w}`).join('')}
+       ORDER BY s.updated_at DESC, s.run_id, s.step_id LIMIT ${bind(limit)}`,
+    ).all(...values);
     return rows.map(blockedStepFromRow);
+  }
+
+  async selectRuns(query: RunSelectQuery): Promise<RunRef[]> {
+    const { where, values, bind } = runPageFilter(query, 'sqlite', { run: 'r.' });
+    // Bound in the order the text names them (SQLite's `?`): the filters', then these.
+    const statuses = query.statuses.map((status) => bind(status)).join(', ');
+    const rows = this.sql<unknown[], { id: string; plan_name: string; status: string }>(
+      `SELECT r.id, r.plan_name, r.status FROM runs r
+       WHERE ${[...where, `r.status IN (${statuses})`].join(' AND ')}
+       ORDER BY r.created_at, r.id LIMIT ${bind(query.limit)}`,
+    ).all(...values);
+    return rows.map((row) => ({ id: row.id, planName: row.plan_name, status: row.status as RunStatus }));
+  }
+
+  async getRunPlans(runIds: readonly string[]): Promise<Record<string, Plan>> {
+    const plans: Record<string, Plan> = {};
+    if (runIds.length === 0) return plans;
+    const rows = this.sql<[string], { id: string; plan_json: string }>(
+      `SELECT run_id AS id, plan_json FROM run_plans WHERE run_id IN (SELECT value FROM json_each(?))`,
+    ).all(JSON.stringify(runIds));
+    // Runs of one plan share the parse of its text.
+    const parsed = new Map<string, Plan>();
+    for (const row of rows) {
+      let plan = parsed.get(row.plan_json);
+      if (!plan) {
+        plan = JSON.parse(row.plan_json) as Plan;
+        parsed.set(row.plan_json, plan);
+      }
+      plans[row.id] = plan;
+    }
+    return plans;
+  }
+
+  async getRunLabels(runIds: readonly string[]): Promise<Record<string, Record<string, string>>> {
+    const labels: Record<string, Record<string, string>> = {};
+    if (runIds.length === 0) return labels;
+    const rows = this.sql<[string], { run_id: string; key: string; value: string }>(
+      'SELECT run_id, key, value FROM run_labels WHERE run_id IN (SELECT value FROM json_each(?)) ORDER BY run_id, key',
+    ).all(JSON.stringify(runIds));
+    for (const row of rows) {
+      labels[row.run_id] ??= {};
+      labels[row.run_id]![row.key] = row.value;
+    }
+    return labels;
   }
 
   async listWaitingSteps(limit = 100): Promise<{ steps: WaitingStep[]; total: number }> {

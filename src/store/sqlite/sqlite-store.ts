@@ -1,9 +1,10 @@
 import { realpathSync } from 'node:fs';
 import { NO_USAGE } from '../../core/budget.js';
-import { runNotFound } from '../../core/errors.js';
+import { isBatonError, runNotFound } from '../../core/errors.js';
 import type { BatonEvent } from '../../core/events.js';
 import { type FlowLimit, validateFlowLimit } from '../../core/flow.js';
 import type { RunState } from '../../core/run-state.js';
+import type { Transition } from '../../core/transitions.js';
 import { type RunChange, withHumanCommands } from '../cycle/human-commands.js';
 import { settled } from '../cycle/maybe-async.js';
 import { newRunState } from '../cycle/new-run.js';
@@ -13,6 +14,7 @@ import { type EventDelivery, type EventRuns, type SentEvent, sendEventToRuns } f
 import { stepFlowKey } from '../flow-accounting.js';
 import type {
   AttemptKey,
+  BulkOutcome,
   CycleRequest,
   CycleResult,
   EffectKey,
@@ -171,6 +173,8 @@ export class SqliteStore extends withSchedules(withHumanCommands(SqliteReads)) i
       spec.now,
     );
     this.statements.insertPlan.run(spec.id, JSON.stringify(spec.plan));
+    for (const [key, value] of Object.entries(spec.labels ?? {}))
+      this.statements.insertLabel.run(spec.id, key, value);
     spec.plan.steps.forEach((step, position) => {
       const initial = steps[position]!;
       this.statements.insertStep.run(
@@ -353,6 +357,33 @@ export class SqliteStore extends withSchedules(withHumanCommands(SqliteReads)) i
       if (transition.clearEffects) this.effects.forgetSteps(runId, transition.clearEffects);
     });
     return this.summary(runId);
+  }
+
+  override async applyCommands(
+    changes: readonly { runId: string; change: RunChange }[],
+    now: number,
+  ): Promise<BulkOutcome[]> {
+    const outcomes: BulkOutcome[] = [];
+    this.write(() => {
+      for (const { runId, change } of changes) {
+        const entry = this.rows.load(runId);
+        if (!entry) {
+          outcomes.push({ runId, refused: `run ${runId} not found` });
+          continue;
+        }
+        let transition: Transition;
+        try {
+          transition = change(entry.state);
+        } catch (error) {
+          if (!isBatonError(error)) throw error;
+          outcomes.push({ runId, refused: error.message });
+          continue;
+        }
+        this.rows.persist(transition, now);
+        outcomes.push({ runId, summary: summaryOf(transition.run, transition.run.usage ?? NO_USAGE) });
+      }
+    });
+    return outcomes;
   }
 
   async sendEvent(sent: SentEvent, now: number): Promise<EventDelivery[]> {

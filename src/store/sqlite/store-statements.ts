@@ -23,6 +23,7 @@ const DUE_STEP_COLUMNS = 's.run_id AS runId, s.step_id AS stepId, s.due_at AS du
 export interface StoreStatements {
   insertRun: Statement;
   insertPlan: Statement;
+  insertLabel: Statement;
   insertStep: Statement;
   dueCandidates: Statement<[number, number, number, string, number, number], DueStep>;
   dueCandidatesUnsaturated: Statement<[number, number, number, string, number, string, number], DueStep>;
@@ -54,6 +55,7 @@ export function prepareStoreStatements(db: SqliteDatabase): StoreStatements {
        VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
     ),
     insertPlan: db.prepare('INSERT INTO run_plans (run_id, plan_json) VALUES (?, ?)'),
+    insertLabel: db.prepare('INSERT INTO run_labels (run_id, key, value) VALUES (?, ?, ?)'),
     insertStep: db.prepare(
       'INSERT INTO steps (run_id, step_id, position, status, due_at, result_json, updated_at, flow_key) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
     ),

@@ -1,0 +1,168 @@
+import { BatonError } from '../../core/errors.js';
+import { FAILURE_CLASSES, type FailureClass } from '../../core/failure.js';
+import { checkLabels } from '../../core/labels.js';
+import { FINAL_RUN_STATUSES, RUN_STATUSES, type RunStatus } from '../../core/run-state.js';
+import type { BulkOutcome } from '../../store/store.js';
+import type { CommandContext } from './context.js';
+
+/**
+ * Commands over many runs at once, the same for every door (`baton retry --blocked`, `baton cancel`
+ * with filters, `Baton.retryBlocked|cancelRuns`, MCP `retry_blocked|cancel_runs`, the console
+ * inbox's multi-select): the runs are chosen by filters, listed exactly as they will be touched
+ * (`dryRun` stops there), then written in bulk transactions (store BULK_RUNS at a time). A run that
+ * moved on meanwhile is reported refused with why, never half-changed.
+ */
+
+/** Which runs a bulk command touches; every filter optional, all must hold. */
+export interface RunsFilter {
+  /** Only runs that are blocked (cancel; retry always takes blocked steps). */
+  blocked?: boolean;
+  /** Blocked steps of this failure class (implies blocked). */
+  failureClass?: FailureClass;
+  /** Blocked within this many ms before now (with blocked or a class), else created within. */
+  sinceMs?: number;
+  planName?: string;
+  labels?: Readonly<Record<string, string>>;
+  /** Exactly these runs (the console's multi-select). */
+  runIds?: readonly string[];
+}
+
+export interface BulkRequest {
+  filter: RunsFilter;
+  /** List what would be touched and change nothing. */
+  dryRun?: boolean;
+}
+
+/** One run a bulk command touched, or would. */
+export interface BulkRun {
+  runId: string;
+  planName: string;
+  /** retry: the blocked steps retried. */
+  stepIds?: string[];
+  outcome: 'would retry' | 'retried' | 'would cancel' | 'cancelled' | 'refused';
+  /** Why it was refused. */
+  reason?: string;
+}
+
+export interface BulkAnswer {
+  dryRun: boolean;
+  runs: BulkRun[];
+}
+
+/** Runs one bulk command touches at most: past it, narrow the filters and run it again. */
+export const BULK_LIMIT = 100_000;
+
+/** `baton retry --blocked [filters]`: every blocked step matching, retried; their runs go on. */
+export async function retryBlocked(ctx: CommandContext, request: BulkRequest): Promise<BulkAnswer> {
+  const filter = checkFilter(request.filter);
+  const targets = await blockedTargets(ctx, filter);
+  if (request.dryRun) return { dryRun: true, runs: targets.map((t) => ({ ...t, outcome: 'would retry' })) };
+  const outcomes = await ctx.store.retryRunSteps(targets, ctx.now());
+  if (targets.length > 0) ctx.nudge();
+  return { dryRun: false, runs: answered(targets, outcomes, 'retried') };
+}
+
+/** `baton cancel [filters]`: every unfinished run matching, cancelled (its running attempts stopped). */
+export async function cancelRuns(ctx: CommandContext, request: BulkRequest): Promise<BulkAnswer> {
+  const filter = checkFilter(request.filter);
+  if (!hasFilter(filter))
+    throw new BatonError(
+      'INVALID_ARGUMENT',
+      'cancel: name a run, or filters (--blocked, --class, --since, --plan, --label) that choose the runs',
+    );
+  let targets: { runId: string; planName: string; stepIds?: string[] }[];
+  // By their blocked steps (listed with them): a class, or blocked within a time.
+  if (filter.failureClass !== undefined || (filter.blocked && filter.sinceMs !== undefined)) {
+    targets = await blockedTargets(ctx, filter);
+  } else {
+    const statuses: RunStatus[] = filter.blocked
+      ? ['blocked']
+      : RUN_STATUSES.filter((status) => !FINAL_RUN_STATUSES.has(status));
+    const runs = await ctx.store.selectRuns({
+      statuses,
+      ...(filter.planName !== undefined ? { planName: filter.planName } : {}),
+      ...(filter.sinceMs !== undefined ? { createdFrom: ctx.now() - filter.sinceMs } : {}),
+      ...(filter.labels !== undefined ? { labels: filter.labels } : {}),
+      limit: BULK_LIMIT,
+    });
+    targets = runs.map((run) => ({ runId: run.id, planName: run.planName }));
+  }
+  targets = onlyChosen(targets, filter);
+  if (request.dryRun) return { dryRun: true, runs: targets.map((t) => ({ ...t, outcome: 'would cancel' })) };
+  const outcomes = await ctx.store.cancelRuns(
+    targets.map((t) => t.runId),
+    ctx.now(),
+  );
+  return { dryRun: false, runs: answered(targets, outcomes, 'cancelled') };
+}
+
+function hasFilter(filter: RunsFilter): boolean {
+  return (
+    filter.blocked === true ||
+    filter.failureClass !== undefined ||
+    filter.sinceMs !== undefined ||
+    filter.planName !== undefined ||
+    Object.keys(filter.labels ?? {}).length > 0 ||
+    filter.runIds !== undefined
+  );
+}
+
+/** The blocked steps matching, grouped by run (the run blocked longest first, then by id). */
+async function blockedTargets(
+  ctx: CommandContext,
+  filter: RunsFilter,
+): Promise<{ runId: string; planName: string; stepIds: string[] }[]> {
+  const steps = await ctx.store.listBlockedSteps(BULK_LIMIT, {
+    ...(filter.failureClass !== undefined ? { failureClass: filter.failureClass } : {}),
+    ...(filter.sinceMs !== undefined ? { blockedFrom: ctx.now() - filter.sinceMs } : {}),
+    ...(filter.planName !== undefined ? { planName: filter.planName } : {}),
+    ...(filter.labels !== undefined ? { labels: filter.labels } : {}),
+  });
+  const byRun = new Map<string, { runId: string; planName: string; stepIds: string[] }>();
+  const oldestFirst = [...steps].sort(
+    (a, b) => a.blockedAt - b.blockedAt || (a.runId < b.runId ? -1 : a.runId > b.runId ? 1 : 0),
+  );
+  for (const step of oldestFirst) {
+    const target = byRun.get(step.runId) ?? { runId: step.runId, planName: step.planName, stepIds: [] };
+    target.stepIds.push(step.stepId);
+    byRun.set(step.runId, target);
+  }
+  return onlyChosen([...byRun.values()], filter);
+}
+
+function onlyChosen<T extends { runId: string }>(targets: T[], filter: RunsFilter): T[] {
+  if (filter.runIds === undefined) return targets;
+  const chosen = new Set(filter.runIds);
+  return targets.filter((target) => chosen.has(target.runId));
+}
+
+function answered(
+  targets: readonly { runId: string; planName: string; stepIds?: string[] }[],
+  outcomes: readonly BulkOutcome[],
+  done: 'retried' | 'cancelled',
+): BulkRun[] {
+  const byRun = new Map(outcomes.map((outcome) => [outcome.runId, outcome]));
+  return targets.map((target) => {
+    const outcome = byRun.get(target.runId);
+    return outcome && 'refused' in outcome
+      ? { ...target, outcome: 'refused', reason: outcome.refused }
+      : { ...target, outcome: done };
+  });
+}
+
+/** The filter as a door gave it, checked: a known class, a positive duration, labels. */
+function checkFilter(filter: RunsFilter): RunsFilter {
+  if (filter.failureClass !== undefined && !FAILURE_CLASSES.includes(filter.failureClass))
+    throw new BatonError(
+      'INVALID_ARGUMENT',
+      `--class: "${String(filter.failureClass).slice(0, 40)}" is not a failure class (one of ${FAILURE_CLASSES.join(', ')})`,
+    );
+  if (filter.sinceMs !== undefined && !(Number.isFinite(filter.sinceMs) && filter.sinceMs > 0))
+    throw new BatonError('INVALID_ARGUMENT', '--since: expected a duration such as 2h');
+  if (filter.runIds !== undefined && filter.runIds.length === 0)
+    throw new BatonError('INVALID_ARGUMENT', 'no run chosen');
+  return {
+    ...filter,
+    ...(filter.labels !== undefined ? { labels: checkLabels(filter.labels, '--label') } : {}),
+  };
+}
