@@ -148,6 +148,25 @@ describe('budgets and hooks', () => {
     expect(hook.calls).toHaveLength(1);
   });
 
+  it('on: cancelled is called once per cancelled run, by baton cancel <run> and by a cancel with filters', async () => {
+    const hook = await hookServer();
+    const { dir, home } = planDir();
+    const file = hookPlan(dir, 'cancellable', [{ on: ['cancelled', 'succeeded'], url: hook.url }]);
+    for (const id of ['c1', 'c2', 'c3'])
+      expectExit(await runBaton(['run', file, '--id', id, '--detach'], { home }), 0);
+    expectExit(await runBaton(['cancel', 'c1'], { home }), 0);
+    expectExit(await runBaton(['cancel', '--plan', 'cancellable'], { home }), 0);
+    expectExit(await runBaton(['check'], { home }), 0);
+    const calls = hook.calls.map((c) => [c.hook, c.event.type, (c as unknown as { runId: string }).runId]);
+    expect(calls.sort()).toEqual([
+      ['cancelled', 'run.cancelled', 'c1'],
+      ['cancelled', 'run.cancelled', 'c2'],
+      ['cancelled', 'run.cancelled', 'c3'],
+    ]);
+    expectExit(await runBaton(['check'], { home }), 0);
+    expect(hook.calls).toHaveLength(3);
+  });
+
   it('a step budget blocks that step alone, counted across its attempts', async () => {
     const { dir, home } = planDir();
     const countFile = join(dir, 'count.txt');

@@ -195,4 +195,19 @@ describe('the services’ bodies', () => {
     checkFeishuMessage(hookBody('feishu', payload, notification));
     checkNtfyMessage(hookBody('ntfy', payload, notification, 'baton'));
   });
+
+  it('a cancelled run: said as cancelled, with its page and no action', () => {
+    const notification = notificationOf({
+      trigger: 'cancelled',
+      runId: 'r5',
+      planName: 'deploy',
+      runStatus: 'cancelled',
+      blockedReason: null,
+      event: { type: 'run.cancelled', seq: 3, runId: 'r5', at: 0 },
+      publicUrl: 'https://baton.example.com',
+    });
+    expect(notification.title).toBe('Cancelled: deploy');
+    expect(notification.text).toContain('Run r5 was cancelled');
+    expect(notification.actions.map((a) => a.label)).toEqual(['Open in Baton']);
+  });
 });

@@ -3,7 +3,7 @@ import type { HookSpec, HookTrigger } from './plan/types.js';
 
 /**
  * The hook trigger an event is, or null: run.blocked, step.failed, run.succeeded, budget.exceeded,
- * and `waiting` for step.waiting and for a running agent's tool call held for a person.
+ * run.cancelled, and `waiting` for step.waiting and for a running agent's tool call held for a person.
  */
 export function hookTrigger(event: BatonEvent): HookTrigger | null {
   switch (event.type) {
@@ -13,6 +13,8 @@ export function hookTrigger(event: BatonEvent): HookTrigger | null {
       return 'failed';
     case 'run.succeeded':
       return 'succeeded';
+    case 'run.cancelled':
+      return 'cancelled';
     case 'budget.exceeded':
       return 'budget';
     case 'step.waiting':

@@ -121,6 +121,16 @@ function describe(facts: NotificationFacts): Said {
         actions: [],
         commands: [],
       };
+    case 'run.cancelled':
+      return {
+        title: 'Cancelled',
+        tone: 'bad',
+        lines: [
+          `Run ${runId} was cancelled: no step of it starts again, and its running agents were stopped.`,
+        ],
+        actions: [],
+        commands: [],
+      };
     case 'step.failed': {
       // The failure left the step blocked: its answers come with it (hook-message lists it).
       const blockedNow = facts.blocked?.filter((step) => step.stepId === event.stepId) ?? [];

@@ -458,14 +458,14 @@ const hookSchema = strictObject(
   {
     on: z
       .array(
-        z.enum(['blocked', 'failed', 'succeeded', 'budget', 'waiting'], {
+        z.enum(['blocked', 'failed', 'succeeded', 'budget', 'waiting', 'cancelled'], {
           error: (issue) =>
-            `expected blocked, failed, succeeded, budget or waiting, got ${describeValue(issue.input)}`,
+            `expected blocked, failed, succeeded, budget, waiting or cancelled, got ${describeValue(issue.input)}`,
         }),
       )
       .min(1)
       .describe(
-        'Events that call the hook: blocked (run blocked), failed (an attempt failed), succeeded (run done), budget (a budget reached), waiting (a step started waiting: the payload carries its prompt or event and the URLs or commands that answer it).',
+        'Events that call the hook: blocked (run blocked), failed (an attempt failed), succeeded (run done), budget (a budget reached), waiting (a step started waiting, or a running agent holds a tool call for a person: the payload carries what it waits for and the URLs or commands that answer it), cancelled (run cancelled).',
       ),
     command: z
       .array(argvElementSchema)

@@ -358,7 +358,7 @@ export interface PlanLimits extends Budget {
 }
 
 /** What a hook is called on: a run blocked, an attempt failed, a run succeeded, a budget reached. */
-export type HookTrigger = 'blocked' | 'failed' | 'succeeded' | 'budget' | 'waiting';
+export type HookTrigger = 'blocked' | 'failed' | 'succeeded' | 'budget' | 'waiting' | 'cancelled';
 
 /**
  * Called once per matching event (also after a restart): a command (argv, no shell, the event as
