@@ -50,6 +50,7 @@ export type {
   BlockedStep,
   BlockedStepFilter,
   BulkOutcome,
+  BulkRetryTarget,
   ClaimedStep,
   ClaimStore,
   Completion,

@@ -119,6 +119,7 @@ describe('the public surface', () => {
       'BlockedStep',
       'BlockedStepFilter',
       'BulkOutcome',
+      'BulkRetryTarget',
       'ClaimStore',
       'ClaimedStep',
       'Completion',

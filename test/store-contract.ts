@@ -479,9 +479,16 @@ export function describeStoreContract(name: string, makeHarness: () => StoreHarn
         })),
       );
       await store.cancelRun('c', 1025);
+      // Listed as fatal, but blocked as transient now: it moved on, and is left as it is.
+      const [moved] = await store.retryRunSteps(
+        [{ runId: 'b', stepIds: ['s1'], failureClass: 'fatal' }],
+        1026,
+      );
+      expect((moved as { refused: string }).refused).toContain('blocked as transient now, not fatal');
+      expect((await store.getRun('b'))?.steps[0]?.status).toBe('blocked');
       const retried = await store.retryRunSteps(
         [
-          { runId: 'a', stepIds: ['s1'] },
+          { runId: 'a', stepIds: ['s1'], failureClass: 'transient' },
           { runId: 'b', stepIds: ['s1'] },
           { runId: 'c', stepIds: ['s1'] },
           { runId: 'nope', stepIds: ['s1'] },

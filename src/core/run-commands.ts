@@ -1,18 +1,36 @@
 import { budgetBreach } from './budget.js';
 import { Draft, isBudgetBlock, stepState, type Transition } from './draft.js';
 import { BatonError } from './errors.js';
+import type { FailureClass } from './failure.js';
 import type { Plan } from './plan/types.js';
 import { FINAL_RUN_STATUSES, type RunState } from './run-state.js';
 
 /**
  * `baton retry --blocked`: several blocked steps of one run retried at once, as one transition
- * (each as `retryStep` would retry it).
+ * (each as `retryStep` would retry it). Each must still be blocked (with `failureClass`, when
+ * given) as it was when listed: one that moved on meanwhile refuses the run's change.
  */
-export function retrySteps(run: RunState, stepIds: readonly string[], now: number): Transition {
+export function retrySteps(
+  run: RunState,
+  stepIds: readonly string[],
+  now: number,
+  failureClass?: FailureClass,
+): Transition {
   let current = run;
   const events: Transition['events'] = [];
   const changed = new Set<string>();
   for (const stepId of stepIds) {
+    const step = stepState(current, stepId);
+    if (step.status !== 'blocked')
+      throw new BatonError(
+        'INVALID_TRANSITION',
+        `step ${stepId} is ${step.status} now: it moved on since it was listed`,
+      );
+    if (failureClass !== undefined && step.lastFailureClass !== failureClass)
+      throw new BatonError(
+        'INVALID_TRANSITION',
+        `step ${stepId} is blocked as ${step.lastFailureClass ?? 'unclassified'} now, not ${failureClass}: it moved on since it was listed`,
+      );
     const transition = retryStep(current, stepId, now);
     current = transition.run;
     events.push(...transition.events);

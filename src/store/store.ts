@@ -36,7 +36,13 @@ export type {
   RunSelectQuery,
 } from './contract/overview.js';
 export type { FinishedRunsBatch, RetentionStore } from './contract/retention.js';
-export { BULK_RUNS, type BulkOutcome, type RerunSummary, type RunCommands } from './contract/run-commands.js';
+export {
+  BULK_RUNS,
+  type BulkOutcome,
+  type BulkRetryTarget,
+  type RerunSummary,
+  type RunCommands,
+} from './contract/run-commands.js';
 export {
   type NewRun,
   NO_STEPS,

@@ -114,7 +114,7 @@ function bulkText(command: 'retry' | 'cancel', answer: BulkAnswer): string {
   const lines = answer.runs.map((run) => {
     const steps = run.stepIds ? ` step${run.stepIds.length === 1 ? '' : 's'} ${run.stepIds.join(', ')}` : '';
     const why = run.reason ? `: ${run.reason}` : '';
-    return `${run.outcome} run ${run.runId} (${run.planName})${steps}${why}`;
+    return `${run.outcome} run ${run.runId}${run.planName ? ` (${run.planName})` : ''}${steps}${why}`;
   });
   const refused = answer.runs.filter((run) => run.outcome === 'refused').length;
   const touched = answer.runs.length - refused;
@@ -124,5 +124,9 @@ function bulkText(command: 'retry' | 'cancel', answer: BulkAnswer): string {
       ? `no run matches: nothing to ${command}`
       : `${touched} run${touched === 1 ? '' : 's'} ${verb}${refused > 0 ? `, ${refused} refused (they moved on meanwhile)` : ''}${answer.dryRun ? ' (dry run: nothing changed)' : command === 'retry' ? ' (baton check or baton worker drives them)' : ''}`,
   );
+  if (answer.limited)
+    lines.push(
+      `at most ${answer.runs.length} runs per command: narrow the filters and run it again for the rest`,
+    );
   return `${lines.join('\n')}\n`;
 }

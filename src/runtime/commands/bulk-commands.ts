@@ -1,7 +1,7 @@
 import { BatonError } from '../../core/errors.js';
 import { FAILURE_CLASSES, type FailureClass } from '../../core/failure.js';
 import { checkLabels } from '../../core/labels.js';
-import { FINAL_RUN_STATUSES, RUN_STATUSES, type RunStatus } from '../../core/run-state.js';
+import { FINAL_RUN_STATUSES, RUN_STATUSES } from '../../core/run-state.js';
 import type { BulkOutcome } from '../../store/store.js';
 import type { CommandContext } from './context.js';
 
@@ -47,6 +47,8 @@ export interface BulkRun {
 export interface BulkAnswer {
   dryRun: boolean;
   runs: BulkRun[];
+  /** BULK_LIMIT runs were found: there may be more; narrow the filters and run it again. */
+  limited?: boolean;
 }
 
 /** Runs one bulk command touches at most: past it, narrow the filters and run it again. */
@@ -56,10 +58,21 @@ export const BULK_LIMIT = 100_000;
 export async function retryBlocked(ctx: CommandContext, request: BulkRequest): Promise<BulkAnswer> {
   const filter = checkFilter(request.filter);
   const targets = await blockedTargets(ctx, filter);
-  if (request.dryRun) return { dryRun: true, runs: targets.map((t) => ({ ...t, outcome: 'would retry' })) };
-  const outcomes = await ctx.store.retryRunSteps(targets, ctx.now());
+  if (request.dryRun)
+    return withUnchosen(
+      { dryRun: true, runs: targets.map((t) => ({ ...t, outcome: 'would retry' })) },
+      filter,
+    );
+  // Each step is retried only while it is still blocked as it was listed (its class, when chosen by it).
+  const outcomes = await ctx.store.retryRunSteps(
+    targets.map((t) => ({
+      ...t,
+      ...(filter.failureClass !== undefined ? { failureClass: filter.failureClass } : {}),
+    })),
+    ctx.now(),
+  );
   if (targets.length > 0) ctx.nudge();
-  return { dryRun: false, runs: answered(targets, outcomes, 'retried') };
+  return withUnchosen({ dryRun: false, runs: answered(targets, outcomes, 'retried') }, filter);
 }
 
 /** `baton cancel [filters]`: every unfinished run matching, cancelled (its running attempts stopped). */
@@ -71,15 +84,13 @@ export async function cancelRuns(ctx: CommandContext, request: BulkRequest): Pro
       'cancel: name a run, or filters (--blocked, --class, --since, --plan, --label) that choose the runs',
     );
   let targets: { runId: string; planName: string; stepIds?: string[] }[];
-  // By their blocked steps (listed with them): a class, or blocked within a time.
-  if (filter.failureClass !== undefined || (filter.blocked && filter.sinceMs !== undefined)) {
+  // Blocked runs are the runs with a blocked step (a run whose other steps still run too), as
+  // retry --blocked finds them: listed with their blocked steps.
+  if (filter.blocked || filter.failureClass !== undefined) {
     targets = await blockedTargets(ctx, filter);
   } else {
-    const statuses: RunStatus[] = filter.blocked
-      ? ['blocked']
-      : RUN_STATUSES.filter((status) => !FINAL_RUN_STATUSES.has(status));
     const runs = await ctx.store.selectRuns({
-      statuses,
+      statuses: RUN_STATUSES.filter((status) => !FINAL_RUN_STATUSES.has(status)),
       ...(filter.planName !== undefined ? { planName: filter.planName } : {}),
       ...(filter.sinceMs !== undefined ? { createdFrom: ctx.now() - filter.sinceMs } : {}),
       ...(filter.labels !== undefined ? { labels: filter.labels } : {}),
@@ -88,12 +99,16 @@ export async function cancelRuns(ctx: CommandContext, request: BulkRequest): Pro
     targets = runs.map((run) => ({ runId: run.id, planName: run.planName }));
   }
   targets = onlyChosen(targets, filter);
-  if (request.dryRun) return { dryRun: true, runs: targets.map((t) => ({ ...t, outcome: 'would cancel' })) };
+  if (request.dryRun)
+    return withUnchosen(
+      { dryRun: true, runs: targets.map((t) => ({ ...t, outcome: 'would cancel' })) },
+      filter,
+    );
   const outcomes = await ctx.store.cancelRuns(
     targets.map((t) => t.runId),
     ctx.now(),
   );
-  return { dryRun: false, runs: answered(targets, outcomes, 'cancelled') };
+  return withUnchosen({ dryRun: false, runs: answered(targets, outcomes, 'cancelled') }, filter);
 }
 
 function hasFilter(filter: RunsFilter): boolean {
@@ -128,6 +143,28 @@ async function blockedTargets(
     byRun.set(step.runId, target);
   }
   return onlyChosen([...byRun.values()], filter);
+}
+
+/**
+ * The answer with the runs chosen by id that the filters did not find (no longer blocked, ended,
+ * unknown) said as refused, and whether BULK_LIMIT cut the runs found.
+ */
+function withUnchosen(answer: BulkAnswer, filter: RunsFilter): BulkAnswer {
+  const found = new Set(answer.runs.map((run) => run.runId));
+  const missing = (filter.runIds ?? []).filter((runId) => !found.has(runId));
+  return {
+    ...answer,
+    runs: [
+      ...answer.runs,
+      ...missing.map((runId) => ({
+        runId,
+        planName: '',
+        outcome: 'refused' as const,
+        reason: `run ${runId} is not one the filters choose now (it moved on, ended, or does not exist)`,
+      })),
+    ],
+    ...(answer.runs.length >= BULK_LIMIT ? { limited: true } : {}),
+  };
 }
 
 function onlyChosen<T extends { runId: string }>(targets: T[], filter: RunsFilter): T[] {

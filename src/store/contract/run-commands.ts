@@ -1,3 +1,4 @@
+import type { FailureClass } from '../../core/failure.js';
 import type { RerunRequest, RerunSelection } from '../../core/rerun.js';
 import type { StepResult } from '../../core/run-state.js';
 import type { WaitDecision } from '../../core/waits.js';
@@ -36,12 +37,19 @@ export interface RunCommands {
    * change refuses (it ended, moved on, is stopped by its budget) is answered with why; the others
    * are written.
    */
-  retryRunSteps(
-    targets: readonly { runId: string; stepIds: readonly string[] }[],
-    now: number,
-  ): Promise<BulkOutcome[]>;
+  retryRunSteps(targets: readonly BulkRetryTarget[], now: number): Promise<BulkOutcome[]>;
   /** `baton cancel` with filters: many runs cancelled, each as `cancelRun` would, as retryRunSteps does. */
   cancelRuns(runIds: readonly string[], now: number): Promise<BulkOutcome[]>;
+}
+
+/**
+ * The blocked steps of one run a bulk retry retries, each only while still blocked (with this
+ * class, when given) as it was listed.
+ */
+export interface BulkRetryTarget {
+  runId: string;
+  stepIds: readonly string[];
+  failureClass?: FailureClass;
 }
 
 /** Runs one bulk transaction writes at most. */

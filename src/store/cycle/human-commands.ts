@@ -16,6 +16,7 @@ import { approveWaitStep, rejectWaitStep, type WaitDecision } from '../../core/w
 import {
   BULK_RUNS,
   type BulkOutcome,
+  type BulkRetryTarget,
   type RerunSummary,
   type RunCommands,
 } from '../contract/run-commands.js';
@@ -48,15 +49,12 @@ export function withHumanCommands<B extends StoreBase>(Base: B) {
       now: number,
     ): Promise<BulkOutcome[]>;
 
-    async retryRunSteps(
-      targets: readonly { runId: string; stepIds: readonly string[] }[],
-      now: number,
-    ): Promise<BulkOutcome[]> {
+    async retryRunSteps(targets: readonly BulkRetryTarget[], now: number): Promise<BulkOutcome[]> {
       return applyInChunks(
         this,
-        targets.map(({ runId, stepIds }) => ({
+        targets.map(({ runId, stepIds, failureClass }) => ({
           runId,
-          change: (run: RunState) => retrySteps(run, stepIds, now),
+          change: (run: RunState) => retrySteps(run, stepIds, now, failureClass),
         })),
         now,
       );
@@ -142,10 +140,17 @@ async function applyInChunks(
   for (let i = 0; i < changes.length; i += BULK_RUNS) chunks.push(changes.slice(i, i + BULK_RUNS));
   const done: BulkOutcome[][] = new Array(chunks.length);
   let next = 0;
+  let failed = false;
+  // A lane that fails stops the others taking chunks: the caller hears of it, and no more is written.
   const lane = async () => {
-    while (next < chunks.length) {
+    while (next < chunks.length && !failed) {
       const index = next++;
-      done[index] = await store.applyCommands(chunks[index]!, now);
+      try {
+        done[index] = await store.applyCommands(chunks[index]!, now);
+      } catch (error) {
+        failed = true;
+        throw error;
+      }
     }
   };
   await Promise.all(Array.from({ length: Math.min(BULK_PARALLEL, chunks.length) }, lane));

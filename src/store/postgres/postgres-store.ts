@@ -358,6 +358,7 @@ export class PostgresStore extends withSchedules(withHumanCommands(PostgresReads
           outcomes.push({ runId, refused: error.message });
           continue;
         }
+        if (transition.clearEffects) await this.effects.forgetSteps(client, runId, transition.clearEffects);
         for (const event of transition.events) batch.event(runId, now, event, transition.run.plan.hooks);
         const hash = batch.runState(transition.run, transition.changedSteps, transition.planChanged ?? false);
         if (hash) plans.push({ runId, hash, plan: transition.run.plan });

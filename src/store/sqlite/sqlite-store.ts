@@ -380,6 +380,7 @@ export class SqliteStore extends withSchedules(withHumanCommands(SqliteReads)) i
           continue;
         }
         this.rows.persist(transition, now);
+        if (transition.clearEffects) this.effects.forgetSteps(runId, transition.clearEffects);
         outcomes.push({ runId, summary: summaryOf(transition.run, transition.run.usage ?? NO_USAGE) });
       }
     });
