@@ -266,7 +266,7 @@ describe('baton migrate', () => {
     expect(again.stderr).toMatch(/blk, det, ok1, rty, wev/);
     expect(await pgCounts(schema)).toEqual(countsBefore);
     expect(sqliteDigest()).toBe(before);
-  }, 60_000);
+  }, 180_000);
 
   it('lets baton check finish from PostgreSQL a run stored with --detach in SQLite, taking its kept event', async () => {
     const counts = join(dir, 'det-counts');
