@@ -63,23 +63,21 @@ const STEP_ACTIONS: Record<string, StepAction> = {
   send: (ctx, runId, stepId, form) =>
     answerWait(ctx.commands, { runId, stepId, action: 'send', data: form.get('payload') ?? '' }),
   // The inbox's answers to a tool call a running agent waits on: its call id and a comment.
-  'approve-tool': (ctx, runId, stepId, form) =>
-    decideToolCall(ctx.commands, {
-      runId,
-      stepId,
-      callId: form.get('tool') ?? '',
-      decision: 'approve',
-      comment: form.get('comment'),
-    }),
-  'reject-tool': (ctx, runId, stepId, form) =>
-    decideToolCall(ctx.commands, {
-      runId,
-      stepId,
-      callId: form.get('tool') ?? '',
-      decision: 'reject',
-      comment: form.get('comment'),
-    }),
+  'approve-tool': toolDecision('approve'),
+  'reject-tool': toolDecision('reject'),
 };
+
+/** A form's answer to a held tool call: its call id (`tool`) and a comment. */
+function toolDecision(decision: 'approve' | 'reject'): StepAction {
+  return (ctx, runId, stepId, form) =>
+    decideToolCall(ctx.commands, {
+      runId,
+      stepId,
+      callId: form.get('tool') ?? '',
+      decision,
+      comment: form.get('comment'),
+    });
+}
 
 /** Runs one action; returns where the browser goes next (the page it came from, or a fork's new run). */
 export async function runAction(

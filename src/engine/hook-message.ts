@@ -4,7 +4,13 @@ import { notificationOf } from '../core/notification.js';
 import { redactValue } from '../core/redact.js';
 import type { HookDelivery, Store } from '../store/store.js';
 import { blockedPayloadSteps, blockedStepsOf, withBlockedUrls } from './blocked-hook-payload.js';
-import { toolCallPayload, waitAnswerSource, waitingPayload, withWaitUrls } from './waiting-hook-payload.js';
+import {
+  payloadHeader,
+  toolCallPayload,
+  waitAnswerSource,
+  waitingPayload,
+  withWaitUrls,
+} from './waiting-hook-payload.js';
 
 /**
  * What one hook call says: Baton's payload (the event, the run, what to do) and the notification
@@ -38,12 +44,7 @@ export async function hookMessage(
       : delivery.event.type === 'step.tool_approval_requested'
         ? toolCallPayload(delivery, delivery.event, answers)
         : {
-            id: `${runId}:${delivery.eventSeq}:${delivery.hook}`,
-            hook: hookTrigger(delivery.event),
-            runId,
-            planName: delivery.planName,
-            event: delivery.event,
-            run: { status: delivery.runStatus, blockedReason: delivery.blockedReason },
+            ...payloadHeader(delivery, hookTrigger(delivery.event)),
             ...(blocked.length > 0
               ? { blocked: { steps: blockedPayloadSteps(blocked, runId, answers) } }
               : {}),

@@ -13,6 +13,22 @@ import { publicUrlOf, waitAnswers, waitUrlKey } from './wait-urls.js';
 export type WaitAnswerSource = Parameters<typeof waitAnswers>[0];
 
 /**
+ * What every hook payload starts with: its id (run, event, hook: the same at each retry), the
+ * trigger, the run, the event and the run's state.
+ */
+export function payloadHeader(delivery: HookDelivery, hook: string | null): Record<string, unknown> {
+  const { runId } = delivery;
+  return {
+    id: `${runId}:${delivery.eventSeq}:${delivery.hook}`,
+    hook,
+    runId,
+    planName: delivery.planName,
+    event: delivery.event,
+    run: { status: delivery.runStatus, blockedReason: delivery.blockedReason },
+  };
+}
+
+/**
  * A step started waiting: its prompt or event, and how to answer it: the capability URLs under
  * BATON_PUBLIC_URL (never recorded anywhere but this payload), else the exact commands.
  */
@@ -25,12 +41,7 @@ export function waitingPayload(
   const wait = { runId, stepId: event.stepId, waitSeq: delivery.eventSeq };
   const spec = { for: event.for, event: event.waitingFor, onTimeout: 'block' as const };
   return {
-    id: `${runId}:${delivery.eventSeq}:${delivery.hook}`,
-    hook: 'waiting',
-    runId,
-    planName: delivery.planName,
-    event,
-    run: { status: delivery.runStatus, blockedReason: delivery.blockedReason },
+    ...payloadHeader(delivery, 'waiting'),
     waiting: {
       stepId: event.stepId,
       for: event.for,
@@ -54,12 +65,7 @@ export function toolCallPayload(
 ): Record<string, unknown> {
   const { runId } = delivery;
   return {
-    id: `${runId}:${delivery.eventSeq}:${delivery.hook}`,
-    hook: 'waiting',
-    runId,
-    planName: delivery.planName,
-    event,
-    run: { status: delivery.runStatus, blockedReason: delivery.blockedReason },
+    ...payloadHeader(delivery, 'waiting'),
     waiting: {
       stepId: event.stepId,
       for: 'tool',
