@@ -1,4 +1,5 @@
 import '../core-libraries.js';
+import { isBatonError } from '../../core/errors.js';
 import { type RerunRequest, type RerunSelection, rerunFrom } from '../../core/rerun.js';
 import {
   approveRun,
@@ -159,3 +160,24 @@ async function applyInChunks(
 
 /** Bulk transactions in flight at once (PostgreSQL overlaps them; SQLite writes them in turn). */
 const BULK_PARALLEL = 3;
+
+/**
+ * Each run's change applied to its state as loaded (`stateOf`), for a bulk write: a run not found,
+ * or whose change a BatonError refuses (it moved on), is answered `refused` and left out; the
+ * dialect writes the transitions, in its transaction.
+ */
+export function decideEach<S extends { state: RunState }>(
+  changes: readonly { runId: string; change: RunChange }[],
+  stateOf: (runId: string) => S | undefined,
+): ({ runId: string; entry: S; transition: Transition } | { runId: string; refused: string })[] {
+  return changes.map(({ runId, change }) => {
+    const entry = stateOf(runId);
+    if (!entry) return { runId, refused: `run ${runId} not found` };
+    try {
+      return { runId, entry, transition: change(entry.state) };
+    } catch (error) {
+      if (!isBatonError(error)) throw error;
+      return { runId, refused: error.message };
+    }
+  });
+}

@@ -1,11 +1,11 @@
 import { NO_USAGE } from '../../core/budget.js';
-import { isBatonError, runNotFound } from '../../core/errors.js';
+import { runNotFound } from '../../core/errors.js';
 import type { BatonEvent } from '../../core/events.js';
 import { type FlowLimit, validateFlowLimit } from '../../core/flow.js';
 import type { Plan } from '../../core/plan/types.js';
 import type { StoredAttempt } from '../../core/settle-report.js';
 import type { Transition } from '../../core/transitions.js';
-import { type RunChange, withHumanCommands } from '../cycle/human-commands.js';
+import { decideEach, type RunChange, withHumanCommands } from '../cycle/human-commands.js';
 import { RECLAIM_BATCH, ReclaimSchedule, WAIT_LOOK_INTERVAL_MS } from '../cycle/reclaim-schedule.js';
 import { withSchedules } from '../cycle/schedule-commands.js';
 import { scheduleTickDue, tickSchedules } from '../cycle/schedule-tick.js';
@@ -344,20 +344,12 @@ export class PostgresStore extends withSchedules(withHumanCommands(PostgresReads
       const batch = new WriteBatch();
       const outcomes: BulkOutcome[] = [];
       const plans: { runId: string; hash: string; plan: Plan }[] = [];
-      for (const { runId, change } of changes) {
-        const entry = loaded.get(runId);
-        if (!entry) {
-          outcomes.push({ runId, refused: `run ${runId} not found` });
+      for (const decided of decideEach(changes, (runId) => loaded.get(runId))) {
+        if ('refused' in decided) {
+          outcomes.push(decided);
           continue;
         }
-        let transition: Transition;
-        try {
-          transition = change(entry.state);
-        } catch (error) {
-          if (!isBatonError(error)) throw error;
-          outcomes.push({ runId, refused: error.message });
-          continue;
-        }
+        const { runId, entry, transition } = decided;
         if (transition.clearEffects) await this.effects.forgetSteps(client, runId, transition.clearEffects);
         for (const event of transition.events) batch.event(runId, now, event, transition.run.plan.hooks);
         const hash = batch.runState(transition.run, transition.changedSteps, transition.planChanged ?? false);

@@ -1,11 +1,10 @@
 import { realpathSync } from 'node:fs';
 import { NO_USAGE } from '../../core/budget.js';
-import { isBatonError, runNotFound } from '../../core/errors.js';
+import { runNotFound } from '../../core/errors.js';
 import type { BatonEvent } from '../../core/events.js';
 import { type FlowLimit, validateFlowLimit } from '../../core/flow.js';
 import type { RunState } from '../../core/run-state.js';
-import type { Transition } from '../../core/transitions.js';
-import { type RunChange, withHumanCommands } from '../cycle/human-commands.js';
+import { decideEach, type RunChange, withHumanCommands } from '../cycle/human-commands.js';
 import { settled } from '../cycle/maybe-async.js';
 import { newRunState } from '../cycle/new-run.js';
 import { withSchedules } from '../cycle/schedule-commands.js';
@@ -365,20 +364,12 @@ export class SqliteStore extends withSchedules(withHumanCommands(SqliteReads)) i
   ): Promise<BulkOutcome[]> {
     const outcomes: BulkOutcome[] = [];
     this.write(() => {
-      for (const { runId, change } of changes) {
-        const entry = this.rows.load(runId);
-        if (!entry) {
-          outcomes.push({ runId, refused: `run ${runId} not found` });
+      for (const decided of decideEach(changes, (runId) => this.rows.load(runId) ?? undefined)) {
+        if ('refused' in decided) {
+          outcomes.push(decided);
           continue;
         }
-        let transition: Transition;
-        try {
-          transition = change(entry.state);
-        } catch (error) {
-          if (!isBatonError(error)) throw error;
-          outcomes.push({ runId, refused: error.message });
-          continue;
-        }
+        const { runId, transition } = decided;
         this.rows.persist(transition, now);
         if (transition.clearEffects) this.effects.forgetSteps(runId, transition.clearEffects);
         outcomes.push({ runId, summary: summaryOf(transition.run, transition.run.usage ?? NO_USAGE) });
