@@ -147,6 +147,26 @@ function assertSchemaComplete(db: SqliteDatabase, path: string, version: number)
   }
 }
 
+/**
+ * Runs `change` again while SQLite answers "database is locked" without waiting. Switching a fresh
+ * file to WAL takes an exclusive lock from a shared one; when several processes open a new home at
+ * once, SQLite refuses one of them at once instead of calling the busy handler (it would deadlock),
+ * so the busy timeout alone does not cover it.
+ */
+function whileLocked<T>(change: () => T, timeoutMs: number): T {
+  const deadline = Date.now() + timeoutMs;
+  const pause = new Int32Array(new SharedArrayBuffer(4));
+  for (let delayMs = 5; ; delayMs = Math.min(delayMs * 2, 100)) {
+    try {
+      return change();
+    } catch (error) {
+      const code = (error as { code?: string }).code ?? '';
+      if (!code.startsWith('SQLITE_BUSY') || Date.now() >= deadline) throw error;
+      Atomics.wait(pause, 0, 0, delayMs);
+    }
+  }
+}
+
 /** Opens (creating if needed) a Baton SQLite database: WAL, synchronous=FULL, foreign keys, migrated. */
 export function openSqliteDatabase(path: string, options: OpenSqliteOptions = {}): SqliteDatabase {
   const exists = existsSync(path);
@@ -168,7 +188,7 @@ export function openSqliteDatabase(path: string, options: OpenSqliteOptions = {}
     // Pages freed by `baton gc` go back to the file system (sqlite-retention.ts): a mode only a
     // database without tables can take (an older home gets it from `baton gc --vacuum`).
     if (version === 0) db.pragma('auto_vacuum = INCREMENTAL');
-    db.pragma('journal_mode = WAL');
+    whileLocked(() => db.pragma('journal_mode = WAL'), options.busyTimeoutMs ?? 10_000);
     db.pragma(`synchronous = ${options.synchronous ?? 'FULL'}`);
     db.pragma('foreign_keys = ON');
     migrate(db, path);
