@@ -38,6 +38,7 @@ export type { RandomSource } from './core/backoff.js';
 export type { FlowLimit, FlowRate } from './core/flow.js';
 export type { KeptStep } from './core/fork.js';
 export type { RerunRequest, RerunSelection } from './core/rerun.js';
+export type { CancelOptions } from './core/run-commands.js';
 export type { PlanSecretEnv } from './core/run-secrets.js';
 export type { StepState } from './core/run-state.js';
 export type { OverlapPolicy, ScheduleRules, ScheduleTiming } from './core/schedule/schedule-rules.js';

@@ -120,6 +120,7 @@ describe('the public surface', () => {
       'BlockedStepFilter',
       'BulkOutcome',
       'BulkRetryTarget',
+      'CancelOptions',
       'ClaimStore',
       'ClaimedStep',
       'Completion',

@@ -262,7 +262,7 @@ describe('normalizePlan: template references', () => {
       ),
     );
     const allowed =
-      'allowed: {{inputs.<name>}}, {{steps.<id>.summary}}, {{steps.<id>.outputs}}, {{steps.<id>.result}}, {{steps.<id>.result.<path>}}, {{run.workspace}}, {{run.id}}';
+      'allowed: {{inputs.<name>}}, {{steps.<id>.summary}}, {{steps.<id>.outputs}}, {{steps.<id>.result}}, {{steps.<id>.result.<path>}}, {{run.workspace}}, {{run.id}}, {{run.status}} (cleanup steps)';
     expect(lines).toEqual([
       'plan.yaml: 7 problems',
       'plan.yaml: steps.b.instruction: {{steps.fetc.outputs}}: unknown step "fetc" (known: fetch, b): did you mean "fetch"?',

@@ -545,6 +545,49 @@ export function describeStoreContract(name: string, makeHarness: () => StoreHarn
       expect((await store.skipStep('run2', 's1', 1060)).stepCounts).toMatchObject({ skipped: 1, ready: 1 });
     });
 
+    it('cancel with cleanup: the cleanup steps are stored and claimed, and the run is cancelled once they are done', async () => {
+      const plan = validatePlanObject(
+        {
+          name: 'release',
+          steps: [
+            { id: 'branch', fn: 'noop', compensate: { fn: 'undo' } },
+            { id: 'pr', fn: 'noop', dependsOn: ['branch'], compensate: { fn: 'undo' } },
+          ],
+          finally: [{ id: 'report', fn: 'noop' }],
+        },
+        'contract',
+      );
+      await create(plan);
+      const [branch] = (await cycle(1000)).claimed;
+      const [pr] = (await cycle(1010, [done(branch!, 1010)])).claimed;
+      expect(pr).toMatchObject({ stepId: 'pr' });
+      const summary = await store.cancelRun('run1', 1020, { compensate: true });
+      expect(summary.status).toBe('running');
+      // Another handle (another process) sees the appended steps and the snapshot's ending.
+      const other = await harness.reopen();
+      try {
+        const run = await other.getRun('run1');
+        expect(run?.steps.map((step) => [step.stepId, step.status])).toEqual([
+          ['branch', 'succeeded'],
+          ['pr', 'cancelled'],
+          ['branch:compensate', 'ready'],
+          ['report', 'pending'],
+        ]);
+        expect(run?.plan.closing).toMatchObject({ status: 'cancelled', from: 2 });
+      } finally {
+        await other.close();
+      }
+      const [undo] = (await cycle(1030, [], 10, 'w2')).claimed;
+      expect(undo).toMatchObject({ stepId: 'branch:compensate', results: { branch: { summary: 'fine' } } });
+      const [report] = (await cycle(1040, [done(undo!, 1040, 'w2')], 10, 'w2')).claimed;
+      expect(report).toMatchObject({ stepId: 'report' });
+      await cycle(1050, [done(report!, 1050, 'w2')], 0, 'w2');
+      expect((await store.getRun('run1'))?.status).toBe('cancelled');
+      const types = await eventTypes();
+      expect(types.filter((type) => type === 'run.cancelled')).toHaveLength(1);
+      expect(types.indexOf('run.cleanup_started')).toBeLessThan(types.indexOf('run.cancelled'));
+    });
+
     const eventTypes = async (runId = 'run1', afterSeq = 0) =>
       (await store.getEvents(runId, { afterSeq })).map((e) => e.type);
     const lastSeq = async (runId = 'run1') => (await store.getEvents(runId)).at(-1)!.seq;

@@ -53,9 +53,14 @@ export function registerActionCommands(program: Command, act: Act): void {
     program
       .command('cancel [run]')
       .description(
-        'cancel a run: no step of it starts again; running agents are stopped. Without a run: every unfinished run the filters choose',
+        'cancel a run: no step of it starts again; running agents are stopped; its cleanup (compensate:, finally:) runs before it is cancelled. Without a run: every unfinished run the filters choose',
       )
-      .option('--blocked', 'only runs that are blocked'),
+      .option('--blocked', 'only runs that are blocked')
+      .option(
+        '--compensate',
+        'run the compensate: of every step that completed, in reverse order, once (default: only when the plan says onFailure: compensate); finally: steps run either way',
+      )
+      .option('--no-compensate', 'run no compensate:, even when the plan says onFailure: compensate'),
   ).action(
     act(async () => {
       const { bulkOrOne } = await import('./commands/run-actions.js');

@@ -1,4 +1,5 @@
 import { budgetLeft } from '../core/budget.js';
+import { statusWithCleanup } from '../core/cleanup.js';
 import type { StoredEvent } from '../core/events.js';
 import { labelsText } from '../core/labels.js';
 import { planIndex, type RunStatus, STEP_STATUSES } from '../core/run-state.js';
@@ -30,6 +31,12 @@ export function runExitCode(run: RunSummary): number {
   return run.status === 'blocked' || run.status === 'failed' || run.status === 'cancelled'
     ? EXIT.workFailed
     : EXIT.ok;
+}
+
+/** ` (cleanup 2/2 done)` after the status of a run that ran its cleanup (` (cancelling, cleanup 1/2 done)` meanwhile). */
+function cleanupText(run: RunWithSteps): string {
+  const text = statusWithCleanup(run.status, run.plan, run.steps);
+  return text.slice(run.status.length);
 }
 
 /** The recent runs, one line each (`baton status`). */
@@ -99,7 +106,7 @@ export function runStatusLines(
   const shadow = run.plan.shadow === true;
   const elapsed = (run.finishedAt ?? context.now) - run.createdAt;
   const lines = [
-    `run ${run.id}  plan ${run.planName}${shadow ? ' (shadow)' : ''}  ${paintStatus(paint, run.status)}  ${stepProgress(run)} steps done  ${run.attemptsTotal} attempts`,
+    `run ${run.id}  plan ${run.planName}${shadow ? ' (shadow)' : ''}  ${paintStatus(paint, run.status)}${cleanupText(run)}  ${stepProgress(run)} steps done  ${run.attemptsTotal} attempts`,
     `workspace ${run.workspace}`,
     `usage ${usageText(run.usage)}`,
     `budget left ${budgetLeftText(budgetLeft(run.plan.limits, run.usage, elapsed))}`,

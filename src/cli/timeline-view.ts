@@ -13,6 +13,8 @@ const EVENT_PAINT: Partial<Record<StoredEvent['type'], Parameters<Painter>[0]>> 
   'step.failed': 'red',
   'step.blocked': 'red',
   'run.blocked': 'red',
+  'run.failed': 'red',
+  'run.cleanup_started': 'yellow',
   'budget.exceeded': 'red',
   'step.started': 'yellow',
   'step.retry_scheduled': 'yellow',

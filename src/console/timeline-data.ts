@@ -128,6 +128,8 @@ export function timelineOf(
       case 'run.cancelled':
       case 'run.rejected':
       case 'run.succeeded':
+      case 'run.failed':
+      case 'run.cleanup_started':
         mark(undefined, event.at, 'run', event.type.slice('run.'.length));
         break;
       case 'tool.failed':

@@ -1,4 +1,5 @@
 import { addUsage } from './budget.js';
+import { closingStatus, startCleanup } from './cleanup.js';
 import { BatonError } from './errors.js';
 import type { BatonEvent } from './events.js';
 import type { StepUsage } from './failure.js';
@@ -7,6 +8,7 @@ import type { Plan, PlanStep } from './plan/types.js';
 import {
   countStep,
   FINAL_RUN_STATUSES,
+  FINAL_STEP_STATUSES,
   forgetTally,
   planIndex,
   type RunState,
@@ -151,10 +153,23 @@ export class Draft {
     let blockedReason = this.run.blockedReason;
     if (!FINAL_RUN_STATUSES.has(before) && before !== 'awaiting_approval' && !isBudgetBlock(this.run)) {
       status = statusOfTally(this.tally());
+      // A run that ends runs its cleanup first (core/cleanup.ts): finally steps once it succeeded,
+      // compensations and finally steps once a blocked step gives it up.
+      if (this.run.plan.closing === undefined) {
+        if (status === 'succeeded' && this.run.plan.finally !== undefined) {
+          startCleanup(this, 'succeeded', { compensate: false });
+        } else if (status === 'blocked' && this.run.plan.onFailure === 'compensate') {
+          giveUp(this);
+        }
+      }
+      if (this.run.plan.closing !== undefined) status = closingStatus(this.run.plan, this.steps);
       blockedReason = status === 'blocked' ? describeBlockedSteps(this.steps) : null;
       if (status !== before || (status === 'blocked' && blockedReason !== this.run.blockedReason)) {
         if (status === 'succeeded') this.events.push({ type: 'run.succeeded' });
         if (status === 'blocked') this.events.push({ type: 'run.blocked', reason: blockedReason ?? '' });
+        if (status === 'cancelled') this.events.push({ type: 'run.cancelled' });
+        if (status === 'failed')
+          this.events.push({ type: 'run.failed', reason: this.run.plan.closing?.reason ?? 'given up' });
       }
     }
     const run: RunState = {
@@ -197,6 +212,27 @@ function statusOfTally(tally: StepTally): RunStatus {
   if (tally.unsatisfied === 0) return 'succeeded';
   if (tally.active > 0) return 'running';
   return tally.blocked > 0 ? 'blocked' : 'running';
+}
+
+/**
+ * `onFailure: compensate`: a step blocked for good gives the run up. Every step not done yet is
+ * cancelled (a running one keeps its lease until its worker stops it), the completed ones are
+ * compensated and `finally:` runs; the run then ends `failed`, naming the blocked steps.
+ */
+function giveUp(draft: Draft): void {
+  const reason = describeBlockedSteps(draft.steps);
+  for (const step of draft.steps) {
+    if (FINAL_STEP_STATUSES.has(step.status)) continue;
+    const running = step.status === 'running';
+    draft.setStep(step.stepId, {
+      status: 'cancelled',
+      dueAt: null,
+      leaseOwner: running ? step.leaseOwner : null,
+      leaseExpiresAt: running ? step.leaseExpiresAt : null,
+    });
+    draft.events.push({ type: 'step.cancelled', stepId: step.stepId });
+  }
+  startCleanup(draft, 'failed', { compensate: true, reason, always: true });
 }
 
 function describeBlockedSteps(steps: readonly StepState[]): string {

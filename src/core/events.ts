@@ -23,6 +23,10 @@ export type BatonEvent =
   /** Nothing more can happen without a human; `reason` names the step(s) and what to do. */
   | { type: 'run.blocked'; reason: string }
   | { type: 'run.cancelled' }
+  /** The run gave up (`onFailure: compensate`): a step was blocked for good; its cleanup ran. */
+  | { type: 'run.failed'; reason: string }
+  /** The run ended as `ending` and runs its cleanup steps (compensations, `finally:`) first. */
+  | { type: 'run.cleanup_started'; ending: 'succeeded' | 'failed' | 'cancelled'; steps: number }
   /** A human approved a proposed run (`baton approve`); `delayMs` was added between dependent steps. */
   | { type: 'run.approved'; delayMs: number }
   /** A human rejected a proposed run (`baton reject`). */

@@ -20,11 +20,15 @@ export interface KeptStep {
 
 /**
  * The plan a run was declared with: its snapshot without the item steps its fan-outs expanded into
- * (a fork expands them afresh) and without the mark of an earlier fork.
+ * (a fork expands them afresh), the cleanup steps it ran when it ended, and the marks of an earlier
+ * fork and of its ending.
  */
 export function declaredPlan(plan: Plan): Plan {
-  const { forkedFrom: _forkedFrom, ...rest } = plan;
-  return { ...rest, steps: plan.steps.filter((step) => step.forEachItem === undefined) };
+  const { forkedFrom: _forkedFrom, closing: _closing, ...rest } = plan;
+  return {
+    ...rest,
+    steps: plan.steps.filter((step) => step.forEachItem === undefined && step.cleanup === undefined),
+  };
 }
 
 /** The step a fork starts again from: an item of a fan-out stands for its group, which expands afresh. */

@@ -3,13 +3,14 @@ import type { HookSpec, HookTrigger } from './plan/types.js';
 
 /**
  * The hook trigger an event is, or null: run.blocked, step.failed, run.succeeded, budget.exceeded,
- * run.cancelled, and `waiting` for step.waiting and for a running agent's tool call held for a person.
+ * run.cancelled, run.failed (as `failed`), and `waiting` for step.waiting and for a running agent's tool call held for a person.
  */
 export function hookTrigger(event: BatonEvent): HookTrigger | null {
   switch (event.type) {
     case 'run.blocked':
       return 'blocked';
     case 'step.failed':
+    case 'run.failed':
       return 'failed';
     case 'run.succeeded':
       return 'succeeded';

@@ -131,6 +131,16 @@ function describe(facts: NotificationFacts): Said {
         actions: [],
         commands: [],
       };
+    case 'run.failed':
+      return {
+        title: 'Failed',
+        tone: 'bad',
+        lines: [
+          `Run ${runId} gave up (onFailure: compensate): ${clip(event.reason, MAX_REASON)}. Its completed steps were compensated and its finally steps ran.`,
+        ],
+        actions: [],
+        commands: [],
+      };
     case 'step.failed': {
       // The failure left the step blocked: its answers come with it (hook-message lists it).
       const blockedNow = facts.blocked?.filter((step) => step.stepId === event.stepId) ?? [];

@@ -198,6 +198,12 @@ export function rerunFrom(
       `run ${run.id} was cancelled: a cancelled run never runs again; start a new run from its results with: baton fork ${run.id} --from ${from}`,
     );
   }
+  if (run.plan.closing !== undefined) {
+    throw new BatonError(
+      'INVALID_TRANSITION',
+      `run ${run.id} ended ${run.plan.closing.status} and ran its cleanup (compensate:, finally:): it does not run again; start a new run from its results with: baton fork ${run.id} --from ${from}`,
+    );
+  }
   if (run.status === 'awaiting_approval') {
     throw new BatonError(
       'INVALID_TRANSITION',

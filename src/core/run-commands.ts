@@ -1,9 +1,10 @@
 import { budgetBreach } from './budget.js';
+import { startCleanup } from './cleanup.js';
 import { Draft, isBudgetBlock, stepState, type Transition } from './draft.js';
 import { BatonError } from './errors.js';
 import type { FailureClass } from './failure.js';
 import type { Plan } from './plan/types.js';
-import { FINAL_RUN_STATUSES, type RunState } from './run-state.js';
+import { FINAL_RUN_STATUSES, FINAL_STEP_STATUSES, type RunState } from './run-state.js';
 
 /**
  * `baton retry --blocked`: several blocked steps of one run retried at once, as one transition
@@ -130,25 +131,35 @@ export function resolveStep(run: RunState, stepId: string, resultJson: string, n
   return draft.finish();
 }
 
+/** What `baton cancel` does beyond ending the run. */
+export interface CancelOptions {
+  /**
+   * Run the `compensate:` of every completed step (`cancel --compensate`); absent: as the plan's
+   * `onFailure` says (compensate, or not). `finally:` steps run either way.
+   */
+  compensate?: boolean;
+  /** Run no cleanup at all (a proposed run rejected: nothing ran). */
+  cleanup?: false;
+}
+
 /**
  * `baton cancel`: the run and every unfinished step end; a running attempt's outcome will be
  * discarded. A running step keeps its lease (owner and expiry): its process stops at the owner's
  * next renewal, and flow control counts it until the owner reports the attempt ended
- * (`settleReport`, core/settle-report.ts) or the lease runs out.
+ * (`settleReport`, core/settle-report.ts) or the lease runs out. A run with cleanup to do
+ * (compensations, `finally:`) runs it first and is `cancelled` once it is done (core/cleanup.ts);
+ * a run cancelled while it cleans up ends at once, its cleanup cancelled too.
  */
-export function cancelRun(run: RunState, now: number): Transition {
+export function cancelRun(run: RunState, now: number, options: CancelOptions = {}): Transition {
   if (FINAL_RUN_STATUSES.has(run.status)) {
     throw new BatonError('INVALID_TRANSITION', `run ${run.id} is already ${run.status}`);
   }
-  const draft = new Draft(run, now);
+  // A proposed run never started: nothing to undo, nothing to finish.
+  const cleaning =
+    options.cleanup !== false && run.plan.closing === undefined && run.status !== 'awaiting_approval';
+  const draft = new Draft(cleaning ? { ...run, status: 'running', blockedReason: null } : run, now);
   for (const step of run.steps) {
-    if (
-      step.status === 'succeeded' ||
-      step.status === 'skipped' ||
-      step.status === 'degraded' ||
-      step.status === 'cancelled'
-    )
-      continue;
+    if (FINAL_STEP_STATUSES.has(step.status)) continue;
     const running = step.status === 'running';
     draft.setStep(step.stepId, {
       status: 'cancelled',
@@ -158,6 +169,8 @@ export function cancelRun(run: RunState, now: number): Transition {
     });
     draft.events.push({ type: 'step.cancelled', stepId: step.stepId });
   }
+  const compensate = options.compensate ?? run.plan.onFailure === 'compensate';
+  if (cleaning && startCleanup(draft, 'cancelled', { compensate }) > 0) return draft.finish();
   draft.events.push({ type: 'run.cancelled' });
   draft.run = { ...run, status: 'cancelled' };
   return draft.finish();
@@ -201,7 +214,7 @@ export function rejectRun(run: RunState, now: number): Transition {
       `run ${run.id} is ${run.status}: only a run awaiting approval can be rejected`,
     );
   }
-  const cancelled = cancelRun({ ...run, status: 'running' }, now);
+  const cancelled = cancelRun({ ...run, status: 'running' }, now, { cleanup: false });
   return { ...cancelled, events: [{ type: 'run.rejected' }, ...cancelled.events] };
 }
 

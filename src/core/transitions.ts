@@ -84,14 +84,16 @@ export function claimStep(
     return draft.finish();
   }
   const max = run.plan.limits.maxSteps;
-  if (run.attemptsTotal >= max) {
+  // Cleanup always runs: the run's budgets stop its work, never what undoes it (core/cleanup.ts).
+  const cleanup = declared.cleanup !== undefined;
+  if (!cleanup && run.attemptsTotal >= max) {
     const reason = `budget: maxSteps ${max} reached (${run.attemptsTotal} attempts); to allow ${max} more: baton resume ${run.id}`;
     draft.events.push({ type: 'budget.exceeded', limit: 'maxSteps', value: run.attemptsTotal, max });
     draft.events.push({ type: 'run.blocked', reason });
     draft.run = { ...run, status: 'blocked', blockedReason: reason };
     return draft.finish();
   }
-  const runBreach = budgetBreach(run.plan.limits, run.usage, run.createdAt, now);
+  const runBreach = cleanup ? null : budgetBreach(run.plan.limits, run.usage, run.createdAt, now);
   if (runBreach) return stopOnBudget(draft.finish(), runBreach);
   const stepBreach = step.onFallback
     ? null

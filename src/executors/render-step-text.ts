@@ -12,14 +12,20 @@ export function renderStepText(
   context: Pick<ExecutionContext, 'claim' | 'results'>,
 ): { ok: true; text: string } | { ok: false; message: string } {
   const { claim } = context;
-  const item = claim.step?.forEachItem;
+  const cleanup = claim.step?.cleanup;
+  const item = claim.step?.forEachItem ?? cleanup?.item;
   try {
     return {
       ok: true,
       text: renderTemplate(text, {
-        run: { id: claim.runId, workspace: claim.workspace },
+        run: {
+          id: claim.runId,
+          workspace: claim.workspace,
+          ...(cleanup === undefined ? {} : { status: cleanup.runStatus }),
+        },
         inputs: claim.inputs,
         ...(item?.as === undefined ? {} : { item: { name: item.as, value: item.value } }),
+        ...(cleanup !== undefined && cleanup.compensates === undefined ? { missingStepsEmpty: true } : {}),
         steps: Object.fromEntries(
           Object.entries(context.results).map(([id, result]) => [
             id,

@@ -70,7 +70,16 @@ export const bulkTools = [
     name: 'cancel_runs',
     description:
       'Cancel every unfinished run the filters choose (at least one filter); their running agents are stopped. Answers each run touched; dryRun only lists them. This server allows it: --allow-run.',
-    input: { ...filter, blocked: z.boolean().optional().describe('only runs that are blocked') },
+    input: {
+      ...filter,
+      blocked: z.boolean().optional().describe('only runs that are blocked'),
+      compensate: z
+        .boolean()
+        .optional()
+        .describe(
+          "run each run's compensate: steps before it is cancelled (default: as its plan's onFailure says)",
+        ),
+    },
     output,
     destructive: true,
     call: async (args, ctx) => {
@@ -78,6 +87,7 @@ export const bulkTools = [
       const answer = await cancelRuns(await ctx.existingCommands(), {
         filter: await runsFilter(args),
         ...(args.dryRun ? { dryRun: true } : {}),
+        ...(args.compensate === undefined ? {} : { compensate: args.compensate }),
       });
       return { ...answer };
     },

@@ -230,13 +230,26 @@ export const runTools = [
   }),
   defineTool({
     name: 'cancel_run',
-    description: 'Cancel a run: no step of it starts again; running agents are stopped.',
-    input: { runId: runIdField },
+    description:
+      "Cancel a run: no step of it starts again; running agents are stopped. Its cleanup runs first (the plan's finally: steps; with compensate, the compensate: of every completed step, in reverse order), then it is cancelled.",
+    input: {
+      runId: runIdField,
+      compensate: z
+        .boolean()
+        .optional()
+        .describe("run the completed steps' compensate: (default: as the plan's onFailure says)"),
+    },
     output: runSummaryOutput,
     destructive: true,
-    call: async ({ runId }, ctx) => {
+    call: async ({ runId, compensate }, ctx) => {
       const { applyRunCommand } = await runtime();
-      return summaryOf(await applyRunCommand(await ctx.existingCommands(), { command: 'cancel', runId }));
+      return summaryOf(
+        await applyRunCommand(await ctx.existingCommands(), {
+          command: 'cancel',
+          runId,
+          ...(compensate === undefined ? {} : { compensate }),
+        }),
+      );
     },
   }),
   defineTool({

@@ -14,7 +14,7 @@ import { type CommandContext, commandContext } from '../runtime/commands/context
 import { fileChanges, rollbackRun } from '../runtime/commands/file-commands.js';
 import { removeFlowLimit, setFlowLimit } from '../runtime/commands/flow-commands.js';
 import { forkRun, type RerunAnswer, rerunRun } from '../runtime/commands/rerun-commands.js';
-import { decideStep, sendEvent } from '../runtime/commands/run-commands.js';
+import { applyRunCommand, decideStep, sendEvent } from '../runtime/commands/run-commands.js';
 import { ensureSchedule, scheduleSnapshot } from '../runtime/commands/schedule-commands.js';
 import { prepareRun, startRuns } from '../runtime/commands/start-commands.js';
 import { createEngine } from '../runtime/create-engine.js';
@@ -435,10 +435,24 @@ export class Baton {
   }
 
   /**
-   * Cancels every unfinished run the filter chooses (`baton cancel` with filters; at least one
-   * filter: `blocked`, `failureClass`, `sinceMs`, `planName`, `labels`, or `runIds`), as `retryBlocked`.
+   * Cancels a run (`baton cancel <run>`): no step of it starts again, its running steps are
+   * stopped. Its cleanup runs first (`compensate: true`: the `compensate:` of every completed step,
+   * in reverse order; `finally:` steps either way), then it is `cancelled`; the summary says
+   * `running` meanwhile. Throws a BatonError for an unknown run or one that already ended.
    */
-  async cancelRuns(filter: RunsFilter, options: { dryRun?: boolean } = {}): Promise<BulkAnswer> {
+  async cancel(runId: string, options: { compensate?: boolean } = {}): Promise<RunSummary> {
+    return applyRunCommand(await this.commands(), { command: 'cancel', runId, ...options });
+  }
+
+  /**
+   * Cancels every unfinished run the filter chooses (`baton cancel` with filters; at least one
+   * filter: `blocked`, `failureClass`, `sinceMs`, `planName`, `labels`, or `runIds`), as `retryBlocked`;
+   * `compensate` as for `cancel`.
+   */
+  async cancelRuns(
+    filter: RunsFilter,
+    options: { dryRun?: boolean; compensate?: boolean } = {},
+  ): Promise<BulkAnswer> {
     return cancelRuns(await this.commands(), { filter, ...options });
   }
 

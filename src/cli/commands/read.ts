@@ -1,6 +1,7 @@
 import { createReadStream, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
+import { cleanupProgress } from '../../core/cleanup.js';
 import { BatonError } from '../../core/errors.js';
 import { labelsText, parseLabels } from '../../core/labels.js';
 import { RUN_STATUSES, type RunStatus } from '../../core/run-state.js';
@@ -10,7 +11,7 @@ import { attemptsWithSessions } from '../../runtime/attempt-sessions.js';
 import { lastOutputTimes } from '../../runtime/last-output.js';
 import { withCommandContext } from '../../runtime/open-store.js';
 import { parseDurationOption, parsePositiveInt } from '../../runtime/parse-values.js';
-import type { RunListQuery, ScheduleSlot } from '../../runtime/types.js';
+import type { RunListQuery, RunWithSteps, ScheduleSlot } from '../../runtime/types.js';
 import { painter, useColour } from '../colour.js';
 import { EXIT } from '../exit-codes.js';
 import { attemptLine, printJson } from '../format.js';
@@ -41,6 +42,12 @@ function scheduleLine(schedule: NonNullable<ReturnType<typeof scheduleOfRun>>): 
 }
 
 /** Colours for this command's stdout: on a TTY (or FORCE_COLOR), never in --json or with NO_COLOR. */
+/** `cleanup: { ending, done, total }` of a run that ended with cleanup to do (core/cleanup.ts). */
+function cleanupField(run: RunWithSteps) {
+  const cleanup = cleanupProgress(run.plan, run.steps);
+  return cleanup === null ? {} : { cleanup };
+}
+
 function paintFor(options: GlobalOptions) {
   return painter(!options.json && useColour(process.stdout));
 }
@@ -93,6 +100,7 @@ export async function statusCommand(
           return verification ? { ...step, verification } : step;
         }),
         stale: staleSteps(run),
+        ...cleanupField(run),
         labels: (await store.getRunLabels([runId]))[runId] ?? {},
         toolApprovals: await waitingToolCalls(store, run),
         flowWaits: await flowWaits(store, run, Date.now()),

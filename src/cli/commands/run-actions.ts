@@ -32,17 +32,22 @@ export async function manageCommand(
   command: Command,
   runId: string,
   stepId: string | undefined,
-  options: GlobalOptions,
+  options: GlobalOptions & { compensate?: boolean },
 ): Promise<number> {
   return withCommandContext(options, async (ctx) => {
     const summary = await applyRunCommand(ctx, {
       command,
       runId,
       ...(stepId === undefined ? {} : { stepId }),
+      ...(options.compensate === undefined ? {} : { compensate: options.compensate }),
     });
     const done = DONE[command];
     if (options.json) printJson(summary);
-    else {
+    else if (command === 'cancel' && summary.status !== 'cancelled') {
+      process.stdout.write(
+        `run ${runId} cancelled: its cleanup (compensate:, finally:) runs first, then it is cancelled; run is ${summary.status} (baton check or baton worker drives it)\n`,
+      );
+    } else {
       const what = done.replace('{step}', stepId ?? '').replace('{run}', runId);
       const next = summary.status === 'running' ? ' (baton check or baton worker drives it)' : '';
       process.stdout.write(`${what}; run is ${summary.status}${next}\n`);
@@ -58,6 +63,8 @@ interface BulkOptions extends GlobalOptions {
   plan?: string;
   label?: string[];
   dryRun?: boolean;
+  /** cancel: --compensate / --no-compensate. */
+  compensate?: boolean;
 }
 
 /**
@@ -91,7 +98,11 @@ export async function bulkOrOne(
       'retry: name <run> <step>, or give --blocked to retry every blocked step the filters choose',
     );
   return withCommandContext(options, async (ctx) => {
-    const request = { filter, ...(options.dryRun ? { dryRun: true } : {}) };
+    const request = {
+      filter,
+      ...(options.dryRun ? { dryRun: true } : {}),
+      ...(options.compensate === undefined ? {} : { compensate: options.compensate }),
+    };
     const answer = command === 'retry' ? await retryBlocked(ctx, request) : await cancelRuns(ctx, request);
     if (options.json) printJson(answer);
     else process.stdout.write(bulkText(command, answer));

@@ -17,6 +17,8 @@ export interface TemplateRefContext {
   budget: SuggestionBudget;
   /** The `resultSchema` of a step, if it has one: result paths are checked against it. */
   resultSchemaOf?: (stepId: string) => Record<string, unknown> | undefined;
+  /** A cleanup step's texts (`compensate:`, `finally:`): `{{run.status}}` is known. */
+  cleanup?: boolean;
 }
 
 /** The same for references already listed; `pathOf` is called only for a problem. */
@@ -47,6 +49,11 @@ export function checkListedRefs(
       issues.push({
         path: path(),
         problem: `${raw} is not a template reference${hint}; allowed: ${ALLOWED_TEMPLATE_FORMS}`,
+      });
+    } else if (ref.kind === 'run' && ref.field === 'status' && context.cleanup !== true) {
+      issues.push({
+        path: path(),
+        problem: `${raw} is known only once the run ended: use it in finally: steps and compensate:`,
       });
     } else if (ref.kind === 'input' && !context.inputNameSet.has(ref.name)) {
       issues.push({ path: path(), problem: `${raw}: ${undeclaredInputProblem(ref.name, inputNames)}` });

@@ -83,11 +83,13 @@ export function stepPathNames(raw: unknown): (string | undefined)[] {
 export function formatIssuePath(
   path: readonly PropertyKey[],
   stepNames: readonly (string | undefined)[] = [],
+  finallyNames: readonly (string | undefined)[] = [],
 ): string {
+  const names = path[0] === 'steps' ? stepNames : path[0] === 'finally' ? finallyNames : [];
   let text = '';
   path.forEach((segment, index) => {
     if (typeof segment === 'number') {
-      const stepName = index === 1 && path[0] === 'steps' ? stepNames[segment] : undefined;
+      const stepName = index === 1 ? names[segment] : undefined;
       text += stepName === undefined ? `[${segment}]` : `.${stepName}`;
     } else {
       const key = String(segment);

@@ -5,6 +5,7 @@ import { parseDurationMs } from './duration.js';
 import { checkDependsOn, findCycles, SuggestionBudget } from './graph.js';
 import { formatIssuePath, PlanInvalidError, type PlanIssue, stepPathNames } from './issues.js';
 import { normalizeCheckpoint } from './normalize-checkpoint.js';
+import { checkCleanup } from './normalize-cleanup.js';
 import { normalizeVerify } from './normalize-verify.js';
 import { normalizeWait } from './normalize-wait.js';
 import { checkPlanTemplates } from './plan-templates.js';
@@ -70,6 +71,12 @@ export function normalizePlan(file: PlanFile, fileName: string): Plan {
     checkpoint: file.defaults?.checkpoint,
   };
   const steps = file.steps.map((step, index) => normalizeStep(step, defaults, pathOf(index), issues));
+  const finallyNames = stepPathNames({ steps: file.finally ?? [] });
+  const finallyPathOf = (index: number, ...fields: (string | number)[]) =>
+    formatIssuePath(['finally', index, ...fields], [], finallyNames);
+  const finallySteps = (file.finally ?? []).map((step, index) =>
+    normalizeStep(step, defaults, finallyPathOf(index), issues),
+  );
 
   issues.push(...checkUniqueIds(steps, pathOf));
   const budget = new SuggestionBudget();
@@ -86,6 +93,9 @@ export function normalizePlan(file: PlanFile, fileName: string): Plan {
   issues.push(...checkPlanTemplates(steps, graph, Object.keys(inputs), pathOf, budget));
   issues.push(...checkWhens(steps, Object.keys(inputs), pathOf));
   issues.push(...checkForEachSteps(steps, Object.keys(inputs), pathOf));
+  issues.push(
+    ...checkCleanup(steps, finallySteps, Object.keys(inputs), { stepPathOf: pathOf, finallyPathOf }, budget),
+  );
 
   // Before the verdict: a hook's problems are the plan's problems too.
   const hooks = file.hooks === undefined ? undefined : normalizeHooks(file.hooks, issues);
@@ -110,6 +120,8 @@ export function normalizePlan(file: PlanFile, fileName: string): Plan {
       ? { shadowApprovals: file.shadow.approvals }
       : {}),
     steps,
+    ...(finallySteps.length === 0 ? {} : { finally: finallySteps }),
+    ...(file.onFailure === 'compensate' ? { onFailure: 'compensate' as const } : {}),
   };
   if (file.description !== undefined) plan.description = file.description;
   if (file.workspace !== undefined) plan.workspace = file.workspace;
@@ -211,6 +223,16 @@ function normalizeStep(
     timeoutMs: parseDurationMs(timeout, `${path}.timeoutMs`),
     ...heartbeatTimeout(step, kind, path, issues),
     delayBeforeMs: parseDurationMs(delayBefore, `${path}.delayBeforeMs`),
+    ...(step.compensate === undefined
+      ? {}
+      : {
+          compensate: normalizeFallback(
+            typeof step.compensate === 'string' ? { instruction: step.compensate } : step.compensate,
+            agent ?? defaults.agent,
+            `${path}.compensate`,
+            issues,
+          ),
+        }),
     ...(step.forEach === undefined
       ? {}
       : {

@@ -48,6 +48,7 @@ export function checkPlanTemplates(
   inputNames: readonly string[],
   pathOf: StepPathOf,
   budget: SuggestionBudget,
+  options: { cleanup?: boolean } = {},
 ): PlanIssue[] {
   const allStepIds = graph.map((step) => step.id);
   const stepIdSet = new Set(allStepIds);
@@ -96,6 +97,7 @@ export function checkPlanTemplates(
       inputNameSet,
       budget,
       resultSchemaOf: (target) => resultSchemas.get(target),
+      ...(options.cleanup === true ? { cleanup: true } : {}),
     };
     for (const { refs, fields } of texts[index]!) {
       issues.push(...checkListedRefs(refs, () => pathOf(index, ...fields), context));

@@ -301,6 +301,34 @@ const fallbackSchema = strictObject(
   "Another executor run when the step's retries are used up or its budget blocks it; the step then ends degraded and the run goes on.",
 );
 
+const compensateSchema = z
+  .union(
+    [
+      z.string().min(1),
+      strictObject(
+        {
+          instruction: z
+            .string()
+            .min(1)
+            .optional()
+            .describe("A prompt for an agent (the step's agent unless agent is given)."),
+          agent: agentSchema.optional(),
+          fn: z.string().min(1).optional().describe('A registered function that undoes the step.'),
+          args: jsonValueSchema.optional().describe('JSON passed to the function.'),
+          model: modelSchema.optional(),
+        },
+        'a compensation: an instruction, or { instruction, fn or model }',
+      ),
+    ],
+    {
+      error: (issue) =>
+        `expected an instruction, or { instruction, fn or model }, got ${describeValue(issue.input)}`,
+    },
+  )
+  .describe(
+    "What undoes this step once it completed: an instruction for the step's agent, or { instruction, fn or model }. Run when the run is cancelled with --compensate or given up (onFailure: compensate): one compensation per completed step (per completed item of a forEach), in reverse order, once; a step that did not complete is not compensated. May use {{steps.<id>...}} of this step and its dependencies, and {{run.status}}.",
+  );
+
 const stepSchema = strictObject(
   {
     id: idSchema('step id').describe('Unique step id: 1-64 letters, digits, "_" or "-".'),
@@ -381,6 +409,7 @@ const stepSchema = strictObject(
       'Durable delay before the first attempt of this step. Default: defaults.delayBeforeMs, else 0.',
     ).optional(),
     forEach: forEachSchema.optional(),
+    compensate: compensateSchema.optional(),
   },
   'a step: { id, instruction, fn or model, ... }',
 ).meta({
@@ -571,6 +600,22 @@ export const planFileSchema = strictObject(
       })
       .min(1, { error: 'a plan needs at least one step' })
       .describe('The steps, in order. Steps run once their dependsOn have succeeded.'),
+    finally: z
+      .array(stepSchema, {
+        error: (issue) => `expected a list of steps, got ${describeValue(issue.input)}`,
+      })
+      .optional()
+      .describe(
+        'Steps run once when the run ends, in any state (succeeded, failed, cancelled), after any compensations; {{run.status}} says how it ended. They depend only on each other; a step result they name is empty when that step has none. Until they are done the run shows e.g. cancelled (cleanup 1/2 done).',
+      ),
+    onFailure: z
+      .enum(['block', 'compensate'], {
+        error: (issue) => `expected block or compensate, got ${describeValue(issue.input)}`,
+      })
+      .optional()
+      .describe(
+        'What a step blocked for good does to the run: block (default) waits for a person; compensate gives the run up: every step not done is cancelled, the completed steps are compensated (compensate:), finally: runs, and the run ends failed. A plain baton cancel then compensates too.',
+      ),
   },
   'a plan: a mapping with at least name and steps',
 ).meta({

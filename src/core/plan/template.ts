@@ -9,23 +9,26 @@ import { STEP_ID_PATTERN as NAME, type PlanStep } from './types.js';
 
 /** What a template can see when a step's instruction is rendered. */
 export interface TemplateContext {
-  run: { id: string; workspace: string };
+  /** `status`: how the run ended, for a cleanup step (`{{run.status}}`). */
+  run: { id: string; workspace: string; status?: string };
   inputs: Record<string, string>;
   /** `value`: the step's structured result (a result file's JSON, a function's return value), if any. */
   steps: Record<string, { summary: string; outputs: string[]; value?: unknown }>;
   /** A fan-out item step's element, under its name (`{{item}}`, `{{item.<field>}}`). */
   item?: { name: string; value: unknown };
+  /** A `finally:` step: a step without a result (it never succeeded) reads as empty text. */
+  missingStepsEmpty?: boolean;
 }
 
 /** A reference in one of the allowed forms. */
 type TemplateRef =
-  | { kind: 'run'; field: 'id' | 'workspace' }
+  | { kind: 'run'; field: 'id' | 'workspace' | 'status' }
   | { kind: 'input'; name: string }
   | { kind: 'step'; stepId: string; field: 'summary' | 'outputs' }
   | { kind: 'result'; stepId: string; path: string[] };
 
 export const ALLOWED_TEMPLATE_FORMS =
-  '{{inputs.<name>}}, {{steps.<id>.summary}}, {{steps.<id>.outputs}}, {{steps.<id>.result}}, {{steps.<id>.result.<path>}}, {{run.workspace}}, {{run.id}}';
+  '{{inputs.<name>}}, {{steps.<id>.summary}}, {{steps.<id>.outputs}}, {{steps.<id>.result}}, {{steps.<id>.result.<path>}}, {{run.workspace}}, {{run.id}}, {{run.status}} (cleanup steps)';
 
 // No braces inside, so `{{{x}}}` finds `{{x}}` and stray braces stay literal text.
 const REF_PATTERN = /\{\{([^{}]*)\}\}/g;
@@ -45,7 +48,7 @@ export function parseTemplateRef(path: readonly string[]): TemplateRef | undefin
     return isResultPath(rest) ? { kind: 'result', stepId: name, path: rest } : undefined;
   }
   if (rest.length > 0 || head === undefined) return undefined;
-  if (head === 'run' && field === undefined && (name === 'id' || name === 'workspace')) {
+  if (head === 'run' && field === undefined && (name === 'id' || name === 'workspace' || name === 'status')) {
     return { kind: 'run', field: name };
   }
   if (head === 'inputs' && field === undefined && name !== undefined && NAME.test(name)) {
@@ -89,13 +92,18 @@ export function renderTemplate(text: string, ctx: TemplateContext): string {
 }
 
 function resolveRef(raw: string, ref: TemplateRef, ctx: TemplateContext): string {
-  if (ref.kind === 'run') return ref.field === 'id' ? ctx.run.id : ctx.run.workspace;
+  if (ref.kind === 'run') {
+    if (ref.field !== 'status') return ref.field === 'id' ? ctx.run.id : ctx.run.workspace;
+    if (ctx.run.status !== undefined) return ctx.run.status;
+    throw new BatonError('PLAN_INVALID', `${raw} is known only in a cleanup step (finally:, compensate:)`);
+  }
   if (ref.kind === 'input') {
     const value = ownValue(ctx.inputs, ref.name);
     if (typeof value === 'string') return value;
     throw new BatonError('PLAN_INVALID', `${raw}: the run has no value for input "${ref.name}"`);
   }
   const result = ownValue(ctx.steps, ref.stepId);
+  if (result === undefined && ctx.missingStepsEmpty === true) return '';
   if (result === undefined) {
     throw new BatonError(
       'PLAN_INVALID',
@@ -132,8 +140,10 @@ function splitRefPath(inner: string): string[] {
 
 /** Steps whose results a step may read: template references for agents and models, dependencies for functions. */
 export function stepReads(step: PlanStep): string[] {
-  if (step.kind === 'fn') return step.dependsOn;
-  const ids = new Set<string>();
+  // A compensation reads the step it undoes (a function's ctx.results; texts may name it too).
+  const undone = step.cleanup?.compensates;
+  if (step.kind === 'fn') return undone === undefined ? step.dependsOn : [...step.dependsOn, undone];
+  const ids = new Set<string>(undone === undefined ? [] : [undone]);
   for (const text of [step.instruction ?? '', step.model?.prompt ?? '', step.model?.system ?? '']) {
     for (const ref of listTemplateRefs(text)) {
       if (ref.path[0] === 'steps' && ref.path[1] !== undefined) ids.add(ref.path[1]);

@@ -277,6 +277,33 @@ export interface PlanStep {
   forEach?: ForEachSpec;
   /** Set on an item step, which a group's expansion appended to the run's plan snapshot. */
   forEachItem?: ForEachItem;
+  /**
+   * `compensate:`: what undoes this step once it completed, run (in reverse order, once) when the
+   * run is cancelled with compensation or given up under `onFailure: compensate` (core/cleanup.ts).
+   */
+  compensate?: FallbackSpec;
+  /** Set on a cleanup step (a compensation or a `finally:` step), appended when the run ended. */
+  cleanup?: CleanupMark;
+}
+
+/** The statuses a run ends in, and that cleanup steps see as `{{run.status}}`. */
+export type EndStatus = 'succeeded' | 'failed' | 'cancelled';
+
+/** What a cleanup step is: which step it compensates (none: a `finally:` step), and how the run ended. */
+export interface CleanupMark {
+  runStatus: EndStatus;
+  compensates?: string;
+  /** A compensation of a fan-out's item: the item, for `{{<as>}}` in its texts. */
+  item?: { as: string; value: unknown };
+}
+
+/** A run that ended and runs its cleanup steps first: it takes `status` once they are all done. */
+export interface RunClosing {
+  status: EndStatus;
+  /** Why the run failed (`onFailure: compensate`): the blocked steps' reasons. */
+  reason?: string;
+  /** Position in the plan's steps of the first cleanup step; the cleanup steps are the rest. */
+  from: number;
 }
 
 /** The most items one `forEach` may expand into. */
@@ -406,6 +433,15 @@ export interface Plan {
   forkedFrom?: { runId: string; stepId: string };
   /** In the order of the plan file. */
   steps: PlanStep[];
+  /** `finally:`: steps run once when the run ends, in any state (core/cleanup.ts); absent: none. */
+  finally?: PlanStep[];
+  /**
+   * `onFailure: compensate`: a step blocked for good gives the run up: the completed steps are
+   * compensated, `finally:` runs, and the run ends `failed`. Absent: the run waits blocked for a person.
+   */
+  onFailure?: 'compensate';
+  /** Set on the snapshot (never read from a plan file) once the run ended and runs its cleanup. */
+  closing?: RunClosing;
 }
 
 /** Step ids and input names: `[A-Za-z0-9_-]{1,64}`, also safe inside `{{steps.<id>.summary}}`. */

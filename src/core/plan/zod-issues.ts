@@ -51,8 +51,11 @@ export const planErrorMap: z.core.$ZodErrorMap = (issue) => {
 /** One plan issue per zod issue, with `steps.<id>` paths and "required" for missing fields. */
 export function planIssuesFromZod(issues: readonly z.core.$ZodIssue[], raw: unknown): PlanIssue[] {
   const stepNames = stepPathNames(raw);
+  const finallyNames = stepPathNames(
+    raw !== null && typeof raw === 'object' ? { steps: (raw as { finally?: unknown }).finally } : undefined,
+  );
   return issues.map((issue) => {
-    const path = formatIssuePath(issue.path, stepNames);
+    const path = formatIssuePath(issue.path, stepNames, finallyNames);
     if (issue.code === 'invalid_type' && issue.path.length > 0 && valueAt(raw, issue.path) === undefined) {
       // A schema may say what a missing field is for (forEach.maxItems): its own words then.
       return { path, problem: issue.message.startsWith('is required') ? issue.message : 'required' };

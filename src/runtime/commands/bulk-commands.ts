@@ -31,6 +31,8 @@ export interface BulkRequest {
   filter: RunsFilter;
   /** List what would be touched and change nothing. */
   dryRun?: boolean;
+  /** cancel: run each run's `compensate:` steps (core/cleanup.ts); absent: as its plan's `onFailure` says. */
+  compensate?: boolean;
 }
 
 /** One run a bulk command touched, or would. */
@@ -107,7 +109,10 @@ export async function cancelRuns(ctx: CommandContext, request: BulkRequest): Pro
   const outcomes = await ctx.store.cancelRuns(
     targets.map((t) => t.runId),
     ctx.now(),
+    request.compensate === undefined ? undefined : { compensate: request.compensate },
   );
+  // A run with cleanup to do runs it before it is cancelled.
+  if (outcomes.some((outcome) => 'summary' in outcome && outcome.summary.status === 'running')) ctx.nudge();
   return withUnchosen({ dryRun: false, runs: answered(targets, outcomes, 'cancelled') }, filter);
 }
 

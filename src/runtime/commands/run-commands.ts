@@ -57,6 +57,8 @@ export interface RunCommandRequest {
   runId: string;
   /** retry and skip: the step. */
   stepId?: string;
+  /** cancel: run the completed steps' `compensate:` (absent: as the plan's `onFailure` says). */
+  compensate?: boolean;
 }
 
 /** `baton retry|skip <run> <step>`, `baton cancel|resume <run>`. */
@@ -71,9 +73,14 @@ export async function applyRunCommand(ctx: CommandContext, request: RunCommandRe
       : command === 'skip'
         ? await ctx.store.skipStep(runId, stepId, now)
         : command === 'cancel'
-          ? await ctx.store.cancelRun(runId, now)
+          ? await ctx.store.cancelRun(
+              runId,
+              now,
+              request.compensate === undefined ? undefined : { compensate: request.compensate },
+            )
           : await ctx.store.resumeRun(runId, now);
-  if (command !== 'cancel') ctx.nudge();
+  // A cancelled run with cleanup to do (core/cleanup.ts) is still running: its cleanup is due.
+  if (command !== 'cancel' || summary.status === 'running') ctx.nudge();
   return summary;
 }
 

@@ -1,5 +1,6 @@
 import type { FailureClass } from '../../core/failure.js';
 import type { RerunRequest, RerunSelection } from '../../core/rerun.js';
+import type { CancelOptions } from '../../core/run-commands.js';
 import type { StepResult } from '../../core/run-state.js';
 import type { WaitDecision } from '../../core/waits.js';
 import type { RunSummary } from './runs.js';
@@ -12,7 +13,8 @@ export interface RunCommands {
   /** Human commands, each one transaction. Throws BatonError for an unknown run/step or an impossible change. */
   retryStep(runId: string, stepId: string, now: number): Promise<RunSummary>;
   skipStep(runId: string, stepId: string, now: number): Promise<RunSummary>;
-  cancelRun(runId: string, now: number): Promise<RunSummary>;
+  /** Cancels a run; with cleanup to do (compensations, `finally:`) it runs it first (core/cleanup.ts). */
+  cancelRun(runId: string, now: number, options?: CancelOptions): Promise<RunSummary>;
   /** Starts a run stored with `awaitingApproval`; `delayMs` becomes the minimum wait before each dependent step. */
   approveRun(runId: string, now: number, delayMs?: number): Promise<RunSummary>;
   rejectRun(runId: string, now: number): Promise<RunSummary>;
@@ -39,7 +41,7 @@ export interface RunCommands {
    */
   retryRunSteps(targets: readonly BulkRetryTarget[], now: number): Promise<BulkOutcome[]>;
   /** `baton cancel` with filters: many runs cancelled, each as `cancelRun` would, as retryRunSteps does. */
-  cancelRuns(runIds: readonly string[], now: number): Promise<BulkOutcome[]>;
+  cancelRuns(runIds: readonly string[], now: number, options?: CancelOptions): Promise<BulkOutcome[]>;
 }
 
 /**

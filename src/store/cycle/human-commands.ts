@@ -3,6 +3,7 @@ import { isBatonError } from '../../core/errors.js';
 import { type RerunRequest, type RerunSelection, rerunFrom } from '../../core/rerun.js';
 import {
   approveRun,
+  type CancelOptions,
   cancelRun,
   rejectRun,
   resolveStep,
@@ -61,10 +62,10 @@ export function withHumanCommands<B extends StoreBase>(Base: B) {
       );
     }
 
-    cancelRuns(runIds: readonly string[], now: number): Promise<BulkOutcome[]> {
+    cancelRuns(runIds: readonly string[], now: number, options?: CancelOptions): Promise<BulkOutcome[]> {
       return applyInChunks(
         this,
-        runIds.map((runId) => ({ runId, change: (run: RunState) => cancelRun(run, now) })),
+        runIds.map((runId) => ({ runId, change: (run: RunState) => cancelRun(run, now, options) })),
         now,
       );
     }
@@ -77,8 +78,8 @@ export function withHumanCommands<B extends StoreBase>(Base: B) {
       return this.applyCommand(runId, (run) => skipStep(run, stepId, now), now);
     }
 
-    cancelRun(runId: string, now: number): Promise<RunSummary> {
-      return this.applyCommand(runId, (run) => cancelRun(run, now), now);
+    cancelRun(runId: string, now: number, options?: CancelOptions): Promise<RunSummary> {
+      return this.applyCommand(runId, (run) => cancelRun(run, now, options), now);
     }
 
     approveRun(runId: string, now: number, delayMs = 0): Promise<RunSummary> {

@@ -352,7 +352,12 @@ export class PostgresStore extends withSchedules(withHumanCommands(PostgresReads
         const { runId, entry, transition } = decided;
         if (transition.clearEffects) await this.effects.forgetSteps(client, runId, transition.clearEffects);
         for (const event of transition.events) batch.event(runId, now, event, transition.run.plan.hooks);
-        const hash = batch.runState(transition.run, transition.changedSteps, transition.planChanged ?? false);
+        const hash = batch.runState(
+          transition.run,
+          transition.changedSteps,
+          transition.planChanged ?? false,
+          new Set(transition.addedSteps),
+        );
         if (hash) plans.push({ runId, hash, plan: transition.run.plan });
         if (entry.state.status !== 'running' && transition.run.status === 'running')
           batch.noteDue(nextDueAt(transition.run));
@@ -390,7 +395,12 @@ export class PostgresStore extends withSchedules(withHumanCommands(PostgresReads
     const runId = entry.state.id;
     const batch = new WriteBatch();
     for (const event of transition.events) batch.event(runId, now, event, transition.run.plan.hooks);
-    const hash = batch.runState(transition.run, transition.changedSteps, transition.planChanged ?? false);
+    const hash = batch.runState(
+      transition.run,
+      transition.changedSteps,
+      transition.planChanged ?? false,
+      new Set(transition.addedSteps),
+    );
     // A run that starts or goes on (approve, resume) makes its waiting steps due without changing them.
     if (entry.state.status !== 'running' && transition.run.status === 'running')
       batch.noteDue(nextDueAt(transition.run));

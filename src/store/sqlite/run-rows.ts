@@ -350,7 +350,9 @@ export class RunRows {
   persist(transition: Transition, now: number): void {
     for (const event of transition.events)
       this.appendEvent(transition.run.id, now, event, transition.run.plan.hooks);
-    this.writeState(transition.run, transition.changedSteps, transition.planChanged ?? false);
+    // Steps the transition appended (a run's cleanup steps, core/cleanup.ts) get their rows first.
+    const added = transition.addedSteps ? new Set(transition.addedSteps) : NO_STEPS;
+    this.writeState(transition.run, transition.changedSteps, transition.planChanged ?? false, null, added);
   }
 
   /**
