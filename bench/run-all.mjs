@@ -495,6 +495,22 @@ const BENCHMARKS = [
       { key: 'claimRatio', label: '  ratio (goal <= 1.1)', unit: 'x', higher: false, goal: 1.1 },
     ],
   },
+  // Issue 42 item 1: a fan-out of 1,000 sub-plan steps, each child a one-step plan of a no-op fn
+  // step (goal >= 0.3x W of the same process).
+  {
+    name: 'sub-plans',
+    script: 'sub-plans.mjs',
+    figures: [
+      {
+        key: 'itemsPerSec',
+        label: 'fan-out of 1,000 sub-plans (a child run each), drain',
+        unit: 'items/s',
+        higher: true,
+      },
+      { key: 'wStepsPerSec', label: '  floor: W of the same process', unit: 'st/s', higher: true },
+      { key: 'vsW', label: '  vs W (goal >= 0.3)', unit: 'x', higher: true, goal: 0.3 },
+    ],
+  },
   // Issue 42 items 3 and 4: a bulk retry over 10,000 blocked runs (goal <= 2 s, the whole
   // process, beside the process that opens the store and reads a row), and `status --label` over
   // 100,000 runs (goal <= 1.2x `status`).

@@ -55,6 +55,7 @@ export type {
   RunClosing,
   SandboxMode,
   SideEffect,
+  SubPlanSpec,
   ToolApprovalRule,
   ToolApprovalSpec,
   VerifyModelSpec,
@@ -107,7 +108,7 @@ export type { StepFileChanges } from './runtime/file-changes.js';
 export type { ScheduleView } from './runtime/schedule-view.js';
 export type { FilesRestored } from './runtime/workspace-restore.js';
 export type { EventDelivery, SentEvent } from './store/cycle/send-event.js';
-export type { StartPlanOptions } from './workflow/baton.js';
+export type { RunTree, StartPlanOptions } from './workflow/baton.js';
 export {
   Baton,
   type BatonOptions,

@@ -31,9 +31,9 @@ describe('normalizePlan: steps', () => {
       ),
     ).toEqual([
       'plan.yaml: 3 problems',
-      'plan.yaml: steps.a: needs "instruction" (run by an agent), "fn" (a registered function), "model" (a model call) or "wait" (a person or an event)',
-      'plan.yaml: steps.b: has "instruction" and "fn": a step is either an agent step (instruction), a function step (fn) or a model step (model)',
-      'plan.yaml: steps.c: has "fn" and "model": a step is either an agent step (instruction), a function step (fn) or a model step (model)',
+      'plan.yaml: steps.a: needs "instruction" (run by an agent), "fn" (a registered function), "model" (a model call), "plan" (a child run of another plan) or "wait" (a person or an event)',
+      'plan.yaml: steps.b: has "instruction" and "fn": a step is either an agent step (instruction), a function step (fn), a model step (model) or a sub-plan (plan)',
+      'plan.yaml: steps.c: has "fn" and "model": a step is either an agent step (instruction), a function step (fn), a model step (model) or a sub-plan (plan)',
     ]);
   });
 

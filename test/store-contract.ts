@@ -545,6 +545,14 @@ export function describeStoreContract(name: string, makeHarness: () => StoreHarn
       expect((await store.skipStep('run2', 's1', 1060)).stepCounts).toMatchObject({ skipped: 1, ready: 1 });
     });
 
+    it('a cycle names the runs it ended (a parent waiting on a child run looks at once)', async () => {
+      await create(chainPlan(1));
+      const [claim] = (await cycle(1000)).claimed;
+      const result = await cycle(1010, [done(claim!, 1010)], 0);
+      expect(result.endedRuns).toEqual(['run1']);
+      expect((await cycle(1020)).endedRuns).toBeUndefined();
+    });
+
     it('cancel with cleanup: the cleanup steps are stored and claimed, and the run is cancelled once they are done', async () => {
       const plan = validatePlanObject(
         {

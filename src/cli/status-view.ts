@@ -9,7 +9,7 @@ import { verificationOf, verificationText } from '../core/verify.js';
 import { fanOutLine, fanOutProgress } from '../runtime/fan-out-progress.js';
 import { blockedHints, formatTime, skipCause, stepProgress, waitingHints } from '../runtime/format.js';
 import { agoText } from '../runtime/last-output.js';
-import { type FlowWait, LISTED_STATUSES } from '../runtime/run-reads.js';
+import { type ChildRun, type FlowWait, LISTED_STATUSES } from '../runtime/run-reads.js';
 import type { RunSummary, RunWithSteps } from '../runtime/types.js';
 import { budgetLeftText, usageText } from '../runtime/usage-text.js';
 import { type Painter, paintStatus } from './colour.js';
@@ -17,7 +17,13 @@ import { EXIT } from './exit-codes.js';
 import { table } from './format.js';
 
 // The reads moved to runtime/ (the MCP server shares them); their callers here import them from here.
-export { flowWaits, requireRun, requireRunSteps, waitingToolCalls } from '../runtime/run-reads.js';
+export {
+  flowWaits,
+  requireRun,
+  requireRunSteps,
+  runChildren,
+  waitingToolCalls,
+} from '../runtime/run-reads.js';
 
 /** Runs in these states wait for nobody but a human: a watch of them ends. */
 const SETTLED: ReadonlySet<RunStatus> = new Set(['succeeded', 'failed', 'blocked', 'cancelled']);
@@ -89,6 +95,8 @@ export interface StatusContext {
   lastOutput?: ReadonlyMap<string, number>;
   /** Tool calls its running agents wait on a person for (runtime/run-reads.ts waitingToolCalls). */
   toolCalls?: readonly PendingToolApproval[];
+  /** The child runs its running sub-plan steps wait on (runtime/run-reads.ts runChildren). */
+  children?: readonly ChildRun[];
 }
 
 /**
@@ -113,6 +121,12 @@ export function runStatusLines(
   ];
   if (shadow)
     lines.push('shadow run: steps with a side effect are recorded (step.would_execute), not executed');
+  if (run.plan.parent)
+    lines.push(`child of run ${run.plan.parent.runId} (its step ${run.plan.parent.stepId})`);
+  for (const child of context.children ?? [])
+    lines.push(
+      `step ${child.stepId}: waiting on child ${child.runId}: ${child.status}${child.blockedReason ? ` (${firstLine(child.blockedReason, 200)})` : ''}`,
+    );
   if (run.plan.forkedFrom)
     lines.push(`forked from run ${run.plan.forkedFrom.runId} at step ${run.plan.forkedFrom.stepId}`);
   if (run.blockedReason) lines.push(`blocked: ${run.blockedReason}`);

@@ -8,7 +8,7 @@ import { readFileChanges } from '../runtime/file-changes.js';
 import { lastOutputTimes } from '../runtime/last-output.js';
 import { planSecrets } from '../runtime/plan-secrets.js';
 import { keptOfRunHistory } from '../runtime/run-history.js';
-import { everyWaitingToolCall, requireRun, requireStepOf } from '../runtime/run-reads.js';
+import { everyWaitingToolCall, requireRun, requireStepOf, runChildren } from '../runtime/run-reads.js';
 import type { RunDetail } from '../runtime/types.js';
 import { artifactFile, sendDownload } from './artifact-download.js';
 import type { ConsoleContext, Handler, Request } from './context.js';
@@ -73,7 +73,7 @@ const runsList: Handler = async (ctx, req) => {
 const runDetail: Handler = async (ctx, req) => {
   const run = await requireRun(ctx.commands.store, req.params[0]!);
   await page(ctx, req, { title: `Run ${run.id}`, section: 'runs' }, run.id, async () =>
-    runPage(run, ctx.session.csrfToken, ctx.commands.now()),
+    runPage(run, ctx.session.csrfToken, ctx.commands.now(), await runChildren(ctx.commands.store, run)),
   );
 };
 

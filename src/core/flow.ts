@@ -47,6 +47,9 @@ export function flowKeyOf(step: PlanStep, onFallback = false): string {
       return step.model?.provider ?? 'model';
     case 'fn':
       return `fn:${step.fn ?? ''}`;
+    case 'plan':
+      // Its child's steps count against their own keys: the step itself only waits.
+      return 'plan';
     default:
       return agentProgramName(step);
   }

@@ -17,6 +17,7 @@ import { HookDispatcher } from './hook-dispatcher.js';
 import { stopOrphanedAttempt } from './orphans.js';
 import type { Executors } from './run-attempt.js';
 import { RunSecretsCache } from './run-secrets-cache.js';
+import { SubPlanExecutor } from './sub-plan-executor.js';
 
 /** How long the engine keeps going. */
 type EngineMode =
@@ -120,6 +121,12 @@ export class Engine {
   /** New work was made due in this process (a run started, a function registered): look at once. */
   private nudged = false;
   private readonly hooks: HookDispatcher;
+  /** Runs sub-plan steps' attempts: they wait on a child run, holding no slot (see slotsInUse). */
+  private readonly subPlans: SubPlanExecutor;
+  /** In-flight attempts of sub-plan steps. */
+  private waitingOnChildren = 0;
+  /** A sub-plan attempt started here: a process driving one run drives its children too. */
+  private drivesChildren = false;
   private attempts: Promise<typeof import('./run-attempt.js')> | null = null;
   private readonly secrets: RunSecretsCache;
   private readonly report: EngineReport = emptyEngineReport();
@@ -134,6 +141,12 @@ export class Engine {
     this.now = options.now ?? Date.now;
     this.random = options.random ?? Math.random;
     this.secrets = new RunSecretsCache(options.env ?? process.env, options.secrets ?? []);
+    this.subPlans = new SubPlanExecutor(this.store, {
+      home: options.home,
+      pollMs: this.pollMs,
+      ...(options.env ? { env: options.env } : {}),
+      onChildStarted: () => this.wake?.(),
+    });
     this.hooks = new HookDispatcher(this.store, {
       owner: options.owner,
       home: options.home,
@@ -174,7 +187,10 @@ export class Engine {
         if (this.stopAbortAt !== null && this.now() >= this.stopAbortAt) {
           for (const entry of this.inFlight.values()) entry.abort.abort();
         }
-        const claimLimit = this.stopping ? 0 : this.concurrency - this.inFlight.size;
+        // A sub-plan attempt waits on its child and takes no slot: the child's steps need them.
+        const claimLimit = this.stopping
+          ? 0
+          : this.concurrency - (this.inFlight.size - this.waitingOnChildren);
         let progressed = false;
         this.nudged = false;
         // With every slot busy, a cycle per poll interval still fires the timeouts of waits (and
@@ -184,6 +200,8 @@ export class Engine {
           this.cycledAt = this.now();
           const result = await this.cycle(claimLimit, mode);
           for (const claim of result.claimed) this.start(claim);
+          // Child runs this cycle ended: the sub-plan attempts waiting on them look now.
+          if (this.waitingOnChildren > 0 && result.endedRuns) this.subPlans.ended(result.endedRuns);
           this.kickHooks(result.hooksOwed === true);
           progressed =
             result.claimed.length > 0 || result.reclaimed.length > 0 || result.settledUnclaimed === true;
@@ -293,8 +311,9 @@ export class Engine {
         random: this.random,
         // Read every cycle: functions registered after the worker started are claimed too.
         ...this.functionsFilter(),
-        ...(mode.kind === 'until-settled' ? { runId: mode.runId } : {}),
-        ...this.horizon,
+        ...(mode.kind === 'until-settled' && !this.drivesChildren ? { runId: mode.runId } : {}),
+        // A check waiting on a child run drives the child's steps, due after the check began.
+        ...(this.horizon && this.drivesChildren ? { ...this.horizon, dueBy: this.now() } : this.horizon),
       });
       this.failedCycles = 0;
       meter?.cycleEnded(performance.now() - startedAt);
@@ -338,6 +357,10 @@ export class Engine {
   private start(claim: ClaimedStep): void {
     const abort = new AttemptAbort();
     this.inFlight.set(attemptKeyText(claim), { claim, abort });
+    if (claim.step.kind === 'plan') {
+      this.waitingOnChildren++;
+      this.drivesChildren = true;
+    }
     this.report.attemptsStarted++;
     this.options.onClaim?.(claim);
     void this.execute(claim, abort);
@@ -351,7 +374,7 @@ export class Engine {
       {
         store: this.store,
         home: this.options.home,
-        executors: this.options.executors,
+        executors: { ...this.options.executors, plan: this.subPlans },
         now: this.now,
         secrets: this.secrets.secretsFor(claim.secretEnv),
       },
@@ -359,6 +382,7 @@ export class Engine {
       abort,
     );
     this.inFlight.delete(attemptKeyText(claim));
+    if (claim.step.kind === 'plan') this.waitingOnChildren--;
     this.completions.push(completion);
     this.wake?.();
   }

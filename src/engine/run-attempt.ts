@@ -24,6 +24,8 @@ export interface Executors {
   agent: StepExecutor;
   fn: StepExecutor;
   model?: StepExecutor;
+  /** Sub-plan steps (engine/sub-plan-executor.ts): the engine adds its own. */
+  plan?: StepExecutor;
 }
 
 interface AttemptDeps {
@@ -175,8 +177,16 @@ const missingModelExecutor: StepExecutor = {
   }),
 };
 
+const missingPlanExecutor: StepExecutor = {
+  execute: async () => ({
+    outcome: { ok: false, failureClass: 'invalid', message: 'this worker runs no sub-plan steps' },
+    logPath: null,
+  }),
+};
+
 function executorFor(executors: Executors, kind: PlanStep['kind']): StepExecutor {
   if (kind === 'fn') return executors.fn;
   if (kind === 'model') return executors.model ?? missingModelExecutor;
+  if (kind === 'plan') return executors.plan ?? missingPlanExecutor;
   return executors.agent;
 }

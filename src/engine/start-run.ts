@@ -155,6 +155,28 @@ export function prepareRun(options: StartRunOptions): NewRun {
       if (problem !== null) throw new BatonError('CONFIG_INVALID', `${source}${field}: ${problem}`);
     }
   }
+  // A sub-plan's child plan was read with the plan file: its agents must be trusted now, not when
+  // a child starts hours later.
+  const checkChildren = (steps: Plan['steps'], where: string): void => {
+    for (const step of steps) {
+      if (step.kind !== 'plan') continue;
+      const child = step.subPlan?.plan;
+      if (!child)
+        throw new BatonError(
+          'CONFIG_INVALID',
+          `${source}${where}steps.${step.id}.plan: the child plan ${step.subPlan?.path ?? ''} is read with the plan file: start the run from the file (baton run <file>, loadPlanFile)`,
+        );
+      const at = `${where}steps.${step.id}.plan(${child.name}): `;
+      for (const childStep of child.steps) {
+        if (childStep.agent)
+          checkCommand(childStep.agent.command, `${at}steps.${childStep.id}.agent.command`);
+        if (childStep.fallback?.agent)
+          checkCommand(childStep.fallback.agent.command, `${at}steps.${childStep.id}.fallback.agent.command`);
+      }
+      checkChildren(child.steps, at);
+    }
+  };
+  checkChildren(plan.steps, '');
   // Confinement asked for where it cannot work is refused, never run unconfined instead.
   assertSandboxAvailable(plan);
   // A result schema ajv cannot compile would fail every attempt: refused as the plan's problem.

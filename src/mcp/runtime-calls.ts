@@ -33,7 +33,13 @@ export { prepareRun, startRun } from '../runtime/commands/start-commands.js';
 export { parseDurationOption } from '../runtime/parse-values.js';
 export { planRunProblems } from '../runtime/plan-problems.js';
 export { DELAY_QUESTION, proposeRun } from '../runtime/proposal.js';
-export { flowWaits, requireRun, requireRunSteps, waitingToolCalls } from '../runtime/run-reads.js';
+export {
+  flowWaits,
+  requireRun,
+  requireRunSteps,
+  runChildren,
+  waitingToolCalls,
+} from '../runtime/run-reads.js';
 export { API_OPTION_NAMES, parseTimeOption, scheduleRules } from '../runtime/schedule-options.js';
 export { describeSchedule, SCHEDULE_QUESTION } from '../runtime/schedule-proposal.js';
 export { previewFireTimes } from '../runtime/schedule-view.js';

@@ -71,7 +71,7 @@ function stepView(run: RunWithSteps, step: RunWithSteps['steps'][number]) {
 /** `run_status`: `baton status <run> --json`'s read, in the form a model reads best. */
 export async function runStatusView(ctx: McpContext, runId: string) {
   const commands = await ctx.existingCommands();
-  const { flowWaits, requireRunSteps, waitingToolCalls } = await runtime();
+  const { flowWaits, requireRunSteps, runChildren, waitingToolCalls } = await runtime();
   const run = await requireRunSteps(commands.store, runId, false);
   const total = Object.values(run.stepCounts).reduce((sum, count) => sum + (count ?? 0), 0);
   return {
@@ -88,6 +88,9 @@ export async function runStatusView(ctx: McpContext, runId: string) {
     // Tool calls its running agents wait on a person for: approve_step / reject_step with toolCallId.
     toolApprovals: await waitingToolCalls(commands.store, run),
     ...(run.plan.forkedFrom ? { forkedFrom: run.plan.forkedFrom } : {}),
+    // The tree: the run that started this one (a sub-plan step), and the children its steps wait on.
+    ...(run.plan.parent ? { parent: run.plan.parent } : {}),
+    children: await runChildren(commands.store, run),
     // Known when every step is listed (as `baton status` marks them): kept results resting on an older one.
     stale: run.steps.length === run.plan.steps.length ? staleSteps(run) : [],
   };
@@ -169,7 +172,7 @@ export const runTools = [
   defineTool({
     name: 'run_status',
     description:
-      "One run: its status, each step's status, attempts and last error, and for a blocked or waiting step the tools that act on it (of a run over 100 steps, the steps needing a look).",
+      "One run: its status, each step's status, attempts and last error, for a blocked or waiting step the tools that act on it (of a run over 100 steps, the steps needing a look), and its parent run and the child runs its sub-plan steps wait on.",
     input: { runId: runIdField },
     output: {
       ...runSummaryOutput,

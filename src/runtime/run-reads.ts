@@ -1,9 +1,16 @@
 import { BatonError, runNotFound } from '../core/errors.js';
 import type { StoredEvent } from '../core/events.js';
 import { flowKeyOf, formatFlowRate } from '../core/flow.js';
-import { planIndex, type StepStatus } from '../core/run-state.js';
+import { planIndex, type RunStatus, type StepStatus } from '../core/run-state.js';
+import { childRunId } from '../core/sub-plans.js';
 import { asksToolApprovals, type PendingToolApproval, pendingToolApprovals } from '../core/tool-approval.js';
-import type { RunDetail, RunWithSteps, StepSelection, Store } from '../store/store.js';
+import {
+  NO_STEPS,
+  type RunDetail,
+  type RunWithSteps,
+  type StepSelection,
+  type Store,
+} from '../store/store.js';
 
 /**
  * The reads of one run every front door shares (`baton status`, `baton logs`, the MCP server's
@@ -150,4 +157,31 @@ export async function everyWaitingToolCall(store: Store, limit: number): Promise
     .flat()
     .sort((a, b) => a.requestedAt - b.requestedAt || a.requestSeq - b.requestSeq)
     .slice(0, limit);
+}
+
+/** A child run a running sub-plan step waits on (core/sub-plans.ts), as `status` shows it. */
+export interface ChildRun {
+  stepId: string;
+  runId: string;
+  status: RunStatus;
+  blockedReason: string | null;
+}
+
+/** The child runs the running sub-plan steps of `run` wait on (steps not listed are not looked at). */
+export async function runChildren(
+  store: Pick<Store, 'getRunSteps'>,
+  run: Pick<RunWithSteps, 'id' | 'plan' | 'steps'>,
+): Promise<ChildRun[]> {
+  const children: ChildRun[] = [];
+  const { position } = planIndex(run.plan);
+  for (const step of run.steps) {
+    const at = position.get(step.stepId);
+    if (step.status !== 'running' || at === undefined || run.plan.steps[at]!.kind !== 'plan') continue;
+    if (step.firstStartedAt == null) continue;
+    const runId = childRunId(run.id, step.stepId, step.firstStartedAt);
+    const child = await store.getRunSteps(runId, NO_STEPS);
+    if (child)
+      children.push({ stepId: step.stepId, runId, status: child.status, blockedReason: child.blockedReason });
+  }
+  return children;
 }

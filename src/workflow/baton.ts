@@ -24,6 +24,7 @@ import type { BatonMetrics } from '../runtime/metrics.js';
 import { METRICS_CONTENT_TYPE } from '../runtime/metrics-text.js';
 import { openSqliteStoreNow } from '../runtime/open-sqlite-now.js';
 import { openStoreTarget, type StoreAsker, type StoreTarget, storeTarget } from '../runtime/open-store.js';
+import { runChildren } from '../runtime/run-reads.js';
 import { API_OPTION_NAMES } from '../runtime/schedule-options.js';
 import type { ScheduleView } from '../runtime/schedule-view.js';
 import { type EngineSettings, engineSettings } from '../runtime/settings.js';
@@ -94,6 +95,17 @@ export class RunNotSucceededError extends Error {
  * Baton from TypeScript: the same engine and store as the CLI. Register workflows, start runs of
  * workflows or plans (idempotently by run id), await their results, or run a worker in this process.
  */
+/** A run and the children its running sub-plan steps wait on (`Baton.tree`). */
+export interface RunTree {
+  runId: string;
+  planName: string;
+  status: RunStatus;
+  /** The run and step that started this one. */
+  parent?: { runId: string; stepId: string };
+  /** Each with the parent's step that waits on it. */
+  children: (RunTree & { stepId: string })[];
+}
+
 export class Baton {
   /** The named executor registry: plans reference these as `fn: <name>`; swap one with `register`. */
   readonly functions = new FunctionRegistry();
@@ -313,6 +325,26 @@ export class Baton {
     });
     const [started] = await startRuns(ctx, [prepared]);
     return { runId: started!.run.id, created: started!.created };
+  }
+
+  /**
+   * A run and the child runs its sub-plan steps wait on now, recursively (`plan:` steps): each with
+   * its status and, for a child, the run and step that started it. Throws for an unknown run.
+   */
+  async tree(runId: string): Promise<RunTree> {
+    const ctx = await this.commands();
+    const run = await ctx.store.getRunSteps(runId, { statuses: ['running'], everyStepUpTo: 0 });
+    if (!run) throw runNotFound(runId);
+    const children = await runChildren(ctx.store, run);
+    return {
+      runId: run.id,
+      planName: run.planName,
+      status: run.status,
+      ...(run.plan.parent ? { parent: run.plan.parent } : {}),
+      children: await Promise.all(
+        children.map(async (child) => ({ stepId: child.stepId, ...(await this.tree(child.runId)) })),
+      ),
+    };
   }
 
   /**

@@ -1,7 +1,7 @@
 import { readFile, stat } from 'node:fs/promises';
-import { resolve } from 'node:path';
+import { basename, dirname, join, resolve } from 'node:path';
 import { BatonError } from '../core/errors.js';
-import type { Plan } from '../core/plan/types.js';
+import { MAX_PLAN_NESTING, type Plan } from '../core/plan/types.js';
 import { parsePlanText } from './parse-plan-text.js';
 
 /** Plan files larger than this are refused (a plan is a few KB; bulk belongs in artifacts). */
@@ -15,6 +15,8 @@ export const MAX_PLAN_FILE_BYTES = 5 * 1024 * 1024;
 export async function loadPlanFile(
   path: string,
   shownAs = path,
+  /** The plan files whose sub-plan this one is, outermost first (see withSubPlans). */
+  chain: readonly string[] = [],
 ): Promise<{ plan: Plan; text: string; absPath: string }> {
   const absPath = resolve(path);
   const info = await stat(absPath).catch((error: unknown) => {
@@ -44,7 +46,65 @@ export async function loadPlanFile(
   }
   // The YAML parser is loaded only for a YAML plan (see parse-plan-text.ts).
   const plan = parsePlanText(text, shownAs);
-  return { plan, text, absPath };
+  return { plan: await withSubPlans(plan, absPath, shownAs, chain), text, absPath };
+}
+
+/**
+ * The plan with the child plan of each sub-plan step (`plan: { path }`) read, validated and kept in
+ * it, recursively: a child run runs the plan as it was when its parent's plan was loaded. Refuses a
+ * plan that runs itself (directly or through others), nesting deeper than MAX_PLAN_NESTING, and
+ * child inputs the child plan does not declare or lacks.
+ */
+async function withSubPlans(
+  plan: Plan,
+  absPath: string,
+  shownAs: string,
+  chain: readonly string[],
+): Promise<Plan> {
+  if (!plan.steps.some((step) => step.subPlan)) return plan;
+  const here = [...chain, absPath];
+  const steps = [];
+  for (const step of plan.steps) {
+    if (!step.subPlan) {
+      steps.push(step);
+      continue;
+    }
+    const where = `${shownAs}: steps.${step.id}.plan.path`;
+    const childPath = resolve(dirname(absPath), step.subPlan.path);
+    if (here.includes(childPath)) {
+      const loop = [...here.slice(here.indexOf(childPath)), childPath].map((path) => basename(path));
+      throw new BatonError('PLAN_INVALID', `${where}: ${loop.join(' -> ')}: a plan may not run itself`);
+    }
+    if (here.length >= MAX_PLAN_NESTING) {
+      throw new BatonError(
+        'PLAN_INVALID',
+        `${where}: plans nest deeper than ${MAX_PLAN_NESTING} (${[...here, childPath].map((path) => basename(path)).join(' -> ')})`,
+      );
+    }
+    const child = (await loadPlanFile(childPath, join(dirname(shownAs), step.subPlan.path), here)).plan;
+    checkChildInputs(child, step.subPlan.inputs, `${shownAs}: steps.${step.id}.plan.inputs`);
+    steps.push({ ...step, subPlan: { ...step.subPlan, plan: child } });
+  }
+  return { ...plan, steps };
+}
+
+function checkChildInputs(child: Plan, given: Readonly<Record<string, string>>, where: string): void {
+  for (const name of Object.keys(given)) {
+    if (!Object.hasOwn(child.inputs, name)) {
+      const declared = Object.keys(child.inputs);
+      throw new BatonError(
+        'PLAN_INVALID',
+        `${where}.${name}: plan ${child.name} declares no input "${name}" (its inputs: ${declared.length > 0 ? declared.join(', ') : 'none'})`,
+      );
+    }
+  }
+  for (const [name, input] of Object.entries(child.inputs)) {
+    if (input.default === undefined && !Object.hasOwn(given, name))
+      throw new BatonError(
+        'PLAN_INVALID',
+        `${where}: plan ${child.name} needs input "${name}": add ${name}: <value>`,
+      );
+  }
 }
 
 function readError(path: string, error: unknown): BatonError {

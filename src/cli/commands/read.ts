@@ -22,6 +22,7 @@ import {
   flowWaits,
   requireRun,
   requireRunSteps,
+  runChildren,
   runExitCode,
   runListLines,
   runStatusLines,
@@ -101,6 +102,7 @@ export async function statusCommand(
         }),
         stale: staleSteps(run),
         ...cleanupField(run),
+        children: await runChildren(store, run),
         labels: (await store.getRunLabels([runId]))[runId] ?? {},
         toolApprovals: await waitingToolCalls(store, run),
         flowWaits: await flowWaits(store, run, Date.now()),
@@ -119,8 +121,10 @@ export async function statusCommand(
       ? await lastOutputTimes(home, run)
       : undefined;
     const toolCalls = await waitingToolCalls(store, run);
+    const children = await runChildren(store, run);
     const context = {
       now,
+      ...(children.length > 0 ? { children } : {}),
       ...(skips ? { skips } : {}),
       ...(lastOutput ? { lastOutput } : {}),
       ...(toolCalls.length > 0 ? { toolCalls } : {}),

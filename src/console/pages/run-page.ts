@@ -2,6 +2,7 @@ import { FINAL_RUN_STATUSES, type StepStatus } from '../../core/run-state.js';
 import { staleSteps } from '../../core/stale-steps.js';
 import { fanOutProgress } from '../../runtime/fan-out-progress.js';
 import { stepProgress } from '../../runtime/format.js';
+import type { ChildRun } from '../../runtime/run-reads.js';
 import type { RunDetail } from '../../runtime/types.js';
 import { consolePath, html, type SafeHtml } from '../html.js';
 import { GRAPH_MAX_STEPS, planGraphSvg } from '../plan-graph.js';
@@ -52,7 +53,12 @@ function doAgainActions(
   return html`${rerun}${actionForm(`${stepPath}/fork`, 'Fork from here', csrf, 'run')}`;
 }
 
-export function runPage(run: RunDetail, csrf: string, now: number): SafeHtml {
+export function runPage(
+  run: RunDetail,
+  csrf: string,
+  now: number,
+  children: readonly ChildRun[] = [],
+): SafeHtml {
   const wall = (run.finishedAt ?? now) - run.createdAt;
   const stale = new Set(staleSteps(run));
   const stepRows = run.steps.map((step) => {
@@ -87,6 +93,8 @@ export function runPage(run: RunDetail, csrf: string, now: number): SafeHtml {
       : html`<p class="note">${drawn.length} steps: too many to draw; see the table below.</p>`;
   return html`<h1>Run <span class="id">${run.id}</span> ${statusBadge(run.status)}</h1>
 <p class="plan-name">plan <a href="/?plan=${encodeURIComponent(run.planName)}">${run.planName}</a>${run.plan.description ? html` — ${run.plan.description}` : ''}${run.plan.shadow ? ' · shadow run' : ''}</p>
+${run.plan.parent ? html`<p class="parent-run">child of run <a href="${consolePath('runs', run.plan.parent.runId)}">${run.plan.parent.runId}</a> (its step ${run.plan.parent.stepId})</p>` : ''}
+${children.length > 0 ? html`<ul class="child-runs">${children.map((child) => html`<li>step ${child.stepId} waits on child run <a href="${consolePath('runs', child.runId)}">${child.runId}</a> ${statusBadge(child.status)}${child.blockedReason ? html` <span class="reason">${firstLine(child.blockedReason)}</span>` : ''}</li>`)}</ul>` : ''}
 ${run.plan.forkedFrom ? html`<p class="forked-from">forked from run <a href="${consolePath('runs', run.plan.forkedFrom.runId)}">${run.plan.forkedFrom.runId}</a> at step ${run.plan.forkedFrom.stepId}</p>` : ''}
 ${run.blockedReason ? html`<p class="blocked-reason">${run.blockedReason}</p>` : ''}
 <div class="run-actions">${runActions(run, csrf)}</div>

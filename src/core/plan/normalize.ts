@@ -6,11 +6,13 @@ import { checkDependsOn, findCycles, SuggestionBudget } from './graph.js';
 import { formatIssuePath, PlanInvalidError, type PlanIssue, stepPathNames } from './issues.js';
 import { normalizeCheckpoint } from './normalize-checkpoint.js';
 import { checkCleanup } from './normalize-cleanup.js';
+import { subPlanStepProblems } from './normalize-sub-plan.js';
 import { normalizeVerify } from './normalize-verify.js';
 import { normalizeWait } from './normalize-wait.js';
 import { checkPlanTemplates } from './plan-templates.js';
 import { normalizeResultFields } from './result-fields.js';
 import type { PlanFile, PlanFileStep } from './schema.js';
+import { MAX_TIMEOUT_MS } from './schema-fields.js';
 import {
   type AgentSpec,
   type Budget,
@@ -138,22 +140,32 @@ function normalizeStep(
     step.instruction === undefined ? null : 'instruction',
     step.fn === undefined ? null : 'fn',
     step.model === undefined ? null : 'model',
+    step.plan === undefined ? null : 'plan',
   ].filter((name): name is string => name !== null);
   const wait = normalizeWait(step, path, issues);
   const kind: PlanStep['kind'] =
-    wait !== undefined ? 'wait' : step.fn !== undefined ? 'fn' : step.model !== undefined ? 'model' : 'agent';
+    wait !== undefined
+      ? 'wait'
+      : step.plan !== undefined && executors.length === 1
+        ? 'plan'
+        : step.fn !== undefined
+          ? 'fn'
+          : step.model !== undefined
+            ? 'model'
+            : 'agent';
+  if (kind === 'plan') issues.push(...subPlanStepProblems(step, path));
   if (wait !== undefined) {
     // normalizeWait reported a body next to the wait.
   } else if (executors.length > 1) {
     issues.push({
       path,
-      problem: `has ${executors.map((name) => `"${name}"`).join(' and ')}: a step is either an agent step (instruction), a function step (fn) or a model step (model)`,
+      problem: `has ${executors.map((name) => `"${name}"`).join(' and ')}: a step is either an agent step (instruction), a function step (fn), a model step (model) or a sub-plan (plan)`,
     });
   } else if (executors.length === 0) {
     issues.push({
       path,
       problem:
-        'needs "instruction" (run by an agent), "fn" (a registered function), "model" (a model call) or "wait" (a person or an event)',
+        'needs "instruction" (run by an agent), "fn" (a registered function), "model" (a model call), "plan" (a child run of another plan) or "wait" (a person or an event)',
     });
   }
   if (step.args !== undefined && step.fn === undefined) {
@@ -179,7 +191,8 @@ function normalizeStep(
         'only a streamed response is watched for silence: add "stream: true" or remove "stallTimeoutMs"',
     });
   }
-  const timeout = step.timeoutMs ?? defaults.timeoutMs;
+  // A sub-plan step's attempt lasts as long as its child run: no timeout of its own unless given.
+  const timeout = step.timeoutMs ?? (kind === 'plan' ? MAX_TIMEOUT_MS : defaults.timeoutMs);
   const delayBefore = step.delayBeforeMs ?? defaults.delayBeforeMs;
 
   const agent = kind === 'agent' ? (step.agent ?? defaults.agent) : undefined;
@@ -205,6 +218,9 @@ function normalizeStep(
     ...(step.model === undefined ? {} : { model: normalizeModel(step.model, `${path}.model`) }),
     ...(agent === undefined ? {} : { agent: normalizeAgent(agent, `${path}.agent`) }),
     ...(wait === undefined ? {} : { wait }),
+    ...(kind === 'plan' && step.plan !== undefined
+      ? { subPlan: { path: step.plan.path, inputs: { ...(step.plan.inputs ?? {}) } } }
+      : {}),
     dependsOn: [...(step.dependsOn ?? [])],
     ...(step.when === undefined ? {} : { when: step.when }),
     requiredOutputs: [...(step.requiredOutputs ?? [])],

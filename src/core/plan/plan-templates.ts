@@ -22,6 +22,8 @@ function templateTexts(step: PlanStep): { refs: TemplateRefs; fields: string[] }
     texts.push({ text: step.fallback.model.prompt, fields: ['fallback', 'model', 'prompt'] });
   }
   if (step.wait?.prompt !== undefined) texts.push({ text: step.wait.prompt, fields: ['wait', 'prompt'] });
+  for (const [name, value] of Object.entries(step.subPlan?.inputs ?? {}))
+    texts.push({ text: value, fields: ['plan', 'inputs', name] });
   if (step.wait?.event !== undefined) texts.push({ text: step.wait.event, fields: ['wait', 'event'] });
   if (step.model !== undefined) {
     texts.push({ text: step.model.prompt, fields: ['model', 'prompt'] });

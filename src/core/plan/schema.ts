@@ -329,6 +329,26 @@ const compensateSchema = z
     "What undoes this step once it completed: an instruction for the step's agent, or { instruction, fn or model }. Run when the run is cancelled with --compensate or given up (onFailure: compensate): one compensation per completed step (per completed item of a forEach), in reverse order, once; a step that did not complete is not compensated. May use {{steps.<id>...}} of this step and its dependencies, and {{run.status}}.",
   );
 
+const subPlanSchema = strictObject(
+  {
+    path: z
+      .string({
+        error: (issue) => `expected a plan file, e.g. ./fix-repo.yaml, got ${describeValue(issue.input)}`,
+      })
+      .min(1)
+      .describe("The child plan's file, relative to this plan file's folder."),
+    inputs: z
+      .record(z.string(), z.string({ error: (issue) => `expected text, got ${describeValue(issue.input)}` }))
+      .optional()
+      .describe(
+        "The child run's inputs: templates over inputs.<name>, the results of the steps this one depends on, and {{item}} under forEach.",
+      ),
+  },
+  'a sub-plan: { path, inputs? }',
+).describe(
+  "Run another plan as a child run (makes this a sub-plan step): the step waits, holding no worker slot, until the child ends; its result is the child's step results (succeeded), else it fails. Under forEach, one child per item.",
+);
+
 const stepSchema = strictObject(
   {
     id: idSchema('step id').describe('Unique step id: 1-64 letters, digits, "_" or "-".'),
@@ -349,6 +369,7 @@ const stepSchema = strictObject(
     model: modelSchema.optional(),
     agent: agentSchema.optional(),
     wait: waitSchema.optional(),
+    plan: subPlanSchema.optional(),
     dependsOn: z
       .array(z.string(), {
         error: (issue) => `expected a list of step ids, e.g. [fetch], got ${describeValue(issue.input)}`,

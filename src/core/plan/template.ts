@@ -144,7 +144,9 @@ export function stepReads(step: PlanStep): string[] {
   const undone = step.cleanup?.compensates;
   if (step.kind === 'fn') return undone === undefined ? step.dependsOn : [...step.dependsOn, undone];
   const ids = new Set<string>(undone === undefined ? [] : [undone]);
-  for (const text of [step.instruction ?? '', step.model?.prompt ?? '', step.model?.system ?? '']) {
+  const texts = [step.instruction ?? '', step.model?.prompt ?? '', step.model?.system ?? ''];
+  if (step.subPlan) texts.push(...Object.values(step.subPlan.inputs));
+  for (const text of texts) {
     for (const ref of listTemplateRefs(text)) {
       if (ref.path[0] === 'steps' && ref.path[1] !== undefined) ids.add(ref.path[1]);
     }

@@ -199,7 +199,7 @@ export interface PlanStep {
    * `agent`: an instruction run by an agent CLI; `fn`: a registered TypeScript function; `model`: a
    * model call; `wait`: no body, it waits for a person or an event (`wait`).
    */
-  kind: 'agent' | 'fn' | 'model' | 'wait';
+  kind: 'agent' | 'fn' | 'model' | 'wait' | 'plan';
   /** Kind `agent`: the prompt, with `{{...}}` references still unrendered. */
   instruction?: string;
   /** Kind `fn`: the registered function name. */
@@ -212,6 +212,8 @@ export interface PlanStep {
   agent?: AgentSpec;
   /** Kind `wait`: what it waits for (core/waits.ts). */
   wait?: WaitSpec;
+  /** Kind `plan`: the plan its child run runs (core/sub-plans.ts). */
+  subPlan?: SubPlanSpec;
   /** Ids of steps that must succeed first (a DAG, checked). */
   dependsOn: string[];
   /**
@@ -285,6 +287,22 @@ export interface PlanStep {
   /** Set on a cleanup step (a compensation or a `finally:` step), appended when the run ended. */
   cleanup?: CleanupMark;
 }
+
+/**
+ * A step that runs another plan (`plan: { path, inputs }`): each attempt waits on one child run of
+ * that plan, created once (core/sub-plans.ts); the step's result is the child's step results.
+ */
+export interface SubPlanSpec {
+  /** As written, relative to the plan file's folder. */
+  path: string;
+  /** The child's inputs: templates over this run's inputs, its dependencies' results and `{{item}}`. */
+  inputs: Record<string, string>;
+  /** The child plan, read and validated when the plan file was loaded (absent: not loaded yet). */
+  plan?: Plan;
+}
+
+/** The most plans one run may nest: a plan, its sub-plans, theirs, ... */
+export const MAX_PLAN_NESTING = 5;
 
 /** The statuses a run ends in, and that cleanup steps see as `{{run.status}}`. */
 export type EndStatus = 'succeeded' | 'failed' | 'cancelled';
@@ -442,6 +460,8 @@ export interface Plan {
   onFailure?: 'compensate';
   /** Set on the snapshot (never read from a plan file) once the run ended and runs its cleanup. */
   closing?: RunClosing;
+  /** Set on a child run's snapshot (never read from a plan file): the run and step that started it. */
+  parent?: { runId: string; stepId: string };
 }
 
 /** Step ids and input names: `[A-Za-z0-9_-]{1,64}`, also safe inside `{{steps.<id>.summary}}`. */

@@ -1,4 +1,6 @@
-import { BatonError } from '../../core/errors.js';
+import { BatonError, isBatonError } from '../../core/errors.js';
+import { FINAL_RUN_STATUSES, planIndex } from '../../core/run-state.js';
+import { childRunId } from '../../core/sub-plans.js';
 import { pendingToolApprovals } from '../../core/tool-approval.js';
 import { RunSecretsCache } from '../../engine/run-secrets-cache.js';
 import type { EventDelivery } from '../../store/cycle/send-event.js';
@@ -65,6 +67,8 @@ export interface RunCommandRequest {
 export async function applyRunCommand(ctx: CommandContext, request: RunCommandRequest): Promise<RunSummary> {
   const { command, runId } = request;
   await requireRun(ctx.store, runId);
+  // A run's children (sub-plan steps running) are cancelled with it, recursively.
+  const children = command === 'cancel' ? await runningChildren(ctx, runId) : [];
   const now = ctx.now();
   const stepId = request.stepId ?? '';
   const summary =
@@ -81,7 +85,29 @@ export async function applyRunCommand(ctx: CommandContext, request: RunCommandRe
           : await ctx.store.resumeRun(runId, now);
   // A cancelled run with cleanup to do (core/cleanup.ts) is still running: its cleanup is due.
   if (command !== 'cancel' || summary.status === 'running') ctx.nudge();
+  for (const child of children) {
+    await applyRunCommand(ctx, { command: 'cancel', runId: child }).catch((error: unknown) => {
+      // A child that ended meanwhile is left as it is.
+      if (!isBatonError(error) || error.code !== 'INVALID_TRANSITION') throw error;
+    });
+  }
   return summary;
+}
+
+/** The child runs of a run's sub-plan steps that are running now (core/sub-plans.ts). */
+async function runningChildren(ctx: CommandContext, runId: string): Promise<string[]> {
+  const run = await ctx.store.getRunSteps(runId, { statuses: ['running'], everyStepUpTo: 0 });
+  if (!run) return [];
+  const children: string[] = [];
+  for (const step of run.steps) {
+    const position = planIndex(run.plan).position.get(step.stepId);
+    const declared = position === undefined ? undefined : run.plan.steps[position];
+    if (declared?.kind !== 'plan' || step.firstStartedAt == null) continue;
+    const childId = childRunId(runId, step.stepId, step.firstStartedAt);
+    const child = await ctx.store.getRunSteps(childId, NO_STEPS);
+    if (child && !FINAL_RUN_STATUSES.has(child.status)) children.push(childId);
+  }
+  return children;
 }
 
 export interface ResolveStepRequest {

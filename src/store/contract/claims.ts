@@ -117,6 +117,8 @@ export interface CycleResult {
    * looks again at once (a `check` does not end on it).
    */
   settledUnclaimed?: boolean;
+  /** Runs the cycle's transitions ended (succeeded, failed, cancelled; absent: none): a parent waiting on one looks now. */
+  endedRuns?: string[];
   /** Runs the cycle's tick started from schedule slots (absent: none). */
   slotRunsStarted?: number;
   /**

@@ -5,7 +5,7 @@ import type { OutputArtifact } from '../../core/failure.js';
 import type { FlowGate } from '../../core/flow.js';
 import type { HookSpec } from '../../core/plan/types.js';
 import { planSecretEnv } from '../../core/run-secrets.js';
-import { planIndex, type RunState, stepOf } from '../../core/run-state.js';
+import { FINAL_RUN_STATUSES, planIndex, type RunState, stepOf } from '../../core/run-state.js';
 import {
   isForeignReport,
   mayRepeatUsage,
@@ -82,6 +82,8 @@ export class CycleRuns<E extends LoadedRun> {
   private readonly slots = new Map<string, HeldSlot<E> | null>();
   private readonly claimed: ClaimedStep[] = [];
   private readonly reclaimed: ReclaimedAttempt[] = [];
+  /** Runs this cycle ended (see CycleResult.endedRuns). */
+  private readonly ended: string[] = [];
   private readonly accepted: boolean[] = [];
   /** Reports already settled in this cycle (attemptKeyText): a repeat's tokens count once. */
   private readonly reported = new Set<string>();
@@ -148,6 +150,8 @@ export class CycleRuns<E extends LoadedRun> {
     slot.planChanged ||= transition.planChanged ?? false;
     if (transition.addedSteps) slot.added = new Set([...slot.added, ...transition.addedSteps]);
     slot.dirty = true;
+    if (FINAL_RUN_STATUSES.has(transition.run.status) && !FINAL_RUN_STATUSES.has(slot.entry.state.status))
+      this.ended.push(runId);
     slot.entry.state = transition.run;
   }
 
@@ -313,6 +317,7 @@ export class CycleRuns<E extends LoadedRun> {
       reclaimed: this.reclaimed,
       ...(this.hooksOwed ? { hooksOwed: true } : {}),
       ...(this.settledUnclaimed ? { settledUnclaimed: true } : {}),
+      ...(this.ended.length > 0 ? { endedRuns: this.ended } : {}),
     };
   }
 }

@@ -1,0 +1,59 @@
+import type { Plan } from './plan/types.js';
+import type { StepResult, StepState } from './run-state.js';
+
+/**
+ * Sub-plans: a step with `plan: { path, inputs }` runs another plan as a child run. Its attempt
+ * starts the child (once: the child's id is derived from the parent run, the step and when the
+ * step's current run of attempts began) and waits for it without holding a worker slot; a worker
+ * killed meanwhile leaves the child running, and the attempt that reclaims the step finds it. A
+ * rerun of the step starts a fresh child (its attempts begin anew). The step succeeds with the
+ * child's results once the child succeeded, and fails (not retried) when it failed or was cancelled;
+ * the child's spend counts in the parent's budgets.
+ */
+
+/** FNV-1a over the text, as 8 base-36 digits: a tag that tells children apart, not a secret. */
+function tag(text: string): string {
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < text.length; i += 1) {
+    hash ^= text.charCodeAt(i);
+    hash = Math.imul(hash, 0x01000193) >>> 0;
+  }
+  return hash.toString(36).padStart(7, '0').slice(-7);
+}
+
+/**
+ * The id of the child run of `stepId` in `parentRunId` whose attempts began at `firstStartedAt`:
+ * `<parent>-<step>-<tag>` (a fan-out item's brackets as `_`), within the 64 characters of a run id.
+ */
+export function childRunId(parentRunId: string, stepId: string, firstStartedAt: number): string {
+  const suffix = `-${tag(`${parentRunId}\u0000${stepId}\u0000${firstStartedAt}`)}`;
+  const base = `${parentRunId}-${stepId}`.replace(/[^A-Za-z0-9_-]/g, '_');
+  return `${base.slice(0, 64 - suffix.length)}${suffix}`;
+}
+
+/** The plan a child run stores: the child plan marked with its parent, in its parent's workspace. */
+export function childPlan(plan: Plan, parent: { runId: string; stepId: string }): Plan {
+  const { workspace: _workspace, ...rest } = plan;
+  return { ...rest, parent };
+}
+
+/**
+ * What a succeeded child gives its parent step: each of its declared steps' result (its structured
+ * value, else its summary), by step id; a fan-out's items are in their group's list, and cleanup
+ * steps are left out.
+ */
+export function childOutput(
+  plan: Plan,
+  steps: readonly Pick<StepState, 'stepId' | 'status' | 'resultJson'>[],
+): Record<string, unknown> {
+  const output: Record<string, unknown> = {};
+  const byId = new Map(steps.map((step) => [step.stepId, step]));
+  for (const step of plan.steps) {
+    if (step.forEachItem || step.cleanup) continue;
+    const state = byId.get(step.id);
+    if (!state?.resultJson) continue;
+    const result = JSON.parse(state.resultJson) as StepResult;
+    output[step.id] = result.value !== undefined ? result.value : result.summary;
+  }
+  return output;
+}
