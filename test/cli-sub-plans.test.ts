@@ -39,6 +39,7 @@ interface RunEntry {
 
 interface ParentRun {
   status: string;
+  attemptsTotal: number;
   blockedReason: string | null;
   usage: { costUsd: number };
   steps: { stepId: string; status: string; resultJson: string | null }[];
@@ -185,6 +186,50 @@ describe('sub-plans', () => {
     worker.child.kill('SIGTERM');
     await worker.exited;
   }, 180_000);
+
+  it("a child plan's output: is what its parent step gets, and the next step reads it", async () => {
+    const dir = tempDir('baton-sub-plans-output-');
+    const home = join(dir, 'home');
+    writePlan(
+      dir,
+      {
+        name: 'fix-repo',
+        inputs: { repo: {} },
+        defaults: { agent: { command: agentCommand('agent-count') } },
+        output: '{{steps.fix.summary}} in {{inputs.repo}}',
+        steps: [{ id: 'fix', instruction: 'fix {{inputs.repo}}' }],
+      },
+      { name: 'fix-repo.yaml' },
+    );
+    const file = writePlan(
+      dir,
+      {
+        name: 'one',
+        defaults: { agent: { command: agentCommand('agent-echo-argv') } },
+        steps: [
+          { id: 'fix', plan: { path: './fix-repo.yaml', inputs: { repo: 'alpha' } } },
+          { id: 'tell', dependsOn: ['fix'], instruction: 'fixed: {{steps.fix.result}}' },
+        ],
+      },
+      { name: 'one.yaml' },
+    );
+    expectExit(await runBaton(['run', file, '--id', 'o1'], { home }), 0);
+    const run = await batonJson<ParentRun>(['status', 'o1'], { home });
+    expect(JSON.parse(run.steps[0]!.resultJson!).value).toBe('counted fix in alpha');
+    expect(JSON.parse(run.steps[1]!.resultJson!).summary).toContain('fixed: counted fix in alpha');
+    // Its own two attempts and its child's one count in its maxSteps.
+    expect(run.attemptsTotal).toBe(3);
+
+    writePlan(
+      dir,
+      { name: 'bad', output: '{{steps.nope.summary}}', steps: [{ id: 'a', fn: 'a' }] },
+      { name: 'bad.yaml' },
+    );
+    expectRefused(
+      await runBaton(['run', join(dir, 'bad.yaml')], { home }),
+      /output: \{\{steps\.nope\.summary\}\}: unknown step "nope"/,
+    );
+  }, 60_000);
 
   it('refuses a plan that runs itself and nesting deeper than 5, naming where', async () => {
     const dir = tempDir('baton-sub-plans-bad-');

@@ -124,7 +124,7 @@ describe('renderTemplate', () => {
       '{{steps.later.outputs}}: step "later" has no result in this run (it has not succeeded yet)',
     );
     expect(renderError('{{ env.HOME }}')).toBe(
-      '{{ env.HOME }} is not a template reference; allowed: {{inputs.<name>}}, {{steps.<id>.summary}}, {{steps.<id>.outputs}}, {{steps.<id>.result}}, {{steps.<id>.result.<path>}}, {{run.workspace}}, {{run.id}}',
+      '{{ env.HOME }} is not a template reference; allowed: {{inputs.<name>}}, {{steps.<id>.summary}}, {{steps.<id>.outputs}}, {{steps.<id>.result}}, {{steps.<id>.result.<path>}}, {{run.workspace}}, {{run.id}}, {{run.status}} (cleanup steps)',
     );
   });
 

@@ -71,6 +71,8 @@ export type StepOutcome =
       resultRef?: ResultRef;
       /** The step's `verify:` gate passed: how many checks it took. */
       verification?: Verification;
+      /** A sub-plan step: the attempts its child run made, counted in this run's `maxSteps`. */
+      childAttempts?: number;
     }
   | {
       ok: false;
@@ -81,4 +83,6 @@ export type StepOutcome =
       /** A wait the failure asked for (a CLI's "try again at", a Retry-After), used instead of backoff. */
       retryAfterMs?: number;
       usage?: StepUsage;
+      /** A sub-plan step: the attempts its child run made, counted in this run's `maxSteps`. */
+      childAttempts?: number;
     };

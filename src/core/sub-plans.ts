@@ -1,3 +1,4 @@
+import { renderTemplate } from './plan/template.js';
 import type { Plan } from './plan/types.js';
 import type { StepResult, StepState } from './run-state.js';
 
@@ -38,13 +39,37 @@ export function childPlan(plan: Plan, parent: { runId: string; stepId: string })
 }
 
 /**
- * What a succeeded child gives its parent step: each of its declared steps' result (its structured
- * value, else its summary), by step id; a fan-out's items are in their group's list, and cleanup
- * steps are left out.
+ * What a succeeded child gives its parent step: its plan's `output:` rendered over its steps'
+ * results, else each of its declared steps' result (its structured value, else its summary), by
+ * step id; a fan-out's items are in their group's list, and cleanup steps are left out. Throws
+ * PLAN_INVALID when the output names what the child does not have.
  */
 export function childOutput(
+  child: { id: string; workspace: string; inputs: Record<string, string>; plan: Plan },
+  steps: readonly Pick<StepState, 'stepId' | 'resultJson'>[],
+): unknown {
+  const { plan } = child;
+  if (plan.output === undefined) return stepResults(plan, steps);
+  const results: Record<string, { summary: string; outputs: string[]; value?: unknown }> = {};
+  for (const state of steps) {
+    if (!state.resultJson) continue;
+    const result = JSON.parse(state.resultJson) as StepResult;
+    results[state.stepId] = {
+      summary: result.summary,
+      outputs: result.outputs.map((output) => output.path),
+      ...(result.value === undefined ? {} : { value: result.value }),
+    };
+  }
+  return renderTemplate(plan.output, {
+    run: { id: child.id, workspace: child.workspace },
+    inputs: child.inputs,
+    steps: results,
+  });
+}
+
+function stepResults(
   plan: Plan,
-  steps: readonly Pick<StepState, 'stepId' | 'status' | 'resultJson'>[],
+  steps: readonly Pick<StepState, 'stepId' | 'resultJson'>[],
 ): Record<string, unknown> {
   const output: Record<string, unknown> = {};
   const byId = new Map(steps.map((step) => [step.stepId, step]));

@@ -227,6 +227,9 @@ function recordOutcome(
   const draft = new Draft(run, now);
   // Reported usage counts against the run and the step whatever the outcome.
   if (outcome.usage) draft.addUsage(stepId, outcome.usage);
+  // A child run's attempts count in this run's maxSteps, as its spend counts in its budgets.
+  if (outcome.childAttempts)
+    draft.run = { ...draft.run, attemptsTotal: draft.run.attemptsTotal + outcome.childAttempts };
   const durationMs = step.startedAt === null ? null : now - step.startedAt;
   const cleared = { leaseOwner: null, leaseExpiresAt: null, dueAt: null };
   if (outcome.ok) {

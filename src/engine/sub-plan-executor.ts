@@ -115,13 +115,20 @@ export class SubPlanExecutor implements StepExecutor {
     const usage = child.usage;
     if (child.status === 'succeeded') {
       const detail = await this.store.getRun(childId);
-      return {
-        ok: true,
-        summary: `child run ${childId} succeeded`,
-        outputs: [],
-        value: detail ? childOutput(detail.plan, detail.steps) : {},
-        usage,
-      };
+      let value: unknown = {};
+      try {
+        value = detail ? childOutput(detail, detail.steps) : {};
+      } catch (error) {
+        if (!isBatonError(error)) throw error;
+        return {
+          ok: false,
+          failureClass: 'invalid',
+          message: `child run ${childId}: output: ${error.message}`,
+          usage,
+        };
+      }
+      const summary = typeof value === 'string' ? value : `child run ${childId} succeeded`;
+      return { ok: true, summary, outputs: [], value, usage, childAttempts: child.attemptsTotal };
     }
     if (child.status === 'failed' || child.status === 'cancelled')
       return {
@@ -129,6 +136,7 @@ export class SubPlanExecutor implements StepExecutor {
         failureClass: 'fatal',
         message: `child run ${childId} ${child.status}${child.blockedReason ? `: ${child.blockedReason}` : ''}`,
         usage,
+        childAttempts: child.attemptsTotal,
       };
     return null;
   }

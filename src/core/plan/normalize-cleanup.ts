@@ -8,7 +8,7 @@ import {
 } from './graph.js';
 import type { PlanIssue } from './issues.js';
 import { checkPlanTemplates } from './plan-templates.js';
-import type { PlanStep } from './types.js';
+import { DEFAULT_RETRY, DEFAULT_TIMEOUT_MS, type PlanStep } from './types.js';
 
 /**
  * Checks of the cleanup a plan declares (core/cleanup.ts): `compensate:` on steps and the plan's
@@ -120,4 +120,28 @@ function checkCleanupTemplates(
     budget,
     { cleanup: true },
   );
+}
+
+/** `output:`: a template over any step's result (they all succeeded when it is rendered) and the inputs. */
+export function checkOutput(
+  output: string,
+  steps: readonly PlanStep[],
+  inputNames: readonly string[],
+  budget: SuggestionBudget,
+): PlanIssue[] {
+  // Checked as the instruction of a step after every step.
+  const pseudo: PlanStep = {
+    id: '(output)',
+    title: 'output',
+    kind: 'agent',
+    instruction: output,
+    dependsOn: [END],
+    requiredOutputs: [],
+    sideEffect: 'none',
+    retry: DEFAULT_RETRY,
+    timeoutMs: DEFAULT_TIMEOUT_MS,
+    delayBeforeMs: 0,
+  };
+  const graph: GraphStep[] = [...steps, { id: END, dependsOn: steps.map((s) => s.id) }, pseudo];
+  return checkPlanTemplates([pseudo], graph, inputNames, () => 'output', budget);
 }

@@ -5,7 +5,7 @@ import { parseDurationMs } from './duration.js';
 import { checkDependsOn, findCycles, SuggestionBudget } from './graph.js';
 import { formatIssuePath, PlanInvalidError, type PlanIssue, stepPathNames } from './issues.js';
 import { normalizeCheckpoint } from './normalize-checkpoint.js';
-import { checkCleanup } from './normalize-cleanup.js';
+import { checkCleanup, checkOutput } from './normalize-cleanup.js';
 import { subPlanStepProblems } from './normalize-sub-plan.js';
 import { normalizeVerify } from './normalize-verify.js';
 import { normalizeWait } from './normalize-wait.js';
@@ -98,6 +98,7 @@ export function normalizePlan(file: PlanFile, fileName: string): Plan {
   issues.push(
     ...checkCleanup(steps, finallySteps, Object.keys(inputs), { stepPathOf: pathOf, finallyPathOf }, budget),
   );
+  if (file.output !== undefined) issues.push(...checkOutput(file.output, steps, Object.keys(inputs), budget));
 
   // Before the verdict: a hook's problems are the plan's problems too.
   const hooks = file.hooks === undefined ? undefined : normalizeHooks(file.hooks, issues);
@@ -124,6 +125,7 @@ export function normalizePlan(file: PlanFile, fileName: string): Plan {
     steps,
     ...(finallySteps.length === 0 ? {} : { finally: finallySteps }),
     ...(file.onFailure === 'compensate' ? { onFailure: 'compensate' as const } : {}),
+    ...(file.output === undefined ? {} : { output: file.output }),
   };
   if (file.description !== undefined) plan.description = file.description;
   if (file.workspace !== undefined) plan.workspace = file.workspace;

@@ -629,6 +629,13 @@ export const planFileSchema = strictObject(
       .describe(
         'Steps run once when the run ends, in any state (succeeded, failed, cancelled), after any compensations; {{run.status}} says how it ended. They depend only on each other; a step result they name is empty when that step has none. Until they are done the run shows e.g. cancelled (cleanup 1/2 done).',
       ),
+    output: z
+      .string({ error: (issue) => `expected a template as text, got ${describeValue(issue.input)}` })
+      .min(1)
+      .optional()
+      .describe(
+        'What a run of this plan gives the step that ran it as a sub-plan (plan:): a template over its steps\' results, e.g. "{{steps.pr.result.url}}". Default: its steps\' results by step id.',
+      ),
     onFailure: z
       .enum(['block', 'compensate'], {
         error: (issue) => `expected block or compensate, got ${describeValue(issue.input)}`,

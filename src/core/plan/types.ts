@@ -460,6 +460,11 @@ export interface Plan {
   onFailure?: 'compensate';
   /** Set on the snapshot (never read from a plan file) once the run ended and runs its cleanup. */
   closing?: RunClosing;
+  /**
+   * `output:`: what a run of this plan gives the step that ran it as a sub-plan, a template over
+   * its steps' results (`{{steps.report.result.url}}`); absent: its steps' results by id.
+   */
+  output?: string;
   /** Set on a child run's snapshot (never read from a plan file): the run and step that started it. */
   parent?: { runId: string; stepId: string };
 }
