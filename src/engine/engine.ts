@@ -164,7 +164,10 @@ export class Engine {
   stop(graceMs = 30_000): void {
     this.stopping = true;
     this.stopAbortAt = this.now() + graceMs;
-    if (graceMs <= 0) for (const entry of this.inFlight.values()) entry.abort.abort();
+    // An attempt waiting on a child run has nothing to finish: it stops now, and the worker that
+    // takes the step over waits on the same child.
+    for (const entry of this.inFlight.values())
+      if (graceMs <= 0 || entry.claim.step.kind === 'plan') entry.abort.abort();
     this.wake?.();
   }
 
