@@ -46,6 +46,7 @@ export type { SlotOutcome, SlotRecord } from './core/schedule/schedule-tick.js';
 export type { OpenPostgresOptions } from './store/postgres/open-postgres-options.js';
 export type { OpenSqliteOptions } from './store/sqlite/open-sqlite-options.js';
 export type {
+  AppendGuard,
   AttemptKey,
   AttemptRecord,
   BlockedStep,

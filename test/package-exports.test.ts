@@ -114,6 +114,7 @@ describe('the public surface', () => {
     expect(await exportsOf('./store')).toEqual(['PostgresStore', 'SqliteStore']);
     const types = typesProgram(['./store']).exportsOf('./store');
     expect([...types.keys()].sort()).toEqual([
+      'AppendGuard',
       'AttemptKey',
       'AttemptRecord',
       'BlockedStep',

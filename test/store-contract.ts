@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { isBatonError } from '../src/core/errors.js';
+import type { BatonEvent, StoredEvent } from '../src/core/events.js';
 import { validatePlanObject } from '../src/core/plan/parse.js';
 import type { Plan } from '../src/core/plan/types.js';
 import { type Completion, NO_STEPS, type Store } from '../src/store/store.js';
@@ -543,6 +544,33 @@ export function describeStoreContract(name: string, makeHarness: () => StoreHarn
       expect((await cycle(1050)).claimed).toHaveLength(0);
       await create(chainPlan(2), 'run2');
       expect((await store.skipStep('run2', 's1', 1060)).stepCounts).toMatchObject({ skipped: 1, ready: 1 });
+    });
+
+    it('a guarded append is refused when what it guards against is there, also from two handles at once', async () => {
+      await create(chainPlan(1));
+      const start = (await store.getEvents('run1')).at(-1)!.seq;
+      const answer = (by: string): BatonEvent => ({ type: 'step.approved', stepId: 's1', by, comment: null });
+      const guard = {
+        afterSeq: start,
+        refuse: (later: readonly StoredEvent[]) =>
+          later.some((event) => event.type === 'step.approved') ? new Error('answered already') : null,
+      };
+      const other = await harness.reopen();
+      try {
+        const results = await Promise.allSettled([
+          store.appendEvents('run1', [answer('a')], 1010, guard),
+          other.appendEvents('run1', [answer('b')], 1010, guard),
+        ]);
+        expect(results.map((result) => result.status).sort()).toEqual(['fulfilled', 'rejected']);
+        const refused = results.find((result) => result.status === 'rejected') as PromiseRejectedResult;
+        expect(String(refused.reason)).toContain('answered already');
+      } finally {
+        await other.close();
+      }
+      expect((await store.getEvents('run1', { afterSeq: start })).map((event) => event.type)).toEqual([
+        'step.approved',
+      ]);
+      await expect(store.appendEvents('nope', [answer('c')], 1020, guard)).rejects.toThrow(/nope/);
     });
 
     it('a cycle names the runs it ended (a parent waiting on a child run looks at once)', async () => {

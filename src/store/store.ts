@@ -21,7 +21,7 @@ export type {
   RunFilter,
 } from './contract/claims.js';
 export type { EffectKey, EffectRecord, EffectStore } from './contract/effects.js';
-export type { EventDelivery, EventStore, SentEvent, WaitingStep } from './contract/events.js';
+export type { AppendGuard, EventDelivery, EventStore, SentEvent, WaitingStep } from './contract/events.js';
 export type { FlowLimitStatus, FlowLimitStore } from './contract/flow-limits.js';
 export type { HookDelivery, HookDeliveryKey, HookStore } from './contract/hooks.js';
 export type { MetricsStore } from './contract/metrics.js';

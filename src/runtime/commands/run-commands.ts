@@ -1,4 +1,5 @@
 import { BatonError, isBatonError } from '../../core/errors.js';
+import type { StoredEvent } from '../../core/events.js';
 import { FINAL_RUN_STATUSES, planIndex } from '../../core/run-state.js';
 import { childRunId } from '../../core/sub-plans.js';
 import { pendingToolApprovals } from '../../core/tool-approval.js';
@@ -195,16 +196,14 @@ export async function decideToolCall(
   );
   const call = pending.find((p) => p.callId === request.callId);
   if (!call) {
-    const decided = events.findLast(
-      (e) =>
-        e.type === 'step.tool_approval_decided' && e.stepId === request.stepId && e.callId === request.callId,
-    );
+    const decided = answerOf(events, request.stepId, request.callId);
     const waiting = pending.map((p) => p.callId).join(', ');
-    throw new BatonError(
-      'INVALID_ARGUMENT',
-      decided?.type === 'step.tool_approval_decided'
-        ? `tool call ${request.callId} of step ${request.stepId} was already ${decided.decision === 'allow' ? 'allowed' : 'denied'} by ${decided.by}`
-        : `step ${request.stepId} of run ${request.runId} has no tool call ${request.callId} waiting for approval (${waiting === '' ? `none waits; the step is ${step.status}` : `waiting: ${waiting}`})`,
+    throw (
+      decided ??
+      new BatonError(
+        'INVALID_ARGUMENT',
+        `step ${request.stepId} of run ${request.runId} has no tool call ${request.callId} waiting for approval (${waiting === '' ? `none waits; the step is ${step.status}` : `waiting: ${waiting}`})`,
+      )
     );
   }
   const decision: ToolCallDecision = {
@@ -232,8 +231,22 @@ export async function decideToolCall(
       },
     ],
     ctx.now(),
+    // Two answers at the same instant (a person and a capability URL): the first one recorded wins.
+    { afterSeq: call.requestSeq, refuse: (later) => answerOf(later, call.stepId, call.callId) },
   );
   return decision;
+}
+
+/** The refusal of a second answer to a tool call `events` hold an answer to; null: none. */
+function answerOf(events: readonly StoredEvent[], stepId: string, callId: string): BatonError | null {
+  const decided = events.findLast(
+    (e) => e.type === 'step.tool_approval_decided' && e.stepId === stepId && e.callId === callId,
+  );
+  if (decided?.type !== 'step.tool_approval_decided') return null;
+  return new BatonError(
+    'INVALID_ARGUMENT',
+    `tool call ${callId} of step ${stepId} was already ${decided.decision === 'allow' ? 'allowed' : 'denied'} by ${decided.by}`,
+  );
 }
 
 export interface SendEventRequest {

@@ -14,8 +14,13 @@ export interface EventStore {
    * (without a run) when no run waits for the event.
    */
   sendEvent(sent: SentEvent, now: number): Promise<EventDelivery[]>;
-  /** Appends events an executor emits while a step runs (model recovery, tool failures), in one transaction. */
-  appendEvents(runId: string, events: readonly BatonEvent[], now: number): Promise<void>;
+  /**
+   * Appends events an executor emits while a step runs (model recovery, tool failures), in one
+   * transaction. With `guard`, the run's events after `guard.afterSeq` are read in that transaction
+   * (holding the run's write lock) and the append is refused with what `guard.refuse` answers: a
+   * person's answer to a held tool call is recorded once, whoever answers at the same instant.
+   */
+  appendEvents(runId: string, events: readonly BatonEvent[], now: number, guard?: AppendGuard): Promise<void>;
   getEvents(runId: string, options?: { afterSeq?: number }): Promise<StoredEvent[]>;
   /** Events of every run after `afterSeq`, in seq order, at most `limit` (default 500): what changed since. */
   listEventsAfter(afterSeq: number, limit?: number): Promise<StoredEvent[]>;
@@ -26,6 +31,13 @@ export interface EventStore {
    * at most `limit` (default 100), from the partial index of waiting steps; `total`: how many wait.
    */
   listWaitingSteps(limit?: number): Promise<{ steps: WaitingStep[]; total: number }>;
+}
+
+/** The condition of a guarded append (see EventStore.appendEvents). */
+export interface AppendGuard {
+  afterSeq: number;
+  /** An error that refuses the append, given the run's events after `afterSeq`; null: append. */
+  refuse(later: readonly StoredEvent[]): Error | null;
 }
 
 /** An event sent by `baton send` (or `baton.send`): its name, its payload as JSON text, its run if given. */

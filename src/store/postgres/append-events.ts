@@ -2,8 +2,11 @@ import { runNotFound } from '../../core/errors.js';
 import type { BatonEvent } from '../../core/events.js';
 import { hooksFor, hookTrigger } from '../../core/hooks.js';
 import type { HookSpec } from '../../core/plan/types.js';
-import type { PgPool } from './open-pool.js';
+import type { AppendGuard } from '../contract/events.js';
+import type { PgClient, PgPool } from './open-pool.js';
 import { toPgJson } from './pg-json.js';
+import { type PgEventRow, pgEvent } from './postgres-reads.js';
+import { inTransaction } from './transaction.js';
 
 /**
  * Appends events an executor emits while a step runs, in one statement. The run's row lock is taken
@@ -17,8 +20,38 @@ export async function appendRunEvents(
   runId: string,
   events: readonly BatonEvent[],
   now: number,
+  guard?: AppendGuard,
 ): Promise<void> {
   if (events.length === 0) return;
+  if (guard) {
+    // The run's row locked first, then the events after the guard's seq read in a statement of
+    // their own (READ COMMITTED: it sees what a writer that held the lock before committed).
+    await inTransaction(pool, async (client) => {
+      const { rowCount } = await client.query(
+        `SELECT id FROM ${schema}.runs WHERE id = $1 FOR NO KEY UPDATE`,
+        [runId],
+      );
+      if (!rowCount) throw runNotFound(runId);
+      const { rows } = await client.query<PgEventRow>(
+        `SELECT seq, run_id, at, type, data FROM ${schema}.events WHERE run_id = $1 AND seq > $2 ORDER BY seq`,
+        [runId, guard.afterSeq],
+      );
+      const refusal = guard.refuse(rows.map(pgEvent));
+      if (refusal) throw refusal;
+      await insertEvents(client, schema, runId, events, now);
+    });
+    return;
+  }
+  await insertEvents(pool, schema, runId, events, now);
+}
+
+async function insertEvents(
+  pool: PgPool | PgClient,
+  schema: string,
+  runId: string,
+  events: readonly BatonEvent[],
+  now: number,
+): Promise<void> {
   const hooks = events.some((event) => hookTrigger(event) !== null)
     ? await planHooks(pool, schema, runId)
     : undefined;
@@ -52,7 +85,11 @@ export async function appendRunEvents(
 }
 
 /** The run's plan's hooks (undefined: none, or no such run). */
-async function planHooks(pool: PgPool, schema: string, runId: string): Promise<HookSpec[] | undefined> {
+async function planHooks(
+  pool: PgPool | PgClient,
+  schema: string,
+  runId: string,
+): Promise<HookSpec[] | undefined> {
   const { rows } = await pool.query<{ hooks: HookSpec[] | null }>(
     `SELECT plan->'hooks' AS hooks FROM ${schema}.run_plans WHERE run_id = $1`,
     [runId],

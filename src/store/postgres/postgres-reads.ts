@@ -46,7 +46,7 @@ function pgSummary(row: PgSummaryRow): RunSummary {
   return summaryFromRow(row, (row.step_counts ?? {}) as Partial<Record<StepStatus, number>>);
 }
 
-interface PgEventRow {
+export interface PgEventRow {
   seq: number;
   run_id: string;
   at: number;
@@ -54,7 +54,7 @@ interface PgEventRow {
   data: Record<string, unknown>;
 }
 
-function pgEvent(row: PgEventRow): StoredEvent {
+export function pgEvent(row: PgEventRow): StoredEvent {
   const event = { type: row.type, ...row.data } as BatonEvent;
   return { ...event, seq: row.seq, runId: row.run_id, at: row.at };
 }

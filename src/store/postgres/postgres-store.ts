@@ -11,6 +11,7 @@ import { withSchedules } from '../cycle/schedule-commands.js';
 import { scheduleTickDue, tickSchedules } from '../cycle/schedule-tick.js';
 import { type EventDelivery, type SentEvent, sendEventToRuns } from '../cycle/send-event.js';
 import type {
+  AppendGuard,
   AttemptKey,
   BulkOutcome,
   CycleRequest,
@@ -408,8 +409,13 @@ export class PostgresStore extends withSchedules(withHumanCommands(PostgresReads
     return { state: transition.run, hash, usage: entry.usage };
   }
 
-  async appendEvents(runId: string, events: readonly BatonEvent[], now: number): Promise<void> {
-    await appendRunEvents(this.pool, this.schema, runId, events, now);
+  async appendEvents(
+    runId: string,
+    events: readonly BatonEvent[],
+    now: number,
+    guard?: AppendGuard,
+  ): Promise<void> {
+    await appendRunEvents(this.pool, this.schema, runId, events, now, guard);
   }
 
   async beginEffect(key: EffectKey, now: number): Promise<EffectRecord | null> {

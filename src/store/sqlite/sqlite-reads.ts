@@ -301,9 +301,14 @@ export class SqliteReads {
   }
 
   async getEvents(runId: string, options: { afterSeq?: number } = {}): Promise<StoredEvent[]> {
+    return this.eventsAfter(runId, options.afterSeq ?? 0);
+  }
+
+  /** A run's events after `afterSeq`, read now (inside a write transaction too). */
+  protected eventsAfter(runId: string, afterSeq: number): StoredEvent[] {
     const rows = this.sql<[string, number], EventRow>(
       'SELECT seq, run_id, at, type, step_id, data_json FROM events WHERE run_id = ? AND seq > ? ORDER BY seq',
-    ).all(runId, options.afterSeq ?? 0);
+    ).all(runId, afterSeq);
     return rows.map(eventFromRow);
   }
 

@@ -12,6 +12,7 @@ import { tickSchedules } from '../cycle/schedule-tick.js';
 import { type EventDelivery, type EventRuns, type SentEvent, sendEventToRuns } from '../cycle/send-event.js';
 import { stepFlowKey } from '../flow-accounting.js';
 import type {
+  AppendGuard,
   AttemptKey,
   BulkOutcome,
   CycleRequest,
@@ -263,11 +264,20 @@ export class SqliteStore extends withSchedules(withHumanCommands(SqliteReads)) i
     this.statements.recordProcess.run(proc.pid, proc.host, key.runId, key.stepId, key.attempt);
   }
 
-  async appendEvents(runId: string, events: readonly BatonEvent[], now: number): Promise<void> {
+  async appendEvents(
+    runId: string,
+    events: readonly BatonEvent[],
+    now: number,
+    guard?: AppendGuard,
+  ): Promise<void> {
     if (events.length === 0) return;
     this.write(() => {
       const run = this.rows.load(runId);
       if (!run) throw runNotFound(runId);
+      if (guard) {
+        const refusal = guard.refuse(this.eventsAfter(runId, guard.afterSeq));
+        if (refusal) throw refusal;
+      }
       // A running agent's held tool call calls the plan's `waiting` hooks, as a waiting step does.
       for (const event of events) this.rows.appendEvent(runId, now, event, run.state.plan.hooks);
     });
