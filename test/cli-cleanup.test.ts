@@ -12,6 +12,7 @@ import {
   agentCommand,
   batonJson,
   expectExit,
+  expectRefused,
   fixture,
   isAlive,
   removeTempDirs,
@@ -28,6 +29,9 @@ afterAll(async () => {
   await stopProcesses();
   removeTempDirs();
 });
+
+/** A model step: a step with no agent of its own. */
+const MODEL = { provider: 'openai', model: 'gpt-test', prompt: 'hello' };
 
 interface LogLine {
   what: 'begin' | 'end';
@@ -161,6 +165,29 @@ describe('cleanup: compensate and finally', () => {
     const text = await runBaton(['status', 'rel'], { home });
     expect(text.stdout).toContain('cancelled (cleanup 2/2 done)');
   }, 240_000);
+
+  it('refuses at start cleanup that could never run: a compensate or finally instruction with no agent', async () => {
+    const dir = tempDir('baton-cleanup-refused-');
+    const home = join(dir, 'home');
+    const compensate = writePlan(
+      dir,
+      { name: 'c', steps: [{ id: 'a', model: MODEL, compensate: 'undo a' }] },
+      { name: 'c.yaml' },
+    );
+    expectRefused(
+      await runBaton(['run', compensate], { home, env: { BATON_AGENT_CMD: '' } }),
+      'step "a" has a compensate instruction but no agent command to run it',
+    );
+    const final = writePlan(
+      dir,
+      { name: 'f', steps: [{ id: 'a', model: MODEL }], finally: [{ id: 'tell', instruction: 'tell' }] },
+      { name: 'f.yaml' },
+    );
+    expectRefused(
+      await runBaton(['run', final], { home, env: { BATON_AGENT_CMD: '' } }),
+      'step "tell" has no agent command',
+    );
+  }, 60_000);
 
   it('onFailure: compensate gives a run up when a step is blocked: compensations, finally, then failed; a run that succeeds runs finally too', async () => {
     const dir = tempDir('baton-cleanup-fail-');

@@ -124,6 +124,34 @@ describe('cancel with compensation', () => {
     ]);
   });
 
+  it("a fan-out's compensate: undoes each completed item, with its {{item}}", () => {
+    const plan = planOf({ finally: undefined }, [
+      { id: 'list', fn: 'list' },
+      {
+        id: 'each',
+        fn: 'publish',
+        dependsOn: ['list'],
+        forEach: { items: 'steps.list.result', as: 'page', maxItems: 5 },
+        compensate: 'unpublish {{page}}',
+      },
+    ]);
+    let run = claim(runStateOf(plan), 'list');
+    clock += 1;
+    const listed: StepOutcome = { ok: true, summary: 'listed', outputs: [], value: ['a', 'b'] };
+    run = completeStep(run, 'list', listed, clock, random, JSON.stringify(listed)).run;
+    clock += 1;
+    run = claimStep(run, 'each', 'w', clock, 60_000).run;
+    run = finish(claim(run, 'each[0]'), 'each[0]').run;
+    const cancelled = cancelRun(run, clock, { compensate: true });
+    expect(cancelled.addedSteps).toEqual(['each[0]:compensate']);
+    const undo = cancelled.run.plan.steps.at(-1)!;
+    expect(undo).toMatchObject({
+      instruction: 'unpublish {{page}}',
+      cleanup: { runStatus: 'cancelled', compensates: 'each[0]', item: { as: 'page', value: 'a' } },
+    });
+    expect(undo.forEachItem).toBeUndefined();
+  });
+
   it('without --compensate runs only finally; with nothing to clean it is cancelled at once', () => {
     const plain = cancelRun(prRunning(), clock);
     expect(plain.addedSteps).toEqual(['notify']);

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { BatonError } from '../core/errors.js';
 import { checkLabels } from '../core/labels.js';
 import { PlanInvalidError } from '../core/plan/issues.js';
-import type { AgentSpec, Plan } from '../core/plan/types.js';
+import type { AgentSpec, Plan, PlanStep } from '../core/plan/types.js';
 import { ulid } from '../core/ulid.js';
 import { assertAgentCommand } from '../executors/command-policy.js';
 import { planSchemaIssues } from '../executors/result-schema.js';
@@ -91,19 +91,28 @@ export function prepareRun(options: StartRunOptions): NewRun {
     allowWorkspace: options.allowWorkspace,
     batonHome: options.batonHome,
   });
-  const plan: Plan = {
-    ...options.plan,
-    steps: options.plan.steps.map((step) => {
-      const withAgent =
-        step.kind === 'agent' && !step.agent && options.defaultAgent
-          ? { ...step, agent: options.defaultAgent }
-          : step;
-      const fallback = withAgent.fallback;
-      return fallback?.kind === 'agent' && !fallback.agent && options.defaultAgent
+  const withDefaultAgent = (step: PlanStep): PlanStep => {
+    const withAgent =
+      step.kind === 'agent' && !step.agent && options.defaultAgent
+        ? { ...step, agent: options.defaultAgent }
+        : step;
+    const fallback = withAgent.fallback;
+    const withFallback =
+      fallback?.kind === 'agent' && !fallback.agent && options.defaultAgent
         ? { ...withAgent, fallback: { ...fallback, agent: options.defaultAgent } }
         : withAgent;
-    }),
+    const compensate = withFallback.compensate;
+    return compensate?.kind === 'agent' && !compensate.agent && options.defaultAgent
+      ? { ...withFallback, compensate: { ...compensate, agent: options.defaultAgent } }
+      : withFallback;
   };
+  const plan: Plan = {
+    ...options.plan,
+    steps: options.plan.steps.map(withDefaultAgent),
+    ...(options.plan.finally ? { finally: options.plan.finally.map(withDefaultAgent) } : {}),
+  };
+  // The finally steps are checked as the plan's steps: they run when it ends.
+  const checked = plan.finally ? [...plan.steps, ...plan.finally] : plan.steps;
   let trust: TrustedPrograms | undefined;
   const trusted = () => {
     const given = options.trust;
@@ -113,14 +122,18 @@ export function prepareRun(options: StartRunOptions): NewRun {
   const source = options.planPath ? `${options.planPath}: ` : '';
   // Plans repeat one command for thousands of steps: each distinct command is checked once.
   const accepted = new Set<string>();
-  const ownAgent = new Set(options.plan.steps.filter((s) => s.kind === 'agent' && s.agent).map((s) => s.id));
+  const ownAgent = new Set(
+    [...options.plan.steps, ...(options.plan.finally ?? [])]
+      .filter((s) => s.kind === 'agent' && s.agent)
+      .map((s) => s.id),
+  );
   const checkCommand = (command: readonly string[], field: string) => {
     const key = JSON.stringify(command);
     if (accepted.has(key)) return;
     assertAgentCommand(command, { cwd: workspace, trust: trusted(), where: `${source}${field}` });
     accepted.add(key);
   };
-  for (const step of plan.steps) {
+  for (const step of checked) {
     if (step.kind !== 'agent') continue;
     if (!step.agent) {
       throw new BatonError(
@@ -131,7 +144,7 @@ export function prepareRun(options: StartRunOptions): NewRun {
     const field = ownAgent.has(step.id) ? `steps.${step.id}.agent.command` : '--agent or BATON_AGENT_CMD';
     checkCommand(step.agent.command, field);
   }
-  for (const step of plan.steps) {
+  for (const step of checked) {
     if (step.fallback?.kind !== 'agent') continue;
     if (!step.fallback.agent) {
       throw new BatonError(
@@ -141,8 +154,19 @@ export function prepareRun(options: StartRunOptions): NewRun {
     }
     checkCommand(step.fallback.agent.command, `steps.${step.id}.fallback.agent.command`);
   }
-  // A verification command is run like the agent: a trusted program, no shell.
+  // What undoes a step runs as it does: an agent it names is checked now, not when the run ends.
   for (const step of plan.steps) {
+    if (step.compensate?.kind !== 'agent') continue;
+    if (!step.compensate.agent) {
+      throw new BatonError(
+        'CONFIG_INVALID',
+        `step "${step.id}" has a compensate instruction but no agent command to run it: give compensate.agent, or defaults.agent`,
+      );
+    }
+    checkCommand(step.compensate.agent.command, `steps.${step.id}.compensate.agent.command`);
+  }
+  // A verification command is run like the agent: a trusted program, no shell.
+  for (const step of checked) {
     if (step.verify?.command) checkCommand(step.verify.command, `steps.${step.id}.verify.command`);
     // Tool approvals need a CLI that asks before a tool runs.
     for (const [agent, field] of [
