@@ -5,7 +5,7 @@ import { childOutput, childPlan, childRunId } from '../core/sub-plans.js';
 import { renderStepText } from '../executors/render-step-text.js';
 import type { AttemptResult, ExecutionContext, StepExecutor } from '../executors/step-executor.js';
 import { trustedPrograms } from '../executors/trusted-programs.js';
-import { NO_STEPS, type RunWithSteps, type Store } from '../store/store.js';
+import { NO_STEPS, type RunDetail, type RunWithSteps, type Store } from '../store/store.js';
 import { prepareRun } from './start-run.js';
 
 export interface SubPlanExecutorOptions {
@@ -57,18 +57,22 @@ export class SubPlanExecutor implements StepExecutor {
     const created = await this.create(context, childId, spec.plan);
     if (typeof created !== 'boolean') return created;
     // A child created just now has not ended: the first look is after the first nap.
-    for (let look = !created; ; look = true) {
-      if (look) {
-        const child = await this.store.getRunSteps(childId, NO_STEPS);
+    // After a nap the engine ended with news that the child ended, the child is read whole at once.
+    for (let look: 'status' | 'whole' | null = created ? null : 'status'; ; ) {
+      if (look !== null) {
+        const child =
+          look === 'whole'
+            ? await this.store.getRun(childId)
+            : await this.store.getRunSteps(childId, NO_STEPS);
         if (!child) return { ok: false, failureClass: 'fatal', message: `child run ${childId} is gone` };
-        const ended = await this.outcomeOf(childId, child);
+        const ended = await this.outcomeOf(childId, child, look === 'whole' ? (child as RunDetail) : null);
         if (ended) return ended;
       }
       if (context.signal.aborted) {
         await this.cancelIfParentCancelled(claim.runId, claim.stepId, childId);
         return { ok: false, failureClass: 'interrupted', message: `stopped while child run ${childId} ran` };
       }
-      await this.nap(childId, context.signal);
+      look = (await this.nap(childId, context.signal)) ? 'whole' : 'status';
     }
   }
 
@@ -111,10 +115,14 @@ export class SubPlanExecutor implements StepExecutor {
   }
 
   /** The outcome of the step once its child ended; null while it has not. */
-  private async outcomeOf(childId: string, child: RunWithSteps): Promise<StepOutcome | null> {
+  private async outcomeOf(
+    childId: string,
+    child: RunWithSteps,
+    whole: RunDetail | null,
+  ): Promise<StepOutcome | null> {
     const usage = child.usage;
     if (child.status === 'succeeded') {
-      const detail = await this.store.getRun(childId);
+      const detail = whole ?? (await this.store.getRun(childId));
       let value: unknown = {};
       try {
         value = detail ? childOutput(detail, detail.steps) : {};
@@ -149,18 +157,22 @@ export class SubPlanExecutor implements StepExecutor {
     await this.store.cancelRun(childId, Date.now()).catch(() => undefined);
   }
 
-  /** Until the child ended in this engine, the attempt is stopped, or the poll interval passed (it may end elsewhere). */
-  private nap(childId: string, signal: AbortSignal): Promise<void> {
+  /**
+   * Until the child ended in this engine (true), the attempt is stopped or the poll interval passed
+   * (false: it may have ended elsewhere).
+   */
+  private nap(childId: string, signal: AbortSignal): Promise<boolean> {
     return new Promise((resolve) => {
-      const done = () => {
+      const done = (ended: boolean) => {
         clearTimeout(timer);
-        signal.removeEventListener('abort', done);
+        signal.removeEventListener('abort', stopped);
         this.waiting.delete(childId);
-        resolve();
+        resolve(ended);
       };
-      const timer = setTimeout(done, this.options.pollMs);
-      signal.addEventListener('abort', done);
-      this.waiting.set(childId, done);
+      const stopped = () => done(false);
+      const timer = setTimeout(stopped, this.options.pollMs);
+      signal.addEventListener('abort', stopped);
+      this.waiting.set(childId, () => done(true));
     });
   }
 }
