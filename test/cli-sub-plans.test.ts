@@ -120,11 +120,14 @@ describe('sub-plans', () => {
     for (const line of readCounts(countFile)) byRun.set(line.run, (byRun.get(line.run) ?? 0) + 1);
     expect([...byRun.keys()].sort()).toEqual(children.map((child) => child.id).sort());
 
-    const child = await batonJson<{ plan: { parent: { runId: string; stepId: string } } }>(
+    const child = await batonJson<{ parentRunId: string; parentStepId: string }>(
       ['status', children[0]!.id],
-      { home },
+      {
+        home,
+      },
     );
-    expect(child.plan.parent.runId).toBe('p1');
+    expect(child.parentRunId).toBe('p1');
+    expect(child.parentStepId).toMatch(/^fix\[\d\]$/);
     const text = await runBaton(['status', children[0]!.id], { home });
     expect(text.stdout).toMatch(/child of run p1 \(its step fix\[\d\]\)/);
 

@@ -73,10 +73,11 @@ describe('sub-plans through the API', () => {
       expect(child).toMatchObject({
         stepId: 'sub',
         planName: 'child',
-        parent: { runId: 'p1', stepId: 'sub' },
+        parentRunId: 'p1',
+        parentStepId: 'sub',
         children: [],
       });
-      expect(await baton.tree(child.runId)).toMatchObject({ parent: { runId: 'p1', stepId: 'sub' } });
+      expect(await baton.tree(child.runId)).toMatchObject({ parentRunId: 'p1', parentStepId: 'sub' });
       // The console links them both ways.
       const console = await startTestConsole(baton.store, baton.home);
       try {

@@ -89,7 +89,7 @@ export async function runStatusView(ctx: McpContext, runId: string) {
     toolApprovals: await waitingToolCalls(commands.store, run),
     ...(run.plan.forkedFrom ? { forkedFrom: run.plan.forkedFrom } : {}),
     // The tree: the run that started this one (a sub-plan step), and the children its steps wait on.
-    ...(run.plan.parent ? { parent: run.plan.parent } : {}),
+    ...(run.plan.parent ? { parentRunId: run.plan.parent.runId, parentStepId: run.plan.parent.stepId } : {}),
     children: await runChildren(commands.store, run),
     // Known when every step is listed (as `baton status` marks them): kept results resting on an older one.
     stale: run.steps.length === run.plan.steps.length ? staleSteps(run) : [],

@@ -100,8 +100,9 @@ export interface RunTree {
   runId: string;
   planName: string;
   status: RunStatus;
-  /** The run and step that started this one. */
-  parent?: { runId: string; stepId: string };
+  /** The run that started this one, and its step. */
+  parentRunId?: string;
+  parentStepId?: string;
   /** Each with the parent's step that waits on it. */
   children: (RunTree & { stepId: string })[];
 }
@@ -340,7 +341,9 @@ export class Baton {
       runId: run.id,
       planName: run.planName,
       status: run.status,
-      ...(run.plan.parent ? { parent: run.plan.parent } : {}),
+      ...(run.plan.parent
+        ? { parentRunId: run.plan.parent.runId, parentStepId: run.plan.parent.stepId }
+        : {}),
       children: await Promise.all(
         children.map(async (child) => ({ stepId: child.stepId, ...(await this.tree(child.runId)) })),
       ),

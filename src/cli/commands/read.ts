@@ -102,6 +102,10 @@ export async function statusCommand(
         }),
         stale: staleSteps(run),
         ...cleanupField(run),
+        // A child run (a sub-plan step's): the run and step that started it.
+        ...(run.plan.parent
+          ? { parentRunId: run.plan.parent.runId, parentStepId: run.plan.parent.stepId }
+          : {}),
         children: await runChildren(store, run),
         labels: (await store.getRunLabels([runId]))[runId] ?? {},
         toolApprovals: await waitingToolCalls(store, run),
