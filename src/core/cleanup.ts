@@ -1,8 +1,10 @@
 import type { Draft } from './draft.js';
+import { executorFields } from './fallback.js';
 import type { CleanupMark, EndStatus, Plan, PlanStep } from './plan/types.js';
 import {
   DUE_STEP_STATUSES,
   FINAL_STEP_STATUSES,
+  freshStepState,
   type RunStatus,
   SATISFIED_STEP_STATUSES,
   type StepState,
@@ -78,12 +80,7 @@ function compensationStep(step: PlanStep, runStatus: EndStatus, previous: string
   return {
     id: compensationId(step.id),
     title: `undo ${step.title}`,
-    kind: body.kind,
-    ...(body.instruction === undefined ? {} : { instruction: body.instruction }),
-    ...(body.agent === undefined ? {} : { agent: body.agent }),
-    ...(body.fn === undefined ? {} : { fn: body.fn }),
-    ...(body.args === undefined ? {} : { args: body.args }),
-    ...(body.model === undefined ? {} : { model: body.model }),
+    ...executorFields(body),
     dependsOn: previous === undefined ? [] : [previous],
     requiredOutputs: [],
     // Written to be run again harmlessly: a crash mid-way runs it again rather than asking a person.
@@ -103,23 +100,7 @@ function compensationStep(step: PlanStep, runStatus: EndStatus, previous: string
 function cleanupState(step: PlanStep, added: ReadonlySet<string>, now: number): StepState {
   // A finally step's own dependencies are other cleanup steps, all appended now and none done.
   const ready = step.dependsOn.every((dep) => !added.has(dep));
-  return {
-    stepId: step.id,
-    status: ready ? 'ready' : 'pending',
-    attempt: 0,
-    tries: 0,
-    dueAt: ready ? now : null,
-    leaseOwner: null,
-    leaseExpiresAt: null,
-    startedAt: null,
-    lastError: null,
-    lastFailureClass: null,
-    fingerprint: null,
-    fingerprintRepeats: 0,
-    resultJson: null,
-    blockedReason: null,
-    updatedAt: now,
-  };
+  return freshStepState(step.id, ready ? now : null, now);
 }
 
 /**

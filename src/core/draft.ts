@@ -221,7 +221,17 @@ function statusOfTally(tally: StepTally): RunStatus {
  */
 function giveUp(draft: Draft): void {
   const reason = describeBlockedSteps(draft.steps);
-  for (const step of draft.steps) {
+  cancelUnfinishedSteps(draft);
+  startCleanup(draft, 'failed', { compensate: true, reason, always: true });
+}
+
+/**
+ * Every step not done yet is cancelled (a cancel, a run given up). A running one keeps its lease
+ * (owner and expiry): its process stops at the owner's next renewal, and flow control counts it
+ * until the owner reports the attempt ended or the lease runs out.
+ */
+export function cancelUnfinishedSteps(draft: Draft): void {
+  for (const step of [...draft.steps]) {
     if (FINAL_STEP_STATUSES.has(step.status)) continue;
     const running = step.status === 'running';
     draft.setStep(step.stepId, {
@@ -232,7 +242,6 @@ function giveUp(draft: Draft): void {
     });
     draft.events.push({ type: 'step.cancelled', stepId: step.stepId });
   }
-  startCleanup(draft, 'failed', { compensate: true, reason, always: true });
 }
 
 function describeBlockedSteps(steps: readonly StepState[]): string {

@@ -1,4 +1,4 @@
-import type { PlanStep } from './plan/types.js';
+import type { FallbackSpec, PlanStep } from './plan/types.js';
 
 /**
  * The step as its fallback runs it: the fallback's executor in place of the step's own, with the
@@ -24,14 +24,23 @@ export function fallbackPlanStep(step: PlanStep): PlanStep {
   } = step;
   return {
     ...common,
-    kind: fallback.kind,
-    ...(fallback.instruction === undefined ? {} : { instruction: fallback.instruction }),
-    ...(fallback.agent === undefined ? {} : { agent: fallback.agent }),
-    ...(fallback.fn === undefined ? {} : { fn: fallback.fn }),
-    ...(fallback.args === undefined ? {} : { args: fallback.args }),
-    ...(fallback.model === undefined ? {} : { model: fallback.model }),
+    ...executorFields(fallback),
     requiredOutputs: fallback.kind === 'agent' ? step.requiredOutputs : [],
     ...(fallback.kind === 'agent' && resultFile !== undefined ? { resultFile } : {}),
     ...(fallback.kind === 'agent' && resultSchema !== undefined ? { resultSchema } : {}),
+  };
+}
+
+/** The step fields of another executor (a fallback, a `compensate:`): its kind and what it runs. */
+export function executorFields(
+  spec: FallbackSpec,
+): Pick<PlanStep, 'kind' | 'instruction' | 'agent' | 'fn' | 'args' | 'model'> {
+  return {
+    kind: spec.kind,
+    ...(spec.instruction === undefined ? {} : { instruction: spec.instruction }),
+    ...(spec.agent === undefined ? {} : { agent: spec.agent }),
+    ...(spec.fn === undefined ? {} : { fn: spec.fn }),
+    ...(spec.args === undefined ? {} : { args: spec.args }),
+    ...(spec.model === undefined ? {} : { model: spec.model }),
   };
 }

@@ -1,7 +1,7 @@
 import type { Draft } from './draft.js';
 import { itemText } from './plan/template.js';
 import type { PlanStep } from './plan/types.js';
-import { type StepState, stepOf } from './run-state.js';
+import { stepOf } from './run-state.js';
 import { conditionResult } from './when-condition.js';
 import { evaluateExpression, firstLineOf } from './when-language.js';
 
@@ -13,26 +13,6 @@ import { evaluateExpression, firstLineOf } from './when-language.js';
 /** The id of item `index` of group `groupId`. */
 export function itemStepId(groupId: string, index: number): string {
   return `${groupId}[${index}]`;
-}
-
-export function readyItemState(stepId: string, now: number): StepState {
-  return {
-    stepId,
-    status: 'ready',
-    attempt: 0,
-    tries: 0,
-    dueAt: now,
-    leaseOwner: null,
-    leaseExpiresAt: null,
-    startedAt: null,
-    lastError: null,
-    lastFailureClass: null,
-    fingerprint: null,
-    fingerprintRepeats: 0,
-    resultJson: null,
-    blockedReason: null,
-    updatedAt: now,
-  };
 }
 
 /** The list `forEach.items` gives, over the same variables as a `when`, its values made JSON. */

@@ -1,8 +1,9 @@
 import type { Draft } from './draft.js';
-import { evaluateItems, itemStep, itemStepId, readyItemState } from './for-each-items.js';
+import { evaluateItems, itemStep, itemStepId } from './for-each-items.js';
 import type { Plan, PlanStep } from './plan/types.js';
 import {
   FINAL_STEP_STATUSES,
+  freshStepState,
   planIndex,
   type RunState,
   type StepResult,
@@ -88,7 +89,7 @@ export function expandForEach(draft: Draft, group: PlanStep): void {
     return;
   }
   const plan: Plan = { ...draft.run.plan, steps: [...draft.run.plan.steps, ...itemSteps] };
-  const states = itemSteps.map((step) => readyItemState(step.id, draft.now));
+  const states = itemSteps.map((step) => freshStepState(step.id, draft.now, draft.now));
   draft.appendSteps(plan, states);
   draft.setStep(group.id, { status: 'pending', dueAt: null, leaseOwner: null, leaseExpiresAt: null });
 }

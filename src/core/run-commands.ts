@@ -1,10 +1,10 @@
 import { budgetBreach } from './budget.js';
 import { startCleanup } from './cleanup.js';
-import { Draft, isBudgetBlock, stepState, type Transition } from './draft.js';
+import { cancelUnfinishedSteps, Draft, isBudgetBlock, stepState, type Transition } from './draft.js';
 import { BatonError } from './errors.js';
 import type { FailureClass } from './failure.js';
 import type { Plan } from './plan/types.js';
-import { FINAL_RUN_STATUSES, FINAL_STEP_STATUSES, type RunState } from './run-state.js';
+import { FINAL_RUN_STATUSES, type RunState } from './run-state.js';
 
 /**
  * `baton retry --blocked`: several blocked steps of one run retried at once, as one transition
@@ -158,17 +158,7 @@ export function cancelRun(run: RunState, now: number, options: CancelOptions = {
   const cleaning =
     options.cleanup !== false && run.plan.closing === undefined && run.status !== 'awaiting_approval';
   const draft = new Draft(cleaning ? { ...run, status: 'running', blockedReason: null } : run, now);
-  for (const step of run.steps) {
-    if (FINAL_STEP_STATUSES.has(step.status)) continue;
-    const running = step.status === 'running';
-    draft.setStep(step.stepId, {
-      status: 'cancelled',
-      dueAt: null,
-      leaseOwner: running ? step.leaseOwner : null,
-      leaseExpiresAt: running ? step.leaseExpiresAt : null,
-    });
-    draft.events.push({ type: 'step.cancelled', stepId: step.stepId });
-  }
+  cancelUnfinishedSteps(draft);
   const compensate = options.compensate ?? run.plan.onFailure === 'compensate';
   if (cleaning && startCleanup(draft, 'cancelled', { compensate }) > 0) return draft.finish();
   draft.events.push({ type: 'run.cancelled' });

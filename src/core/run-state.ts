@@ -87,6 +87,30 @@ export interface StepState {
   waitingFor?: string;
 }
 
+/**
+ * A step that has not run: `ready` when `dueAt` is given (due then), else `pending`; the one place a
+ * step state is made from nothing (a new run, a fan-out's items, a run's cleanup steps).
+ */
+export function freshStepState(stepId: string, dueAt: number | null, now: number): StepState {
+  return {
+    stepId,
+    status: dueAt === null ? 'pending' : 'ready',
+    attempt: 0,
+    tries: 0,
+    dueAt,
+    leaseOwner: null,
+    leaseExpiresAt: null,
+    startedAt: null,
+    lastError: null,
+    lastFailureClass: null,
+    fingerprint: null,
+    fingerprintRepeats: 0,
+    resultJson: null,
+    blockedReason: null,
+    updatedAt: now,
+  };
+}
+
 /** What a successful step leaves for its successors. */
 export interface StepResult {
   summary: string;

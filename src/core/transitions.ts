@@ -7,7 +7,7 @@ import { isRetryable, type StepOutcome } from './failure.js';
 import { failureFingerprint } from './fingerprint.js';
 import { expandForEach } from './for-each.js';
 import { DEFAULT_RETRY, type Plan } from './plan/types.js';
-import { DUE_STEP_STATUSES, type RunState, type StepState } from './run-state.js';
+import { DUE_STEP_STATUSES, freshStepState, type RunState, type StepState } from './run-state.js';
 import { unknownIfUnsafe } from './unsafe-outcome.js';
 import { decideWhen, settleUnrunStep } from './when-condition.js';
 
@@ -27,23 +27,8 @@ export function initialStepStates(
   return plan.steps.map((step) => {
     const done = completed.has(step.id);
     const ready = !done && step.dependsOn.every((dep) => completed.has(dep));
-    return {
-      stepId: step.id,
-      status: done ? 'succeeded' : ready ? 'ready' : 'pending',
-      attempt: 0,
-      tries: 0,
-      dueAt: ready ? now + step.delayBeforeMs : null,
-      leaseOwner: null,
-      leaseExpiresAt: null,
-      startedAt: null,
-      lastError: null,
-      lastFailureClass: null,
-      fingerprint: null,
-      fingerprintRepeats: 0,
-      resultJson: done ? completedResultJson : null,
-      blockedReason: null,
-      updatedAt: now,
-    };
+    const state = freshStepState(step.id, ready ? now + step.delayBeforeMs : null, now);
+    return done ? { ...state, status: 'succeeded', resultJson: completedResultJson } : state;
   });
 }
 

@@ -1,13 +1,12 @@
 import { BatonError, isBatonError } from '../../core/errors.js';
 import type { StoredEvent } from '../../core/events.js';
-import { FINAL_RUN_STATUSES, planIndex } from '../../core/run-state.js';
-import { childRunId } from '../../core/sub-plans.js';
+import { FINAL_RUN_STATUSES } from '../../core/run-state.js';
 import { pendingToolApprovals } from '../../core/tool-approval.js';
 import { RunSecretsCache } from '../../engine/run-secrets-cache.js';
 import type { EventDelivery } from '../../store/cycle/send-event.js';
 import { NO_STEPS, type RunSummary } from '../../store/store.js';
 import { parseDurationOption } from '../parse-values.js';
-import { currentWait, requireRun, requireStepOf } from '../run-reads.js';
+import { currentWait, requireRun, requireStepOf, runChildren } from '../run-reads.js';
 import { resultOfText } from '../step-result-text.js';
 import { decidedBy, eventDataJson, payloadCheck, payloadMask } from '../wait-inputs.js';
 import type { CommandContext } from './context.js';
@@ -95,20 +94,13 @@ export async function applyRunCommand(ctx: CommandContext, request: RunCommandRe
   return summary;
 }
 
-/** The child runs of a run's sub-plan steps that are running now (core/sub-plans.ts). */
+/** The child runs of a run's sub-plan steps that are running now (core/sub-plans.ts), not ended yet. */
 async function runningChildren(ctx: CommandContext, runId: string): Promise<string[]> {
   const run = await ctx.store.getRunSteps(runId, { statuses: ['running'], everyStepUpTo: 0 });
   if (!run) return [];
-  const children: string[] = [];
-  for (const step of run.steps) {
-    const position = planIndex(run.plan).position.get(step.stepId);
-    const declared = position === undefined ? undefined : run.plan.steps[position];
-    if (declared?.kind !== 'plan' || step.firstStartedAt == null) continue;
-    const childId = childRunId(runId, step.stepId, step.firstStartedAt);
-    const child = await ctx.store.getRunSteps(childId, NO_STEPS);
-    if (child && !FINAL_RUN_STATUSES.has(child.status)) children.push(childId);
-  }
-  return children;
+  return (await runChildren(ctx.store, run))
+    .filter((child) => !FINAL_RUN_STATUSES.has(child.status))
+    .map((child) => child.runId);
 }
 
 export interface ResolveStepRequest {
