@@ -6,7 +6,7 @@
  */
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   agentCommand,
   batonJson,
@@ -23,6 +23,7 @@ import {
   waitFor,
   writePlan,
 } from './helpers/cli.js';
+import { freshSchemaName, startPostgres, type TestPostgres } from './helpers/postgres.js';
 
 const countFiles = stopAgentsAfterEach();
 
@@ -265,4 +266,101 @@ describe('sub-plans', () => {
       /steps\.x\.plan\.inputs\.nope: plan fix-repo declares no input "nope" \(its inputs: repo\)/,
     );
   }, 60_000);
+
+  it('plan: { name } runs a plan this home already knows; an unknown name, a self-call and path with name are refused', async () => {
+    const dir = tempDir('baton-sub-plans-named-');
+    const home = join(dir, 'home');
+    const countFile = join(dir, 'counts');
+    countFiles.push(countFile);
+    const env = { COUNT_FILE: countFile };
+    const parent = writePlan(
+      dir,
+      {
+        name: 'fix-one',
+        steps: [{ id: 'fix', plan: { name: 'fix-repo', inputs: { repo: 'alpha' } } }],
+      },
+      { name: 'fix-one.yaml' },
+    );
+    // No plan of that name is known yet: refused, and nothing is stored.
+    expectRefused(
+      await runBaton(['run', parent], { home, env }),
+      /fix-one\.yaml: steps\.fix\.plan\.name: no plan named "fix-repo" is known here/,
+    );
+    writeChild(dir);
+    expectExit(
+      await runBaton(['run', join(dir, 'fix-repo.yaml'), '-i', 'repo=first', '--id', 'once'], { home, env }),
+      0,
+    );
+    // The home knows fix-repo now (its run): the parent runs it as its child, from that snapshot.
+    writeFileSync(join(dir, 'fix-repo.yaml'), 'not: a plan\n');
+    expectExit(await runBaton(['run', parent, '--id', 'p1'], { home, env }), 0);
+    const runs = await batonJson<RunEntry[]>(['status'], { home });
+    const children = runs.filter((run) => run.planName === 'fix-repo' && run.id !== 'once');
+    expect(children).toHaveLength(1);
+    const child = await batonJson<{ parentRunId: string; parentStepId: string; status: string }>(
+      ['status', children[0]!.id],
+      { home },
+    );
+    expect(child).toMatchObject({ parentRunId: 'p1', parentStepId: 'fix', status: 'succeeded' });
+
+    const loop = writePlan(
+      dir,
+      { name: 'loop', steps: [{ id: 'again', plan: { name: 'loop' } }] },
+      { name: 'loop.yaml' },
+    );
+    expectRefused(
+      await runBaton(['run', loop], { home }),
+      /steps\.again\.plan\.name: loop -> loop: a plan may not run itself/,
+    );
+    const both = writePlan(
+      dir,
+      { name: 'both', steps: [{ id: 'x', plan: { name: 'fix-repo', path: './fix-repo.yaml' } }] },
+      { name: 'both.yaml' },
+    );
+    expectRefused(
+      await runBaton(['run', both], { home }),
+      /both\.yaml: steps\.x\.plan: give path or name, not both/,
+    );
+  }, 120_000);
+});
+
+describe('sub-plans on PostgreSQL', () => {
+  let server: TestPostgres | undefined;
+  beforeAll(async () => {
+    server = await startPostgres();
+  }, 60_000);
+  afterAll(async () => {
+    await server?.stop();
+  });
+
+  it('a forEach of plan: steps makes one child per item and the parent succeeds with their results, with two workers', async () => {
+    const dir = tempDir('baton-sub-plans-pg-');
+    const home = join(dir, 'home');
+    const countFile = join(dir, 'counts');
+    countFiles.push(countFile);
+    writeChild(dir);
+    const file = writePlan(dir, parentPlan({}, { concurrency: 3 }), { name: 'fix-all.yaml' });
+    const store = ['--store', `${server!.url}?schema=${freshSchemaName('sub')}`];
+    const env = { COUNT_FILE: countFile, SLEEP_MS: '100' };
+    expectExit(await runBaton(['run', file, '--id', 'p1', '--detach', ...store], { home, env }), 0);
+    const workers = [1, 2].map(() => spawnBaton(['worker', ...store], { home, env }));
+    const parent = await waitFor(
+      async () => {
+        const run = await batonJson<ParentRun>(['status', 'p1', ...store], { home }, [0, 1]);
+        return run.status === 'succeeded' ? run : undefined;
+      },
+      120_000,
+      'the parent to succeed',
+    );
+    for (const worker of workers) worker.child.kill('SIGTERM');
+    await Promise.all(workers.map((worker) => worker.exited));
+    const runs = await batonJson<RunEntry[]>(['status', ...store], { home });
+    expect(runs.filter((run) => run.planName === 'fix-repo' && run.status === 'succeeded')).toHaveLength(3);
+    const values = JSON.parse(parent.steps.find((step) => step.stepId === 'fix')!.resultJson!).value;
+    expect(values).toHaveLength(3);
+    // Each child ran its one step exactly once.
+    const perRun = new Map<string, number>();
+    for (const line of readCounts(countFile)) perRun.set(line.run, (perRun.get(line.run) ?? 0) + 1);
+    expect([...perRun.values()]).toEqual([1, 1, 1]);
+  }, 180_000);
 });

@@ -59,6 +59,39 @@ describe('baton mcp on the command layer', () => {
     expect(second.dueAt! - Date.now()).toBeGreaterThan(60_000);
   });
 
+  it('run with plan text whose step names a known plan (plan: { name }) runs it as a child; run_status shows the tree', async () => {
+    const { dir, home } = planDir('baton-mcp-named-plan-');
+    const client = await mcpClient(home, { cwd: dir, args: ['--allow-run'] });
+    const child = writePlan(
+      dir,
+      fixturePlan([{ id: 'fix', instruction: 'fix {{inputs.repo}}' }], {
+        name: 'fix-repo',
+        inputs: { repo: null },
+      }),
+    );
+    const parent = JSON.stringify({
+      name: 'fix-one',
+      steps: [{ id: 'sub', plan: { name: 'fix-repo', inputs: { repo: 'alpha' } } }],
+    });
+    // Nothing knows fix-repo yet: refused, naming the step.
+    expect(await callRefused(client, 'run', { plan: parent })).toMatch(
+      /PLAN_NOT_FOUND: steps\.sub\.plan\.name: no plan named "fix-repo" is known here/,
+    );
+    await callOk(client, 'run', { path: child, runId: 'first', inputs: { repo: 'zero' } });
+    await callOk(client, 'run', { plan: parent, runId: 'p1' });
+    await callOk(client, 'check', { maxSeconds: 60 });
+    const status = await callOk<StatusView & { children: unknown[] }>(client, 'run_status', { runId: 'p1' });
+    expect(status.status).toBe('succeeded');
+    const { runs } = await callOk<{ runs: (Summary & { planName: string })[] }>(client, 'list_runs');
+    const children = runs.filter((run) => run.planName === 'fix-repo' && run.runId !== 'first');
+    expect(children).toHaveLength(1);
+    expect(await callOk(client, 'run_status', { runId: children[0]!.runId })).toMatchObject({
+      parentRunId: 'p1',
+      parentStepId: 'sub',
+      status: 'succeeded',
+    });
+  });
+
   it('run with a runId is idempotent by that id: the same run is answered as it is, another is refused', async () => {
     const { dir, home } = planDir('baton-mcp-run-id-');
     const client = await mcpClient(home, { cwd: dir, args: ['--allow-run'] });

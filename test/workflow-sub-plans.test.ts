@@ -7,7 +7,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { validatePlanObject } from '../src/core/plan/parse.js';
 import { Baton } from '../src/workflow/baton.js';
+import { defineWorkflow } from '../src/workflow/define-workflow.js';
 import { loadPlanFile } from '../src/workflow/load-plan-file.js';
 import { waitFor, writePlan } from './helpers/cli.js';
 import { startTestConsole, withSession } from './helpers/console.js';
@@ -97,6 +99,68 @@ describe('sub-plans through the API', () => {
       expect((await baton.tree('p1')).children).toEqual([]);
     } finally {
       release();
+      await baton.close();
+    }
+  }, 60_000);
+
+  it('a workflow step runs another workflow per item, typed; plan: { name } finds a registered workflow', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'baton-sub-workflow-'));
+    dirs.push(dir);
+    const square = defineWorkflow<{ n: string }>({ name: 'square', inputs: { n: null } }).step(
+      'times',
+      (ctx) => Number(ctx.inputs.n) ** 2,
+    );
+    const parent = defineWorkflow({ name: 'squares' })
+      .step('list', () => [2, 3, 4])
+      .step('each', {
+        dependsOn: ['list'],
+        workflow: square,
+        forEach: { items: 'steps.list.result', as: 'n', maxItems: 10, concurrency: 2 },
+        inputs: { n: '{{n}}' },
+      })
+      .step('sum', { dependsOn: ['each'] }, (ctx) =>
+        ctx.results.each.reduce((total, child) => total + child.times, 0),
+      );
+    const baton = Baton.open({ home: join(dir, '.baton'), pollMs: 20 });
+    try {
+      const results = await baton.run(parent, {}, { runId: 'sq' });
+      expect(results.each).toEqual([{ times: 4 }, { times: 9 }, { times: 16 }]);
+      expect(results.sum).toBe(29);
+      const tree = await baton.tree('sq');
+      expect(tree.status).toBe('succeeded');
+      const children = await baton.store.listRuns({ planName: 'square' });
+      expect(children).toHaveLength(3);
+
+      // A plan object naming a registered workflow by name runs it as its child.
+      const plan = validatePlanObject(
+        { name: 'by-name', steps: [{ id: 'one', plan: { name: 'square', inputs: { n: '5' } } }] },
+        'test',
+      );
+      await baton.startPlan(plan, {}, { runId: 'named' });
+      expect(await baton.result('named')).toEqual({ one: { times: 25 } });
+
+      // A name nothing knows, and missing child inputs, are refused before anything is stored.
+      const unknown = validatePlanObject(
+        { name: 'lost', steps: [{ id: 'one', plan: { name: 'nowhere' } }] },
+        'test',
+      );
+      await expect(baton.startPlan(unknown, {}, { runId: 'lost' })).rejects.toThrow(
+        /steps\.one\.plan\.name: no plan named "nowhere" is known here/,
+      );
+      const lacking = validatePlanObject(
+        { name: 'lacking', steps: [{ id: 'one', plan: { name: 'square' } }] },
+        'test',
+      );
+      await expect(baton.startPlan(lacking)).rejects.toThrow(
+        /steps\.one\.plan\.inputs: plan square needs input "n"/,
+      );
+      expect(await baton.store.getRun('lost')).toBeNull();
+      expect(() =>
+        defineWorkflow({ name: 'bad' })
+          .step('x', { workflow: square, inputs: { m: '1' } })
+          .toPlan(),
+      ).toThrow(/workflow bad: steps\.x\.inputs\.m: plan square declares no input "m"/);
+    } finally {
       await baton.close();
     }
   }, 60_000);

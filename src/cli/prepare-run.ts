@@ -1,7 +1,10 @@
 import { BatonError } from '../core/errors.js';
 import { parseLabels } from '../core/labels.js';
+import type { Plan } from '../core/plan/types.js';
 import { type PreparedRun, prepareRun } from '../runtime/commands/start-commands.js';
 import { resolveHome } from '../runtime/home.js';
+import { homePlans, namesUnknownPlans, withKnownPlans } from '../runtime/known-plans.js';
+import { openStore, storeExists } from '../runtime/open-store.js';
 import { loadPlanFile } from '../workflow/load-plan-file.js';
 import type { GlobalOptions } from './global-options.js';
 
@@ -48,10 +51,13 @@ export async function prepareRunFromCli(
   extra: { awaitingApproval?: boolean } = {},
 ): Promise<PreparedRun> {
   const loaded = await loadPlanFile(planPath);
+  const plan = namesUnknownPlans(loaded.plan)
+    ? await withHomePlans(loaded.plan, planPath, options)
+    : loaded.plan;
   const prepared = prepareRun(
     { home: resolveHome(options) },
     {
-      plan: loaded.plan,
+      plan,
       planPath,
       inputs: () => parseInputs(options.input),
       ...(options.workspace ? { workspace: options.workspace } : {}),
@@ -66,4 +72,18 @@ export async function prepareRunFromCli(
   for (const warning of prepared.warnings)
     process.stderr.write(`baton: warning: ${planPath}: ${warning.where}: ${warning.message}\n`);
   return prepared;
+}
+
+/**
+ * The plan with its `plan: { name }` children found in the home (runtime/known-plans.ts). Opens the
+ * store only to read, and only when it exists: a home with no database knows no plan.
+ */
+async function withHomePlans(plan: Plan, planPath: string, options: GlobalOptions): Promise<Plan> {
+  if (!storeExists(options)) return withKnownPlans(plan, async () => null, `${planPath}: `);
+  const store = await openStore(options, 'read');
+  try {
+    return await withKnownPlans(plan, homePlans(store), `${planPath}: `);
+  } finally {
+    await store.close();
+  }
 }

@@ -1,3 +1,4 @@
+import { BatonError } from './errors.js';
 import { renderTemplate } from './plan/template.js';
 import type { Plan } from './plan/types.js';
 import type { StepResult, StepState } from './run-state.js';
@@ -81,4 +82,37 @@ function stepResults(
     output[step.id] = result.value !== undefined ? result.value : result.summary;
   }
   return output;
+}
+
+/**
+ * Refuses child inputs (`plan: { inputs }`, at `where`) that the child plan does not declare, and a
+ * child input without a default that is not given: found when the parent starts, not hours later.
+ */
+export function checkChildInputs(child: Plan, given: Readonly<Record<string, string>>, where: string): void {
+  for (const name of Object.keys(given)) {
+    if (!Object.hasOwn(child.inputs, name)) {
+      const declared = Object.keys(child.inputs);
+      throw new BatonError(
+        'PLAN_INVALID',
+        `${where}.${name}: plan ${child.name} declares no input "${name}" (its inputs: ${declared.length > 0 ? declared.join(', ') : 'none'})`,
+      );
+    }
+  }
+  for (const [name, input] of Object.entries(child.inputs)) {
+    if (input.default === undefined && !Object.hasOwn(given, name))
+      throw new BatonError(
+        'PLAN_INVALID',
+        `${where}: plan ${child.name} needs input "${name}": add ${name}: <value>`,
+      );
+  }
+}
+
+/** How many plans nest in `plan`: 1 for a plan without sub-plans whose child plans are known. */
+export function planNesting(plan: Plan): number {
+  let deepest = 0;
+  for (const step of plan.steps) {
+    const child = step.subPlan?.plan;
+    if (child) deepest = Math.max(deepest, planNesting(child));
+  }
+  return 1 + deepest;
 }

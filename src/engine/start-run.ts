@@ -188,7 +188,9 @@ export function prepareRun(options: StartRunOptions): NewRun {
       if (!child)
         throw new BatonError(
           'CONFIG_INVALID',
-          `${source}${where}steps.${step.id}.plan: the child plan ${step.subPlan?.path ?? ''} is read with the plan file: start the run from the file (baton run <file>, loadPlanFile)`,
+          step.subPlan?.path !== undefined
+            ? `${source}${where}steps.${step.id}.plan: the child plan ${step.subPlan.path} is read with the plan file: start the run from the file (baton run <file>, loadPlanFile)`
+            : `${source}${where}steps.${step.id}.plan: the plan named ${step.subPlan?.name ?? ''} is found when a run starts through baton run, Baton.startPlan or the MCP server (withKnownPlans)`,
         );
       const at = `${where}steps.${step.id}.plan(${child.name}): `;
       for (const childStep of child.steps) {

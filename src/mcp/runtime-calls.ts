@@ -30,6 +30,7 @@ export {
   updateSchedule,
 } from '../runtime/commands/schedule-commands.js';
 export { prepareRun, startRun } from '../runtime/commands/start-commands.js';
+export { homePlans, namesUnknownPlans, withKnownPlans } from '../runtime/known-plans.js';
 export { parseDurationOption } from '../runtime/parse-values.js';
 export { planRunProblems } from '../runtime/plan-problems.js';
 export { DELAY_QUESTION, proposeRun } from '../runtime/proposal.js';

@@ -44,10 +44,17 @@ export async function loadPlan(
       'INVALID_ARGUMENT',
       'give the plan as text in "plan" or as a file in "path": one of them',
     );
-  const { loadProjectPlanFile, parsePlanText } = await runtime();
-  if (args.path !== undefined) return loadProjectPlanFile(args.path, ctx.planFolders);
-  const text = args.plan!;
-  return { plan: parsePlanText(text, text.trimStart().startsWith('{') ? 'plan.json' : 'plan.yaml') };
+  const { loadProjectPlanFile, parsePlanText, namesUnknownPlans, withKnownPlans, homePlans } =
+    await runtime();
+  const text = args.plan;
+  const loaded: { plan: Plan; planPath?: string } =
+    args.path !== undefined
+      ? await loadProjectPlanFile(args.path, ctx.planFolders)
+      : { plan: parsePlanText(text!, text!.trimStart().startsWith('{') ? 'plan.json' : 'plan.yaml') };
+  // `plan: { name }` children: the plans this home knows (none where nothing was ever stored).
+  if (!namesUnknownPlans(loaded.plan)) return loaded;
+  const lookup = ctx.hasStore() ? homePlans((await ctx.commands()).store) : async () => null;
+  return { ...loaded, plan: await withKnownPlans(loaded.plan, lookup) };
 }
 
 export const runOptions = {

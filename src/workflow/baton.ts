@@ -20,6 +20,7 @@ import { prepareRun, startRuns } from '../runtime/commands/start-commands.js';
 import { createEngine } from '../runtime/create-engine.js';
 import type { StepFileChanges } from '../runtime/file-changes.js';
 import { resolveHome } from '../runtime/home.js';
+import { firstOf, homePlans, type PlanLookup, withKnownPlans } from '../runtime/known-plans.js';
 import type { BatonMetrics } from '../runtime/metrics.js';
 import { METRICS_CONTENT_TYPE } from '../runtime/metrics-text.js';
 import { openSqliteStoreNow } from '../runtime/open-sqlite-now.js';
@@ -115,6 +116,8 @@ export class Baton {
   private readonly workers = new Set<LocalWorker>();
   /** What each registered function name runs, so registering the same workflow again is a no-op. */
   private readonly registered = new Map<string, TypedWorkflow['steps'][number]>();
+  /** The workflows registered, by name: the plans a step's `plan: { name }` finds first. */
+  private readonly workflowsByName = new Map<string, TypedWorkflow>();
   private readonly opening: Promise<Store>;
   private opened: Store | null = null;
   /** The commands of this Baton, over its store once it is open (see runtime/commands). */
@@ -211,7 +214,10 @@ export class Baton {
   register(...workflows: TypedWorkflow[]): this {
     let added = false;
     for (const workflow of workflows) {
+      this.workflowsByName.set(workflow.name, workflow);
       for (const step of workflow.steps) {
+        // A child workflow's steps run in its child runs, on this process's workers.
+        if (step.policy.workflow) this.register(step.policy.workflow);
         const run = step.run;
         // A wait step runs nothing: there is no function to register.
         if (run === undefined) continue;
@@ -245,6 +251,15 @@ export class Baton {
   /** The command context, once the store is open. */
   private async commands(): Promise<CommandContext> {
     return this.commandsOver(await this.opening);
+  }
+
+  /**
+   * The plan with its `plan: { name }` children found: a workflow this Baton registered, else a plan
+   * its home knows (runtime/known-plans.ts).
+   */
+  private withKnownPlans(ctx: CommandContext, plan: Plan): Promise<Plan> {
+    const registered: PlanLookup = async (name) => this.workflowsByName.get(name)?.toPlan() ?? null;
+    return withKnownPlans(plan, firstOf(registered, homePlans(ctx.unmasked)));
   }
 
   /** How this Baton prepares a run: its home and the functions it registered. */
@@ -315,7 +330,7 @@ export class Baton {
   ): Promise<{ runId: string; created: boolean }> {
     const ctx = await this.commands();
     const prepared = prepareRun(this.starting(), {
-      plan,
+      plan: await this.withKnownPlans(ctx, plan),
       inputs,
       ...(options.runId === undefined ? {} : { runId: options.runId }),
       ...(options.shadow === undefined ? {} : { shadow: options.shadow }),
@@ -408,8 +423,8 @@ export class Baton {
   ): Promise<ScheduleView> {
     const isWorkflow = 'toPlan' in workflowOrPlan;
     if (isWorkflow) this.register(workflowOrPlan);
-    const plan = isWorkflow ? workflowOrPlan.toPlan() : workflowOrPlan;
     const ctx = await this.commands();
+    const plan = isWorkflow ? workflowOrPlan.toPlan() : await this.withKnownPlans(ctx, workflowOrPlan);
     const prepare = () =>
       prepareRun(this.starting(), {
         plan,

@@ -1,6 +1,8 @@
 import '../runtime/core-libraries.js';
+import { BatonError } from '../core/errors.js';
 import { validatePlanObject } from '../core/plan/parse.js';
-import type { Plan, SideEffect } from '../core/plan/types.js';
+import { MAX_PLAN_NESTING, type Plan, type SideEffect } from '../core/plan/types.js';
+import { checkChildInputs, planNesting } from '../core/sub-plans.js';
 
 /** What a workflow step's function receives. `Results` holds the values of its dependencies only. */
 export interface StepContext<Inputs, Results> {
@@ -145,6 +147,31 @@ export interface WaitStepPolicy<Deps extends string> {
   wait: WaitOption;
 }
 
+/**
+ * A step that runs another workflow as a child run (the plan's `plan:`), with no function of its
+ * own: its value is the child's results once it succeeded (a list in item order under `forEach`).
+ * The child's spend counts in this run's budgets; cancelling this run cancels it.
+ */
+export interface SubWorkflowStepPolicy<Deps extends string, W> {
+  title?: string;
+  dependsOn?: readonly Deps[];
+  when?: string;
+  /** One child run per item (`{{item}}` in `inputs`). */
+  forEach?: StepPolicy<unknown, Deps>['forEach'];
+  retry?: StepPolicy<unknown, Deps>['retry'];
+  /** The workflow the child run runs: its steps' functions are registered with this one's. */
+  workflow: W;
+  /**
+   * The child run's inputs: templates over `{{inputs.<name>}}`, `{{steps.<id>.result}}` of the
+   * steps in `dependsOn`, and `{{item}}` under `forEach`.
+   */
+  inputs?: Record<string, string>;
+}
+
+/** Any workflow, as a step's child (`workflow:`). */
+// biome-ignore lint/suspicious/noExplicitAny: a child workflow's inputs and results are its own.
+type AnyWorkflow = Workflow<any, any>;
+
 /** Flattens an intersection into one object type, so results read as `{ a: A; b: B }`. */
 type Simplify<T> = { [K in keyof T]: T[K] } & {};
 
@@ -152,8 +179,12 @@ export type StepFunction<Inputs, Results, R> = (context: StepContext<Inputs, Res
 
 interface WorkflowStep {
   id: string;
-  policy: StepPolicy<unknown, string> & { wait?: WaitOption };
-  /** Absent for a wait step (`policy.wait`): it runs nothing. */
+  policy: StepPolicy<unknown, string> & {
+    wait?: WaitOption;
+    workflow?: AnyWorkflow;
+    inputs?: Record<string, string>;
+  };
+  /** Absent for a wait step (`policy.wait`) and a child workflow's (`policy.workflow`): they run nothing here. */
   run?: StepFunction<unknown, Record<string, unknown>, unknown>;
 }
 
@@ -224,15 +255,32 @@ export class Workflow<Inputs extends Record<string, string>, Results extends Rec
     Inputs,
     Simplify<Results & { [K in Id]: W extends { for: 'approval' } ? ApprovalResult : unknown }>
   >;
+  /** Runs another workflow as a child run under `forEach`: one child per item, their results in item order. */
+  step<Id extends string, Deps extends keyof Results & string, W extends AnyWorkflow>(
+    id: Id,
+    policy: SubWorkflowStepPolicy<Deps, W> & {
+      forEach: NonNullable<SubWorkflowStepPolicy<Deps, W>['forEach']>;
+    },
+  ): Workflow<Inputs, Simplify<Results & { [K in Id]: WorkflowResults<W>[] }>>;
+  /** Runs another workflow as a child run: the step's value is the child's results. */
+  step<Id extends string, Deps extends keyof Results & string, W extends AnyWorkflow>(
+    id: Id,
+    policy: SubWorkflowStepPolicy<Deps, W>,
+  ): Workflow<Inputs, Simplify<Results & { [K in Id]: WorkflowResults<W> }>>;
   step(id: string, policyOrRun: unknown, maybeRun?: unknown): unknown {
     const policy = (typeof policyOrRun === 'function' ? {} : policyOrRun) as WorkflowStep['policy'];
     const run = (typeof policyOrRun === 'function' ? policyOrRun : maybeRun) as WorkflowStep['run'];
-    if (typeof run !== 'function' && policy.wait === undefined)
-      throw new TypeError(`step "${id}" of workflow ${this.name} needs a function (or a wait option)`);
-    if (typeof run === 'function' && policy.wait !== undefined)
+    const runsNothing = policy.wait !== undefined ? 'a wait option' : policy.workflow ? 'a workflow' : null;
+    if (typeof run !== 'function' && runsNothing === null)
       throw new TypeError(
-        `step "${id}" of workflow ${this.name} has a wait option and a function: a wait step runs nothing; put the function in a step that depends on it`,
+        `step "${id}" of workflow ${this.name} needs a function (or a wait option, or a workflow to run)`,
       );
+    if (typeof run === 'function' && runsNothing !== null)
+      throw new TypeError(
+        `step "${id}" of workflow ${this.name} has ${runsNothing} and a function: such a step runs no function of its own; put the function in a step that depends on it`,
+      );
+    if (policy.wait !== undefined && policy.workflow)
+      throw new TypeError(`step "${id}" of workflow ${this.name} has a wait option and a workflow: give one`);
     const chain = this.chain.length === this.count ? this.chain : this.chain.slice(0, this.count);
     chain.push({ id, policy, run });
     const next = new Workflow(this.options);
@@ -259,7 +307,7 @@ export class Workflow<Inputs extends Record<string, string>, Results extends Rec
   private plan: Plan | undefined;
 
   private validatedPlan(): Plan {
-    return validatePlanObject(
+    const plan = validatePlanObject(
       {
         name: this.name,
         ...(this.options.description === undefined ? {} : { description: this.options.description }),
@@ -267,7 +315,11 @@ export class Workflow<Inputs extends Record<string, string>, Results extends Rec
         ...(this.options.limits === undefined ? {} : { limits: this.options.limits }),
         steps: this.steps.map(({ id, policy }) => ({
           id,
-          ...(policy.wait === undefined ? { fn: this.functionName(id) } : { wait: policy.wait }),
+          ...(policy.wait !== undefined
+            ? { wait: policy.wait }
+            : policy.workflow
+              ? { plan: { name: policy.workflow.name, ...(policy.inputs ? { inputs: policy.inputs } : {}) } }
+              : { fn: this.functionName(id) }),
           ...(policy.title === undefined ? {} : { title: policy.title }),
           ...(policy.dependsOn === undefined ? {} : { dependsOn: [...policy.dependsOn] }),
           ...(policy.when === undefined ? {} : { when: policy.when }),
@@ -284,6 +336,27 @@ export class Workflow<Inputs extends Record<string, string>, Results extends Rec
       },
       `workflow ${this.name}`,
     );
+    return this.withChildren(plan);
+  }
+
+  /** The plan with each child workflow's plan kept in its step, its inputs checked, nesting bounded. */
+  private withChildren(plan: Plan): Plan {
+    if (!this.steps.some((step) => step.policy.workflow)) return plan;
+    const steps = plan.steps.map((step, index) => {
+      const child = this.steps[index]?.policy.workflow;
+      if (!child || !step.subPlan) return step;
+      const childPlan = child.toPlan();
+      checkChildInputs(childPlan, step.subPlan.inputs, `workflow ${this.name}: steps.${step.id}.inputs`);
+      return { ...step, subPlan: { ...step.subPlan, plan: childPlan } };
+    });
+    const withChildren = { ...plan, steps };
+    const nesting = planNesting(withChildren);
+    if (nesting > MAX_PLAN_NESTING)
+      throw new BatonError(
+        'PLAN_INVALID',
+        `workflow ${this.name}: workflows nest ${nesting} deep, more than the ${MAX_PLAN_NESTING} a run may`,
+      );
+    return withChildren;
   }
 }
 

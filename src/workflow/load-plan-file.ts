@@ -2,6 +2,7 @@ import { readFile, stat } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import { BatonError } from '../core/errors.js';
 import { MAX_PLAN_NESTING, type Plan } from '../core/plan/types.js';
+import { checkChildInputs } from '../core/sub-plans.js';
 import { parsePlanText } from './parse-plan-text.js';
 
 /** Plan files larger than this are refused (a plan is a few KB; bulk belongs in artifacts). */
@@ -61,11 +62,12 @@ async function withSubPlans(
   shownAs: string,
   chain: readonly string[],
 ): Promise<Plan> {
-  if (!plan.steps.some((step) => step.subPlan)) return plan;
+  if (!plan.steps.some((step) => step.subPlan?.path !== undefined)) return plan;
   const here = [...chain, absPath];
   const steps = [];
   for (const step of plan.steps) {
-    if (!step.subPlan) {
+    // A child named by `name:` is found when the run starts (runtime/known-plans.ts).
+    if (step.subPlan?.path === undefined) {
       steps.push(step);
       continue;
     }
@@ -86,25 +88,6 @@ async function withSubPlans(
     steps.push({ ...step, subPlan: { ...step.subPlan, plan: child } });
   }
   return { ...plan, steps };
-}
-
-function checkChildInputs(child: Plan, given: Readonly<Record<string, string>>, where: string): void {
-  for (const name of Object.keys(given)) {
-    if (!Object.hasOwn(child.inputs, name)) {
-      const declared = Object.keys(child.inputs);
-      throw new BatonError(
-        'PLAN_INVALID',
-        `${where}.${name}: plan ${child.name} declares no input "${name}" (its inputs: ${declared.length > 0 ? declared.join(', ') : 'none'})`,
-      );
-    }
-  }
-  for (const [name, input] of Object.entries(child.inputs)) {
-    if (input.default === undefined && !Object.hasOwn(given, name))
-      throw new BatonError(
-        'PLAN_INVALID',
-        `${where}: plan ${child.name} needs input "${name}": add ${name}: <value>`,
-      );
-  }
 }
 
 function readError(path: string, error: unknown): BatonError {

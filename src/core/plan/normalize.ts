@@ -221,7 +221,13 @@ function normalizeStep(
     ...(agent === undefined ? {} : { agent: normalizeAgent(agent, `${path}.agent`) }),
     ...(wait === undefined ? {} : { wait }),
     ...(kind === 'plan' && step.plan !== undefined
-      ? { subPlan: { path: step.plan.path, inputs: { ...(step.plan.inputs ?? {}) } } }
+      ? {
+          subPlan: {
+            ...(step.plan.path === undefined ? {} : { path: step.plan.path }),
+            ...(step.plan.name === undefined ? {} : { name: step.plan.name }),
+            inputs: { ...(step.plan.inputs ?? {}) },
+          },
+        }
       : {}),
     dependsOn: [...(step.dependsOn ?? [])],
     ...(step.when === undefined ? {} : { when: step.when }),

@@ -336,7 +336,17 @@ const subPlanSchema = strictObject(
         error: (issue) => `expected a plan file, e.g. ./fix-repo.yaml, got ${describeValue(issue.input)}`,
       })
       .min(1)
-      .describe("The child plan's file, relative to this plan file's folder."),
+      .optional()
+      .describe("The child plan's file, relative to this plan file's folder (give path or name)."),
+    name: z
+      .string({
+        error: (issue) => `expected the name of a plan, e.g. fix-repo, got ${describeValue(issue.input)}`,
+      })
+      .min(1)
+      .optional()
+      .describe(
+        "The name of a plan Baton already knows (give path or name): a workflow registered in the program (TypeScript API), else the plan of a schedule of that name's plan, else the plan of the newest run of that name in this home. Found when the run starts; the child runs that plan as it was then.",
+      ),
     inputs: z
       .record(z.string(), z.string({ error: (issue) => `expected text, got ${describeValue(issue.input)}` }))
       .optional()
@@ -344,9 +354,9 @@ const subPlanSchema = strictObject(
         "The child run's inputs: templates over inputs.<name>, the results of the steps this one depends on, and {{item}} under forEach.",
       ),
   },
-  'a sub-plan: { path, inputs? }',
+  'a sub-plan: { path or name, inputs? }',
 ).describe(
-  "Run another plan as a child run (makes this a sub-plan step): the step waits, holding no worker slot, until the child ends; its result is the child's step results (succeeded), else it fails. Under forEach, one child per item.",
+  "Run another plan as a child run (makes this a sub-plan step): the step waits, holding no worker slot, until the child ends; its result is the child's output (its plan's output:, else its step results) once it succeeded, else the step fails. Under forEach, one child per item.",
 );
 
 const stepSchema = strictObject(

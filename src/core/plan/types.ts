@@ -289,15 +289,20 @@ export interface PlanStep {
 }
 
 /**
- * A step that runs another plan (`plan: { path, inputs }`): each attempt waits on one child run of
- * that plan, created once (core/sub-plans.ts); the step's result is the child's step results.
+ * A step that runs another plan (`plan: { path | name, inputs }`): each attempt waits on one child
+ * run of that plan, created once (core/sub-plans.ts); the step's result is the child's output.
  */
 export interface SubPlanSpec {
-  /** As written, relative to the plan file's folder. */
-  path: string;
+  /** A plan file, as written, relative to the plan file's folder (one of `path` and `name`). */
+  path?: string;
+  /**
+   * A plan Baton already knows, by its name: a workflow the program registered, a schedule's plan,
+   * else the plan of the newest run of that name (runtime/known-plans.ts), found when the run starts.
+   */
+  name?: string;
   /** The child's inputs: templates over this run's inputs, its dependencies' results and `{{item}}`. */
   inputs: Record<string, string>;
-  /** The child plan, read and validated when the plan file was loaded (absent: not loaded yet). */
+  /** The child plan, read and validated when the plan file was loaded or the run started (absent: not yet). */
   plan?: Plan;
 }
 
