@@ -43,6 +43,7 @@ export type { PlanSecretEnv } from './core/run-secrets.js';
 export type { StepState } from './core/run-state.js';
 export type { OverlapPolicy, ScheduleRules, ScheduleTiming } from './core/schedule/schedule-rules.js';
 export type { SlotOutcome, SlotRecord } from './core/schedule/schedule-tick.js';
+export type { TriggerSource } from './core/triggers/trigger-rules.js';
 export type { OpenPostgresOptions } from './store/postgres/open-postgres-options.js';
 export type { OpenSqliteOptions } from './store/sqlite/open-sqlite-options.js';
 export type {
@@ -76,6 +77,7 @@ export type {
   MetricsStore,
   NewRun,
   NewSchedule,
+  NewTrigger,
   OverviewStore,
   ReclaimedAttempt,
   RerunSummary,
@@ -98,5 +100,9 @@ export type {
   ScheduleSummary,
   StepSelection,
   Store,
+  TriggerDelivery,
+  TriggerDetail,
+  TriggerStore,
+  TriggerSummary,
   WaitingStep,
 } from './store/store.js';

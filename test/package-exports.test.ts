@@ -148,6 +148,7 @@ describe('the public surface', () => {
       'MetricsStore',
       'NewRun',
       'NewSchedule',
+      'NewTrigger',
       'OpenPostgresOptions',
       'OpenSqliteOptions',
       'OverlapPolicy',
@@ -184,6 +185,11 @@ describe('the public surface', () => {
       'StepSelection',
       'StepState',
       'Store',
+      'TriggerDelivery',
+      'TriggerDetail',
+      'TriggerSource',
+      'TriggerStore',
+      'TriggerSummary',
       'WaitingStep',
     ]);
   });

@@ -13,6 +13,7 @@ import { describeForEachContract } from './store-for-each-contract.js';
 import { describeMetricsContract } from './store-metrics-contract.js';
 import { describeRerunContract } from './store-rerun-contract.js';
 import { describeSchedulesContract } from './store-schedules-contract.js';
+import { describeTriggersContract } from './store-triggers-contract.js';
 import { describeWaitsContract } from './store-waits-contract.js';
 import { describeWhenContract } from './store-when-contract.js';
 
@@ -52,6 +53,7 @@ describeConsoleReadsContract('postgres', schemaHarness('console'));
 describeWhenContract('postgres', schemaHarness('when'));
 describeForEachContract('postgres', schemaHarness('foreach'));
 describeSchedulesContract('postgres', schemaHarness('schedules'));
+describeTriggersContract('postgres', schemaHarness('triggers'));
 describeMetricsContract('postgres', schemaHarness('metrics'));
 describeRerunContract('postgres', schemaHarness('rerun'));
 

@@ -16,6 +16,7 @@ import { describeForEachContract } from './store-for-each-contract.js';
 import { describeMetricsContract } from './store-metrics-contract.js';
 import { describeRerunContract } from './store-rerun-contract.js';
 import { describeSchedulesContract } from './store-schedules-contract.js';
+import { describeTriggersContract } from './store-triggers-contract.js';
 import { describeWaitsContract } from './store-waits-contract.js';
 import { describeWhenContract } from './store-when-contract.js';
 
@@ -38,6 +39,7 @@ describeConsoleReadsContract('sqlite', fileHarness('baton-console-'));
 describeWhenContract('sqlite', fileHarness('baton-when-'));
 describeForEachContract('sqlite', fileHarness('baton-foreach-'));
 describeSchedulesContract('sqlite', fileHarness('baton-schedules-'));
+describeTriggersContract('sqlite', fileHarness('baton-triggers-'));
 describeMetricsContract('sqlite', fileHarness('baton-metrics-'));
 describeRerunContract('sqlite', fileHarness('baton-rerun-'));
 

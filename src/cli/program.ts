@@ -9,6 +9,7 @@ import { registerRerunCommands } from './program-rerun.js';
 import { registerRunCommands } from './program-runs.js';
 import { registerScheduleCommands } from './program-schedules.js';
 import { registerSetupCommands } from './program-setup.js';
+import { registerTriggerCommands } from './program-triggers.js';
 
 const program = new Command()
   .name('baton')
@@ -59,6 +60,7 @@ registerRunCommands(program, act);
 registerReadCommands(program, act);
 registerActionCommands(program, act);
 registerScheduleCommands(program, act);
+registerTriggerCommands(program, act);
 registerRerunCommands(program, act);
 registerSetupCommands(program, act);
 registerMcpCommands(program, act);

@@ -11,6 +11,7 @@ import { blockedCapability } from './blocked-capability.js';
 import { answerCapability } from './capability-answer.js';
 import type { ConsoleContext, Handler } from './context.js';
 import { EventHub } from './event-hub.js';
+import { answerHook, HOOK_PATH } from './hook-route.js';
 import { html } from './html.js';
 import { isLoopbackHost, listenOn, loopbackHostHeader } from './listen.js';
 import { answerMetrics, METRICS_PATH, type MetricsEndpoint, metricsEndpoint } from './metrics-route.js';
@@ -180,6 +181,12 @@ async function handle(
   state: ServerState,
 ): Promise<void> {
   const path = (request.url ?? '/').split('?')[0]!;
+  // A webhook delivery: its signature is its credential, and it may come through a proxy.
+  const hook = HOOK_PATH.exec(path);
+  if (hook) {
+    await answerHook(ctx, request, res, hook[1]!);
+    return;
+  }
   // The token in the path is the credential; it may come through a proxy under another Host.
   const capability = /^\/(wait|blocked|tool)\//.exec(path)?.[1] as keyof typeof CAPABILITIES | undefined;
   if (capability !== undefined) {

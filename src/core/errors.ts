@@ -25,6 +25,10 @@ const ERROR_CODES = [
   'SCHEDULE_NOT_FOUND',
   /** `baton schedule add` of a name a schedule has: `schedule update` changes one. */
   'SCHEDULE_EXISTS',
+  /** `baton trigger show|pause|resume|rm` of a name no trigger has. */
+  'TRIGGER_NOT_FOUND',
+  /** `baton trigger add` of a name a trigger has. */
+  'TRIGGER_EXISTS',
 ] as const;
 
 export type BatonErrorCode = (typeof ERROR_CODES)[number];

@@ -28,10 +28,17 @@ export function provideWhenLanguage(load: () => CelLibrary): void {
   loadLibrary ??= load;
 }
 
-let environment: Environment | undefined;
+/** The variables of a step's `when` and `forEach.items`. */
+const STEP_VARIABLES = ['inputs', 'steps'] as const;
+/** The variables of a trigger's `--when`: the delivery's `event` and its JSON `body`. */
+export const TRIGGER_VARIABLES = ['event', 'body'] as const;
+type Variables = typeof STEP_VARIABLES | typeof TRIGGER_VARIABLES;
 
-/** Built on first use. */
-function whenEnvironment(): Environment {
+const environments = new Map<Variables, Environment>();
+
+/** Built on first use, one per set of variables (each a map). */
+function whenEnvironment(variables: Variables = STEP_VARIABLES): Environment {
+  let environment = environments.get(variables);
   if (!environment) {
     if (!loadLibrary) {
       // A bug of the caller's layer, not bad input.
@@ -49,9 +56,9 @@ function whenEnvironment(): Environment {
         maxMapEntries: 1000,
         maxCallArguments: 32,
       },
-    })
-      .registerVariable('inputs', 'map')
-      .registerVariable('steps', 'map');
+    });
+    for (const name of variables) environment = environment.registerVariable(name, 'map');
+    environments.set(variables, environment);
   }
   return environment;
 }
@@ -64,17 +71,18 @@ const PARSED_LIMIT = 1000;
  * The expression parsed, every node metered; throws ExpressionLimitError for a text over its length
  * limit, else the library's ParseError (its message shows where).
  */
-export function parseWhen(expression: string): ParseResult {
-  let result = parsed.get(expression);
+export function parseWhen(expression: string, variables: Variables = STEP_VARIABLES): ParseResult {
+  const key = variables === STEP_VARIABLES ? expression : `${variables.join(',')}\u0000${expression}`;
+  let result = parsed.get(key);
   if (!result) {
     if (expression.length > EXPRESSION_LIMITS.maxLength)
       throw new ExpressionLimitError(
         `is ${expression.length.toLocaleString('en-US')} characters, more than the ${EXPRESSION_LIMITS.maxLength.toLocaleString('en-US')} an expression may have (expression.maxLength): decide on a value a step computes instead`,
       );
-    result = whenEnvironment().parse(expression);
+    result = whenEnvironment(variables).parse(expression);
     meterExpression(result.ast);
     if (parsed.size >= PARSED_LIMIT) parsed.clear();
-    parsed.set(expression, result);
+    parsed.set(key, result);
   }
   return result;
 }
@@ -95,9 +103,25 @@ export function evaluateExpression(expression: string, variables: ExpressionVari
   return withinBudget(() => evaluate(context));
 }
 
+/**
+ * A trigger's condition over a delivery (`event`, `body`), within the same cost budget: throws as
+ * evaluateExpression does.
+ */
+export function evaluateTriggerCondition(
+  expression: string,
+  variables: { event: Record<string, unknown>; body: unknown },
+): unknown {
+  const evaluate = parseWhen(expression, TRIGGER_VARIABLES);
+  const context = { event: celValue(variables.event), body: celValue(variables.body) };
+  return withinBudget(() => evaluate(context));
+}
+
 /** Type-checks a parsed expression: unknown variables and functions, operands of the wrong type. */
-export function checkWhen(expression: string): { valid: boolean; type?: string; error?: Error } {
-  return whenEnvironment().check(expression);
+export function checkWhen(
+  expression: string,
+  variables: Variables = STEP_VARIABLES,
+): { valid: boolean; type?: string; error?: Error } {
+  return whenEnvironment(variables).check(expression);
 }
 
 export type WhenNode = ASTNode;

@@ -95,6 +95,14 @@ export const MASKING: { readonly [K in keyof Required<Store>]: MaskRule } = {
   triggerSchedule: ROWS,
   listScheduleSlots: SCHEDULE,
   scheduleSlotOfRun: RUN,
+  // A trigger names the variable of its secret, never the secret; its inputs are templates.
+  addTrigger: PROCESS,
+  getTrigger: PROCESS,
+  listTriggers: PROCESS,
+  setTriggerPaused: PROCESS,
+  removeTrigger: PROCESS,
+  recordTriggerDelivery: PROCESS,
+  listTriggerDeliveries: PROCESS,
   close: PROCESS,
 };
 

@@ -32,6 +32,9 @@ export type {
   ScheduleSummary,
   StepSelection,
   Store,
+  TriggerDelivery,
+  TriggerDetail,
+  TriggerSummary,
   WaitingStep,
 } from '../store/store.js';
 export { NO_STEPS } from '../store/store.js';

@@ -11,7 +11,7 @@ export const SCHEMA_APP_ID = 'baton';
  * sqlite/migrations (a test holds the two equal). The idle check answers only for a database at
  * this version, without reading the migrations folder (it runs bundled, away from that folder).
  */
-export const SQLITE_SCHEMA_VERSION = 12;
+export const SQLITE_SCHEMA_VERSION = 13;
 
 /**
  * Tables holding a run's rows (what `baton migrate` copies per run, in the order it reports them):
@@ -49,6 +49,7 @@ export const SQLITE_INDEXES: readonly string[] = [
   'steps_leased',
   'steps_stopping_flow',
   'steps_waiting_for',
+  'trigger_deliveries_by_trigger',
 ];
 
 /** Every table a store reads: the metadata, the run tables, the flow limits and the schedules. */
@@ -58,4 +59,6 @@ export const BATON_TABLES: readonly string[] = [
   'flow_limits',
   'schedules',
   'schedule_slots',
+  'triggers',
+  'trigger_deliveries',
 ];

@@ -9,6 +9,7 @@ import type { RetentionStore } from './contract/retention.js';
 import type { RunCommands } from './contract/run-commands.js';
 import type { RunStore } from './contract/runs.js';
 import type { ScheduleStore } from './contract/schedules.js';
+import type { TriggerStore } from './contract/triggers.js';
 
 export type { AttemptKey, AttemptRecord } from './contract/attempts.js';
 export type {
@@ -55,6 +56,14 @@ export {
   type StepSelection,
 } from './contract/runs.js';
 export type { ScheduleStore } from './contract/schedules.js';
+export {
+  DELIVERIES_KEPT,
+  type NewTrigger,
+  type TriggerDelivery,
+  type TriggerDetail,
+  type TriggerStore,
+  type TriggerSummary,
+} from './contract/triggers.js';
 export type { EndedAttempts, EndedUsage, MetricsQuery, MetricsSnapshot } from './metrics-types.js';
 export type {
   NewSchedule,
@@ -80,6 +89,7 @@ export interface Store
     ClaimStore,
     EventStore,
     ScheduleStore,
+    TriggerStore,
     EffectStore,
     HookStore,
     FlowLimitStore,

@@ -5,6 +5,7 @@ import { type FlowLimit, validateFlowLimit } from '../../core/flow.js';
 import type { Plan } from '../../core/plan/types.js';
 import type { StoredAttempt } from '../../core/settle-report.js';
 import type { Transition } from '../../core/transitions.js';
+import type { NewTrigger, TriggerDelivery, TriggerDetail, TriggerSummary } from '../contract/triggers.js';
 import { decideEach, type RunChange, withHumanCommands } from '../cycle/human-commands.js';
 import { RECLAIM_BATCH, ReclaimSchedule, WAIT_LOOK_INTERVAL_MS } from '../cycle/reclaim-schedule.js';
 import { withSchedules } from '../cycle/schedule-commands.js';
@@ -49,6 +50,7 @@ import { PostgresReads } from './postgres-reads.js';
 import { PostgresRetention } from './postgres-retention.js';
 import { PostgresSchedules } from './postgres-schedules.js';
 import { postgresEventRuns } from './postgres-send-event.js';
+import { PostgresTriggers } from './postgres-triggers.js';
 import { type PreparedSql, prepared } from './prepared.js';
 import { renewLeaseRows } from './renew-leases.js';
 import type { PgLoadedRun } from './run-loader.js';
@@ -91,6 +93,7 @@ export class PostgresStore extends withSchedules(withHumanCommands(PostgresReads
   private readonly listener: WorkListener;
   private readonly reclaims = new ReclaimSchedule();
   readonly schedules: PostgresSchedules;
+  private readonly triggers: PostgresTriggers;
   private readonly waitLooks = new ReclaimSchedule(WAIT_LOOK_INTERVAL_MS);
   private closed = false;
 
@@ -148,6 +151,35 @@ export class PostgresStore extends withSchedules(withHumanCommands(PostgresReads
     this.schedules = new PostgresSchedules(pool, schema, async (client, specs) => {
       await client.query({ ...this.createManySql, values: createRunsValues(specs) });
     });
+    this.triggers = new PostgresTriggers(pool, schema);
+  }
+
+  addTrigger(spec: NewTrigger): Promise<TriggerSummary> {
+    return this.triggers.addTrigger(spec);
+  }
+
+  getTrigger(name: string): Promise<TriggerDetail | null> {
+    return this.triggers.getTrigger(name);
+  }
+
+  listTriggers(): Promise<TriggerSummary[]> {
+    return this.triggers.listTriggers();
+  }
+
+  setTriggerPaused(name: string, paused: boolean, now: number): Promise<TriggerSummary> {
+    return this.triggers.setTriggerPaused(name, paused, now);
+  }
+
+  removeTrigger(name: string): Promise<boolean> {
+    return this.triggers.removeTrigger(name);
+  }
+
+  recordTriggerDelivery(delivery: TriggerDelivery): Promise<void> {
+    return this.triggers.recordTriggerDelivery(delivery);
+  }
+
+  listTriggerDeliveries(name: string, limit?: number): Promise<TriggerDelivery[]> {
+    return this.triggers.listTriggerDeliveries(name, limit);
   }
 
   async createRun(spec: NewRun): Promise<RunSummary> {

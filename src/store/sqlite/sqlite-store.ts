@@ -4,6 +4,7 @@ import { runNotFound } from '../../core/errors.js';
 import type { BatonEvent } from '../../core/events.js';
 import { type FlowLimit, validateFlowLimit } from '../../core/flow.js';
 import type { RunState } from '../../core/run-state.js';
+import type { NewTrigger, TriggerDelivery, TriggerDetail, TriggerSummary } from '../contract/triggers.js';
 import { decideEach, type RunChange, withHumanCommands } from '../cycle/human-commands.js';
 import { settled } from '../cycle/maybe-async.js';
 import { newRunState } from '../cycle/new-run.js';
@@ -43,6 +44,7 @@ import { SqliteReads } from './sqlite-reads.js';
 import { SqliteRetention } from './sqlite-retention.js';
 import { SqliteSchedules } from './sqlite-schedules.js';
 import { sqliteEventRuns } from './sqlite-send-event.js';
+import { SqliteTriggers } from './sqlite-triggers.js';
 import { prepareStoreStatements } from './store-statements.js';
 
 /** Pages `vacuum()` gives back per transaction (4 MB of 4 KB pages). */
@@ -59,6 +61,7 @@ export class SqliteStore extends withSchedules(withHumanCommands(SqliteReads)) i
   private readonly flow: SqliteFlow;
   private readonly cycles: SqliteCycle;
   readonly schedules: SqliteSchedules;
+  private readonly triggers: SqliteTriggers;
   /** `baton send`'s rows, prepared at the first send. */
   private eventRuns: EventRuns | undefined;
 
@@ -91,6 +94,35 @@ export class SqliteStore extends withSchedules(withHumanCommands(SqliteReads)) i
       write: (fn) => this.write(fn),
       insertRun: (spec) => this.insertRun(spec),
     });
+    this.triggers = new SqliteTriggers(db, (fn) => this.write(fn));
+  }
+
+  addTrigger(spec: NewTrigger): Promise<TriggerSummary> {
+    return this.triggers.addTrigger(spec);
+  }
+
+  getTrigger(name: string): Promise<TriggerDetail | null> {
+    return this.triggers.getTrigger(name);
+  }
+
+  listTriggers(): Promise<TriggerSummary[]> {
+    return this.triggers.listTriggers();
+  }
+
+  setTriggerPaused(name: string, paused: boolean, now: number): Promise<TriggerSummary> {
+    return this.triggers.setTriggerPaused(name, paused, now);
+  }
+
+  removeTrigger(name: string): Promise<boolean> {
+    return this.triggers.removeTrigger(name);
+  }
+
+  recordTriggerDelivery(delivery: TriggerDelivery): Promise<void> {
+    return this.triggers.recordTriggerDelivery(delivery);
+  }
+
+  listTriggerDeliveries(name: string, limit?: number): Promise<TriggerDelivery[]> {
+    return this.triggers.listTriggerDeliveries(name, limit);
   }
 
   /**
