@@ -511,6 +511,30 @@ const BENCHMARKS = [
       { key: 'vsW', label: '  vs W (goal >= 0.3)', unit: 'x', higher: true, goal: 0.3 },
     ],
   },
+  // Issue 43 item 1: a signed webhook delivery to a stored run (goal <= 20 ms median, beside
+  // createRun alone), and 1,000 deliveries a second for 10 s with nothing lost.
+  {
+    name: 'triggers',
+    script: 'triggers.mjs',
+    figures: [
+      {
+        key: 'deliveryMedianMs',
+        label: 'a signed delivery to a stored run, SQLite (goal <= 20 ms)',
+        unit: 'ms',
+        higher: false,
+        goal: 20,
+      },
+      { key: 'createRunMedianMs', label: '  floor: createRun alone, same store', unit: 'ms', higher: false },
+      {
+        key: 'answeredPerSec',
+        label: '1,000/s offered for 10 s: answered',
+        unit: '/s',
+        higher: true,
+        goal: 1000,
+      },
+      { key: 'lost', label: '  deliveries lost (goal 0)', unit: '', higher: false, goal: 0 },
+    ],
+  },
   // Issue 42 items 3 and 4: a bulk retry over 10,000 blocked runs (goal <= 2 s, the whole
   // process, beside the process that opens the store and reads a row), and `status --label` over
   // 100,000 runs (goal <= 1.2x `status`).

@@ -92,6 +92,56 @@ describe('baton mcp on the command layer', () => {
     });
   });
 
+  it('trigger_add stores a webhook trigger paused with the question for the person; trigger_resume starts it', async () => {
+    const { dir, home } = planDir('baton-mcp-trigger-');
+    const client = await mcpClient(home, { cwd: dir });
+    const plan = writePlan(
+      dir,
+      fixturePlan([{ id: 'a', instruction: 'about {{inputs.title}}' }], { inputs: { title: null } }),
+    );
+    const added = await callOk<{ trigger: { paused: boolean; source: string }; question: string }>(
+      client,
+      'trigger_add',
+      {
+        name: 'issues',
+        path: plan,
+        source: 'github',
+        secretEnv: 'GITHUB_WEBHOOK_SECRET',
+        when: 'body.action == "opened"',
+        inputs: { title: '{{body.issue.title}}' },
+      },
+    );
+    expect(added.trigger).toMatchObject({ paused: true, source: 'github' });
+    expect(added.question).toMatch(/POST \/hooks\/issues .* It is paused/);
+    expect(
+      await callRefused(client, 'trigger_add', {
+        name: 'bad',
+        path: plan,
+        source: 'github',
+        secretEnv: 'X',
+        inputs: { title: '{{inputs.title}}' },
+      }),
+    ).toMatch(/INVALID_ARGUMENT: -i title: \{\{inputs\.title\}\} is not a delivery reference/);
+    const shown = await callOk<{ trigger: { paused: boolean }; deliveries: unknown[] }>(
+      client,
+      'trigger_show',
+      { name: 'issues' },
+    );
+    expect(shown).toMatchObject({ trigger: { paused: true }, deliveries: [] });
+    expect(
+      (await callOk<{ trigger: { paused: boolean } }>(client, 'trigger_resume', { name: 'issues' })).trigger
+        .paused,
+    ).toBe(false);
+    const { triggers } = await callOk<{ triggers: { name: string; paused: boolean }[] }>(
+      client,
+      'trigger_list',
+    );
+    expect(triggers.map((t) => [t.name, t.paused])).toEqual([['issues', false]]);
+    expect(await callRefused(client, 'trigger_show', { name: 'nothing' })).toMatch(
+      /TRIGGER_NOT_FOUND: no trigger named "nothing"/,
+    );
+  });
+
   it('run with a runId is idempotent by that id: the same run is answered as it is, another is refused', async () => {
     const { dir, home } = planDir('baton-mcp-run-id-');
     const client = await mcpClient(home, { cwd: dir, args: ['--allow-run'] });

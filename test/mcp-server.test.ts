@@ -44,6 +44,11 @@ const TOOLS = [
   'skip_step',
   'step_log',
   'timeline',
+  'trigger_add',
+  'trigger_list',
+  'trigger_pause',
+  'trigger_resume',
+  'trigger_show',
   'validate_plan',
 ];
 

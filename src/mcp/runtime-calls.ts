@@ -6,6 +6,7 @@
  */
 
 export { validateScheduleName } from '../core/schedule/schedule-rules.js';
+export { triggerNotFound, validateTriggerName } from '../core/triggers/trigger-rules.js';
 export { cancelRuns, retryBlocked } from '../runtime/commands/bulk-commands.js';
 export { checkDueWork } from '../runtime/commands/check-commands.js';
 export { fileChanges, rollbackRun } from '../runtime/commands/file-commands.js';
@@ -30,6 +31,7 @@ export {
   updateSchedule,
 } from '../runtime/commands/schedule-commands.js';
 export { prepareRun, startRun } from '../runtime/commands/start-commands.js';
+export { addTrigger, setTriggerPaused, showTrigger } from '../runtime/commands/trigger-commands.js';
 export { homePlans, namesUnknownPlans, withKnownPlans } from '../runtime/known-plans.js';
 export { parseDurationOption } from '../runtime/parse-values.js';
 export { planRunProblems } from '../runtime/plan-problems.js';

@@ -5,6 +5,7 @@ import { planTools, runTool } from './tools-plans.js';
 import { runTools } from './tools-runs.js';
 import { scheduleTools } from './tools-schedules.js';
 import { stepTools } from './tools-steps.js';
+import { triggerTools } from './tools-triggers.js';
 
 /**
  * Every tool `baton mcp` serves, in the order a host lists them: the server registers these, and
@@ -15,6 +16,7 @@ export const MCP_TOOLS: readonly BatonTool[] = [
   ...runTools,
   ...stepTools,
   ...scheduleTools,
+  ...triggerTools,
   fileChangesTool,
 ];
 
