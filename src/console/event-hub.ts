@@ -1,4 +1,5 @@
 import type { StoredEvent } from '../core/events.js';
+import type { EventWake } from '../runtime/run-event-stream.js';
 import type { Store } from '../runtime/types.js';
 import { EventCursor } from './event-cursor.js';
 
@@ -15,6 +16,11 @@ type Listener = (notice: EventNotice) => void;
 /** Events kept for streams that connect a little after their page was drawn. */
 const RECENT_MAX = 2000;
 const READ_LIMIT = 500;
+/**
+ * A run's stream reads its run again after this long without a notice (the safety net of a notice
+ * missed: an event whose seq this reader gave up waiting for, committed later).
+ */
+const WAKE_SAFETY_MS = 30_000;
 
 /**
  * One reader of the event log for the whole console: it polls `listEventsAfter` while a stream is
@@ -53,6 +59,39 @@ export class EventHub {
     return () => {
       this.listeners.delete(entry);
     };
+  }
+
+  /**
+   * What wakes one run's event stream (`GET /api/runs/<id>/events`, runtime/run-event-stream.ts):
+   * a wait ends once this reader passed on an event of the run since the last wait ended (at once
+   * if it did meanwhile), or after WAKE_SAFETY_MS. `stop` unsubscribes; a wait never outlives its signal.
+   */
+  async wakeFor(runId: string): Promise<{ wake: EventWake; stop: () => void }> {
+    let noticed = false;
+    let waiting: (() => void) | null = null;
+    const stop = await this.subscribe(runId, null, () => {
+      noticed = true;
+      waiting?.();
+    });
+    const wake: EventWake = (signal) =>
+      new Promise<void>((resolve) => {
+        if (noticed || signal.aborted) {
+          noticed = false;
+          resolve();
+          return;
+        }
+        const done = () => {
+          waiting = null;
+          noticed = false;
+          clearTimeout(timer);
+          signal.removeEventListener('abort', done);
+          resolve();
+        };
+        const timer = setTimeout(done, WAKE_SAFETY_MS);
+        waiting = done;
+        signal.addEventListener('abort', done, { once: true });
+      });
+    return { wake, stop };
   }
 
   private async start(): Promise<void> {
