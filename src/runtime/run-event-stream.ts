@@ -94,3 +94,20 @@ export function intervalWake(ms: number): EventWake {
       signal.addEventListener('abort', done, { once: true });
     });
 }
+
+/**
+ * The wake of a stream over a store: the store's own wake-up where it has one (PostgreSQL: a commit
+ * that makes work due notifies, so a step that ended wakes the stream at once), capped at `pollMs`,
+ * the interval at which a worker looks at a run (a run ending in another process notifies nothing);
+ * elsewhere (SQLite) a look every `pollMs`, as its workers poll.
+ */
+export function storeWake(store: Store, pollMs: number): EventWake {
+  const timer = intervalWake(pollMs);
+  let lookedAt = Date.now();
+  return async (signal) => {
+    if (!store.waitForWork) await timer(signal);
+    else await store.waitForWork(Date.now() + pollMs, signal, lookedAt);
+    // The stream reads right after: what was announced before now is seen by that read.
+    lookedAt = Date.now();
+  };
+}

@@ -27,7 +27,7 @@ import type { BatonMetrics } from '../runtime/metrics.js';
 import { METRICS_CONTENT_TYPE } from '../runtime/metrics-text.js';
 import { openSqliteStoreNow } from '../runtime/open-sqlite-now.js';
 import { openStoreTarget, type StoreAsker, type StoreTarget, storeTarget } from '../runtime/open-store.js';
-import { checkAfter, intervalWake, runEventStream } from '../runtime/run-event-stream.js';
+import { checkAfter, runEventStream, storeWake } from '../runtime/run-event-stream.js';
 import { runChildren } from '../runtime/run-reads.js';
 import { API_OPTION_NAMES } from '../runtime/schedule-options.js';
 import type { ScheduleView } from '../runtime/schedule-view.js';
@@ -409,7 +409,7 @@ export class Baton {
    * masked as every read. The iteration ends when the run ends (succeeded, failed or cancelled,
    * its cleanup done) and every event up to its end was given; a `break` releases everything. The
    * store is read again at the workers' poll interval (`pollMs`, 1 s by default), so any process's
-   * events are seen. Throws a BatonError RUN_NOT_FOUND for an unknown run (when iterated).
+   * events are seen, and on PostgreSQL at once when a commit notifies work made due. Throws a BatonError RUN_NOT_FOUND for an unknown run (when iterated).
    */
   watch(runId: string, options: WatchOptions = {}): AsyncGenerator<StoredEvent, void, undefined> {
     const after = checkAfter(options.after, 'watch: after');
@@ -421,7 +421,7 @@ export class Baton {
     options: WatchOptions,
   ): AsyncGenerator<StoredEvent, void, undefined> {
     const ctx = await this.commands();
-    const wake = intervalWake(this.options.pollMs ?? ENGINE_DEFAULTS.pollMs);
+    const wake = storeWake(ctx.store, this.options.pollMs ?? ENGINE_DEFAULTS.pollMs);
     yield* runEventStream(ctx.store, runId, wake, options);
   }
 
