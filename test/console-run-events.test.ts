@@ -1,6 +1,6 @@
 /**
- * `GET /api/runs/<id>/events` of the console (started in this process over a real SQLite store, a
- * worker of `Baton` driving the run): every event in order as Server-Sent Events (`id:` its seq,
+ * `GET /api/runs/<id>/events` of the console (started in this process over a real SQLite store or
+ * a PostgreSQL cluster, a worker of `Baton` driving the run): every event in order as Server-Sent Events (`id:` its seq,
  * `event:` its type, `data:` the event); a connection dropped mid-run and opened again with
  * `Last-Event-ID` misses nothing and repeats nothing; the server ends the stream when the run ends;
  * 401 without the bearer token, 404 for an unknown run. Steps wait for gates the test opens.
@@ -12,9 +12,14 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { RunningConsole } from '../src/console/console-server.js';
 import type { StoredEvent } from '../src/core/events.js';
 import { validatePlanObject } from '../src/core/plan/parse.js';
+import { PostgresStore } from '../src/store/postgres/postgres-store.js';
 import { SqliteStore } from '../src/store/sqlite/sqlite-store.js';
+import type { Store } from '../src/store/store.js';
 import { Baton } from '../src/workflow/baton.js';
 import { startTestConsole, TEST_TOKEN } from './helpers/console.js';
+import { freshSchemaName, usePostgres } from './helpers/postgres.js';
+
+const pgc = usePostgres();
 
 const cleanups: (() => Promise<void> | void)[] = [];
 afterEach(async () => {
@@ -82,10 +87,13 @@ async function readStream(
   }
 }
 
-async function world() {
+async function world(kind: 'sqlite' | 'postgres') {
   const dir = mkdtempSync(join(tmpdir(), 'baton-run-events-'));
   const home = join(dir, '.baton');
-  const store = SqliteStore.open(join(dir, 'baton.db'));
+  const store: Store =
+    kind === 'sqlite'
+      ? SqliteStore.open(join(dir, 'baton.db'))
+      : await PostgresStore.open(pgc.server.url, { schema: freshSchemaName('sse') });
   const baton = Baton.open({ home, store, pollMs: 20 });
   const open = new Map<string, () => void>();
   for (const id of ['a', 'b', 'tidy']) {
@@ -104,9 +112,9 @@ async function world() {
 
 const bearer = { authorization: `Bearer ${TEST_TOKEN}` };
 
-describe('GET /api/runs/<id>/events', () => {
+describe.each(['sqlite', 'postgres'] as const)('GET /api/runs/<id>/events on %s', (kind) => {
   it('streams every event in order, resumes after a dropped connection exactly once, ends with the run', async () => {
-    const { baton, console, release } = await world();
+    const { baton, console, release } = await world(kind);
     await baton.startPlan(plan, {}, { runId: 'r1' });
     const url = `${console.origin}/api/runs/r1/events`;
     const whole: Frame[] = [];
@@ -147,7 +155,7 @@ describe('GET /api/runs/<id>/events', () => {
   }, 60_000);
 
   it('401 without the bearer token, 404 for an unknown run', async () => {
-    const { baton, console } = await world();
+    const { baton, console } = await world(kind);
     await baton.startPlan(plan, {}, { runId: 'r1' });
     const refused = await fetch(`${console.origin}/api/runs/r1/events`);
     expect(refused.status).toBe(401);

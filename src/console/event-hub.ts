@@ -1,5 +1,5 @@
 import type { StoredEvent } from '../core/events.js';
-import type { EventWake } from '../runtime/run-event-stream.js';
+import { type EventWake, storeWake } from '../runtime/run-event-stream.js';
 import type { Store } from '../runtime/types.js';
 import { EventCursor } from './event-cursor.js';
 
@@ -23,23 +23,27 @@ const READ_LIMIT = 500;
 const WAKE_SAFETY_MS = 30_000;
 
 /**
- * One reader of the event log for the whole console: it polls `listEventsAfter` while a stream is
- * open and hands each new event to the streams that want it (all runs, or one run). A stream that
+ * One reader of the event log for the whole console: it reads `listEventsAfter` every `pollMs` (and
+ * when the store notifies, on PostgreSQL) while a stream is open and hands each new event to the streams that want it (all runs, or one run). A stream that
  * names where its page was drawn (`after`) first gets what it missed since.
  */
 export class EventHub {
   private readonly listeners = new Set<{ runId: string | null; listener: Listener }>();
   private readonly recent: EventNotice[] = [];
   private cursor: EventCursor | null = null;
-  private timer: NodeJS.Timeout | null = null;
+  /** The wait for the next read, while one is pending. */
+  private waiting: AbortController | null = null;
+  private readonly wake: EventWake;
   private polling = false;
   private stopped = false;
 
   constructor(
     private readonly store: Store,
-    private readonly pollMs: number,
+    pollMs: number,
     private readonly now: () => number = Date.now,
-  ) {}
+  ) {
+    this.wake = storeWake(store, pollMs);
+  }
 
   /** The newest seq passed on (or in the log when nothing was read yet): a page's `after`. */
   async position(): Promise<number> {
@@ -98,12 +102,16 @@ export class EventHub {
     if (this.cursor === null) this.cursor = new EventCursor(await this.store.lastEventSeq());
   }
 
+  /** The next read: after `pollMs`, or sooner when the store notifies (PostgreSQL's LISTEN). */
   private schedule(): void {
-    if (this.timer !== null || this.stopped || this.listeners.size === 0) return;
-    this.timer = setTimeout(() => {
-      this.timer = null;
-      void this.poll();
-    }, this.pollMs);
+    if (this.waiting !== null || this.stopped || this.listeners.size === 0) return;
+    const waiting = new AbortController();
+    this.waiting = waiting;
+    void this.wake(waiting.signal).then(() => {
+      if (this.waiting !== waiting) return;
+      this.waiting = null;
+      if (!this.stopped) void this.poll();
+    });
   }
 
   private async poll(): Promise<void> {
@@ -140,7 +148,8 @@ export class EventHub {
 
   stop(): void {
     this.stopped = true;
-    if (this.timer !== null) clearTimeout(this.timer);
+    this.waiting?.abort();
+    this.waiting = null;
     this.listeners.clear();
   }
 }
