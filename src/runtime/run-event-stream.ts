@@ -54,6 +54,7 @@ export async function* runEventStream(
   try {
     let run = await store.getRunSteps(runId, NO_STEPS);
     if (!run) throw runNotFound(runId);
+    if (stop.signal.aborted || outer?.aborted) return;
     let afterSeq = checkAfter(options.after) ?? (await store.getEvents(runId)).at(-1)?.seq ?? 0;
     for (;;) {
       const ended = FINAL_RUN_STATUSES.has(run.status);
