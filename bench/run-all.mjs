@@ -535,6 +535,16 @@ const BENCHMARKS = [
       { key: 'lost', label: '  deliveries lost (goal 0)', unit: '', higher: false, goal: 0 },
     ],
   },
+  // Issue 43 part 2: a `baton.watch` subscriber on a run adds at most 5% to W (ratio >= 0.95).
+  {
+    name: 'watch',
+    script: 'watch.mjs',
+    figures: [
+      { key: 'watchedStepsPerSec', label: 'W with one baton.watch subscriber', unit: 'st/s', higher: true },
+      { key: 'wStepsPerSec', label: '  W without, same process', unit: 'st/s', higher: true },
+      { key: 'ratio', label: '  with / without (goal >= 0.95)', unit: 'x', higher: true, goal: 0.95 },
+    ],
+  },
   // Issue 42 items 3 and 4: a bulk retry over 10,000 blocked runs (goal <= 2 s, the whole
   // process, beside the process that opens the store and reads a row), and `status --label` over
   // 100,000 runs (goal <= 1.2x `status`).

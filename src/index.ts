@@ -115,6 +115,7 @@ export {
   type ForkOptions,
   type RerunOptions,
   RunNotSucceededError,
+  type WatchOptions,
 } from './workflow/baton.js';
 export {
   type ApprovalResult,

@@ -189,7 +189,7 @@ describe('console: every answer masked', () => {
     const answers = new Map<string, string>();
     for (const [pattern] of PAGE_ROUTES) {
       for (const path of pathsOf(pattern)) {
-        if (pattern === 'live') continue;
+        if (pattern === 'live' || pattern === 'api/runs/*/events') continue;
         const answer = await get(path);
         answers.set(`${path} (${answer.status})`, await answer.text());
       }
@@ -204,6 +204,17 @@ describe('console: every answer masked', () => {
       notices += new TextDecoder().decode((await reader.read()).value);
     stream.abort();
     answers.set('/live', notices);
+    // Each run's stream of events, read from its first event until its newest stored one came.
+    for (const runId of ['r1', 'p1']) {
+      const last = (await store.getEvents(runId)).at(-1)!.seq;
+      const events = new AbortController();
+      const answer = await get(`/api/runs/${runId}/events?after=0`, { signal: events.signal });
+      const frames = answer.body!.getReader();
+      let text = '';
+      while (!text.includes(`id: ${last}\n`)) text += new TextDecoder().decode((await frames.read()).value);
+      events.abort();
+      answers.set(`/api/runs/${runId}/events`, text);
+    }
     const metrics = await (await get('/metrics')).text();
     expect(metrics).toContain('baton_tokens_total{model="openai/gpt-[redacted]",direction="input"} 7');
     answers.set('/metrics', metrics);

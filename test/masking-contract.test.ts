@@ -370,6 +370,8 @@ describe('the masking boundary: every door, every read', () => {
         schedules: ['schedules'],
         workers: ['workers'],
         live: 'a stream of notices: run ids and event seqs, no text',
+        'api/runs/*/events':
+          "a stream of the run's stored events, read through the masked store as timeline.json; test/console-masking.test.ts reads it",
         'runs/*': [`runs/${IDS.run}`, `runs/${IDS.done}`, `runs/${IDS.proposed}`],
         'runs/*/timeline.json': [`runs/${IDS.run}/timeline.json`],
         'runs/*/steps/*': ['a', 'c', 'gate', 'ev'].map((step) => `runs/${IDS.run}/steps/${step}`),

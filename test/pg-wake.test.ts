@@ -43,8 +43,9 @@ async function waitReturnedAt(
   store: PostgresStore,
   untilMs: number,
   during: () => Promise<unknown> = async () => {},
+  since?: number,
 ): Promise<number> {
-  const waiting = store.waitForWork(untilMs, new AbortController().signal);
+  const waiting = store.waitForWork(untilMs, new AbortController().signal, since);
   await during();
   await waiting;
   return Date.now();
@@ -76,6 +77,32 @@ describe('PostgresStore.waitForWork', () => {
       abort.abort(); // the wait has begun: it is sleeping, not refusing an aborted signal up front
       await waiting;
       expect(Date.now()).toBeLessThan(wokenBy(abortUntil));
+    } finally {
+      await close();
+    }
+  });
+
+  it('a reader that looked after work was announced (`since`) is not woken by it again; a worker is', async () => {
+    const { sleeper, writer, close } = await pair('wake_e');
+    try {
+      // Announced and never claimed: no cycle of the sleeper's marks it seen.
+      const first = farDeadline();
+      expect(await waitReturnedAt(sleeper, first, () => writer.createRun(run('r1')))).toBeLessThan(
+        wokenBy(first),
+      );
+      const lookedAt = Date.now();
+      // A worker (no `since`) is told at once: the work is due and it has not cycled since.
+      const worker = farDeadline();
+      expect(await waitReturnedAt(sleeper, worker)).toBeLessThan(wokenBy(worker));
+      // A reader that looked after the announcement sleeps to its deadline (no loop on what it saw).
+      const until = Date.now() + 400;
+      expect(await waitReturnedAt(sleeper, until, async () => {}, lookedAt)).toBeGreaterThanOrEqual(
+        until - 10,
+      );
+      // A new announcement still wakes it.
+      const later = farDeadline();
+      const at = await waitReturnedAt(sleeper, later, () => writer.createRun(run('r2')), lookedAt);
+      expect(at).toBeLessThan(wokenBy(later));
     } finally {
       await close();
     }

@@ -18,7 +18,7 @@ import { answerMetrics, METRICS_PATH, type MetricsEndpoint, metricsEndpoint } fr
 import { PAGE_ROUTES } from './page-routes.js';
 import { errorPage, statusOfError } from './pages/error-page.js';
 import { layout } from './pages/layout.js';
-import { redirect, sendBody, sendHtml, sendText } from './respond.js';
+import { redirect, sendBody, sendHtml, sendJson, sendText } from './respond.js';
 import { ConsoleSession } from './session.js';
 import { toolCapability } from './tool-capability.js';
 import { waitCapability } from './wait-capability.js';
@@ -217,7 +217,8 @@ async function handle(
     return;
   }
   if (!ctx.session.authorizes(request)) {
-    refuseUnauthorized(res);
+    if (url.pathname.startsWith('/api/')) sendJson(res, 401, API_UNAUTHORIZED);
+    else refuseUnauthorized(res);
     return;
   }
   if (method === 'GET' || method === 'HEAD') {
@@ -254,6 +255,14 @@ async function handle(
   }
   await answerAction(ctx, request, res, url.pathname);
 }
+
+/** What `/api/` answers without the session token: JSON, as the rest of it. */
+const API_UNAUTHORIZED = {
+  error: {
+    code: 'UNAUTHORIZED',
+    message: 'send Authorization: Bearer <session token> (baton serve printed it)',
+  },
+};
 
 function refuseUnauthorized(res: ServerResponse): void {
   sendHtml(

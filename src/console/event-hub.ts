@@ -1,4 +1,5 @@
 import type { StoredEvent } from '../core/events.js';
+import { type EventWake, storeWake } from '../runtime/run-event-stream.js';
 import type { Store } from '../runtime/types.js';
 import { EventCursor } from './event-cursor.js';
 
@@ -15,25 +16,34 @@ type Listener = (notice: EventNotice) => void;
 /** Events kept for streams that connect a little after their page was drawn. */
 const RECENT_MAX = 2000;
 const READ_LIMIT = 500;
+/**
+ * A run's stream reads its run again after this long without a notice (the safety net of a notice
+ * missed: an event whose seq this reader gave up waiting for, committed later).
+ */
+const WAKE_SAFETY_MS = 30_000;
 
 /**
- * One reader of the event log for the whole console: it polls `listEventsAfter` while a stream is
- * open and hands each new event to the streams that want it (all runs, or one run). A stream that
+ * One reader of the event log for the whole console: it reads `listEventsAfter` every `pollMs` (and
+ * when the store notifies, on PostgreSQL) while a stream is open and hands each new event to the streams that want it (all runs, or one run). A stream that
  * names where its page was drawn (`after`) first gets what it missed since.
  */
 export class EventHub {
   private readonly listeners = new Set<{ runId: string | null; listener: Listener }>();
   private readonly recent: EventNotice[] = [];
   private cursor: EventCursor | null = null;
-  private timer: NodeJS.Timeout | null = null;
+  /** The wait for the next read, while one is pending. */
+  private waiting: AbortController | null = null;
+  private readonly wake: EventWake;
   private polling = false;
   private stopped = false;
 
   constructor(
     private readonly store: Store,
-    private readonly pollMs: number,
+    pollMs: number,
     private readonly now: () => number = Date.now,
-  ) {}
+  ) {
+    this.wake = storeWake(store, pollMs);
+  }
 
   /** The newest seq passed on (or in the log when nothing was read yet): a page's `after`. */
   async position(): Promise<number> {
@@ -55,16 +65,53 @@ export class EventHub {
     };
   }
 
+  /**
+   * What wakes one run's event stream (`GET /api/runs/<id>/events`, runtime/run-event-stream.ts):
+   * a wait ends once this reader passed on an event of the run since the last wait ended (at once
+   * if it did meanwhile), or after WAKE_SAFETY_MS. `stop` unsubscribes; a wait never outlives its signal.
+   */
+  async wakeFor(runId: string): Promise<{ wake: EventWake; stop: () => void }> {
+    let noticed = false;
+    let waiting: (() => void) | null = null;
+    const stop = await this.subscribe(runId, null, () => {
+      noticed = true;
+      waiting?.();
+    });
+    const wake: EventWake = (signal) =>
+      new Promise<void>((resolve) => {
+        if (noticed || signal.aborted) {
+          noticed = false;
+          resolve();
+          return;
+        }
+        const done = () => {
+          waiting = null;
+          noticed = false;
+          clearTimeout(timer);
+          signal.removeEventListener('abort', done);
+          resolve();
+        };
+        const timer = setTimeout(done, WAKE_SAFETY_MS);
+        waiting = done;
+        signal.addEventListener('abort', done, { once: true });
+      });
+    return { wake, stop };
+  }
+
   private async start(): Promise<void> {
     if (this.cursor === null) this.cursor = new EventCursor(await this.store.lastEventSeq());
   }
 
+  /** The next read: after `pollMs`, or sooner when the store notifies (PostgreSQL's LISTEN). */
   private schedule(): void {
-    if (this.timer !== null || this.stopped || this.listeners.size === 0) return;
-    this.timer = setTimeout(() => {
-      this.timer = null;
-      void this.poll();
-    }, this.pollMs);
+    if (this.waiting !== null || this.stopped || this.listeners.size === 0) return;
+    const waiting = new AbortController();
+    this.waiting = waiting;
+    void this.wake(waiting.signal).then(() => {
+      if (this.waiting !== waiting) return;
+      this.waiting = null;
+      if (!this.stopped) void this.poll();
+    });
   }
 
   private async poll(): Promise<void> {
@@ -101,7 +148,8 @@ export class EventHub {
 
   stop(): void {
     this.stopped = true;
-    if (this.timer !== null) clearTimeout(this.timer);
+    this.waiting?.abort();
+    this.waiting = null;
     this.listeners.clear();
   }
 }

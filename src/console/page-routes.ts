@@ -23,7 +23,8 @@ import { stepPage } from './pages/step-page.js';
 import type { ToolCallItem, WaitingItem } from './pages/waiting-items.js';
 import { workersPage } from './pages/workers-page.js';
 import { sendHtml, sendJson, sendText } from './respond.js';
-import { openEventStream } from './sse.js';
+import { runEvents } from './run-events-route.js';
+import { openEventStream, resumeAfter } from './sse.js';
 import { timelineOf } from './timeline-data.js';
 
 /**
@@ -273,11 +274,7 @@ const schedules: Handler = async (ctx, req) => {
 /** `/live?after=<seq>[&run=<id>]`: a notice per new event (of the run, or of every run). */
 const live: Handler = async (ctx, req) => {
   // A stream the browser opens again says what it had last (Last-Event-ID): it misses nothing.
-  const seqOf = (text: string | string[] | null | undefined) =>
-    typeof text === 'string' && /^\d{1,15}$/.test(text) ? Number(text) : null;
-  const given = [seqOf(req.url.searchParams.get('after')), seqOf(req.request.headers['last-event-id'])];
-  const known = given.filter((seq): seq is number => seq !== null);
-  const after = known.length === 0 ? null : Math.max(...known);
+  const after = resumeAfter(req.request, req.url);
   const runId = req.url.searchParams.get('run');
   const stream = openEventStream(req.request, req.res);
   const unsubscribe = await ctx.hub.subscribe(runId, after, (notice) =>
@@ -294,6 +291,7 @@ export const PAGE_ROUTES: [string, Handler][] = [
   ['schedules', schedules],
   ['workers', workers],
   ['live', live],
+  ['api/runs/*/events', runEvents],
   ['runs/*', runDetail],
   ['runs/*/timeline.json', runTimeline],
   ['runs/*/steps/*', stepDetail],

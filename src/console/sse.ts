@@ -11,6 +11,19 @@ interface EventStream {
   end(): void;
 }
 
+/**
+ * Where a stream resumes: the newest of `?after=<seq>` and the `Last-Event-ID` header (which a
+ * browser's EventSource sends when it opens the stream again); null when neither is a seq.
+ */
+export function resumeAfter(request: IncomingMessage, url: URL): number | null {
+  const seqOf = (text: string | string[] | null | undefined) =>
+    typeof text === 'string' && /^\d{1,15}$/.test(text) ? Number(text) : null;
+  const known = [seqOf(url.searchParams.get('after')), seqOf(request.headers['last-event-id'])].filter(
+    (seq): seq is number => seq !== null,
+  );
+  return known.length === 0 ? null : Math.max(...known);
+}
+
 /** Starts a Server-Sent Events answer: one JSON value per message. */
 export function openEventStream(request: IncomingMessage, res: ServerResponse): EventStream {
   res.writeHead(200, {

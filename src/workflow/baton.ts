@@ -1,4 +1,6 @@
+import { ENGINE_DEFAULTS } from '../core/engine-defaults.js';
 import { BatonError, runNotFound } from '../core/errors.js';
+import type { StoredEvent } from '../core/events.js';
 import type { Plan } from '../core/plan/types.js';
 import type { RunStatus } from '../core/run-state.js';
 import type { AgentCliExecutorOptions } from '../executors/agent-cli-executor.js';
@@ -25,6 +27,7 @@ import type { BatonMetrics } from '../runtime/metrics.js';
 import { METRICS_CONTENT_TYPE } from '../runtime/metrics-text.js';
 import { openSqliteStoreNow } from '../runtime/open-sqlite-now.js';
 import { openStoreTarget, type StoreAsker, type StoreTarget, storeTarget } from '../runtime/open-store.js';
+import { checkAfter, runEventStream, storeWake } from '../runtime/run-event-stream.js';
 import { runChildren } from '../runtime/run-reads.js';
 import { API_OPTION_NAMES } from '../runtime/schedule-options.js';
 import type { ScheduleView } from '../runtime/schedule-view.js';
@@ -400,6 +403,28 @@ export class Baton {
     }
   }
 
+  /**
+   * The run's events as they are stored, in order, each once: from now, or after the event whose
+   * `seq` is `after` (resume where a stream stopped). The same events `baton timeline` shows,
+   * masked as every read. The iteration ends when the run ends (succeeded, failed or cancelled,
+   * its cleanup done) and every event up to its end was given; a `break` releases everything. The
+   * store is read again at the workers' poll interval (`pollMs`, 1 s by default), so any process's
+   * events are seen, and on PostgreSQL at once when a commit notifies work made due. Throws a BatonError RUN_NOT_FOUND for an unknown run (when iterated).
+   */
+  watch(runId: string, options: WatchOptions = {}): AsyncGenerator<StoredEvent, void, undefined> {
+    const after = checkAfter(options.after, 'watch: after');
+    return this.watchEvents(runId, { ...options, ...(after === undefined ? {} : { after }) });
+  }
+
+  private async *watchEvents(
+    runId: string,
+    options: WatchOptions,
+  ): AsyncGenerator<StoredEvent, void, undefined> {
+    const ctx = await this.commands();
+    const wake = storeWake(ctx.store, this.options.pollMs ?? ENGINE_DEFAULTS.pollMs);
+    yield* runEventStream(ctx.store, runId, wake, options);
+  }
+
   /** `start` then `result`: runs a workflow to its end in this process. */
   async run<W extends TypedWorkflow>(
     workflow: W,
@@ -635,6 +660,14 @@ export class Baton {
       ...(this.options.pollMs === undefined ? {} : { pollMs: this.options.pollMs }),
     });
   }
+}
+
+/** `baton.watch(runId, options)`: see Baton.watch. */
+export interface WatchOptions {
+  /** The `seq` of the last event already seen: the stream gives the events after it. Absent: from now. */
+  after?: number;
+  /** Ends the iteration when it aborts, as a `break` would. */
+  signal?: AbortSignal;
 }
 
 /** Who decides and why, for `approve` and `reject`; `by` defaults to the OS user. */

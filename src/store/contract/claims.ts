@@ -33,8 +33,12 @@ export interface ClaimStore {
    * epoch; Infinity: no timer of the caller's), whichever comes first; resolves at once when `signal`
    * aborts. Never rejects: a store that lost its notifications falls back to a slow poll of its own,
    * which also caps the wait. Only stores that can notify have it; the engine polls the others.
+   * `since` (ms since the epoch): the caller looked at the store at that time, so work announced
+   * before it does not end the wait at once. A worker's cycle marks that itself; a reader that does
+   * not claim (`Baton.watch`) passes the time of its last look, or it would be woken at once again
+   * by a notification it has already seen.
    */
-  waitForWork?(untilMs: number, signal: AbortSignal): Promise<void>;
+  waitForWork?(untilMs: number, signal: AbortSignal, since?: number): Promise<void>;
 }
 
 export interface RunFilter {

@@ -502,8 +502,8 @@ export class PostgresStore extends withSchedules(withHumanCommands(PostgresReads
   }
 
   /** Sleeps until a commit notifies due work, `untilMs`, or the safety poll (see OpenPostgresOptions.pollMs). */
-  waitForWork(untilMs: number, signal: AbortSignal): Promise<void> {
-    return this.listener.wait(untilMs, signal);
+  waitForWork(untilMs: number, signal: AbortSignal, since?: number): Promise<void> {
+    return this.listener.wait(untilMs, signal, since);
   }
 
   async close(): Promise<void> {

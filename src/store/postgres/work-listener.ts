@@ -38,6 +38,8 @@ export class WorkListener {
   private retryTimer: NodeJS.Timeout | undefined;
   /** Earliest due time announced since the last cycle began; null: none. */
   private pending: number | null = null;
+  /** When the last announcement came (ms since the epoch). */
+  private announcedAt = Number.NEGATIVE_INFINITY;
   private readonly waiters = new Set<Waiter>();
 
   constructor(private readonly options: WorkListenerOptions) {
@@ -54,8 +56,12 @@ export class WorkListener {
     this.pending = null;
   }
 
-  /** Resolves at `untilMs`, at the safety poll, when announced work is due, or when `signal` aborts. */
-  wait(untilMs: number, signal: AbortSignal): Promise<void> {
+  /**
+   * Resolves at `untilMs`, at the safety poll, when announced work is due, or when `signal` aborts.
+   * Work announced since the last cycle began ends it when due, unless nothing was announced after
+   * `since` (a caller that looked at the store then and runs no cycle).
+   */
+  wait(untilMs: number, signal: AbortSignal, since = Number.NEGATIVE_INFINITY): Promise<void> {
     if (this.closed || signal.aborted) return Promise.resolve();
     this.startListening();
     return new Promise((resolve) => {
@@ -72,7 +78,8 @@ export class WorkListener {
       this.waiters.add(waiter);
       signal.addEventListener('abort', waiter.done, { once: true });
       const pollMs = this.listening ? this.options.pollMs : this.options.unlistenedPollMs;
-      const deadline = Math.min(untilMs, Date.now() + pollMs, this.pending ?? untilMs);
+      const unseen = this.announcedAt > since ? this.pending : null;
+      const deadline = Math.min(untilMs, Date.now() + pollMs, unseen ?? untilMs);
       this.schedule(waiter, deadline);
     });
   }
@@ -93,6 +100,7 @@ export class WorkListener {
 
   /** Work is (or becomes) due at `dueAt`: waiters sleeping past it wake then. */
   private announce(dueAt: number): void {
+    this.announcedAt = Date.now();
     this.pending = this.pending === null ? dueAt : Math.min(this.pending, dueAt);
     for (const waiter of this.waiters) if (dueAt < waiter.deadline) this.schedule(waiter, dueAt);
   }
