@@ -447,6 +447,16 @@ describe('the masking boundary: every door, every read', () => {
         reject_run: { runId: IDS.proposed },
         schedule_add: { name: 'mask-sched-mcp', every: '1h' },
         schedule_rm: { name: 'mask-sched-mcp' },
+        trigger_add: {
+          name: 'mask-trig-mcp',
+          path: planFile,
+          source: 'github',
+          secretEnv: 'HOOK_SECRET',
+          inputs: { token: PLANTED.DEPLOY_TOKEN },
+        },
+        trigger_show: { name: 'mask-trig-mcp' },
+        trigger_pause: { name: 'mask-trig-mcp' },
+        trigger_resume: { name: 'mask-trig-mcp' },
         rerun_run: { from: IDS.stepDone },
       };
       const { tools } = await client.listTools();
