@@ -345,7 +345,7 @@ const subPlanSchema = strictObject(
       .min(1)
       .optional()
       .describe(
-        "The name of a plan Baton already knows (give path or name): a workflow registered in the program (TypeScript API), else the plan of a schedule whose plan has that name, else the plan of the newest run of that name in this home. Found when the run starts; the child runs that plan as it was then.",
+        'The name of a plan Baton already knows (give path or name): a workflow registered in the program (TypeScript API), else the plan of a schedule whose plan has that name, else the plan of the newest run of that name in this home. Found when the run starts; the child runs that plan as it was then.',
       ),
     inputs: z
       .record(z.string(), z.string({ error: (issue) => `expected text, got ${describeValue(issue.input)}` }))

@@ -1,4 +1,4 @@
-import { BatonError } from '../../core/errors.js';
+import { BatonError, isBatonError } from '../../core/errors.js';
 import { scanJsonText } from '../../core/json-text.js';
 import {
   type DeliveryEvent,
@@ -155,8 +155,8 @@ export async function deliver(ctx: CommandContext, delivery: Delivery): Promise<
     id: deliveryId,
   };
   const runId = deliveryRunId(trigger.name, deliveryId, sha256Hex);
-  if (await ctx.unmasked.getRun(runId))
-    return record('duplicate', { status: 200, body: { runId, duplicate: true } }, { deliveryId, runId });
+  const duplicate = () =>
+    record('duplicate', { status: 200, body: { runId, duplicate: true } }, { deliveryId, runId });
   const wanted = deliveryWanted(trigger.when, event, body.value);
   if ('invalid' in wanted) return refuse(422, wanted.invalid, deliveryId);
   if (!wanted.wanted)
@@ -167,6 +167,8 @@ export async function deliver(ctx: CommandContext, delivery: Delivery): Promise<
   } catch (error) {
     return refuse(422, (error as Error).message, deliveryId);
   }
+  // A redelivery (or the same delivery at another server) is found by the run id's conflict: no
+  // read before the insert on the common path.
   const started = await startRun(ctx, {
     run: {
       id: runId,
@@ -178,11 +180,13 @@ export async function deliver(ctx: CommandContext, delivery: Delivery): Promise<
       ...(trigger.propose ? { awaitingApproval: true } : {}),
       ...(Object.keys(trigger.labels).length > 0 ? { labels: trigger.labels } : {}),
     },
-    // Looked up above: a run stored since (the same delivery at another server) is found on conflict.
     idGiven: false,
+  }).catch(async (error: unknown) => {
+    // The run of that id differs (the trigger was replaced since): it is still that delivery's run.
+    if (isBatonError(error, 'INVALID_ARGUMENT') && (await ctx.unmasked.getRun(runId))) return null;
+    throw error;
   });
-  if (!started.created)
-    return record('duplicate', { status: 200, body: { runId, duplicate: true } }, { deliveryId, runId });
+  if (started === null || !started.created) return duplicate();
   return record('started', { status: 202, body: { runId } }, { deliveryId, runId });
 }
 
