@@ -181,7 +181,7 @@ describe('SQLite store specifics', () => {
       ALTER TABLE steps DROP COLUMN interruptions;
       DROP INDEX steps_waiting_for; ALTER TABLE steps DROP COLUMN waiting_for; DROP TABLE wait_events; DROP INDEX hook_deliveries_failed;
       DROP TABLE flow_limits; DROP TABLE schedule_slots; DROP TABLE schedules;
-      DROP TABLE run_labels;
+      DROP TABLE run_labels; DROP TABLE trigger_deliveries; DROP TABLE triggers;
       UPDATE baton_meta SET value = '3' WHERE key = 'schema_version';`);
     db.close();
     const migrated = SqliteStore.open(path);
@@ -203,7 +203,7 @@ describe('SQLite store specifics', () => {
       CREATE INDEX steps_due ON steps (due_at) WHERE status IN ('ready', 'retry_wait');
       DROP INDEX steps_waiting_for; ALTER TABLE steps DROP COLUMN waiting_for; DROP TABLE wait_events; DROP INDEX hook_deliveries_failed;
       DROP TABLE schedule_slots; DROP TABLE schedules;
-      DROP TABLE run_labels;
+      DROP TABLE run_labels; DROP TABLE trigger_deliveries; DROP TABLE triggers;
       UPDATE baton_meta SET value = '6' WHERE key = 'schema_version';`);
     old.close();
     const db = openSqliteDatabase(path);
@@ -232,7 +232,7 @@ describe('SQLite store specifics', () => {
     old.exec(`DROP INDEX steps_due;
       CREATE INDEX steps_due ON steps (due_at, run_id, position) WHERE status IN ('ready', 'retry_wait', 'waiting');
       DROP INDEX hook_deliveries_failed; DROP TABLE schedule_slots; DROP TABLE schedules;
-      DROP TABLE run_labels;
+      DROP TABLE run_labels; DROP TABLE trigger_deliveries; DROP TABLE triggers;
       UPDATE baton_meta SET value = '8' WHERE key = 'schema_version';`);
     const update = 'EXPLAIN UPDATE steps SET status = ?, due_at = ? WHERE run_id = ? AND step_id = ?';
     const opcodes = (db: { prepare: (sql: string) => { all: (...v: unknown[]) => unknown[] } }) =>
