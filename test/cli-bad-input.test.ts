@@ -110,6 +110,19 @@ describe('bad plans are refused with exit 2 and nothing stored', () => {
   );
 
   it(
+    'a notBefore that is not a date-time with an offset: names the field',
+    async () => {
+      const result = await runPlanText(
+        'later.yaml',
+        'name: later\nsteps:\n  - id: a\n    instruction: a\n    notBefore: 2026-12-24T08:00:00\n',
+      );
+      expectBadInput(result, 'later.yaml: steps.a.notBefore: ', 'is not a date-time', 'with an offset');
+      expectDatabaseUnchanged();
+    },
+    TEST_TIMEOUT,
+  );
+
+  it(
     'an unknown dependency: lists the known step ids',
     async () => {
       const result = await runPlanObject('dep.yaml', {

@@ -94,6 +94,12 @@ export interface StepPolicy<Inputs, Deps extends string> {
    */
   heartbeatTimeoutMs?: number | string;
   /**
+   * The step's first attempt is not due before this instant: an ISO 8601 date-time with an offset
+   * (`'2026-12-24T08:00:00+08:00'`), or a template resolving to one (`'{{inputs.when}}'`,
+   * `'{{steps.<dep>.result.at}}'`). Default: none.
+   */
+  notBefore?: string;
+  /**
    * Default `none`. `unsafe`: an interrupted or timed-out attempt is an unknown outcome, never
    * retried blindly. In a shadow run a step with a side effect is not called at all.
    */
@@ -329,6 +335,7 @@ export class Workflow<Inputs extends Record<string, string>, Results extends Rec
           ...(policy.heartbeatTimeoutMs === undefined
             ? {}
             : { heartbeatTimeoutMs: policy.heartbeatTimeoutMs }),
+          ...(policy.notBefore === undefined ? {} : { notBefore: policy.notBefore }),
           ...(policy.sideEffect === undefined ? {} : { sideEffect: policy.sideEffect }),
           ...(policy.flowKey === undefined ? {} : { flowKey: policy.flowKey }),
           ...(policy.shadowResult === undefined ? {} : { shadowResult: policy.shadowResult }),

@@ -247,6 +247,7 @@ function normalizeStep(
     timeoutMs: parseDurationMs(timeout, `${path}.timeoutMs`),
     ...heartbeatTimeout(step, kind, path, issues),
     delayBeforeMs: parseDurationMs(delayBefore, `${path}.delayBeforeMs`),
+    ...(step.notBefore === undefined ? {} : { notBefore: step.notBefore }),
     ...(step.compensate === undefined
       ? {}
       : {

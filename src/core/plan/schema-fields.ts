@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { controlCharacterProblem, firstControlCharacter } from '../control-chars.js';
+import { DATE_TIME_EXAMPLE, instantOf } from './date-time.js';
 import { DURATION_EXAMPLES, DURATION_PATTERN, isDuration, parseDurationMs } from './duration.js';
 import { FLOW_KEY_PATTERN, RESERVED_NAMES, STEP_ID_PATTERN } from './types.js';
 import { describeValue, unknownKeysMessage } from './zod-issues.js';
@@ -144,3 +145,17 @@ export function checkpointSchema(description: string) {
     )
     .describe(description);
 }
+
+const notBeforeProblem = (input: unknown) =>
+  `${describeValue(input)} is not a date-time: use an ISO 8601 date-time with an offset, e.g. ${DATE_TIME_EXAMPLE}, or a template resolving to one, e.g. "{{inputs.when}}"`;
+
+/** `notBefore:` of a step: a date-time with an offset, or a template that renders to one when the step is ready. */
+export const notBeforeSchema = z
+  .string({ error: (issue) => notBeforeProblem(issue.input) })
+  .max(500, { error: 'at most 500 characters' })
+  .refine((value) => value.includes('{{') || instantOf(value) !== undefined, {
+    error: (issue) => notBeforeProblem(issue.input),
+  })
+  .describe(
+    `The step's first attempt is not due before this instant: an ISO 8601 date-time with an offset (${DATE_TIME_EXAMPLE}), or a template resolving to one ("{{inputs.when}}", "{{steps.<id>.result.<path>}}"), rendered when the step becomes ready; one that renders to anything else blocks the step as invalid. With delayBeforeMs too, the later of the two. Default: none.`,
+  );

@@ -13,6 +13,7 @@ import {
   jsonValueSchema,
   MAX_TIMEOUT_MS,
   nameSchema,
+  notBeforeSchema,
   silenceTimeoutSchema,
   strictObject,
   timeoutSchema,
@@ -439,6 +440,7 @@ const stepSchema = strictObject(
     delayBeforeMs: durationSchema(
       'Durable delay before the first attempt of this step. Default: defaults.delayBeforeMs, else 0.',
     ).optional(),
+    notBefore: notBeforeSchema.optional(),
     forEach: forEachSchema.optional(),
     compensate: compensateSchema.optional(),
   },

@@ -275,6 +275,12 @@ export interface PlanStep {
   heartbeatTimeoutMs?: number;
   /** Durable delay before the step's first attempt, in ms. */
   delayBeforeMs: number;
+  /**
+   * The step's first attempt is not due before this instant: an ISO 8601 date-time with an offset,
+   * or a template rendered when the step becomes ready (core/not-before.ts). The later of this and
+   * `delayBeforeMs` wins.
+   */
+  notBefore?: string;
   /** The step runs once per element of a list (core/for-each.ts): it is a group of item steps. */
   forEach?: ForEachSpec;
   /** Set on an item step, which a group's expansion appended to the run's plan snapshot. */
