@@ -324,6 +324,22 @@ describe('bad run options are refused with exit 2 and nothing stored', () => {
   );
 });
 
+describe('priority of a run', () => {
+  it(
+    '--priority outside 0..9 is refused naming the flag; a run started with one shows it in status --json',
+    async () => {
+      const plan = { name: 'prio', defaults: goodAgent(), steps: [{ id: 'a', instruction: 'a' }] };
+      expectBadInput(await runPlanObject('prio.yaml', plan, '--priority', '10'), '--priority', '"10"');
+      expectDatabaseUnchanged();
+      expectExit(await runPlanObject('prio.yaml', plan, '--priority', '7', '--id', 'prio7'), 0);
+      const status = await runBaton(['status', 'prio7', '--json'], { home, cwd: dir });
+      expect(JSON.parse(status.stdout).priority).toBe(7);
+      dbBytes = readFileSync(dbFile);
+    },
+    TEST_TIMEOUT,
+  );
+});
+
 describe('unknown runs and steps, impossible changes: exit 2, nothing changed', () => {
   it.each([
     [['status', 'nope'], 'no run with id "nope"'],

@@ -99,6 +99,8 @@ export interface StepPolicy<Inputs, Deps extends string> {
    * `'{{steps.<dep>.result.at}}'`). Default: none.
    */
   notBefore?: string;
+  /** Claim priority of this step, 0 to 9, higher first. Default: the run's priority. */
+  priority?: number;
   /**
    * Default `none`. `unsafe`: an interrupted or timed-out attempt is an unknown outcome, never
    * retried blindly. In a shadow run a step with a side effect is not called at all.
@@ -336,6 +338,7 @@ export class Workflow<Inputs extends Record<string, string>, Results extends Rec
             ? {}
             : { heartbeatTimeoutMs: policy.heartbeatTimeoutMs }),
           ...(policy.notBefore === undefined ? {} : { notBefore: policy.notBefore }),
+          ...(policy.priority === undefined ? {} : { priority: policy.priority }),
           ...(policy.sideEffect === undefined ? {} : { sideEffect: policy.sideEffect }),
           ...(policy.flowKey === undefined ? {} : { flowKey: policy.flowKey }),
           ...(policy.shadowResult === undefined ? {} : { shadowResult: policy.shadowResult }),

@@ -116,6 +116,7 @@ export function normalizePlan(file: PlanFile, fileName: string): Plan {
       ...normalizeBudget(file.limits ?? {}, 'limits'),
     },
     ...(hooks === undefined ? {} : { hooks }),
+    ...(file.priority === undefined || file.priority === 0 ? {} : { priority: file.priority }),
     ...(file.shadow ? { shadow: true } : {}),
     ...(typeof file.shadow === 'object' &&
     file.shadow.approvals !== undefined &&
@@ -248,6 +249,7 @@ function normalizeStep(
     ...heartbeatTimeout(step, kind, path, issues),
     delayBeforeMs: parseDurationMs(delayBefore, `${path}.delayBeforeMs`),
     ...(step.notBefore === undefined ? {} : { notBefore: step.notBefore }),
+    ...(step.priority === undefined ? {} : { priority: step.priority }),
     ...(step.compensate === undefined
       ? {}
       : {

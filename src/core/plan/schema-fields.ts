@@ -159,3 +159,15 @@ export const notBeforeSchema = z
   .describe(
     `The step's first attempt is not due before this instant: an ISO 8601 date-time with an offset (${DATE_TIME_EXAMPLE}), or a template resolving to one ("{{inputs.when}}", "{{steps.<id>.result.<path>}}"), rendered when the step becomes ready; one that renders to anything else blocks the step as invalid. With delayBeforeMs too, the later of the two. Default: none.`,
   );
+
+/** `priority:` of a step or a plan: a whole number from 0 to 9, higher first. */
+export function prioritySchema(description: string) {
+  const problem = (input: unknown) =>
+    `${describeValue(input)} is not a priority: use a whole number from 0 (default) to 9 (first)`;
+  return z
+    .number({ error: (issue) => problem(issue.input) })
+    .int({ error: (issue) => problem(issue.input) })
+    .min(0, { error: (issue) => problem(issue.input) })
+    .max(9, { error: (issue) => problem(issue.input) })
+    .describe(description);
+}

@@ -14,6 +14,7 @@ import {
   MAX_TIMEOUT_MS,
   nameSchema,
   notBeforeSchema,
+  prioritySchema,
   silenceTimeoutSchema,
   strictObject,
   timeoutSchema,
@@ -441,6 +442,9 @@ const stepSchema = strictObject(
       'Durable delay before the first attempt of this step. Default: defaults.delayBeforeMs, else 0.',
     ).optional(),
     notBefore: notBeforeSchema.optional(),
+    priority: prioritySchema(
+      "Claim priority of this step, 0 to 9, higher first (aged: see BATON_PRIORITY_AGING). Default: its run's priority (baton run --priority, else the plan's priority), else 0.",
+    ).optional(),
     forEach: forEachSchema.optional(),
     compensate: compensateSchema.optional(),
   },
@@ -601,6 +605,9 @@ export const planFileSchema = strictObject(
       .describe('Named run inputs, used in instructions as {{inputs.<name>}}.'),
     defaults: defaultsSchema.optional(),
     limits: limitsSchema.optional(),
+    priority: prioritySchema(
+      "Claim priority of runs of this plan, 0 to 9, higher first; baton run --priority overrides it, a step's own priority overrides both. Default 0.",
+    ).optional(),
     hooks: z
       .array(hookSchema)
       .optional()

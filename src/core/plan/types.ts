@@ -281,6 +281,8 @@ export interface PlanStep {
    * `delayBeforeMs` wins.
    */
   notBefore?: string;
+  /** Claim priority, 0 to 9, higher first (core/priority.ts); absent: the run's. */
+  priority?: number;
   /** The step runs once per element of a list (core/for-each.ts): it is a group of item steps. */
   forEach?: ForEachSpec;
   /** Set on an item step, which a group's expansion appended to the run's plan snapshot. */
@@ -460,6 +462,13 @@ export interface Plan {
    * was forked from (core/fork.ts).
    */
   forkedFrom?: { runId: string; stepId: string };
+  /**
+   * The run's claim priority, 0 to 9 (core/priority.ts): the plan's `priority`, or the one the run
+   * was started with (`--priority`), kept in the snapshot. Absent: 0.
+   */
+  priority?: number;
+  /** BATON_PRIORITY_AGING when the run started, kept in the snapshot when it is not the default. */
+  priorityAgingMs?: number;
   /** In the order of the plan file. */
   steps: PlanStep[];
   /** `finally:`: steps run once when the run ends, in any state (core/cleanup.ts); absent: none. */

@@ -5,6 +5,7 @@ import type { OutputArtifact } from '../../core/failure.js';
 import { fallbackPlanStep } from '../../core/fallback.js';
 import { hooksFor } from '../../core/hooks.js';
 import type { HookSpec, PlanStep } from '../../core/plan/types.js';
+import { stepClaimRank } from '../../core/priority.js';
 import { planIndex, type RunState, TIMED_STEP_STATUSES } from '../../core/run-state.js';
 import { type KeptEvent, nextWaitAt } from '../../core/waits.js';
 import { stepFlowKey } from '../flow-accounting.js';
@@ -24,6 +25,20 @@ export function nextDueAt(run: Pick<RunState, 'steps'>): number | null {
       earliest = step.dueAt;
   }
   return earliest;
+}
+
+/**
+ * The lowest claim rank of a run's ready, retry_wait and waiting steps (`runs.next_rank`, the
+ * order claims lock runs in: core/priority.ts); null: none.
+ */
+export function nextClaimRank(run: Pick<RunState, 'steps' | 'plan'>): number | null {
+  let lowest: number | null = null;
+  run.steps.forEach((step, position) => {
+    if (!TIMED_STEP_STATUSES.has(step.status) || step.dueAt === null) return;
+    const rank = stepClaimRank(run.plan, position, step.dueAt)!;
+    if (lowest === null || rank < lowest) lowest = rank;
+  });
+  return lowest;
 }
 
 /**
@@ -124,6 +139,7 @@ export class WriteBatch {
       finished_at: run.finishedAt,
       running_count: runningCount(run),
       next_due_at: nextDueAt(run),
+      next_rank: nextClaimRank(run),
       next_wait_at: nextWaitAt(run),
       concurrency: planChanged ? run.plan.limits.concurrency : null,
       plan_hash: planHash,
@@ -223,12 +239,14 @@ export function writeBatchSql(schema: string, channel: string): string {
   ru AS (
     UPDATE ${schema}.runs r SET status = x.status, attempts_total = x.attempts_total,
       blocked_reason = x.blocked_reason, updated_at = x.updated_at, finished_at = x.finished_at,
-      running_count = x.running_count, next_due_at = x.next_due_at, next_wait_at = x.next_wait_at,
+      running_count = x.running_count, next_due_at = x.next_due_at, next_rank = x.next_rank,
+      next_wait_at = x.next_wait_at,
       concurrency = coalesce(x.concurrency, r.concurrency),
       plan_hash = coalesce(x.plan_hash, r.plan_hash), version = r.version + 1,
       input_tokens = x.input_tokens, output_tokens = x.output_tokens, cost_usd = x.cost_usd
     FROM json_to_recordset($2::json) AS x (id text, status text, attempts_total integer, blocked_reason text,
-      updated_at bigint, finished_at bigint, running_count integer, next_due_at bigint, next_wait_at bigint,
+      updated_at bigint, finished_at bigint, running_count integer, next_due_at bigint, next_rank bigint,
+      next_wait_at bigint,
       concurrency integer, plan_hash text, input_tokens bigint, output_tokens bigint, cost_usd double precision)
     WHERE r.id = x.id),
   pl AS (
