@@ -13,6 +13,12 @@ export const MIN_PRIORITY = 0;
 export const MAX_PRIORITY = 9;
 export const DEFAULT_PRIORITY_AGING_MS = 10 * 60_000;
 
+/** The plan snapshot of a run of priority `priority` (0: none written). */
+export function withPriority(plan: Plan, priority: number): Plan {
+  const { priority: _old, ...rest } = plan;
+  return priority === 0 ? rest : { ...rest, priority };
+}
+
 /** Whether `value` is a priority (a whole number from 0 to 9). */
 export function isPriority(value: unknown): value is number {
   return Number.isInteger(value) && (value as number) >= MIN_PRIORITY && (value as number) <= MAX_PRIORITY;
