@@ -83,6 +83,8 @@ export function itemStep(group: PlanStep, index: number, value: unknown): PlanSt
     id: itemStepId(group.id, index),
     title: `${group.title}[${index}]`,
     ...(rest.resultFile === undefined ? {} : { resultFile: fill(rest.resultFile) }),
+    // Each item counts against the key rendered for it ("customer:{{item.customer}}").
+    ...(rest.flow === undefined ? {} : { flow: { ...rest.flow, key: fill(rest.flow.key) } }),
     requiredOutputs: rest.requiredOutputs.map(fill),
     delayBeforeMs: 0,
     forEachItem: { group: group.id, index, value, as: name },

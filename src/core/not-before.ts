@@ -1,14 +1,11 @@
-import { isBatonError } from './errors.js';
 import { DATE_TIME_EXAMPLE, instantOf } from './plan/date-time.js';
-import { renderTemplate } from './plan/template.js';
 import type { PlanStep } from './plan/types.js';
-import type { RunState, StepResult, StepState } from './run-state.js';
+import { renderRunText, type TemplateRun } from './run-text.js';
 
 /** What a step's `notBefore` names: an instant, or why it names none (a template that rendered badly). */
 export type NotBefore = { at: number } | { invalid: string };
 
-/** The run as `notBefore` reads it: its id, inputs and the results of its steps. */
-type NotBeforeRun = Pick<RunState, 'id' | 'inputs'> & { steps: readonly StepState[] };
+type NotBeforeRun = TemplateRun;
 
 /**
  * The instant a step's `notBefore` names, rendered over the run's inputs and the results of its
@@ -17,19 +14,9 @@ type NotBeforeRun = Pick<RunState, 'id' | 'inputs'> & { steps: readonly StepStat
 export function notBeforeOf(run: NotBeforeRun, step: PlanStep): NotBefore | null {
   const text = step.notBefore;
   if (text === undefined) return null;
-  let rendered = text;
-  if (text.includes('{{')) {
-    try {
-      rendered = renderTemplate(text, {
-        run: { id: run.id, workspace: '' },
-        inputs: run.inputs ?? {},
-        steps: resultsOf(run.steps),
-      });
-    } catch (error) {
-      if (!isBatonError(error)) throw error;
-      return { invalid: `notBefore ${text}: ${error.message}` };
-    }
-  }
+  const result = renderRunText(run, text);
+  if ('problem' in result) return { invalid: `notBefore ${text}: ${result.problem}` };
+  const rendered = result.text;
   const at = instantOf(rendered);
   if (at !== undefined) return { at };
   const shown =
@@ -49,20 +36,4 @@ export function firstDueAt(run: NotBeforeRun, step: PlanStep, now: number): numb
   if (step.notBefore === undefined) return delayed;
   const notBefore = notBeforeOf(run, step);
   return notBefore !== null && 'at' in notBefore ? Math.max(delayed, notBefore.at) : delayed;
-}
-
-function resultsOf(
-  steps: readonly StepState[],
-): Record<string, { summary: string; outputs: string[]; value?: unknown }> {
-  const results: Record<string, { summary: string; outputs: string[]; value?: unknown }> = {};
-  for (const state of steps) {
-    if (state.resultJson === null || state.status === 'skipped') continue;
-    const result = JSON.parse(state.resultJson) as StepResult;
-    results[state.stepId] = {
-      summary: result.summary,
-      outputs: result.outputs.map((output) => output.path),
-      ...(result.value === undefined ? {} : { value: result.value }),
-    };
-  }
-  return results;
 }

@@ -1,12 +1,24 @@
-import { type FlowGate, flowKeyOf } from '../core/flow.js';
+import { type FlowGate, type FlowLimit, flowKeyOf } from '../core/flow.js';
 import type { PlanStep } from '../core/plan/types.js';
 import type { RunState, StepState } from '../core/run-state.js';
+import { renderRunText } from '../core/run-text.js';
 
 /** Keys by plan step (plans are immutable snapshots): [own executor's, fallback's]. */
 const keyCache = new WeakMap<PlanStep, [string | undefined, string | undefined]>();
 
-/** The flow key of what a step of `run` runs next (written with every step row as `flow_key`). */
-export function stepFlowKey(run: Pick<RunState, 'plan' | 'steps'>, position: number): string {
+/** Rendered keyed-flow keys (`flow.key` templates) by run state: a step write renders each once. */
+const renderedKeys = new WeakMap<readonly StepState[], Map<number, string>>();
+
+/** Longest flow key a template renders to; longer ones are cut (keys are row values, not text to show). */
+const MAX_RENDERED_KEY = 200;
+
+/**
+ * The flow key of what a step of `run` runs next (written with every step row as `flow_key`). A
+ * keyed flow's key (`flow.key`, a template) is rendered over the run's inputs and the results of
+ * its steps; one that cannot be rendered yet counts as the template itself (one key for all such
+ * steps, under the same limit).
+ */
+export function stepFlowKey(run: FlowRun, position: number): string {
   const planStep = run.plan.steps[position]!;
   const onFallback = run.steps[position]!.onFallback === true;
   let cached = keyCache.get(planStep);
@@ -16,7 +28,34 @@ export function stepFlowKey(run: Pick<RunState, 'plan' | 'steps'>, position: num
   }
   const index = onFallback ? 1 : 0;
   cached[index] ??= flowKeyOf(planStep, onFallback);
-  return cached[index];
+  const key = cached[index];
+  if (onFallback || planStep.flow === undefined || !key.includes('{{')) return key;
+  let rendered = renderedKeys.get(run.steps);
+  if (!rendered) {
+    rendered = new Map();
+    renderedKeys.set(run.steps, rendered);
+  }
+  let text = rendered.get(position);
+  if (text === undefined) {
+    const result = renderRunText({ id: run.id ?? '', inputs: run.inputs, steps: run.steps }, key);
+    text = 'text' in result ? result.text.slice(0, MAX_RENDERED_KEY) || key : key;
+    rendered.set(position, text);
+  }
+  return text;
+}
+
+/** A run as flow accounting reads it: its plan and steps, and its id and inputs for keyed flows. */
+export type FlowRun = Pick<RunState, 'plan' | 'steps'> & Partial<Pick<RunState, 'id' | 'inputs'>>;
+
+/**
+ * The limit a step's plan declares for its key (`flow: { key, concurrency, rate }`), as a flow
+ * limit of the key rendered for it; null when it declares none (or its fallback runs).
+ */
+export function declaredFlowLimit(run: FlowRun, position: number): FlowLimit | null {
+  const flow = run.plan.steps[position]!.flow;
+  if (!flow || run.steps[position]!.onFallback === true) return null;
+  if (flow.concurrency === undefined && flow.rate === undefined) return null;
+  return { key: stepFlowKey(run, position), concurrency: flow.concurrency ?? null, rate: flow.rate ?? null };
 }
 
 function runningUnder(run: RunState, key: string): number {
@@ -49,17 +88,25 @@ export function runningDelta(key: string, held: Iterable<HeldRun>): number {
 
 /**
  * Whether a claim of the step at `position` passes flow control. Call before the claim transition
- * is applied (the delta counts the step as not running yet), and `flowStarted` once it ran.
+ * is applied (the delta counts the step as not running yet), and `flowStarted` once it ran. A step
+ * whose plan declares a limit for a key the store holds no limit for yet is not admitted: `declare`
+ * is told, the store records the limit with this cycle, and the next cycle counts under it.
  */
 export function flowAllows(
   gate: FlowGate | null,
   run: RunState,
   position: number,
   held: () => Iterable<HeldRun>,
+  declare: (limit: FlowLimit) => void = () => undefined,
 ): boolean {
-  if (!gate) return true;
   const key = stepFlowKey(run, position);
-  return !gate.has(key) || gate.allows(key, runningDelta(key, held()));
+  if (!gate?.has(key)) {
+    const declared = declaredFlowLimit(run, position);
+    if (declared === null) return true;
+    declare(declared);
+    return false;
+  }
+  return gate.allows(key, runningDelta(key, held()));
 }
 
 /** Records the start of a claimed attempt against its key's rate. */

@@ -171,3 +171,38 @@ export function prioritySchema(description: string) {
     .max(9, { error: (issue) => problem(issue.input) })
     .describe(description);
 }
+
+/** `flow:` of a step or of `defaults`: a flow key (a template) with the limit of every key it renders to. */
+export function flowSchema(description: string) {
+  return strictObject(
+    {
+      key: z
+        .string({
+          error: (issue) =>
+            `expected a flow key, e.g. "customer:{{inputs.customer}}", got ${describeValue(issue.input)}`,
+        })
+        .min(1, { error: 'expected a flow key, e.g. "customer:{{inputs.customer}}"' })
+        .max(200, { error: 'a flow key is at most 200 characters' })
+        .describe(
+          'The flow key, a template over inputs, the results of the steps it depends on and a fan-out\'s item, rendered for each run (and item): "customer:{{inputs.customer}}".',
+        ),
+      concurrency: z
+        .number()
+        .int()
+        .min(1)
+        .max(100_000)
+        .optional()
+        .describe(
+          'Attempts running at once under each key it renders to, across runs and workers (1..100000).',
+        ),
+      rate: z
+        .string()
+        .max(50)
+        .optional()
+        .describe(
+          'At most this many attempts started in any window under each key it renders to, e.g. "10/m", "100/h".',
+        ),
+    },
+    'flow: { key, concurrency?, rate? }',
+  ).describe(description);
+}

@@ -283,6 +283,11 @@ export interface PlanStep {
   notBefore?: string;
   /** Claim priority, 0 to 9, higher first (core/priority.ts); absent: the run's. */
   priority?: number;
+  /**
+   * Keyed flow control (`flow:`): `key` is a template rendered per run and item (its flow key);
+   * `concurrency` and `rate` the limit of every key it renders to, unless an operator set one.
+   */
+  flow?: StepFlow;
   /** The step runs once per element of a list (core/for-each.ts): it is a group of item steps. */
   forEach?: ForEachSpec;
   /** Set on an item step, which a group's expansion appended to the run's plan snapshot. */
@@ -434,6 +439,13 @@ export interface HookSpec {
   timeoutMs: number;
   /** Calls after the first one fails. Default 3. */
   retries: number;
+}
+
+/** A step's `flow:`, normalised: the key template and the limit each rendered key gets. */
+export interface StepFlow {
+  key: string;
+  concurrency?: number;
+  rate?: { count: number; windowMs: number };
 }
 
 export interface Plan {

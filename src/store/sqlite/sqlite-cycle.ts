@@ -85,6 +85,7 @@ export class SqliteCycle {
     for (const slot of runs.changedRuns())
       this.rows.writeState(slot.entry.state, slot.changed, slot.planChanged, slot.loaded.status, slot.added);
     this.flow.saveStarts(runs.gate);
+    this.flow.declare(runs.flowDeclarations.values(), request.now);
     return runs.result();
   }
 

@@ -24,6 +24,7 @@ export class SqliteFlow {
   private readonly updateStarts;
   private readonly upsert;
   private readonly remove;
+  private readonly declareLimit;
 
   constructor(db: SqliteDatabase) {
     this.selectAll = db.prepare<[number], FlowRow>(
@@ -40,6 +41,10 @@ export class SqliteFlow {
          rate_window_ms = excluded.rate_window_ms, updated_at = excluded.updated_at`,
     );
     this.remove = db.prepare('DELETE FROM flow_limits WHERE key = ?');
+    this.declareLimit = db.prepare(
+      `INSERT INTO flow_limits (key, concurrency, rate_count, rate_window_ms, updated_at) VALUES (?, ?, ?, ?, ?)
+       ON CONFLICT (key) DO NOTHING`,
+    );
   }
 
   /** The gate of one cycle (inside its transaction), or null when no limit is set. */
@@ -56,6 +61,18 @@ export class SqliteFlow {
   saveStarts(gate: FlowGate | null): void {
     for (const { key, starts } of gate?.changedStarts() ?? [])
       this.updateStarts.run(JSON.stringify(starts), key);
+  }
+
+  /** Limits plans declared (`flow:`) for keys without one (a cycle's, in its transaction); one set stays. */
+  declare(limits: Iterable<FlowLimit>, now: number): void {
+    for (const limit of limits)
+      this.declareLimit.run(
+        limit.key,
+        limit.concurrency,
+        limit.rate?.count ?? null,
+        limit.rate?.windowMs ?? null,
+        now,
+      );
   }
 
   set(limit: FlowLimit, now: number): void {
