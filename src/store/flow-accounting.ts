@@ -1,4 +1,5 @@
 import { type FlowGate, type FlowLimit, flowKeyOf } from '../core/flow.js';
+import { listTemplateRefs } from '../core/plan/template.js';
 import type { PlanStep } from '../core/plan/types.js';
 import type { RunState, StepState } from '../core/run-state.js';
 import { renderRunText } from '../core/run-text.js';
@@ -6,8 +7,16 @@ import { renderRunText } from '../core/run-text.js';
 /** Keys by plan step (plans are immutable snapshots): [own executor's, fallback's]. */
 const keyCache = new WeakMap<PlanStep, [string | undefined, string | undefined]>();
 
-/** Rendered keyed-flow keys (`flow.key` templates) by run state: a step write renders each once. */
-const renderedKeys = new WeakMap<readonly StepState[], Map<number, string>>();
+/**
+ * Rendered keyed-flow keys (`flow.key` templates). A key over inputs and the run alone is rendered
+ * once per run (by its inputs object, which its states share); one over step results once per
+ * state of the run's steps.
+ */
+const renderedByInputs = new WeakMap<object, Map<string, string>>();
+const renderedBySteps = new WeakMap<readonly StepState[], Map<string, string>>();
+const NO_INPUTS = {};
+/** Whether a key template reads step results, by template text. */
+const readsResults = new Map<string, boolean>();
 
 /** Longest flow key a template renders to; longer ones are cut (keys are row values, not text to show). */
 const MAX_RENDERED_KEY = 200;
@@ -30,16 +39,27 @@ export function stepFlowKey(run: FlowRun, position: number): string {
   cached[index] ??= flowKeyOf(planStep, onFallback);
   const key = cached[index];
   if (onFallback || planStep.flow === undefined || !key.includes('{{')) return key;
-  let rendered = renderedKeys.get(run.steps);
+  let results = readsResults.get(key);
+  if (results === undefined) {
+    results = listTemplateRefs(key).some((ref) => ref.path[0] === 'steps');
+    if (readsResults.size < 10_000) readsResults.set(key, results);
+  }
+  const scope = results ? renderedBySteps : renderedByInputs;
+  const owner = results ? run.steps : (run.inputs ?? NO_INPUTS);
+  let rendered = (scope as WeakMap<object, Map<string, string>>).get(owner);
   if (!rendered) {
     rendered = new Map();
-    renderedKeys.set(run.steps, rendered);
+    (scope as WeakMap<object, Map<string, string>>).set(owner, rendered);
   }
-  let text = rendered.get(position);
+  const slot = `${run.id ?? ''}\u0000${key}`;
+  let text = rendered.get(slot);
   if (text === undefined) {
-    const result = renderRunText({ id: run.id ?? '', inputs: run.inputs, steps: run.steps }, key);
+    const result = renderRunText(
+      { id: run.id ?? '', inputs: run.inputs, steps: results ? run.steps : [] },
+      key,
+    );
     text = 'text' in result ? result.text.slice(0, MAX_RENDERED_KEY) || key : key;
-    rendered.set(position, text);
+    rendered.set(slot, text);
   }
   return text;
 }
@@ -58,12 +78,22 @@ export function declaredFlowLimit(run: FlowRun, position: number): FlowLimit | n
   return { key: stepFlowKey(run, position), concurrency: flow.concurrency ?? null, rate: flow.rate ?? null };
 }
 
+/** Attempts running under each key in a run state, counted once per state (states are immutable). */
+const runningByKey = new WeakMap<RunState, Map<string, number>>();
+
 function runningUnder(run: RunState, key: string): number {
-  let count = 0;
-  run.steps.forEach((step: StepState, position) => {
-    if (step.status === 'running' && stepFlowKey(run, position) === key) count++;
-  });
-  return count;
+  let counts = runningByKey.get(run);
+  if (!counts) {
+    counts = new Map();
+    const steps = run.steps;
+    for (let position = 0; position < steps.length; position++) {
+      if (steps[position]!.status !== 'running') continue;
+      const stepKey = stepFlowKey(run, position);
+      counts.set(stepKey, (counts.get(stepKey) ?? 0) + 1);
+    }
+    runningByKey.set(run, counts);
+  }
+  return counts.get(key) ?? 0;
 }
 
 /** A run a store transaction holds in memory: as it loaded it, and as this transaction changed it. */

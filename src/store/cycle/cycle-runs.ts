@@ -223,7 +223,11 @@ export class CycleRuns<E extends LoadedRun> {
       run,
       position,
       () => this.held(),
-      (limit) => this.flowDeclarations.set(limit.key, limit),
+      (limit) => {
+        this.flowDeclarations.set(limit.key, limit);
+        // The step is due and admitted by the next cycle, under the limit this one stores: look again.
+        this.settledUnclaimed = true;
+      },
     );
 
   /**

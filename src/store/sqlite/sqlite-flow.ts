@@ -27,11 +27,17 @@ export class SqliteFlow {
   private readonly declareLimit;
 
   constructor(db: SqliteDatabase) {
+    // The running attempts counted once per cycle, grouped by key, not once per key: what runs now
+    // is few (steps_leased), and a plan's keyed flow (`flow:`) may store a limit per customer.
     this.selectAll = db.prepare<[number], FlowRow>(
-      `SELECT f.key, f.concurrency, f.rate_count, f.rate_window_ms, f.starts_json, f.updated_at,
-         (SELECT count(*) FROM steps s INDEXED BY steps_leased WHERE ${LEASED_STEP_SQL} AND s.flow_key = f.key)
-         + (SELECT count(*) FROM steps s INDEXED BY steps_stopping_flow
-          WHERE ${stoppingAttemptSql('?')} AND s.flow_key = f.key) AS running
+      `WITH running AS (
+         SELECT s.flow_key AS key, count(*) AS n FROM steps s INDEXED BY steps_leased
+         WHERE ${LEASED_STEP_SQL} GROUP BY s.flow_key
+         UNION ALL
+         SELECT s.flow_key, count(*) FROM steps s INDEXED BY steps_stopping_flow
+         WHERE ${stoppingAttemptSql('?')} GROUP BY s.flow_key)
+       SELECT f.key, f.concurrency, f.rate_count, f.rate_window_ms, f.starts_json, f.updated_at,
+         coalesce((SELECT sum(r.n) FROM running r WHERE r.key = f.key), 0) AS running
        FROM flow_limits f ORDER BY f.key`,
     );
     this.updateStarts = db.prepare('UPDATE flow_limits SET starts_json = ? WHERE key = ?');
