@@ -132,6 +132,7 @@ export class SqliteCycle {
       return this.statements.dueCandidatesOfRun.all(
         request.runId,
         request.now,
+        after.rank,
         after.dueAt,
         after.position,
         CLAIM_PAGE,

@@ -31,7 +31,7 @@ export interface StoreStatements {
     [number, number, number, number, number, string, number, string, number],
     DueStep
   >;
-  dueCandidatesOfRun: Statement<[string, number, number, number, number], DueStep>;
+  dueCandidatesOfRun: Statement<[string, number, number, number, number, number], DueStep>;
   expired: Statement<[number, number], ExpiredRow>;
   /**
    * Runs with a wait step due, earliest first: waiting, its timeout come (its run running or
@@ -85,10 +85,11 @@ export function prepareStoreStatements(db: SqliteDatabase): StoreStatements {
          AND (s.flow_key IS NULL OR s.flow_key NOT IN (SELECT value FROM json_each(?)))
        ORDER BY s.claim_rank, s.due_at, s.run_id, s.position LIMIT ?`,
     ),
-    dueCandidatesOfRun: db.prepare<[string, number, number, number, number], DueStep>(
+    // One run's due steps, in the same claim order (a step's own priority may differ from its run's).
+    dueCandidatesOfRun: db.prepare<[string, number, number, number, number, number], DueStep>(
       `SELECT ${DUE_STEP_COLUMNS} FROM steps s
-       WHERE s.run_id = ? AND ${dueStepSql('?')} AND (s.due_at, s.position) > (?, ?)
-       ORDER BY s.due_at, s.position LIMIT ?`,
+       WHERE s.run_id = ? AND ${dueStepSql('?')} AND (s.claim_rank, s.due_at, s.position) > (?, ?, ?)
+       ORDER BY s.claim_rank, s.due_at, s.position LIMIT ?`,
     ),
     expired: db.prepare<
       [number, number],
