@@ -93,3 +93,17 @@ describe('keyed flow control: flow: { key, concurrency, rate }', () => {
     expect(flowAllows(null, runStateOf(free, { inputs: { customer: 'x' } }), 0, () => [])).toBe(true);
   });
 });
+
+describe('keyed flow control in a TypeScript workflow', () => {
+  it("a step's policy takes flow, rendered per run", async () => {
+    const { defineWorkflow } = await import('../src/workflow/define-workflow.js');
+    const wf = defineWorkflow<{ customer: string }>({ name: 'w', inputs: { customer: null } }).step(
+      'reply',
+      { flow: { key: 'customer:{{inputs.customer}}', concurrency: 1 } },
+      () => 1,
+    );
+    const p = wf.toPlan();
+    expect(p.steps[0]!.flow).toEqual({ key: 'customer:{{inputs.customer}}', concurrency: 1 });
+    expect(stepFlowKey(runStateOf(p, { inputs: { customer: 'acme' } }), 0)).toBe('customer:acme');
+  });
+});

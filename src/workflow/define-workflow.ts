@@ -116,6 +116,12 @@ export interface StepPolicy<Inputs, Deps extends string> {
    * it calls. Default `fn:<workflow>.<step>`.
    */
   flowKey?: string;
+  /**
+   * Keyed flow control, as a plan step's `flow`: `{ key: 'customer:{{inputs.customer}}', concurrency: 1,
+   * rate: '10/m' }`: the key is rendered per run, and the limit applies to every key it renders to
+   * unless an operator set one (`baton flow set`, `setFlowLimit`). Not with `flowKey`.
+   */
+  flow?: { key: string; concurrency?: number; rate?: string };
   /** Asked, after a crash mid-effect, whether the effect `key` happened. */
   reconcile?: (
     context: StepContext<Inputs, unknown>,
@@ -341,6 +347,7 @@ export class Workflow<Inputs extends Record<string, string>, Results extends Rec
           ...(policy.priority === undefined ? {} : { priority: policy.priority }),
           ...(policy.sideEffect === undefined ? {} : { sideEffect: policy.sideEffect }),
           ...(policy.flowKey === undefined ? {} : { flowKey: policy.flowKey }),
+          ...(policy.flow === undefined ? {} : { flow: { ...policy.flow } }),
           ...(policy.shadowResult === undefined ? {} : { shadowResult: policy.shadowResult }),
         })),
       },
