@@ -545,6 +545,22 @@ const BENCHMARKS = [
       { key: 'ratio', label: '  with / without (goal >= 0.95)', unit: 'x', higher: true, goal: 0.95 },
     ],
   },
+  // Issue 43 item 3: W with every step under a templated flow key, 10 distinct keys, beside W
+  // without flow control in the same process (goal >= 0.9x W).
+  {
+    name: 'flow-keys',
+    script: 'flow-keys.mjs',
+    figures: [
+      {
+        key: 'keyedStepsPerSec',
+        label: 'W, 10 templated flow keys (limits stored, never binding)',
+        unit: 'st/s',
+        higher: true,
+      },
+      { key: 'wStepsPerSec', label: '  floor: W of the same process', unit: 'st/s', higher: true },
+      { key: 'vsW', label: '  vs W (goal >= 0.9)', unit: 'x', higher: true, goal: 0.9 },
+    ],
+  },
   // Issue 42 items 3 and 4: a bulk retry over 10,000 blocked runs (goal <= 2 s, the whole
   // process, beside the process that opens the store and reads a row), and `status --label` over
   // 100,000 runs (goal <= 1.2x `status`).

@@ -55,6 +55,7 @@ export type {
   RunClosing,
   SandboxMode,
   SideEffect,
+  StepFlow,
   SubPlanSpec,
   ToolApprovalRule,
   ToolApprovalSpec,

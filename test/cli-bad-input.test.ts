@@ -110,6 +110,19 @@ describe('bad plans are refused with exit 2 and nothing stored', () => {
   );
 
   it(
+    'a notBefore that is not a date-time with an offset: names the field',
+    async () => {
+      const result = await runPlanText(
+        'later.yaml',
+        'name: later\nsteps:\n  - id: a\n    instruction: a\n    notBefore: 2026-12-24T08:00:00\n',
+      );
+      expectBadInput(result, 'later.yaml: steps.a.notBefore: ', 'is not a date-time', 'with an offset');
+      expectDatabaseUnchanged();
+    },
+    TEST_TIMEOUT,
+  );
+
+  it(
     'an unknown dependency: lists the known step ids',
     async () => {
       const result = await runPlanObject('dep.yaml', {
@@ -306,6 +319,22 @@ describe('bad run options are refused with exit 2 and nothing stored', () => {
       expectBadInput(await runBaton(['check', '--lease', 'soon'], { home }), '--lease', '"soon"');
       expectBadInput(await runBaton(['check', '--concurrency', '0'], { home }), '--concurrency');
       expectDatabaseUnchanged();
+    },
+    TEST_TIMEOUT,
+  );
+});
+
+describe('priority of a run', () => {
+  it(
+    '--priority outside 0..9 is refused naming the flag; a run started with one shows it in status --json',
+    async () => {
+      const plan = { name: 'prio', defaults: goodAgent(), steps: [{ id: 'a', instruction: 'a' }] };
+      expectBadInput(await runPlanObject('prio.yaml', plan, '--priority', '10'), '--priority', '"10"');
+      expectDatabaseUnchanged();
+      expectExit(await runPlanObject('prio.yaml', plan, '--priority', '7', '--id', 'prio7'), 0);
+      const status = await runBaton(['status', 'prio7', '--json'], { home, cwd: dir });
+      expect(JSON.parse(status.stdout).priority).toBe(7);
+      dbBytes = readFileSync(dbFile);
     },
     TEST_TIMEOUT,
   );

@@ -140,7 +140,7 @@ describe('baton check with nothing to do', () => {
       ALTER TABLE steps DROP COLUMN interruptions;
       DROP INDEX steps_waiting_for; ALTER TABLE steps DROP COLUMN waiting_for; DROP TABLE wait_events; DROP INDEX hook_deliveries_failed;
       DROP TABLE flow_limits; DROP TABLE schedule_slots; DROP TABLE schedules;
-      DROP TABLE run_labels; DROP TABLE trigger_deliveries; DROP TABLE triggers;
+      DROP TABLE run_labels; DROP TABLE trigger_deliveries; DROP TABLE triggers; DROP INDEX steps_claim; ALTER TABLE steps DROP COLUMN claim_rank;
       UPDATE baton_meta SET value = '3' WHERE key = 'schema_version';`);
     db.close();
     expect(expectExit(await runBaton(['check', '--home', home]), 0).stdout).toBe('nothing due\n');

@@ -117,6 +117,33 @@ describe('baton schedule', () => {
     ]);
   });
 
+  it('--priority: refused outside 0..9; the runs of its slots have it, update changes it', async () => {
+    const { dir, home } = planDir('baton-sched-prio-');
+    const plan = writePlan(dir, oneStep());
+    const bad = expectExit(
+      await runBaton(['schedule', 'add', 'p', plan, '--every', '1m', '--priority', 'high'], {
+        home,
+        cwd: dir,
+      }),
+      2,
+    );
+    expect(bad.stderr).toMatch(/--priority: expected a priority, a whole number from 0 \(default\) to 9/);
+    expectExit(
+      await runBaton(['schedule', 'add', 'p', plan, '--every', '1m', '--priority', '6'], { home, cwd: dir }),
+      0,
+    );
+    const priorityOfSlotRun = async () => {
+      const started = JSON.parse(
+        expectExit(await runBaton(['schedule', 'trigger', 'p', '--json'], { home }), 0).stdout,
+      );
+      const status = await runBaton(['status', started.id, '--json'], { home });
+      return JSON.parse(status.stdout).priority;
+    };
+    expect(await priorityOfSlotRun()).toBe(6);
+    expectExit(await runBaton(['schedule', 'update', 'p', '--priority', '2'], { home, cwd: dir }), 0);
+    expect(await priorityOfSlotRun()).toBe(2);
+  });
+
   it('stores the plan snapshot; check starts the due slot, status names its schedule and slot', async () => {
     const { dir, home } = planDir('baton-sched-run-');
     const plan = writePlan(dir, oneStep());

@@ -29,7 +29,7 @@ const ids = (due: DueStep[]) => due.map((step) => `${step.runId}:${step.stepId}`
 describe('due order', () => {
   it('offers due steps earliest first, then by run id, then in plan order, never by step id', () => {
     const due = [...pushDueSteps(wideRun('r2'), 0, []), ...pushDueSteps(wideRun('r1'), 0, [])];
-    due.push({ runId: 'r9', stepId: 'early', dueAt: -5, position: 7 });
+    due.push({ runId: 'r9', stepId: 'early', dueAt: -5, rank: -5, position: 7 });
     expect(ids(due.sort(compareDueSteps))).toEqual([
       'r9:early',
       'r1:zeta',

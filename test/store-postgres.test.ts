@@ -147,7 +147,7 @@ describe('PostgreSQL store specifics', () => {
       ALTER TABLE "${schema}".steps ADD CONSTRAINT steps_status_check CHECK (status IN ('pending', 'ready',
         'running', 'succeeded', 'retry_wait', 'blocked', 'skipped', 'degraded', 'cancelled'));
       DROP INDEX "${schema}".runs_by_status; CREATE INDEX runs_by_status ON "${schema}".runs (status, created_at);
-      DROP TABLE "${schema}".run_labels; DROP TABLE "${schema}".trigger_deliveries; DROP TABLE "${schema}".triggers;
+      DROP TABLE "${schema}".run_labels; DROP TABLE "${schema}".trigger_deliveries; DROP TABLE "${schema}".triggers; ALTER TABLE "${schema}".runs DROP COLUMN next_rank;
       UPDATE "${schema}".baton_meta SET value = '1' WHERE key = 'schema_version'`);
     const migrated = await open(schema);
     await migrated.setFlowLimit({ key: 'fn:noop', concurrency: 1, rate: null }, 20);
@@ -185,7 +185,7 @@ describe('PostgreSQL store specifics', () => {
     expect((await store.getRun('r'))?.steps.find((s) => s.stepId === 'ask')?.status).toBe('waiting');
     await closeAll();
     await admin.query(`ALTER TABLE "${schema}".runs DROP COLUMN next_wait_at;
-      DROP TABLE "${schema}".run_labels; DROP TABLE "${schema}".trigger_deliveries; DROP TABLE "${schema}".triggers;
+      DROP TABLE "${schema}".run_labels; DROP TABLE "${schema}".trigger_deliveries; DROP TABLE "${schema}".triggers; ALTER TABLE "${schema}".runs DROP COLUMN next_rank;
       UPDATE "${schema}".baton_meta SET value = '7' WHERE key = 'schema_version'`);
     await open(schema);
     const { rows } = await admin.query(`SELECT id, next_wait_at FROM "${schema}".runs ORDER BY id`);

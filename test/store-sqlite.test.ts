@@ -181,7 +181,7 @@ describe('SQLite store specifics', () => {
       ALTER TABLE steps DROP COLUMN interruptions;
       DROP INDEX steps_waiting_for; ALTER TABLE steps DROP COLUMN waiting_for; DROP TABLE wait_events; DROP INDEX hook_deliveries_failed;
       DROP TABLE flow_limits; DROP TABLE schedule_slots; DROP TABLE schedules;
-      DROP TABLE run_labels; DROP TABLE trigger_deliveries; DROP TABLE triggers;
+      DROP TABLE run_labels; DROP TABLE trigger_deliveries; DROP TABLE triggers; DROP INDEX steps_claim; ALTER TABLE steps DROP COLUMN claim_rank;
       UPDATE baton_meta SET value = '3' WHERE key = 'schema_version';`);
     db.close();
     const migrated = SqliteStore.open(path);
@@ -194,7 +194,7 @@ describe('SQLite store specifics', () => {
     }
   });
 
-  it('reads due steps in claim order (due time, run, plan position) from the index, without sorting, once migrated from schema 6', async () => {
+  it('reads due steps in claim order (claim rank, due time, run, plan position) from the index, without sorting, once migrated from schema 6', async () => {
     const path = tempDb();
     await SqliteStore.open(path).close();
     // The database as schema 6 left it: due steps indexed by due time alone.
@@ -203,7 +203,7 @@ describe('SQLite store specifics', () => {
       CREATE INDEX steps_due ON steps (due_at) WHERE status IN ('ready', 'retry_wait');
       DROP INDEX steps_waiting_for; ALTER TABLE steps DROP COLUMN waiting_for; DROP TABLE wait_events; DROP INDEX hook_deliveries_failed;
       DROP TABLE schedule_slots; DROP TABLE schedules;
-      DROP TABLE run_labels; DROP TABLE trigger_deliveries; DROP TABLE triggers;
+      DROP TABLE run_labels; DROP TABLE trigger_deliveries; DROP TABLE triggers; DROP INDEX steps_claim; ALTER TABLE steps DROP COLUMN claim_rank;
       UPDATE baton_meta SET value = '6' WHERE key = 'schema_version';`);
     old.close();
     const db = openSqliteDatabase(path);
@@ -212,11 +212,13 @@ describe('SQLite store specifics', () => {
       // Pages of a fan-out of many steps due at once stop at their limit: nothing is read whole to be sorted.
       for (const statement of [statements.dueCandidates, statements.dueCandidatesUnsaturated]) {
         const values =
-          statement === statements.dueCandidates ? [0, 0, 0, '', 0, 64] : [0, 0, 0, '', 0, '[]', 64];
+          statement === statements.dueCandidates
+            ? [0, 0, 0, 0, 0, '', 0, 64]
+            : [0, 0, 0, 0, 0, '', 0, '[]', 64];
         const plan = (
           db.prepare(`EXPLAIN QUERY PLAN ${statement.source}`).all(...values) as { detail: string }[]
         ).map((row) => row.detail);
-        expect(plan.join('\n')).toMatch(/^SEARCH s USING INDEX steps_due /m);
+        expect(plan.join('\n')).toMatch(/^SEARCH s USING INDEX steps_claim /m);
         expect(plan.join('\n')).not.toContain('TEMP B-TREE');
       }
     } finally {
@@ -232,7 +234,7 @@ describe('SQLite store specifics', () => {
     old.exec(`DROP INDEX steps_due;
       CREATE INDEX steps_due ON steps (due_at, run_id, position) WHERE status IN ('ready', 'retry_wait', 'waiting');
       DROP INDEX hook_deliveries_failed; DROP TABLE schedule_slots; DROP TABLE schedules;
-      DROP TABLE run_labels; DROP TABLE trigger_deliveries; DROP TABLE triggers;
+      DROP TABLE run_labels; DROP TABLE trigger_deliveries; DROP TABLE triggers; DROP INDEX steps_claim; ALTER TABLE steps DROP COLUMN claim_rank;
       UPDATE baton_meta SET value = '8' WHERE key = 'schema_version';`);
     const update = 'EXPLAIN UPDATE steps SET status = ?, due_at = ? WHERE run_id = ? AND step_id = ?';
     const opcodes = (db: { prepare: (sql: string) => { all: (...v: unknown[]) => unknown[] } }) =>
@@ -247,11 +249,11 @@ describe('SQLite store specifics', () => {
       // The claim still reads its page from the index (the query names the index's condition).
       const statements = prepareStoreStatements(db);
       const plan = (
-        db.prepare(`EXPLAIN QUERY PLAN ${statements.dueCandidates.source}`).all(0, 0, 0, '', 0, 64) as {
+        db.prepare(`EXPLAIN QUERY PLAN ${statements.dueCandidates.source}`).all(0, 0, 0, 0, 0, '', 0, 64) as {
           detail: string;
         }[]
       ).map((row) => row.detail);
-      expect(plan.join('\n')).toMatch(/^SEARCH s USING INDEX steps_due /m);
+      expect(plan.join('\n')).toMatch(/^SEARCH s USING INDEX steps_claim /m);
     } finally {
       db.close();
     }

@@ -5,6 +5,7 @@ import { type PreparedRun, prepareRun } from '../runtime/commands/start-commands
 import { resolveHome } from '../runtime/home.js';
 import { homePlans, namesUnknownPlans, withKnownPlans } from '../runtime/known-plans.js';
 import { openStore, storeExists } from '../runtime/open-store.js';
+import { parsePriority } from '../runtime/settings.js';
 import { loadPlanFile } from '../workflow/load-plan-file.js';
 import type { GlobalOptions } from './global-options.js';
 
@@ -12,6 +13,7 @@ interface PrepareOptions extends GlobalOptions {
   input?: string[];
   /** `-l key=value`, repeatable. */
   label?: string[];
+  priority?: string;
   workspace?: string;
   /** `--allow-workspace <dir>`: this broad folder (root, home, above the Baton home) may be the workspace. */
   allowWorkspace?: string;
@@ -67,6 +69,7 @@ export async function prepareRunFromCli(
       ...(options.shadow ? { shadow: true } : {}),
       ...(extra.awaitingApproval ? { awaitingApproval: true } : {}),
       ...(options.label ? { labels: parseLabels(options.label, '--label') } : {}),
+      ...(options.priority === undefined ? {} : { priority: parsePriority(options.priority, '--priority') }),
     },
   );
   for (const warning of prepared.warnings)

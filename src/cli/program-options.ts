@@ -43,6 +43,10 @@ export function withPlanOptions(command: Command): Command {
     .addOption(allowWorkspace())
     .option('--id <run-id>', 'use this run id instead of a generated one')
     .option(
+      '--priority <0-9>',
+      "claim priority of the run's steps, higher first (default: the plan's priority, else 0); a step's own priority wins",
+    )
+    .option(
       '--shadow',
       'shadow run: steps with a sideEffect are not executed, nor is any ctx.effect; what they would do is recorded (step.would_execute)',
     )

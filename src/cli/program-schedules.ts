@@ -62,6 +62,10 @@ Examples:
     .option('-i, --input <name=value...>', 'a plan input, repeatable')
     .option('-l, --label <key=value...>', 'a label of each of its runs, repeatable (e.g. -l team=growth)')
     .option(
+      '--priority <0-9>',
+      "claim priority of its runs, higher first (default: the plan's priority, else 0)",
+    )
+    .option(
       '--shadow',
       'its runs are shadow runs: steps with a side effect are recorded, not executed, and waits for approval are decided by the plan (default: approved by shadow); schedule update --live makes them live',
     )
@@ -89,6 +93,7 @@ Examples:
       '-l, --label <key=value...>',
       'the labels of its runs from the next slot on (replacing theirs), repeatable',
     )
+    .option('--priority <0-9>', 'the claim priority of its runs from the next slot on')
     .option('--workspace <dir>', 'folder the agents work in (with --plan)')
     .addOption(allowWorkspace())
     .addOption(agent())

@@ -4,6 +4,7 @@ import { BatonError } from './errors.js';
 import type { BatonEvent } from './events.js';
 import type { StepUsage } from './failure.js';
 import { settleChangedGroups } from './for-each.js';
+import { firstDueAt } from './not-before.js';
 import type { Plan, PlanStep } from './plan/types.js';
 import {
   countStep,
@@ -134,12 +135,17 @@ export class Draft {
             ? null
             : decideWhen({ plan: this.run.plan, steps: this.steps }, step, this.run.inputs ?? {});
         if (decision === null || decision.run) {
-          this.setStep(step.id, { status: 'ready', dueAt: this.now + step.delayBeforeMs });
+          this.setStep(step.id, { status: 'ready', dueAt: firstDueAt(this.reads(), step, this.now) });
         } else if (settleUnrunStep(this, step.id, decision)) {
           settled.push(step.id);
         }
       }
     }
+  }
+
+  /** The run as a step's templates read it: its inputs and the draft's steps (their results so far). */
+  reads(): Pick<RunState, 'id' | 'inputs'> & { steps: readonly StepState[] } {
+    return { id: this.run.id, inputs: this.run.inputs, steps: this.steps };
   }
 
   get(stepId: string): StepState {

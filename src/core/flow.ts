@@ -41,6 +41,8 @@ export function flowKeyOf(step: PlanStep, onFallback = false): string {
   // Never counted (a wait step holds no lease), but a key of its own, whatever `defaults.flowKey`
   // says, keeps it out of the agents' and lets a cycle find a due wait by its row (WAIT_FLOW_KEY).
   if (step.kind === 'wait') return WAIT_FLOW_KEY;
+  // A keyed flow's key as written: a template, rendered for each run (store/flow-accounting.ts).
+  if (step.flow !== undefined) return step.flow.key;
   if (step.flowKey !== undefined) return step.flowKey;
   switch (step.kind) {
     case 'model':

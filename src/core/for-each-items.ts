@@ -61,7 +61,8 @@ function toJson(value: unknown): unknown {
  * A reference the item cannot fill is the problem returned instead, for every field.
  */
 export function itemStep(group: PlanStep, index: number, value: unknown): PlanStep | string {
-  const { forEach, when: _when, ...rest } = group;
+  // The group's notBefore held the group back; its items are due when it expands.
+  const { forEach, when: _when, notBefore: _notBefore, ...rest } = group;
   const name = forEach!.as;
   let problem: string | undefined;
   const fill = (text: string): string =>
@@ -82,6 +83,8 @@ export function itemStep(group: PlanStep, index: number, value: unknown): PlanSt
     id: itemStepId(group.id, index),
     title: `${group.title}[${index}]`,
     ...(rest.resultFile === undefined ? {} : { resultFile: fill(rest.resultFile) }),
+    // Each item counts against the key rendered for it ("customer:{{item.customer}}").
+    ...(rest.flow === undefined ? {} : { flow: { ...rest.flow, key: fill(rest.flow.key) } }),
     requiredOutputs: rest.requiredOutputs.map(fill),
     delayBeforeMs: 0,
     forEachItem: { group: group.id, index, value, as: name },

@@ -3,6 +3,7 @@ import { startCleanup } from './cleanup.js';
 import { cancelUnfinishedSteps, Draft, isBudgetBlock, stepState, type Transition } from './draft.js';
 import { BatonError } from './errors.js';
 import type { FailureClass } from './failure.js';
+import { firstDueAt } from './not-before.js';
 import type { Plan } from './plan/types.js';
 import { FINAL_RUN_STATUSES, type RunState } from './run-state.js';
 
@@ -190,7 +191,8 @@ export function approveRun(run: RunState, now: number, delayMs = 0): Transition 
       : run.plan;
   const draft = new Draft({ ...run, plan, status: 'running' }, now);
   for (const step of plan.steps) {
-    if (draft.get(step.id).status === 'ready') draft.setStep(step.id, { dueAt: now + step.delayBeforeMs });
+    if (draft.get(step.id).status === 'ready')
+      draft.setStep(step.id, { dueAt: firstDueAt(draft.reads(), step, now) });
   }
   draft.events.push({ type: 'run.approved', delayMs });
   return { ...draft.finish(), planChanged: plan !== run.plan };

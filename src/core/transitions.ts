@@ -6,6 +6,7 @@ import type { BatonEvent } from './events.js';
 import { isRetryable, type StepOutcome } from './failure.js';
 import { failureFingerprint } from './fingerprint.js';
 import { expandForEach } from './for-each.js';
+import { firstDueAt, notBeforeOf } from './not-before.js';
 import { DEFAULT_RETRY, type Plan } from './plan/types.js';
 import { DUE_STEP_STATUSES, freshStepState, type RunState, type StepState } from './run-state.js';
 import { unknownIfUnsafe } from './unsafe-outcome.js';
@@ -23,11 +24,14 @@ export function initialStepStates(
   now: number,
   completed: ReadonlySet<string> = new Set(),
   completedResultJson: string | null = null,
+  run: Pick<RunState, 'id' | 'inputs'> = { id: '' },
 ): StepState[] {
+  // Only a step without dependencies is ready now, and its notBefore reads no step's result.
+  const reads = { ...run, steps: [] };
   return plan.steps.map((step) => {
     const done = completed.has(step.id);
     const ready = !done && step.dependsOn.every((dep) => completed.has(dep));
-    const state = freshStepState(step.id, ready ? now + step.delayBeforeMs : null, now);
+    const state = freshStepState(step.id, ready ? firstDueAt(reads, step, now) : null, now);
     return done ? { ...state, status: 'succeeded', resultJson: completedResultJson } : state;
   });
 }
@@ -61,6 +65,14 @@ export function claimStep(
     step.attempt === 0 && declared.when !== undefined ? decideWhen(run, declared, run.inputs ?? {}) : null;
   if (decision && !decision.run) {
     if (settleUnrunStep(draft, stepId, decision)) draft.releaseDependents(stepId);
+    return draft.finish();
+  }
+  // notBefore is checked before the first attempt, however the step became ready: one that
+  // names a later instant makes it due then; one that names none blocks it.
+  const notBefore = step.attempt === 0 ? notBeforeOf(run, declared) : null;
+  if (notBefore !== null && 'invalid' in notBefore) return blockNotBefore(draft, stepId, notBefore.invalid);
+  if (notBefore !== null && notBefore.at > now) {
+    draft.setStep(stepId, { dueAt: notBefore.at });
     return draft.finish();
   }
   // A fan-out is not run itself: claiming it expands it into its items (core/for-each.ts).
@@ -104,6 +116,20 @@ export function claimStep(
   });
   draft.run = { ...run, attemptsTotal: run.attemptsTotal + 1 };
   draft.events.push({ type: 'step.started', stepId, attempt, owner, leaseExpiresAt });
+  return draft.finish();
+}
+
+/** A step whose notBefore names no instant is blocked `invalid` for a human: fix the input, or skip it. */
+function blockNotBefore(draft: Draft, stepId: string, problem: string): Transition {
+  const reason = `${problem}; give the run a date-time with an offset, or: baton skip ${draft.run.id} ${stepId}`;
+  draft.setStep(stepId, {
+    status: 'blocked',
+    dueAt: null,
+    lastError: problem,
+    lastFailureClass: 'invalid',
+    blockedReason: reason,
+  });
+  draft.events.push({ type: 'step.blocked', stepId, failureClass: 'invalid', reason });
   return draft.finish();
 }
 

@@ -79,6 +79,15 @@ export const runOptions = {
     .describe(
       'use this run id instead of a generated one: the same run given again is answered as it is, another plan or inputs under it are refused',
     ),
+  priority: z
+    .number()
+    .int()
+    .min(0)
+    .max(9)
+    .optional()
+    .describe(
+      "claim priority of the run's steps, 0 to 9, higher first (default: the plan's priority, else 0)",
+    ),
 };
 
 /** The run of a call, prepared as every door prepares one (runtime prepareRun): nothing stored yet. */
@@ -95,6 +104,7 @@ async function prepare(
     ...(args.workspace ? { workspace: args.workspace } : {}),
     ...(args.runId ? { runId: args.runId } : {}),
     ...(args.labels ? { labels: args.labels } : {}),
+    ...(args.priority === undefined ? {} : { priority: args.priority }),
     awaitingApproval,
   });
 }

@@ -62,6 +62,9 @@ const scheduleOptions = {
   inputs: runOptions.inputs,
   workspace: runOptions.workspace,
   labels: runOptions.labels.describe('the labels of its runs, e.g. {"team": "growth"}'),
+  priority: runOptions.priority.describe(
+    "the claim priority of its runs, 0 to 9, higher first (default: the plan's priority, else 0)",
+  ),
   shadow: z
     .boolean()
     .optional()
@@ -157,12 +160,14 @@ function rulesOf(
   args: Parameters<typeof timingOf>[0] & {
     shadow?: boolean | undefined;
     labels?: Record<string, string> | undefined;
+    priority?: number | undefined;
   },
 ) {
   return {
     ...timingOf(args),
     ...(args.shadow === undefined ? {} : { shadow: args.shadow }),
     ...(args.labels === undefined ? {} : { labels: args.labels }),
+    ...(args.priority === undefined ? {} : { priority: args.priority }),
   };
 }
 

@@ -1,4 +1,5 @@
 import { checkLabels } from '../core/labels.js';
+import { isPriority } from '../core/priority.js';
 import '../store/core-libraries.js';
 import { BatonError } from '../core/errors.js';
 import {
@@ -29,6 +30,8 @@ export interface ScheduleOptions {
   shadow?: boolean;
   /** The labels of its runs (checked by core/labels.ts). */
   labels?: Readonly<Record<string, string>>;
+  /** The claim priority of its runs, 0 to 9 (core/priority.ts); default: the plan's. */
+  priority?: number;
 }
 
 /** The names the options go by in messages: the CLI's flags, or the API's fields. */
@@ -40,6 +43,7 @@ export interface OptionNames {
   catchUp: string;
   startAt: string;
   endAt: string;
+  priority: string;
 }
 
 export const CLI_OPTION_NAMES: OptionNames = {
@@ -50,6 +54,7 @@ export const CLI_OPTION_NAMES: OptionNames = {
   catchUp: '--catch-up',
   startAt: '--start-at',
   endAt: '--end-at',
+  priority: '--priority',
 };
 
 export const API_OPTION_NAMES: OptionNames = {
@@ -60,6 +65,7 @@ export const API_OPTION_NAMES: OptionNames = {
   catchUp: 'catchUp',
   startAt: 'startAt',
   endAt: 'endAt',
+  priority: 'priority',
 };
 
 /**
@@ -108,6 +114,9 @@ export function scheduleRules(
     ...(options.labels === undefined || Object.keys(options.labels).length === 0
       ? {}
       : { labels: checkLabels(options.labels, 'labels') }),
+    ...(options.priority === undefined
+      ? {}
+      : { priority: schedulePriority(options.priority, names.priority) }),
   };
   if (rules.startAt !== null && rules.endAt !== null && rules.endAt <= rules.startAt) {
     throw new BatonError('INVALID_ARGUMENT', `${names.endAt} must come after ${names.startAt}`);
@@ -115,6 +124,15 @@ export function scheduleRules(
   assertFires(rules, now);
   assertSlotsApart(rules, now, names.cron);
   return rules;
+}
+
+function schedulePriority(value: unknown, where: string): number {
+  if (!isPriority(value))
+    throw new BatonError(
+      'INVALID_ARGUMENT',
+      `${where}: expected a priority, a whole number from 0 (default) to 9 (first), got ${JSON.stringify(value)}`,
+    );
+  return value;
 }
 
 function durationOf(value: string | number, where: string): number {

@@ -61,6 +61,7 @@ export async function updatedSchedule(current: ScheduleDetail, update: ScheduleU
     ...(given.endAt !== undefined ? { endAt: given.endAt } : old.endAt === null ? {} : { endAt: old.endAt }),
     ...((given.shadow ?? old.shadow) === undefined ? {} : { shadow: given.shadow ?? old.shadow }),
     ...((given.labels ?? old.labels) === undefined ? {} : { labels: given.labels ?? old.labels }),
+    ...((given.priority ?? old.priority) === undefined ? {} : { priority: given.priority ?? old.priority }),
   };
   const rules = scheduleRules(merged, update.now, names);
   if (!update.snapshot) {

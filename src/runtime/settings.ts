@@ -1,6 +1,7 @@
 import { ENGINE_DEFAULTS } from '../core/engine-defaults.js';
 import { BatonError, parseArgvJson } from '../core/errors.js';
 import type { AgentSpec } from '../core/plan/types.js';
+import { DEFAULT_PRIORITY_AGING_MS } from '../core/priority.js';
 import { parseDurationOption, parsePositiveInt } from './parse-values.js';
 
 /**
@@ -66,6 +67,14 @@ export const SETTINGS: readonly Setting[] = [
     default: seconds(ENGINE_DEFAULTS.leaseMs),
     meaning:
       'how long a claimed step is held without renewal (100ms to 24h; milliseconds or a duration); renewed every third of it',
+  },
+  {
+    option: null,
+    variable: 'BATON_PRIORITY_AGING',
+    api: null,
+    default: '10m',
+    meaning:
+      'how long a due step waits at most behind steps of higher priority that became due after it (a duration, 1s to 24.8 days); kept in the snapshot of each run started (see [priority](operating.md#priority))',
   },
   {
     option: null,
@@ -214,6 +223,31 @@ export interface EngineSettingsText {
   lease?: string | number;
   /** `--store <url>`, or a URL given to `Baton.open`: not in the environment, so masked by name here. */
   store?: string;
+}
+
+const MAX_AGING_MS = 2_147_483_647;
+
+/** BATON_PRIORITY_AGING in ms (core/priority.ts), unset: the default; a bad value is a BatonError naming it. */
+export function priorityAging(env: NodeJS.ProcessEnv = process.env): number {
+  const text = env.BATON_PRIORITY_AGING;
+  if (text === undefined || text === '') return DEFAULT_PRIORITY_AGING_MS;
+  const ms = parseDurationOption(text, 'BATON_PRIORITY_AGING');
+  if (ms < 1000 || ms > MAX_AGING_MS)
+    throw new BatonError(
+      'CONFIG_INVALID',
+      `BATON_PRIORITY_AGING: ${text} is out of range: use a duration from 1s to 24.8 days, e.g. 10m`,
+    );
+  return ms;
+}
+
+/** A run's priority given as text (`--priority`): a whole number from 0 to 9. */
+export function parsePriority(value: string, where: string): number {
+  if (!/^\d$/.test(value))
+    throw new BatonError(
+      'INVALID_ARGUMENT',
+      `${where}: expected a priority, a whole number from 0 (default) to 9 (first), got "${value}"`,
+    );
+  return Number(value);
 }
 
 const MAX_LEASE_MS = 86_400_000;

@@ -11,7 +11,7 @@ export const SCHEMA_APP_ID = 'baton';
  * sqlite/migrations (a test holds the two equal). The idle check answers only for a database at
  * this version, without reading the migrations folder (it runs bundled, away from that folder).
  */
-export const SQLITE_SCHEMA_VERSION = 13;
+export const SQLITE_SCHEMA_VERSION = 14;
 
 /**
  * Tables holding a run's rows (what `baton migrate` copies per run, in the order it reports them):
@@ -45,6 +45,7 @@ export const SQLITE_INDEXES: readonly string[] = [
   'schedule_slots_by_run',
   'schedules_due',
   'schedules_queued',
+  'steps_claim',
   'steps_due',
   'steps_leased',
   'steps_stopping_flow',

@@ -275,11 +275,12 @@ export class Baton {
    * the existing run is returned (`created: false`) and nothing else happens. `shadow: true`: a
    * shadow run, where nothing external happens (steps with a `sideEffect` are not called, and
    * `ctx.effect` performs nothing); what would have happened is recorded as `step.would_execute`.
+   * `priority`: the run's claim priority, 0 to 9, higher first (see StartPlanOptions).
    */
   async start<W extends TypedWorkflow>(
     workflow: W,
     inputs: W extends Workflow<infer I, Record<string, unknown>> ? I : never,
-    options: { runId?: string; shadow?: boolean } = {},
+    options: { runId?: string; shadow?: boolean; priority?: number } = {},
   ): Promise<{ runId: string; created: boolean }> {
     this.register(workflow);
     return this.startPlan(workflow.toPlan(), inputs as Record<string, string>, options);
@@ -295,7 +296,7 @@ export class Baton {
   async startMany<W extends TypedWorkflow>(
     workflow: W,
     inputs: readonly (W extends Workflow<infer I, Record<string, unknown>> ? I : never)[],
-    options: { runIds?: readonly string[]; shadow?: boolean } = {},
+    options: { runIds?: readonly string[]; shadow?: boolean; priority?: number } = {},
   ): Promise<{ runId: string; created: boolean }[]> {
     if (options.runIds !== undefined && options.runIds.length !== inputs.length) {
       throw new BatonError(
@@ -313,6 +314,7 @@ export class Baton {
         inputs: item as Record<string, string>,
         ...(runId === undefined ? {} : { runId }),
         ...(options.shadow === undefined ? {} : { shadow: options.shadow }),
+        ...(options.priority === undefined ? {} : { priority: options.priority }),
       });
     });
     const started = await startRuns(ctx, prepared);
@@ -341,6 +343,7 @@ export class Baton {
       ...(options.planPath === undefined ? {} : { planPath: options.planPath }),
       ...(options.allowWorkspace === undefined ? {} : { allowWorkspace: options.allowWorkspace }),
       ...(options.labels === undefined ? {} : { labels: options.labels }),
+      ...(options.priority === undefined ? {} : { priority: options.priority }),
     });
     const [started] = await startRuns(ctx, [prepared]);
     return { runId: started!.run.id, created: started!.created };
@@ -747,4 +750,10 @@ export interface StartPlanOptions {
    * runs by it (`baton status --label`, `retryBlocked({ labels })`). Never metric labels.
    */
   labels?: Record<string, string>;
+  /**
+   * The run's claim priority, 0 to 9, higher first (`baton run --priority`): a worker claims due
+   * steps of higher priority first, aged by BATON_PRIORITY_AGING. Default: the plan's, else 0; a
+   * step's own `priority` wins.
+   */
+  priority?: number;
 }

@@ -94,6 +94,14 @@ export interface StepPolicy<Inputs, Deps extends string> {
    */
   heartbeatTimeoutMs?: number | string;
   /**
+   * The step's first attempt is not due before this instant: an ISO 8601 date-time with an offset
+   * (`'2026-12-24T08:00:00+08:00'`), or a template resolving to one (`'{{inputs.when}}'`,
+   * `'{{steps.<dep>.result.at}}'`). Default: none.
+   */
+  notBefore?: string;
+  /** Claim priority of this step, 0 to 9, higher first. Default: the run's priority. */
+  priority?: number;
+  /**
    * Default `none`. `unsafe`: an interrupted or timed-out attempt is an unknown outcome, never
    * retried blindly. In a shadow run a step with a side effect is not called at all.
    */
@@ -108,6 +116,12 @@ export interface StepPolicy<Inputs, Deps extends string> {
    * it calls. Default `fn:<workflow>.<step>`.
    */
   flowKey?: string;
+  /**
+   * Keyed flow control, as a plan step's `flow`: `{ key: 'customer:{{inputs.customer}}', concurrency: 1,
+   * rate: '10/m' }`: the key is rendered per run, and the limit applies to every key it renders to
+   * unless an operator set one (`baton flow set`, `setFlowLimit`). Not with `flowKey`.
+   */
+  flow?: { key: string; concurrency?: number; rate?: string };
   /** Asked, after a crash mid-effect, whether the effect `key` happened. */
   reconcile?: (
     context: StepContext<Inputs, unknown>,
@@ -329,8 +343,11 @@ export class Workflow<Inputs extends Record<string, string>, Results extends Rec
           ...(policy.heartbeatTimeoutMs === undefined
             ? {}
             : { heartbeatTimeoutMs: policy.heartbeatTimeoutMs }),
+          ...(policy.notBefore === undefined ? {} : { notBefore: policy.notBefore }),
+          ...(policy.priority === undefined ? {} : { priority: policy.priority }),
           ...(policy.sideEffect === undefined ? {} : { sideEffect: policy.sideEffect }),
           ...(policy.flowKey === undefined ? {} : { flowKey: policy.flowKey }),
+          ...(policy.flow === undefined ? {} : { flow: { ...policy.flow } }),
           ...(policy.shadowResult === undefined ? {} : { shadowResult: policy.shadowResult }),
         })),
       },

@@ -33,6 +33,8 @@ export interface ScheduleApiOptions {
   shadow?: boolean;
   /** The labels of its runs, e.g. `{ team: 'growth' }` (`schedule add -l team=growth`). */
   labels?: Record<string, string>;
+  /** The claim priority of its runs, 0 to 9, higher first (`schedule add --priority`); default the plan's. */
+  priority?: number;
 }
 
 /** `baton.schedules`: the schedules of the store. */

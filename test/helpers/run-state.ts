@@ -8,8 +8,9 @@ export function runStateOf(
   options: { id?: string; now?: number; inputs?: Record<string, string> } = {},
 ): RunState {
   const now = options.now ?? 0;
+  const id = options.id ?? 'r1';
   return {
-    id: options.id ?? 'r1',
+    id,
     status: 'running',
     plan,
     attemptsTotal: 0,
@@ -17,7 +18,10 @@ export function runStateOf(
     createdAt: now,
     updatedAt: now,
     finishedAt: null,
-    steps: initialStepStates(plan, now),
+    steps: initialStepStates(plan, now, new Set(), null, {
+      id,
+      ...(options.inputs === undefined ? {} : { inputs: options.inputs }),
+    }),
     ...(options.inputs === undefined ? {} : { inputs: options.inputs }),
   };
 }

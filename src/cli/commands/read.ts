@@ -107,6 +107,8 @@ export async function statusCommand(
           ? { parentRunId: run.plan.parent.runId, parentStepId: run.plan.parent.stepId }
           : {}),
         children: await runChildren(store, run),
+        // Its claim priority (0 to 9, in its snapshot: core/priority.ts).
+        priority: run.plan.priority ?? 0,
         labels: (await store.getRunLabels([runId]))[runId] ?? {},
         toolApprovals: await waitingToolCalls(store, run),
         flowWaits: await flowWaits(store, run, Date.now()),

@@ -22,13 +22,16 @@ import {
   type ScheduleView,
   scheduleRunsText,
 } from '../../runtime/schedule-view.js';
+import { parsePriority } from '../../runtime/settings.js';
 import type { ScheduleSlot } from '../../runtime/types.js';
 import { EXIT } from '../exit-codes.js';
 import { printJson, table } from '../format.js';
 import type { GlobalOptions } from '../global-options.js';
 import { prepareRunFromCli } from '../prepare-run.js';
 
-interface ScheduleCliOptions extends GlobalOptions, ScheduleOptions {
+interface ScheduleCliOptions extends GlobalOptions, Omit<ScheduleOptions, 'priority'> {
+  /** `--priority <0-9>` as given; the rules take it as a number. */
+  priority?: string | number;
   input?: string[];
   workspace?: string;
   allowWorkspace?: string;
@@ -40,16 +43,23 @@ interface ScheduleCliOptions extends GlobalOptions, ScheduleOptions {
   label?: string[];
 }
 
-/** The options with `-l key=value` as the schedule's labels. */
-function withLabels(options: ScheduleCliOptions): ScheduleCliOptions {
-  return options.label === undefined
-    ? options
-    : { ...options, labels: parseLabels(options.label, '--label') };
+/** The CLI's options once parsed: `--priority` as a number. */
+type ParsedCliOptions = Omit<ScheduleCliOptions, 'priority'> & { priority?: number };
+
+/** The options with `-l key=value` as the schedule's labels and `--priority` as a number. */
+function withLabels(options: ScheduleCliOptions): ParsedCliOptions {
+  const labelled =
+    options.label === undefined ? options : { ...options, labels: parseLabels(options.label, '--label') };
+  const { priority, ...rest } = labelled;
+  return priority === undefined ? rest : { ...rest, priority: parsePriority(String(priority), '--priority') };
 }
 
 /** The plan snapshot of `schedule add` / `update`, checked before a store is opened. */
 async function planSnapshot(planPath: string, options: ScheduleCliOptions): Promise<ScheduleSnapshot> {
-  return scheduleSnapshot(await prepareRunFromCli(planPath, { ...options, id: undefined, shadow: false }));
+  // Shadow and priority are the schedule's rules (applied to each slot's run), not its snapshot's.
+  return scheduleSnapshot(
+    await prepareRunFromCli(planPath, { ...options, id: undefined, shadow: false, priority: undefined }),
+  );
 }
 
 /** `baton schedule add <name> <plan> (--cron … | --every …)`: stores the schedule with its plan snapshot. */
@@ -75,7 +85,7 @@ export async function scheduleUpdateCommand(name: string, cli: ScheduleCliOption
   if (cli.live && cli.shadow)
     throw new BatonError('INVALID_ARGUMENT', '--live and --shadow: give one of them');
   const { live, ...rest } = withLabels(cli);
-  const options: ScheduleCliOptions = live ? { ...rest, shadow: false } : rest;
+  const options: ParsedCliOptions = live ? { ...rest, shadow: false } : rest;
   if (!storeExists(options)) throw noSchedule(name);
   return withCommandContext(options, async (ctx) => {
     const { view } = await updateSchedule(ctx, {
@@ -144,7 +154,7 @@ export async function schedulePreviewCommand(
 ) {
   const from = options.from === undefined ? Date.now() : parseTimeOption(options.from, '--from');
   const count = options.count === undefined ? 5 : parsePositiveInt(options.count, '--count', 1000);
-  const rules = scheduleRules({ ...options, overlap: 'skip' }, from);
+  const rules = scheduleRules({ ...options, overlap: 'skip', priority: undefined }, from);
   const times = previewFireTimes(rules, from, count);
   if (options.json) {
     printJson(times);

@@ -1,3 +1,5 @@
+import { isBatonError } from '../errors.js';
+import { parseFlowRate } from '../flow.js';
 import { ntfyTarget } from '../hook-formats/ntfy.js';
 import { checkForEachSteps } from './check-for-each.js';
 import { checkWhens } from './check-when.js';
@@ -28,6 +30,7 @@ import {
   type PlanInput,
   type PlanStep,
   type RetryPolicy,
+  type StepFlow,
 } from './types.js';
 
 type RawRetry = NonNullable<PlanFileStep['retry']>;
@@ -40,6 +43,7 @@ interface StepDefaults {
   timeoutMs: string | number;
   delayBeforeMs: string | number;
   flowKey: string | undefined;
+  flow: PlanFileStep['flow'];
   sandbox: PlanFileStep['sandbox'];
   checkpoint: PlanFileStep['checkpoint'];
 }
@@ -69,6 +73,7 @@ export function normalizePlan(file: PlanFile, fileName: string): Plan {
     timeoutMs: file.defaults?.timeoutMs ?? DEFAULT_TIMEOUT_MS,
     delayBeforeMs: file.defaults?.delayBeforeMs ?? 0,
     flowKey: file.defaults?.flowKey,
+    flow: file.defaults?.flow,
     sandbox: file.defaults?.sandbox,
     checkpoint: file.defaults?.checkpoint,
   };
@@ -116,6 +121,7 @@ export function normalizePlan(file: PlanFile, fileName: string): Plan {
       ...normalizeBudget(file.limits ?? {}, 'limits'),
     },
     ...(hooks === undefined ? {} : { hooks }),
+    ...(file.priority === undefined || file.priority === 0 ? {} : { priority: file.priority }),
     ...(file.shadow ? { shadow: true } : {}),
     ...(typeof file.shadow === 'object' &&
     file.shadow.approvals !== undefined &&
@@ -198,7 +204,15 @@ function normalizeStep(
   const delayBefore = step.delayBeforeMs ?? defaults.delayBeforeMs;
 
   const agent = kind === 'agent' ? (step.agent ?? defaults.agent) : undefined;
-  const flowKey = step.flowKey ?? defaults.flowKey;
+  if (step.flow !== undefined && step.flowKey !== undefined)
+    issues.push({
+      path: `${path}.flow`,
+      problem: 'a step counts against one flow key: give flow (a keyed limit) or flowKey, not both',
+    });
+  // A step's own flowKey wins over defaults.flow, as its own flow wins over defaults.flowKey.
+  const rawFlow = step.flow ?? (step.flowKey === undefined ? defaults.flow : undefined);
+  const flow = rawFlow === undefined ? undefined : normalizeFlow(rawFlow, `${path}.flow`, issues);
+  const flowKey = flow === undefined ? (step.flowKey ?? defaults.flowKey) : undefined;
   // Its agent, or an agent fallback (which runs as the step), is what a sandbox confines.
   const fallbackIsAgent =
     step.fallback !== undefined && step.fallback.fn === undefined && step.fallback.model === undefined;
@@ -237,6 +251,7 @@ function normalizeStep(
     sideEffect: step.sideEffect ?? 'none',
     ...(step.budget === undefined ? {} : { budget: normalizeBudget(step.budget, `${path}.budget`) }),
     ...(flowKey === undefined ? {} : { flowKey }),
+    ...(flow === undefined ? {} : { flow }),
     ...(confined ? { sandbox: 'workspace' as const } : {}),
     ...normalizeCheckpoint(step.checkpoint, defaults.checkpoint, runsAgent, path, issues),
     ...(step.shadowResult === undefined ? {} : { shadowResult: structuredClone(step.shadowResult) }),
@@ -247,6 +262,8 @@ function normalizeStep(
     timeoutMs: parseDurationMs(timeout, `${path}.timeoutMs`),
     ...heartbeatTimeout(step, kind, path, issues),
     delayBeforeMs: parseDurationMs(delayBefore, `${path}.delayBeforeMs`),
+    ...(step.notBefore === undefined ? {} : { notBefore: step.notBefore }),
+    ...(step.priority === undefined ? {} : { priority: step.priority }),
     ...(step.compensate === undefined
       ? {}
       : {
@@ -270,6 +287,27 @@ function normalizeStep(
         }),
   };
   return normalized;
+}
+
+/** A step's `flow:`: its rate parsed (a problem at `path.rate`). */
+function normalizeFlow(flow: NonNullable<PlanFileStep['flow']>, path: string, issues: PlanIssue[]): StepFlow {
+  let rate: StepFlow['rate'];
+  if (flow.rate !== undefined) {
+    try {
+      rate = parseFlowRate(flow.rate, `${path}.rate`);
+    } catch (error) {
+      issues.push({
+        path: `${path}.rate`,
+        problem: `${JSON.stringify(flow.rate)} is not a rate: use <starts>/<window>, e.g. 10/m, 100/h or 1/2m`,
+      });
+      if (!isBatonError(error)) throw error;
+    }
+  }
+  return {
+    key: flow.key,
+    ...(flow.concurrency === undefined ? {} : { concurrency: flow.concurrency }),
+    ...(rate === undefined ? {} : { rate }),
+  };
 }
 
 const DEFAULT_REQUEST_TIMEOUT_MS = 120_000;

@@ -25,6 +25,8 @@ function templateTexts(step: PlanStep): { refs: TemplateRefs; fields: string[] }
   for (const [name, value] of Object.entries(step.subPlan?.inputs ?? {}))
     texts.push({ text: value, fields: ['plan', 'inputs', name] });
   if (step.wait?.event !== undefined) texts.push({ text: step.wait.event, fields: ['wait', 'event'] });
+  if (step.notBefore !== undefined) texts.push({ text: step.notBefore, fields: ['notBefore'] });
+  if (step.flow !== undefined) texts.push({ text: step.flow.key, fields: ['flow', 'key'] });
   if (step.model !== undefined) {
     texts.push({ text: step.model.prompt, fields: ['model', 'prompt'] });
     if (step.model.system !== undefined) texts.push({ text: step.model.system, fields: ['model', 'system'] });

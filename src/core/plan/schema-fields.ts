@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { controlCharacterProblem, firstControlCharacter } from '../control-chars.js';
+import { DATE_TIME_EXAMPLE, instantOf } from './date-time.js';
 import { DURATION_EXAMPLES, DURATION_PATTERN, isDuration, parseDurationMs } from './duration.js';
 import { FLOW_KEY_PATTERN, RESERVED_NAMES, STEP_ID_PATTERN } from './types.js';
 import { describeValue, unknownKeysMessage } from './zod-issues.js';
@@ -143,4 +144,65 @@ export function checkpointSchema(description: string) {
       },
     )
     .describe(description);
+}
+
+const notBeforeProblem = (input: unknown) =>
+  `${describeValue(input)} is not a date-time: use an ISO 8601 date-time with an offset, e.g. ${DATE_TIME_EXAMPLE}, or a template resolving to one, e.g. "{{inputs.when}}"`;
+
+/** `notBefore:` of a step: a date-time with an offset, or a template that renders to one when the step is ready. */
+export const notBeforeSchema = z
+  .string({ error: (issue) => notBeforeProblem(issue.input) })
+  .max(500, { error: 'at most 500 characters' })
+  .refine((value) => value.includes('{{') || instantOf(value) !== undefined, {
+    error: (issue) => notBeforeProblem(issue.input),
+  })
+  .describe(
+    `The step's first attempt is not due before this instant: an ISO 8601 date-time with an offset (${DATE_TIME_EXAMPLE}), or a template resolving to one ("{{inputs.when}}", "{{steps.<id>.result.<path>}}"), rendered when the step becomes ready; one that renders to anything else blocks the step as invalid. With delayBeforeMs too, the later of the two. Default: none.`,
+  );
+
+/** `priority:` of a step or a plan: a whole number from 0 to 9, higher first. */
+export function prioritySchema(description: string) {
+  const problem = (input: unknown) =>
+    `${describeValue(input)} is not a priority: use a whole number from 0 (default) to 9 (first)`;
+  return z
+    .number({ error: (issue) => problem(issue.input) })
+    .int({ error: (issue) => problem(issue.input) })
+    .min(0, { error: (issue) => problem(issue.input) })
+    .max(9, { error: (issue) => problem(issue.input) })
+    .describe(description);
+}
+
+/** `flow:` of a step or of `defaults`: a flow key (a template) with the limit of every key it renders to. */
+export function flowSchema(description: string) {
+  return strictObject(
+    {
+      key: z
+        .string({
+          error: (issue) =>
+            `expected a flow key, e.g. "customer:{{inputs.customer}}", got ${describeValue(issue.input)}`,
+        })
+        .min(1, { error: 'expected a flow key, e.g. "customer:{{inputs.customer}}"' })
+        .max(200, { error: 'a flow key is at most 200 characters' })
+        .describe(
+          'The flow key, a template over inputs, the results of the steps it depends on and a fan-out\'s item, rendered for each run (and item): "customer:{{inputs.customer}}".',
+        ),
+      concurrency: z
+        .number()
+        .int()
+        .min(1)
+        .max(100_000)
+        .optional()
+        .describe(
+          'Attempts running at once under each key it renders to, across runs and workers (1..100000).',
+        ),
+      rate: z
+        .string()
+        .max(50)
+        .optional()
+        .describe(
+          'At most this many attempts started in any window under each key it renders to, e.g. "10/m", "100/h".',
+        ),
+    },
+    'flow: { key, concurrency?, rate? }',
+  ).describe(description);
 }

@@ -1,17 +1,11 @@
 import { z } from 'zod';
+import { instantOf } from './date-time.js';
 import { isDuration, parseDurationMs } from './duration.js';
 import { jsonValueSchema, MAX_TIMEOUT_MS, strictObject } from './schema-fields.js';
 import { describeValue } from './zod-issues.js';
 
-/** An ISO 8601 date-time with an offset (`Z` or `+08:00`): a deadline that means one instant. */
-const DEADLINE_PATTERN = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2})$/;
-
-/** The deadline a wait's `timeout` names, in ms since the epoch; undefined when it is not one. */
-export function waitDeadlineAt(value: unknown): number | undefined {
-  if (typeof value !== 'string' || !DEADLINE_PATTERN.test(value)) return undefined;
-  const at = Date.parse(value);
-  return Number.isFinite(at) ? at : undefined;
-}
+/** The deadline a wait's `timeout` names (a date-time with an offset), in ms since the epoch; undefined when it is not one. */
+export const waitDeadlineAt = instantOf;
 
 const timeoutProblem = (input: unknown) =>
   `${describeValue(input)} is not a timeout: use a duration (e.g. "30m", "24h", "7d", at most 24.8 days) or an ISO 8601 date-time with an offset (e.g. "2026-12-24T18:00:00+08:00")`;

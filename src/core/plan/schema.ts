@@ -9,10 +9,13 @@ import {
   checkpointSchema,
   durationSchema,
   flowKeySchema,
+  flowSchema,
   idSchema,
   jsonValueSchema,
   MAX_TIMEOUT_MS,
   nameSchema,
+  notBeforeSchema,
+  prioritySchema,
   silenceTimeoutSchema,
   strictObject,
   timeoutSchema,
@@ -414,6 +417,9 @@ const stepSchema = strictObject(
         'What running the step twice would do: none (safe to repeat), idempotent (repeating is harmless, e.g. keyed by BATON_IDEMPOTENCY_KEY), unsafe (an interrupted attempt is an unknown outcome for a human, never retried blindly). Default none.',
       ),
     budget: budgetSchema.optional(),
+    flow: flowSchema(
+      'Keyed flow control: { key: "customer:{{inputs.customer}}", concurrency: 1, rate: "10/m" }: its attempts count against the key rendered for its run, and the limit applies to each key it renders to, unless an operator set one for that key (baton flow set). Default: defaults.flow. Not with flowKey.',
+    ).optional(),
     flowKey: flowKeySchema(
       "Flow-control key its attempts count against (limits: baton flow set <key>). Default: defaults.flowKey, else the executor: the agent command's base name (claude), the model provider (openai) or fn:<name>.",
     ).optional(),
@@ -438,6 +444,10 @@ const stepSchema = strictObject(
     ).optional(),
     delayBeforeMs: durationSchema(
       'Durable delay before the first attempt of this step. Default: defaults.delayBeforeMs, else 0.',
+    ).optional(),
+    notBefore: notBeforeSchema.optional(),
+    priority: prioritySchema(
+      "Claim priority of this step, 0 to 9, higher first (aged: see BATON_PRIORITY_AGING). Default: its run's priority (baton run --priority, else the plan's priority), else 0.",
     ).optional(),
     forEach: forEachSchema.optional(),
     compensate: compensateSchema.optional(),
@@ -477,6 +487,9 @@ const defaultsSchema = strictObject(
       'Durable delay before the first attempt of every step. Default 0.',
     ).optional(),
     flowKey: flowKeySchema('Flow-control key of every step that does not set its own.').optional(),
+    flow: flowSchema(
+      'Keyed flow control of every step that sets neither flow nor flowKey: { key, concurrency?, rate? }.',
+    ).optional(),
     sandbox: sandboxSchema(
       'Confinement of every agent step that does not set its own: workspace or none. Default none.',
     ).optional(),
@@ -484,7 +497,7 @@ const defaultsSchema = strictObject(
       'Workspace checkpoints of every agent step that does not set its own: workspace, none or { exclude: [...] }. Default none.',
     ).optional(),
   },
-  'defaults: { agent?, retry?, timeoutMs?, delayBeforeMs?, flowKey?, sandbox?, checkpoint? }',
+  'defaults: { agent?, retry?, timeoutMs?, delayBeforeMs?, flowKey?, flow?, sandbox?, checkpoint? }',
 ).describe('Applied to every step that does not set the field itself.');
 
 const limitsSchema = strictObject(
@@ -599,6 +612,9 @@ export const planFileSchema = strictObject(
       .describe('Named run inputs, used in instructions as {{inputs.<name>}}.'),
     defaults: defaultsSchema.optional(),
     limits: limitsSchema.optional(),
+    priority: prioritySchema(
+      "Claim priority of runs of this plan, 0 to 9, higher first; baton run --priority overrides it, a step's own priority overrides both. Default 0.",
+    ).optional(),
     hooks: z
       .array(hookSchema)
       .optional()

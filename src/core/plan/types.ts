@@ -275,6 +275,19 @@ export interface PlanStep {
   heartbeatTimeoutMs?: number;
   /** Durable delay before the step's first attempt, in ms. */
   delayBeforeMs: number;
+  /**
+   * The step's first attempt is not due before this instant: an ISO 8601 date-time with an offset,
+   * or a template rendered when the step becomes ready (core/not-before.ts). The later of this and
+   * `delayBeforeMs` wins.
+   */
+  notBefore?: string;
+  /** Claim priority, 0 to 9, higher first (core/priority.ts); absent: the run's. */
+  priority?: number;
+  /**
+   * Keyed flow control (`flow:`): `key` is a template rendered per run and item (its flow key);
+   * `concurrency` and `rate` the limit of every key it renders to, unless an operator set one.
+   */
+  flow?: StepFlow;
   /** The step runs once per element of a list (core/for-each.ts): it is a group of item steps. */
   forEach?: ForEachSpec;
   /** Set on an item step, which a group's expansion appended to the run's plan snapshot. */
@@ -428,6 +441,13 @@ export interface HookSpec {
   retries: number;
 }
 
+/** A step's `flow:`, normalised: the key template and the limit each rendered key gets. */
+export interface StepFlow {
+  key: string;
+  concurrency?: number;
+  rate?: { count: number; windowMs: number };
+}
+
 export interface Plan {
   version: 1;
   name: string;
@@ -454,6 +474,13 @@ export interface Plan {
    * was forked from (core/fork.ts).
    */
   forkedFrom?: { runId: string; stepId: string };
+  /**
+   * The run's claim priority, 0 to 9 (core/priority.ts): the plan's `priority`, or the one the run
+   * was started with (`--priority`), kept in the snapshot. Absent: 0.
+   */
+  priority?: number;
+  /** BATON_PRIORITY_AGING when the run started, kept in the snapshot when it is not the default. */
+  priorityAgingMs?: number;
   /** In the order of the plan file. */
   steps: PlanStep[];
   /** `finally:`: steps run once when the run ends, in any state (core/cleanup.ts); absent: none. */

@@ -22,6 +22,8 @@ export interface ScheduleRules {
   shadow?: boolean;
   /** The labels of its runs (`schedule add -l team=growth`). */
   labels?: Readonly<Record<string, string>>;
+  /** The claim priority of its runs, 1 to 9 (`schedule add --priority 5`); absent: the plan's. */
+  priority?: number;
 }
 
 /** A cron expression (5 fields, or 6 with seconds first) in an IANA time zone, or an interval. */

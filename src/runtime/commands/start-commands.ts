@@ -1,5 +1,6 @@
 import { BatonError } from '../../core/errors.js';
 import type { Plan } from '../../core/plan/types.js';
+import { DEFAULT_PRIORITY_AGING_MS, isPriority } from '../../core/priority.js';
 import {
   prepareRun as prepareNewRun,
   resumeRefusal,
@@ -8,7 +9,7 @@ import {
 import { agentCommandWarnings } from '../../executors/agent-profiles/command-warnings.js';
 import { trustedPrograms } from '../../executors/trusted-programs.js';
 import { type NewRun, NO_STEPS, type RunSummary } from '../../store/store.js';
-import { defaultAgent } from '../settings.js';
+import { defaultAgent, priorityAging } from '../settings.js';
 import type { CommandContext } from './context.js';
 
 /**
@@ -58,6 +59,8 @@ export interface RunRequest {
   completedSteps?: readonly string[];
   /** What the run is for (`-l team=growth`). */
   labels?: Readonly<Record<string, string>>;
+  /** The run's claim priority, 0 to 9 (`--priority`); default: the plan's, else 0. */
+  priority?: number;
 }
 
 /** A run prepared for the store, with what its agent commands lack for Baton to read their output. */
@@ -72,7 +75,11 @@ export interface PreparedRun {
 /** Checks a run before anything is stored, as every door does (see above). Throws a BatonError. */
 export function prepareRun(starting: StartingProcess, request: RunRequest): PreparedRun {
   const env = starting.env ?? process.env;
-  const plan = request.shadow ? { ...request.plan, shadow: true } : request.plan;
+  const plan = withRunPriority(
+    request.shadow ? { ...request.plan, shadow: true } : request.plan,
+    request.priority,
+    priorityAging(env),
+  );
   refuseUnknownFunctions(plan, starting.functions ?? [], request.planPath);
   const agent = defaultAgent(request.agent, env);
   const workspace =
@@ -96,6 +103,27 @@ export function prepareRun(starting: StartingProcess, request: RunRequest): Prep
     run,
     idGiven: request.runId !== undefined,
     warnings: agentCommandWarnings(run.plan, run.workspace),
+  };
+}
+
+/**
+ * The plan snapshot of a run with its priority (`--priority` over the plan's) and, when it matters
+ * and is not the default, BATON_PRIORITY_AGING as it is now (core/priority.ts).
+ */
+function withRunPriority(plan: Plan, priority: number | undefined, agingMs: number): Plan {
+  if (priority !== undefined && !isPriority(priority))
+    throw new BatonError(
+      'INVALID_ARGUMENT',
+      `priority: expected a whole number from 0 (default) to 9 (first), got ${JSON.stringify(priority)}`,
+    );
+  const runPriority = priority ?? plan.priority ?? 0;
+  const { priority: _priority, priorityAgingMs: _aging, ...rest } = plan;
+  const prioritized = runPriority > 0 || plan.steps.some((step) => (step.priority ?? 0) > 0);
+  if (!prioritized && plan.priority === undefined && plan.priorityAgingMs === undefined) return plan;
+  return {
+    ...rest,
+    ...(runPriority > 0 ? { priority: runPriority } : {}),
+    ...(prioritized && agingMs !== DEFAULT_PRIORITY_AGING_MS ? { priorityAgingMs: agingMs } : {}),
   };
 }
 

@@ -2,7 +2,7 @@ import '../core-libraries.js';
 import { claimableStep, claimResults, type FlowAdmits } from '../../core/claim-rules.js';
 import type { BatonEvent } from '../../core/events.js';
 import type { OutputArtifact } from '../../core/failure.js';
-import type { FlowGate } from '../../core/flow.js';
+import type { FlowGate, FlowLimit } from '../../core/flow.js';
 import type { HookSpec } from '../../core/plan/types.js';
 import { planSecretEnv } from '../../core/run-secrets.js';
 import { FINAL_RUN_STATUSES, planIndex, type RunState, stepOf } from '../../core/run-state.js';
@@ -218,7 +218,23 @@ export class CycleRuns<E extends LoadedRun> {
 
   /** Flow control's say in claimableStep: the limits this cycle holds, with its own claims counted. */
   private readonly flowAdmits: FlowAdmits = (run, position) =>
-    flowAllows(this.gate, run, position, () => this.held());
+    flowAllows(
+      this.gate,
+      run,
+      position,
+      () => this.held(),
+      (limit) => {
+        this.flowDeclarations.set(limit.key, limit);
+        // The step is due and admitted by the next cycle, under the limit this one stores: look again.
+        this.settledUnclaimed = true;
+      },
+    );
+
+  /**
+   * Limits plans declare (`flow:`) for keys the store held none for, found by this cycle's claims:
+   * the store records each (unless one was set meanwhile) in the same transaction.
+   */
+  readonly flowDeclarations = new Map<string, FlowLimit>();
 
   /**
    * Claims a step of a held run if the core's claim predicate (claimableStep) admits it as held now:

@@ -13,7 +13,10 @@ const IMPORTED_RESULT = JSON.stringify({ summary: 'done before the run was impor
 export function newRunState(spec: NewRun): { state: RunState; event: BatonEvent } {
   const kept = new Map((spec.keptSteps ?? []).map((step) => [step.stepId, step]));
   const done = new Set([...(spec.completedSteps ?? []), ...kept.keys()]);
-  const initial = initialStepStates(spec.plan, spec.now, done, IMPORTED_RESULT);
+  const initial = initialStepStates(spec.plan, spec.now, done, IMPORTED_RESULT, {
+    id: spec.id,
+    inputs: spec.inputs,
+  });
   // A fork's kept steps start as the old run left them: succeeded, skipped or degraded, with its result.
   const steps =
     kept.size === 0

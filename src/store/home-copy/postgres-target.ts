@@ -3,7 +3,7 @@ import { flowKeyOf } from '../../core/flow.js';
 import { nextWaitAt } from '../../core/waits.js';
 import type { PgClient } from '../postgres/open-pool.js';
 import { toPgJson } from '../postgres/pg-json.js';
-import { functionOf, nextDueAt } from '../postgres/write-batch.js';
+import { functionOf, nextClaimRank, nextDueAt } from '../postgres/write-batch.js';
 import {
   COPIED_TABLES,
   type SourceEventRow,
@@ -80,6 +80,7 @@ export class PostgresCopyTarget {
       finished_at: row.finished_at,
       version: row.version,
       next_due_at: nextDueAt(state),
+      next_rank: nextClaimRank(state),
       next_wait_at: nextWaitAt(state),
       concurrency: state.plan.limits.concurrency,
       running_count: runningCount(state),
@@ -92,14 +93,15 @@ export class PostgresCopyTarget {
       `WITH x AS (
          SELECT * FROM json_to_recordset($1::json) AS x (id text, plan_name text, plan_hash text, inputs text,
            workspace text, status text, attempts_total integer, blocked_reason text, created_at bigint,
-           updated_at bigint, finished_at bigint, version bigint, next_due_at bigint, next_wait_at bigint,
-           concurrency integer, running_count integer, input_tokens bigint, output_tokens bigint, cost_usd double precision, plan text)),
+           updated_at bigint, finished_at bigint, version bigint, next_due_at bigint, next_rank bigint,
+           next_wait_at bigint, concurrency integer, running_count integer, input_tokens bigint, output_tokens bigint, cost_usd double precision, plan text)),
        ru AS (
          INSERT INTO ${s}.runs (id, plan_name, plan_hash, inputs, workspace, status, attempts_total, blocked_reason,
-           created_at, updated_at, finished_at, version, next_due_at, next_wait_at, concurrency, running_count,
-           input_tokens, output_tokens, cost_usd)
+           created_at, updated_at, finished_at, version, next_due_at, next_rank, next_wait_at, concurrency,
+           running_count, input_tokens, output_tokens, cost_usd)
          SELECT id, plan_name, plan_hash, inputs::json, workspace, status, attempts_total, blocked_reason,
-           created_at, updated_at, finished_at, version, next_due_at, next_wait_at, concurrency, running_count,
+           created_at, updated_at, finished_at, version, next_due_at, next_rank, next_wait_at, concurrency,
+           running_count,
            input_tokens, output_tokens, cost_usd FROM x)
        INSERT INTO ${s}.run_plans (run_id, plan) SELECT id, plan::json FROM x`,
       runRows,

@@ -4,7 +4,7 @@ import { newRunState } from '../cycle/new-run.js';
 import { stepFlowKey } from '../flow-accounting.js';
 import type { NewRun } from '../store.js';
 import { toPgJson } from './pg-json.js';
-import { functionOf, nextDueAt } from './write-batch.js';
+import { functionOf, nextClaimRank, nextDueAt } from './write-batch.js';
 
 /** The new run's state and the parameters of `createRunSql`. */
 export function createRunValues(spec: NewRun): { state: RunState; values: unknown[] } {
@@ -40,6 +40,7 @@ export function createRunValues(spec: NewRun): { state: RunState; values: unknow
       status === 'running' && dueAt !== null ? String(dueAt) : null,
       nextWaitAt(state),
       toPgJson(spec.labels ?? {}),
+      nextClaimRank(state),
     ],
   };
 }
@@ -52,8 +53,8 @@ export function createRunSql(schema: string, channel: string): string {
   return `WITH
   ru AS (
     INSERT INTO ${schema}.runs (id, plan_name, plan_hash, inputs, workspace, status, created_at, updated_at,
-      concurrency, next_due_at, next_wait_at)
-    VALUES ($1, $2, $3, $4::json, $5, $6, $7, $7, $8, $13, $15)),
+      concurrency, next_due_at, next_wait_at, next_rank)
+    VALUES ($1, $2, $3, $4::json, $5, $6, $7, $7, $8, $13, $15, $17)),
   pl AS (INSERT INTO ${schema}.run_plans (run_id, plan) VALUES ($1, $9::json)),
   lb AS (INSERT INTO ${schema}.run_labels (run_id, key, value) SELECT $1, l.key, l.value FROM json_each_text($16::json) AS l),
   st AS (
@@ -88,6 +89,7 @@ export function createRunsValues(specs: readonly NewRun[]): unknown[] {
       concurrency: spec.plan.limits.concurrency,
       next_due_at: dueAt,
       next_wait_at: values[14],
+      next_rank: values[16],
       plan: spec.plan,
       labels: spec.labels ?? {},
     });
@@ -105,11 +107,11 @@ export function createRunsSql(schema: string, channel: string): string {
   return `WITH
   ru AS (
     INSERT INTO ${schema}.runs (id, plan_name, plan_hash, inputs, workspace, status, created_at, updated_at,
-      concurrency, next_due_at, next_wait_at)
+      concurrency, next_due_at, next_wait_at, next_rank)
     SELECT x.id, x.plan_name, x.plan_hash, x.inputs, x.workspace, x.status, x.at, x.at, x.concurrency, x.next_due_at,
-      x.next_wait_at
+      x.next_wait_at, x.next_rank
     FROM json_to_recordset($1::json) AS x (id text, plan_name text, plan_hash text, inputs json, workspace text,
-      status text, at bigint, concurrency integer, next_due_at bigint, next_wait_at bigint)),
+      status text, at bigint, concurrency integer, next_due_at bigint, next_wait_at bigint, next_rank bigint)),
   pl AS (INSERT INTO ${schema}.run_plans (run_id, plan) SELECT x.id, x.plan FROM json_to_recordset($1::json) AS x (id text, plan json)),
   lb AS (
     INSERT INTO ${schema}.run_labels (run_id, key, value)

@@ -26,8 +26,9 @@ export interface CycleLockParams {
  * Holding a run's row lock is what entitles a transaction to change the run and its steps; their
  * state is read by a separate, later statement, which sees every commit made before the lock.
  *
- * Due work is found from run rows alone (`next_due_at`, `running_count`, `concurrency`) through the
- * partial index of running runs, so a claim reads what is due, earliest first, and never history.
+ * Due work is found from run rows alone (`next_rank`, `next_due_at`, `running_count`, `concurrency`)
+ * through the partial index runs_claim, so a claim reads what is due, in claim order (the lowest
+ * claim rank first: higher priority, aged; core/priority.ts), and never history.
  * A run at its concurrency is locked only when a wait step of it is due (`next_wait_at`): a wait
  * starts and times out without a slot (CycleRuns.moveDueWaits), so it never waits for one.
  * Only a worker limited to some functions, or a database with flow keys at their limit, looks at
@@ -55,7 +56,7 @@ export function cycleLockSql(schema: string): string {
         SELECT count(*) FROM unnest(f.starts) AS t (at) WHERE t.at > $5::bigint - f.rate_window_ms)))
   ), claimable AS (
     SELECT r.id FROM ${schema}.runs r
-    WHERE r.status = 'running' AND r.next_due_at <= $5::bigint
+    WHERE r.status = 'running' AND r.next_rank <= $5::bigint AND r.next_due_at <= $5::bigint
       AND (r.running_count < r.concurrency OR r.next_wait_at <= $5::bigint)
       AND r.id <> ALL ($8::text[])
       AND ($6::text IS NULL OR r.id = $6::text)
@@ -64,7 +65,7 @@ export function cycleLockSql(schema: string): string {
         WHERE s.run_id = r.id AND ${dueStepSql('$5::bigint')}
           AND ($7::text[] IS NULL OR s.fn IS NULL OR s.fn = ANY ($7::text[]))
           AND (s.flow_key IS NULL OR s.flow_key NOT IN (SELECT key FROM saturated))))
-    ORDER BY r.next_due_at, r.id LIMIT $4::integer
+    ORDER BY r.next_rank, r.next_due_at, r.id LIMIT $4::integer
     FOR NO KEY UPDATE OF r SKIP LOCKED
   )
   SELECT id, 'complete' AS phase FROM completing

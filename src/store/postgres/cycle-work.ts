@@ -172,6 +172,11 @@ export class CycleWork {
       if (hash) changedPlans.push({ runId: state.id, hash, plan: state.plan });
     }
     this.batch.flowStarts(gate?.changedStarts() ?? []);
+    // A limit declared now is counted from the next cycle: wake the workers for the steps it held.
+    if (this.runs.flowDeclarations.size > 0) {
+      this.batch.flowDeclarations(this.runs.flowDeclarations.values(), this.request.now);
+      this.batch.noteDue(this.request.now);
+    }
     return { result: this.runs.result(), changedPlans };
   }
 }

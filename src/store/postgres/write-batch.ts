@@ -3,8 +3,10 @@ import { runningCount } from '../../core/claim-rules.js';
 import type { BatonEvent } from '../../core/events.js';
 import type { OutputArtifact } from '../../core/failure.js';
 import { fallbackPlanStep } from '../../core/fallback.js';
+import type { FlowLimit } from '../../core/flow.js';
 import { hooksFor } from '../../core/hooks.js';
 import type { HookSpec, PlanStep } from '../../core/plan/types.js';
+import { stepClaimRank } from '../../core/priority.js';
 import { planIndex, type RunState, TIMED_STEP_STATUSES } from '../../core/run-state.js';
 import { type KeptEvent, nextWaitAt } from '../../core/waits.js';
 import { stepFlowKey } from '../flow-accounting.js';
@@ -24,6 +26,20 @@ export function nextDueAt(run: Pick<RunState, 'steps'>): number | null {
       earliest = step.dueAt;
   }
   return earliest;
+}
+
+/**
+ * The lowest claim rank of a run's ready, retry_wait and waiting steps (`runs.next_rank`, the
+ * order claims lock runs in: core/priority.ts); null: none.
+ */
+export function nextClaimRank(run: Pick<RunState, 'steps' | 'plan'>): number | null {
+  let lowest: number | null = null;
+  run.steps.forEach((step, position) => {
+    if (!TIMED_STEP_STATUSES.has(step.status) || step.dueAt === null) return;
+    const rank = stepClaimRank(run.plan, position, step.dueAt)!;
+    if (lowest === null || rank < lowest) lowest = rank;
+  });
+  return lowest;
 }
 
 /**
@@ -51,6 +67,8 @@ export class WriteBatch {
   private readonly attempts = new Map<string, AttemptRow>();
   private readonly artifacts: object[] = [];
   private readonly flow: { key: string; starts: string }[] = [];
+  /** Limits plans declared for keys that had none (CycleRuns.flowDeclarations), one row per key. */
+  private readonly declared: object[] = [];
   /** The earliest due time of the steps this batch made due in running runs (the NOTIFY payload). */
   private dueAt: number | null = null;
   /** Events in this batch owe hook calls. */
@@ -77,7 +95,11 @@ export class WriteBatch {
 
   get empty(): boolean {
     return (
-      this.events.length === 0 && this.runs.length === 0 && this.attempts.size === 0 && this.flow.length === 0
+      this.events.length === 0 &&
+      this.runs.length === 0 &&
+      this.attempts.size === 0 &&
+      this.flow.length === 0 &&
+      this.declared.length === 0
     );
   }
 
@@ -124,6 +146,7 @@ export class WriteBatch {
       finished_at: run.finishedAt,
       running_count: runningCount(run),
       next_due_at: nextDueAt(run),
+      next_rank: nextClaimRank(run),
       next_wait_at: nextWaitAt(run),
       concurrency: planChanged ? run.plan.limits.concurrency : null,
       plan_hash: planHash,
@@ -181,6 +204,18 @@ export class WriteBatch {
     for (const { key, starts } of changed) this.flow.push({ key, starts: JSON.stringify(starts) });
   }
 
+  /** Limits plans declared (`flow:`) for keys without one: stored unless a limit is there by then. */
+  flowDeclarations(limits: Iterable<FlowLimit>, now: number): void {
+    for (const limit of limits)
+      this.declared.push({
+        key: limit.key,
+        concurrency: limit.concurrency,
+        rate_count: limit.rate?.count ?? null,
+        rate_window_ms: limit.rate?.windowMs ?? null,
+        at: now,
+      });
+  }
+
   attempt(row: AttemptRow): void {
     const key = attemptKeyText({ runId: row.run_id, stepId: row.step_id, attempt: row.attempt });
     // The first row wins: a completion is recorded before a reclaim of the same attempt.
@@ -203,6 +238,7 @@ export class WriteBatch {
       this.dueAt === null ? null : String(this.dueAt),
       toPgJson(this.flow),
       toPgJson(this.newSteps),
+      toPgJson(this.declared),
     ];
   }
 }
@@ -223,12 +259,14 @@ export function writeBatchSql(schema: string, channel: string): string {
   ru AS (
     UPDATE ${schema}.runs r SET status = x.status, attempts_total = x.attempts_total,
       blocked_reason = x.blocked_reason, updated_at = x.updated_at, finished_at = x.finished_at,
-      running_count = x.running_count, next_due_at = x.next_due_at, next_wait_at = x.next_wait_at,
+      running_count = x.running_count, next_due_at = x.next_due_at, next_rank = x.next_rank,
+      next_wait_at = x.next_wait_at,
       concurrency = coalesce(x.concurrency, r.concurrency),
       plan_hash = coalesce(x.plan_hash, r.plan_hash), version = r.version + 1,
       input_tokens = x.input_tokens, output_tokens = x.output_tokens, cost_usd = x.cost_usd
     FROM json_to_recordset($2::json) AS x (id text, status text, attempts_total integer, blocked_reason text,
-      updated_at bigint, finished_at bigint, running_count integer, next_due_at bigint, next_wait_at bigint,
+      updated_at bigint, finished_at bigint, running_count integer, next_due_at bigint, next_rank bigint,
+      next_wait_at bigint,
       concurrency integer, plan_hash text, input_tokens bigint, output_tokens bigint, cost_usd double precision)
     WHERE r.id = x.id),
   pl AS (
@@ -283,6 +321,14 @@ export function writeBatchSql(schema: string, channel: string): string {
   fl AS (
     UPDATE ${schema}.flow_limits f SET starts = ARRAY(SELECT json_array_elements_text(x.starts::json)::bigint)
     FROM json_to_recordset($8::json) AS x (key text, starts text)
-    WHERE f.key = x.key)
+    WHERE f.key = x.key),
+  fd AS (
+    -- Never a lock on a row that is there (an operator's limit, or another worker's declaration):
+    -- DO NOTHING takes none, so declaring cannot deadlock with a cycle that locked the key.
+    INSERT INTO ${schema}.flow_limits (key, concurrency, rate_count, rate_window_ms, updated_at)
+    SELECT x.key, x.concurrency, x.rate_count, x.rate_window_ms, x.at
+    FROM json_to_recordset($10::json) AS x (key text, concurrency integer, rate_count integer,
+      rate_window_ms bigint, at bigint)
+    ON CONFLICT (key) DO NOTHING)
 SELECT pg_notify('${channel}', $7::text) WHERE $7::text IS NOT NULL`;
 }

@@ -1,6 +1,7 @@
 import '../core-libraries.js';
 import { BatonError } from '../../core/errors.js';
 import type { Plan } from '../../core/plan/types.js';
+import { withPriority } from '../../core/priority.js';
 import type { RunStatus } from '../../core/run-state.js';
 import type { ScheduleRules } from '../../core/schedule/schedule-rules.js';
 import type { ScheduleTickState, SlotOutcome } from '../../core/schedule/schedule-tick.js';
@@ -119,11 +120,15 @@ export function slotRun(row: ScheduleRowWithPlan, runId: string, now: number): N
   };
 }
 
-/** The plan a slot's run gets: the schedule's `shadow` (--shadow, --live) over the plan's own. */
+/**
+ * The plan a slot's run gets: the schedule's `shadow` (--shadow, --live) over the plan's own, and
+ * the schedule's `priority` (--priority) over the plan's.
+ */
 function slotPlan(plan: Plan, rules: ScheduleRules): Plan {
-  if (rules.shadow === undefined || rules.shadow === (plan.shadow === true)) return plan;
-  if (rules.shadow) return { ...plan, shadow: true };
-  const { shadow: _shadow, ...live } = plan;
+  const prioritized = rules.priority === undefined ? plan : withPriority(plan, rules.priority);
+  if (rules.shadow === undefined || rules.shadow === (prioritized.shadow === true)) return prioritized;
+  if (rules.shadow) return { ...prioritized, shadow: true };
+  const { shadow: _shadow, ...live } = prioritized;
   return live;
 }
 

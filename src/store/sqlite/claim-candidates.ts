@@ -1,4 +1,4 @@
-import { compareDueSteps, type DueStep, pushDueSteps } from '../../core/due-order.js';
+import { compareDueSteps, type DueStep, dueStepOf, pushDueSteps } from '../../core/due-order.js';
 import { isDueStep, planIndex } from '../../core/run-state.js';
 import type { LoadedRun } from '../loaded-run.js';
 import type { CycleRequest } from '../store.js';
@@ -23,7 +23,7 @@ export function dueCandidates(
       const at = position.get(stepId)!;
       const step = run.steps[at]!;
       if (isDueStep(step, request.now)) {
-        byKey.set(`${run.id}\u0000${stepId}`, { runId: run.id, stepId, dueAt: step.dueAt!, position: at });
+        byKey.set(`${run.id}\u0000${stepId}`, dueStepOf(run, at));
       }
     }
   }

@@ -4,6 +4,7 @@ import { deepFreeze } from '../../core/deep-freeze.js';
 import type { BatonEvent } from '../../core/events.js';
 import { hooksFor } from '../../core/hooks.js';
 import type { HookSpec, Plan } from '../../core/plan/types.js';
+import { stepClaimRank } from '../../core/priority.js';
 import {
   FINAL_RUN_STATUSES,
   planIndex,
@@ -171,7 +172,7 @@ export class RunRows {
       `UPDATE steps SET status = ?, attempt = ?, tries = ?, due_at = ?, lease_owner = ?, lease_expires_at = ?,
          started_at = ?, last_error = ?, last_failure_class = ?, fingerprint = ?, fingerprint_repeats = ?,
          result_json = ?, blocked_reason = ?, updated_at = ?, input_tokens = ?, output_tokens = ?, cost_usd = ?,
-         first_started_at = ?, on_fallback = ?, interruptions = ?, waiting_for = ?, flow_key = ?,
+         first_started_at = ?, on_fallback = ?, interruptions = ?, waiting_for = ?, flow_key = ?, claim_rank = ?,
          pid = CASE WHEN ? = 'running' THEN pid ELSE NULL END,
          host = CASE WHEN ? = 'running' THEN host ELSE NULL END
        WHERE run_id = ? AND step_id = ?`,
@@ -421,6 +422,7 @@ export class RunRows {
         step.interruptions ?? 0,
         step.waitingFor ?? null,
         stepFlowKey(run, index),
+        stepClaimRank(run.plan, index, step.dueAt),
         step.status,
         step.status,
         run.id,

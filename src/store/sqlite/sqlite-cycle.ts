@@ -85,6 +85,7 @@ export class SqliteCycle {
     for (const slot of runs.changedRuns())
       this.rows.writeState(slot.entry.state, slot.changed, slot.planChanged, slot.loaded.status, slot.added);
     this.flow.saveStarts(runs.gate);
+    this.flow.declare(runs.flowDeclarations.values(), request.now);
     return runs.result();
   }
 
@@ -102,7 +103,13 @@ export class SqliteCycle {
       return;
     }
     const seen = new Set<string>();
-    let after: DueStep = { runId: '', stepId: '', dueAt: Number.MIN_SAFE_INTEGER, position: -1 };
+    let after: DueStep = {
+      runId: '',
+      stepId: '',
+      dueAt: Number.MIN_SAFE_INTEGER,
+      rank: Number.MIN_SAFE_INTEGER,
+      position: -1,
+    };
     for (let page = 0; page < CLAIM_MAX_PAGES && runs.claimsLeft > 0; page++) {
       const stored = this.duePage(runs, after);
       const candidates = page === 0 ? dueCandidates(stored, runs.changedRuns(), request) : stored;
@@ -125,12 +132,21 @@ export class SqliteCycle {
       return this.statements.dueCandidatesOfRun.all(
         request.runId,
         request.now,
+        after.rank,
         after.dueAt,
         after.position,
         CLAIM_PAGE,
       );
     const saturated = gate ? gate.saturatedKeys((key) => runningDelta(key, runs.held())) : [];
-    const from = [request.now, after.dueAt, after.dueAt, after.runId, after.position] as const;
+    const from = [
+      request.now,
+      request.now,
+      after.rank,
+      after.rank,
+      after.dueAt,
+      after.runId,
+      after.position,
+    ] as const;
     return saturated.length > 0
       ? this.statements.dueCandidatesUnsaturated.all(...from, JSON.stringify(saturated), CLAIM_PAGE)
       : this.statements.dueCandidates.all(...from, CLAIM_PAGE);

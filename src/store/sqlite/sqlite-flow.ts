@@ -24,13 +24,20 @@ export class SqliteFlow {
   private readonly updateStarts;
   private readonly upsert;
   private readonly remove;
+  private readonly declareLimit;
 
   constructor(db: SqliteDatabase) {
+    // The running attempts counted once per cycle, grouped by key, not once per key: what runs now
+    // is few (steps_leased), and a plan's keyed flow (`flow:`) may store a limit per customer.
     this.selectAll = db.prepare<[number], FlowRow>(
-      `SELECT f.key, f.concurrency, f.rate_count, f.rate_window_ms, f.starts_json, f.updated_at,
-         (SELECT count(*) FROM steps s INDEXED BY steps_leased WHERE ${LEASED_STEP_SQL} AND s.flow_key = f.key)
-         + (SELECT count(*) FROM steps s INDEXED BY steps_stopping_flow
-          WHERE ${stoppingAttemptSql('?')} AND s.flow_key = f.key) AS running
+      `WITH running AS (
+         SELECT s.flow_key AS key, count(*) AS n FROM steps s INDEXED BY steps_leased
+         WHERE ${LEASED_STEP_SQL} GROUP BY s.flow_key
+         UNION ALL
+         SELECT s.flow_key, count(*) FROM steps s INDEXED BY steps_stopping_flow
+         WHERE ${stoppingAttemptSql('?')} GROUP BY s.flow_key)
+       SELECT f.key, f.concurrency, f.rate_count, f.rate_window_ms, f.starts_json, f.updated_at,
+         coalesce((SELECT sum(r.n) FROM running r WHERE r.key = f.key), 0) AS running
        FROM flow_limits f ORDER BY f.key`,
     );
     this.updateStarts = db.prepare('UPDATE flow_limits SET starts_json = ? WHERE key = ?');
@@ -40,6 +47,10 @@ export class SqliteFlow {
          rate_window_ms = excluded.rate_window_ms, updated_at = excluded.updated_at`,
     );
     this.remove = db.prepare('DELETE FROM flow_limits WHERE key = ?');
+    this.declareLimit = db.prepare(
+      `INSERT INTO flow_limits (key, concurrency, rate_count, rate_window_ms, updated_at) VALUES (?, ?, ?, ?, ?)
+       ON CONFLICT (key) DO NOTHING`,
+    );
   }
 
   /** The gate of one cycle (inside its transaction), or null when no limit is set. */
@@ -56,6 +67,18 @@ export class SqliteFlow {
   saveStarts(gate: FlowGate | null): void {
     for (const { key, starts } of gate?.changedStarts() ?? [])
       this.updateStarts.run(JSON.stringify(starts), key);
+  }
+
+  /** Limits plans declared (`flow:`) for keys without one (a cycle's, in its transaction); one set stays. */
+  declare(limits: Iterable<FlowLimit>, now: number): void {
+    for (const limit of limits)
+      this.declareLimit.run(
+        limit.key,
+        limit.concurrency,
+        limit.rate?.count ?? null,
+        limit.rate?.windowMs ?? null,
+        now,
+      );
   }
 
   set(limit: FlowLimit, now: number): void {

@@ -3,6 +3,7 @@ import { NO_USAGE } from '../../core/budget.js';
 import { runNotFound } from '../../core/errors.js';
 import type { BatonEvent } from '../../core/events.js';
 import { type FlowLimit, validateFlowLimit } from '../../core/flow.js';
+import { stepClaimRank } from '../../core/priority.js';
 import type { RunState } from '../../core/run-state.js';
 import type { NewTrigger, TriggerDelivery, TriggerDetail, TriggerSummary } from '../contract/triggers.js';
 import { decideEach, type RunChange, withHumanCommands } from '../cycle/human-commands.js';
@@ -215,6 +216,7 @@ export class SqliteStore extends withSchedules(withHumanCommands(SqliteReads)) i
         position,
         initial.status,
         initial.dueAt,
+        stepClaimRank(spec.plan, position, initial.dueAt),
         initial.resultJson,
         spec.now,
         stepFlowKey(state, position),

@@ -17,7 +17,8 @@ interface ExpiredRow {
 }
 
 /** A due step row as the core's DueStep (no per-row renaming in JavaScript). */
-const DUE_STEP_COLUMNS = 's.run_id AS runId, s.step_id AS stepId, s.due_at AS dueAt, s.position';
+const DUE_STEP_COLUMNS =
+  's.run_id AS runId, s.step_id AS stepId, s.due_at AS dueAt, s.claim_rank AS rank, s.position';
 
 /** The write-side statements of the SQLite store (typed, so their declarations can be emitted). */
 export interface StoreStatements {
@@ -25,9 +26,12 @@ export interface StoreStatements {
   insertPlan: Statement;
   insertLabel: Statement;
   insertStep: Statement;
-  dueCandidates: Statement<[number, number, number, string, number, number], DueStep>;
-  dueCandidatesUnsaturated: Statement<[number, number, number, string, number, string, number], DueStep>;
-  dueCandidatesOfRun: Statement<[string, number, number, number, number], DueStep>;
+  dueCandidates: Statement<[number, number, number, number, number, string, number, number], DueStep>;
+  dueCandidatesUnsaturated: Statement<
+    [number, number, number, number, number, string, number, string, number],
+    DueStep
+  >;
+  dueCandidatesOfRun: Statement<[string, number, number, number, number, number], DueStep>;
   expired: Statement<[number, number], ExpiredRow>;
   /**
    * Runs with a wait step due, earliest first: waiting, its timeout come (its run running or
@@ -57,30 +61,35 @@ export function prepareStoreStatements(db: SqliteDatabase): StoreStatements {
     insertPlan: db.prepare('INSERT INTO run_plans (run_id, plan_json) VALUES (?, ?)'),
     insertLabel: db.prepare('INSERT INTO run_labels (run_id, key, value) VALUES (?, ?, ?)'),
     insertStep: db.prepare(
-      'INSERT INTO steps (run_id, step_id, position, status, due_at, result_json, updated_at, flow_key) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
+      'INSERT INTO steps (run_id, step_id, position, status, due_at, claim_rank, result_json, updated_at, flow_key) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)',
     ),
-    // Driven by the partial index of due steps, so a claim costs what is due, not what is stored;
-    // in the core's due order (compareDueSteps: due_at, run_id, plan position), paged by it so steps
-    // that cannot be claimed never hide later ones.
-    dueCandidates: db.prepare<[number, number, number, string, number, number], DueStep>(
-      `SELECT ${DUE_STEP_COLUMNS} FROM steps s INDEXED BY steps_due
-       WHERE ${dueStepOfRunningRunSql('?')} AND s.due_at >= ?
-         AND (s.due_at, s.run_id, s.position) > (?, ?, ?)
-       ORDER BY s.due_at, s.run_id, s.position LIMIT ?`,
+    // Driven by the partial index of claim ranks (migration 000013), so a claim costs what is due
+    // (and what of priority above 0 is due within an aging period: a rank is never later than its
+    // due time), not what is stored; in the core's claim order (compareDueSteps: claim_rank,
+    // due_at, run_id, plan position), paged by it so steps that cannot be claimed never hide later ones.
+    dueCandidates: db.prepare<[number, number, number, number, number, string, number, number], DueStep>(
+      `SELECT ${DUE_STEP_COLUMNS} FROM steps s INDEXED BY steps_claim
+       WHERE ${dueStepOfRunningRunSql('?')} AND s.claim_rank <= ? AND s.claim_rank >= ?
+         AND (s.claim_rank, s.due_at, s.run_id, s.position) > (?, ?, ?, ?)
+       ORDER BY s.claim_rank, s.due_at, s.run_id, s.position LIMIT ?`,
     ),
     // The same, leaving out steps under flow keys at their limit (a JSON array), so that work held
     // back by flow control never fills the pages and hides claimable work behind it.
-    dueCandidatesUnsaturated: db.prepare<[number, number, number, string, number, string, number], DueStep>(
-      `SELECT ${DUE_STEP_COLUMNS} FROM steps s INDEXED BY steps_due
-       WHERE ${dueStepOfRunningRunSql('?')} AND s.due_at >= ?
-         AND (s.due_at, s.run_id, s.position) > (?, ?, ?)
+    dueCandidatesUnsaturated: db.prepare<
+      [number, number, number, number, number, string, number, string, number],
+      DueStep
+    >(
+      `SELECT ${DUE_STEP_COLUMNS} FROM steps s INDEXED BY steps_claim
+       WHERE ${dueStepOfRunningRunSql('?')} AND s.claim_rank <= ? AND s.claim_rank >= ?
+         AND (s.claim_rank, s.due_at, s.run_id, s.position) > (?, ?, ?, ?)
          AND (s.flow_key IS NULL OR s.flow_key NOT IN (SELECT value FROM json_each(?)))
-       ORDER BY s.due_at, s.run_id, s.position LIMIT ?`,
+       ORDER BY s.claim_rank, s.due_at, s.run_id, s.position LIMIT ?`,
     ),
-    dueCandidatesOfRun: db.prepare<[string, number, number, number, number], DueStep>(
+    // One run's due steps, in the same claim order (a step's own priority may differ from its run's).
+    dueCandidatesOfRun: db.prepare<[string, number, number, number, number, number], DueStep>(
       `SELECT ${DUE_STEP_COLUMNS} FROM steps s
-       WHERE s.run_id = ? AND ${dueStepSql('?')} AND (s.due_at, s.position) > (?, ?)
-       ORDER BY s.due_at, s.position LIMIT ?`,
+       WHERE s.run_id = ? AND ${dueStepSql('?')} AND (s.claim_rank, s.due_at, s.position) > (?, ?, ?)
+       ORDER BY s.claim_rank, s.due_at, s.position LIMIT ?`,
     ),
     expired: db.prepare<
       [number, number],
