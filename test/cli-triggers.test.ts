@@ -229,7 +229,7 @@ describe('webhook triggers', () => {
   }, 120_000);
 
   it('Stripe, HMAC and bearer: signed deliveries start runs named by the event id or header; a body over 1 MiB is 413; 100 concurrent deliveries make 100 runs', async () => {
-    const w = await world('hmac', ['-i', 'title={{body.n}}', '--propose']);
+    const w = await world('hmac', ['-i', 'title={{body.n}}', '--propose', '--priority', '7']);
     const sign = (body: string, id: string) => ({
       'Content-Type': 'application/json',
       'X-Baton-Delivery': id,
@@ -245,8 +245,10 @@ describe('webhook triggers', () => {
     const runs = await w.runs();
     expect(runs).toHaveLength(100);
     expect(new Set(runs.map((run) => run.id))).toEqual(new Set(answers.map((a) => a.json!.runId)));
-    // --propose: each waits for a person.
+    // --propose: each waits for a person; --priority: its runs claim before priority-0 work.
     expect(runs.every((run) => run.status === 'awaiting_approval')).toBe(true);
+    const one = await batonJson<{ priority: number }>(['status', runs[0]!.id], { home: w.home }, [0, 1]);
+    expect(one.priority).toBe(7);
     const big = JSON.stringify({ n: 'x'.repeat(1024 * 1024) });
     expect((await post(w.url, big, sign(big, 'big'))).status).toBe(413);
     expect(await w.runs()).toHaveLength(100);

@@ -44,6 +44,10 @@ Examples:
       "a plan input, repeatable; may use {{body.<path>}}, {{event.type}}, {{event.id}}, e.g. -i title='{{body.issue.title}}'",
     )
     .option('--propose', 'store its runs awaiting approval (baton approve <run>)')
+    .option(
+      '--priority <0-9>',
+      "claim priority of its runs' steps, higher first (default: the plan's priority, else 0)",
+    )
     .option('-l, --label <key=value...>', 'a label of each of its runs, repeatable (e.g. -l source=github)')
     .option(
       '--workspace <dir>',

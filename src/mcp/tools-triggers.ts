@@ -93,6 +93,13 @@ export const triggerTools = [
       workspace: runOptions.workspace,
       labels: runOptions.labels.describe('the labels of its runs, e.g. {"source": "github"}'),
       propose: z.boolean().optional().describe('store its runs awaiting approval'),
+      priority: z
+        .number()
+        .int()
+        .min(0)
+        .max(9)
+        .optional()
+        .describe("claim priority of its runs' steps, 0 to 9, higher first"),
     },
     output: { trigger: triggerView, question: z.string() },
     call: async (args, ctx) => {
@@ -103,6 +110,7 @@ export const triggerTools = [
         ...loaded,
         inputs: args.inputs ?? {},
         ...(args.workspace ? { workspace: args.workspace } : {}),
+        ...(args.priority === undefined ? {} : { priority: args.priority }),
       });
       const added = await addTrigger(await ctx.commands(), {
         name: args.name,

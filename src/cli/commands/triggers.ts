@@ -29,6 +29,7 @@ interface TriggerCliOptions extends GlobalOptions {
   allowWorkspace?: string;
   agent?: string;
   limit?: string;
+  priority?: string;
 }
 
 /** `baton trigger add <name> <plan> --source <kind> --secret-env <VAR>`: checked before a store is opened. */
