@@ -27,13 +27,30 @@ async function sendLoad({ port, secret, rate, seconds }) {
   const answers = [];
   const started = now();
   for (let tick = 0; tick < seconds * 100; tick += 1) {
-    for (let k = 0; k < perTick; k += 1)
-      answers.push(signedPost(agent, port, secret, `load-${tick * perTick + k}`));
+    for (let k = 0; k < perTick; k += 1) {
+      const sent = now();
+      answers.push(
+        signedPost(agent, port, secret, `load-${tick * perTick + k}`).then((status) => ({
+          status,
+          ms: now() - sent,
+        })),
+      );
+    }
     const wait = started + (tick + 1) * 10 - now();
     if (wait > 0) await sleep(wait);
   }
   const offeredSeconds = (now() - started) / 1000;
-  parentPort.postMessage({ statuses: await Promise.all(answers), offeredSeconds });
+  const lastSent = now();
+  const answered = await Promise.all(answers);
+  const tailMs = now() - lastSent;
+  const latencies = answered.map((a) => a.ms).sort((a, b) => a - b);
+  parentPort.postMessage({
+    statuses: answered.map((a) => a.status),
+    offeredSeconds,
+    tailMs,
+    p50Ms: latencies[Math.floor(latencies.length * 0.5)],
+    p99Ms: latencies[Math.floor(latencies.length * 0.99)],
+  });
   agent.destroy();
 }
 
@@ -119,15 +136,13 @@ try {
   // (b) RATE a second for SECONDS seconds, open loop, from a worker thread: a sender is another
   // machine, so it must not take the server's core.
   const total = RATE * SECONDS;
-  const started = now();
-  const { statuses, offeredSeconds } = await new Promise((resolve, reject) => {
+  const { statuses, offeredSeconds, tailMs, p50Ms, p99Ms } = await new Promise((resolve, reject) => {
     const sender = new Worker(new URL(import.meta.url), {
       workerData: { port, secret: SECRET, rate: RATE, seconds: SECONDS },
     });
     sender.once('message', resolve);
     sender.once('error', reject);
   });
-  const allSeconds = (now() - started) / 1000;
   const accepted = statuses.filter((status) => status === 202).length;
   const runs = (await store.listRuns({ planName: 'bench-hooked', limit: total * 2 + SEQUENTIAL * 2 })).filter(
     (run) => run.id.startsWith('bench-load-'),
@@ -137,7 +152,11 @@ try {
     createRunMedianMs: median(createMs),
     offered: total,
     offeredPerSec: total / offeredSeconds,
-    answeredPerSec: total / allSeconds,
+    // From the first send to the last answer (the worker's own start left out).
+    answeredPerSec: total / (offeredSeconds + tailMs / 1000),
+    loadP50Ms: p50Ms,
+    loadP99Ms: p99Ms,
+    tailMs,
     accepted,
     stored: runs.length,
     lost: total - runs.length,
