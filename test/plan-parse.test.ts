@@ -294,7 +294,7 @@ describe('parsePlanText: syntax and shape errors', () => {
       'plan.yaml: limits: unknown key "concurency": did you mean "concurrency"?',
     );
     expect(yamlError('name: p\nfoo: 1\nsteps: [{ id: a, fn: f }]\n')).toBe(
-      'plan.yaml: unknown key "foo" (allowed: version, name, description, workspace, inputs, defaults, limits, hooks, shadow, steps, finally, output, onFailure)',
+      'plan.yaml: unknown key "foo" (allowed: version, name, description, workspace, inputs, defaults, limits, priority, hooks, shadow, steps, finally, output, onFailure)',
     );
   });
 
