@@ -5,7 +5,6 @@ import { type FlowLimit, validateFlowLimit } from '../../core/flow.js';
 import type { Plan } from '../../core/plan/types.js';
 import type { StoredAttempt } from '../../core/settle-report.js';
 import type { Transition } from '../../core/transitions.js';
-import type { NewTrigger, TriggerDelivery, TriggerDetail, TriggerSummary } from '../contract/triggers.js';
 import { decideEach, type RunChange, withHumanCommands } from '../cycle/human-commands.js';
 import { RECLAIM_BATCH, ReclaimSchedule, WAIT_LOOK_INTERVAL_MS } from '../cycle/reclaim-schedule.js';
 import { withSchedules } from '../cycle/schedule-commands.js';
@@ -29,6 +28,7 @@ import type {
 } from '../store.js';
 import { storeId } from '../store-id.js';
 import { attemptKeyText, NO_USAGE_YET, summaryOf } from '../store-rows.js';
+import { withTriggers } from '../triggers/with-triggers.js';
 import { appendRunEvents } from './append-events.js';
 import { createRunSql, createRunsSql, createRunsValues, createRunValues } from './create-run.js';
 import { type CycleLockParams, cycleLockSql, cycleLockValues, type LockPhase } from './cycle-locks.js';
@@ -77,7 +77,10 @@ const CLAIM_MAX_ROUNDS = 4;
  * several workers claim different runs without waiting and no step is claimed twice. Each commit
  * that makes work due sends NOTIFY baton_<schema>; `waitForWork` listens for it.
  */
-export class PostgresStore extends withSchedules(withHumanCommands(PostgresReads)) implements Store {
+export class PostgresStore
+  extends withTriggers(withSchedules(withHumanCommands(PostgresReads)))
+  implements Store
+{
   readonly kind = 'postgres' as const;
   readonly id: string;
   private readonly writeSql: PreparedSql;
@@ -93,7 +96,7 @@ export class PostgresStore extends withSchedules(withHumanCommands(PostgresReads
   private readonly listener: WorkListener;
   private readonly reclaims = new ReclaimSchedule();
   readonly schedules: PostgresSchedules;
-  private readonly triggers: PostgresTriggers;
+  readonly triggerRows: PostgresTriggers;
   private readonly waitLooks = new ReclaimSchedule(WAIT_LOOK_INTERVAL_MS);
   private closed = false;
 
@@ -151,35 +154,7 @@ export class PostgresStore extends withSchedules(withHumanCommands(PostgresReads
     this.schedules = new PostgresSchedules(pool, schema, async (client, specs) => {
       await client.query({ ...this.createManySql, values: createRunsValues(specs) });
     });
-    this.triggers = new PostgresTriggers(pool, schema);
-  }
-
-  addTrigger(spec: NewTrigger): Promise<TriggerSummary> {
-    return this.triggers.addTrigger(spec);
-  }
-
-  getTrigger(name: string): Promise<TriggerDetail | null> {
-    return this.triggers.getTrigger(name);
-  }
-
-  listTriggers(): Promise<TriggerSummary[]> {
-    return this.triggers.listTriggers();
-  }
-
-  setTriggerPaused(name: string, paused: boolean, now: number): Promise<TriggerSummary> {
-    return this.triggers.setTriggerPaused(name, paused, now);
-  }
-
-  removeTrigger(name: string): Promise<boolean> {
-    return this.triggers.removeTrigger(name);
-  }
-
-  recordTriggerDelivery(delivery: TriggerDelivery): Promise<void> {
-    return this.triggers.recordTriggerDelivery(delivery);
-  }
-
-  listTriggerDeliveries(name: string, limit?: number): Promise<TriggerDelivery[]> {
-    return this.triggers.listTriggerDeliveries(name, limit);
+    this.triggerRows = new PostgresTriggers(pool, schema);
   }
 
   async createRun(spec: NewRun): Promise<RunSummary> {

@@ -5,7 +5,6 @@ import type { BatonEvent } from '../../core/events.js';
 import { type FlowLimit, validateFlowLimit } from '../../core/flow.js';
 import { stepClaimRank } from '../../core/priority.js';
 import type { RunState } from '../../core/run-state.js';
-import type { NewTrigger, TriggerDelivery, TriggerDetail, TriggerSummary } from '../contract/triggers.js';
 import { decideEach, type RunChange, withHumanCommands } from '../cycle/human-commands.js';
 import { settled } from '../cycle/maybe-async.js';
 import { newRunState } from '../cycle/new-run.js';
@@ -31,6 +30,7 @@ import type {
 } from '../store.js';
 import { storeId } from '../store-id.js';
 import { summaryOf } from '../store-rows.js';
+import { withTriggers } from '../triggers/with-triggers.js';
 import { SqliteHookDeliveries } from './hook-deliveries.js';
 import {
   type OpenSqliteOptions,
@@ -52,7 +52,10 @@ import { prepareStoreStatements } from './store-statements.js';
 const FREE_PAGES_PER_TRANSACTION = 1024;
 
 /** The embedded default store: one SQLite file, WAL, synchronous=FULL, writers serialized by BEGIN IMMEDIATE. */
-export class SqliteStore extends withSchedules(withHumanCommands(SqliteReads)) implements Store {
+export class SqliteStore
+  extends withTriggers(withSchedules(withHumanCommands(SqliteReads)))
+  implements Store
+{
   readonly kind = 'sqlite' as const;
   readonly id: string;
   private readonly statements;
@@ -62,7 +65,7 @@ export class SqliteStore extends withSchedules(withHumanCommands(SqliteReads)) i
   private readonly flow: SqliteFlow;
   private readonly cycles: SqliteCycle;
   readonly schedules: SqliteSchedules;
-  private readonly triggers: SqliteTriggers;
+  readonly triggerRows: SqliteTriggers;
   /** `baton send`'s rows, prepared at the first send. */
   private eventRuns: EventRuns | undefined;
 
@@ -95,35 +98,7 @@ export class SqliteStore extends withSchedules(withHumanCommands(SqliteReads)) i
       write: (fn) => this.write(fn),
       insertRun: (spec) => this.insertRun(spec),
     });
-    this.triggers = new SqliteTriggers(db, (fn) => this.write(fn));
-  }
-
-  addTrigger(spec: NewTrigger): Promise<TriggerSummary> {
-    return this.triggers.addTrigger(spec);
-  }
-
-  getTrigger(name: string): Promise<TriggerDetail | null> {
-    return this.triggers.getTrigger(name);
-  }
-
-  listTriggers(): Promise<TriggerSummary[]> {
-    return this.triggers.listTriggers();
-  }
-
-  setTriggerPaused(name: string, paused: boolean, now: number): Promise<TriggerSummary> {
-    return this.triggers.setTriggerPaused(name, paused, now);
-  }
-
-  removeTrigger(name: string): Promise<boolean> {
-    return this.triggers.removeTrigger(name);
-  }
-
-  recordTriggerDelivery(delivery: TriggerDelivery): Promise<void> {
-    return this.triggers.recordTriggerDelivery(delivery);
-  }
-
-  listTriggerDeliveries(name: string, limit?: number): Promise<TriggerDelivery[]> {
-    return this.triggers.listTriggerDeliveries(name, limit);
+    this.triggerRows = new SqliteTriggers(db, (fn) => this.write(fn));
   }
 
   /**
