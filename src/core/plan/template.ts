@@ -33,6 +33,16 @@ export const ALLOWED_TEMPLATE_FORMS =
 // No braces inside, so `{{{x}}}` finds `{{x}}` and stray braces stay literal text.
 const REF_PATTERN = /\{\{([^{}]*)\}\}/g;
 
+/**
+ * The text with every `{{...}}` replaced by what `value` gives for it (its raw text and its
+ * dot-separated path): the one substitution of every template (a step's, a trigger's inputs).
+ */
+export function substituteRefs(text: string, value: (raw: string, path: string[]) => string): string {
+  // A replacer function's return value is inserted as is: `$&` and friends are not expanded, and
+  // nothing it returns is scanned again: a value holding `{{inputs.secret}}` stays that text.
+  return text.replace(REF_PATTERN, (raw: string, inner: string) => value(raw, splitRefPath(inner)));
+}
+
 /** Every `{{...}}` in the text, in order: the raw text and its dot-separated path (trimmed). */
 export function listTemplateRefs(text: string): { raw: string; path: string[] }[] {
   return Array.from(text.matchAll(REF_PATTERN), (match) => ({
@@ -70,10 +80,7 @@ export function parseTemplateRef(path: readonly string[]): TemplateRef | undefin
  * is returned unchanged. Throws `PLAN_INVALID` naming the reference it cannot resolve.
  */
 export function renderTemplate(text: string, ctx: TemplateContext): string {
-  // A replacer function's return value is inserted as is: `$&` and friends are not expanded, and
-  // nothing it returns is scanned again: a value holding `{{inputs.secret}}` stays that text.
-  return text.replace(REF_PATTERN, (raw: string, inner: string) => {
-    const path = splitRefPath(inner);
+  return substituteRefs(text, (raw, path) => {
     if (ctx.item !== undefined && path[0] === ctx.item.name) {
       const found = itemText(ctx.item.value, path.slice(1));
       if (found === undefined)

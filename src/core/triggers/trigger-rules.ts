@@ -1,6 +1,6 @@
 import { BatonError } from '../errors.js';
 import { ExpressionLimitError } from '../expression-meter.js';
-import { itemText, listTemplateRefs } from '../plan/template.js';
+import { itemText, listTemplateRefs, substituteRefs } from '../plan/template.js';
 import {
   checkWhen,
   evaluateTriggerCondition,
@@ -130,14 +130,14 @@ export function renderDeliveryInputs(
 ): Record<string, string> {
   const rendered: Record<string, string> = {};
   for (const [name, text] of Object.entries(inputs)) {
-    rendered[name] = text.replace(/\{\{([^{}]*)\}\}/g, (raw, inner: string) => {
-      const [head, ...path] = inner.trim().split('.');
+    rendered[name] = substituteRefs(text, (raw, path) => {
+      const [head, ...rest] = path;
       const source = head === 'event' ? event : head === 'body' ? body : undefined;
-      const found = source === undefined ? undefined : itemText(source, path);
+      const found = source === undefined ? undefined : itemText(source, rest);
       if (found === undefined)
         throw new BatonError(
           'INVALID_ARGUMENT',
-          `input ${name}: ${raw}: the delivery has no ${inner.trim()}`,
+          `input ${name}: ${raw}: the delivery has no ${path.join('.')}`,
         );
       return found;
     });

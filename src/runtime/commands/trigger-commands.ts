@@ -1,5 +1,6 @@
 import { BatonError, isBatonError } from '../../core/errors.js';
 import { scanJsonText } from '../../core/json-text.js';
+import { ENV_NAME_PATTERN } from '../../core/plan/types.js';
 import {
   type DeliveryEvent,
   deliveryRunId,
@@ -36,12 +37,10 @@ export interface AddTriggerRequest {
   paused?: boolean;
 }
 
-const SECRET_ENV = /^[A-Za-z_][A-Za-z0-9_]{0,127}$/;
-
 /** `baton trigger add`: refused (nothing stored) for a bad name, variable, condition or template. */
 export async function addTrigger(ctx: CommandContext, request: AddTriggerRequest): Promise<TriggerSummary> {
   validateTriggerName(request.name);
-  if (!SECRET_ENV.test(request.secretEnv))
+  if (!ENV_NAME_PATTERN.test(request.secretEnv) || request.secretEnv.length > 128)
     throw new BatonError(
       'INVALID_ARGUMENT',
       `--secret-env ${request.secretEnv}: give the NAME of the variable holding the secret (e.g. GITHUB_WEBHOOK_SECRET), never the secret itself`,
